@@ -1,0 +1,63 @@
+// TargetProcess: one running target, started with Boost.Process v2 in its own process group,
+// pinned to its CPUs (checked after start with sched_getaffinity), with stdout and stderr in a
+// per-window log file. Stop() sends SIGTERM to the group, waits a grace period, then SIGKILLs
+// the group, and always reaps. The destructor stops a process that is still running. Owned by
+// one thread at a time.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/sysenv.h"
+
+namespace benchlab {
+
+struct SpawnSpec {
+  std::vector<std::string> argv;            // argv[0] is looked up in PATH when it has no '/'
+  std::string cwd;                          // must exist
+  std::map<std::string, std::string> env;   // the whole environment of the child
+  std::vector<int> cpus;                    // empty: inherit
+  std::string log_path;                     // stdout+stderr, created/truncated
+};
+
+struct ExitInfo {
+  bool exited = false;     // it ended (by itself or by our signals)
+  int exit_code = -1;      // when it exited normally
+  int signal = 0;          // when a signal ended it
+  std::string Describe() const;  // "exit status 1", "killed by signal 9 (SIGKILL)"
+};
+
+class TargetProcess {
+ public:
+  static Result<std::unique_ptr<TargetProcess>> Spawn(SysEnv& env, const SpawnSpec& spec);
+  ~TargetProcess();
+  TargetProcess(const TargetProcess&) = delete;
+  TargetProcess& operator=(const TargetProcess&) = delete;
+
+  pid_t pid() const;
+  // Non-blocking: has the process exited? Fills exit info when it has (and reaps it).
+  bool Exited(ExitInfo* info = nullptr);
+  // SIGTERM to the group, up to `grace`, then SIGKILL to the group; reaps. Returns how it ended.
+  ExitInfo Stop(std::chrono::milliseconds grace);
+  // The last n lines of the log file.
+  std::vector<std::string> LastLogLines(size_t n) const;
+
+ private:
+  struct Impl;
+  explicit TargetProcess(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Makes this process a child subreaper (prctl PR_SET_CHILD_SUBREAPER), so orphaned grandchildren
+// of targets are reparented to it and can be reaped instead of lingering as zombies.
+Status BecomeSubreaper();
+// Reaps any exited children that no TargetProcess owns (orphans reparented to us). Non-blocking.
+void ReapOrphans();
+
+}  // namespace benchlab

@@ -1,0 +1,21 @@
+// The `benchlab` command's subcommands. Each Add*Command registers its subcommand (with --help
+// text and options) on the root app and returns the function that runs it once parsed; that
+// function returns the process exit status (0 ok, 1 failure, 2 bad input).
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace benchlab {
+
+using CommandRunner = std::function<int()>;
+
+CommandRunner AddRunCommand(CLI::App& root);          // the embedded lab
+CommandRunner AddCoordinatorCommand(CLI::App& root);  // the coordinator daemon
+CommandRunner AddAgentCommand(CLI::App& root);        // the agent daemon
+CommandRunner AddSubmitCommand(CLI::App& root);
+CommandRunner AddWindowsCommand(CLI::App& root);
+CommandRunner AddLoadCommand(CLI::App& root);         // the load generator on its own
+
+}  // namespace benchlab

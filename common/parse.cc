@@ -1,0 +1,123 @@
+#include "common/parse.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <set>
+
+namespace benchlab {
+
+Result<std::chrono::nanoseconds> ParseDuration(std::string_view text) {
+  auto bad = [&] {
+    return Status::InvalidArgument("expected a duration such as \"500ms\" or \"2s\", got \"" +
+                                   std::string(text) + "\"");
+  };
+  size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
+    ++i;
+  }
+  if (i == 0 || i == text.size()) return bad();
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + i, value);
+  if (ec != std::errc() || ptr != text.data() + i || !std::isfinite(value)) return bad();
+  std::string_view unit = text.substr(i);
+  double scale = 0;
+  if (unit == "ns") scale = 1;
+  else if (unit == "us") scale = 1e3;
+  else if (unit == "ms") scale = 1e6;
+  else if (unit == "s") scale = 1e9;
+  else if (unit == "m") scale = 60e9;
+  else return bad();
+  double ns = value * scale;
+  if (ns > 1e18) return bad();
+  return std::chrono::nanoseconds(static_cast<int64_t>(std::llround(ns)));
+}
+
+std::string FormatDuration(std::chrono::nanoseconds d) {
+  int64_t ns = d.count();
+  if (ns % 1000000000 == 0) return std::to_string(ns / 1000000000) + "s";
+  if (ns % 1000000 == 0) return std::to_string(ns / 1000000) + "ms";
+  if (ns % 1000 == 0) return std::to_string(ns / 1000) + "us";
+  return std::to_string(ns) + "ns";
+}
+
+static bool ParseInt(std::string_view s, int& out) {
+  if (s.empty()) return false;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && ptr == s.data() + s.size() && out >= 0;
+}
+
+Result<std::vector<int>> ParseCpuList(std::string_view text) {
+  auto bad = [&] {
+    return Status::InvalidArgument("expected a CPU list such as \"0\", \"0-3\" or \"0,2-3\", got \"" +
+                                   std::string(text) + "\"");
+  };
+  if (text.empty()) return bad();
+  std::set<int> cpus;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string_view part =
+        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    size_t dash = part.find('-');
+    int lo = 0, hi = 0;
+    if (dash == std::string_view::npos) {
+      if (!ParseInt(part, lo)) return bad();
+      hi = lo;
+    } else if (!ParseInt(part.substr(0, dash), lo) || !ParseInt(part.substr(dash + 1), hi) ||
+               hi < lo) {
+      return bad();
+    }
+    if (hi >= 1024) return bad();
+    for (int c = lo; c <= hi; ++c) cpus.insert(c);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return std::vector<int>(cpus.begin(), cpus.end());
+}
+
+std::string FormatCpuList(const std::vector<int>& cpus) {
+  std::string out;
+  for (size_t i = 0; i < cpus.size();) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(cpus[i]);
+    if (j > i) out += "-" + std::to_string(cpus[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string HostPort::ToString() const {
+  if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
+  return host + ":" + std::to_string(port);
+}
+
+Result<HostPort> ParseHostPort(std::string_view text) {
+  auto bad = [&] {
+    return Status::InvalidArgument("expected HOST:PORT such as \"127.0.0.1:7700\", got \"" +
+                                   std::string(text) + "\"");
+  };
+  HostPort hp;
+  std::string_view port_text;
+  if (!text.empty() && text.front() == '[') {
+    size_t close = text.find(']');
+    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+      return bad();
+    }
+    hp.host = std::string(text.substr(1, close - 1));
+    port_text = text.substr(close + 2);
+  } else {
+    size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos || colon == 0) return bad();
+    hp.host = std::string(text.substr(0, colon));
+    port_text = text.substr(colon + 1);
+  }
+  int port = 0;
+  if (!ParseInt(port_text, port) || port > 65535 || hp.host.empty()) return bad();
+  hp.port = static_cast<uint16_t>(port);
+  return hp;
+}
+
+}  // namespace benchlab

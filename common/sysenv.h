@@ -1,0 +1,59 @@
+// SysEnv: the one seam between benchlab and the machine. Every read of /proc and /sys, every
+// affinity call and every signal goes through it, so tests can swap in a fake root of canned
+// files (RootedSysEnv) or a fake that records calls. Implementations are thread-safe.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace benchlab {
+
+class SysEnv {
+ public:
+  virtual ~SysEnv() = default;
+
+  // Reads a whole file, e.g. "/proc/1234/stat". Paths are absolute as on a real host.
+  virtual Result<std::string> ReadFile(const std::string& path) = 0;
+  // Names of the entries of a directory, without "." and "..", in no particular order.
+  virtual Result<std::vector<std::string>> ListDir(const std::string& path) = 0;
+  virtual bool Exists(const std::string& path) = 0;
+
+  // sysconf(_SC_CLK_TCK) and the page size, as the kernel reports them.
+  virtual long ClockTicksPerSecond() = 0;
+  virtual long PageSizeBytes() = 0;
+
+  virtual Status SetAffinity(pid_t pid, const std::vector<int>& cpus) = 0;
+  virtual Result<std::vector<int>> GetAffinity(pid_t pid) = 0;
+  // Sends a signal; a negative pid names a process group, as kill(2) does.
+  virtual Status Signal(pid_t pid, int signal) = 0;
+};
+
+// The real machine, or a directory that stands in for "/" (files only: affinity and signals
+// still act on real processes).
+class RootedSysEnv : public SysEnv {
+ public:
+  explicit RootedSysEnv(std::string root = "");
+
+  Result<std::string> ReadFile(const std::string& path) override;
+  Result<std::vector<std::string>> ListDir(const std::string& path) override;
+  bool Exists(const std::string& path) override;
+  long ClockTicksPerSecond() override;
+  long PageSizeBytes() override;
+  Status SetAffinity(pid_t pid, const std::vector<int>& cpus) override;
+  Result<std::vector<int>> GetAffinity(pid_t pid) override;
+  Status Signal(pid_t pid, int signal) override;
+
+ private:
+  std::string Resolve(const std::string& path) const { return root_ + path; }
+  std::string root_;
+};
+
+// The process-wide real SysEnv.
+SysEnv& RealSysEnv();
+
+}  // namespace benchlab

@@ -1,0 +1,131 @@
+// Store: the one door to benchlab's SQLite database. All SQL lives in store.cc and the schema and
+// its migrations in schema.cc; the public tables are documented in docs/store.md. WAL mode, so
+// readers (benchlab windows --db, users' own queries) never block the coordinator. A window and
+// its samples are written in one transaction: a crash leaves either all of it or none.
+// Thread-safe: calls are serialised on one connection.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+struct sqlite3;
+
+namespace benchlab {
+
+struct CampaignRow {
+  int64_t id = 0;
+  std::string name;
+  std::string state;  // "queued" | "running" | "done" | "failed" | "cancelled"
+  std::string baseline;
+  std::string spec_toml;   // the campaign file's text
+  std::string source;      // the file name it came from
+  std::string created_at;  // ISO 8601 UTC
+  std::string finished_at;
+  int total_windows = 0;
+  std::string error;  // why a campaign failed, when it did
+};
+
+struct TargetRow {
+  std::string name;
+  std::string command_json;  // argv as a JSON array ("[]" when the agent's catalogue holds it)
+  std::string cpus;
+};
+
+struct ScenarioRow {
+  std::string name;
+  std::string kind;  // "scenario" | "negative"
+  std::string method;
+  std::string path;
+  int expect_status = 0;
+  std::string expect_body;  // empty when not checked
+};
+
+struct WindowRow {
+  int64_t id = 0;
+  int64_t campaign_id = 0;
+  std::string campaign;  // name
+  std::string target;
+  std::string scenario;
+  int connections = 0;
+  int round = 0;
+  int position = 0;
+  int attempt = 1;
+  std::string verdict;  // "valid" | "invalid" | "failed" | "skipped"
+  std::string reasons;  // JSON array of strings, "[]" when valid
+  std::string started_at;
+  std::string ended_at;
+  std::string server_agent;
+  std::string load_agent;
+  uint64_t requests = 0;
+  double duration_s = 0;
+  double rps = 0;
+  uint64_t p50_us = 0, p90_us = 0, p99_us = 0, p999_us = 0, max_us = 0;
+  double mean_us = 0;
+  uint64_t errors = 0;  // all error classes plus non-2xx responses of a 2xx scenario
+  uint64_t errors_connect = 0, errors_read = 0, errors_write = 0, errors_timeout = 0,
+           errors_parse = 0, errors_status = 0;
+  std::string status_counts;  // JSON object {"200": n, ...}
+  double server_cpu_s = 0;    // user+sys of the target's process tree over the interval
+  double cpu_us_per_request = 0;
+  uint64_t rss_peak_kb = 0;
+  uint64_t rss_mean_kb = 0;
+  double startup_ms = 0;        // spawn to first 2xx on the readiness path
+  double first_request_ms = 0;  // latency of that first 2xx
+  uint64_t idle_rss_kb = 0;
+  double load_cpu_s = 0;          // the load generator's worker threads, summed
+  double align_error_ms = 0;      // bound on the server/load interval misalignment
+  std::string histogram;          // Histogram::Serialize() of the latency
+};
+
+// One sample of a window's per-interval series.
+struct SampleRow {
+  std::string source;  // "server" | "load"
+  double t_s = 0;      // seconds since the measured interval began
+  double cpu_pct = 0;  // % of one core over the sample's period (server: target tree)
+  uint64_t rss_kb = 0;
+  uint64_t requests = 0;  // responses completed in the period (load samples)
+};
+
+struct WindowFilter {
+  std::optional<std::string> campaign;  // by name
+  int64_t after_id = 0;                 // rows with id > after_id
+  int limit = 0;                        // 0: no limit
+};
+
+class Store {
+ public:
+  // Opens or creates the database, sets WAL and applies pending migrations.
+  static Result<std::unique_ptr<Store>> Open(const std::string& path);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  int SchemaVersion();
+
+  // Inserts the campaign with its targets and scenarios; AlreadyExists when the name is taken.
+  Result<int64_t> CreateCampaign(const CampaignRow& campaign, const std::vector<TargetRow>& targets,
+                                 const std::vector<ScenarioRow>& scenarios);
+  Status SetCampaignState(int64_t campaign_id, const std::string& state,
+                          const std::string& error = "");
+  Result<std::vector<CampaignRow>> ListCampaigns();
+  Result<std::optional<CampaignRow>> FindCampaign(const std::string& name);
+  Result<std::optional<CampaignRow>> FindCampaignById(int64_t id);
+
+  // The window and its samples in one transaction; returns the window's id.
+  Result<int64_t> InsertWindow(const WindowRow& window, const std::vector<SampleRow>& samples);
+  Result<std::vector<WindowRow>> ListWindows(const WindowFilter& filter);
+  Result<std::vector<SampleRow>> ListSamples(int64_t window_id);
+
+ private:
+  explicit Store(sqlite3* db);
+  sqlite3* db_;
+  std::mutex mu_;
+};
+
+}  // namespace benchlab

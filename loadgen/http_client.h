@@ -1,0 +1,34 @@
+// A blocking one-shot HTTP/1.1 client for readiness probes and conformance checks (not for
+// load). Opens a connection, sends one request with "Connection: close", reads one response
+// with HttpResponseParser (capture on) and returns status, headers and body. Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+
+namespace benchlab {
+
+struct HttpRequest {
+  std::string method = "GET";
+  std::string path = "/";
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
+struct HttpResponse {
+  int status = 0;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
+// Connection refused, timeouts, and malformed responses come back as non-ok Status with a
+// message naming what failed ("connect 127.0.0.1:8080: Connection refused").
+Result<HttpResponse> HttpRoundTrip(const std::string& host, uint16_t port, const HttpRequest& req,
+                                   std::chrono::milliseconds timeout);
+
+}  // namespace benchlab
