@@ -1,0 +1,34 @@
+// benchlab: one executable, with subcommands (see `benchlab --help`).
+#include <utility>
+#include <vector>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "benchlab: a distributed benchmark lab for HTTP servers.\n"
+      "A coordinator schedules campaigns over gRPC to agents; every window is judged by gates "
+      "and stored in SQLite."};
+  app.require_subcommand(1);
+  std::vector<std::pair<CLI::App*, benchlab::CommandRunner>> commands;
+  auto add = [&](benchlab::CommandRunner (*adder)(CLI::App&)) {
+    auto runner = adder(app);
+    commands.emplace_back(app.get_subcommands({}).back(), std::move(runner));
+  };
+  add(benchlab::AddRunCommand);
+  add(benchlab::AddCoordinatorCommand);
+  add(benchlab::AddAgentCommand);
+  add(benchlab::AddSubmitCommand);
+  add(benchlab::AddWindowsCommand);
+  add(benchlab::AddLoadCommand);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  for (auto& [sub, runner] : commands) {
+    if (sub->parsed()) return runner();
+  }
+  return 2;
+}
