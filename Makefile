@@ -1,0 +1,53 @@
+# benchlab: `make run` and `make test` install what is missing (Debian packages), build, and
+# then run the example campaign or every test.
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= $(shell nproc)
+CAMPAIGN   ?= examples/hello.toml
+RESULTS    ?= results
+
+DEB_PACKAGES := cmake ninja-build g++ pkg-config \
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
+  libboost1.81-dev libspdlog-dev libsqlite3-dev libgtest-dev \
+  nlohmann-json3-dev libcli11-dev libtoml11-dev sqlite3 \
+  nginx-light wrk procps
+
+.PHONY: all deps build build-asan run test test-unit clean format
+
+all: build
+
+deps:
+	@scripts/install-deps.sh $(DEB_PACKAGES)
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+$(ASAN_BUILD)/build.ninja:
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DBENCHLAB_SANITIZE=ON
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-asan: deps $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+# The example campaign on the embedded lab; every run gets its own database under results/.
+run: build
+	@mkdir -p $(RESULTS)
+	$(BUILD)/bin/benchlab run $(CAMPAIGN) --db $(RESULTS)/hello-$$(date +%Y%m%d-%H%M%S).db
+
+# Every test: the normal build (unit, integration, end-to-end), then the unit and integration
+# tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
+test: build build-asan
+	cd $(BUILD) && ctest --output-on-failure -j 2
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j 2
+
+test-unit: build
+	cd $(BUILD) && ctest --output-on-failure -j 2 -L unit
+
+format:
+	clang-format -i $$(git ls-files '*.cc' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,92 @@
+#include "agent/interval_sampler.h"
+
+#include <algorithm>
+
+namespace benchlab {
+
+using Seconds = std::chrono::duration<double>;
+
+IntervalSampler::IntervalSampler(SysEnv& env, pid_t root, std::chrono::milliseconds period)
+    : period_(period), tree_(env, root) {}
+
+IntervalSampler::~IntervalSampler() { StopThread(); }
+
+Status IntervalSampler::Begin() {
+  std::lock_guard lock(mu_);
+  if (running_) return Status::FailedPrecondition("the measured interval has already begun");
+  auto first = tree_.Sample();
+  if (!first.ok()) return first.status();
+  begin_time_ = last_time_ = std::chrono::steady_clock::now();
+  first_ = last_ = *first;
+  samples_.clear();
+  rss_sum_ = first->rss_kb;
+  rss_count_ = 1;
+  rss_peak_ = first->rss_kb;
+  root_gone_ = false;
+  running_ = true;
+  thread_ = std::thread([this] { Loop(); });
+  return Status::Ok();
+}
+
+void IntervalSampler::TakeSampleLocked(std::chrono::steady_clock::time_point now) {
+  if (root_gone_) return;
+  auto sample = tree_.Sample();
+  if (!sample.ok()) {
+    root_gone_ = true;
+    return;
+  }
+  double period_s = Seconds(now - last_time_).count();
+  double cpu_s = (sample->cpu_user_s + sample->cpu_sys_s) - (last_.cpu_user_s + last_.cpu_sys_s);
+  IntervalSample point;
+  point.t_s = Seconds(now - begin_time_).count();
+  point.cpu_pct = period_s > 0 ? 100.0 * cpu_s / period_s : 0;
+  point.rss_kb = sample->rss_kb;
+  samples_.push_back(point);
+  rss_sum_ += sample->rss_kb;
+  ++rss_count_;
+  rss_peak_ = std::max(rss_peak_, sample->rss_kb);
+  last_ = *sample;
+  last_time_ = now;
+}
+
+void IntervalSampler::Loop() {
+  std::unique_lock lock(mu_);
+  auto next = begin_time_ + period_;
+  while (running_) {
+    if (cv_.wait_until(lock, next, [this] { return !running_; })) break;
+    TakeSampleLocked(std::chrono::steady_clock::now());
+    next += period_;
+  }
+}
+
+void IntervalSampler::StopThread() {
+  {
+    std::lock_guard lock(mu_);
+    running_ = false;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Result<IntervalFigures> IntervalSampler::End() {
+  {
+    std::lock_guard lock(mu_);
+    if (!running_) return Status::FailedPrecondition("the measured interval has not begun");
+  }
+  StopThread();
+  std::lock_guard lock(mu_);
+  auto end_time = std::chrono::steady_clock::now();
+  TakeSampleLocked(end_time);
+  IntervalFigures figures;
+  figures.interval_s = Seconds(end_time - begin_time_).count();
+  figures.cpu_user_s = last_.cpu_user_s - first_.cpu_user_s;
+  figures.cpu_sys_s = last_.cpu_sys_s - first_.cpu_sys_s;
+  figures.rss_mean_kb = rss_count_ ? rss_sum_ / rss_count_ : 0;
+  figures.rss_peak_kb = rss_peak_;
+  figures.target_alive = !root_gone_;
+  figures.samples = std::move(samples_);
+  samples_.clear();
+  return figures;
+}
+
+}  // namespace benchlab

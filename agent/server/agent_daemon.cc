@@ -1,0 +1,105 @@
+#include "agent/server/agent_daemon.h"
+
+#include <grpcpp/client_context.h>
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
+
+#include "agent/supervisor.h"
+#include "benchlab/v1/coordinator.grpc.pb.h"
+#include "spdlog/spdlog.h"
+
+namespace benchlab {
+
+AgentDaemon::AgentDaemon(SysEnv& env, AgentConfig config)
+    : env_(env),
+      config_(std::move(config)),
+      service_(env_, AgentIdentity{config_.name, config_.roles, config_.run_root},
+               config_.catalogue) {}
+
+AgentDaemon::~AgentDaemon() { Shutdown(); }
+
+Result<HostPort> AgentDaemon::Start() {
+  grpc::ServerBuilder builder;
+  int bound_port = 0;
+  builder.AddListeningPort(config_.listen.ToString(), grpc::InsecureServerCredentials(),
+                           &bound_port);
+  builder.RegisterService(&service_);
+  server_ = builder.BuildAndStart();
+  if (!server_ || bound_port == 0) {
+    server_.reset();
+    return Status::Unavailable("agent " + config_.name + " cannot listen on " +
+                               config_.listen.ToString());
+  }
+  HostPort bound{config_.listen.host, static_cast<uint16_t>(bound_port)};
+  std::string address = config_.advertise.empty() ? bound.ToString() : config_.advertise;
+  spdlog::info("agent {} listening on {} (roles: {})", config_.name, bound.ToString(),
+               fmt::join(config_.roles, ","));
+  thread_ = std::thread([this, address] { RegistrationLoop(address); });
+  return bound;
+}
+
+void AgentDaemon::RegistrationLoop(std::string address) {
+  auto channel = grpc::CreateChannel(config_.coordinator, grpc::InsecureChannelCredentials());
+  auto stub = v1::Coordinator::NewStub(channel);
+  v1::RegisterAgentRequest request;
+  request.set_name(config_.name);
+  for (const auto& role : config_.roles) request.add_roles(role);
+  request.set_address(address);
+  FillHostFacts(env_, request.mutable_host());
+  for (const auto& name : service_.catalogue_names()) request.add_catalogue(name);
+
+  std::chrono::milliseconds pause(200);
+  std::string last_error;
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    lock.unlock();
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    grpc::Status status;
+    if (!registered_) {
+      v1::RegisterAgentReply reply;
+      status = stub->RegisterAgent(&ctx, request, &reply);
+      if (status.ok()) {
+        registered_ = true;
+        // Heartbeat three times per lease so one lost beat never expires it.
+        pause = std::chrono::milliseconds(std::max<int64_t>(100, reply.lease_ms() / 3));
+        spdlog::info("agent {} registered with coordinator {}", config_.name,
+                     config_.coordinator);
+      }
+    } else {
+      v1::HeartbeatRequest beat;
+      beat.set_name(config_.name);
+      v1::HeartbeatReply reply;
+      status = stub->Heartbeat(&ctx, beat, &reply);
+      if (status.ok() && !reply.known()) registered_ = false;  // the coordinator restarted
+    }
+    if (!status.ok() && status.error_message() != last_error) {
+      spdlog::warn("agent {}: coordinator {}: {}", config_.name, config_.coordinator,
+                   status.error_message());
+    }
+    last_error = status.ok() ? "" : status.error_message();
+    ReapOrphans();
+    lock.lock();
+    cv_.wait_for(lock, registered_ ? pause : std::chrono::milliseconds(200),
+                 [this] { return stopping_; });
+  }
+}
+
+void AgentDaemon::Shutdown() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (server_) {
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    server_->Wait();
+    server_.reset();
+  }
+  service_.StopAll();
+}
+
+}  // namespace benchlab

@@ -1,0 +1,70 @@
+// AgentService: the agent's side of benchlab.v1.Agent. It starts only targets from its own
+// catalogue (a request names a target; it never carries a command line), samples the target's
+// process tree over the measured interval, checks conformance and runs the load generator.
+// gRPC calls it from its own threads; every method is thread-safe.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "agent/interval_sampler.h"
+#include "agent/target_runner.h"
+#include "benchlab/v1/agent.grpc.pb.h"
+#include "common/sysenv.h"
+#include "common/target.h"
+
+namespace benchlab {
+
+struct AgentIdentity {
+  std::string name;
+  std::vector<std::string> roles;  // "server", "load"
+  std::string run_root;            // per-window run directories go below it
+};
+
+class AgentService final : public v1::Agent::Service {
+ public:
+  AgentService(SysEnv& env, AgentIdentity identity, std::vector<TargetDef> catalogue);
+  ~AgentService() override;
+
+  grpc::Status DescribeHost(grpc::ServerContext* ctx, const v1::DescribeHostRequest* req,
+                            v1::DescribeHostReply* reply) override;
+  grpc::Status StartTarget(grpc::ServerContext* ctx, const v1::StartTargetRequest* req,
+                           v1::StartTargetReply* reply) override;
+  grpc::Status StopTarget(grpc::ServerContext* ctx, const v1::StopTargetRequest* req,
+                          v1::StopTargetReply* reply) override;
+  grpc::Status CheckConformance(grpc::ServerContext* ctx, const v1::CheckConformanceRequest* req,
+                                v1::CheckConformanceReply* reply) override;
+  grpc::Status RunLoad(grpc::ServerContext* ctx, const v1::RunLoadRequest* req,
+                       grpc::ServerWriter<v1::RunLoadEvent>* writer) override;
+  grpc::Status Mark(grpc::ServerContext* ctx, const v1::MarkRequest* req,
+                    v1::MarkReply* reply) override;
+
+  // Stops every target still running (agent shutdown).
+  void StopAll();
+  const std::vector<std::string>& catalogue_names() const { return catalogue_names_; }
+  const AgentIdentity& identity() const { return identity_; }
+
+ private:
+  struct Active {
+    std::mutex mu;  // one call at a time per target
+    RunningTarget target;
+    std::unique_ptr<IntervalSampler> sampler;
+  };
+  std::shared_ptr<Active> Find(const std::string& handle);
+
+  SysEnv& env_;
+  const AgentIdentity identity_;
+  const std::vector<TargetDef> catalogue_;
+  std::vector<std::string> catalogue_names_;
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<Active>> active_;
+  int next_handle_ = 1;
+};
+
+// Fills the protocol's HostFacts from the agent's reading of its machine.
+void FillHostFacts(SysEnv& env, v1::HostFacts* out);
+
+}  // namespace benchlab

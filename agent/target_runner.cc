@@ -1,0 +1,160 @@
+#include "agent/target_runner.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "agent/proc.h"
+#include "loadgen/http_client.h"
+
+namespace benchlab {
+namespace {
+
+namespace fs = std::filesystem;
+using Ms = std::chrono::duration<double, std::milli>;
+
+void ReplaceAll(std::string& text, const std::string& from, const std::string& to) {
+  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos)) {
+    text.replace(pos, from.size(), to);
+    pos += to.size();
+  }
+}
+
+Status RenderTemplate(const std::string& source, uint16_t port, const std::string& run_dir,
+                      const std::string& campaign_dir) {
+  std::ifstream in(source, std::ios::binary);
+  if (!in) return Status::NotFound("template " + source + ": cannot read it");
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string name = fs::path(source).filename().string();
+  if (name.size() > 3 && name.ends_with(".in")) name.resize(name.size() - 3);
+  std::string dest = (fs::path(run_dir) / name).string();
+  std::ofstream out(dest, std::ios::binary | std::ios::trunc);
+  out << FillPlaceholders(text.str(), port, run_dir, campaign_dir);
+  out.close();
+  if (!out) return Status::IoError("template " + source + ": cannot write " + dest);
+  return Status::Ok();
+}
+
+std::string JoinLines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& line : lines) out += (out.empty() ? "" : " | ") + line;
+  return out.empty() ? "(log empty)" : out;
+}
+
+}  // namespace
+
+std::string FillPlaceholders(const std::string& text, uint16_t port, const std::string& run_dir,
+                             const std::string& campaign_dir) {
+  std::string out = text;
+  ReplaceAll(out, "{port}", std::to_string(port));
+  ReplaceAll(out, "{run_dir}", run_dir);
+  ReplaceAll(out, "{campaign_dir}", campaign_dir);
+  return out;
+}
+
+Result<uint16_t> PickFreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::IoError(std::string("socket: ") + std::strerror(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    int err = errno;
+    close(fd);
+    return Status::IoError(std::string("picking a free port: ") + std::strerror(err));
+  }
+  close(fd);
+  return static_cast<uint16_t>(ntohs(addr.sin_port));
+}
+
+Result<RunningTarget> StartTarget(SysEnv& env, const TargetDef& def, const std::vector<int>& cpus,
+                                  const std::string& run_dir) {
+  std::error_code ec;
+  fs::create_directories(run_dir, ec);
+  if (ec) return Status::IoError("run directory " + run_dir + ": " + ec.message());
+
+  uint16_t port = 0;
+  if (def.port == "auto") {
+    auto picked = PickFreePort();
+    if (!picked.ok()) return picked.status();
+    port = *picked;
+  } else {
+    port = static_cast<uint16_t>(std::stoi(def.port));
+  }
+  for (const auto& tmpl : def.templates) {
+    BENCHLAB_RETURN_IF_ERROR(
+        RenderTemplate(FillPlaceholders(tmpl, port, run_dir, def.campaign_dir), port, run_dir,
+                       def.campaign_dir));
+  }
+
+  SpawnSpec spec;
+  for (const auto& arg : def.command) {
+    spec.argv.push_back(FillPlaceholders(arg, port, run_dir, def.campaign_dir));
+  }
+  spec.cwd = def.cwd.empty() ? run_dir : FillPlaceholders(def.cwd, port, run_dir, def.campaign_dir);
+  spec.env = def.env;
+  spec.env["PORT"] = std::to_string(port);
+  spec.cpus = cpus.empty() ? def.cpus : cpus;
+  spec.log_path = (fs::path(run_dir) / "target.log").string();
+
+  auto spawn_start = std::chrono::steady_clock::now();
+  auto spawned = TargetProcess::Spawn(env, spec);
+  if (!spawned.ok()) {
+    return Status(spawned.status().code(),
+                  "starting target \"" + def.name + "\": " + spawned.status().message());
+  }
+  RunningTarget running;
+  running.process = std::move(spawned).value();
+  running.run_dir = run_dir;
+  running.port = port;
+  running.cpus = spec.cpus;
+
+  HttpRequest probe;
+  probe.path = def.ready;
+  auto deadline = spawn_start + def.ready_timeout;
+  std::string last_error = "no answer yet";
+  while (true) {
+    ExitInfo exit;
+    if (running.process->Exited(&exit)) {
+      return Status::FailedPrecondition(
+          "target \"" + def.name + "\" exited before it was ready (" + exit.Describe() +
+          "); last log lines: " + JoinLines(running.process->LastLogLines(5)));
+    }
+    auto sent = std::chrono::steady_clock::now();
+    auto reply = HttpRoundTrip("127.0.0.1", port, probe, std::chrono::milliseconds(500));
+    auto done = std::chrono::steady_clock::now();
+    if (reply.ok() && reply->status >= 200 && reply->status < 300) {
+      running.startup_ms = Ms(done - spawn_start).count();
+      running.first_request_ms = Ms(done - sent).count();
+      break;
+    }
+    last_error = reply.ok() ? "status " + std::to_string(reply->status) : reply.status().message();
+    if (done >= deadline) {
+      running.process->Stop(std::chrono::milliseconds(1000));
+      return Status::DeadlineExceeded(
+          "target \"" + def.name + "\" not ready on port " + std::to_string(port) + " " +
+          def.ready + " within " + std::to_string(def.ready_timeout.count()) + "ms (" +
+          last_error + "); last log lines: " + JoinLines(running.process->LastLogLines(5)));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+
+  ProcTreeSampler sampler(env, running.process->pid());
+  auto idle = sampler.Sample();
+  if (idle.ok()) running.idle_rss_kb = idle->rss_kb;
+  return running;
+}
+
+}  // namespace benchlab

@@ -1,0 +1,44 @@
+// TargetRunner: starts one catalogue target for one window and stops it. It renders the target's
+// templates into a fresh run directory, fills {port}/{run_dir}/{campaign_dir} in argv, picks a
+// free port for port = "auto", spawns the process pinned and in its own group (TargetProcess),
+// and waits until the readiness path answers 2xx, timing start-up and the first request. Owned by
+// one thread at a time.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/supervisor.h"
+#include "common/status.h"
+#include "common/sysenv.h"
+#include "common/target.h"
+
+namespace benchlab {
+
+struct RunningTarget {
+  std::unique_ptr<TargetProcess> process;
+  std::string run_dir;
+  uint16_t port = 0;
+  double startup_ms = 0;        // spawn to the first 2xx on the readiness path
+  double first_request_ms = 0;  // latency of that first 2xx
+  uint64_t idle_rss_kb = 0;     // the tree's RSS right after readiness
+  std::vector<int> cpus;        // affinity read back after start
+};
+
+// Replaces {port}, {run_dir} and {campaign_dir} in text.
+std::string FillPlaceholders(const std::string& text, uint16_t port, const std::string& run_dir,
+                             const std::string& campaign_dir);
+
+// A port that was free on 127.0.0.1 a moment ago (bind to 0, read it back, close).
+Result<uint16_t> PickFreePort();
+
+// Starts `def` with its pinning overridden by `cpus` when non-empty. run_dir is created; the log
+// goes to run_dir/target.log. On any failure nothing is left running and the error names the
+// step (template, spawn, readiness) and, for readiness, the last log lines.
+Result<RunningTarget> StartTarget(SysEnv& env, const TargetDef& def, const std::vector<int>& cpus,
+                                  const std::string& run_dir);
+
+}  // namespace benchlab

@@ -1,0 +1,67 @@
+#include "cli/client.h"
+
+#include <cstdio>
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+
+#include "cli/report_lines.h"
+#include "common/parse.h"
+
+namespace benchlab {
+
+Result<std::unique_ptr<v1::Coordinator::Stub>> ConnectCoordinator(const std::string& address) {
+  auto hp = ParseHostPort(address);
+  if (!hp.ok()) return Status::InvalidArgument("--coordinator: " + hp.status().message());
+  auto channel = grpc::CreateChannel(hp->ToString(), grpc::InsecureChannelCredentials());
+  return v1::Coordinator::NewStub(channel);
+}
+
+void SetDeadlineSeconds(grpc::ClientContext& ctx, double seconds) {
+  ctx.set_deadline(std::chrono::system_clock::now() +
+                   std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
+}
+
+Result<WatchOutcome> WatchCampaign(v1::Coordinator::Stub& stub, const std::string& campaign,
+                                   grpc::ClientContext& ctx) {
+  v1::WatchCampaignRequest req;
+  req.set_name(campaign);
+  auto reader = stub.WatchCampaign(&ctx, req);
+  WatchOutcome outcome;
+  v1::CampaignEvent event;
+  while (reader->Read(&event)) {
+    if (event.has_window()) {
+      const auto& w = event.window();
+      std::printf("%s\n", FormatWindowLine(w).c_str());
+      std::fflush(stdout);
+      if (w.verdict() == "valid" || w.verdict() == "invalid") ++outcome.measured;
+      if (w.verdict() == "valid") ++outcome.valid;
+      outcome.windows.push_back(w);
+    } else if (event.has_finished()) {
+      outcome.finished = true;
+      outcome.state = event.finished().state();
+      outcome.error = event.finished().error();
+    }
+  }
+  grpc::Status status = reader->Finish();
+  if (!status.ok() && !outcome.finished) {
+    return Status::Unavailable("watching campaign \"" + campaign + "\": " + status.error_message());
+  }
+  return outcome;
+}
+
+int ReportOutcome(const WatchOutcome& outcome, const std::string& baseline, int total_windows) {
+  std::printf("%s\n", FormatSummary(outcome.windows, baseline).c_str());
+  int invalid = outcome.measured - outcome.valid;
+  int other = static_cast<int>(outcome.windows.size()) - outcome.measured;
+  std::printf("%d windows: %d valid, %d invalid, %d failed or skipped (campaign %s)\n",
+              static_cast<int>(outcome.windows.size()), outcome.valid, invalid, other,
+              outcome.state.empty() ? "unfinished" : outcome.state.c_str());
+  if (!outcome.error.empty()) std::printf("campaign error: %s\n", outcome.error.c_str());
+  std::fflush(stdout);
+  bool all_measured = outcome.finished && outcome.state == "done" &&
+                      outcome.measured == total_windows;
+  return all_measured ? 0 : 1;
+}
+
+}  // namespace benchlab

@@ -1,0 +1,43 @@
+// Client helpers shared by the commands that talk to a coordinator: a stub with a checked
+// address, deadlines on every call, and watching a campaign to its end while printing each
+// window as it finishes and a summary table at the end.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <grpcpp/client_context.h>
+
+#include "benchlab/v1/coordinator.grpc.pb.h"
+#include "common/status.h"
+
+namespace benchlab {
+
+// A stub for HOST:PORT; InvalidArgument when the address is malformed.
+Result<std::unique_ptr<v1::Coordinator::Stub>> ConnectCoordinator(const std::string& address);
+
+// Sets the call's deadline `seconds` from now.
+void SetDeadlineSeconds(grpc::ClientContext& ctx, double seconds);
+
+struct WatchOutcome {
+  bool finished = false;      // the campaign reached a final state
+  std::string state;          // done | failed | cancelled
+  std::string error;          // the campaign's error, when failed
+  std::vector<v1::Window> windows;
+  int measured = 0;           // valid + invalid
+  int valid = 0;
+};
+
+// Streams the campaign's windows, printing FormatWindowLine for each to stdout as it arrives.
+// `ctx` lets another thread cancel the watch (Ctrl-C). Returns when the campaign ends, the
+// stream breaks, or the call is cancelled.
+Result<WatchOutcome> WatchCampaign(v1::Coordinator::Stub& stub, const std::string& campaign,
+                                   grpc::ClientContext& ctx);
+
+// Prints the summary table and the final counts; returns the exit status: 0 when every window
+// of the campaign was measured (valid or invalid), 1 otherwise.
+int ReportOutcome(const WatchOutcome& outcome, const std::string& baseline, int total_windows);
+
+}  // namespace benchlab

@@ -1,0 +1,77 @@
+// `benchlab submit`: sends a campaign file to a coordinator, and with --wait follows it.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/signals.h"
+#include "coordinator/campaign.h"
+
+namespace benchlab {
+namespace {
+
+struct SubmitArgs {
+  std::string campaign;
+  std::string coordinator = "127.0.0.1:7700";
+  bool wait = false;
+};
+
+int RunSubmit(const SubmitArgs& args) {
+  // Checked here first, so a bad file is reported with file:line before any network call.
+  auto campaign = ParseCampaignFile(args.campaign);
+  if (!campaign.ok()) {
+    std::fprintf(stderr, "%s\n", campaign.status().message().c_str());
+    return 2;
+  }
+  auto stub = ConnectCoordinator(args.coordinator);
+  if (!stub.ok()) {
+    std::fprintf(stderr, "benchlab submit: %s\n", stub.status().message().c_str());
+    return 2;
+  }
+  BlockTerminationSignals();
+  v1::SubmitCampaignRequest req;
+  req.set_spec_toml(campaign->text);
+  req.set_source(campaign->source_name);
+  req.set_campaign_dir(campaign->campaign_dir);
+  v1::SubmitCampaignReply reply;
+  grpc::ClientContext ctx;
+  SetDeadlineSeconds(ctx, 10);
+  grpc::Status status = (*stub)->SubmitCampaign(&ctx, req, &reply);
+  if (!status.ok()) {
+    bool input = status.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
+                 status.error_code() == grpc::StatusCode::ALREADY_EXISTS;
+    std::fprintf(stderr, "benchlab submit: %s\n", status.error_message().c_str());
+    return input ? 2 : 1;
+  }
+  std::printf("campaign %s submitted to %s: %d windows\n", reply.name().c_str(),
+              args.coordinator.c_str(), reply.total_windows());
+  std::fflush(stdout);
+  if (!args.wait) return 0;
+
+  grpc::ClientContext watch_ctx;
+  SignalWatcher watcher([&watch_ctx](int) { watch_ctx.TryCancel(); });
+  auto outcome = WatchCampaign(**stub, reply.name(), watch_ctx);
+  if (!outcome.ok()) {
+    std::fprintf(stderr, "benchlab submit: %s\n", outcome.status().message().c_str());
+    return 1;
+  }
+  return ReportOutcome(*outcome, campaign->baseline, reply.total_windows());
+}
+
+}  // namespace
+
+CommandRunner AddSubmitCommand(CLI::App& root) {
+  auto args = std::make_shared<SubmitArgs>();
+  CLI::App* cmd = root.add_subcommand("submit", "Submit a campaign file to a coordinator.");
+  cmd->add_option("campaign", args->campaign, "campaign file (TOML, see docs/campaign.md)")
+      ->required();
+  cmd->add_option("--coordinator", args->coordinator, "the coordinator's HOST:PORT")
+      ->capture_default_str();
+  cmd->add_flag("--wait", args->wait,
+                "follow the campaign: print each window as it finishes and a summary; exit 0 "
+                "only when every window was measured");
+  return [args] { return RunSubmit(*args); };
+}
+
+}  // namespace benchlab

@@ -1,0 +1,82 @@
+// `benchlab windows`: lists stored windows, from a database file or from a coordinator.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/report_lines.h"
+#include "coordinator/server/coordinator_service.h"
+#include "coordinator/store.h"
+
+namespace benchlab {
+namespace {
+
+struct WindowsArgs {
+  std::string db;
+  std::string coordinator;
+  std::string campaign;
+};
+
+int RunWindows(const WindowsArgs& args) {
+  if (args.db.empty() == args.coordinator.empty()) {
+    std::fprintf(stderr, "benchlab windows: give exactly one of --db PATH or --coordinator "
+                         "HOST:PORT\n");
+    return 2;
+  }
+  std::vector<v1::Window> windows;
+  if (!args.db.empty()) {
+    if (!std::filesystem::exists(args.db)) {
+      std::fprintf(stderr, "benchlab windows: --db: no database at %s\n", args.db.c_str());
+      return 2;
+    }
+    auto store = Store::Open(args.db);
+    if (!store.ok()) {
+      std::fprintf(stderr, "benchlab windows: %s\n", store.status().message().c_str());
+      return 1;
+    }
+    WindowFilter filter;
+    if (!args.campaign.empty()) filter.campaign = args.campaign;
+    auto rows = (*store)->ListWindows(filter);
+    if (!rows.ok()) {
+      std::fprintf(stderr, "benchlab windows: %s\n", rows.status().message().c_str());
+      return 1;
+    }
+    for (const auto& row : *rows) WindowToProto(row, 0, &windows.emplace_back());
+  } else {
+    auto stub = ConnectCoordinator(args.coordinator);
+    if (!stub.ok()) {
+      std::fprintf(stderr, "benchlab windows: %s\n", stub.status().message().c_str());
+      return 2;
+    }
+    v1::ListWindowsRequest req;
+    req.set_campaign(args.campaign);
+    v1::ListWindowsReply reply;
+    grpc::ClientContext ctx;
+    SetDeadlineSeconds(ctx, 10);
+    grpc::Status status = (*stub)->ListWindows(&ctx, req, &reply);
+    if (!status.ok()) {
+      std::fprintf(stderr, "benchlab windows: %s: %s\n", args.coordinator.c_str(),
+                   status.error_message().c_str());
+      return 1;
+    }
+    windows.assign(reply.windows().begin(), reply.windows().end());
+  }
+  std::printf("%s", FormatWindowTable(windows).c_str());
+  return 0;
+}
+
+}  // namespace
+
+CommandRunner AddWindowsCommand(CLI::App& root) {
+  auto args = std::make_shared<WindowsArgs>();
+  CLI::App* cmd = root.add_subcommand("windows", "List stored windows, one row per attempt.");
+  cmd->add_option("--db", args->db, "read this SQLite database directly");
+  cmd->add_option("--coordinator", args->coordinator, "ask this coordinator (HOST:PORT)");
+  cmd->add_option("--campaign", args->campaign, "only this campaign's windows");
+  return [args] { return RunWindows(*args); };
+}
+
+}  // namespace benchlab

@@ -1,0 +1,127 @@
+#include "cli/report_lines.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+namespace benchlab {
+namespace {
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string Printf(const char* fmt, auto... args) {
+  char buf[512];
+  std::snprintf(buf, sizeof(buf), fmt, args...);
+  return buf;
+}
+
+}  // namespace
+
+std::string WithThousands(double value) {
+  if (!std::isfinite(value)) return "-";
+  long long n = std::llround(value);
+  std::string digits = std::to_string(n < 0 ? -n : n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+std::string FormatMicros(double us) {
+  if (!std::isfinite(us)) return "-";
+  if (us < 1000) return Printf("%.0fus", us);
+  if (us < 1e6) return Printf("%.2fms", us / 1e3);
+  return Printf("%.2fs", us / 1e6);
+}
+
+std::string FormatWindowLine(const v1::Window& w) {
+  std::string line = Printf("[%3d/%d] round %d  %-12s %-10s c=%-5d", w.index() + 1,
+                            w.total_windows(), w.round(), w.target().c_str(),
+                            w.scenario().c_str(), w.connections());
+  if (w.verdict() == "valid" || w.verdict() == "invalid") {
+    line += Printf(" %12s req/s  p99 %-9s", WithThousands(w.rps()).c_str(),
+                   FormatMicros(static_cast<double>(w.p99_us())).c_str());
+  }
+  line += " " + w.verdict();
+  for (int i = 0; i < w.reasons_size(); ++i) line += (i == 0 ? ": " : "; ") + w.reasons(i);
+  return line;
+}
+
+std::string FormatWindowTable(const std::vector<v1::Window>& windows) {
+  std::string out = Printf("%-6s %-16s %-12s %-10s %6s %5s %4s %-8s %12s %10s %10s %8s\n", "id",
+                           "campaign", "target", "scenario", "conns", "round", "pos", "verdict",
+                           "req/s", "p50", "p99", "errors");
+  for (const auto& w : windows) {
+    out += Printf("%-6lld %-16s %-12s %-10s %6d %5d %4d %-8s %12s %10s %10s %8llu\n",
+                  static_cast<long long>(w.id()), w.campaign().c_str(), w.target().c_str(),
+                  w.scenario().c_str(), w.connections(), w.round(), w.position(),
+                  w.verdict().c_str(), WithThousands(w.rps()).c_str(),
+                  FormatMicros(static_cast<double>(w.p50_us())).c_str(),
+                  FormatMicros(static_cast<double>(w.p99_us())).c_str(),
+                  static_cast<unsigned long long>(w.errors()));
+    for (const auto& reason : w.reasons()) out += "       " + reason + "\n";
+  }
+  return out;
+}
+
+std::string FormatSummary(const std::vector<v1::Window>& windows, const std::string& baseline) {
+  struct Cell {
+    std::vector<double> rps, p99, cpu;
+    int valid = 0, total = 0;
+  };
+  // (scenario, connections) -> target -> cell, in the order cells first appear.
+  std::vector<std::pair<std::string, int>> groups;
+  std::map<std::pair<std::string, int>, std::vector<std::string>> targets;
+  std::map<std::tuple<std::string, int, std::string>, Cell> cells;
+  for (const auto& w : windows) {
+    auto group = std::make_pair(w.scenario(), w.connections());
+    if (!targets.count(group)) groups.push_back(group);
+    auto& names = targets[group];
+    if (std::find(names.begin(), names.end(), w.target()) == names.end()) {
+      names.push_back(w.target());
+    }
+    Cell& cell = cells[{w.scenario(), w.connections(), w.target()}];
+    ++cell.total;
+    if (w.verdict() == "valid") {
+      ++cell.valid;
+      cell.rps.push_back(w.rps());
+      cell.p99.push_back(static_cast<double>(w.p99_us()));
+      cell.cpu.push_back(w.cpu_us_per_request());
+    }
+  }
+  std::string out;
+  for (const auto& group : groups) {
+    out += Printf("\nscenario %s, %d connections\n", group.first.c_str(), group.second);
+    std::string ratio_header = "vs " + baseline;
+    out += Printf("  %-14s %14s %10s %12s %10s %7s\n", "target", "median req/s", "p99",
+                  "CPU us/req", ratio_header.c_str(), "valid");
+    double base = NAN;
+    auto base_it = cells.find({group.first, group.second, baseline});
+    if (base_it != cells.end()) base = Median(base_it->second.rps);
+    for (const auto& target : targets[group]) {
+      const Cell& cell = cells[{group.first, group.second, target}];
+      double rps = Median(cell.rps);
+      double cpu = Median(cell.cpu);
+      std::string ratio = std::isfinite(rps) && std::isfinite(base) && base > 0
+                              ? Printf("%.2fx", rps / base)
+                              : "-";
+      std::string cpu_text = std::isfinite(cpu) ? Printf("%.1f", cpu) : "-";
+      std::string valid = Printf("%d/%d", cell.valid, cell.total);
+      out += Printf("  %-14s %14s %10s %12s %10s %7s\n", target.c_str(),
+                    WithThousands(rps).c_str(), FormatMicros(Median(cell.p99)).c_str(),
+                    cpu_text.c_str(), ratio.c_str(), valid.c_str());
+    }
+  }
+  return out;
+}
+
+}  // namespace benchlab

@@ -1,0 +1,27 @@
+// TargetDef: one target as a campaign file or an agent's catalogue defines it: the command an
+// agent may start (argv, no shell), its port, readiness path, pinning and environment. Both the
+// coordinator (campaign files) and the agent (its own catalogue) parse it; only an agent runs it.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace benchlab {
+
+struct TargetDef {
+  std::string name;                  // [a-z0-9-]+, unique in the campaign
+  std::vector<std::string> command;  // argv, no shell; may hold {port}, {campaign_dir}, {run_dir}
+  std::string port = "auto";         // "auto" or a decimal port number
+  std::string ready = "/";           // GET until 2xx
+  std::vector<int> cpus;             // CPUs the target is pinned to; empty: not pinned
+  std::string cwd;                   // empty: the run directory
+  std::map<std::string, std::string> env;  // the only environment the target gets (plus PORT)
+  std::vector<std::string> templates;      // files rendered into {run_dir} (placeholders filled)
+  std::chrono::milliseconds ready_timeout{10000};
+  std::string campaign_dir;  // fills {campaign_dir}: the directory of the file that defined it
+  int line = 0;              // where [[target]] starts in its file
+};
+
+}  // namespace benchlab

@@ -1,0 +1,50 @@
+#include "coordinator/server/coordinator_daemon.h"
+
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
+
+#include "spdlog/spdlog.h"
+
+namespace benchlab {
+
+Result<std::unique_ptr<CoordinatorDaemon>> CoordinatorDaemon::Create(const std::string& db_path) {
+  auto store = Store::Open(db_path);
+  if (!store.ok()) return store.status();
+  return std::unique_ptr<CoordinatorDaemon>(new CoordinatorDaemon(std::move(store).value()));
+}
+
+CoordinatorDaemon::CoordinatorDaemon(std::unique_ptr<Store> store)
+    : store_(std::move(store)),
+      scheduler_(*store_, agents_),
+      service_(*store_, agents_, scheduler_) {}
+
+CoordinatorDaemon::~CoordinatorDaemon() { Shutdown(); }
+
+Result<HostPort> CoordinatorDaemon::Start(const HostPort& listen) {
+  grpc::ServerBuilder builder;
+  int bound_port = 0;
+  builder.AddListeningPort(listen.ToString(), grpc::InsecureServerCredentials(), &bound_port);
+  builder.RegisterService(&service_);
+  server_ = builder.BuildAndStart();
+  if (!server_ || bound_port == 0) {
+    server_.reset();
+    return Status::Unavailable("coordinator cannot listen on " + listen.ToString() +
+                               " (address in use or not local?)");
+  }
+  HostPort bound{listen.host, static_cast<uint16_t>(bound_port)};
+  scheduler_.Start();
+  spdlog::info("coordinator listening on {}", bound.ToString());
+  return bound;
+}
+
+void CoordinatorDaemon::Shutdown() {
+  scheduler_.Stop();
+  if (server_) {
+    // Streams (WatchCampaign) get a moment to finish, then are cancelled.
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    server_->Wait();
+    server_.reset();
+  }
+}
+
+}  // namespace benchlab

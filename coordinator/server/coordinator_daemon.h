@@ -1,0 +1,42 @@
+// CoordinatorDaemon: the coordinator as one object: store, agent registry, scheduler and the
+// gRPC service, listening on one address. Used by `benchlab coordinator`, by the embedded lab
+// and, in-process, by the integration tests. Start/Shutdown from one thread.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <grpcpp/server.h>
+
+#include "common/parse.h"
+#include "common/status.h"
+#include "coordinator/server/agent_registry.h"
+#include "coordinator/server/coordinator_service.h"
+#include "coordinator/server/scheduler.h"
+#include "coordinator/store.h"
+
+namespace benchlab {
+
+class CoordinatorDaemon {
+ public:
+  // Opens the store; a bad or newer database fails here.
+  static Result<std::unique_ptr<CoordinatorDaemon>> Create(const std::string& db_path);
+  ~CoordinatorDaemon();
+
+  // Listens (port 0: the kernel picks one) and starts scheduling. Returns the bound address.
+  Result<HostPort> Start(const HostPort& listen);
+  // Stops scheduling after the current window, then stops serving.
+  void Shutdown();
+
+  Store& store() { return *store_; }
+
+ private:
+  explicit CoordinatorDaemon(std::unique_ptr<Store> store);
+  std::unique_ptr<Store> store_;
+  AgentRegistry agents_;
+  Scheduler scheduler_;
+  CoordinatorService service_;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+}  // namespace benchlab

@@ -1,0 +1,171 @@
+#include "coordinator/server/coordinator_service.h"
+
+#include <nlohmann/json.hpp>
+
+namespace benchlab {
+namespace {
+
+grpc::Status ToGrpc(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kOk: return grpc::Status::OK;
+    case StatusCode::kInvalidArgument:
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, status.message());
+    case StatusCode::kAlreadyExists:
+      return grpc::Status(grpc::StatusCode::ALREADY_EXISTS, status.message());
+    case StatusCode::kNotFound: return grpc::Status(grpc::StatusCode::NOT_FOUND, status.message());
+    default: return grpc::Status(grpc::StatusCode::INTERNAL, status.message());
+  }
+}
+
+bool Terminal(const std::string& state) {
+  return state == "done" || state == "failed" || state == "cancelled";
+}
+
+void CampaignToProto(const CampaignRow& row, int finished, v1::CampaignInfo* out) {
+  out->set_id(row.id);
+  out->set_name(row.name);
+  out->set_state(row.state);
+  out->set_total_windows(row.total_windows);
+  out->set_finished_windows(finished);
+  out->set_created_at(row.created_at);
+  out->set_finished_at(row.finished_at);
+  out->set_error(row.error);
+}
+
+}  // namespace
+
+void WindowToProto(const WindowRow& row, int total_windows, v1::Window* out) {
+  out->set_id(row.id);
+  out->set_campaign(row.campaign);
+  out->set_target(row.target);
+  out->set_scenario(row.scenario);
+  out->set_connections(row.connections);
+  out->set_round(row.round);
+  out->set_position(row.position);
+  out->set_attempt(row.attempt);
+  out->set_verdict(row.verdict);
+  auto reasons = nlohmann::json::parse(row.reasons, nullptr, false);
+  if (reasons.is_array()) {
+    for (const auto& r : reasons) {
+      if (r.is_string()) out->add_reasons(r.get<std::string>());
+    }
+  }
+  out->set_started_at(row.started_at);
+  out->set_ended_at(row.ended_at);
+  out->set_requests(row.requests);
+  out->set_rps(row.rps);
+  out->set_p50_us(row.p50_us);
+  out->set_p90_us(row.p90_us);
+  out->set_p99_us(row.p99_us);
+  out->set_p999_us(row.p999_us);
+  out->set_max_us(row.max_us);
+  out->set_errors(row.errors);
+  out->set_server_cpu_s(row.server_cpu_s);
+  out->set_cpu_us_per_request(row.cpu_us_per_request);
+  out->set_rss_peak_kb(row.rss_peak_kb);
+  out->set_server_agent(row.server_agent);
+  out->set_load_agent(row.load_agent);
+  out->set_total_windows(total_windows);
+}
+
+CoordinatorService::CoordinatorService(Store& store, AgentRegistry& agents, Scheduler& scheduler)
+    : store_(store), agents_(agents), scheduler_(scheduler) {}
+
+grpc::Status CoordinatorService::RegisterAgent(grpc::ServerContext*,
+                                               const v1::RegisterAgentRequest* req,
+                                               v1::RegisterAgentReply* reply) {
+  if (req->name().empty() || req->address().empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "an agent needs a name and address");
+  }
+  agents_.Register(*req);
+  reply->set_lease_ms(agents_.lease().count());
+  scheduler_.Notify();  // a campaign may be waiting for this agent
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* req,
+                                           v1::HeartbeatReply* reply) {
+  reply->set_known(agents_.Heartbeat(req->name()));
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::ListAgents(grpc::ServerContext*, const v1::ListAgentsRequest*,
+                                            v1::ListAgentsReply* reply) {
+  for (auto& info : agents_.List()) *reply->add_agents() = std::move(info);
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::SubmitCampaign(grpc::ServerContext*,
+                                                const v1::SubmitCampaignRequest* req,
+                                                v1::SubmitCampaignReply* reply) {
+  auto submitted = scheduler_.Submit(req->spec_toml(), req->source(), req->campaign_dir());
+  if (!submitted.ok()) return ToGrpc(submitted.status());
+  reply->set_campaign_id(submitted->campaign_id);
+  reply->set_name(submitted->name);
+  reply->set_total_windows(submitted->total_windows);
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::ListCampaigns(grpc::ServerContext*,
+                                               const v1::ListCampaignsRequest*,
+                                               v1::ListCampaignsReply* reply) {
+  auto campaigns = store_.ListCampaigns();
+  if (!campaigns.ok()) return ToGrpc(campaigns.status());
+  for (const auto& row : *campaigns) {
+    WindowFilter filter;
+    filter.campaign = row.name;
+    auto windows = store_.ListWindows(filter);
+    CampaignToProto(row, windows.ok() ? static_cast<int>(windows->size()) : 0,
+                    reply->add_campaigns());
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::WatchCampaign(grpc::ServerContext* ctx,
+                                               const v1::WatchCampaignRequest* req,
+                                               grpc::ServerWriter<v1::CampaignEvent>* writer) {
+  int64_t last_id = 0;
+  int sent = 0;
+  while (!ctx->IsCancelled()) {
+    uint64_t seen = scheduler_.version();
+    auto campaign = store_.FindCampaign(req->name());
+    if (!campaign.ok()) return ToGrpc(campaign.status());
+    if (!*campaign) {
+      return grpc::Status(grpc::StatusCode::NOT_FOUND, "no campaign \"" + req->name() + "\"");
+    }
+    WindowFilter filter;
+    filter.campaign = req->name();
+    filter.after_id = last_id;
+    auto windows = store_.ListWindows(filter);
+    if (!windows.ok()) return ToGrpc(windows.status());
+    for (const auto& row : *windows) {
+      v1::CampaignEvent event;
+      WindowToProto(row, (*campaign)->total_windows, event.mutable_window());
+      if (!writer->Write(event)) return grpc::Status::CANCELLED;
+      last_id = row.id;
+      ++sent;
+    }
+    // Windows stored before the state changed were read above, so none is missed.
+    if (Terminal((*campaign)->state)) {
+      v1::CampaignEvent event;
+      CampaignToProto(**campaign, sent, event.mutable_finished());
+      writer->Write(event);
+      return grpc::Status::OK;
+    }
+    scheduler_.WaitForChange(seen, std::chrono::milliseconds(500));
+  }
+  return grpc::Status::CANCELLED;
+}
+
+grpc::Status CoordinatorService::ListWindows(grpc::ServerContext*,
+                                             const v1::ListWindowsRequest* req,
+                                             v1::ListWindowsReply* reply) {
+  WindowFilter filter;
+  if (!req->campaign().empty()) filter.campaign = req->campaign();
+  auto windows = store_.ListWindows(filter);
+  if (!windows.ok()) return ToGrpc(windows.status());
+  for (const auto& row : *windows) WindowToProto(row, 0, reply->add_windows());
+  return grpc::Status::OK;
+}
+
+}  // namespace benchlab

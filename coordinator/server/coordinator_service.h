@@ -1,0 +1,41 @@
+// CoordinatorService: the coordinator's side of benchlab.v1.Coordinator. Agents register and
+// heartbeat; clients submit campaigns, list them, watch one window by window, and list windows.
+// gRPC calls it from its own threads; every method is thread-safe.
+#pragma once
+
+#include "benchlab/v1/coordinator.grpc.pb.h"
+#include "coordinator/server/agent_registry.h"
+#include "coordinator/server/scheduler.h"
+#include "coordinator/store.h"
+
+namespace benchlab {
+
+class CoordinatorService final : public v1::Coordinator::Service {
+ public:
+  CoordinatorService(Store& store, AgentRegistry& agents, Scheduler& scheduler);
+
+  grpc::Status RegisterAgent(grpc::ServerContext* ctx, const v1::RegisterAgentRequest* req,
+                             v1::RegisterAgentReply* reply) override;
+  grpc::Status Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* req,
+                         v1::HeartbeatReply* reply) override;
+  grpc::Status ListAgents(grpc::ServerContext* ctx, const v1::ListAgentsRequest* req,
+                          v1::ListAgentsReply* reply) override;
+  grpc::Status SubmitCampaign(grpc::ServerContext* ctx, const v1::SubmitCampaignRequest* req,
+                              v1::SubmitCampaignReply* reply) override;
+  grpc::Status ListCampaigns(grpc::ServerContext* ctx, const v1::ListCampaignsRequest* req,
+                             v1::ListCampaignsReply* reply) override;
+  grpc::Status WatchCampaign(grpc::ServerContext* ctx, const v1::WatchCampaignRequest* req,
+                             grpc::ServerWriter<v1::CampaignEvent>* writer) override;
+  grpc::Status ListWindows(grpc::ServerContext* ctx, const v1::ListWindowsRequest* req,
+                           v1::ListWindowsReply* reply) override;
+
+ private:
+  Store& store_;
+  AgentRegistry& agents_;
+  Scheduler& scheduler_;
+};
+
+// The protocol's form of a stored window.
+void WindowToProto(const WindowRow& row, int total_windows, v1::Window* out);
+
+}  // namespace benchlab

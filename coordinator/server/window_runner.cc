@@ -1,0 +1,343 @@
+#include "coordinator/server/window_runner.h"
+
+#include <chrono>
+
+#include <grpcpp/client_context.h>
+#include <nlohmann/json.hpp>
+
+#include "common/clock.h"
+#include "common/histogram.h"
+#include "coordinator/gates.h"
+#include "spdlog/spdlog.h"
+
+namespace benchlab {
+namespace {
+
+using Ms = std::chrono::duration<double, std::milli>;
+
+void SetDeadline(grpc::ClientContext& ctx, std::chrono::milliseconds budget) {
+  ctx.set_deadline(std::chrono::system_clock::now() + budget);
+}
+
+std::string Describe(const grpc::Status& status) {
+  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    return "deadline exceeded (" + status.error_message() + ")";
+  }
+  return status.error_message().empty() ? "gRPC status " + std::to_string(status.error_code())
+                                        : status.error_message();
+}
+
+void AddCase(const ScenarioDef& def, bool negative, v1::CheckConformanceRequest& req) {
+  auto* c = req.add_cases();
+  c->set_name(def.name);
+  c->set_negative(negative);
+  c->set_method(def.method);
+  c->set_path(def.path);
+  for (const auto& [name, value] : def.headers) {
+    auto* h = c->add_headers();
+    h->set_name(name);
+    h->set_value(value);
+  }
+  c->set_body(def.body);
+  c->set_expect_status(def.expect.status);
+  if (def.expect.body) {
+    c->set_check_body(true);
+    c->set_expect_body(*def.expect.body);
+  }
+  for (const auto& [name, value] : def.expect.headers) {
+    auto* h = c->add_expect_headers();
+    h->set_name(name);
+    h->set_value(value);
+  }
+}
+
+// The protocol's steps, with the window's row filled as they go.
+class WindowProtocol {
+ public:
+  WindowProtocol(AgentRegistry& agents, const AgentRegistry::Placement& placement,
+                 const Campaign& campaign, const PlannedWindow& planned, WindowOutcome& out)
+      : placement_(placement),
+        campaign_(campaign),
+        planned_(planned),
+        out_(out),
+        server_(agents.Stub(placement.server_agent)),
+        load_(agents.Stub(placement.load_agent)) {}
+
+  void Run();
+
+ private:
+  bool Fail(const std::string& verdict, const std::string& reason) {
+    out_.row.verdict = verdict;
+    reasons_.push_back(reason);
+    return false;
+  }
+  bool StartTarget();
+  bool CheckConformance();
+  bool MeasureLoad();
+  void StopTarget();
+  void Judge();
+
+  const AgentRegistry::Placement& placement_;
+  const Campaign& campaign_;
+  const PlannedWindow& planned_;
+  WindowOutcome& out_;
+  std::shared_ptr<v1::Agent::Stub> server_;
+  std::shared_ptr<v1::Agent::Stub> load_;
+  std::vector<std::string> reasons_;
+  std::string handle_;
+  int port_ = 0;
+  bool target_died_ = false;
+  uint64_t status_mismatches_ = 0;
+  uint64_t transport_errors_ = 0;
+};
+
+bool WindowProtocol::StartTarget() {
+  const TargetDef* def = campaign_.FindTarget(planned_.target);
+  v1::StartTargetRequest req;
+  req.set_target(planned_.target);
+  if (def != nullptr) {
+    for (int cpu : def->cpus) req.add_cpus(cpu);
+  }
+  req.set_window_label(campaign_.name + "-r" + std::to_string(planned_.round) + "-" +
+                       planned_.target + "-" + planned_.scenario + "-c" +
+                       std::to_string(planned_.connections));
+  v1::StartTargetReply reply;
+  grpc::ClientContext ctx;
+  auto ready_budget = def != nullptr ? def->ready_timeout : std::chrono::milliseconds(10000);
+  SetDeadline(ctx, ready_budget + std::chrono::seconds(10));
+  grpc::Status status = server_->StartTarget(&ctx, req, &reply);
+  if (!status.ok()) return Fail("failed", "start_target: " + Describe(status));
+  handle_ = reply.handle();
+  port_ = reply.port();
+  out_.row.startup_ms = reply.startup_ms();
+  out_.row.first_request_ms = reply.first_request_ms();
+  out_.row.idle_rss_kb = reply.idle_rss_kb();
+  return true;
+}
+
+bool WindowProtocol::CheckConformance() {
+  v1::CheckConformanceRequest req;
+  req.set_host(placement_.server_host);
+  req.set_port(port_);
+  req.set_timeout_ms(2000);
+  for (const auto& s : campaign_.scenarios) AddCase(s, false, req);
+  for (const auto& n : campaign_.negatives) AddCase(n, true, req);
+  v1::CheckConformanceReply reply;
+  grpc::ClientContext ctx;
+  SetDeadline(ctx, std::chrono::milliseconds(5000 + 2000 * req.cases_size()));
+  grpc::Status status = load_->CheckConformance(&ctx, req, &reply);
+  if (!status.ok()) return Fail("failed", "conformance: " + Describe(status));
+  if (!reply.ok()) {
+    out_.row.verdict = "skipped";
+    for (const auto& diff : reply.diffs()) reasons_.push_back("conformance: " + diff);
+    return false;
+  }
+  return true;
+}
+
+bool WindowProtocol::MeasureLoad() {
+  const ScenarioDef* scenario = campaign_.FindScenario(planned_.scenario);
+  v1::RunLoadRequest req;
+  req.set_host(placement_.server_host);
+  req.set_port(port_);
+  req.set_method(scenario->method);
+  req.set_path(scenario->path);
+  for (const auto& [name, value] : scenario->headers) {
+    auto* h = req.add_headers();
+    h->set_name(name);
+    h->set_value(value);
+  }
+  req.set_body(scenario->body);
+  req.set_connections(planned_.connections);
+  req.set_threads(campaign_.load_threads);
+  for (int cpu : campaign_.load_cpus) req.add_cpus(cpu);
+  auto warmup_ms = std::chrono::duration_cast<std::chrono::milliseconds>(campaign_.warmup);
+  auto duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(campaign_.duration);
+  req.set_warmup_ms(warmup_ms.count());
+  req.set_duration_ms(duration_ms.count());
+  req.set_timeout_ms(2000);
+
+  grpc::ClientContext ctx;
+  SetDeadline(ctx, warmup_ms + duration_ms + std::chrono::seconds(30));
+  auto stream = load_->RunLoad(&ctx, req);
+  v1::RunLoadEvent event;
+  bool have_result = false;
+  bool marked = false;
+  double align_ms = 0;
+  v1::MarkReply figures;
+  auto mark = [&](v1::MarkRequest::Kind kind, v1::MarkReply* reply) {
+    auto received = std::chrono::steady_clock::now();
+    v1::MarkRequest mreq;
+    mreq.set_handle(handle_);
+    mreq.set_kind(kind);
+    grpc::ClientContext mctx;
+    SetDeadline(mctx, std::chrono::seconds(5));
+    grpc::Status status = server_->Mark(&mctx, mreq, reply);
+    // The server's cut happened within this round trip of the load generator's event.
+    align_ms = std::max(align_ms, Ms(std::chrono::steady_clock::now() - received).count());
+    return status;
+  };
+  std::string mark_error;
+  while (stream->Read(&event)) {
+    if (event.kind() == v1::RunLoadEvent::MEASURE_START) {
+      out_.row.started_at = FormatIsoTime(std::chrono::system_clock::now());
+      v1::MarkReply ignored;
+      grpc::Status status = mark(v1::MarkRequest::BEGIN, &ignored);
+      if (!status.ok()) mark_error = "mark begin: " + Describe(status);
+      marked = status.ok();
+    } else if (event.kind() == v1::RunLoadEvent::MEASURE_END) {
+      out_.row.ended_at = FormatIsoTime(std::chrono::system_clock::now());
+      if (marked) {
+        grpc::Status status = mark(v1::MarkRequest::END, &figures);
+        if (!status.ok()) mark_error = "mark end: " + Describe(status);
+        marked = false;
+      }
+    } else if (event.kind() == v1::RunLoadEvent::RESULT) {
+      have_result = true;
+      const auto& r = event.result();
+      auto& row = out_.row;
+      row.requests = r.requests();
+      row.duration_s = r.duration_s();
+      row.rps = r.rps();
+      row.histogram = r.histogram();
+      auto histogram = Histogram::Deserialize(r.histogram());
+      if (histogram.ok()) {
+        row.p50_us = histogram->ValueAtPercentile(50);
+        row.p90_us = histogram->ValueAtPercentile(90);
+        row.p99_us = histogram->ValueAtPercentile(99);
+        row.p999_us = histogram->ValueAtPercentile(99.9);
+        row.max_us = histogram->Max();
+        row.mean_us = histogram->Mean();
+      }
+      nlohmann::json counts = nlohmann::json::object();
+      for (const auto& sc : r.status_counts()) {
+        counts[std::to_string(sc.status())] = sc.count();
+        if (sc.status() != scenario->expect.status) status_mismatches_ += sc.count();
+      }
+      row.status_counts = counts.dump();
+      row.errors_connect = r.errors().connect();
+      row.errors_read = r.errors().read();
+      row.errors_write = r.errors().write();
+      row.errors_timeout = r.errors().timeout();
+      row.errors_parse = r.errors().parse();
+      row.errors_status = status_mismatches_;
+      transport_errors_ = row.errors_connect + row.errors_read + row.errors_write +
+                          row.errors_timeout + row.errors_parse;
+      row.errors = transport_errors_ + status_mismatches_;
+      row.load_cpu_s = 0;
+      for (double cpu : r.thread_cpu_s()) row.load_cpu_s += cpu;
+      for (int i = 0; i < r.per_second_requests_size(); ++i) {
+        SampleRow s;
+        s.source = "load";
+        s.t_s = i + 1;
+        s.requests = r.per_second_requests(i);
+        out_.samples.push_back(s);
+      }
+    }
+  }
+  grpc::Status status = stream->Finish();
+  if (marked) {  // the stream broke inside the interval: close the server's interval anyway
+    v1::MarkReply ignored;
+    (void)mark(v1::MarkRequest::END, &ignored);
+  }
+  if (!status.ok()) return Fail("failed", "run_load: " + Describe(status));
+  if (!have_result) return Fail("failed", "run_load: the load agent sent no result");
+  if (!mark_error.empty()) return Fail("failed", mark_error);
+  auto& row = out_.row;
+  row.align_error_ms = align_ms;
+  row.server_cpu_s = figures.cpu_user_s() + figures.cpu_sys_s();
+  row.cpu_us_per_request = row.requests ? row.server_cpu_s * 1e6 / row.requests : 0;
+  row.rss_peak_kb = figures.rss_peak_kb();
+  row.rss_mean_kb = figures.rss_mean_kb();
+  if (!figures.target_alive()) target_died_ = true;
+  for (const auto& s : figures.samples()) {
+    SampleRow sample;
+    sample.source = "server";
+    sample.t_s = s.t_s();
+    sample.cpu_pct = s.cpu_pct();
+    sample.rss_kb = s.rss_kb();
+    out_.samples.push_back(sample);
+  }
+  return true;
+}
+
+void WindowProtocol::StopTarget() {
+  if (handle_.empty()) return;
+  v1::StopTargetRequest req;
+  req.set_handle(handle_);
+  req.set_grace_ms(2000);
+  v1::StopTargetReply reply;
+  grpc::ClientContext ctx;
+  SetDeadline(ctx, std::chrono::seconds(10));
+  grpc::Status status = server_->StopTarget(&ctx, req, &reply);
+  if (!status.ok()) {
+    Fail("failed", "stop_target: " + Describe(status));
+    return;
+  }
+  if (reply.exited_before_stop() || target_died_) {
+    std::string lines;
+    for (const auto& line : reply.last_log_lines()) lines += (lines.empty() ? "" : " | ") + line;
+    Fail("failed", "target_exited: " + reply.exit_description() + " during the window" +
+                       (lines.empty() ? "" : "; last log lines: " + lines));
+  }
+}
+
+void WindowProtocol::Judge() {
+  auto& row = out_.row;
+  if (row.requests == 0) {
+    Fail("failed", "no_responses: the target answered no request in the measured interval");
+    return;
+  }
+  GateInputs in;
+  in.requests = row.requests;
+  in.transport_errors = transport_errors_;
+  in.status_mismatches = status_mismatches_;
+  auto reasons = EvaluateGates(in, GateThresholds{campaign_.error_rate_max});
+  if (!reasons.empty()) {
+    row.verdict = "invalid";
+    reasons_.insert(reasons_.end(), reasons.begin(), reasons.end());
+  }
+}
+
+void WindowProtocol::Run() {
+  out_.row.verdict = "valid";
+  if (!server_ || !load_) {
+    Fail("failed", "placement: agent " +
+                       (server_ ? placement_.load_agent : placement_.server_agent) + " is unknown");
+  } else if (StartTarget()) {
+    if (CheckConformance() && MeasureLoad()) Judge();
+    StopTarget();
+  }
+  // A failure outranks an invalid verdict; the reasons keep everything that was seen.
+  for (const auto& reason : reasons_) {
+    if (reason.rfind("target_exited", 0) == 0 || reason.rfind("stop_target", 0) == 0) {
+      out_.row.verdict = "failed";
+    }
+  }
+  out_.row.reasons = nlohmann::json(reasons_).dump();
+}
+
+}  // namespace
+
+WindowOutcome RunWindow(AgentRegistry& agents, const AgentRegistry::Placement& placement,
+                        const Campaign& campaign, const PlannedWindow& planned, int attempt) {
+  WindowOutcome out;
+  auto& row = out.row;
+  row.campaign = campaign.name;
+  row.target = planned.target;
+  row.scenario = planned.scenario;
+  row.connections = planned.connections;
+  row.round = planned.round;
+  row.position = planned.position;
+  row.attempt = attempt;
+  row.server_agent = placement.server_agent;
+  row.load_agent = placement.load_agent;
+  row.status_counts = "{}";
+  auto begin = FormatIsoTime(std::chrono::system_clock::now());
+  WindowProtocol(agents, placement, campaign, planned, out).Run();
+  if (row.started_at.empty()) row.started_at = begin;
+  if (row.ended_at.empty()) row.ended_at = FormatIsoTime(std::chrono::system_clock::now());
+  return out;
+}
+
+}  // namespace benchlab

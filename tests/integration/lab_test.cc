@@ -1,0 +1,216 @@
+// The whole protocol in one process: a coordinator and two agents over real gRPC on loopback
+// ports the kernel picks, running a tiny campaign against the bundled hello-server.
+#include <filesystem>
+#include <fstream>
+
+#include <grpcpp/client_context.h>
+#include <grpcpp/create_channel.h>
+#include <gtest/gtest.h>
+
+#include "agent/server/agent_daemon.h"
+#include "benchlab/v1/coordinator.grpc.pb.h"
+#include "coordinator/server/coordinator_daemon.h"
+
+namespace benchlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string TempDir(const std::string& name) {
+  std::string dir = fs::temp_directory_path() / ("benchlab-" + name + "-XXXXXX");
+  std::vector<char> buf(dir.begin(), dir.end());
+  buf.push_back('\0');
+  EXPECT_NE(mkdtemp(buf.data()), nullptr);
+  return buf.data();
+}
+
+constexpr const char* kCampaign = R"(
+name = "%NAME%"
+baseline = "hello-a"
+[matrix]
+connections = [2, 4]
+rounds = 2
+warmup = "50ms"
+duration = "200ms"
+[[target]]
+name = "hello-a"
+[[target]]
+name = "%SECOND%"
+[[scenario]]
+name = "hello"
+path = "/"
+expect = { status = 200, body = "hello\n" }
+[[negative]]
+name = "missing"
+path = "/nope"
+expect = { status = 404 }
+)";
+
+std::string CampaignText(const std::string& name, const std::string& second) {
+  std::string text = kCampaign;
+  text.replace(text.find("%NAME%"), 6, name);
+  text.replace(text.find("%SECOND%"), 8, second);
+  return text;
+}
+
+class LabTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = TempDir("lab");
+    auto daemon = CoordinatorDaemon::Create(dir_ + "/lab.db");
+    ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
+    coordinator_ = std::move(daemon).value();
+    auto bound = coordinator_->Start(HostPort{"127.0.0.1", 0});
+    ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+    address_ = bound->ToString();
+
+    TargetDef hello;
+    hello.command = {std::string(BENCHLAB_BINARY_DIR) + "/bin/hello-server", "--port", "{port}"};
+    hello.ready_timeout = std::chrono::milliseconds(5000);
+    std::vector<TargetDef> catalogue;
+    for (const char* name : {"hello-a", "hello-b"}) {
+      hello.name = name;
+      catalogue.push_back(hello);
+    }
+
+    AgentConfig server{"server", {"server"}, {"127.0.0.1", 0}, "", address_, dir_ + "/server",
+                       catalogue};
+    AgentConfig load{"load", {"load"}, {"127.0.0.1", 0}, "", address_, dir_ + "/load", {}};
+    server_ = std::make_unique<AgentDaemon>(RealSysEnv(), server);
+    load_ = std::make_unique<AgentDaemon>(RealSysEnv(), load);
+    ASSERT_TRUE(server_->Start().ok());
+    ASSERT_TRUE(load_->Start().ok());
+    auto channel = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
+    stub_ = v1::Coordinator::NewStub(channel);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!(server_->registered() && load_->registered()) &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_TRUE(server_->registered() && load_->registered());
+  }
+
+  void TearDown() override {
+    if (server_) server_->Shutdown();
+    if (load_) load_->Shutdown();
+    if (coordinator_) coordinator_->Shutdown();
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  // Submits and watches to the end; returns the windows streamed.
+  std::vector<v1::Window> RunCampaign(const std::string& text, std::string* final_state) {
+    v1::SubmitCampaignRequest req;
+    req.set_spec_toml(text);
+    req.set_source("lab.toml");
+    v1::SubmitCampaignReply reply;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    grpc::Status status = stub_->SubmitCampaign(&ctx, req, &reply);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    grpc::ClientContext watch;
+    watch.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    v1::WatchCampaignRequest wreq;
+    wreq.set_name(reply.name());
+    auto reader = stub_->WatchCampaign(&watch, wreq);
+    std::vector<v1::Window> windows;
+    v1::CampaignEvent event;
+    while (reader->Read(&event)) {
+      if (event.has_window()) windows.push_back(event.window());
+      if (event.has_finished()) *final_state = event.finished().state();
+    }
+    EXPECT_TRUE(reader->Finish().ok());
+    return windows;
+  }
+
+  std::string dir_;
+  std::string address_;
+  std::unique_ptr<CoordinatorDaemon> coordinator_;
+  std::unique_ptr<AgentDaemon> server_;
+  std::unique_ptr<AgentDaemon> load_;
+  std::unique_ptr<v1::Coordinator::Stub> stub_;
+};
+
+TEST_F(LabTest, CampaignRunsEveryWindowAndStoresIt) {
+  std::string state;
+  auto windows = RunCampaign(CampaignText("lab", "hello-b"), &state);
+  EXPECT_EQ(state, "done");
+  ASSERT_EQ(windows.size(), 8u);  // 2 targets x 1 scenario x 2 levels x 2 rounds
+  for (const auto& w : windows) {
+    EXPECT_EQ(w.verdict(), "valid") << w.target() << " round " << w.round() << ": "
+                                    << (w.reasons_size() ? w.reasons(0) : "");
+    EXPECT_GT(w.requests(), 0u);
+    EXPECT_GT(w.rps(), 0);
+    EXPECT_GT(w.p99_us(), 0u);
+    EXPECT_LE(w.p50_us(), w.p99_us());
+    EXPECT_GT(w.server_cpu_s(), 0) << "the target's CPU over the interval was not measured";
+    EXPECT_GT(w.rss_peak_kb(), 0u);
+    EXPECT_EQ(w.server_agent(), "server");
+    EXPECT_EQ(w.load_agent(), "load");
+  }
+  // Rotation: round 2 starts with the target that came second in round 1.
+  EXPECT_EQ(windows[0].target(), "hello-a");
+  EXPECT_EQ(windows[4].target(), "hello-b");
+
+  WindowFilter filter;
+  filter.campaign = "lab";
+  auto stored = coordinator_->store().ListWindows(filter);
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->size(), 8u);
+  auto samples = coordinator_->store().ListSamples((*stored)[0].id);
+  ASSERT_TRUE(samples.ok());
+  EXPECT_FALSE(samples->empty());
+}
+
+TEST_F(LabTest, NonConformingTargetIsSkippedWithTheDifference) {
+  std::string text = CampaignText("strict", "hello-b");
+  const std::string hello_body = "body = \"hello\\n\"";
+  text.replace(text.find(hello_body), hello_body.size(), "body = \"bye\\n\"");
+  std::string state;
+  auto windows = RunCampaign(text, &state);
+  EXPECT_EQ(state, "done");
+  ASSERT_EQ(windows.size(), 8u);
+  for (const auto& w : windows) {
+    EXPECT_EQ(w.verdict(), "skipped");
+    ASSERT_EQ(w.reasons_size(), 1);
+    EXPECT_EQ(w.reasons(0),
+              "conformance: scenario \"hello\": body differs at byte 0: expected \"bye\\n\" (4 "
+              "bytes), got \"hello\\n\" (6 bytes)");
+    EXPECT_EQ(w.requests(), 0u);
+  }
+}
+
+TEST_F(LabTest, TargetMissingFromTheCatalogueIsNeverStarted) {
+  // The campaign names a target the server agent does not have: it waits for a fitting agent
+  // instead of running anything; the listing shows the campaign still queued.
+  v1::SubmitCampaignRequest req;
+  req.set_spec_toml(CampaignText("absent", "not-in-catalogue"));
+  req.set_source("absent.toml");
+  v1::SubmitCampaignReply reply;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  ASSERT_TRUE(stub_->SubmitCampaign(&ctx, req, &reply).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto campaign = coordinator_->store().FindCampaign("absent");
+  ASSERT_TRUE(campaign.ok() && campaign->has_value());
+  EXPECT_EQ((*campaign)->state, "queued");
+  WindowFilter filter;
+  filter.campaign = "absent";
+  EXPECT_TRUE(coordinator_->store().ListWindows(filter)->empty());
+}
+
+TEST_F(LabTest, BadCampaignIsRejectedWithFileAndLine) {
+  v1::SubmitCampaignRequest req;
+  req.set_spec_toml("name = \"bad\"\nbaseline = \"x\"\n[matrix]\nconnections = \"ten\"\n");
+  req.set_source("bad.toml");
+  v1::SubmitCampaignReply reply;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  grpc::Status status = stub_->SubmitCampaign(&ctx, req, &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("bad.toml:4:"), std::string::npos)
+      << status.error_message();
+}
+
+}  // namespace
+}  // namespace benchlab
