@@ -45,33 +45,57 @@ Result<ProcStatus> ParseProcStatus(std::string_view text);
 struct TreeSample {
   double cpu_user_s = 0;  // monotone: includes processes of the tree that have since exited
   double cpu_sys_s = 0;
-  uint64_t rss_kb = 0;    // sum over live processes of the tree
-  int processes = 0;      // live processes in the tree
+  uint64_t rss_kb = 0;  // sum over live processes of the tree
+  int processes = 0;    // live processes in the tree
   int64_t threads = 0;
   uint64_t voluntary_ctxt_switches = 0;
   uint64_t nonvoluntary_ctxt_switches = 0;
 };
 
-// Samples the tree rooted at `root`: the root and every live process whose ppid chain reaches
-// it. CPU is accumulated per process (keyed by pid and start time, so a reused pid is a new
-// process) and kept after a process exits, so the total never goes backwards; the CPU of
-// children reaped by a member shows up in that member's cutime/cstime and is counted too.
+// Samples the tree rooted at `root`: the root, every live process whose ppid chain reaches it,
+// and every process that was a member in an earlier sample and is still alive (so a grandchild
+// reparented to a subreaper after its parent died, or a daemonised server, stays in the tree).
+// Processes are keyed by pid and start time, so a reused pid is a new process. Processes
+// vanish between listing /proc and reading it, so a stat that is missing or unparsable is
+// skipped (except the root's); a member without a readable status adds CPU but no RSS.
+//
+// CPU accounting rule. A live member counts utime+cutime (user) and stime+cstime (sys); the
+// total is that sum over live members plus the last-seen figures of members that have exited.
+// When members vanish, each one is charged to its nearest ancestor that is still a member (same
+// pid and start time, found through the last-seen ppids of vanished members): if that ancestor
+// reaped it, its CPU reappears in the ancestor's cutime/cstime, so the vanished group adds only
+// max(0, group's last-seen ticks - growth of the ancestor's cutime/cstime) to the exited totals.
+// Vanished members with no surviving ancestor (or whose ancestor does not reap them, e.g. it
+// ignores SIGCHLD) are added in full. This gives, per user and per sys separately:
+//  - never backwards: per process the counters only grow, and what leaves the live sum is
+//    either re-added to exited or already present in a live ancestor's cutime/cstime;
+//  - no double counting of a child reaped by a member (its ticks are in the reaper's cutime);
+//  - the CPU of a member that exits between samples is kept once it was seen; if a member reaped
+//    it, even the CPU it used after the last sample, and that of children never seen, is kept.
+// The root's cutime at the first sample holds children it reaped before sampling began; that
+// constant cancels out in the differences a window takes. When the kernel splits a reaped
+// child's time between user and sys differently from its last sample, one figure may gain a
+// tick.
 class ProcTreeSampler {
  public:
   ProcTreeSampler(SysEnv& env, pid_t root);
-  // NotFound when the root itself is gone.
+  // NotFound when the root itself is gone (or its pid now names another process).
   Result<TreeSample> Sample();
 
  private:
   struct Seen {
     uint64_t starttime = 0;
+    pid_t ppid = 0;
     uint64_t user_ticks = 0;  // utime + cutime
     uint64_t sys_ticks = 0;   // stime + cstime
+    uint64_t cutime = 0, cstime = 0;
   };
   SysEnv& env_;
   pid_t root_;
-  std::map<pid_t, Seen> live_;           // processes seen in the last sample
-  uint64_t exited_user_ticks_ = 0;       // last known CPU of processes that have exited
+  bool root_seen_ = false;
+  uint64_t root_starttime_ = 0;
+  std::map<pid_t, Seen> live_;      // members seen in the last sample
+  uint64_t exited_user_ticks_ = 0;  // last known CPU of members that have exited
   uint64_t exited_sys_ticks_ = 0;
 };
 

@@ -19,17 +19,19 @@
 namespace benchlab {
 
 struct SpawnSpec {
-  std::vector<std::string> argv;            // argv[0] is looked up in PATH when it has no '/'
-  std::string cwd;                          // must exist
-  std::map<std::string, std::string> env;   // the whole environment of the child
-  std::vector<int> cpus;                    // empty: inherit
-  std::string log_path;                     // stdout+stderr, created/truncated
+  // argv[0] is looked up in env's PATH (the agent's when env has none) when it has no '/';
+  // a relative path with a '/' is relative to cwd.
+  std::vector<std::string> argv;
+  std::string cwd;                         // must exist
+  std::map<std::string, std::string> env;  // the whole environment of the child
+  std::vector<int> cpus;                   // empty: inherit
+  std::string log_path;                    // stdout+stderr, created/truncated
 };
 
 struct ExitInfo {
-  bool exited = false;     // it ended (by itself or by our signals)
-  int exit_code = -1;      // when it exited normally
-  int signal = 0;          // when a signal ended it
+  bool exited = false;           // it ended (by itself or by our signals)
+  int exit_code = -1;            // when it exited normally
+  int signal = 0;                // when a signal ended it
   std::string Describe() const;  // "exit status 1", "killed by signal 9 (SIGKILL)"
 };
 
@@ -58,6 +60,8 @@ class TargetProcess {
 // of targets are reparented to it and can be reaped instead of lingering as zombies.
 Status BecomeSubreaper();
 // Reaps any exited children that no TargetProcess owns (orphans reparented to us). Non-blocking.
+// Any other child the agent means to wait for itself must not be started outside TargetProcess.
+// Stops early at a zombie a TargetProcess owns (waitid cannot skip it); its owner reaps it soon.
 void ReapOrphans();
 
 }  // namespace benchlab

@@ -1,6 +1,7 @@
 #include "common/parse.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <set>
@@ -34,11 +35,33 @@ Result<std::chrono::nanoseconds> ParseDuration(std::string_view text) {
 }
 
 std::string FormatDuration(std::chrono::nanoseconds d) {
-  int64_t ns = d.count();
-  if (ns % 1000000000 == 0) return std::to_string(ns / 1000000000) + "s";
-  if (ns % 1000000 == 0) return std::to_string(ns / 1000000) + "ms";
-  if (ns % 1000 == 0) return std::to_string(ns / 1000) + "us";
-  return std::to_string(ns) + "ns";
+  // The largest unit in which the value is at least 1, with as many decimals as exactness needs:
+  // 1500ms prints as "1.5s", 250ms as "250ms". Whatever this prints, ParseDuration reads back.
+  const int64_t ns = d.count();
+  if (ns == 0) return "0s";
+  const uint64_t mag = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  struct Unit {
+    uint64_t scale;
+    int digits;
+    const char* name;
+  };
+  static constexpr Unit kUnits[] = {{1000000000, 9, "s"}, {1000000, 6, "ms"}, {1000, 3, "us"}};
+  Unit unit{1, 0, "ns"};
+  for (const Unit& u : kUnits) {
+    if (mag >= u.scale) {
+      unit = u;
+      break;
+    }
+  }
+  std::string out = ns < 0 ? "-" : "";
+  out += std::to_string(mag / unit.scale);
+  if (uint64_t frac = mag % unit.scale; frac != 0) {
+    std::string decimals = std::to_string(frac);
+    decimals.insert(0, static_cast<size_t>(unit.digits) - decimals.size(), '0');
+    decimals.erase(decimals.find_last_not_of('0') + 1);
+    out += "." + decimals;
+  }
+  return out + unit.name;
 }
 
 static bool ParseInt(std::string_view s, int& out) {

@@ -13,21 +13,11 @@
 #include <vector>
 
 #include "common/status.h"
+// TargetDef lives in common/ because agents read the same shape from their own catalogues; the
+// parser sets its campaign_dir and line.
+#include "common/target.h"
 
 namespace benchlab {
-
-struct TargetDef {
-  std::string name;                  // [a-z0-9-]+, unique in the campaign
-  std::vector<std::string> command;  // argv, no shell; may hold {port}, {campaign_dir}, {run_dir}
-  std::string port = "auto";         // "auto" or a decimal port number
-  std::string ready = "/";           // GET until 2xx
-  std::vector<int> cpus;             // CPUs the target is pinned to; empty: not pinned
-  std::string cwd;                   // empty: the run directory
-  std::map<std::string, std::string> env;  // the only environment the target gets (plus PORT)
-  std::vector<std::string> templates;      // files rendered into {run_dir} (placeholders filled)
-  std::chrono::milliseconds ready_timeout{10000};
-  int line = 0;  // where [[target]] starts in the file
-};
 
 struct Expectation {
   int status = 200;
@@ -66,6 +56,7 @@ struct Campaign {
   std::string campaign_dir;  // absolute directory of the file, for {campaign_dir}
   std::string text;          // the file's text, stored with the campaign
 
+  // Lookups by name; nullptr when absent. FindScenario searches scenarios only, not negatives.
   const TargetDef* FindTarget(const std::string& target_name) const;
   const ScenarioDef* FindScenario(const std::string& scenario_name) const;
 };

@@ -78,9 +78,9 @@ struct WindowRow {
   double startup_ms = 0;        // spawn to first 2xx on the readiness path
   double first_request_ms = 0;  // latency of that first 2xx
   uint64_t idle_rss_kb = 0;
-  double load_cpu_s = 0;          // the load generator's worker threads, summed
-  double align_error_ms = 0;      // bound on the server/load interval misalignment
-  std::string histogram;          // Histogram::Serialize() of the latency
+  double load_cpu_s = 0;      // the load generator's worker threads, summed
+  double align_error_ms = 0;  // bound on the server/load interval misalignment
+  std::string histogram;      // Histogram::Serialize() of the latency
 };
 
 // One sample of a window's per-interval series.
@@ -106,25 +106,37 @@ class Store {
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
+  // The database's PRAGMA user_version, or -1 when it cannot be read.
   int SchemaVersion();
 
-  // Inserts the campaign with its targets and scenarios; AlreadyExists when the name is taken.
+  // Inserts the campaign with its targets and scenarios in one transaction; AlreadyExists when
+  // the name is taken. An empty state means "queued", an empty created_at means now.
   Result<int64_t> CreateCampaign(const CampaignRow& campaign, const std::vector<TargetRow>& targets,
                                  const std::vector<ScenarioRow>& scenarios);
+  // Sets finished_at to now for done/failed/cancelled and clears it otherwise; NotFound when
+  // no campaign has the id.
   Status SetCampaignState(int64_t campaign_id, const std::string& state,
                           const std::string& error = "");
   Result<std::vector<CampaignRow>> ListCampaigns();
   Result<std::optional<CampaignRow>> FindCampaign(const std::string& name);
   Result<std::optional<CampaignRow>> FindCampaignById(int64_t id);
+  // A campaign's targets and scenarios in the order CreateCampaign was given them.
+  Result<std::vector<TargetRow>> ListTargets(int64_t campaign_id);
+  Result<std::vector<ScenarioRow>> ListScenarios(int64_t campaign_id);
 
-  // The window and its samples in one transaction; returns the window's id.
+  // The window and its samples in one transaction; returns the window's id. The campaign is
+  // window.campaign_id or, when that is 0, the campaign named window.campaign; the stored name
+  // always comes from the campaigns table. AlreadyExists when the cell's round already has this
+  // attempt; InvalidArgument when a value breaks a CHECK (verdict, sample source, JSON shape).
   Result<int64_t> InsertWindow(const WindowRow& window, const std::vector<SampleRow>& samples);
+  // Ordered by id; a campaign name that does not exist yields no rows.
   Result<std::vector<WindowRow>> ListWindows(const WindowFilter& filter);
   Result<std::vector<SampleRow>> ListSamples(int64_t window_id);
 
  private:
-  explicit Store(sqlite3* db);
-  sqlite3* db_;
+  Store(sqlite3* db, std::string path);
+  sqlite3* const db_;
+  const std::string path_;  // names the database in every error message
   std::mutex mu_;
 };
 

@@ -141,6 +141,7 @@ grpc::Status CoordinatorService::WatchCampaign(grpc::ServerContext* ctx,
     for (const auto& row : *windows) {
       v1::CampaignEvent event;
       WindowToProto(row, (*campaign)->total_windows, event.mutable_window());
+      event.mutable_window()->set_index(sent);  // windows are stored in plan order
       if (!writer->Write(event)) return grpc::Status::CANCELLED;
       last_id = row.id;
       ++sent;

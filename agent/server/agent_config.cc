@@ -1,0 +1,171 @@
+#include "agent/server/agent_config.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <toml.hpp>
+
+#include "common/config_fields.h"
+#include "common/parse.h"
+
+namespace benchlab {
+namespace {
+
+using config::Issues;
+using config::NameBook;
+using config::Table;
+using config::Value;
+
+void ReadRoles(Table& root, const Value& v, std::vector<std::string>& out) {
+  const char* form = "a non-empty list of \"server\" and/or \"load\"";
+  if (!v.is_array() || v.as_array().empty()) return root.Expect(v, "roles", form);
+  for (const auto& item : v.as_array()) {
+    if (!item.is_string() || (item.as_string().str != "server" && item.as_string().str != "load")) {
+      return root.Expect(item, "roles", form);
+    }
+    out.push_back(item.as_string().str);
+  }
+}
+
+std::optional<HostPort> ReadAddress(Table& root, std::string_view key, const Value& v) {
+  if (v.is_string()) {
+    auto hp = ParseHostPort(v.as_string().str);
+    if (hp.ok()) return *hp;
+  }
+  root.Expect(v, key, "HOST:PORT such as \"127.0.0.1:7700\"");
+  return std::nullopt;
+}
+
+void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, AgentConfig& c) {
+  Table root(doc, "",
+             {"name", "roles", "listen", "advertise", "coordinator", "run_root", "target"}, issues);
+  if (const Value* v = root.Require("name", "a name such as \"server-1\"")) {
+    if (auto name = config::ReadName(root, "name", *v)) c.name = *name;
+  }
+  if (const Value* v = root.Require("roles", "a list such as [\"server\"]")) {
+    ReadRoles(root, *v, c.roles);
+  }
+  if (const Value* v = root.Get("listen")) {
+    if (auto hp = ReadAddress(root, "listen", *v)) c.listen = *hp;
+  }
+  if (const Value* v = root.Get("advertise")) {
+    if (auto hp = ReadAddress(root, "advertise", *v)) c.advertise = hp->ToString();
+  }
+  if (const Value* v = root.Require("coordinator", "the coordinator's HOST:PORT")) {
+    if (auto hp = ReadAddress(root, "coordinator", *v)) c.coordinator = hp->ToString();
+  }
+  if (const Value* v = root.Get("run_root")) {
+    if (v->is_string() && v->as_string().str.starts_with('/')) {
+      c.run_root = v->as_string().str;
+    } else {
+      root.Expect(*v, "run_root", "an absolute directory path");
+    }
+  }
+  if (const Value* v = root.Get("target")) {
+    NameBook names;
+    for (const auto& [label, item] : config::TablesOf(root, *v, "target", names, issues)) {
+      config::ReadTarget(*item, label, issues, config_dir, c.catalogue.emplace_back());
+    }
+    for (const auto& def : c.catalogue) {
+      if (def.command.empty() && !def.name.empty()) {
+        issues.AddMissing(static_cast<uint32_t>(def.line), 1,
+                          "target " + config::Quote(def.name) +
+                              ": missing key \"command\" (argv, no shell)");
+      }
+    }
+  }
+}
+
+std::string WithDir(const std::string& text, const std::string& dir) {
+  std::string out = text;
+  const std::string key = "{campaign_dir}";
+  for (size_t pos = out.find(key); pos != std::string::npos; pos = out.find(key, pos)) {
+    out.replace(pos, key.size(), dir);
+    pos += dir.size();
+  }
+  return out;
+}
+
+toml::array StringArray(const std::vector<std::string>& items, const std::string& dir) {
+  toml::array out;
+  for (const auto& item : items) out.push_back(WithDir(item, dir));
+  return out;
+}
+
+}  // namespace
+
+Result<AgentConfig> ParseAgentConfigText(const std::string& text, const std::string& source_name,
+                                         const std::string& config_dir) {
+  auto doc = config::ParseToml(text, source_name);
+  if (!doc.ok()) return doc.status();
+  AgentConfig c;
+  Issues issues(source_name);
+  ReadAgent(*doc, issues, config_dir, c);
+  if (!issues.empty()) return issues.First();
+  if (c.run_root.empty()) c.run_root = "/tmp/benchlab-agent-" + c.name;
+  return c;
+}
+
+Result<AgentConfig> LoadAgentConfig(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Status::NotFound("agent configuration " + path + ": cannot open it: " +
+                            std::strerror(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::error_code ec;
+  fs::path absolute = fs::absolute(path, ec);
+  return ParseAgentConfigText(text.str(), path, absolute.lexically_normal().parent_path().string());
+}
+
+Status WriteAgentConfig(const AgentConfig& config, const std::string& path) {
+  toml::value root{
+      {"name", config.name},
+      {"roles", StringArray(config.roles, "")},
+      {"listen", config.listen.ToString()},
+      {"coordinator", config.coordinator},
+      {"run_root", config.run_root},
+  };
+  if (!config.advertise.empty()) root["advertise"] = config.advertise;
+  if (!config.catalogue.empty()) {
+    toml::array targets;
+    for (const auto& def : config.catalogue) {
+      const std::string& dir = def.campaign_dir;
+      toml::value t{
+          {"name", def.name},
+          {"command", StringArray(def.command, dir)},
+          {"port", def.port},
+          {"ready", def.ready},
+          {"ready_timeout", std::to_string(def.ready_timeout.count()) + "ms"},
+      };
+      if (!def.cpus.empty()) t["cpus"] = FormatCpuList(def.cpus);
+      if (!def.cwd.empty()) t["cwd"] = WithDir(def.cwd, dir);
+      if (!def.templates.empty()) t["templates"] = StringArray(def.templates, dir);
+      if (!def.env.empty()) {
+        toml::table env;
+        for (const auto& [name, value] : def.env) env[name] = value;
+        t["env"] = env;
+      }
+      targets.push_back(std::move(t));
+    }
+    root["target"] = std::move(targets);
+  }
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << toml::format(root);
+    if (!out) return Status::IoError("cannot write agent configuration " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return Status::IoError("cannot write agent configuration " + path + ": " +
+                           std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+}  // namespace benchlab

@@ -1,0 +1,372 @@
+#include "agent/supervisor.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/process/v2.hpp>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "common/parse.h"
+
+namespace benchlab {
+namespace bp = boost::process::v2;
+
+namespace {
+
+// Pids of children that live TargetProcess objects will reap; ReapOrphans must leave them.
+// Spawn holds the lock from fork until the pid is registered, so a child that dies at once is
+// never mistaken for an orphan.
+std::mutex& OwnedMutex() {
+  static std::mutex m;
+  return m;
+}
+std::set<pid_t>& OwnedPids() {
+  static std::set<pid_t> pids;
+  return pids;
+}
+void Disown(pid_t pid) {
+  std::lock_guard<std::mutex> lock(OwnedMutex());
+  OwnedPids().erase(pid);
+}
+
+std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+}
+
+// argv[0] without a '/' is looked up in the target's own PATH, or the agent's when the target
+// is given none (execvp's rule); with a '/', a relative path is relative to the target's cwd.
+Result<std::string> ResolveExecutable(const SpawnSpec& spec) {
+  const std::string& name = spec.argv[0];
+  if (name.find('/') != std::string::npos) {
+    std::string path = name[0] == '/' ? name : spec.cwd + "/" + name;
+    if (!IsExecutableFile(path)) {
+      return Status::NotFound("target command \"" + name + "\" is not an executable file");
+    }
+    return path;
+  }
+  std::string search;
+  if (auto it = spec.env.find("PATH"); it != spec.env.end()) {
+    search = it->second;
+  } else if (const char* agent_path = getenv("PATH")) {
+    search = agent_path;
+  }
+  size_t start = 0;
+  while (start <= search.size()) {
+    size_t colon = std::min(search.find(':', start), search.size());
+    std::string dir = search.substr(start, colon - start);
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    if (IsExecutableFile(candidate)) return candidate;
+    start = colon + 1;
+  }
+  return Status::NotFound("target command \"" + name + "\" not found in PATH");
+}
+
+// Runs in the child between fork and exec, so it only makes system calls (no allocation: the
+// agent has other threads, whose locks the child inherits held).
+struct TargetSetup {
+  const char* cwd;
+  const cpu_set_t* cpus;  // null: inherit
+
+  template <typename Launcher>
+  bp::error_code on_exec_setup(Launcher&, const bp::filesystem::path&, const char* const*&) {
+    // Its own group, so Stop() can signal the target and everything it starts at once.
+    if (setpgid(0, 0) != 0) return {errno, bp::system_category()};
+    if (chdir(cwd) != 0) return {errno, bp::system_category()};
+    if (cpus != nullptr && sched_setaffinity(0, sizeof(*cpus), cpus) != 0) {
+      return {errno, bp::system_category()};
+    }
+    // The agent's blocked or ignored signals (SIGPIPE for its sockets) would otherwise survive
+    // exec and change how the target behaves.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int sig = 1; sig < NSIG; ++sig) {
+      if (sig != SIGKILL && sig != SIGSTOP) signal(sig, SIG_DFL);
+    }
+    return {};
+  }
+};
+
+// Starts the target and gives up Boost's handle on it: from then on the pid is the caller's to
+// wait for (Boost's handle would kill it when destroyed). `forked` is the child's pid even when
+// exec failed, so the caller can reap it.
+//
+// GCC 12 flags Boost's own reset of its fd whitelist (a vector assigned {0, 1, 2}) once it is
+// inlined here; that code is correct and the warnings are known false positives.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Warray-bounds"
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#pragma GCC diagnostic ignored "-Wrestrict"
+pid_t Launch(const std::string& exe, const char** argv, const char* const* envp, int in_fd,
+             int log_fd, TargetSetup setup, bp::error_code& ec, pid_t* forked) {
+  boost::asio::io_context ctx;
+  bp::posix::default_launcher launcher;
+  launcher.env = envp;  // exactly the spec's environment: nothing inherited from the agent
+  try {
+    // A const char** argv is passed through as is, so the target sees its own argv[0].
+    auto proc = launcher(ctx.get_executor(), ec, bp::filesystem::path(exe), argv,
+                         bp::process_stdio{in_fd, log_fd, log_fd}, setup);
+    *forked = launcher.pid;
+    pid_t pid = ec ? -1 : proc.id();
+    proc.detach();
+    return pid;
+  } catch (...) {
+    *forked = launcher.pid;
+    throw;
+  }
+}
+#pragma GCC diagnostic pop
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+ExitInfo FromWaitStatus(int status) {
+  ExitInfo info;
+  info.exited = true;
+  if (WIFEXITED(status)) info.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) info.signal = WTERMSIG(status);
+  return info;
+}
+
+bool GroupAlive(pid_t pgid) { return kill(-pgid, 0) == 0 || errno == EPERM; }
+
+}  // namespace
+
+std::string ExitInfo::Describe() const {
+  if (!exited) return "still running";
+  if (signal != 0) {
+    const char* abbrev = sigabbrev_np(signal);
+    std::string name = abbrev != nullptr ? std::string("SIG") + abbrev : strsignal(signal);
+    return "killed by signal " + std::to_string(signal) + " (" + name + ")";
+  }
+  if (exit_code >= 0) return "exit status " + std::to_string(exit_code);
+  return "exited with an unknown status";
+}
+
+struct TargetProcess::Impl {
+  Impl(SysEnv& e, pid_t p, std::string log) : env(e), pid(p), log_path(std::move(log)) {}
+  SysEnv& env;
+  pid_t pid;  // also the process group id
+  std::string log_path;
+  bool reaped = false;
+  ExitInfo exit;
+
+  // Non-blocking (or blocking) reap of the leader; true once it has been reaped.
+  bool Reap(bool block) {
+    if (reaped) return true;
+    int status = 0;
+    pid_t r;
+    do {
+      r = waitpid(pid, &status, block ? 0 : WNOHANG);
+    } while (r < 0 && errno == EINTR);
+    if (r == 0) return false;
+    reaped = true;
+    // ECHILD: something else reaped it (it is gone either way); the status is lost.
+    exit = r == pid ? FromWaitStatus(status) : ExitInfo{true, -1, 0};
+    Disown(pid);
+    return true;
+  }
+};
+
+TargetProcess::TargetProcess(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+TargetProcess::~TargetProcess() {
+  if (!impl_->reaped) Stop(std::chrono::milliseconds(1000));
+}
+
+pid_t TargetProcess::pid() const { return impl_->pid; }
+
+Result<std::unique_ptr<TargetProcess>> TargetProcess::Spawn(SysEnv& env, const SpawnSpec& spec) {
+  if (spec.argv.empty() || spec.argv[0].empty()) {
+    return Status::InvalidArgument("target command is empty");
+  }
+  struct stat st;
+  if (stat(spec.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Status::NotFound("target working directory \"" + spec.cwd + "\" does not exist");
+  }
+  Result<std::string> exe = ResolveExecutable(spec);
+  if (!exe.ok()) return exe.status();
+
+  cpu_set_t cpu_set;
+  CPU_ZERO(&cpu_set);
+  std::vector<int> want_cpus = spec.cpus;
+  std::sort(want_cpus.begin(), want_cpus.end());
+  want_cpus.erase(std::unique(want_cpus.begin(), want_cpus.end()), want_cpus.end());
+  for (int cpu : want_cpus) {
+    if (cpu < 0 || cpu >= CPU_SETSIZE) {
+      return Status::InvalidArgument("CPU " + std::to_string(cpu) + " is out of range");
+    }
+    CPU_SET(cpu, &cpu_set);
+  }
+
+  Fd log(open(spec.log_path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644));
+  if (log.get() < 0) return Status::IoError(Errno("target log " + spec.log_path));
+  Fd dev_null(open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (dev_null.get() < 0) return Status::IoError(Errno("/dev/null"));
+
+  std::vector<std::string> env_strings;
+  for (const auto& [key, value] : spec.env) env_strings.push_back(key + "=" + value);
+  std::vector<const char*> envp;
+  for (const std::string& s : env_strings) envp.push_back(s.c_str());
+  envp.push_back(nullptr);
+  std::vector<const char*> argv;
+  for (const std::string& s : spec.argv) argv.push_back(s.c_str());
+  argv.push_back(nullptr);
+
+  const std::string what = "starting target \"" + spec.argv[0] + "\"";
+  pid_t pid = -1;
+  {
+    std::lock_guard<std::mutex> lock(OwnedMutex());
+    pid_t forked = -1;
+    try {
+      bp::error_code ec;
+      pid = Launch(*exe, argv.data(), envp.data(), dev_null.get(), log.get(),
+                   TargetSetup{spec.cwd.c_str(), want_cpus.empty() ? nullptr : &cpu_set}, ec,
+                   &forked);
+      if (ec) {
+        // The child got as far as fork; it wrote why it failed and exited, and is ours to reap.
+        if (forked > 0) waitpid(forked, nullptr, 0);
+        return Status::IoError(what + ": " + ec.message());
+      }
+    } catch (const std::exception& e) {
+      if (forked > 0) {
+        kill(forked, SIGKILL);
+        waitpid(forked, nullptr, 0);
+      }
+      return Status::Internal(what + ": " + e.what());
+    }
+    OwnedPids().insert(pid);
+  }
+  auto target = std::unique_ptr<TargetProcess>(
+      new TargetProcess(std::make_unique<Impl>(env, pid, spec.log_path)));
+
+  if (!want_cpus.empty()) {
+    Result<std::vector<int>> got = env.GetAffinity(pid);
+    Status bad;
+    if (!got.ok()) {
+      bad = got.status();
+    } else if (*got != want_cpus) {
+      bad = Status::FailedPrecondition("target " + std::to_string(pid) +
+                                       " should be pinned to CPUs " + FormatCpuList(want_cpus) +
+                                       " but may run on " + FormatCpuList(*got));
+    }
+    if (!bad.ok()) {
+      target->Stop(std::chrono::milliseconds(0));
+      return bad;
+    }
+  }
+  return target;
+}
+
+bool TargetProcess::Exited(ExitInfo* info) {
+  if (!impl_->Reap(false)) return false;
+  if (info != nullptr) *info = impl_->exit;
+  return true;
+}
+
+ExitInfo TargetProcess::Stop(std::chrono::milliseconds grace) {
+  Impl& t = *impl_;
+  if (!t.Reap(false)) {
+    // Errors here mean the group is already gone; the reap below tells how it ended.
+    (void)t.env.Signal(-t.pid, SIGTERM);
+    auto deadline = std::chrono::steady_clock::now() + grace;
+    while (!t.Reap(false) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!t.reaped) {
+      (void)t.env.Signal(-t.pid, SIGKILL);
+      t.Reap(true);
+    }
+  }
+  // The leader is gone, but members of its group may not be (one that ignored SIGTERM, or a
+  // whole group left behind by a leader that exited by itself): they must not outlive the window.
+  if (GroupAlive(t.pid)) (void)t.env.Signal(-t.pid, SIGKILL);
+  return t.exit;
+}
+
+std::vector<std::string> TargetProcess::LastLogLines(size_t n) const {
+  std::vector<std::string> lines;
+  if (n == 0) return lines;
+  Fd fd(open(impl_->log_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return lines;
+  off_t end = lseek(fd.get(), 0, SEEK_END);
+  if (end <= 0) return lines;
+  // Read backwards in chunks until n+1 newlines are in hand, so a huge log costs little.
+  std::string tail;
+  off_t pos = end;
+  constexpr off_t kChunk = 64 * 1024;
+  while (pos > 0 && static_cast<size_t>(std::count(tail.begin(), tail.end(), '\n')) <= n) {
+    off_t len = std::min(kChunk, pos);
+    pos -= len;
+    std::string chunk(static_cast<size_t>(len), '\0');
+    ssize_t got = pread(fd.get(), chunk.data(), chunk.size(), pos);
+    if (got < 0) return lines;
+    chunk.resize(static_cast<size_t>(got));
+    tail.insert(0, chunk);
+  }
+  if (!tail.empty() && tail.back() == '\n') tail.pop_back();
+  size_t stop = tail.size();
+  while (lines.size() < n) {
+    size_t nl = stop == 0 ? std::string::npos : tail.rfind('\n', stop - 1);
+    size_t begin = nl == std::string::npos ? 0 : nl + 1;
+    lines.push_back(tail.substr(begin, stop - begin));
+    if (nl == std::string::npos) break;
+    stop = nl;
+  }
+  // Every line returned is whole: either the file was read from its start, or more than n
+  // newlines were read.
+  std::reverse(lines.begin(), lines.end());
+  return lines;
+}
+
+Status BecomeSubreaper() {
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+    return Status::Internal(Errno("prctl(PR_SET_CHILD_SUBREAPER)"));
+  }
+  return Status::Ok();
+}
+
+void ReapOrphans() {
+  std::lock_guard<std::mutex> lock(OwnedMutex());
+  for (;;) {
+    siginfo_t info;
+    std::memset(&info, 0, sizeof(info));
+    // Peek first (WNOWAIT): the next zombie may belong to a TargetProcess, whose exit status is
+    // its owner's to collect. waitid offers no way past it, so stop there; the owner reaps soon.
+    if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+      if (errno == EINTR) continue;
+      return;  // ECHILD: no children at all
+    }
+    pid_t pid = info.si_pid;
+    if (pid == 0) return;  // children exist, none has exited
+    if (OwnedPids().count(pid) != 0) return;
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+}  // namespace benchlab

@@ -1,0 +1,57 @@
+// `benchlab agent`: the agent daemon.
+#include <cstdio>
+#include <memory>
+
+#include "agent/server/agent_config.h"
+#include "agent/supervisor.h"
+#include "cli/commands.h"
+#include "cli/signals.h"
+#include "spdlog/spdlog.h"
+
+namespace benchlab {
+namespace {
+
+struct AgentArgs {
+  std::string config;
+  int parent_pid = 0;
+};
+
+int RunAgent(const AgentArgs& args) {
+  auto config = LoadAgentConfig(args.config);
+  if (!config.ok()) {
+    std::fprintf(stderr, "%s\n", config.status().message().c_str());
+    return 2;
+  }
+  if (args.parent_pid != 0 && !ExitWithParent(args.parent_pid)) return 1;
+  BlockTerminationSignals();
+  // Targets' orphaned children are reparented to the agent, which reaps them.
+  Status subreaper = BecomeSubreaper();
+  if (!subreaper.ok()) spdlog::warn("agent: {}", subreaper.message());
+  AgentDaemon daemon(RealSysEnv(), *config);
+  auto bound = daemon.Start();
+  if (!bound.ok()) {
+    std::fprintf(stderr, "benchlab agent: %s\n", bound.status().message().c_str());
+    return 1;
+  }
+  int sig = WaitForTerminationSignal();
+  spdlog::info("agent {} stopping on signal {}", config->name, sig);
+  daemon.Shutdown();
+  return 0;
+}
+
+}  // namespace
+
+CommandRunner AddAgentCommand(CLI::App& root) {
+  auto args = std::make_shared<AgentArgs>();
+  CLI::App* cmd = root.add_subcommand(
+      "agent", "Run an agent daemon: it registers with the coordinator named in its "
+               "configuration and starts only the targets of its own catalogue.");
+  cmd->add_option("--config", args->config, "agent configuration (TOML, see docs/agent.md)")
+      ->required();
+  cmd->add_option("--parent-pid", args->parent_pid,
+                  "exit when this parent process exits (used by benchlab run)")
+      ->group("");
+  return [args] { return RunAgent(*args); };
+}
+
+}  // namespace benchlab

@@ -1,0 +1,241 @@
+#include "common/config_fields.h"
+
+#include <algorithm>
+
+#include "common/parse.h"
+
+namespace benchlab::config {
+
+bool IsName(std::string_view text) {
+  return !text.empty() && text.size() <= 64 && std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  });
+}
+
+std::optional<std::string> ReadName(Table& t, std::string_view sub, const Value& v) {
+  if (v.is_string() && IsName(v.as_string().str)) return v.as_string().str;
+  t.Expect(v, sub, "a name of lowercase letters, digits and '-' (1 to 64 characters)");
+  return std::nullopt;
+}
+
+std::optional<int> ReadInt(Table& t, std::string_view sub, const Value& v, int64_t lo, int64_t hi,
+                           std::string_view form) {
+  // toml11 saturates integers too large for 64 bits, so a huge number fails the range check too.
+  if (v.is_integer() && v.as_integer() >= lo && v.as_integer() <= hi) {
+    return static_cast<int>(v.as_integer());
+  }
+  t.Expect(v, sub, form);
+  return std::nullopt;
+}
+
+std::optional<std::chrono::nanoseconds> ReadDuration(Table& t, std::string_view sub, const Value& v,
+                                                     bool allow_zero) {
+  // A bare number is refused: "2" could be seconds or milliseconds, so the unit must be written.
+  if (v.is_string()) {
+    auto d = ParseDuration(v.as_string().str);
+    if (d.ok() && (allow_zero || d->count() > 0)) return *d;
+    if (d.ok()) {
+      t.Expect(v, sub, "a duration greater than zero such as \"2s\"");
+      return std::nullopt;
+    }
+  }
+  t.Expect(v, sub, "a duration such as \"500ms\" or \"2s\"");
+  return std::nullopt;
+}
+
+std::optional<std::vector<int>> ReadCpus(Table& t, std::string_view sub, const Value& v) {
+  if (v.is_string()) {
+    auto cpus = ParseCpuList(v.as_string().str);
+    if (cpus.ok()) return *cpus;
+  }
+  t.Expect(v, sub, "a CPU list such as \"0\", \"0-3\" or \"0,2-3\"");
+  return std::nullopt;
+}
+
+std::vector<std::pair<std::string, const Value*>> TablesOf(Table& root, const Value& v,
+                                                           std::string_view key, NameBook& names,
+                                                           Issues& issues) {
+  std::vector<std::pair<std::string, const Value*>> tables;
+  bool all_tables = v.is_array() && !v.as_array().empty() &&
+                    std::all_of(v.as_array().begin(), v.as_array().end(),
+                                [](const Value& item) { return item.is_table(); });
+  if (!all_tables) {
+    root.Expect(v, key, "one or more [[" + std::string(key) + "]] tables");
+    return tables;
+  }
+  const auto& items = v.as_array();
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::string label = std::string(key) + "[" + std::to_string(i) + "]";
+    const auto& entries = items[i].as_table();
+    auto name = entries.find("name");
+    if (name != entries.end() && name->second.is_string() && IsName(name->second.as_string().str)) {
+      const std::string& text = name->second.as_string().str;
+      auto [it, fresh] = names.first_line.emplace(text, name->second.location().line());
+      if (fresh) {
+        label = std::string(key) + " " + Quote(text);
+      } else {
+        issues.Add(name->second, label + ".name: expected a unique name, got " +
+                                     Describe(name->second) + " (already used at line " +
+                                     std::to_string(it->second) + ")");
+      }
+    }
+    tables.emplace_back(std::move(label), &items[i]);
+  }
+  return tables;
+}
+
+namespace {
+
+bool IsEnvName(std::string_view text) {
+  return !text.empty() && !std::isdigit(static_cast<unsigned char>(text[0])) &&
+         std::all_of(text.begin(), text.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+         });
+}
+
+// The agent replaces only these; any other {word} would reach the target verbatim, and is
+// almost always a typo such as {prot}.
+std::string UnknownPlaceholder(std::string_view text) {
+  constexpr std::array<std::string_view, 3> kKnown = {"{port}", "{run_dir}", "{campaign_dir}"};
+  for (size_t open = text.find('{'); open != text.npos; open = text.find('{', open + 1)) {
+    size_t end = open + 1;
+    while (end < text.size() &&
+           (std::islower(static_cast<unsigned char>(text[end])) || text[end] == '_')) {
+      ++end;
+    }
+    if (end == open + 1 || end >= text.size() || text[end] != '}') continue;
+    std::string_view word = text.substr(open, end - open + 1);
+    if (std::find(kKnown.begin(), kKnown.end(), word) == kKnown.end()) return std::string(word);
+  }
+  return "";
+}
+
+std::optional<std::string> ReadTemplated(Table& t, std::string_view sub, const Value& v,
+                                         std::string_view form) {
+  if (!v.is_string() || v.as_string().str.empty()) {
+    t.Expect(v, sub, form);
+    return std::nullopt;
+  }
+  std::string unknown = UnknownPlaceholder(v.as_string().str);
+  if (!unknown.empty()) {
+    t.Fail(v, sub,
+           "expected only the placeholders {port}, {run_dir} and {campaign_dir}, got " +
+               Quote(unknown));
+    return std::nullopt;
+  }
+  return v.as_string().str;
+}
+
+// command and templates: lists of strings that may hold placeholders.
+std::optional<std::vector<std::string>> ReadTemplatedList(Table& t, std::string_view sub,
+                                                          const Value& v, std::string_view form) {
+  if (!v.is_array() || v.as_array().empty()) {
+    t.Expect(v, sub, form);
+    return std::nullopt;
+  }
+  std::vector<std::string> out;
+  const auto& items = v.as_array();
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::string item_sub = std::string(sub) + "[" + std::to_string(i) + "]";
+    if (auto text = ReadTemplated(t, item_sub, items[i], "a non-empty string")) {
+      out.push_back(*text);
+    }
+  }
+  if (out.size() != items.size()) return std::nullopt;
+  return out;
+}
+
+std::optional<std::string> ReadPort(Table& t, const Value& v) {
+  int64_t port = 0;
+  if (v.is_integer()) port = v.as_integer();
+  if (v.is_string()) {
+    const std::string& text = v.as_string().str;
+    if (text == "auto") return text;
+    if (!text.empty() && text.size() <= 5 &&
+        std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      port = std::stoi(text);
+    }
+  }
+  if (port >= 1 && port <= 65535) return std::to_string(port);
+  t.Expect(v, "port", "\"auto\" or a port number from 1 to 65535");
+  return std::nullopt;
+}
+
+void ReadEnv(Table& t, const Value& v, std::map<std::string, std::string>& out) {
+  if (!v.is_table())
+    return t.Expect(v, "env", "a table of strings such as { NODE_ENV = \"production\" }");
+  for (const auto& [name, value] : EntriesInFileOrder(v)) {
+    std::string sub = "env." + KeyForPath(name);
+    if (!IsEnvName(name)) {
+      t.Fail(*value, "env",
+             "expected variable names of letters, digits and '_', got " + Quote(name));
+    } else if (name == "PORT") {
+      t.Fail(*value, sub, "expected no PORT: the agent sets it to the target's port");
+    } else if (auto text = ReadString(t, sub, *value)) {
+      out[name] = *text;
+    }
+  }
+}
+
+}  // namespace
+
+// The request line and headers are built from these strings, so a space or a line break in them
+// would change the request itself.
+bool IsPath(std::string_view text) {
+  return text.starts_with('/') && std::none_of(text.begin(), text.end(), [](char c) {
+           return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f;
+         });
+}
+
+std::optional<std::string> ReadPath(Table& t, std::string_view sub, const Value& v) {
+  if (v.is_string() && IsPath(v.as_string().str)) return v.as_string().str;
+  t.Expect(v, sub, "a path starting with '/', without spaces");
+  return std::nullopt;
+}
+
+std::optional<std::string> ReadString(Table& t, std::string_view sub, const Value& v) {
+  if (v.is_string()) return v.as_string().str;
+  t.Expect(v, sub, "a string");
+  return std::nullopt;
+}
+
+void ReadTarget(const Value& item, std::string label, Issues& issues,
+                const std::string& campaign_dir, TargetDef& out) {
+  Table t(item, std::move(label),
+          {"name", "command", "port", "ready", "cpus", "cwd", "env", "templates", "ready_timeout"},
+          issues);
+  out.line = static_cast<int>(t.line());
+  out.campaign_dir = campaign_dir;
+  if (const Value* v = t.Require("name", "a name such as \"nginx\"")) {
+    if (auto name = ReadName(t, "name", *v)) out.name = *name;
+  }
+  if (const Value* v = t.Get("command")) {
+    auto argv = ReadTemplatedList(t, "command", *v, "a non-empty list of strings (argv, no shell)");
+    if (argv) out.command = *argv;
+  }
+  if (const Value* v = t.Get("port")) {
+    if (auto port = ReadPort(t, *v)) out.port = *port;
+  }
+  if (const Value* v = t.Get("ready")) {
+    if (auto path = ReadPath(t, "ready", *v)) out.ready = *path;
+  }
+  if (const Value* v = t.Get("cpus")) {
+    if (auto cpus = ReadCpus(t, "cpus", *v)) out.cpus = *cpus;
+  }
+  if (const Value* v = t.Get("cwd")) {
+    if (auto cwd = ReadTemplated(t, "cwd", *v, "a non-empty directory path")) out.cwd = *cwd;
+  }
+  if (const Value* v = t.Get("env")) ReadEnv(t, *v, out.env);
+  if (const Value* v = t.Get("templates")) {
+    auto files = ReadTemplatedList(t, "templates", *v, "a non-empty list of file paths");
+    if (files) out.templates = *files;
+  }
+  if (const Value* v = t.Get("ready_timeout")) {
+    // Rounded up so that "500us" does not become a zero timeout.
+    if (auto d = ReadDuration(t, "ready_timeout", *v, /*allow_zero=*/false)) {
+      out.ready_timeout = std::chrono::ceil<std::chrono::milliseconds>(*d);
+    }
+  }
+}
+
+}  // namespace benchlab::config

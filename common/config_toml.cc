@@ -1,0 +1,248 @@
+#include "common/config_toml.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <exception>
+#include <sstream>
+#include <tuple>
+
+namespace benchlab::config {
+namespace {
+
+// Long values are cut so that an error stays one readable line.
+constexpr size_t kMaxDescribed = 60;
+
+std::string Shorten(std::string text) {
+  if (text.size() > kMaxDescribed) text = text.substr(0, kMaxDescribed - 3) + "...";
+  return text;
+}
+
+// The value's own source text, when its region lies on the line toml11 recorded.
+std::string SourceText(const Value& v) {
+  const toml::source_location loc = v.location();
+  const std::string& line = loc.line_str();
+  if (loc.column() < 1 || loc.region() < 1) return "";
+  size_t start = loc.column() - 1;
+  if (start + loc.region() > line.size()) return "";
+  return line.substr(start, loc.region());
+}
+
+std::string_view TrimLeft(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  return s;
+}
+
+std::string_view TrimRight(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '.')) s.remove_suffix(1);
+  return s;
+}
+
+// " 12 | text" -> 12; 0 for any other line.
+uint32_t NumberedLine(std::string_view line) {
+  line = TrimLeft(line);
+  uint32_t n = 0;
+  size_t i = 0;
+  while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])) && i < 9) {
+    n = n * 10 + static_cast<uint32_t>(line[i] - '0');
+    ++i;
+  }
+  if (i == 0 || line.substr(i, 2) != " |") return 0;
+  return n;
+}
+
+// "   |     ^--- comment" -> "comment"; empty for any other line.
+std::string_view MarkerComment(std::string_view line) {
+  line = TrimLeft(line);
+  if (line.empty() || line.front() != '|') return "";
+  line = TrimLeft(line.substr(1));
+  if (line.empty() || (line.front() != '^' && line.front() != '~')) return "";
+  while (!line.empty() && (line.front() == '^' || line.front() == '~' || line.front() == '-')) {
+    line.remove_prefix(1);
+  }
+  return TrimLeft(line);
+}
+
+}  // namespace
+
+std::string OneLineSyntaxError(std::string_view what, const std::string& source_name,
+                               uint32_t fallback_line) {
+  std::vector<std::string_view> lines;
+  for (size_t start = 0; start <= what.size();) {
+    size_t end = what.find('\n', start);
+    if (end == std::string_view::npos) end = what.size();
+    lines.push_back(what.substr(start, end - start));
+    start = end + 1;
+  }
+  // toml11 opens with "[error] toml::parse_xxx: message"; the function name helps no user.
+  std::string_view head = lines.empty() ? std::string_view() : lines[0];
+  if (head.starts_with("[error] ")) head.remove_prefix(8);
+  if (head.starts_with("toml::")) {
+    size_t colon = head.find(": ");
+    head = colon == std::string_view::npos ? std::string_view() : head.substr(colon + 2);
+  }
+  head = TrimRight(head);
+
+  uint32_t line_number = 0;
+  std::string_view comment;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    uint32_t n = NumberedLine(lines[i]);
+    if (n == 0) continue;
+    line_number = n;
+    comment = i + 1 < lines.size() ? TrimRight(MarkerComment(lines[i + 1])) : std::string_view();
+  }
+  if (line_number == 0) line_number = fallback_line;
+
+  std::string message(head);
+  if (!comment.empty() && comment != "here") {
+    message = message.empty() ? std::string(comment) : message + " (" + std::string(comment) + ")";
+  }
+  if (message.empty()) message = "not valid TOML";
+  return source_name + ":" + std::to_string(line_number) + ": syntax error: " + message;
+}
+
+Result<Value> ParseToml(const std::string& text, const std::string& source_name) {
+  std::istringstream in(text);
+  // toml11 reports problems by throwing; they stop here and become values.
+  try {
+    return toml::parse(in, source_name);
+  } catch (const toml::exception& e) {
+    return Status::InvalidArgument(OneLineSyntaxError(e.what(), source_name, e.location().line()));
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(OneLineSyntaxError(e.what(), source_name, 1));
+  }
+}
+
+std::string Quote(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned char>(c));
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string KeyForPath(std::string_view key) {
+  bool bare = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+  return bare ? std::string(key) : Quote(key);
+}
+
+std::string Describe(const Value& v) {
+  std::string source = SourceText(v);
+  if (v.is_table()) return source.starts_with("{") ? Shorten(source) : "a table";
+  if (v.is_array()) {
+    const auto& items = v.as_array();
+    bool all_tables = !items.empty() && std::all_of(items.begin(), items.end(),
+                                                    [](const Value& e) { return e.is_table(); });
+    if (all_tables && source.starts_with("[[")) return "an array of tables";
+    if (source.starts_with("[")) return Shorten(source);
+    // An array over several lines: rebuilt from its items, each as written.
+    std::string out = "[";
+    for (const auto& item : items) out += (out.size() > 1 ? ", " : "") + Describe(item);
+    return Shorten(out + "]");
+  }
+  if (!source.empty()) return Shorten(source);
+  if (v.is_string()) return Shorten(Quote(v.as_string().str));
+  return Shorten(toml::format(v));
+}
+
+void Issues::Add(const Value& at, std::string text) {
+  const toml::source_location loc = at.location();
+  issues_.push_back({false, loc.line(), loc.column(), std::move(text)});
+}
+
+void Issues::AddMissing(uint32_t line, uint32_t column, std::string text) {
+  issues_.push_back({true, line, column, std::move(text)});
+}
+
+Status Issues::First() const {
+  if (issues_.empty()) return Status::Ok();
+  auto first = std::min_element(issues_.begin(), issues_.end(), [](const Issue& a, const Issue& b) {
+    return std::tie(a.missing, a.line, a.column) < std::tie(b.missing, b.line, b.column);
+  });
+  return Status::InvalidArgument(source_name_ + ":" + std::to_string(first->line) + ": " +
+                                 first->text);
+}
+
+std::vector<std::pair<std::string, const Value*>> EntriesInFileOrder(const Value& table) {
+  std::vector<std::pair<std::string, const Value*>> entries;
+  for (const auto& [key, value] : table.as_table()) entries.emplace_back(key, &value);
+  auto position = [](const Value* v) {
+    const toml::source_location loc = v->location();
+    return std::make_pair(loc.line(), loc.column());
+  };
+  std::sort(entries.begin(), entries.end(), [&](const auto& a, const auto& b) {
+    return std::make_pair(position(a.second), a.first) <
+           std::make_pair(position(b.second), b.first);
+  });
+  return entries;
+}
+
+Table::Table(const Value& table, std::string label, std::initializer_list<std::string_view> known,
+             Issues& issues)
+    : table_(table), label_(std::move(label)), issues_(issues) {
+  std::string known_list;
+  for (std::string_view k : known) known_list += (known_list.empty() ? "" : ", ") + std::string(k);
+  for (const auto& [key, value] : EntriesInFileOrder(table_)) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    issues_.Add(*value, Path(KeyForPath(key)) + ": unknown key (known: " + known_list + ")");
+  }
+}
+
+const Value* Table::Get(std::string_view key) const {
+  const auto& entries = table_.as_table();
+  auto it = entries.find(std::string(key));
+  return it == entries.end() ? nullptr : &it->second;
+}
+
+const Value* Table::Require(std::string_view key, std::string_view example) {
+  const Value* v = Get(key);
+  if (v == nullptr) {
+    const toml::source_location loc = table_.location();
+    issues_.AddMissing(loc.line(), loc.column(),
+                       (label_.empty() ? "" : label_ + ": ") + "missing key " + Quote(key) + " (" +
+                           std::string(example) + ")");
+  }
+  return v;
+}
+
+std::string Table::Path(std::string_view sub) const {
+  return label_.empty() ? std::string(sub) : label_ + "." + std::string(sub);
+}
+
+void Table::Expect(const Value& v, std::string_view sub, std::string_view form) {
+  issues_.Add(v, Path(sub) + ": expected " + std::string(form) + ", got " + Describe(v));
+}
+
+void Table::Fail(const Value& at, std::string_view sub, std::string_view text) {
+  issues_.Add(at, Path(sub) + ": " + std::string(text));
+}
+
+uint32_t Table::line() const { return table_.location().line(); }
+
+}  // namespace benchlab::config

@@ -1,0 +1,195 @@
+// benchlab's schema, migration by migration. docs/store.md documents every column; change both
+// together. Released migrations are never edited: a new column or table is a new migration.
+#include "coordinator/schema.h"
+
+#include <sqlite3.h>
+
+#include <array>
+
+namespace benchlab::schema {
+namespace {
+
+// Version 1: campaigns with their targets and scenarios, windows (one row per attempt) and the
+// per-interval samples of each window. Text columns that hold JSON are checked to be JSON of the
+// right shape so users' json_each() queries never meet a malformed row.
+constexpr const char* kV1 = R"sql(
+CREATE TABLE campaigns (
+  id            INTEGER PRIMARY KEY,
+  name          TEXT NOT NULL UNIQUE,
+  state         TEXT NOT NULL
+                CHECK (state IN ('queued', 'running', 'done', 'failed', 'cancelled')),
+  baseline      TEXT,
+  spec_toml     TEXT NOT NULL,
+  source        TEXT NOT NULL,
+  created_at    TEXT NOT NULL,
+  finished_at   TEXT,
+  total_windows INTEGER NOT NULL DEFAULT 0,
+  error         TEXT
+);
+
+CREATE TABLE targets (
+  id           INTEGER PRIMARY KEY,
+  campaign_id  INTEGER NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE,
+  name         TEXT NOT NULL,
+  command_json TEXT NOT NULL CHECK (json_valid(command_json)),
+  cpus         TEXT NOT NULL,
+  UNIQUE (campaign_id, name)
+);
+
+CREATE TABLE scenarios (
+  id            INTEGER PRIMARY KEY,
+  campaign_id   INTEGER NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE,
+  name          TEXT NOT NULL,
+  kind          TEXT NOT NULL CHECK (kind IN ('scenario', 'negative')),
+  method        TEXT NOT NULL,
+  path          TEXT NOT NULL,
+  expect_status INTEGER NOT NULL,
+  expect_body   TEXT,
+  UNIQUE (campaign_id, name)
+);
+
+CREATE TABLE windows (
+  id                 INTEGER PRIMARY KEY,
+  campaign_id        INTEGER NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE,
+  campaign           TEXT NOT NULL,
+  target             TEXT NOT NULL,
+  scenario           TEXT NOT NULL,
+  connections        INTEGER NOT NULL,
+  round              INTEGER NOT NULL,
+  position           INTEGER NOT NULL,
+  attempt            INTEGER NOT NULL CHECK (attempt >= 1),
+  verdict            TEXT NOT NULL CHECK (verdict IN ('valid', 'invalid', 'failed', 'skipped')),
+  reasons            TEXT NOT NULL DEFAULT '[]' CHECK (
+                       CASE WHEN json_valid(reasons) THEN json_type(reasons) = 'array' ELSE 0 END),
+  started_at         TEXT NOT NULL,
+  ended_at           TEXT NOT NULL,
+  server_agent       TEXT NOT NULL,
+  load_agent         TEXT NOT NULL,
+  requests           INTEGER NOT NULL,
+  duration_s         REAL NOT NULL,
+  rps                REAL NOT NULL,
+  p50_us             INTEGER NOT NULL,
+  p90_us             INTEGER NOT NULL,
+  p99_us             INTEGER NOT NULL,
+  p999_us            INTEGER NOT NULL,
+  max_us             INTEGER NOT NULL,
+  mean_us            REAL NOT NULL,
+  errors             INTEGER NOT NULL,
+  errors_connect     INTEGER NOT NULL,
+  errors_read        INTEGER NOT NULL,
+  errors_write       INTEGER NOT NULL,
+  errors_timeout     INTEGER NOT NULL,
+  errors_parse       INTEGER NOT NULL,
+  errors_status      INTEGER NOT NULL,
+  status_counts      TEXT NOT NULL DEFAULT '{}' CHECK (
+                       CASE WHEN json_valid(status_counts)
+                       THEN json_type(status_counts) = 'object' ELSE 0 END),
+  server_cpu_s       REAL NOT NULL,
+  cpu_us_per_request REAL NOT NULL,
+  rss_peak_kb        INTEGER NOT NULL,
+  rss_mean_kb        INTEGER NOT NULL,
+  startup_ms         REAL NOT NULL,
+  first_request_ms   REAL NOT NULL,
+  idle_rss_kb        INTEGER NOT NULL,
+  load_cpu_s         REAL NOT NULL,
+  align_error_ms     REAL NOT NULL,
+  histogram          TEXT NOT NULL,
+  UNIQUE (campaign_id, target, scenario, connections, round, attempt)
+);
+CREATE INDEX windows_by_campaign ON windows (campaign_id, id);
+
+CREATE TABLE samples (
+  window_id INTEGER NOT NULL REFERENCES windows (id) ON DELETE CASCADE,
+  source    TEXT NOT NULL CHECK (source IN ('server', 'load')),
+  t_s       REAL NOT NULL,
+  cpu_pct   REAL NOT NULL,
+  rss_kb    INTEGER NOT NULL,
+  requests  INTEGER NOT NULL
+);
+CREATE INDEX samples_by_window ON samples (window_id);
+)sql";
+
+constexpr std::array<Migration, 1> kMigrations = {{
+    {1, "campaigns, targets, scenarios, windows and samples", kV1},
+}};
+
+std::string Errmsg(sqlite3* db) { return sqlite3_errmsg(db); }
+
+Status TooNew(const std::string& path, int version, int newest) {
+  return Status::FailedPrecondition(path + ": database schema version " + std::to_string(version) +
+                                    " is newer than this benchlab (knows " +
+                                    std::to_string(newest) + "); upgrade benchlab");
+}
+
+// Runs SQL that needs no parameters (transaction control, the migrations' own text).
+Status Exec(sqlite3* db, const std::string& path, const std::string& sql, const std::string& what) {
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  if (rc == SQLITE_OK) return Status::Ok();
+  std::string message = path + ": " + what + ": " + (err != nullptr ? err : Errmsg(db));
+  sqlite3_free(err);
+  // Another process holding the write lock past the busy timeout is worth retrying later.
+  const int primary = rc & 0xff;
+  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) {
+    return Status::Unavailable(std::move(message));
+  }
+  return Status::Internal(std::move(message));
+}
+
+// Applies one migration unless another connection already did while this one waited for the
+// write lock, which is why the version is read again inside the transaction.
+Status ApplyOne(sqlite3* db, const std::string& path, const Migration& m, int newest) {
+  const std::string what = "migration " + std::to_string(m.version) + " (" + m.description + ")";
+  BENCHLAB_RETURN_IF_ERROR(Exec(db, path, "BEGIN IMMEDIATE", "begin " + what));
+  Result<int> version = UserVersion(db, path);
+  Status st = version.status();
+  if (st.ok() && *version > newest) {
+    st = TooNew(path, *version, newest);
+  } else if (st.ok() && *version < m.version) {
+    st = Exec(db, path, m.sql, what);
+    // PRAGMA takes no bound parameters; the value is our own integer, not user input.
+    if (st.ok()) {
+      st = Exec(db, path, "PRAGMA user_version = " + std::to_string(m.version),
+                "set user_version after " + what);
+    }
+  }
+  if (st.ok()) st = Exec(db, path, "COMMIT", "commit " + what);
+  if (!st.ok()) (void)Exec(db, path, "ROLLBACK", "roll back " + what);
+  return st;
+}
+
+}  // namespace
+
+std::span<const Migration> Migrations() { return kMigrations; }
+
+int LatestVersion() { return kMigrations.back().version; }
+
+Result<int> UserVersion(sqlite3* db, const std::string& path) {
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &stmt, nullptr) != SQLITE_OK) {
+    return Status::Internal(path + ": read schema version: " + Errmsg(db));
+  }
+  int rc = sqlite3_step(stmt);
+  int version = rc == SQLITE_ROW ? sqlite3_column_int(stmt, 0) : 0;
+  std::string err = rc == SQLITE_ROW ? "" : Errmsg(db);
+  sqlite3_finalize(stmt);
+  if (rc != SQLITE_ROW) {
+    // A file that is not a database surfaces here, on the first read.
+    return Status::FailedPrecondition(path + ": read schema version: " + err);
+  }
+  return version;
+}
+
+Status Migrate(sqlite3* db, const std::string& path, std::span<const Migration> migrations) {
+  const int newest = migrations.empty() ? 0 : migrations.back().version;
+  Result<int> version = UserVersion(db, path);
+  if (!version.ok()) return version.status();
+  if (*version > newest) return TooNew(path, *version, newest);
+  for (const Migration& m : migrations) {
+    if (m.version <= *version) continue;
+    BENCHLAB_RETURN_IF_ERROR(ApplyOne(db, path, m, newest));
+  }
+  return Status::Ok();
+}
+
+}  // namespace benchlab::schema

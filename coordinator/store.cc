@@ -1,0 +1,510 @@
+// The store's SQL. Every value reaches SQLite as a bound parameter; the only SQL text built at
+// run time is column lists from kWindowColumns and the WHERE clause shape of ListWindows.
+#include "coordinator/store.h"
+
+#include <sqlite3.h>
+
+#include <iterator>
+#include <utility>
+#include <variant>
+
+#include "coordinator/schema.h"
+
+namespace benchlab {
+namespace {
+
+// A prepared statement that finalizes itself. Bind errors are remembered and reported by the
+// next Step(), so callers check one return code per row instead of one per value.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : rc_(sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr)) {}
+  ~Stmt() { sqlite3_finalize(stmt_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  // SQLITE_OK once prepared; the preparation error otherwise.
+  int prepare_rc() const { return rc_; }
+
+  void Bind(int i, int64_t v) {
+    Try([&] { return sqlite3_bind_int64(stmt_, i, v); });
+  }
+  void Bind(int i, int v) { Bind(i, static_cast<int64_t>(v)); }
+  // Counters stay far below 2^63, so SQLite's signed INTEGER holds them unchanged.
+  void Bind(int i, uint64_t v) { Bind(i, static_cast<int64_t>(v)); }
+  void Bind(int i, double v) {
+    Try([&] { return sqlite3_bind_double(stmt_, i, v); });
+  }
+  void Bind(int i, const std::string& v) {
+    Try([&] {
+      return sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    });
+  }
+
+  // SQLITE_ROW, SQLITE_DONE or an (extended) error code.
+  int Step() { return rc_ != SQLITE_OK ? rc_ : sqlite3_step(stmt_); }
+  // Makes the statement ready for another row's bindings.
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+
+  int64_t Int64(int col) { return sqlite3_column_int64(stmt_, col); }
+  double Double(int col) { return sqlite3_column_double(stmt_, col); }
+  // NULL reads as "", matching the rows' "empty means absent".
+  std::string Text(int col) {
+    const unsigned char* text = sqlite3_column_text(stmt_, col);
+    return text == nullptr
+               ? std::string()
+               : std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt_, col));
+  }
+  void Read(int col, int64_t& v) { v = Int64(col); }
+  void Read(int col, int& v) { v = static_cast<int>(Int64(col)); }
+  void Read(int col, uint64_t& v) { v = static_cast<uint64_t>(Int64(col)); }
+  void Read(int col, double& v) { v = Double(col); }
+  void Read(int col, std::string& v) { v = Text(col); }
+
+ private:
+  // Runs a bind call unless an earlier step already failed (or the statement never compiled).
+  template <typename F>
+  void Try(F bind) {
+    if (rc_ == SQLITE_OK) rc_ = bind();
+  }
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_;
+};
+
+// Turns a failed SQLite call into a Status naming the database and the operation.
+Status SqlError(sqlite3* db, int rc, const std::string& path, const std::string& what) {
+  std::string message = path + ": " + what + ": " + sqlite3_errmsg(db);
+  switch (rc & 0xff) {
+    case SQLITE_CONSTRAINT:
+      if (rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY) {
+        return Status::AlreadyExists(std::move(message));
+      }
+      return Status::InvalidArgument(std::move(message));
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return Status::Unavailable(std::move(message));
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_CANTOPEN:
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+      return Status::IoError(std::move(message));
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return Status::FailedPrecondition(std::move(message));
+    default:
+      return Status::Internal(std::move(message));
+  }
+}
+
+// Runs a statement that returns no rows.
+Status Run(sqlite3* db, Stmt& stmt, const std::string& path, const std::string& what) {
+  int rc = stmt.Step();
+  if (rc == SQLITE_DONE || rc == SQLITE_ROW) return Status::Ok();
+  return SqlError(db, rc, path, what);
+}
+
+// Steps through a query's rows, reading each with read(stmt).
+template <typename T, typename ReadRow>
+Result<std::vector<T>> Collect(sqlite3* db, Stmt& stmt, const std::string& path,
+                               const std::string& what, ReadRow read) {
+  std::vector<T> rows;
+  int rc;
+  while ((rc = stmt.Step()) == SQLITE_ROW) rows.push_back(read(stmt));
+  if (rc != SQLITE_DONE) return SqlError(db, rc, path, what);
+  return rows;
+}
+
+// BEGIN IMMEDIATE takes the write lock up front, so a transaction never fails half-way for lack
+// of it; whatever has not been committed is rolled back when the object goes away.
+class Transaction {
+ public:
+  Transaction(sqlite3* db, const std::string& path) : db_(db), path_(path) {}
+  ~Transaction() {
+    if (open_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+  Status Begin(const std::string& what) {
+    Stmt begin(db_, "BEGIN IMMEDIATE");
+    BENCHLAB_RETURN_IF_ERROR(Run(db_, begin, path_, "begin " + what));
+    open_ = true;
+    return Status::Ok();
+  }
+  Status Commit(const std::string& what) {
+    Stmt commit(db_, "COMMIT");
+    BENCHLAB_RETURN_IF_ERROR(Run(db_, commit, path_, "commit " + what));
+    open_ = false;
+    return Status::Ok();
+  }
+
+ private:
+  sqlite3* const db_;
+  const std::string& path_;
+  bool open_ = false;
+};
+
+std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
+
+// Every WindowRow field stored as a column of the same name, in table order. Insert and select
+// are both generated from this list, so a field cannot be written and then not read back.
+using WindowField = std::variant<std::string WindowRow::*, int WindowRow::*, uint64_t WindowRow::*,
+                                 double WindowRow::*>;
+struct WindowColumn {
+  const char* name;
+  WindowField field;
+};
+// Packed by hand: one column per line would run the list to 40 lines.
+// clang-format off
+const WindowColumn kWindowColumns[] = {
+    {"target", &WindowRow::target}, {"scenario", &WindowRow::scenario},
+    {"connections", &WindowRow::connections}, {"round", &WindowRow::round},
+    {"position", &WindowRow::position}, {"attempt", &WindowRow::attempt},
+    {"verdict", &WindowRow::verdict}, {"reasons", &WindowRow::reasons},
+    {"started_at", &WindowRow::started_at}, {"ended_at", &WindowRow::ended_at},
+    {"server_agent", &WindowRow::server_agent}, {"load_agent", &WindowRow::load_agent},
+    {"requests", &WindowRow::requests}, {"duration_s", &WindowRow::duration_s},
+    {"rps", &WindowRow::rps}, {"p50_us", &WindowRow::p50_us}, {"p90_us", &WindowRow::p90_us},
+    {"p99_us", &WindowRow::p99_us}, {"p999_us", &WindowRow::p999_us},
+    {"max_us", &WindowRow::max_us}, {"mean_us", &WindowRow::mean_us},
+    {"errors", &WindowRow::errors}, {"errors_connect", &WindowRow::errors_connect},
+    {"errors_read", &WindowRow::errors_read}, {"errors_write", &WindowRow::errors_write},
+    {"errors_timeout", &WindowRow::errors_timeout}, {"errors_parse", &WindowRow::errors_parse},
+    {"errors_status", &WindowRow::errors_status}, {"status_counts", &WindowRow::status_counts},
+    {"server_cpu_s", &WindowRow::server_cpu_s},
+    {"cpu_us_per_request", &WindowRow::cpu_us_per_request},
+    {"rss_peak_kb", &WindowRow::rss_peak_kb}, {"rss_mean_kb", &WindowRow::rss_mean_kb},
+    {"startup_ms", &WindowRow::startup_ms}, {"first_request_ms", &WindowRow::first_request_ms},
+    {"idle_rss_kb", &WindowRow::idle_rss_kb}, {"load_cpu_s", &WindowRow::load_cpu_s},
+    {"align_error_ms", &WindowRow::align_error_ms}, {"histogram", &WindowRow::histogram},
+};
+// clang-format on
+
+// "target, scenario, ..." for the columns above.
+std::string WindowColumnList() {
+  std::string list;
+  for (const WindowColumn& c : kWindowColumns) {
+    list += std::string(list.empty() ? "" : ", ") + c.name;
+  }
+  return list;
+}
+
+const std::string& InsertWindowSql() {
+  static const std::string sql = [] {
+    std::string values = "?1, ?2";
+    int n = 3;
+    for (size_t i = 0; i < std::size(kWindowColumns); ++i) values += ", ?" + std::to_string(n++);
+    return "INSERT INTO windows (campaign_id, campaign, " + WindowColumnList() + ") VALUES (" +
+           values + ")";
+  }();
+  return sql;
+}
+
+const char* const kCampaignColumns =
+    "id, name, state, baseline, spec_toml, source, created_at, finished_at, total_windows, error";
+
+CampaignRow ReadCampaign(Stmt& s) {
+  CampaignRow c;
+  c.id = s.Int64(0);
+  c.name = s.Text(1);
+  c.state = s.Text(2);
+  c.baseline = s.Text(3);
+  c.spec_toml = s.Text(4);
+  c.source = s.Text(5);
+  c.created_at = s.Text(6);
+  c.finished_at = s.Text(7);
+  c.total_windows = static_cast<int>(s.Int64(8));
+  c.error = s.Text(9);
+  return c;
+}
+
+// The store's connection settings. Migrate checks the version before anything is written, so
+// a newer database is refused untouched.
+Status Configure(sqlite3* db, const std::string& path) {
+  sqlite3_extended_result_codes(db, 1);
+  // Another process (the coordinator, `benchlab windows --db`) may hold the write lock briefly.
+  sqlite3_busy_timeout(db, 5000);
+  BENCHLAB_RETURN_IF_ERROR(schema::Migrate(db, path, schema::Migrations()));
+
+  // WAL lets readers work beside the writer; NORMAL durability is safe with WAL (a power cut can
+  // lose the last commits, never corrupt); foreign keys are off in SQLite unless asked for.
+  Stmt wal(db, "PRAGMA journal_mode = WAL");
+  if (int rc = wal.Step(); rc != SQLITE_ROW) return SqlError(db, rc, path, "set WAL journal mode");
+  const std::string mode = wal.Text(0);
+  if (mode != "wal" && mode != "memory") {
+    return Status::FailedPrecondition(path + ": cannot use WAL journal mode (got " + mode +
+                                      "); the store needs WAL so readers never block writers");
+  }
+  for (const char* pragma : {"PRAGMA foreign_keys = ON", "PRAGMA synchronous = NORMAL"}) {
+    Stmt stmt(db, pragma);
+    BENCHLAB_RETURN_IF_ERROR(Run(db, stmt, path, pragma));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Store::Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+
+Store::~Store() { sqlite3_close_v2(db_); }
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
+  if (path.empty()) return Status::InvalidArgument("open store: the database path is empty");
+  sqlite3* db = nullptr;
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  // The Store owns the handle from here, even a failed one, so it is always closed.
+  std::unique_ptr<Store> store(new Store(db, path));
+  if (rc != SQLITE_OK) {
+    if (db == nullptr) return Status::Internal(path + ": open database: out of memory");
+    return SqlError(db, rc, path, "open database");
+  }
+  BENCHLAB_RETURN_IF_ERROR(Configure(db, path));
+  return store;
+}
+
+int Store::SchemaVersion() {
+  std::lock_guard lock(mu_);
+  Result<int> version = schema::UserVersion(db_, path_);
+  return version.ok() ? *version : -1;
+}
+
+Result<int64_t> Store::CreateCampaign(const CampaignRow& campaign,
+                                      const std::vector<TargetRow>& targets,
+                                      const std::vector<ScenarioRow>& scenarios) {
+  std::lock_guard lock(mu_);
+  const std::string what = "create campaign " + Quoted(campaign.name);
+  Transaction tx(db_, path_);
+  BENCHLAB_RETURN_IF_ERROR(tx.Begin(what));
+
+  Stmt insert(db_,
+              "INSERT INTO campaigns (name, state, baseline, spec_toml, source, created_at, "
+              "finished_at, total_windows, error) VALUES (?1, COALESCE(NULLIF(?2, ''), 'queued'), "
+              "NULLIF(?3, ''), ?4, ?5, COALESCE(NULLIF(?6, ''), "
+              "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')), NULLIF(?7, ''), ?8, NULLIF(?9, ''))");
+  insert.Bind(1, campaign.name);
+  insert.Bind(2, campaign.state);
+  insert.Bind(3, campaign.baseline);
+  insert.Bind(4, campaign.spec_toml);
+  insert.Bind(5, campaign.source);
+  insert.Bind(6, campaign.created_at);
+  insert.Bind(7, campaign.finished_at);
+  insert.Bind(8, campaign.total_windows);
+  insert.Bind(9, campaign.error);
+  if (int rc = insert.Step(); rc != SQLITE_DONE) {
+    if (rc == SQLITE_CONSTRAINT_UNIQUE) {
+      return Status::AlreadyExists("campaign " + Quoted(campaign.name) + " already exists in " +
+                                   path_ + "; choose another name");
+    }
+    return SqlError(db_, rc, path_, what);
+  }
+  const int64_t id = sqlite3_last_insert_rowid(db_);
+
+  Stmt target(db_,
+              "INSERT INTO targets (campaign_id, name, command_json, cpus) "
+              "VALUES (?1, ?2, COALESCE(NULLIF(?3, ''), '[]'), ?4)");
+  for (const TargetRow& t : targets) {
+    target.Reset();
+    target.Bind(1, id);
+    target.Bind(2, t.name);
+    target.Bind(3, t.command_json);
+    target.Bind(4, t.cpus);
+    BENCHLAB_RETURN_IF_ERROR(Run(db_, target, path_, what + ": target " + Quoted(t.name)));
+  }
+  Stmt scenario(db_,
+                "INSERT INTO scenarios (campaign_id, name, kind, method, path, expect_status, "
+                "expect_body) VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULLIF(?7, ''))");
+  for (const ScenarioRow& s : scenarios) {
+    scenario.Reset();
+    scenario.Bind(1, id);
+    scenario.Bind(2, s.name);
+    scenario.Bind(3, s.kind);
+    scenario.Bind(4, s.method);
+    scenario.Bind(5, s.path);
+    scenario.Bind(6, s.expect_status);
+    scenario.Bind(7, s.expect_body);
+    BENCHLAB_RETURN_IF_ERROR(Run(db_, scenario, path_, what + ": scenario " + Quoted(s.name)));
+  }
+  BENCHLAB_RETURN_IF_ERROR(tx.Commit(what));
+  return id;
+}
+
+Status Store::SetCampaignState(int64_t campaign_id, const std::string& state,
+                               const std::string& error) {
+  std::lock_guard lock(mu_);
+  const std::string what =
+      "set state of campaign " + std::to_string(campaign_id) + " to " + Quoted(state);
+  Stmt update(db_,
+              "UPDATE campaigns SET state = ?2, error = NULLIF(?3, ''), finished_at = "
+              "CASE WHEN ?2 IN ('done', 'failed', 'cancelled') "
+              "THEN strftime('%Y-%m-%dT%H:%M:%SZ', 'now') ELSE NULL END WHERE id = ?1");
+  update.Bind(1, campaign_id);
+  update.Bind(2, state);
+  update.Bind(3, error);
+  BENCHLAB_RETURN_IF_ERROR(Run(db_, update, path_, what));
+  if (sqlite3_changes(db_) == 0)
+    return Status::NotFound(path_ + ": " + what + ": no such campaign");
+  return Status::Ok();
+}
+
+Result<std::vector<CampaignRow>> Store::ListCampaigns() {
+  std::lock_guard lock(mu_);
+  Stmt select(db_,
+              (std::string("SELECT ") + kCampaignColumns + " FROM campaigns ORDER BY id").c_str());
+  return Collect<CampaignRow>(db_, select, path_, "list campaigns", ReadCampaign);
+}
+
+Result<std::optional<CampaignRow>> Store::FindCampaign(const std::string& name) {
+  std::lock_guard lock(mu_);
+  Stmt select(
+      db_, (std::string("SELECT ") + kCampaignColumns + " FROM campaigns WHERE name = ?1").c_str());
+  select.Bind(1, name);
+  auto rows =
+      Collect<CampaignRow>(db_, select, path_, "find campaign " + Quoted(name), ReadCampaign);
+  if (!rows.ok()) return rows.status();
+  return rows->empty() ? std::nullopt : std::optional<CampaignRow>(std::move(rows->front()));
+}
+
+Result<std::optional<CampaignRow>> Store::FindCampaignById(int64_t id) {
+  std::lock_guard lock(mu_);
+  Stmt select(
+      db_, (std::string("SELECT ") + kCampaignColumns + " FROM campaigns WHERE id = ?1").c_str());
+  select.Bind(1, id);
+  auto rows =
+      Collect<CampaignRow>(db_, select, path_, "find campaign " + std::to_string(id), ReadCampaign);
+  if (!rows.ok()) return rows.status();
+  return rows->empty() ? std::nullopt : std::optional<CampaignRow>(std::move(rows->front()));
+}
+
+Result<std::vector<TargetRow>> Store::ListTargets(int64_t campaign_id) {
+  std::lock_guard lock(mu_);
+  Stmt select(db_,
+              "SELECT name, command_json, cpus FROM targets WHERE campaign_id = ?1 ORDER BY id");
+  select.Bind(1, campaign_id);
+  return Collect<TargetRow>(db_, select, path_,
+                            "list targets of campaign " + std::to_string(campaign_id), [](Stmt& s) {
+                              return TargetRow{s.Text(0), s.Text(1), s.Text(2)};
+                            });
+}
+
+Result<std::vector<ScenarioRow>> Store::ListScenarios(int64_t campaign_id) {
+  std::lock_guard lock(mu_);
+  Stmt select(db_,
+              "SELECT name, kind, method, path, expect_status, expect_body FROM scenarios "
+              "WHERE campaign_id = ?1 ORDER BY id");
+  select.Bind(1, campaign_id);
+  return Collect<ScenarioRow>(
+      db_, select, path_, "list scenarios of campaign " + std::to_string(campaign_id), [](Stmt& s) {
+        return ScenarioRow{s.Text(0), s.Text(1), s.Text(2), s.Text(3), static_cast<int>(s.Int64(4)),
+                           s.Text(5)};
+      });
+}
+
+Result<int64_t> Store::InsertWindow(const WindowRow& window,
+                                    const std::vector<SampleRow>& samples) {
+  std::lock_guard lock(mu_);
+  const std::string what =
+      "insert window (campaign " +
+      (window.campaign_id != 0 ? std::to_string(window.campaign_id) : Quoted(window.campaign)) +
+      ", target " + Quoted(window.target) + ", scenario " + Quoted(window.scenario) +
+      ", connections " + std::to_string(window.connections) + ", round " +
+      std::to_string(window.round) + ", attempt " + std::to_string(window.attempt) + ")";
+  Transaction tx(db_, path_);
+  BENCHLAB_RETURN_IF_ERROR(tx.Begin(what));
+
+  // The stored campaign name comes from the campaigns table, so the two columns never disagree.
+  Stmt find(db_, window.campaign_id != 0 ? "SELECT id, name FROM campaigns WHERE id = ?1"
+                                         : "SELECT id, name FROM campaigns WHERE name = ?1");
+  if (window.campaign_id != 0) {
+    find.Bind(1, window.campaign_id);
+  } else {
+    find.Bind(1, window.campaign);
+  }
+  const int found = find.Step();
+  if (found == SQLITE_DONE) return Status::NotFound(path_ + ": " + what + ": no such campaign");
+  if (found != SQLITE_ROW) return SqlError(db_, found, path_, what);
+  const int64_t campaign_id = find.Int64(0);
+  const std::string campaign = find.Text(1);
+  if (!window.campaign.empty() && window.campaign != campaign) {
+    return Status::InvalidArgument(path_ + ": " + what + ": campaign " +
+                                   std::to_string(campaign_id) + " is named " + Quoted(campaign) +
+                                   ", not " + Quoted(window.campaign));
+  }
+
+  // Empty JSON fields mean "nothing to report"; the schema wants them as JSON all the same.
+  WindowRow row = window;
+  if (row.reasons.empty()) row.reasons = "[]";
+  if (row.status_counts.empty()) row.status_counts = "{}";
+  Stmt insert(db_, InsertWindowSql().c_str());
+  insert.Bind(1, campaign_id);
+  insert.Bind(2, campaign);
+  int param = 3;
+  for (const WindowColumn& c : kWindowColumns) {
+    std::visit([&](auto member) { insert.Bind(param, row.*member); }, c.field);
+    ++param;
+  }
+  BENCHLAB_RETURN_IF_ERROR(Run(db_, insert, path_, what));
+  const int64_t id = sqlite3_last_insert_rowid(db_);
+
+  Stmt sample(db_,
+              "INSERT INTO samples (window_id, source, t_s, cpu_pct, rss_kb, requests) "
+              "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const SampleRow& s = samples[i];
+    sample.Reset();
+    sample.Bind(1, id);
+    sample.Bind(2, s.source);
+    sample.Bind(3, s.t_s);
+    sample.Bind(4, s.cpu_pct);
+    sample.Bind(5, s.rss_kb);
+    sample.Bind(6, s.requests);
+    BENCHLAB_RETURN_IF_ERROR(Run(db_, sample, path_, what + ": sample " + std::to_string(i)));
+  }
+  BENCHLAB_RETURN_IF_ERROR(tx.Commit(what));
+  return id;
+}
+
+Result<std::vector<WindowRow>> Store::ListWindows(const WindowFilter& filter) {
+  std::lock_guard lock(mu_);
+  // The campaign is matched through its id so the (campaign_id, id) index serves the query.
+  std::string sql =
+      "SELECT id, campaign_id, campaign, " + WindowColumnList() + " FROM windows WHERE id > ?1";
+  if (filter.campaign) sql += " AND campaign_id = (SELECT id FROM campaigns WHERE name = ?3)";
+  sql += " ORDER BY id LIMIT ?2";
+  Stmt select(db_, sql.c_str());
+  select.Bind(1, filter.after_id);
+  select.Bind(2, filter.limit > 0 ? filter.limit : -1);  // a negative LIMIT means none
+  if (filter.campaign) select.Bind(3, *filter.campaign);
+
+  return Collect<WindowRow>(db_, select, path_, "list windows", [](Stmt& s) {
+    WindowRow row;
+    row.id = s.Int64(0);
+    row.campaign_id = s.Int64(1);
+    row.campaign = s.Text(2);
+    int col = 3;
+    for (const WindowColumn& c : kWindowColumns) {
+      std::visit([&](auto member) { s.Read(col, row.*member); }, c.field);
+      ++col;
+    }
+    return row;
+  });
+}
+
+Result<std::vector<SampleRow>> Store::ListSamples(int64_t window_id) {
+  std::lock_guard lock(mu_);
+  // rowid order is insertion order: the series comes back as the agent sent it.
+  Stmt select(db_,
+              "SELECT source, t_s, cpu_pct, rss_kb, requests FROM samples WHERE window_id = ?1 "
+              "ORDER BY rowid");
+  select.Bind(1, window_id);
+  return Collect<SampleRow>(
+      db_, select, path_, "list samples of window " + std::to_string(window_id), [](Stmt& s) {
+        return SampleRow{s.Text(0), s.Double(1), s.Double(2), static_cast<uint64_t>(s.Int64(3)),
+                         static_cast<uint64_t>(s.Int64(4))};
+      });
+}
+
+}  // namespace benchlab

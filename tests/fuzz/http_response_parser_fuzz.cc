@@ -1,0 +1,88 @@
+// libFuzzer target for HttpResponseParser: parses the input as a stream of pipelined responses
+// twice, once fed whole and once cut at pseudo-random points, and traps if the two disagree (the
+// parser must not depend on how bytes arrive) or if it ever consumes more than it was given.
+// Memory errors and UB are the sanitizers' to catch. Build and run (not part of the CMake build):
+//   clang++ -g -O1 -fsanitize=fuzzer,address,undefined -std=c++20 -I. \
+//     tests/fuzz/http_response_parser_fuzz.cc loadgen/http_response_parser.cc -o parser_fuzz
+//   ./parser_fuzz -max_total_time=60 -max_len=4096
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "loadgen/http_response_parser.h"
+
+namespace {
+
+using benchlab::HttpResponseParser;
+
+struct Outcome {
+  HttpResponseParser::State state;
+  int status;
+  bool keep_alive;
+  uint64_t body_bytes;
+  size_t end;  // stream offset where this response ended
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string error;
+  bool operator==(const Outcome&) const = default;
+};
+
+// Feeds the stream in pieces whose sizes come from next_len, collecting each response's outcome
+// until the stream ends (then EOF) or the parser fails.
+template <typename NextLen>
+std::vector<Outcome> ParseStream(const uint8_t* data, size_t size, bool capture, bool head,
+                                 bool eof, NextLen next_len) {
+  HttpResponseParser parser(capture);
+  parser.set_head_request(head);
+  std::vector<Outcome> out;
+  auto record = [&](size_t end) {
+    out.push_back({parser.state(), parser.status(), parser.keep_alive(), parser.body_bytes(), end,
+                   parser.body(), parser.headers(), parser.error()});
+  };
+  size_t pos = 0;
+  while (pos < size) {
+    size_t len = next_len();
+    if (len == 0 || len > size - pos) len = size - pos;
+    const size_t used = parser.Feed(reinterpret_cast<const char*>(data) + pos, len);
+    if (used > len) __builtin_trap();
+    pos += used;
+    if (parser.state() == HttpResponseParser::State::kError) {
+      record(pos);
+      return out;
+    }
+    if (parser.state() == HttpResponseParser::State::kComplete) {
+      record(pos);
+      if (out.size() > 10000) return out;
+      parser.Reset();
+    } else if (used != len) {
+      __builtin_trap();  // an incomplete parser must take everything it is given
+    }
+  }
+  if (eof) {
+    parser.FeedEof();
+    if (parser.state() != HttpResponseParser::State::kIncomplete) record(pos);
+  }
+  return out;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 2) return 0;
+  const uint8_t flags = data[0];
+  uint32_t seed = data[1] | 0x100u;
+  data += 2;
+  size -= 2;
+  const bool capture = flags & 1, head = flags & 2, eof = flags & 4;
+  const size_t max_piece = (flags >> 3) + 1;  // 1..32 bytes per piece
+
+  auto whole = ParseStream(data, size, capture, head, eof, [] { return size_t{0}; });
+  auto split = ParseStream(data, size, capture, head, eof, [&] {
+    seed = seed * 1103515245u + 12345u;  // any cheap deterministic sequence will do
+    return size_t{(seed >> 16) % max_piece + 1};
+  });
+  if (!(whole == split)) __builtin_trap();
+  return 0;
+}

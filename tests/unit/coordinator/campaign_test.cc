@@ -1,0 +1,405 @@
+#include "coordinator/campaign.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace benchlab {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// The reference example of docs/campaign.md; the line numbers below refer to it.
+constexpr char kGood[] = R"(name = "hello"
+baseline = "nginx"
+[matrix]
+connections = [16, 64]
+rounds = 3
+order = "rotate"
+warmup = "1s"
+duration = "2s"
+[load]
+threads = 1
+cpus = "1"
+[gates]
+error_rate_max = 0.01
+[[target]]
+name = "nginx"
+command = ["nginx", "-p", "{run_dir}", "-c", "{run_dir}/nginx.conf", "-g", "daemon off;"]
+templates = ["{campaign_dir}/nginx.conf.in"]
+port = "auto"
+ready = "/"
+cpus = "0"
+[[scenario]]
+name = "hello"
+method = "GET"
+path = "/"
+expect = { status = 200, body = "hello\n" }
+[[negative]]
+name = "missing"
+method = "GET"
+path = "/nope"
+expect = { status = 404 }
+)";
+
+// The least a campaign can say; everything else takes its default.
+constexpr char kMinimal[] = R"(name = "min"
+baseline = "a"
+[matrix]
+connections = [1]
+[[target]]
+name = "a"
+[[scenario]]
+name = "s"
+path = "/"
+expect = { status = 200 }
+)";
+
+// Replaces the one occurrence of `from` in `text`.
+std::string Edit(std::string text, const std::string& from, const std::string& to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << "no \"" << from << "\" in the campaign";
+  EXPECT_EQ(text.find(from, at + 1), std::string::npos) << "\"" << from << "\" is not unique";
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+class CampaignTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "campaign_test.XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    std::string path = dir_ + "/" + name;
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
+
+  // The error for a campaign text, written as hello.toml, with the directory cut off the front.
+  std::string ErrorFor(const std::string& text) {
+    std::string path = Write("hello.toml", text);
+    auto campaign = ParseCampaignFile(path);
+    if (campaign.ok()) return "(parsed without error)";
+    EXPECT_EQ(campaign.status().code(), StatusCode::kInvalidArgument);
+    const std::string& message = campaign.status().message();
+    EXPECT_EQ(message.rfind(dir_ + "/", 0), 0u) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
+    return message.substr(dir_.size() + 1);
+  }
+
+  std::string dir_;
+};
+
+TEST_F(CampaignTest, GoodFileParsesEveryField) {
+  std::string path = Write("hello.toml", kGood);
+  auto parsed = ParseCampaignFile(path);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const Campaign& c = *parsed;
+  EXPECT_EQ(c.name, "hello");
+  EXPECT_EQ(c.baseline, "nginx");
+  EXPECT_EQ(c.connections, (std::vector<int>{16, 64}));
+  EXPECT_EQ(c.rounds, 3);
+  EXPECT_EQ(c.order, Order::kRotate);
+  EXPECT_EQ(c.warmup, seconds(1));
+  EXPECT_EQ(c.duration, seconds(2));
+  EXPECT_EQ(c.load_threads, 1);
+  EXPECT_EQ(c.load_cpus, (std::vector<int>{1}));
+  EXPECT_DOUBLE_EQ(c.error_rate_max, 0.01);
+  EXPECT_EQ(c.source_name, path);
+  EXPECT_EQ(fs::path(c.campaign_dir), fs::absolute(dir_).lexically_normal());
+  EXPECT_EQ(c.text, kGood);
+
+  ASSERT_EQ(c.targets.size(), 1u);
+  const TargetDef& t = c.targets[0];
+  EXPECT_EQ(t.name, "nginx");
+  EXPECT_EQ(t.command, (std::vector<std::string>{"nginx", "-p", "{run_dir}", "-c",
+                                                 "{run_dir}/nginx.conf", "-g", "daemon off;"}));
+  EXPECT_EQ(t.templates, (std::vector<std::string>{"{campaign_dir}/nginx.conf.in"}));
+  EXPECT_EQ(t.port, "auto");
+  EXPECT_EQ(t.ready, "/");
+  EXPECT_EQ(t.cpus, (std::vector<int>{0}));
+  EXPECT_EQ(t.cwd, "");
+  EXPECT_TRUE(t.env.empty());
+  EXPECT_EQ(t.ready_timeout, milliseconds(10000));
+  EXPECT_EQ(t.campaign_dir, c.campaign_dir);
+  EXPECT_EQ(t.line, 14);
+
+  ASSERT_EQ(c.scenarios.size(), 1u);
+  const ScenarioDef& s = c.scenarios[0];
+  EXPECT_EQ(s.name, "hello");
+  EXPECT_EQ(s.method, "GET");
+  EXPECT_EQ(s.path, "/");
+  EXPECT_TRUE(s.headers.empty());
+  EXPECT_EQ(s.body, "");
+  EXPECT_EQ(s.expect.status, 200);
+  EXPECT_EQ(s.expect.body, "hello\n");
+  EXPECT_TRUE(s.expect.headers.empty());
+  EXPECT_EQ(s.line, 21);
+
+  ASSERT_EQ(c.negatives.size(), 1u);
+  EXPECT_EQ(c.negatives[0].name, "missing");
+  EXPECT_EQ(c.negatives[0].path, "/nope");
+  EXPECT_EQ(c.negatives[0].expect.status, 404);
+  EXPECT_FALSE(c.negatives[0].expect.body.has_value());
+  EXPECT_EQ(c.negatives[0].line, 26);
+
+  EXPECT_EQ(c.FindTarget("nginx"), &c.targets[0]);
+  EXPECT_EQ(c.FindTarget("node"), nullptr);
+  EXPECT_EQ(c.FindScenario("hello"), &c.scenarios[0]);
+  EXPECT_EQ(c.FindScenario("missing"), nullptr);  // a negative, not a scenario
+  EXPECT_TRUE(RequireCommands(c).ok());
+}
+
+TEST_F(CampaignTest, DefaultsApply) {
+  auto parsed = ParseCampaignText(kMinimal, "min.toml", "/srv/lab");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const Campaign& c = *parsed;
+  EXPECT_EQ(c.rounds, 3);
+  EXPECT_EQ(c.order, Order::kRotate);
+  EXPECT_EQ(c.warmup, seconds(1));
+  EXPECT_EQ(c.duration, seconds(2));
+  EXPECT_EQ(c.load_threads, 1);
+  EXPECT_TRUE(c.load_cpus.empty());
+  EXPECT_DOUBLE_EQ(c.error_rate_max, 0.01);
+  EXPECT_EQ(c.campaign_dir, "/srv/lab");
+  EXPECT_EQ(c.targets[0].port, "auto");
+  EXPECT_EQ(c.targets[0].ready, "/");
+  EXPECT_TRUE(c.targets[0].command.empty());
+  EXPECT_TRUE(c.targets[0].cpus.empty());
+  EXPECT_TRUE(c.targets[0].templates.empty());
+  EXPECT_EQ(c.targets[0].ready_timeout, milliseconds(10000));
+  EXPECT_EQ(c.scenarios[0].method, "GET");
+  EXPECT_FALSE(c.scenarios[0].expect.body.has_value());
+  EXPECT_TRUE(c.negatives.empty());
+}
+
+TEST_F(CampaignTest, OptionalTargetAndScenarioKeys) {
+  std::string text = Edit(kMinimal, "name = \"a\"\n", R"(name = "a"
+port = "8080"
+cwd = "{campaign_dir}/app"
+env = { NODE_ENV = "production", A_B = "1" }
+ready_timeout = "1500us"
+)");
+  text = Edit(text, "expect = { status = 200 }", R"(method = "POST"
+headers = { "x-b" = "1", "content-type" = "text/plain", "x-a" = "2" }
+body = "ping"
+order = "fixed")");
+  // `order` went into the scenario above, where it is unknown; move it to [matrix].
+  EXPECT_EQ(ParseCampaignText(text, "t.toml", "/").status().message(),
+            "t.toml:17: scenario \"s\".order: unknown key (known: name, method, path, headers, "
+            "body, expect)");
+  text = Edit(text, "order = \"fixed\"",
+              R"(expect = { status = 201, headers = { "x-z" = "z", "x-y" = "y" } })");
+  text = Edit(text, "connections = [1]", "connections = [1]\norder = \"fixed\"");
+  auto parsed = ParseCampaignText(text, "t.toml", "/");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const TargetDef& t = parsed->targets[0];
+  EXPECT_EQ(parsed->order, Order::kFixed);
+  EXPECT_EQ(t.port, "8080");
+  EXPECT_EQ(t.cwd, "{campaign_dir}/app");
+  EXPECT_EQ(t.env, (std::map<std::string, std::string>{{"A_B", "1"}, {"NODE_ENV", "production"}}));
+  EXPECT_EQ(t.ready_timeout, milliseconds(2));  // rounded up, never down to zero
+  const ScenarioDef& s = parsed->scenarios[0];
+  EXPECT_EQ(s.method, "POST");
+  EXPECT_EQ(s.body, "ping");
+  // Headers keep the file's order, although TOML tables are unordered.
+  using Headers = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(s.headers, (Headers{{"x-b", "1"}, {"content-type", "text/plain"}, {"x-a", "2"}}));
+  EXPECT_EQ(s.expect.status, 201);
+  EXPECT_EQ(s.expect.headers, (Headers{{"x-z", "z"}, {"x-y", "y"}}));
+}
+
+TEST_F(CampaignTest, PortAcceptsNumberAndNumericString) {
+  for (const char* port : {"port = 8080", "port = \"8080\""}) {
+    auto parsed = ParseCampaignText(Edit(kGood, "port = \"auto\"", port), "h.toml", "/");
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    EXPECT_EQ(parsed->targets[0].port, "8080");
+  }
+}
+
+TEST_F(CampaignTest, WrongTypes) {
+  EXPECT_EQ(ErrorFor(Edit(kGood, "connections = [16, 64]", "connections = \"ten\"")),
+            "hello.toml:4: matrix.connections: expected a list of positive integers, got \"ten\"");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "rounds = 3", "rounds = 2.5")),
+            "hello.toml:5: matrix.rounds: expected a positive integer up to 1000, got 2.5");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "rounds = 3", "rounds = 99999999999999999999")),
+            "hello.toml:5: matrix.rounds: expected a positive integer up to 1000, "
+            "got 99999999999999999999");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "threads = 1", "threads = 0")),
+            "hello.toml:10: load.threads: expected a positive integer up to 1024, got 0");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "order = \"rotate\"", "order = \"random\"")),
+            "hello.toml:6: matrix.order: expected \"rotate\" or \"fixed\", got \"random\"");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "[[target]]", "[target]")),
+            "hello.toml:14: target: expected one or more [[target]] tables, got a table");
+  std::string flat_gates = Edit(kGood, "[gates]\nerror_rate_max = 0.01\n", "");
+  EXPECT_EQ(ErrorFor(Edit(flat_gates, "[matrix]", "gates = 1\n[matrix]")),
+            "hello.toml:3: gates: expected a table ([gates]), got 1");
+  EXPECT_EQ(
+      ErrorFor(Edit(kGood, "method = \"GET\"\npath = \"/\"", "method = \"get\"\npath = \"/\"")),
+      "hello.toml:23: scenario \"hello\".method: expected an HTTP method in capitals such as "
+      "\"GET\", got \"get\"");
+}
+
+TEST_F(CampaignTest, MissingKeysCiteTheTableThatLacksThem) {
+  EXPECT_EQ(ErrorFor(Edit(kGood, "name = \"nginx\"\n", "")),
+            "hello.toml:14: target[0]: missing key \"name\" (a name such as \"nginx\")");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "baseline = \"nginx\"\n", "")),
+            "hello.toml:1: missing key \"baseline\" (the name of a [[target]], such as \"nginx\")");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "expect = { status = 200, body = \"hello\\n\" }",
+                          "expect = { body = \"hello\\n\" }")),
+            "hello.toml:25: scenario \"hello\".expect: missing key \"status\" "
+            "(an HTTP status such as 200)");
+  std::string no_scenario = kGood;
+  no_scenario.resize(no_scenario.find("[[scenario]]"));
+  EXPECT_EQ(ErrorFor(no_scenario),
+            "hello.toml:1: missing key \"scenario\" (one or more [[scenario]] tables)");
+}
+
+TEST_F(CampaignTest, UnknownKeysAreErrorsEvenWhenTheyHideARequiredOne) {
+  EXPECT_EQ(ErrorFor(Edit(kGood, "connections = [16, 64]", "conections = [16, 64]")),
+            "hello.toml:4: matrix.conections: unknown key (known: connections, rounds, order, "
+            "warmup, duration)");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "name = \"hello\"\nbaseline", "nmae = \"hello\"\nbaseline")),
+            "hello.toml:1: nmae: unknown key (known: name, baseline, matrix, load, gates, target, "
+            "scenario, negative)");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "{ status = 404 }", "{ status = 404, bdy = \"\" }")),
+            "hello.toml:30: negative \"missing\".expect.bdy: unknown key (known: status, body, "
+            "headers)");
+}
+
+TEST_F(CampaignTest, NamesAndReferences) {
+  EXPECT_EQ(ErrorFor(Edit(kGood, "name = \"hello\"\nbaseline", "name = \"Hello World\"\nbaseline")),
+            "hello.toml:1: name: expected a name of lowercase letters, digits and '-' (1 to 64 "
+            "characters), got \"Hello World\"");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "baseline = \"nginx\"", "baseline = \"ngnix\"")),
+            "hello.toml:2: baseline: expected the name of a [[target]] (nginx), got \"ngnix\"");
+  EXPECT_EQ(ErrorFor(std::string(kGood) + "[[target]]\nname = \"nginx\"\n"),
+            "hello.toml:32: target[1].name: expected a unique name, got \"nginx\" (already used "
+            "at line 15)");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "name = \"missing\"", "name = \"hello\"")),
+            "hello.toml:27: negative[0].name: expected a unique name, got \"hello\" (already used "
+            "at line 22)");
+}
+
+TEST_F(CampaignTest, BadTargetFields) {
+  EXPECT_EQ(ErrorFor(Edit(kGood, "port = \"auto\"", "port = 70000")),
+            "hello.toml:18: target \"nginx\".port: expected \"auto\" or a port number from 1 to "
+            "65535, got 70000");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "port = \"auto\"", "port = \"http\"")),
+            "hello.toml:18: target \"nginx\".port: expected \"auto\" or a port number from 1 to "
+            "65535, got \"http\"");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "cpus = \"0\"", "cpus = \"0-\"")),
+            "hello.toml:20: target \"nginx\".cpus: expected a CPU list such as \"0\", \"0-3\" or "
+            "\"0,2-3\", got \"0-\"");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "cpus = \"1\"", "cpus = 1")),
+            "hello.toml:11: load.cpus: expected a CPU list such as \"0\", \"0-3\" or \"0,2-3\", "
+            "got 1");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "ready = \"/\"", "ready = \"health\"")),
+            "hello.toml:19: target \"nginx\".ready: expected a path starting with '/', without "
+            "spaces, got \"health\"");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "\"-p\", \"{run_dir}\"", "\"-p\", \"{rundir}\"")),
+            "hello.toml:16: target \"nginx\".command[2]: expected only the placeholders {port}, "
+            "{run_dir} and {campaign_dir}, got \"{rundir}\"");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "cpus = \"0\"", "cpus = \"0\"\nenv = { PORT = \"80\" }")),
+            "hello.toml:21: target \"nginx\".env.PORT: expected no PORT: the agent sets it to the "
+            "target's port");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "cpus = \"0\"", "cpus = \"0\"\ncommand2 = []")),
+            "hello.toml:21: target \"nginx\".command2: unknown key (known: name, command, port, "
+            "ready, cpus, cwd, env, templates, ready_timeout)");
+}
+
+TEST_F(CampaignTest, BadMatrixValues) {
+  EXPECT_EQ(ErrorFor(Edit(kGood, "connections = [16, 64]", "connections = []")),
+            "hello.toml:4: matrix.connections: expected a non-empty list of positive integers, "
+            "got []");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "connections = [16, 64]", "connections = [16,\n  0]")),
+            "hello.toml:5: matrix.connections[1]: expected a positive integer up to 100000, got 0");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "connections = [16, 64]", "connections = [16, 16]")),
+            "hello.toml:4: matrix.connections[1]: expected a level not listed before, got 16");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "warmup = \"1s\"", "warmup = \"1 second\"")),
+            "hello.toml:7: matrix.warmup: expected a duration such as \"500ms\" or \"2s\", got "
+            "\"1 second\"");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "warmup = \"1s\"", "warmup = 1")),
+            "hello.toml:7: matrix.warmup: expected a duration such as \"500ms\" or \"2s\", got 1");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "duration = \"2s\"", "duration = \"0s\"")),
+            "hello.toml:8: matrix.duration: expected a duration greater than zero such as \"2s\", "
+            "got \"0s\"");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "error_rate_max = 0.01", "error_rate_max = -0.1")),
+            "hello.toml:13: gates.error_rate_max: expected a fraction from 0 to 1 such as 0.01, "
+            "got -0.1");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "error_rate_max = 0.01", "error_rate_max = nan")),
+            "hello.toml:13: gates.error_rate_max: expected a fraction from 0 to 1 such as 0.01, "
+            "got nan");
+}
+
+TEST_F(CampaignTest, BadRequests) {
+  EXPECT_EQ(ErrorFor(Edit(kGood, "{ status = 404 }", "{ status = 99 }")),
+            "hello.toml:30: negative \"missing\".expect.status: expected an HTTP status from 100 "
+            "to 599, got 99");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "path = \"/nope\"", "path = \"nope\"")),
+            "hello.toml:29: negative \"missing\".path: expected a path starting with '/', without "
+            "spaces, got \"nope\"");
+  EXPECT_EQ(
+      ErrorFor(Edit(kGood, "path = \"/\"\n", "path = \"/\"\nheaders = { \"x y\" = \"1\" }\n")),
+      "hello.toml:25: scenario \"hello\".headers: expected header names that are HTTP "
+      "tokens, got \"x y\"");
+  EXPECT_EQ(
+      ErrorFor(Edit(kGood, "path = \"/\"\n", "path = \"/\"\nheaders = { x = \"a\\r\\nb: c\" }\n")),
+      "hello.toml:25: scenario \"hello\".headers.x: expected a string without line breaks, "
+      "got \"a\\r\\nb: c\"");
+}
+
+TEST_F(CampaignTest, SyntaxErrorsNameTheirLine) {
+  EXPECT_EQ(ErrorFor(Edit(kGood, "rounds = 3", "rounds = ")),
+            "hello.toml:5: syntax error: missing value after key-value separator '=' (expected "
+            "value, but got nothing)");
+  // A key defined twice is reported at its second definition.
+  EXPECT_EQ(ErrorFor(Edit(kGood, "rounds = 3", "rounds = 3\nrounds = 4")),
+            "hello.toml:6: syntax error: value (\"rounds\") already exists (value defined twice)");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "[load]", "[load")),
+            "hello.toml:9: syntax error: an invalid key appeared (is not a valid key)");
+}
+
+TEST_F(CampaignTest, UnreadableFile) {
+  auto missing = ParseCampaignFile(dir_ + "/none.toml");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(missing.status().message(), "campaign file " + dir_ + "/none.toml: no such file");
+  auto directory = ParseCampaignFile(dir_);
+  EXPECT_EQ(directory.status().code(), StatusCode::kIoError);
+  EXPECT_EQ(directory.status().message(), "campaign file " + dir_ + ": is a directory");
+}
+
+TEST_F(CampaignTest, OversizedText) {
+  std::string text = std::string(kGood) + "#" + std::string(1 << 20, 'x') + "\n";
+  EXPECT_EQ(ParseCampaignText(text, "big.toml", "/").status().message(),
+            "big.toml: expected a campaign file of at most 1 MiB, got " +
+                std::to_string(text.size()) + " bytes");
+}
+
+TEST_F(CampaignTest, RequireCommandsNamesTheTarget) {
+  auto parsed = ParseCampaignText(kMinimal, "min.toml", "/");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  Status st = RequireCommands(*parsed);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message(),
+            "min.toml:5: target \"a\".command: expected a list of strings (argv, no shell), got "
+            "nothing");
+  EXPECT_EQ(ErrorFor(Edit(kGood,
+                          "command = [\"nginx\", \"-p\", \"{run_dir}\", \"-c\", "
+                          "\"{run_dir}/nginx.conf\", \"-g\", \"daemon off;\"]",
+                          "command = []")),
+            "hello.toml:16: target \"nginx\".command: expected a non-empty list of strings (argv, "
+            "no shell), got []");
+}
+
+}  // namespace
+}  // namespace benchlab

@@ -1,0 +1,935 @@
+// Tests of the store against real SQLite files in a temporary directory. The public schema is
+// checked through a second, raw sqlite3 connection, as a user's query would see it.
+#include "coordinator/store.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "coordinator/schema.h"
+
+namespace benchlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A plain sqlite3 connection, standing in for `sqlite3 benchlab.db` or a user's script.
+class RawDb {
+ public:
+  explicit RawDb(const std::string& path) {
+    EXPECT_EQ(sqlite3_open(path.c_str(), &db_), SQLITE_OK) << path;
+    sqlite3_busy_timeout(db_, 5000);
+  }
+  ~RawDb() { sqlite3_close(db_); }
+  RawDb(const RawDb&) = delete;
+  RawDb& operator=(const RawDb&) = delete;
+
+  // Runs sql; returns "" or SQLite's error message.
+  std::string Exec(const std::string& sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) == SQLITE_OK) return "";
+    std::string message = err != nullptr ? err : "error";
+    sqlite3_free(err);
+    return message;
+  }
+
+  // Every row of a query as text (NULL as "<null>"); fails the test on an error.
+  std::vector<std::vector<std::string>> Query(const std::string& sql) {
+    std::vector<std::vector<std::string>> rows;
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
+      ADD_FAILURE() << sql << ": " << sqlite3_errmsg(db_);
+      return rows;
+    }
+    int rc;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+      auto& row = rows.emplace_back();
+      for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
+        const unsigned char* text = sqlite3_column_text(stmt, i);
+        row.push_back(text == nullptr ? "<null>" : reinterpret_cast<const char*>(text));
+      }
+    }
+    if (rc != SQLITE_DONE) ADD_FAILURE() << sql << ": " << sqlite3_errmsg(db_);
+    sqlite3_finalize(stmt);
+    return rows;
+  }
+  std::string One(const std::string& sql) {
+    auto rows = Query(sql);
+    return rows.empty() || rows[0].empty() ? "<no rows>" : rows[0][0];
+  }
+  sqlite3* get() { return db_; }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ =
+        fs::path(::testing::TempDir()) / ("benchlab_store_" + std::string(info->test_suite_name()) +
+                                          "_" + info->name() + "_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    path_ = (dir_ / "benchlab.db").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::unique_ptr<Store> OpenStore() {
+    auto store = Store::Open(path_);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return store.ok() ? std::move(store).value() : nullptr;
+  }
+
+  static CampaignRow Campaign(const std::string& name) {
+    CampaignRow c;
+    c.name = name;
+    c.state = "queued";
+    c.baseline = "alpha";
+    c.spec_toml = "name = \"" + name + "\"\n";
+    c.source = name + ".toml";
+    c.created_at = "2025-03-01T12:00:00Z";
+    c.total_windows = 12;
+    return c;
+  }
+
+  int64_t CreateCampaign(Store& store, const std::string& name) {
+    auto id = store.CreateCampaign(Campaign(name), {{"alpha", "[\"./alpha\"]", "0-1"}},
+                                   {{"plaintext", "scenario", "GET", "/plaintext", 200, "Hello"}});
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    return id.ok() ? *id : 0;
+  }
+
+  // A window whose every field differs from its default and from every other field.
+  static WindowRow FullWindow(int64_t campaign_id, const std::string& target, int round) {
+    WindowRow w;
+    w.campaign_id = campaign_id;
+    w.target = target;
+    w.scenario = "plaintext";
+    w.connections = 64;
+    w.round = round;
+    w.position = 3;
+    w.attempt = 1;
+    w.verdict = "invalid";
+    w.reasons = R"(["foreign CPU 12% on server host","steal 3%"])";
+    w.started_at = "2025-03-01T12:00:05.250Z";
+    w.ended_at = "2025-03-01T12:00:15.250Z";
+    w.server_agent = "server-1";
+    w.load_agent = "load-1";
+    w.requests = 1234567;
+    w.duration_s = 10.0005;
+    w.rps = 123450.25;
+    w.p50_us = 310;
+    w.p90_us = 720;
+    w.p99_us = 1450;
+    w.p999_us = 3900;
+    w.max_us = 12001;
+    w.mean_us = 402.5;
+    w.errors = 21;
+    w.errors_connect = 1;
+    w.errors_read = 2;
+    w.errors_write = 3;
+    w.errors_timeout = 4;
+    w.errors_parse = 5;
+    w.errors_status = 6;
+    w.status_counts = R"({"200":1234561,"503":6})";
+    w.server_cpu_s = 17.75;
+    w.cpu_us_per_request = 14.375;
+    w.rss_peak_kb = 81920;
+    w.rss_mean_kb = 65536;
+    w.startup_ms = 42.5;
+    w.first_request_ms = 1.25;
+    w.idle_rss_kb = 20480;
+    w.load_cpu_s = 9.5;
+    w.align_error_ms = 0.75;
+    w.histogram = "hdr1:AAECAwQ=";
+    return w;
+  }
+
+  static std::vector<SampleRow> Samples() {
+    return {{"server", 0.1, 97.5, 65000, 0},
+            {"load", 0.1, 88.25, 9000, 12345},
+            {"server", 0.2, 99.0, 66000, 0}};
+  }
+
+  fs::path dir_;
+  std::string path_;
+};
+
+void ExpectSameWindow(const WindowRow& got, const WindowRow& want) {
+  EXPECT_EQ(got.campaign_id, want.campaign_id);
+  EXPECT_EQ(got.campaign, want.campaign);
+  EXPECT_EQ(got.target, want.target);
+  EXPECT_EQ(got.scenario, want.scenario);
+  EXPECT_EQ(got.connections, want.connections);
+  EXPECT_EQ(got.round, want.round);
+  EXPECT_EQ(got.position, want.position);
+  EXPECT_EQ(got.attempt, want.attempt);
+  EXPECT_EQ(got.verdict, want.verdict);
+  EXPECT_EQ(got.reasons, want.reasons);
+  EXPECT_EQ(got.started_at, want.started_at);
+  EXPECT_EQ(got.ended_at, want.ended_at);
+  EXPECT_EQ(got.server_agent, want.server_agent);
+  EXPECT_EQ(got.load_agent, want.load_agent);
+  EXPECT_EQ(got.requests, want.requests);
+  EXPECT_EQ(got.duration_s, want.duration_s);
+  EXPECT_EQ(got.rps, want.rps);
+  EXPECT_EQ(got.p50_us, want.p50_us);
+  EXPECT_EQ(got.p90_us, want.p90_us);
+  EXPECT_EQ(got.p99_us, want.p99_us);
+  EXPECT_EQ(got.p999_us, want.p999_us);
+  EXPECT_EQ(got.max_us, want.max_us);
+  EXPECT_EQ(got.mean_us, want.mean_us);
+  EXPECT_EQ(got.errors, want.errors);
+  EXPECT_EQ(got.errors_connect, want.errors_connect);
+  EXPECT_EQ(got.errors_read, want.errors_read);
+  EXPECT_EQ(got.errors_write, want.errors_write);
+  EXPECT_EQ(got.errors_timeout, want.errors_timeout);
+  EXPECT_EQ(got.errors_parse, want.errors_parse);
+  EXPECT_EQ(got.errors_status, want.errors_status);
+  EXPECT_EQ(got.status_counts, want.status_counts);
+  EXPECT_EQ(got.server_cpu_s, want.server_cpu_s);
+  EXPECT_EQ(got.cpu_us_per_request, want.cpu_us_per_request);
+  EXPECT_EQ(got.rss_peak_kb, want.rss_peak_kb);
+  EXPECT_EQ(got.rss_mean_kb, want.rss_mean_kb);
+  EXPECT_EQ(got.startup_ms, want.startup_ms);
+  EXPECT_EQ(got.first_request_ms, want.first_request_ms);
+  EXPECT_EQ(got.idle_rss_kb, want.idle_rss_kb);
+  EXPECT_EQ(got.load_cpu_s, want.load_cpu_s);
+  EXPECT_EQ(got.align_error_ms, want.align_error_ms);
+  EXPECT_EQ(got.histogram, want.histogram);
+}
+
+// YYYY-MM-DDTHH:MM:SSZ. (Not std::regex: GCC 12 warns inside it in the sanitizer build.)
+bool IsUtcTimestamp(const std::string& s) {
+  const std::string shape = "dddd-dd-ddTdd:dd:ddZ";
+  if (s.size() != shape.size()) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (shape[i] == 'd' ? !std::isdigit(static_cast<unsigned char>(s[i])) : s[i] != shape[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<int64_t> Ids(const std::vector<WindowRow>& rows) {
+  std::vector<int64_t> ids;
+  for (const WindowRow& w : rows) ids.push_back(w.id);
+  return ids;
+}
+
+// --- opening, versions, WAL --------------------------------------------------------------------
+
+using StoreOpenTest = StoreTest;
+
+TEST_F(StoreOpenTest, CreatesTheFileAtTheLatestSchemaVersionInWalMode) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(fs::exists(path_));
+  EXPECT_EQ(schema::LatestVersion(), 1);
+  EXPECT_EQ(store->SchemaVersion(), 1);
+  RawDb raw(path_);
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "1");
+  EXPECT_EQ(raw.One("PRAGMA journal_mode"), "wal");
+}
+
+TEST_F(StoreOpenTest, ReopeningKeepsDataAndDoesNotRerunMigrations) {
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    CreateCampaign(*store, "hello");
+  }
+  // Migration 1 uses CREATE TABLE without IF NOT EXISTS: re-running it would fail the open.
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->SchemaVersion(), 1);
+  auto found = store->FindCampaign("hello");
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->spec_toml, "name = \"hello\"\n");
+}
+
+TEST_F(StoreOpenTest, RefusesANewerDatabaseAndLeavesItUntouched) {
+  {
+    RawDb raw(path_);
+    ASSERT_EQ(raw.Exec("CREATE TABLE future (x); PRAGMA user_version = 999"), "");
+  }
+  auto store = Store::Open(path_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store.status().message(),
+            path_ +
+                ": database schema version 999 is newer than this benchlab (knows 1); "
+                "upgrade benchlab");
+  RawDb raw(path_);
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "999");
+  EXPECT_EQ(raw.One("PRAGMA journal_mode"), "delete");  // not switched to WAL
+  EXPECT_EQ(raw.One("SELECT count(*) FROM sqlite_schema WHERE name = 'campaigns'"), "0");
+}
+
+TEST_F(StoreOpenTest, RefusesAFileThatIsNotADatabase) {
+  std::ofstream(path_) << "this is a campaign file, not a database\n";
+  auto store = Store::Open(path_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(store.status().message().find(path_), std::string::npos) << store.status().message();
+  EXPECT_NE(store.status().message().find("not a database"), std::string::npos);
+}
+
+TEST_F(StoreOpenTest, NamesThePathWhenTheDirectoryIsMissing) {
+  const std::string missing = (dir_ / "no" / "such" / "dir" / "benchlab.db").string();
+  auto store = Store::Open(missing);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kIoError);
+  EXPECT_EQ(store.status().message().rfind(missing + ": open database: ", 0), 0u)
+      << store.status().message();
+}
+
+TEST_F(StoreOpenTest, RejectsAnEmptyPathAndAcceptsMemory) {
+  auto empty = Store::Open("");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().code(), StatusCode::kInvalidArgument);
+  auto memory = Store::Open(":memory:");
+  ASSERT_TRUE(memory.ok()) << memory.status().ToString();
+  EXPECT_EQ((*memory)->SchemaVersion(), 1);
+}
+
+// --- migrations ----------------------------------------------------------------------------
+
+using StoreSchemaTest = StoreTest;
+
+TEST_F(StoreSchemaTest, AppliesEachMigrationOnceInOrder) {
+  RawDb raw(path_);
+  const schema::Migration two[] = {
+      {1, "create", "CREATE TABLE log (step INTEGER); INSERT INTO log VALUES (1);"},
+      {2, "append", "INSERT INTO log VALUES (2);"}};
+  ASSERT_TRUE(schema::Migrate(raw.get(), path_, two).ok());
+  ASSERT_TRUE(schema::Migrate(raw.get(), path_, two).ok());
+  EXPECT_EQ(raw.One("SELECT group_concat(step) FROM log"), "1,2");
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "2");
+
+  const schema::Migration three[] = {two[0], two[1], {3, "append", "INSERT INTO log VALUES (3);"}};
+  ASSERT_TRUE(schema::Migrate(raw.get(), path_, three).ok());
+  EXPECT_EQ(raw.One("SELECT group_concat(step) FROM log"), "1,2,3");
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "3");
+
+  auto too_new = schema::Migrate(raw.get(), path_, two);
+  EXPECT_EQ(too_new.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(too_new.message().find("schema version 3 is newer than this benchlab (knows 2)"),
+            std::string::npos)
+      << too_new.message();
+}
+
+TEST_F(StoreSchemaTest, AFailedMigrationRollsBackAndKeepsTheVersion) {
+  RawDb raw(path_);
+  const schema::Migration migrations[] = {
+      {1, "create", "CREATE TABLE log (step INTEGER);"},
+      {2, "broken", "CREATE TABLE half (x); INSERT INTO no_such_table VALUES (1);"}};
+  Status st = schema::Migrate(raw.get(), path_, migrations);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find(path_ + ": migration 2 (broken): no such table: no_such_table"),
+            std::string::npos)
+      << st.message();
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "1");
+  EXPECT_EQ(raw.One("SELECT count(*) FROM sqlite_schema WHERE name = 'half'"), "0");
+  EXPECT_TRUE(sqlite3_get_autocommit(raw.get())) << "transaction left open";
+}
+
+// --- campaigns -------------------------------------------------------------------------------
+
+using StoreCampaignTest = StoreTest;
+
+TEST_F(StoreCampaignTest, CreateFindAndListRoundTrip) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  CampaignRow first = Campaign("hello");
+  first.error = "";
+  auto a = store->CreateCampaign(first, {}, {});
+  auto b = store->CreateCampaign(Campaign("world"), {}, {});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_LT(*a, *b);
+
+  auto list = store->ListCampaigns();
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].name, "hello");
+  EXPECT_EQ((*list)[1].name, "world");
+  const CampaignRow& got = (*list)[0];
+  EXPECT_EQ(got.id, *a);
+  EXPECT_EQ(got.state, "queued");
+  EXPECT_EQ(got.baseline, "alpha");
+  EXPECT_EQ(got.spec_toml, first.spec_toml);
+  EXPECT_EQ(got.source, "hello.toml");
+  EXPECT_EQ(got.created_at, "2025-03-01T12:00:00Z");
+  EXPECT_EQ(got.finished_at, "");
+  EXPECT_EQ(got.total_windows, 12);
+  EXPECT_EQ(got.error, "");
+
+  auto by_id = store->FindCampaignById(*b);
+  ASSERT_TRUE(by_id.ok() && by_id->has_value());
+  EXPECT_EQ((*by_id)->name, "world");
+  auto absent = store->FindCampaign("nope");
+  ASSERT_TRUE(absent.ok());
+  EXPECT_FALSE(absent->has_value());
+  auto absent_id = store->FindCampaignById(*b + 100);
+  ASSERT_TRUE(absent_id.ok());
+  EXPECT_FALSE(absent_id->has_value());
+}
+
+TEST_F(StoreCampaignTest, DefaultsStateToQueuedAndCreatedAtToNow) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  CampaignRow c = Campaign("hello");
+  c.state = "";
+  c.created_at = "";
+  ASSERT_TRUE(store->CreateCampaign(c, {}, {}).ok());
+  auto found = store->FindCampaign("hello");
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->state, "queued");
+  EXPECT_TRUE(IsUtcTimestamp((*found)->created_at)) << (*found)->created_at;
+}
+
+TEST_F(StoreCampaignTest, ATakenNameIsAlreadyExistsAndAddsNothing) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  CreateCampaign(*store, "hello");
+  auto again = store->CreateCampaign(Campaign("hello"), {{"beta", "[]", ""}}, {});
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(again.status().message(),
+            "campaign \"hello\" already exists in " + path_ + "; choose another name");
+  RawDb raw(path_);
+  EXPECT_EQ(raw.One("SELECT count(*) FROM campaigns"), "1");
+  EXPECT_EQ(raw.One("SELECT count(*) FROM targets WHERE name = 'beta'"), "0");
+}
+
+TEST_F(StoreCampaignTest, ABadScenarioKindCreatesNoCampaign) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  auto id = store->CreateCampaign(Campaign("hello"), {{"alpha", "[]", ""}},
+                                  {{"plaintext", "benchmark", "GET", "/", 200, ""}});
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(id.status().message().find("scenario \"plaintext\""), std::string::npos)
+      << id.status().message();
+  RawDb raw(path_);
+  EXPECT_EQ(raw.One("SELECT count(*) FROM campaigns"), "0");
+  EXPECT_EQ(raw.One("SELECT count(*) FROM targets"), "0");
+}
+
+TEST_F(StoreCampaignTest, SetStateRecordsFinishAndError) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t id = CreateCampaign(*store, "hello");
+
+  ASSERT_TRUE(store->SetCampaignState(id, "running").ok());
+  auto running = store->FindCampaignById(id);
+  ASSERT_TRUE(running.ok() && running->has_value());
+  EXPECT_EQ((*running)->state, "running");
+  EXPECT_EQ((*running)->finished_at, "");
+
+  ASSERT_TRUE(store->SetCampaignState(id, "failed", "no load agent connected").ok());
+  auto failed = store->FindCampaign("hello");
+  ASSERT_TRUE(failed.ok() && failed->has_value());
+  EXPECT_EQ((*failed)->state, "failed");
+  EXPECT_EQ((*failed)->error, "no load agent connected");
+  EXPECT_FALSE((*failed)->finished_at.empty());
+
+  Status bad = store->SetCampaignState(id, "paused");
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("CHECK constraint failed"), std::string::npos) << bad.message();
+  Status missing = store->SetCampaignState(id + 1, "done");
+  EXPECT_EQ(missing.code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.message().find(path_), std::string::npos);
+}
+
+TEST_F(StoreCampaignTest, TargetsAndScenariosAreInThePublicSchema) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const std::vector<TargetRow> targets = {{"alpha", R"(["./alpha","--port","{port}"])", "0-1"},
+                                          {"beta", "", "2"}};
+  const std::vector<ScenarioRow> scenarios = {
+      {"plaintext", "scenario", "GET", "/plaintext", 200, "Hello, World!"},
+      {"missing", "negative", "GET", "/nope", 404, ""}};
+  auto id = store->CreateCampaign(Campaign("hello"), targets, scenarios);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+
+  RawDb raw(path_);
+  EXPECT_EQ(raw.Query("SELECT t.name, t.command_json, t.cpus, c.name FROM targets t "
+                      "JOIN campaigns c ON c.id = t.campaign_id ORDER BY t.id"),
+            (std::vector<std::vector<std::string>>{
+                {"alpha", R"(["./alpha","--port","{port}"])", "0-1", "hello"},
+                {"beta", "[]", "2", "hello"}}));
+  EXPECT_EQ(raw.Query("SELECT name, kind, method, path, expect_status, expect_body, campaign_id "
+                      "FROM scenarios ORDER BY id"),
+            (std::vector<std::vector<std::string>>{
+                {"plaintext", "scenario", "GET", "/plaintext", "200", "Hello, World!",
+                 std::to_string(*id)},
+                {"missing", "negative", "GET", "/nope", "404", "<null>", std::to_string(*id)}}));
+
+  auto got_targets = store->ListTargets(*id);
+  ASSERT_TRUE(got_targets.ok());
+  ASSERT_EQ(got_targets->size(), 2u);
+  EXPECT_EQ((*got_targets)[0].command_json, targets[0].command_json);
+  EXPECT_EQ((*got_targets)[1].command_json, "[]");
+  EXPECT_EQ((*got_targets)[1].cpus, "2");
+  auto got_scenarios = store->ListScenarios(*id);
+  ASSERT_TRUE(got_scenarios.ok());
+  ASSERT_EQ(got_scenarios->size(), 2u);
+  EXPECT_EQ((*got_scenarios)[0].expect_body, "Hello, World!");
+  EXPECT_EQ((*got_scenarios)[1].kind, "negative");
+  EXPECT_EQ((*got_scenarios)[1].expect_status, 404);
+  EXPECT_EQ((*got_scenarios)[1].expect_body, "");
+}
+
+// --- windows and samples ----------------------------------------------------------------------
+
+using StoreWindowTest = StoreTest;
+
+TEST_F(StoreWindowTest, InsertAndListRoundTripEveryField) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t campaign = CreateCampaign(*store, "hello");
+  WindowRow want = FullWindow(campaign, "alpha", 2);
+  auto id = store->InsertWindow(want, Samples());
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+
+  auto rows = store->ListWindows({});
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].id, *id);
+  want.campaign = "hello";  // filled in from the campaigns table
+  ExpectSameWindow((*rows)[0], want);
+}
+
+TEST_F(StoreWindowTest, PublicColumnsHaveTheirDocumentedNames) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t campaign = CreateCampaign(*store, "hello");
+  ASSERT_TRUE(store->InsertWindow(FullWindow(campaign, "alpha", 2), {}).ok());
+
+  RawDb raw(path_);
+  EXPECT_EQ(
+      raw.Query("SELECT campaign, target, scenario, connections, round, position, attempt, "
+                "verdict, reasons, started_at, ended_at, requests, rps, p50_us, p99_us, max_us, "
+                "errors, server_cpu_s, cpu_us_per_request, rss_peak_kb FROM windows"),
+      (std::vector<std::vector<std::string>>{{"hello",
+                                              "alpha",
+                                              "plaintext",
+                                              "64",
+                                              "2",
+                                              "3",
+                                              "1",
+                                              "invalid",
+                                              R"(["foreign CPU 12% on server host","steal 3%"])",
+                                              "2025-03-01T12:00:05.250Z",
+                                              "2025-03-01T12:00:15.250Z",
+                                              "1234567",
+                                              "123450.25",
+                                              "310",
+                                              "1450",
+                                              "12001",
+                                              "21",
+                                              "17.75",
+                                              "14.375",
+                                              "81920"}}));
+  EXPECT_EQ(raw.One("SELECT json_extract(status_counts, '$.503') FROM windows"), "6");
+  EXPECT_EQ(raw.One("SELECT count(*) FROM windows w, json_each(w.reasons)"), "2");
+
+  // Every column docs/store.md lists for windows, and no other.
+  std::set<std::string> columns;
+  for (const auto& row : raw.Query("SELECT name FROM pragma_table_info('windows')")) {
+    columns.insert(row[0]);
+  }
+  const std::set<std::string> documented = {"id",
+                                            "campaign_id",
+                                            "campaign",
+                                            "target",
+                                            "scenario",
+                                            "connections",
+                                            "round",
+                                            "position",
+                                            "attempt",
+                                            "verdict",
+                                            "reasons",
+                                            "started_at",
+                                            "ended_at",
+                                            "server_agent",
+                                            "load_agent",
+                                            "requests",
+                                            "duration_s",
+                                            "rps",
+                                            "p50_us",
+                                            "p90_us",
+                                            "p99_us",
+                                            "p999_us",
+                                            "max_us",
+                                            "mean_us",
+                                            "errors",
+                                            "errors_connect",
+                                            "errors_read",
+                                            "errors_write",
+                                            "errors_timeout",
+                                            "errors_parse",
+                                            "errors_status",
+                                            "status_counts",
+                                            "server_cpu_s",
+                                            "cpu_us_per_request",
+                                            "rss_peak_kb",
+                                            "rss_mean_kb",
+                                            "startup_ms",
+                                            "first_request_ms",
+                                            "idle_rss_kb",
+                                            "load_cpu_s",
+                                            "align_error_ms",
+                                            "histogram"};
+  EXPECT_EQ(columns, documented);
+  EXPECT_EQ(raw.One("SELECT count(*) FROM pragma_index_list('windows') "
+                    "WHERE name = 'windows_by_campaign'"),
+            "1");
+}
+
+TEST_F(StoreWindowTest, EmptyJsonFieldsAreStoredAsEmptyJson) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  WindowRow w = FullWindow(CreateCampaign(*store, "hello"), "alpha", 1);
+  w.verdict = "valid";
+  w.reasons = "";
+  w.status_counts = "";
+  ASSERT_TRUE(store->InsertWindow(w, {}).ok());
+  RawDb raw(path_);
+  EXPECT_EQ(raw.Query("SELECT reasons, status_counts FROM windows"),
+            (std::vector<std::vector<std::string>>{{"[]", "{}"}}));
+}
+
+TEST_F(StoreWindowTest, ReasonsMustBeAJsonArray) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  WindowRow w = FullWindow(CreateCampaign(*store, "hello"), "alpha", 1);
+  w.reasons = "foreign CPU";  // a bare string, not a JSON array
+  auto id = store->InsertWindow(w, {});
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(StoreWindowTest, SamplesRoundTripInOrder) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t campaign = CreateCampaign(*store, "hello");
+  auto first = store->InsertWindow(FullWindow(campaign, "alpha", 1), Samples());
+  auto second = store->InsertWindow(FullWindow(campaign, "alpha", 2), {{"load", 0.5, 1, 2, 3}});
+  ASSERT_TRUE(first.ok() && second.ok());
+
+  auto got = store->ListSamples(*first);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  const auto want = Samples();
+  ASSERT_EQ(got->size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ((*got)[i].source, want[i].source) << i;
+    EXPECT_EQ((*got)[i].t_s, want[i].t_s) << i;
+    EXPECT_EQ((*got)[i].cpu_pct, want[i].cpu_pct) << i;
+    EXPECT_EQ((*got)[i].rss_kb, want[i].rss_kb) << i;
+    EXPECT_EQ((*got)[i].requests, want[i].requests) << i;
+  }
+  auto other = store->ListSamples(*second);
+  ASSERT_TRUE(other.ok());
+  ASSERT_EQ(other->size(), 1u);
+  EXPECT_EQ((*other)[0].requests, 3u);
+  RawDb raw(path_);
+  EXPECT_EQ(raw.One("SELECT count(*) FROM samples WHERE window_id = " + std::to_string(*first) +
+                    " AND source = 'server'"),
+            "2");
+}
+
+TEST_F(StoreWindowTest, AFailingSampleLeavesNoWindowBehind) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t campaign = CreateCampaign(*store, "hello");
+  std::vector<SampleRow> samples = Samples();
+  samples[1].source = "bogus";  // violates samples' CHECK after the window row was inserted
+
+  auto id = store->InsertWindow(FullWindow(campaign, "alpha", 1), samples);
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(
+      id.status().message().find(path_ + ": insert window (campaign " + std::to_string(campaign) +
+                                 ", target \"alpha\", scenario \"plaintext\", connections "
+                                 "64, round 1, attempt 1): sample 1: CHECK constraint"),
+      std::string::npos)
+      << id.status().message();
+
+  RawDb raw(path_);
+  EXPECT_EQ(raw.One("SELECT count(*) FROM windows"), "0");
+  EXPECT_EQ(raw.One("SELECT count(*) FROM samples"), "0");
+  auto listed = store->ListWindows({});
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->empty());
+
+  // Nothing of the failed attempt lingers: the same window can be stored now.
+  auto retry = store->InsertWindow(FullWindow(campaign, "alpha", 1), Samples());
+  ASSERT_TRUE(retry.ok()) << retry.status().ToString();
+  EXPECT_EQ(raw.One("SELECT count(*) FROM samples"), "3");
+}
+
+TEST_F(StoreWindowTest, VerdictCheckRejectsUnknownValues) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t campaign = CreateCampaign(*store, "hello");
+  WindowRow w = FullWindow(campaign, "alpha", 1);
+  w.verdict = "great";
+  auto id = store->InsertWindow(w, {});
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(id.status().message().find("CHECK constraint failed: verdict"), std::string::npos)
+      << id.status().message();
+
+  // The schema itself refuses it, whoever writes.
+  RawDb raw(path_);
+  ASSERT_TRUE(store->InsertWindow(FullWindow(campaign, "alpha", 1), {}).ok());
+  EXPECT_NE(raw.Exec("UPDATE windows SET verdict = 'great'").find("CHECK constraint failed"),
+            std::string::npos);
+  EXPECT_EQ(raw.One("SELECT verdict FROM windows"), "invalid");
+  for (const char* verdict : {"valid", "failed", "skipped"}) {
+    EXPECT_EQ(raw.Exec(std::string("UPDATE windows SET verdict = '") + verdict + "'"), "");
+  }
+}
+
+TEST_F(StoreWindowTest, ASecondAttemptIsANewRowAndARepeatedOneIsAlreadyExists) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t campaign = CreateCampaign(*store, "hello");
+  WindowRow w = FullWindow(campaign, "alpha", 1);
+  ASSERT_TRUE(store->InsertWindow(w, {}).ok());
+  auto repeated = store->InsertWindow(w, {});
+  ASSERT_FALSE(repeated.ok());
+  EXPECT_EQ(repeated.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_NE(repeated.status().message().find("UNIQUE constraint failed"), std::string::npos);
+  w.attempt = 2;
+  w.verdict = "valid";
+  ASSERT_TRUE(store->InsertWindow(w, {}).ok());
+  auto rows = store->ListWindows({});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[1].attempt, 2);
+}
+
+TEST_F(StoreWindowTest, TheCampaignIsFoundByIdOrByName) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t campaign = CreateCampaign(*store, "hello");
+
+  WindowRow by_name = FullWindow(0, "alpha", 1);
+  by_name.campaign = "hello";
+  auto id = store->InsertWindow(by_name, {});
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  auto rows = store->ListWindows({});
+  ASSERT_TRUE(rows.ok() && rows->size() == 1u);
+  EXPECT_EQ((*rows)[0].campaign_id, campaign);
+
+  auto unknown = store->InsertWindow(FullWindow(campaign + 7, "alpha", 2), {});
+  EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
+  WindowRow unknown_name = FullWindow(0, "alpha", 2);
+  unknown_name.campaign = "nope";
+  EXPECT_EQ(store->InsertWindow(unknown_name, {}).status().code(), StatusCode::kNotFound);
+  WindowRow mismatch = FullWindow(campaign, "alpha", 2);
+  mismatch.campaign = "world";
+  auto bad = store->InsertWindow(mismatch, {});
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("is named \"hello\", not \"world\""), std::string::npos)
+      << bad.status().message();
+}
+
+TEST_F(StoreWindowTest, FiltersByCampaignAfterIdAndLimit) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t hello = CreateCampaign(*store, "hello");
+  const int64_t world = CreateCampaign(*store, "world");
+  std::vector<int64_t> hello_ids, world_ids;
+  for (int round = 1; round <= 3; ++round) {
+    auto h = store->InsertWindow(FullWindow(hello, "alpha", round), {});
+    auto w = store->InsertWindow(FullWindow(world, "alpha", round), {});
+    ASSERT_TRUE(h.ok() && w.ok());
+    hello_ids.push_back(*h);
+    world_ids.push_back(*w);
+  }
+
+  auto all = store->ListWindows({});
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(Ids(*all), (std::vector<int64_t>{hello_ids[0], world_ids[0], hello_ids[1], world_ids[1],
+                                             hello_ids[2], world_ids[2]}));
+  auto only_hello = store->ListWindows({.campaign = "hello"});
+  ASSERT_TRUE(only_hello.ok());
+  EXPECT_EQ(Ids(*only_hello), hello_ids);
+  for (const WindowRow& w : *only_hello) EXPECT_EQ(w.campaign, "hello");
+
+  auto after = store->ListWindows({.campaign = "world", .after_id = world_ids[0]});
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(Ids(*after), (std::vector<int64_t>{world_ids[1], world_ids[2]}));
+  auto limited =
+      store->ListWindows({.campaign = std::nullopt, .after_id = hello_ids[0], .limit = 2});
+  ASSERT_TRUE(limited.ok());
+  EXPECT_EQ(Ids(*limited), (std::vector<int64_t>{world_ids[0], hello_ids[1]}));
+  auto none = store->ListWindows({.campaign = "nope"});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+TEST_F(StoreWindowTest, DeletingACampaignDeletesItsRows) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t hello = CreateCampaign(*store, "hello");
+  const int64_t world = CreateCampaign(*store, "world");
+  ASSERT_TRUE(store->InsertWindow(FullWindow(hello, "alpha", 1), Samples()).ok());
+  ASSERT_TRUE(store->InsertWindow(FullWindow(world, "alpha", 1), Samples()).ok());
+
+  RawDb raw(path_);
+  ASSERT_EQ(raw.Exec("PRAGMA foreign_keys = ON; DELETE FROM campaigns WHERE name = 'hello'"), "");
+  EXPECT_EQ(raw.One("SELECT count(*) FROM windows"), "1");
+  EXPECT_EQ(raw.One("SELECT count(*) FROM samples"), "3");
+  EXPECT_EQ(raw.One("SELECT count(*) FROM targets"), "1");
+  EXPECT_EQ(raw.One("SELECT count(*) FROM scenarios"), "1");
+}
+
+// --- several connections -------------------------------------------------------------------
+
+using StoreConcurrencyTest = StoreTest;
+
+TEST_F(StoreConcurrencyTest, ASecondStoreOnTheFileSeesTheFirstOnesRows) {
+  auto writer = OpenStore();
+  auto reader = OpenStore();
+  ASSERT_TRUE(writer != nullptr && reader != nullptr);
+  const int64_t campaign = CreateCampaign(*writer, "hello");
+  auto id = writer->InsertWindow(FullWindow(campaign, "alpha", 1), Samples());
+  ASSERT_TRUE(id.ok());
+
+  auto found = reader->FindCampaign("hello");
+  ASSERT_TRUE(found.ok() && found->has_value());
+  auto rows = reader->ListWindows({.campaign = "hello"});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].id, *id);
+  auto samples = reader->ListSamples(*id);
+  ASSERT_TRUE(samples.ok());
+  EXPECT_EQ(samples->size(), 3u);
+}
+
+TEST_F(StoreConcurrencyTest, AnOpenReadDoesNotBlockTheWriter) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t campaign = CreateCampaign(*store, "hello");
+  RawDb reader(path_);
+  sqlite3_busy_timeout(reader.get(), 0);
+  ASSERT_EQ(reader.Exec("BEGIN"), "");
+  EXPECT_EQ(reader.One("SELECT count(*) FROM windows"), "0");  // the read snapshot starts here
+
+  // Without WAL the reader's shared lock would make this wait out the busy timeout and fail.
+  const auto start = std::chrono::steady_clock::now();
+  auto id = store->InsertWindow(FullWindow(campaign, "alpha", 1), Samples());
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+
+  EXPECT_EQ(reader.One("SELECT count(*) FROM windows"), "0");  // still its own snapshot
+  ASSERT_EQ(reader.Exec("COMMIT"), "");
+  EXPECT_EQ(reader.One("SELECT count(*) FROM windows"), "1");
+  EXPECT_EQ(reader.One("SELECT count(*) FROM samples"), "3");
+}
+
+TEST_F(StoreConcurrencyTest, ThreadsShareOneStore) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t campaign = CreateCampaign(*store, "hello");
+  constexpr int kThreads = 4, kRounds = 20;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 1; round <= kRounds; ++round) {
+        WindowRow w = FullWindow(campaign, "target-" + std::to_string(t), round);
+        if (!store->InsertWindow(w, Samples()).ok()) ++failures;
+        if (!store->ListWindows({.campaign = std::nullopt, .after_id = 0, .limit = 5}).ok())
+          ++failures;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+  auto rows = store->ListWindows({});
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), static_cast<size_t>(kThreads * kRounds));
+}
+
+// --- docs/store.md ---------------------------------------------------------------------------
+
+// Every ```sql block of docs/store.md, in order.
+std::vector<std::string> DocumentedQueries() {
+  std::ifstream in(std::string(BENCHLAB_SOURCE_DIR) + "/docs/store.md");
+  std::vector<std::string> queries;
+  std::string line, query;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (!inside && line == "```sql") {
+      inside = true;
+      query.clear();
+    } else if (inside && line == "```") {
+      inside = false;
+      queries.push_back(query);
+    } else if (inside) {
+      query += line + "\n";
+    }
+  }
+  return queries;
+}
+
+using StoreDocsTest = StoreTest;
+
+TEST_F(StoreDocsTest, ExampleQueriesRunAndReturnRows) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t hello = CreateCampaign(*store, "hello");
+  CreateCampaign(*store, "world");
+  // Three rounds of two targets; round 2 of beta was invalid and re-run.
+  for (int round = 1; round <= 3; ++round) {
+    for (const char* target : {"alpha", "beta"}) {
+      WindowRow w = FullWindow(hello, target, round);
+      w.verdict = "valid";
+      w.reasons = "[]";
+      w.rps = 100000.0 * round + (target[0] == 'a' ? 5000 : 0);
+      if (round == 2 && target[0] == 'b') {
+        w.verdict = "invalid";
+        w.reasons = R"(["foreign CPU 12% on server host"])";
+        ASSERT_TRUE(store->InsertWindow(w, Samples()).ok());
+        w.attempt = 2;
+        w.verdict = "valid";
+        w.reasons = "[]";
+      }
+      ASSERT_TRUE(store->InsertWindow(w, Samples()).ok());
+    }
+  }
+  ASSERT_TRUE(store->SetCampaignState(hello, "done").ok());
+
+  const auto queries = DocumentedQueries();
+  ASSERT_GE(queries.size(), 4u) << "docs/store.md lost its example queries";
+  RawDb raw(path_);
+  for (const std::string& sql : queries) {
+    EXPECT_FALSE(raw.Query(sql).empty()) << "no rows from:\n" << sql;
+  }
+  // The median query counts the re-run (valid) attempt, not the invalid one.
+  auto medians = raw.Query(queries[0]);
+  ASSERT_EQ(medians.size(), 2u);
+  EXPECT_EQ(medians[0][0], "alpha");
+  EXPECT_EQ(medians[0][3], "205000.0");
+  EXPECT_EQ(medians[0][4], "3");
+  EXPECT_EQ(medians[1][0], "beta");
+  EXPECT_EQ(medians[1][3], "200000.0");
+}
+
+}  // namespace
+}  // namespace benchlab
