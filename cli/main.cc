@@ -3,8 +3,12 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/spdlog.h"
 
 int main(int argc, char** argv) {
+  // Logs go to stderr; stdout carries what a command reports (window lines, tables, JSON).
+  spdlog::set_default_logger(spdlog::stderr_color_mt("benchlab"));
   CLI::App app{
       "benchlab: a distributed benchmark lab for HTTP servers.\n"
       "A coordinator schedules campaigns over gRPC to agents; every window is judged by gates "
