@@ -1,0 +1,143 @@
+#include "agent/server/agent_config.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace benchlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+class AgentConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/benchlab-agent-config-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  Status Error(const std::string& text) {
+    auto config = ParseAgentConfigText(text, "agent.toml", "/etc/benchlab");
+    EXPECT_FALSE(config.ok());
+    return config.ok() ? Status::Ok() : config.status();
+  }
+
+  std::string dir_;
+};
+
+TEST_F(AgentConfigTest, GoodFileWithCatalogue) {
+  auto path = Write("agent.toml", R"(name = "server-1"
+roles = ["server", "load"]
+coordinator = "127.0.0.1:7700"
+listen = "0.0.0.0:7701"
+advertise = "10.0.0.7:7701"
+run_root = "/var/tmp/benchlab"
+[[target]]
+name = "hello"
+command = ["{campaign_dir}/hello-server", "--port", "{port}"]
+cpus = "0-1"
+env = { MODE = "fast" }
+)");
+  auto config = LoadAgentConfig(path);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->name, "server-1");
+  EXPECT_EQ(config->roles, (std::vector<std::string>{"server", "load"}));
+  EXPECT_EQ(config->coordinator, "127.0.0.1:7700");
+  EXPECT_EQ(config->listen.ToString(), "0.0.0.0:7701");
+  EXPECT_EQ(config->advertise, "10.0.0.7:7701");
+  EXPECT_EQ(config->run_root, "/var/tmp/benchlab");
+  ASSERT_EQ(config->catalogue.size(), 1u);
+  const TargetDef& t = config->catalogue[0];
+  EXPECT_EQ(t.name, "hello");
+  EXPECT_EQ(t.command[0], "{campaign_dir}/hello-server");
+  EXPECT_EQ(t.campaign_dir, dir_) << "{campaign_dir} is the configuration's own directory";
+  EXPECT_EQ(t.cpus, (std::vector<int>{0, 1}));
+  EXPECT_EQ(t.env.at("MODE"), "fast");
+}
+
+TEST_F(AgentConfigTest, DefaultsListenOnLoopback) {
+  auto config = ParseAgentConfigText(
+      "name = \"load-1\"\nroles = [\"load\"]\ncoordinator = \"127.0.0.1:7700\"\n", "a.toml", "/");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->listen.host, "127.0.0.1");
+  EXPECT_EQ(config->listen.port, 0);
+  EXPECT_EQ(config->run_root, "/tmp/benchlab-agent-load-1");
+  EXPECT_TRUE(config->catalogue.empty());
+}
+
+TEST_F(AgentConfigTest, WrittenConfigReadsBackWithDirectoriesResolved) {
+  AgentConfig config;
+  config.name = "server";
+  config.roles = {"server"};
+  config.coordinator = "127.0.0.1:41000";
+  config.run_root = "/tmp/runs";
+  TargetDef t;
+  t.name = "nginx";
+  t.command = {"nginx", "-c", "{run_dir}/nginx.conf", "-g", "daemon off;"};
+  t.templates = {"{campaign_dir}/nginx.conf.in"};
+  t.campaign_dir = "/src/examples";
+  t.cpus = {0};
+  t.port = "8080";
+  t.ready = "/health";
+  t.ready_timeout = std::chrono::milliseconds(2500);
+  t.env = {{"A", "b \"quoted\""}};
+  config.catalogue.push_back(t);
+  std::string path = dir_ + "/written.toml";
+  ASSERT_TRUE(WriteAgentConfig(config, path).ok());
+  auto back = LoadAgentConfig(path);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->name, config.name);
+  EXPECT_EQ(back->roles, config.roles);
+  EXPECT_EQ(back->coordinator, config.coordinator);
+  EXPECT_EQ(back->run_root, config.run_root);
+  ASSERT_EQ(back->catalogue.size(), 1u);
+  const TargetDef& b = back->catalogue[0];
+  EXPECT_EQ(b.command, t.command);
+  EXPECT_EQ(b.templates, std::vector<std::string>{"/src/examples/nginx.conf.in"});
+  EXPECT_EQ(b.cpus, t.cpus);
+  EXPECT_EQ(b.port, "8080");
+  EXPECT_EQ(b.ready, "/health");
+  EXPECT_EQ(b.ready_timeout, std::chrono::milliseconds(2500));
+  EXPECT_EQ(b.env, t.env);
+}
+
+TEST_F(AgentConfigTest, ErrorsNameFileLineKeyAndForm) {
+  EXPECT_EQ(Error("name = \"a\"\nroles = [\"web\"]\ncoordinator = \"h:1\"\n").message(),
+            "agent.toml:2: roles: expected a non-empty list of \"server\" and/or \"load\", got "
+            "\"web\"");
+  EXPECT_EQ(Error("name = \"a\"\nroles = [\"load\"]\ncoordinator = \"nowhere\"\n").message(),
+            "agent.toml:3: coordinator: expected HOST:PORT such as \"127.0.0.1:7700\", got "
+            "\"nowhere\"");
+  EXPECT_EQ(Error("name = \"a\"\nroles = [\"load\"]\n").message(),
+            "agent.toml:1: missing key \"coordinator\" (the coordinator's HOST:PORT)");
+  EXPECT_EQ(
+      Error("name = \"a\"\nroles = [\"load\"]\ncoordinator = \"h:1\"\nlisten_on = \"x\"\n")
+          .message()
+          .substr(0, 31),
+      "agent.toml:4: listen_on: unknow");
+  EXPECT_EQ(Error("name = \"a\"\nroles = [\"server\"]\ncoordinator = \"h:1\"\n"
+                  "[[target]]\nname = \"x\"\n")
+                .message(),
+            "agent.toml:4: target \"x\": missing key \"command\" (argv, no shell)");
+}
+
+TEST_F(AgentConfigTest, MissingFileIsNotFound) {
+  auto config = LoadAgentConfig(dir_ + "/absent.toml");
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(config.status().message().find("absent.toml"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace benchlab

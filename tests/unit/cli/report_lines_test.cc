@@ -1,0 +1,83 @@
+#include "cli/report_lines.h"
+
+#include <gtest/gtest.h>
+
+namespace benchlab {
+namespace {
+
+v1::Window MakeWindow(const std::string& target, int round, const std::string& verdict,
+                      double rps, uint64_t p99, double cpu = 5.0) {
+  v1::Window w;
+  w.set_target(target);
+  w.set_scenario("hello");
+  w.set_connections(16);
+  w.set_round(round);
+  w.set_verdict(verdict);
+  w.set_rps(rps);
+  w.set_p99_us(p99);
+  w.set_cpu_us_per_request(cpu);
+  w.set_total_windows(24);
+  return w;
+}
+
+TEST(ReportLinesTest, Numbers) {
+  EXPECT_EQ(WithThousands(0), "0");
+  EXPECT_EQ(WithThousands(999), "999");
+  EXPECT_EQ(WithThousands(1000), "1,000");
+  EXPECT_EQ(WithThousands(1234567.4), "1,234,567");
+  EXPECT_EQ(FormatMicros(412), "412us");
+  EXPECT_EQ(FormatMicros(1500), "1.50ms");
+  EXPECT_EQ(FormatMicros(2500000), "2.50s");
+}
+
+TEST(ReportLinesTest, WindowLineShowsFiguresAndVerdict) {
+  v1::Window w = MakeWindow("nginx", 1, "valid", 52341, 412);
+  w.set_index(2);
+  EXPECT_EQ(FormatWindowLine(w),
+            "[  3/24] round 1  nginx        hello      c=16          52,341 req/s  p99 412us    "
+            " valid");
+}
+
+TEST(ReportLinesTest, WindowLineOfAFailureShowsReasonsNotFigures) {
+  v1::Window w = MakeWindow("nginx", 2, "failed", 0, 0);
+  w.add_reasons("start_target: not ready");
+  w.add_reasons("second");
+  std::string line = FormatWindowLine(w);
+  EXPECT_EQ(line.find("req/s"), std::string::npos);
+  EXPECT_NE(line.find("failed: start_target: not ready; second"), std::string::npos) << line;
+}
+
+TEST(ReportLinesTest, SummaryUsesMediansOfValidWindowsAndCountsThem) {
+  std::vector<v1::Window> windows = {
+      MakeWindow("nginx", 1, "valid", 100, 1000, 10),
+      MakeWindow("hello", 1, "valid", 300, 900, 4),
+      MakeWindow("nginx", 2, "valid", 200, 3000, 12),
+      MakeWindow("hello", 2, "invalid", 9999, 1, 1),
+      MakeWindow("nginx", 3, "valid", 300, 2000, 8),
+      MakeWindow("hello", 3, "valid", 500, 1100, 6),
+  };
+  std::string summary = FormatSummary(windows, "nginx");
+  EXPECT_NE(summary.find("scenario hello, 16 connections"), std::string::npos) << summary;
+  // nginx: median of 100, 200, 300; hello: median of 300 and 500 (the invalid window is left out).
+  EXPECT_NE(summary.find("  nginx                     200     2.00ms         10.0      1.00x     "
+                         "3/3"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("  hello                     400     1.00ms          5.0      2.00x     "
+                         "2/3"),
+            std::string::npos)
+      << summary;
+}
+
+TEST(ReportLinesTest, TableListsReasonsUnderTheirWindow) {
+  v1::Window w = MakeWindow("nginx", 1, "invalid", 10, 10);
+  w.set_id(7);
+  w.set_campaign("c");
+  w.add_reasons("error_rate: 5.00% > 1.00% (5 errors of 100 attempts)");
+  std::string table = FormatWindowTable({w});
+  EXPECT_NE(table.find("\n7 "), std::string::npos) << table;
+  EXPECT_NE(table.find("\n       error_rate: 5.00% > 1.00%"), std::string::npos) << table;
+}
+
+}  // namespace
+}  // namespace benchlab
