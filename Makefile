@@ -13,7 +13,7 @@ DEB_PACKAGES := cmake ninja-build g++ pkg-config \
   nlohmann-json3-dev libcli11-dev libtoml11-dev sqlite3 \
   nginx-light wrk procps
 
-.PHONY: all deps build build-asan run test test-unit clean format
+.PHONY: all deps build build-asan run test test-unit bench clean format
 
 all: build
 
@@ -45,6 +45,11 @@ test: build build-asan
 
 test-unit: build
 	cd $(BUILD) && ctest --output-on-failure -j 2 -L unit
+
+# benchlab's load generator against wrk on the bundled hello-server (a benchmark, not a test).
+bench: build
+	@scripts/install-deps.sh wrk time
+	bench/loadgen_vs_wrk.sh $(BUILD)/bin
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

@@ -22,30 +22,57 @@ void SetDeadlineSeconds(grpc::ClientContext& ctx, double seconds) {
                    std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
 }
 
+void WatchCanceller::Cancel() {
+  std::lock_guard lock(mu_);
+  cancelled_ = true;
+  if (ctx_ != nullptr) ctx_->TryCancel();
+}
+
+bool WatchCanceller::cancelled() {
+  std::lock_guard lock(mu_);
+  return cancelled_;
+}
+
+void WatchCanceller::Track(grpc::ClientContext* ctx) {
+  std::lock_guard lock(mu_);
+  ctx_ = ctx;
+  if (ctx_ != nullptr && cancelled_) ctx_->TryCancel();
+}
+
 Result<WatchOutcome> WatchCampaign(v1::Coordinator::Stub& stub, const std::string& campaign,
-                                   grpc::ClientContext& ctx) {
-  v1::WatchCampaignRequest req;
-  req.set_name(campaign);
-  auto reader = stub.WatchCampaign(&ctx, req);
+                                   WatchCanceller& canceller, double call_seconds) {
   WatchOutcome outcome;
-  v1::CampaignEvent event;
-  while (reader->Read(&event)) {
-    if (event.has_window()) {
-      const auto& w = event.window();
-      std::printf("%s\n", FormatWindowLine(w).c_str());
-      std::fflush(stdout);
-      if (w.verdict() == "valid" || w.verdict() == "invalid") ++outcome.measured;
-      if (w.verdict() == "valid") ++outcome.valid;
-      outcome.windows.push_back(w);
-    } else if (event.has_finished()) {
-      outcome.finished = true;
-      outcome.state = event.finished().state();
-      outcome.error = event.finished().error();
+  int64_t last_id = 0;
+  while (!outcome.finished && !canceller.cancelled()) {
+    grpc::ClientContext ctx;
+    SetDeadlineSeconds(ctx, call_seconds);
+    canceller.Track(&ctx);
+    v1::WatchCampaignRequest req;
+    req.set_name(campaign);
+    req.set_after_id(last_id);
+    auto reader = stub.WatchCampaign(&ctx, req);
+    v1::CampaignEvent event;
+    while (reader->Read(&event)) {
+      if (event.has_window()) {
+        const auto& w = event.window();
+        std::printf("%s\n", FormatWindowLine(w).c_str());
+        std::fflush(stdout);
+        if (w.verdict() == "valid" || w.verdict() == "invalid") ++outcome.measured;
+        if (w.verdict() == "valid") ++outcome.valid;
+        outcome.windows.push_back(w);
+        last_id = w.id();
+      } else if (event.has_finished()) {
+        outcome.finished = true;
+        outcome.state = event.finished().state();
+        outcome.error = event.finished().error();
+      }
     }
-  }
-  grpc::Status status = reader->Finish();
-  if (!status.ok() && !outcome.finished) {
-    return Status::Unavailable("watching campaign \"" + campaign + "\": " + status.error_message());
+    grpc::Status status = reader->Finish();
+    canceller.Track(nullptr);
+    if (outcome.finished || canceller.cancelled()) break;
+    if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) continue;  // resume
+    return Status::Unavailable("watching campaign \"" + campaign + "\": " +
+                               (status.ok() ? "the stream ended early" : status.error_message()));
   }
   return outcome;
 }

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -30,11 +31,25 @@ struct WatchOutcome {
   int valid = 0;
 };
 
+// Lets another thread stop a watch (Ctrl-C): Cancel() cancels the call in flight and any later.
+class WatchCanceller {
+ public:
+  void Cancel();
+  bool cancelled();
+  // The call in flight; nullptr between calls.
+  void Track(grpc::ClientContext* ctx);
+
+ private:
+  std::mutex mu_;
+  grpc::ClientContext* ctx_ = nullptr;
+  bool cancelled_ = false;
+};
+
 // Streams the campaign's windows, printing FormatWindowLine for each to stdout as it arrives.
-// `ctx` lets another thread cancel the watch (Ctrl-C). Returns when the campaign ends, the
-// stream breaks, or the call is cancelled.
+// Each call carries a deadline (`call_seconds`); when it passes, the watch resumes after the
+// last window seen. Returns when the campaign ends, the coordinator fails, or it is cancelled.
 Result<WatchOutcome> WatchCampaign(v1::Coordinator::Stub& stub, const std::string& campaign,
-                                   grpc::ClientContext& ctx);
+                                   WatchCanceller& canceller, double call_seconds = 300);
 
 // Prints the summary table and the final counts; returns the exit status: 0 when every window
 // of the campaign was measured (valid or invalid), 1 otherwise.

@@ -241,15 +241,11 @@ int RunLab(const RunArgs& args) {
                 reply.name().c_str(), reply.total_windows(), args.db.c_str());
     std::fflush(stdout);
 
-    grpc::ClientContext watch_ctx;
-    bool interrupted = false;
+    WatchCanceller canceller;
     {
-      SignalWatcher watcher([&](int) {
-        interrupted = true;
-        watch_ctx.TryCancel();
-      });
-      auto outcome = WatchCampaign(**stub, reply.name(), watch_ctx);
-      if (interrupted) {
+      SignalWatcher watcher([&](int) { canceller.Cancel(); });
+      auto outcome = WatchCampaign(**stub, reply.name(), canceller);
+      if (canceller.cancelled()) {
         std::fprintf(stderr, "benchlab run: interrupted; stopping the lab (windows stored so far "
                              "are kept in %s)\n", args.db.c_str());
         status = 130;

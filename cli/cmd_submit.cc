@@ -49,9 +49,13 @@ int RunSubmit(const SubmitArgs& args) {
   std::fflush(stdout);
   if (!args.wait) return 0;
 
-  grpc::ClientContext watch_ctx;
-  SignalWatcher watcher([&watch_ctx](int) { watch_ctx.TryCancel(); });
-  auto outcome = WatchCampaign(**stub, reply.name(), watch_ctx);
+  WatchCanceller canceller;
+  SignalWatcher watcher([&canceller](int) { canceller.Cancel(); });
+  auto outcome = WatchCampaign(**stub, reply.name(), canceller);
+  if (canceller.cancelled()) {
+    std::fprintf(stderr, "benchlab submit: interrupted; the campaign goes on at the coordinator\n");
+    return 130;
+  }
   if (!outcome.ok()) {
     std::fprintf(stderr, "benchlab submit: %s\n", outcome.status().message().c_str());
     return 1;

@@ -124,14 +124,25 @@ grpc::Status CoordinatorService::ListCampaigns(grpc::ServerContext*,
 grpc::Status CoordinatorService::WatchCampaign(grpc::ServerContext* ctx,
                                                const v1::WatchCampaignRequest* req,
                                                grpc::ServerWriter<v1::CampaignEvent>* writer) {
-  int64_t last_id = 0;
+  int64_t last_id = req->after_id();
   int sent = 0;
+  int64_t index_base = 0;
+  bool first = true;
   while (!ctx->IsCancelled()) {
     uint64_t seen = scheduler_.version();
     auto campaign = store_.FindCampaign(req->name());
     if (!campaign.ok()) return ToGrpc(campaign.status());
     if (!*campaign) {
       return grpc::Status(grpc::StatusCode::NOT_FOUND, "no campaign \"" + req->name() + "\"");
+    }
+    if (first) {
+      // A resumed watch numbers its windows after those the client has already seen.
+      WindowFilter earlier;
+      earlier.campaign = req->name();
+      auto seen_before = store_.ListWindows(earlier);
+      if (!seen_before.ok()) return ToGrpc(seen_before.status());
+      for (const auto& row : *seen_before) index_base += row.id <= last_id ? 1 : 0;
+      first = false;
     }
     WindowFilter filter;
     filter.campaign = req->name();
@@ -141,7 +152,8 @@ grpc::Status CoordinatorService::WatchCampaign(grpc::ServerContext* ctx,
     for (const auto& row : *windows) {
       v1::CampaignEvent event;
       WindowToProto(row, (*campaign)->total_windows, event.mutable_window());
-      event.mutable_window()->set_index(sent);  // windows are stored in plan order
+      // Windows are stored in plan order.
+      event.mutable_window()->set_index(static_cast<int>(index_base + sent));
       if (!writer->Write(event)) return grpc::Status::CANCELLED;
       last_id = row.id;
       ++sent;

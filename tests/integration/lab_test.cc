@@ -160,6 +160,24 @@ TEST_F(LabTest, CampaignRunsEveryWindowAndStoresIt) {
   auto samples = coordinator_->store().ListSamples((*stored)[0].id);
   ASSERT_TRUE(samples.ok());
   EXPECT_FALSE(samples->empty());
+
+  // A watch resumed after the fourth window gets the other four, numbered on from there.
+  grpc::ClientContext watch;
+  watch.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::WatchCampaignRequest wreq;
+  wreq.set_name("lab");
+  wreq.set_after_id(windows[3].id());
+  auto reader = stub_->WatchCampaign(&watch, wreq);
+  std::vector<int> indices;
+  v1::CampaignEvent event;
+  bool finished = false;
+  while (reader->Read(&event)) {
+    if (event.has_window()) indices.push_back(event.window().index());
+    finished = finished || event.has_finished();
+  }
+  EXPECT_TRUE(reader->Finish().ok());
+  EXPECT_TRUE(finished);
+  EXPECT_EQ(indices, (std::vector<int>{4, 5, 6, 7}));
 }
 
 TEST_F(LabTest, NonConformingTargetIsSkippedWithTheDifference) {
