@@ -6,6 +6,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "common/parse.h"
+
 namespace benchlab {
 namespace {
 
@@ -235,6 +237,7 @@ Result<TreeSample> ProcTreeSampler::Sample() {
     sys_ticks += seen.sys_ticks;
     next.emplace(pid, seen);
     ++sample.processes;
+    sample.pids.push_back(pid);
 
     Result<std::string> text = env_.ReadFile("/proc/" + std::to_string(pid) + "/status");
     if (!text.ok()) {
@@ -255,6 +258,46 @@ Result<TreeSample> ProcTreeSampler::Sample() {
   sample.cpu_user_s = static_cast<double>(user_ticks) / ticks_per_s;
   sample.cpu_sys_s = static_cast<double>(sys_ticks) / ticks_per_s;
   return sample;
+}
+
+Status CheckThreadAffinity(SysEnv& env, const std::vector<pid_t>& pids,
+                           const std::vector<int>& cpus) {
+  for (pid_t pid : pids) {
+    std::string dir = "/proc/" + std::to_string(pid);
+    auto tasks = env.ListDir(dir + "/task");
+    if (!tasks.ok()) {
+      if (tasks.status().code() == StatusCode::kNotFound) continue;
+      return tasks.status();
+    }
+    for (const auto& tid : *tasks) {
+      auto text = env.ReadFile(dir + "/task/" + tid + "/status");
+      if (!text.ok()) {
+        if (text.status().code() == StatusCode::kNotFound) continue;
+        return text.status();
+      }
+      std::string_view view(*text);
+      size_t at = view.find("Cpus_allowed_list:");
+      if (at == std::string_view::npos) continue;
+      size_t begin = view.find_first_not_of(" \t", at + 18);
+      size_t end = view.find('\n', begin);
+      auto allowed = ParseCpuList(view.substr(begin, end == std::string_view::npos
+                                                         ? std::string_view::npos
+                                                         : end - begin));
+      if (!allowed.ok()) continue;
+      bool inside = std::includes(cpus.begin(), cpus.end(), allowed->begin(), allowed->end());
+      if (!inside) {
+        std::string comm = "?";
+        if (auto stat = env.ReadFile(dir + "/stat"); stat.ok()) {
+          if (auto parsed = ParseProcStat(*stat); parsed.ok()) comm = parsed->comm;
+        }
+        return Status::FailedPrecondition("thread " + tid + " of pid " + std::to_string(pid) +
+                                          " (" + comm + ") may run on CPUs " +
+                                          FormatCpuList(*allowed) + ", not only on " +
+                                          FormatCpuList(cpus));
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace benchlab

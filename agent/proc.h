@@ -50,6 +50,7 @@ struct TreeSample {
   int64_t threads = 0;
   uint64_t voluntary_ctxt_switches = 0;
   uint64_t nonvoluntary_ctxt_switches = 0;
+  std::vector<pid_t> pids;  // the live members, root first
 };
 
 // Samples the tree rooted at `root`: the root, every live process whose ppid chain reaches it,
@@ -98,5 +99,12 @@ class ProcTreeSampler {
   uint64_t exited_user_ticks_ = 0;  // last known CPU of members that have exited
   uint64_t exited_sys_ticks_ = 0;
 };
+
+// Checks that every thread of every given process may run only on `cpus` (Cpus_allowed_list of
+// /proc/<pid>/task/<tid>/status), so a target that re-pins itself or a thread is caught. Processes
+// and threads that exit while being read are skipped. FailedPrecondition names the first
+// offender: "thread 1235 of pid 1234 (nginx) may run on CPUs 0-1, not only on 0".
+Status CheckThreadAffinity(SysEnv& env, const std::vector<pid_t>& pids,
+                           const std::vector<int>& cpus);
 
 }  // namespace benchlab

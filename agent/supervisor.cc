@@ -2,8 +2,8 @@
 
 #include <fcntl.h>
 #include <sched.h>
-#include <signal.h>
 #include <sys/prctl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -79,11 +79,17 @@ Result<std::string> ResolveExecutable(const SpawnSpec& spec) {
 struct TargetSetup {
   const char* cwd;
   const cpu_set_t* cpus;  // null: inherit
+  pid_t die_with = 0;     // the parent whose end kills the child; 0: none
 
   template <typename Launcher>
   bp::error_code on_exec_setup(Launcher&, const bp::filesystem::path&, const char* const*&) {
     // Its own group, so Stop() can signal the target and everything it starts at once.
     if (setpgid(0, 0) != 0) return {errno, bp::system_category()};
+    if (die_with != 0) {
+      if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return {errno, bp::system_category()};
+      // The parent may have ended before prctl took effect.
+      if (getppid() != die_with) return {ESRCH, bp::system_category()};
+    }
     if (chdir(cwd) != 0) return {errno, bp::system_category()};
     if (cpus != nullptr && sched_setaffinity(0, sizeof(*cpus), cpus) != 0) {
       return {errno, bp::system_category()};
@@ -245,7 +251,8 @@ Result<std::unique_ptr<TargetProcess>> TargetProcess::Spawn(SysEnv& env, const S
     try {
       bp::error_code ec;
       pid = Launch(*exe, argv.data(), envp.data(), dev_null.get(), log.get(),
-                   TargetSetup{spec.cwd.c_str(), want_cpus.empty() ? nullptr : &cpu_set}, ec,
+                   TargetSetup{spec.cwd.c_str(), want_cpus.empty() ? nullptr : &cpu_set,
+                               spec.die_with_parent ? getpid() : 0}, ec,
                    &forked);
       if (ec) {
         // The child got as far as fork; it wrote why it failed and exited, and is ours to reap.

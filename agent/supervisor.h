@@ -26,6 +26,9 @@ struct SpawnSpec {
   std::map<std::string, std::string> env;  // the whole environment of the child
   std::vector<int> cpus;                   // empty: inherit
   std::string log_path;                    // stdout+stderr, created/truncated
+  // PR_SET_PDEATHSIG: the child is killed when the thread that spawned it ends, so spawn from a
+  // thread that lives as long as the agent (SpawnThread).
+  bool die_with_parent = false;
 };
 
 struct ExitInfo {

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include <thread>
 
 #include "agent/proc.h"
+#include "common/parse.h"
 #include "loadgen/http_client.h"
 
 namespace benchlab {
@@ -62,6 +64,40 @@ std::string FillPlaceholders(const std::string& text, uint16_t port, const std::
   return out;
 }
 
+Result<std::string> ReadTargetVersion(SysEnv& env, const TargetDef& def,
+                                      const std::string& scratch_dir) {
+  if (def.version.empty()) return std::string("unavailable");
+  std::error_code ec;
+  fs::create_directories(scratch_dir, ec);
+  SpawnSpec spec;
+  for (const auto& arg : def.version) {
+    spec.argv.push_back(FillPlaceholders(arg, 0, scratch_dir, def.campaign_dir));
+  }
+  spec.cwd = scratch_dir;
+  spec.env = def.env;
+  spec.log_path = (fs::path(scratch_dir) / (def.name + ".version")).string();
+  auto process = TargetProcess::Spawn(env, spec);
+  if (!process.ok()) return process.status();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  ExitInfo exit;
+  while (!(*process)->Exited(&exit)) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      (*process)->Stop(std::chrono::milliseconds(500));
+      return Status::DeadlineExceeded("version command of target \"" + def.name +
+                                      "\" did not finish within 5s");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::ifstream in(spec.log_path);
+  std::string line;
+  std::getline(in, line);
+  if (exit.exit_code != 0 || line.empty()) {
+    return Status::FailedPrecondition("version command of target \"" + def.name + "\": " +
+                                      exit.Describe() + (line.empty() ? ", no output" : ""));
+  }
+  return line;
+}
+
 Result<uint16_t> PickFreePort() {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Status::IoError(std::string("socket: ") + std::strerror(errno));
@@ -80,7 +116,17 @@ Result<uint16_t> PickFreePort() {
 }
 
 Result<RunningTarget> StartTarget(SysEnv& env, const TargetDef& def, const std::vector<int>& cpus,
-                                  const std::string& run_dir) {
+                                  const std::string& run_dir, const StartOptions& options) {
+  std::vector<int> pinned = cpus.empty() ? def.cpus : cpus;
+  const auto& allowed = options.allowed_cpus;
+  if (pinned.empty()) {
+    pinned = allowed;
+  } else if (!allowed.empty() &&
+             !std::includes(allowed.begin(), allowed.end(), pinned.begin(), pinned.end())) {
+    return Status::InvalidArgument("target \"" + def.name + "\": CPUs " + FormatCpuList(pinned) +
+                                   " are outside this agent's allowed CPUs " +
+                                   FormatCpuList(allowed));
+  }
   std::error_code ec;
   fs::create_directories(run_dir, ec);
   if (ec) return Status::IoError("run directory " + run_dir + ": " + ec.message());
@@ -105,12 +151,19 @@ Result<RunningTarget> StartTarget(SysEnv& env, const TargetDef& def, const std::
   }
   spec.cwd = def.cwd.empty() ? run_dir : FillPlaceholders(def.cwd, port, run_dir, def.campaign_dir);
   spec.env = def.env;
+  spec.env.insert(options.tag_env.begin(), options.tag_env.end());
   spec.env["PORT"] = std::to_string(port);
-  spec.cpus = cpus.empty() ? def.cpus : cpus;
+  spec.cpus = pinned;
   spec.log_path = (fs::path(run_dir) / "target.log").string();
+  spec.die_with_parent = options.spawner != nullptr;
 
   auto spawn_start = std::chrono::steady_clock::now();
-  auto spawned = TargetProcess::Spawn(env, spec);
+  Result<std::unique_ptr<TargetProcess>> spawned = Status::Internal("not spawned");
+  if (options.spawner != nullptr) {
+    options.spawner->Run([&] { spawned = TargetProcess::Spawn(env, spec); });
+  } else {
+    spawned = TargetProcess::Spawn(env, spec);
+  }
   if (!spawned.ok()) {
     return Status(spawned.status().code(),
                   "starting target \"" + def.name + "\": " + spawned.status().message());
@@ -153,7 +206,17 @@ Result<RunningTarget> StartTarget(SysEnv& env, const TargetDef& def, const std::
 
   ProcTreeSampler sampler(env, running.process->pid());
   auto idle = sampler.Sample();
-  if (idle.ok()) running.idle_rss_kb = idle->rss_kb;
+  if (idle.ok()) {
+    running.idle_rss_kb = idle->rss_kb;
+    if (!spec.cpus.empty()) {
+      Status pinned_ok = CheckThreadAffinity(env, idle->pids, spec.cpus);
+      if (!pinned_ok.ok()) {
+        running.process->Stop(std::chrono::milliseconds(1000));
+        return Status::FailedPrecondition("target \"" + def.name + "\" left its CPUs: " +
+                                          pinned_ok.message());
+      }
+    }
+  }
   return running;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/spawn_thread.h"
 #include "agent/supervisor.h"
 #include "common/status.h"
 #include "common/sysenv.h"
@@ -32,13 +33,27 @@ struct RunningTarget {
 std::string FillPlaceholders(const std::string& text, uint16_t port, const std::string& run_dir,
                              const std::string& campaign_dir);
 
+// Runs a catalogue entry's `version` command (no shell, the entry's environment, 5 s at most)
+// and returns the first line it printed; "unavailable" when the entry has none.
+Result<std::string> ReadTargetVersion(SysEnv& env, const TargetDef& def,
+                                      const std::string& scratch_dir);
+
 // A port that was free on 127.0.0.1 a moment ago (bind to 0, read it back, close).
 Result<uint16_t> PickFreePort();
 
-// Starts `def` with its pinning overridden by `cpus` when non-empty. run_dir is created; the log
-// goes to run_dir/target.log. On any failure nothing is left running and the error names the
-// step (template, spawn, readiness) and, for readiness, the last log lines.
+struct StartOptions {
+  std::vector<int> allowed_cpus;               // the agent's CPUs; empty: any
+  std::map<std::string, std::string> tag_env;  // added to the environment (the agent's cookie)
+  SpawnThread* spawner = nullptr;              // fork there, and die with the agent
+};
+
+// Starts `def` with its pinning overridden by `cpus` when non-empty; a target with no pinning on
+// an agent with allowed CPUs is pinned to all of them, and pinning outside them is refused. After
+// readiness every thread of the target's tree is checked to run only on its CPUs. run_dir is
+// created; the log goes to run_dir/target.log. On any failure nothing is left running and the
+// error names the step (CPUs, template, spawn, readiness, affinity) and, when the target ran, the
+// last log lines.
 Result<RunningTarget> StartTarget(SysEnv& env, const TargetDef& def, const std::vector<int>& cpus,
-                                  const std::string& run_dir);
+                                  const std::string& run_dir, const StartOptions& options = {});
 
 }  // namespace benchlab

@@ -202,7 +202,8 @@ std::optional<std::string> ReadString(Table& t, std::string_view sub, const Valu
 void ReadTarget(const Value& item, std::string label, Issues& issues,
                 const std::string& campaign_dir, TargetDef& out) {
   Table t(item, std::move(label),
-          {"name", "command", "port", "ready", "cpus", "cwd", "env", "templates", "ready_timeout"},
+          {"name", "command", "port", "ready", "cpus", "cwd", "env", "templates", "ready_timeout",
+           "version"},
           issues);
   out.line = static_cast<int>(t.line());
   out.campaign_dir = campaign_dir;
@@ -229,6 +230,10 @@ void ReadTarget(const Value& item, std::string label, Issues& issues,
   if (const Value* v = t.Get("templates")) {
     auto files = ReadTemplatedList(t, "templates", *v, "a non-empty list of file paths");
     if (files) out.templates = *files;
+  }
+  if (const Value* v = t.Get("version")) {
+    auto argv = ReadTemplatedList(t, "version", *v, "a non-empty list of strings (argv, no shell)");
+    if (argv) out.version = *argv;
   }
   if (const Value* v = t.Get("ready_timeout")) {
     // Rounded up so that "500us" does not become a zero timeout.

@@ -20,6 +20,7 @@ struct TargetDef {
   std::map<std::string, std::string> env;  // the only environment the target gets (plus PORT)
   std::vector<std::string> templates;      // files rendered into {run_dir} (placeholders filled)
   std::chrono::milliseconds ready_timeout{10000};
+  std::vector<std::string> version;  // argv printing the target's version on its first line
   std::string campaign_dir;  // fills {campaign_dir}: the directory of the file that defined it
   int line = 0;              // where [[target]] starts in its file
 };

@@ -41,7 +41,9 @@ std::optional<HostPort> ReadAddress(Table& root, std::string_view key, const Val
 
 void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, AgentConfig& c) {
   Table root(doc, "",
-             {"name", "roles", "listen", "advertise", "coordinator", "run_root", "target"}, issues);
+             {"name", "roles", "labels", "listen", "advertise", "coordinator", "run_root",
+              "allowed_cpus", "spool_dir", "target"},
+             issues);
   if (const Value* v = root.Require("name", "a name such as \"server-1\"")) {
     if (auto name = config::ReadName(root, "name", *v)) c.name = *name;
   }
@@ -62,6 +64,25 @@ void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, 
       c.run_root = v->as_string().str;
     } else {
       root.Expect(*v, "run_root", "an absolute directory path");
+    }
+  }
+  if (const Value* v = root.Get("labels")) {
+    if (v->is_array()) {
+      for (const auto& item : v->as_array()) {
+        if (auto label = config::ReadName(root, "labels", item)) c.labels.push_back(*label);
+      }
+    } else {
+      root.Expect(*v, "labels", "a list of names such as [\"rack-1\"]");
+    }
+  }
+  if (const Value* v = root.Get("allowed_cpus")) {
+    if (auto cpus = config::ReadCpus(root, "allowed_cpus", *v)) c.allowed_cpus = *cpus;
+  }
+  if (const Value* v = root.Get("spool_dir")) {
+    if (v->is_string() && v->as_string().str.starts_with('/')) {
+      c.spool_dir = v->as_string().str;
+    } else {
+      root.Expect(*v, "spool_dir", "an absolute directory path");
     }
   }
   if (const Value* v = root.Get("target")) {
@@ -106,6 +127,7 @@ Result<AgentConfig> ParseAgentConfigText(const std::string& text, const std::str
   ReadAgent(*doc, issues, config_dir, c);
   if (!issues.empty()) return issues.First();
   if (c.run_root.empty()) c.run_root = "/tmp/benchlab-agent-" + c.name;
+  if (c.spool_dir.empty()) c.spool_dir = c.run_root + "/spool";
   return c;
 }
 
@@ -132,6 +154,9 @@ Status WriteAgentConfig(const AgentConfig& config, const std::string& path) {
       {"run_root", config.run_root},
   };
   if (!config.advertise.empty()) root["advertise"] = config.advertise;
+  if (!config.labels.empty()) root["labels"] = StringArray(config.labels, "");
+  if (!config.allowed_cpus.empty()) root["allowed_cpus"] = FormatCpuList(config.allowed_cpus);
+  if (!config.spool_dir.empty()) root["spool_dir"] = config.spool_dir;
   if (!config.catalogue.empty()) {
     toml::array targets;
     for (const auto& def : config.catalogue) {
@@ -146,6 +171,7 @@ Status WriteAgentConfig(const AgentConfig& config, const std::string& path) {
       if (!def.cpus.empty()) t["cpus"] = FormatCpuList(def.cpus);
       if (!def.cwd.empty()) t["cwd"] = WithDir(def.cwd, dir);
       if (!def.templates.empty()) t["templates"] = StringArray(def.templates, dir);
+      if (!def.version.empty()) t["version"] = StringArray(def.version, dir);
       if (!def.env.empty()) {
         toml::table env;
         for (const auto& [name, value] : def.env) env[name] = value;

@@ -1,26 +1,66 @@
 #include "agent/server/agent_daemon.h"
 
+#include <cstdio>
+#include <random>
+
 #include <grpcpp/client_context.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
+#include "agent/orphans.h"
 #include "agent/supervisor.h"
+#include "agent/target_runner.h"
 #include "benchlab/v1/coordinator.grpc.pb.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
 
+namespace {
+
+// A fresh instance id per agent process, so its cookie tells its own children from those of a
+// crashed predecessor with the same name.
+std::string NewInstanceId() {
+  std::random_device random;
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%08x%08x", random(), random());
+  return buf;
+}
+
+AgentIdentity MakeIdentity(SysEnv& env, const AgentConfig& config, const std::string& instance) {
+  AgentIdentity identity{config.name, config.roles, config.run_root, config.allowed_cpus,
+                         AgentCookie(config.name, instance)};
+  if (identity.allowed_cpus.empty()) {
+    auto own = env.GetAffinity(0);
+    if (own.ok()) identity.allowed_cpus = *own;
+  }
+  return identity;
+}
+
+}  // namespace
+
 AgentDaemon::AgentDaemon(SysEnv& env, AgentConfig config)
     : env_(env),
       config_(std::move(config)),
-      service_(env_, AgentIdentity{config_.name, config_.roles, config_.run_root},
-               config_.catalogue) {}
+      instance_(NewInstanceId()),
+      service_(env_, MakeIdentity(env_, config_, instance_), config_.catalogue) {}
 
 AgentDaemon::~AgentDaemon() { Shutdown(); }
 
 Result<HostPort> AgentDaemon::Start() {
+  for (pid_t pid : StopOrphans(env_, config_.name, instance_, std::chrono::seconds(2))) {
+    spdlog::warn("agent {}: stopped pid {}, left running by an earlier agent of this name",
+                 config_.name, pid);
+  }
+  std::map<std::string, std::string> versions;
+  for (const auto& def : config_.catalogue) {
+    auto version = ReadTargetVersion(env_, def, config_.run_root + "/versions");
+    if (!version.ok()) spdlog::warn("agent {}: {}", config_.name, version.status().message());
+    versions[def.name] = version.ok() ? *version : "unavailable";
+  }
+  service_.SetVersions(versions);
+
   grpc::ServerBuilder builder;
   int bound_port = 0;
   builder.AddListeningPort(config_.listen.ToString(), grpc::InsecureServerCredentials(),
@@ -49,6 +89,8 @@ void AgentDaemon::RegistrationLoop(std::string address) {
   request.set_address(address);
   FillHostFacts(env_, request.mutable_host());
   for (const auto& name : service_.catalogue_names()) request.add_catalogue(name);
+  for (const auto& label : config_.labels) request.add_labels(label);
+  for (const auto& [name, version] : service_.versions()) (*request.mutable_versions())[name] = version;
 
   std::chrono::milliseconds pause(200);
   std::string last_error;

@@ -30,6 +30,9 @@ struct AgentConfig {
   std::string coordinator;         // HOST:PORT
   std::string run_root;            // per-window run directories and logs
   std::vector<TargetDef> catalogue;
+  std::vector<std::string> labels;  // for placement by label
+  std::vector<int> allowed_cpus;    // CPUs targets and load may use; empty: the agent's own
+  std::string spool_dir;            // window results awaiting the coordinator's acknowledgement
 };
 
 class AgentDaemon {
@@ -50,6 +53,7 @@ class AgentDaemon {
 
   SysEnv& env_;
   const AgentConfig config_;
+  const std::string instance_;
   AgentService service_;
   std::unique_ptr<grpc::Server> server_;
   std::thread thread_;

@@ -1,9 +1,11 @@
 #include "agent/server/agent_service.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "agent/conformance.h"
 #include "agent/host_facts.h"
+#include "agent/orphans.h"
 #include "common/parse.h"
 #include "loadgen/load.h"
 #include "spdlog/spdlog.h"
@@ -56,6 +58,16 @@ AgentService::AgentService(SysEnv& env, AgentIdentity identity, std::vector<Targ
 
 AgentService::~AgentService() { StopAll(); }
 
+void AgentService::SetVersions(std::map<std::string, std::string> versions) {
+  std::lock_guard lock(mu_);
+  versions_ = std::move(versions);
+}
+
+std::map<std::string, std::string> AgentService::versions() {
+  std::lock_guard lock(mu_);
+  return versions_;
+}
+
 void AgentService::StopAll() {
   std::map<std::string, std::shared_ptr<Active>> active;
   {
@@ -107,7 +119,11 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext*, const v1::StartTarg
   }
   std::string run_dir =
       (std::filesystem::path(identity_.run_root) / (label + "-" + handle)).string();
-  auto started = benchlab::StartTarget(env_, *def, cpus, run_dir);
+  StartOptions options;
+  options.allowed_cpus = identity_.allowed_cpus;
+  options.tag_env = {{kAgentCookieVar, identity_.cookie}};
+  options.spawner = &spawner_;
+  auto started = benchlab::StartTarget(env_, *def, cpus, run_dir, options);
   if (!started.ok()) return ToGrpc(started.status());
 
   auto active = std::make_shared<Active>();
@@ -119,6 +135,11 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext*, const v1::StartTarg
   reply->set_first_request_ms(active->target.first_request_ms);
   reply->set_idle_rss_kb(active->target.idle_rss_kb);
   for (int cpu : active->target.cpus) reply->add_cpus(cpu);
+  {
+    std::lock_guard lock(mu_);
+    auto version = versions_.find(def->name);
+    reply->set_version(version == versions_.end() ? "unavailable" : version->second);
+  }
   spdlog::info("started target {} as {} (pid {}, port {}, cpus {}, ready in {:.1f} ms)",
                def->name, handle, active->target.process->pid(), active->target.port,
                FormatCpuList(active->target.cpus), active->target.startup_ms);
@@ -230,6 +251,16 @@ grpc::Status AgentService::RunLoad(grpc::ServerContext*, const v1::RunLoadReques
   options.connections = req->connections();
   options.threads = req->threads() > 0 ? req->threads() : 1;
   options.cpus.assign(req->cpus().begin(), req->cpus().end());
+  const auto& allowed = identity_.allowed_cpus;
+  if (options.cpus.empty()) {
+    options.cpus = allowed;
+  } else if (!allowed.empty() && !std::includes(allowed.begin(), allowed.end(),
+                                                options.cpus.begin(), options.cpus.end())) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "load CPUs " + FormatCpuList(options.cpus) +
+                            " are outside agent \"" + identity_.name + "\"'s allowed CPUs " +
+                            FormatCpuList(allowed));
+  }
   options.warmup = std::chrono::milliseconds(req->warmup_ms());
   options.duration = std::chrono::milliseconds(req->duration_ms());
   if (req->timeout_ms() > 0) options.timeout = std::chrono::milliseconds(req->timeout_ms());

@@ -22,6 +22,8 @@ struct AgentIdentity {
   std::string name;
   std::vector<std::string> roles;  // "server", "load"
   std::string run_root;            // per-window run directories go below it
+  std::vector<int> allowed_cpus;   // CPUs targets and load may use
+  std::string cookie;              // tags every child (see agent/orphans.h)
 };
 
 class AgentService final : public v1::Agent::Service {
@@ -44,6 +46,9 @@ class AgentService final : public v1::Agent::Service {
 
   // Stops every target still running (agent shutdown).
   void StopAll();
+  // Each catalogue target's version, as its `version` command printed it.
+  void SetVersions(std::map<std::string, std::string> versions);
+  std::map<std::string, std::string> versions();
   const std::vector<std::string>& catalogue_names() const { return catalogue_names_; }
   const AgentIdentity& identity() const { return identity_; }
 
@@ -59,8 +64,10 @@ class AgentService final : public v1::Agent::Service {
   const AgentIdentity identity_;
   const std::vector<TargetDef> catalogue_;
   std::vector<std::string> catalogue_names_;
+  SpawnThread spawner_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<Active>> active_;
+  std::map<std::string, std::string> versions_;
   int next_handle_ = 1;
 };
 

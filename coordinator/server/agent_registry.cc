@@ -24,6 +24,8 @@ void AgentRegistry::Register(const v1::RegisterAgentRequest& request) {
   entry.info.set_address(request.address());
   *entry.info.mutable_host() = request.host();
   entry.info.mutable_catalogue()->CopyFrom(request.catalogue());
+  entry.info.mutable_labels()->CopyFrom(request.labels());
+  *entry.info.mutable_versions() = request.versions();
   entry.last_seen = std::chrono::steady_clock::now();
   entry.busy = false;
   spdlog::info("agent {} registered from {} (roles: {}, {} catalogue targets)", request.name(),

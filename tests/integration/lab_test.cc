@@ -73,9 +73,17 @@ class LabTest : public ::testing::Test {
       catalogue.push_back(hello);
     }
 
-    AgentConfig server{"server", {"server"}, {"127.0.0.1", 0}, "", address_, dir_ + "/server",
-                       catalogue};
-    AgentConfig load{"load", {"load"}, {"127.0.0.1", 0}, "", address_, dir_ + "/load", {}};
+    AgentConfig server;
+    server.name = "server";
+    server.roles = {"server"};
+    server.coordinator = address_;
+    server.run_root = dir_ + "/server";
+    server.catalogue = catalogue;
+    AgentConfig load;
+    load.name = "load";
+    load.roles = {"load"};
+    load.coordinator = address_;
+    load.run_root = dir_ + "/load";
     server_ = std::make_unique<AgentDaemon>(RealSysEnv(), server);
     load_ = std::make_unique<AgentDaemon>(RealSysEnv(), load);
     ASSERT_TRUE(server_->Start().ok());
