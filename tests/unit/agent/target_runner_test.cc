@@ -1,14 +1,18 @@
 #include "agent/target_runner.h"
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
+
+#include "common/parse.h"
 
 namespace benchlab {
 namespace {
@@ -113,6 +117,84 @@ TEST_F(TargetRunnerTest, TargetNeverReadyTimesOutAndIsStopped) {
   pid_t pid = std::atoi(ReadAll(dir_ + "/run4/pid").c_str());
   ASSERT_GT(pid, 0);
   EXPECT_NE(kill(pid, 0), 0) << "a target that never became ready must not be left running";
+}
+
+TEST_F(TargetRunnerTest, PinningOutsideTheAllowedCpusIsRefused) {
+  StartOptions options;
+  options.allowed_cpus = {0};
+  auto running = StartTarget(RealSysEnv(), Hello(), {1}, dir_ + "/run6", options);
+  ASSERT_FALSE(running.ok());
+  EXPECT_EQ(running.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(running.status().message(),
+            "target \"hello\": CPUs 1 are outside this agent's allowed CPUs 0");
+  EXPECT_FALSE(fs::exists(dir_ + "/run6/target.log")) << "nothing was started";
+}
+
+TEST_F(TargetRunnerTest, UnpinnedTargetIsPinnedToTheAllowedCpus) {
+  StartOptions options;
+  options.allowed_cpus = {0};
+  auto running = StartTarget(RealSysEnv(), Hello(), {}, dir_ + "/run7", options);
+  ASSERT_TRUE(running.ok()) << running.status().ToString();
+  EXPECT_EQ(*RealSysEnv().GetAffinity(running->process->pid()), std::vector<int>{0});
+  running->process->Stop(std::chrono::milliseconds(2000));
+}
+
+TEST_F(TargetRunnerTest, TargetThatRepinsItselfIsCaught) {
+  auto own = RealSysEnv().GetAffinity(0);
+  ASSERT_TRUE(own.ok());
+  if (own->size() < 2) GTEST_SKIP() << "needs two CPUs to re-pin across";
+  TargetDef def = Hello();
+  // Pinned to CPU 0 by the agent, the shell widens its own affinity after the start-up check
+  // and before exec, so only the check after readiness can catch it.
+  def.command = {"/bin/sh", "-c",
+                 "sleep 0.2; taskset -pc " + FormatCpuList(*own) + " $$ >/dev/null; exec " +
+                     std::string(BENCHLAB_BINARY_DIR) + "/bin/hello-server --port $PORT"};
+  auto running = StartTarget(RealSysEnv(), def, {0}, dir_ + "/run8");
+  ASSERT_FALSE(running.ok());
+  EXPECT_EQ(running.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(running.status().message().find("left its CPUs: thread "), std::string::npos)
+      << running.status().message();
+  EXPECT_NE(running.status().message().find("not only on 0"), std::string::npos);
+}
+
+TEST_F(TargetRunnerTest, CookieIsInTheEnvironmentAndTargetsDieWithTheirSpawnThread) {
+  TargetDef def = Hello();
+  def.command = {"/bin/sh", "-c",
+                 "env > {run_dir}/env.txt; exec " + std::string(BENCHLAB_BINARY_DIR) +
+                     "/bin/hello-server --port $PORT"};
+  pid_t pid = 0;
+  {
+    SpawnThread spawner;
+    StartOptions options;
+    options.tag_env = {{"BENCHLAB_AGENT", "server:abc"}};
+    options.spawner = &spawner;
+    auto running = StartTarget(RealSysEnv(), def, {}, dir_ + "/run9", options);
+    ASSERT_TRUE(running.ok()) << running.status().ToString();
+    pid = running->process->pid();
+    EXPECT_NE(ReadAll(dir_ + "/run9/env.txt").find("BENCHLAB_AGENT=server:abc\n"),
+              std::string::npos);
+    running->process.release();  // as if the agent crashed: nobody stops it
+  }
+  // The spawn thread is gone, so PR_SET_PDEATHSIG has killed the target.
+  for (int i = 0; i < 200 && kill(pid, 0) == 0; ++i) {
+    int status = 0;
+    waitpid(pid, &status, WNOHANG);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_NE(kill(pid, 0), 0);
+}
+
+TEST_F(TargetRunnerTest, VersionCommandGivesItsFirstLine) {
+  TargetDef def = Hello();
+  EXPECT_EQ(*ReadTargetVersion(RealSysEnv(), def, dir_ + "/v"), "unavailable");
+  def.version = {"/bin/sh", "-c", "echo hello-server 1.2.3; echo more"};
+  auto version = ReadTargetVersion(RealSysEnv(), def, dir_ + "/v");
+  ASSERT_TRUE(version.ok()) << version.status().ToString();
+  EXPECT_EQ(*version, "hello-server 1.2.3");
+  def.version = {"/bin/sh", "-c", "exit 4"};
+  auto failed = ReadTargetVersion(RealSysEnv(), def, dir_ + "/v");
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("exit status 4"), std::string::npos);
 }
 
 TEST_F(TargetRunnerTest, MissingCommandIsNotFound) {

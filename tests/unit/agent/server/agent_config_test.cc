@@ -66,6 +66,31 @@ env = { MODE = "fast" }
   EXPECT_EQ(t.env.at("MODE"), "fast");
 }
 
+TEST_F(AgentConfigTest, LabelsAllowedCpusSpoolAndVersion) {
+  auto config = ParseAgentConfigText(R"(name = "s"
+roles = ["server"]
+coordinator = "127.0.0.1:7700"
+labels = ["rack-1", "fast"]
+allowed_cpus = "0,2-3"
+spool_dir = "/var/spool/benchlab"
+[[target]]
+name = "t"
+command = ["t"]
+version = ["t", "--version"]
+)",
+                                     "a.toml", "/");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->labels, (std::vector<std::string>{"rack-1", "fast"}));
+  EXPECT_EQ(config->allowed_cpus, (std::vector<int>{0, 2, 3}));
+  EXPECT_EQ(config->spool_dir, "/var/spool/benchlab");
+  EXPECT_EQ(config->catalogue[0].version, (std::vector<std::string>{"t", "--version"}));
+  EXPECT_EQ(Error("name = \"a\"\nroles = [\"load\"]\ncoordinator = \"h:1\"\nallowed_cpus = "
+                  "\"x\"\n")
+                .message()
+                .substr(0, 28),
+            "agent.toml:4: allowed_cpus: ");
+}
+
 TEST_F(AgentConfigTest, DefaultsListenOnLoopback) {
   auto config = ParseAgentConfigText(
       "name = \"load-1\"\nroles = [\"load\"]\ncoordinator = \"127.0.0.1:7700\"\n", "a.toml", "/");
@@ -73,6 +98,7 @@ TEST_F(AgentConfigTest, DefaultsListenOnLoopback) {
   EXPECT_EQ(config->listen.host, "127.0.0.1");
   EXPECT_EQ(config->listen.port, 0);
   EXPECT_EQ(config->run_root, "/tmp/benchlab-agent-load-1");
+  EXPECT_EQ(config->spool_dir, "/tmp/benchlab-agent-load-1/spool");
   EXPECT_TRUE(config->catalogue.empty());
 }
 
