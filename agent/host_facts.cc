@@ -4,6 +4,8 @@
 #include <sstream>
 #include <utility>
 
+#include "agent/host_stat.h"
+
 namespace benchlab {
 namespace {
 
@@ -69,7 +71,38 @@ HostFacts ReadHostFacts(SysEnv& env) {
       in.ignore(1 << 20, '\n');
     }
   }
+  if (auto no_turbo = env.ReadFile("/sys/devices/system/cpu/intel_pstate/no_turbo");
+      no_turbo.ok() && (Trim(*no_turbo) == "0" || Trim(*no_turbo) == "1")) {
+    facts.turbo = Trim(*no_turbo) == "1" ? "off" : "on";
+  } else if (auto boost = env.ReadFile("/sys/devices/system/cpu/cpufreq/boost");
+             boost.ok() && (Trim(*boost) == "0" || Trim(*boost) == "1")) {
+    facts.turbo = Trim(*boost) == "1" ? "on" : "off";
+  }
+  if (auto stat = env.ReadFile("/proc/stat"); stat.ok()) {
+    if (auto parsed = ParseSystemStat(*stat); parsed.ok()) {
+      facts.steal_present = parsed->total.steal > 0;
+    }
+  }
+  std::string vendor;
+  if (auto v = env.ReadFile("/sys/class/dmi/id/sys_vendor"); v.ok()) {
+    vendor = Trim(*v);
+  } else if (auto xen = env.ReadFile("/sys/hypervisor/type"); xen.ok()) {
+    vendor = Trim(*xen);
+  }
+  facts.virtualization = DescribeVirtualization(facts, vendor);
   return facts;
+}
+
+std::string DescribeVirtualization(const HostFacts& facts, std::string_view vendor) {
+  if (facts.logical_cores == 0 && !facts.steal_present) return "unavailable";
+  if (!facts.hypervisor && !facts.steal_present) {
+    return "bare metal (no hypervisor flag, no steal)";
+  }
+  std::string out = "virtual machine (";
+  if (!vendor.empty()) out += std::string(vendor) + "; ";
+  out += facts.hypervisor ? "hypervisor flag; " : "no hypervisor flag; ";
+  out += facts.steal_present ? "steal present)" : "no steal so far)";
+  return out;
 }
 
 }  // namespace benchlab

@@ -6,22 +6,29 @@ namespace benchlab {
 
 using Seconds = std::chrono::duration<double>;
 
-IntervalSampler::IntervalSampler(SysEnv& env, pid_t root, std::chrono::milliseconds period)
-    : period_(period), tree_(env, root) {}
+IntervalSampler::IntervalSampler(SysEnv& env, pid_t root, std::chrono::milliseconds period,
+                                 std::unique_ptr<HostWatch> host)
+    : period_(period), tree_(env, root), has_tree_(root != 0), host_(std::move(host)) {}
 
 IntervalSampler::~IntervalSampler() { StopThread(); }
 
 Status IntervalSampler::Begin() {
   std::lock_guard lock(mu_);
   if (running_) return Status::FailedPrecondition("the measured interval has already begun");
-  auto first = tree_.Sample();
-  if (!first.ok()) return first.status();
+  TreeSample first;
+  if (has_tree_) {
+    auto sampled = tree_.Sample();
+    if (!sampled.ok()) return sampled.status();
+    first = *sampled;
+  }
+  if (host_) host_status_ = host_->Begin();
   begin_time_ = last_time_ = std::chrono::steady_clock::now();
-  first_ = last_ = *first;
+  first_ = last_ = first;
+  auto* first_ptr = &first;
   samples_.clear();
-  rss_sum_ = first->rss_kb;
+  rss_sum_ = first_ptr->rss_kb;
   rss_count_ = 1;
-  rss_peak_ = first->rss_kb;
+  rss_peak_ = first_ptr->rss_kb;
   root_gone_ = false;
   running_ = true;
   thread_ = std::thread([this] { Loop(); });
@@ -29,7 +36,11 @@ Status IntervalSampler::Begin() {
 }
 
 void IntervalSampler::TakeSampleLocked(std::chrono::steady_clock::time_point now) {
-  if (root_gone_) return;
+  if (host_ && host_status_.ok()) host_status_ = host_->Sample();
+  if (root_gone_ || !has_tree_) {
+    last_time_ = now;
+    return;
+  }
   auto sample = tree_.Sample();
   if (!sample.ok()) {
     root_gone_ = true;
@@ -76,7 +87,10 @@ Result<IntervalFigures> IntervalSampler::End() {
   StopThread();
   std::lock_guard lock(mu_);
   auto end_time = std::chrono::steady_clock::now();
+  // The host's final snapshot is End()'s own; the periodic Sample() is not repeated for it.
+  std::unique_ptr<HostWatch> host = std::move(host_);
   TakeSampleLocked(end_time);
+  host_ = std::move(host);
   IntervalFigures figures;
   figures.interval_s = Seconds(end_time - begin_time_).count();
   figures.cpu_user_s = last_.cpu_user_s - first_.cpu_user_s;
@@ -86,6 +100,24 @@ Result<IntervalFigures> IntervalSampler::End() {
   figures.target_alive = !root_gone_;
   figures.samples = std::move(samples_);
   samples_.clear();
+  figures.threads = last_.threads;
+  auto grew = [](uint64_t a, uint64_t b) { return b > a ? b - a : 0; };
+  figures.voluntary_ctxt_switches =
+      grew(first_.voluntary_ctxt_switches, last_.voluntary_ctxt_switches);
+  figures.nonvoluntary_ctxt_switches =
+      grew(first_.nonvoluntary_ctxt_switches, last_.nonvoluntary_ctxt_switches);
+  if (host_) {
+    if (host_status_.ok()) {
+      auto window = host_->End();
+      if (window.ok()) {
+        figures.host = std::move(window).value();
+      } else {
+        figures.host_error = window.status().message();
+      }
+    } else {
+      figures.host_error = host_status_.message();
+    }
+  }
   return figures;
 }
 

@@ -10,10 +10,14 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "agent/host_watch.h"
 #include "agent/proc.h"
 #include "common/status.h"
 #include "common/sysenv.h"
@@ -34,12 +38,20 @@ struct IntervalFigures {
   uint64_t rss_peak_kb = 0;
   bool target_alive = true;  // false when the tree's root was gone at End
   std::vector<IntervalSample> samples;
+  int64_t threads = 0;  // the tree's threads at the end
+  uint64_t voluntary_ctxt_switches = 0;     // over the interval, by live members
+  uint64_t nonvoluntary_ctxt_switches = 0;
+  std::optional<HostWindow> host;  // with a HostWatch: the whole machine over the interval
+  std::string host_error;          // why the host figures are missing, when they are
 };
 
 class IntervalSampler {
  public:
+  // With `host`, the machine is sampled on the same ticks as the tree. A root of 0 samples the
+  // host alone (the load agent).
   IntervalSampler(SysEnv& env, pid_t root,
-                  std::chrono::milliseconds period = std::chrono::milliseconds(100));
+                  std::chrono::milliseconds period = std::chrono::milliseconds(100),
+                  std::unique_ptr<HostWatch> host = nullptr);
   ~IntervalSampler();
   IntervalSampler(const IntervalSampler&) = delete;
   IntervalSampler& operator=(const IntervalSampler&) = delete;
@@ -59,6 +71,9 @@ class IntervalSampler {
   bool running_ = false;
   std::thread thread_;
   ProcTreeSampler tree_;
+  const bool has_tree_;
+  std::unique_ptr<HostWatch> host_;
+  Status host_status_;
   std::chrono::steady_clock::time_point begin_time_;
   std::chrono::steady_clock::time_point last_time_;
   TreeSample first_;

@@ -22,7 +22,11 @@ int RunAgent(const AgentArgs& args) {
     std::fprintf(stderr, "%s\n", config.status().message().c_str());
     return 2;
   }
-  if (args.parent_pid != 0 && !ExitWithParent(args.parent_pid)) return 1;
+  if (args.parent_pid != 0) {
+    if (!ExitWithParent(args.parent_pid)) return 1;
+    // The embedded lab's processes (coordinator, the other agent) are its own, not foreign.
+    config->own_roots.push_back(args.parent_pid);
+  }
   BlockTerminationSignals();
   // Targets' orphaned children are reparented to the agent, which reaps them.
   Status subreaper = BecomeSubreaper();

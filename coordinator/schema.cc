@@ -109,8 +109,59 @@ CREATE TABLE samples (
 CREATE INDEX samples_by_window ON samples (window_id);
 )sql";
 
-constexpr std::array<Migration, 1> kMigrations = {{
+// Version 2: what the agents see of their machines over each window (foreign CPU, steal, thermal,
+// frequency, swap), the checks before it (self-test, power, background scheduling), the target's
+// version and threads, host facts; the host series in samples; and results agents offered again
+// from their spools. A NULL reading means the machine does not offer it.
+constexpr const char* kV2 = R"sql(
+ALTER TABLE windows ADD COLUMN target_version TEXT NOT NULL DEFAULT '';
+ALTER TABLE windows ADD COLUMN threads INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE windows ADD COLUMN ctx_switches_voluntary INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE windows ADD COLUMN ctx_switches_involuntary INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE windows ADD COLUMN selftest_server_ms REAL;
+ALTER TABLE windows ADD COLUMN selftest_load_ms REAL;
+ALTER TABLE windows ADD COLUMN selftest_drift REAL;
+ALTER TABLE windows ADD COLUMN server_busy_pct REAL;
+ALTER TABLE windows ADD COLUMN server_steal_pct REAL;
+ALTER TABLE windows ADD COLUMN server_foreign_cpu_pct REAL;
+ALTER TABLE windows ADD COLUMN server_foreign_cpu_max_pct REAL;
+ALTER TABLE windows ADD COLUMN server_top_foreign TEXT NOT NULL DEFAULT '[]'
+  CHECK (CASE WHEN json_valid(server_top_foreign)
+         THEN json_type(server_top_foreign) = 'array' ELSE 0 END);
+ALTER TABLE windows ADD COLUMN load_busy_pct REAL;
+ALTER TABLE windows ADD COLUMN load_steal_pct REAL;
+ALTER TABLE windows ADD COLUMN load_foreign_cpu_pct REAL;
+ALTER TABLE windows ADD COLUMN load_foreign_cpu_max_pct REAL;
+ALTER TABLE windows ADD COLUMN load_top_foreign TEXT NOT NULL DEFAULT '[]'
+  CHECK (CASE WHEN json_valid(load_top_foreign)
+         THEN json_type(load_top_foreign) = 'array' ELSE 0 END);
+ALTER TABLE windows ADD COLUMN max_temp_c REAL;
+ALTER TABLE windows ADD COLUMN throttle_events INTEGER;
+ALTER TABLE windows ADD COLUMN min_freq_ratio REAL;
+ALTER TABLE windows ADD COLUMN swap_in_pages INTEGER;
+ALTER TABLE windows ADD COLUMN swap_out_pages INTEGER;
+ALTER TABLE windows ADD COLUMN server_host TEXT NOT NULL DEFAULT '{}'
+  CHECK (CASE WHEN json_valid(server_host) THEN json_type(server_host) = 'object' ELSE 0 END);
+ALTER TABLE windows ADD COLUMN load_host TEXT NOT NULL DEFAULT '{}'
+  CHECK (CASE WHEN json_valid(load_host) THEN json_type(load_host) = 'object' ELSE 0 END);
+
+ALTER TABLE samples ADD COLUMN host_busy_pct REAL;
+ALTER TABLE samples ADD COLUMN foreign_pct REAL;
+ALTER TABLE samples ADD COLUMN steal_pct REAL;
+
+CREATE TABLE agent_results (
+  key         TEXT NOT NULL,
+  agent       TEXT NOT NULL,
+  payload     BLOB NOT NULL,
+  received_at TEXT NOT NULL,
+  PRIMARY KEY (agent, key)
+);
+)sql";
+
+constexpr std::array<Migration, 2> kMigrations = {{
     {1, "campaigns, targets, scenarios, windows and samples", kV1},
+    {2, "host figures, checks and self-test per window; host samples; spooled agent results",
+     kV2},
 }};
 
 std::string Errmsg(sqlite3* db) { return sqlite3_errmsg(db); }

@@ -34,6 +34,19 @@ class Stmt {
   void Bind(int i, double v) {
     Try([&] { return sqlite3_bind_double(stmt_, i, v); });
   }
+  template <typename T>
+  void Bind(int i, const std::optional<T>& v) {
+    if (v) {
+      Bind(i, *v);
+    } else {
+      Try([&] { return sqlite3_bind_null(stmt_, i); });
+    }
+  }
+  void BindBlob(int i, const std::string& v) {
+    Try([&] {
+      return sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    });
+  }
   void Bind(int i, const std::string& v) {
     Try([&] {
       return sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
@@ -62,6 +75,16 @@ class Stmt {
   void Read(int col, uint64_t& v) { v = static_cast<uint64_t>(Int64(col)); }
   void Read(int col, double& v) { v = Double(col); }
   void Read(int col, std::string& v) { v = Text(col); }
+  template <typename T>
+  void Read(int col, std::optional<T>& v) {
+    if (sqlite3_column_type(stmt_, col) == SQLITE_NULL) {
+      v.reset();
+    } else {
+      T value{};
+      Read(col, value);
+      v = value;
+    }
+  }
 
  private:
   // Runs a bind call unless an earlier step already failed (or the statement never compiled).
@@ -151,8 +174,10 @@ std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
 
 // Every WindowRow field stored as a column of the same name, in table order. Insert and select
 // are both generated from this list, so a field cannot be written and then not read back.
-using WindowField = std::variant<std::string WindowRow::*, int WindowRow::*, uint64_t WindowRow::*,
-                                 double WindowRow::*>;
+using WindowField =
+    std::variant<std::string WindowRow::*, int WindowRow::*, uint64_t WindowRow::*,
+                 double WindowRow::*, int64_t WindowRow::*, std::optional<double> WindowRow::*,
+                 std::optional<int64_t> WindowRow::*>;
 struct WindowColumn {
   const char* name;
   WindowField field;
@@ -180,6 +205,26 @@ const WindowColumn kWindowColumns[] = {
     {"startup_ms", &WindowRow::startup_ms}, {"first_request_ms", &WindowRow::first_request_ms},
     {"idle_rss_kb", &WindowRow::idle_rss_kb}, {"load_cpu_s", &WindowRow::load_cpu_s},
     {"align_error_ms", &WindowRow::align_error_ms}, {"histogram", &WindowRow::histogram},
+    // Schema version 2.
+    {"target_version", &WindowRow::target_version}, {"threads", &WindowRow::threads},
+    {"ctx_switches_voluntary", &WindowRow::ctx_switches_voluntary},
+    {"ctx_switches_involuntary", &WindowRow::ctx_switches_involuntary},
+    {"selftest_server_ms", &WindowRow::selftest_server_ms},
+    {"selftest_load_ms", &WindowRow::selftest_load_ms},
+    {"selftest_drift", &WindowRow::selftest_drift},
+    {"server_busy_pct", &WindowRow::server_busy_pct},
+    {"server_steal_pct", &WindowRow::server_steal_pct},
+    {"server_foreign_cpu_pct", &WindowRow::server_foreign_cpu_pct},
+    {"server_foreign_cpu_max_pct", &WindowRow::server_foreign_cpu_max_pct},
+    {"server_top_foreign", &WindowRow::server_top_foreign},
+    {"load_busy_pct", &WindowRow::load_busy_pct}, {"load_steal_pct", &WindowRow::load_steal_pct},
+    {"load_foreign_cpu_pct", &WindowRow::load_foreign_cpu_pct},
+    {"load_foreign_cpu_max_pct", &WindowRow::load_foreign_cpu_max_pct},
+    {"load_top_foreign", &WindowRow::load_top_foreign},
+    {"max_temp_c", &WindowRow::max_temp_c}, {"throttle_events", &WindowRow::throttle_events},
+    {"min_freq_ratio", &WindowRow::min_freq_ratio},
+    {"swap_in_pages", &WindowRow::swap_in_pages}, {"swap_out_pages", &WindowRow::swap_out_pages},
+    {"server_host", &WindowRow::server_host}, {"load_host", &WindowRow::load_host},
 };
 // clang-format on
 
@@ -438,6 +483,12 @@ Result<int64_t> Store::InsertWindow(const WindowRow& window,
   WindowRow row = window;
   if (row.reasons.empty()) row.reasons = "[]";
   if (row.status_counts.empty()) row.status_counts = "{}";
+  for (std::string* json : {&row.server_top_foreign, &row.load_top_foreign}) {
+    if (json->empty()) *json = "[]";
+  }
+  for (std::string* json : {&row.server_host, &row.load_host}) {
+    if (json->empty()) *json = "{}";
+  }
   Stmt insert(db_, InsertWindowSql().c_str());
   insert.Bind(1, campaign_id);
   insert.Bind(2, campaign);
@@ -450,8 +501,8 @@ Result<int64_t> Store::InsertWindow(const WindowRow& window,
   const int64_t id = sqlite3_last_insert_rowid(db_);
 
   Stmt sample(db_,
-              "INSERT INTO samples (window_id, source, t_s, cpu_pct, rss_kb, requests) "
-              "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+              "INSERT INTO samples (window_id, source, t_s, cpu_pct, rss_kb, requests, "
+              "host_busy_pct, foreign_pct, steal_pct) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
   for (size_t i = 0; i < samples.size(); ++i) {
     const SampleRow& s = samples[i];
     sample.Reset();
@@ -461,6 +512,9 @@ Result<int64_t> Store::InsertWindow(const WindowRow& window,
     sample.Bind(4, s.cpu_pct);
     sample.Bind(5, s.rss_kb);
     sample.Bind(6, s.requests);
+    sample.Bind(7, s.host_busy_pct);
+    sample.Bind(8, s.foreign_pct);
+    sample.Bind(9, s.steal_pct);
     BENCHLAB_RETURN_IF_ERROR(Run(db_, sample, path_, what + ": sample " + std::to_string(i)));
   }
   BENCHLAB_RETURN_IF_ERROR(tx.Commit(what));
@@ -497,14 +551,43 @@ Result<std::vector<SampleRow>> Store::ListSamples(int64_t window_id) {
   std::lock_guard lock(mu_);
   // rowid order is insertion order: the series comes back as the agent sent it.
   Stmt select(db_,
-              "SELECT source, t_s, cpu_pct, rss_kb, requests FROM samples WHERE window_id = ?1 "
-              "ORDER BY rowid");
+              "SELECT source, t_s, cpu_pct, rss_kb, requests, host_busy_pct, foreign_pct, "
+              "steal_pct FROM samples WHERE window_id = ?1 ORDER BY rowid");
   select.Bind(1, window_id);
   return Collect<SampleRow>(
       db_, select, path_, "list samples of window " + std::to_string(window_id), [](Stmt& s) {
-        return SampleRow{s.Text(0), s.Double(1), s.Double(2), static_cast<uint64_t>(s.Int64(3)),
-                         static_cast<uint64_t>(s.Int64(4))};
+        SampleRow row;
+        row.source = s.Text(0);
+        row.t_s = s.Double(1);
+        row.cpu_pct = s.Double(2);
+        row.rss_kb = static_cast<uint64_t>(s.Int64(3));
+        row.requests = static_cast<uint64_t>(s.Int64(4));
+        s.Read(5, row.host_busy_pct);
+        s.Read(6, row.foreign_pct);
+        s.Read(7, row.steal_pct);
+        return row;
       });
+}
+
+Status Store::KeepAgentResult(const std::string& agent, const std::string& key,
+                              const std::string& payload) {
+  std::lock_guard lock(mu_);
+  Stmt insert(db_,
+              "INSERT OR IGNORE INTO agent_results (key, agent, payload, received_at) "
+              "VALUES (?1, ?2, ?3, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
+  insert.Bind(1, key);
+  insert.Bind(2, agent);
+  insert.BindBlob(3, payload);
+  return Run(db_, insert, path_, "keep spooled result " + key + " of agent " + agent);
+}
+
+Result<int> Store::CountAgentResults() {
+  std::lock_guard lock(mu_);
+  Stmt count(db_, "SELECT count(*) FROM agent_results");
+  auto rows = Collect<int>(db_, count, path_, "count spooled results",
+                           [](Stmt& s) { return static_cast<int>(s.Int64(0)); });
+  if (!rows.ok()) return rows.status();
+  return rows->empty() ? 0 : (*rows)[0];
 }
 
 }  // namespace benchlab

@@ -81,6 +81,24 @@ struct WindowRow {
   double load_cpu_s = 0;      // the load generator's worker threads, summed
   double align_error_ms = 0;  // bound on the server/load interval misalignment
   std::string histogram;      // Histogram::Serialize() of the latency
+  // Since schema version 2. A nullopt reading is stored as NULL: not measured, or not offered by
+  // the machine ("unavailable"); never an invented 0.
+  std::string target_version;
+  int64_t threads = 0;
+  uint64_t ctx_switches_voluntary = 0, ctx_switches_involuntary = 0;
+  std::optional<double> selftest_server_ms, selftest_load_ms, selftest_drift;
+  std::optional<double> server_busy_pct, server_steal_pct, server_foreign_cpu_pct,
+      server_foreign_cpu_max_pct;
+  std::string server_top_foreign = "[]";  // JSON [{"comm": ..., "cpu_pct": ...}]
+  std::optional<double> load_busy_pct, load_steal_pct, load_foreign_cpu_pct,
+      load_foreign_cpu_max_pct;
+  std::string load_top_foreign = "[]";
+  std::optional<double> max_temp_c;
+  std::optional<int64_t> throttle_events;
+  std::optional<double> min_freq_ratio;
+  std::optional<int64_t> swap_in_pages, swap_out_pages;
+  std::string server_host = "{}";  // host facts of each agent's machine, JSON
+  std::string load_host = "{}";
 };
 
 // One sample of a window's per-interval series.
@@ -90,6 +108,10 @@ struct SampleRow {
   double cpu_pct = 0;  // % of one core over the sample's period (server: target tree)
   uint64_t rss_kb = 0;
   uint64_t requests = 0;  // responses completed in the period (load samples)
+  // Server samples: the whole host over the same period.
+  std::optional<double> host_busy_pct = {};
+  std::optional<double> foreign_pct = {};
+  std::optional<double> steal_pct = {};
 };
 
 struct WindowFilter {
@@ -132,6 +154,12 @@ class Store {
   // Ordered by id; a campaign name that does not exist yields no rows.
   Result<std::vector<WindowRow>> ListWindows(const WindowFilter& filter);
   Result<std::vector<SampleRow>> ListSamples(int64_t window_id);
+
+  // A result an agent offered from its spool that matched no stored window; kept (idempotently,
+  // by agent and key) so that nothing an agent measured is lost.
+  Status KeepAgentResult(const std::string& agent, const std::string& key,
+                         const std::string& payload);
+  Result<int> CountAgentResults();
 
  private:
   Store(sqlite3* db, std::string path);

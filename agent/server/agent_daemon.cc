@@ -30,7 +30,7 @@ std::string NewInstanceId() {
 
 AgentIdentity MakeIdentity(SysEnv& env, const AgentConfig& config, const std::string& instance) {
   AgentIdentity identity{config.name, config.roles, config.run_root, config.allowed_cpus,
-                         AgentCookie(config.name, instance)};
+                         AgentCookie(config.name, instance), config.own_roots};
   if (identity.allowed_cpus.empty()) {
     auto own = env.GetAffinity(0);
     if (own.ok()) identity.allowed_cpus = *own;
@@ -60,6 +60,11 @@ Result<HostPort> AgentDaemon::Start() {
     versions[def.name] = version.ok() ? *version : "unavailable";
   }
   service_.SetVersions(versions);
+  if (!config_.spool_dir.empty()) {
+    auto spool = Spool::Open(config_.spool_dir);
+    if (!spool.ok()) return spool.status();
+    service_.SetSpool(std::move(spool).value());
+  }
 
   grpc::ServerBuilder builder;
   int bound_port = 0;
@@ -101,8 +106,27 @@ void AgentDaemon::RegistrationLoop(std::string address) {
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
     grpc::Status status;
     if (!registered_) {
+      // What the spool still holds (a crash, or a coordinator that went away before its
+      // acknowledgement) is offered again with every registration.
+      request.clear_spooled();
+      if (Spool* spool = service_.spool()) {
+        if (auto records = spool->List(); records.ok()) {
+          for (auto& [key, payload] : *records) {
+            auto* item = request.add_spooled();
+            item->set_key(key);
+            item->set_payload(std::move(payload));
+          }
+        }
+      }
       v1::RegisterAgentReply reply;
       status = stub->RegisterAgent(&ctx, request, &reply);
+      if (status.ok() && service_.spool() != nullptr) {
+        for (const auto& key : reply.acknowledged()) (void)service_.spool()->Remove(key);
+        if (reply.acknowledged_size() > 0) {
+          spdlog::info("agent {}: coordinator took {} spooled results", config_.name,
+                       reply.acknowledged_size());
+        }
+      }
       if (status.ok()) {
         registered_ = true;
         // Heartbeat three times per lease so one lost beat never expires it.

@@ -33,6 +33,7 @@ struct AgentConfig {
   std::vector<std::string> labels;  // for placement by label
   std::vector<int> allowed_cpus;    // CPUs targets and load may use; empty: the agent's own
   std::string spool_dir;            // window results awaiting the coordinator's acknowledgement
+  std::vector<pid_t> own_roots;     // other process trees whose CPU is not foreign (the lab's)
 };
 
 class AgentDaemon {

@@ -1,11 +1,16 @@
 #include "agent/server/agent_service.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
+#include "agent/checks.h"
 #include "agent/conformance.h"
 #include "agent/host_facts.h"
 #include "agent/orphans.h"
+#include "agent/selftest.h"
 #include "common/parse.h"
 #include "loadgen/load.h"
 #include "spdlog/spdlog.h"
@@ -36,6 +41,29 @@ std::vector<std::pair<std::string, std::string>> Headers(
 }
 
 }  // namespace
+
+void HostFiguresToProto(const HostWindow& in, v1::HostFigures* out) {
+  out->set_interval_s(in.interval_s);
+  out->set_cpus(in.cpus);
+  out->set_busy_pct(in.busy_pct);
+  out->set_idle_pct(in.idle_pct);
+  out->set_iowait_pct(in.iowait_pct);
+  out->set_steal_pct(in.steal_pct);
+  out->set_own_pct(in.own_pct);
+  out->set_foreign_mean_pct(in.foreign_mean_pct);
+  out->set_foreign_max_pct(in.foreign_max_pct);
+  for (const auto& user : in.top_foreign) {
+    auto* u = out->add_top_foreign();
+    u->set_comm(user.comm);
+    u->set_cpu_pct(user.cpu_pct);
+  }
+  if (in.max_temp_c) out->set_max_temp_c(*in.max_temp_c);
+  if (in.throttle_core_events) out->set_throttle_core_events(*in.throttle_core_events);
+  if (in.throttle_package_events) out->set_throttle_package_events(*in.throttle_package_events);
+  if (in.min_freq_ratio) out->set_min_freq_ratio(*in.min_freq_ratio);
+  if (in.swap_in_pages) out->set_swap_in_pages(*in.swap_in_pages);
+  if (in.swap_out_pages) out->set_swap_out_pages(*in.swap_out_pages);
+}
 
 void FillHostFacts(SysEnv& env, v1::HostFacts* out) {
   HostFacts facts = ReadHostFacts(env);
@@ -135,6 +163,11 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext*, const v1::StartTarg
   reply->set_first_request_ms(active->target.first_request_ms);
   reply->set_idle_rss_kb(active->target.idle_rss_kb);
   for (int cpu : active->target.cpus) reply->add_cpus(cpu);
+  if (auto scheduling = CheckScheduling(env_, active->target.process->pid()); scheduling.ok()) {
+    if (scheduling->failed()) {
+      for (const auto& reason : scheduling->reasons) reply->add_check_failures(reason);
+    }
+  }
   {
     std::lock_guard lock(mu_);
     auto version = versions_.find(def->name);
@@ -181,7 +214,9 @@ grpc::Status AgentService::Mark(grpc::ServerContext*, const v1::MarkRequest* req
   if (!active) return grpc::Status(grpc::StatusCode::NOT_FOUND, "no running target " + req->handle());
   std::lock_guard lock(active->mu);
   if (req->kind() == v1::MarkRequest::BEGIN) {
-    active->sampler = std::make_unique<IntervalSampler>(env_, active->target.process->pid());
+    pid_t pid = active->target.process->pid();
+    active->sampler = std::make_unique<IntervalSampler>(
+        env_, pid, std::chrono::milliseconds(100), NewHostWatch(pid, active->target.cpus));
     Status begun = active->sampler->Begin();
     if (!begun.ok()) {
       active->sampler.reset();
@@ -203,11 +238,81 @@ grpc::Status AgentService::Mark(grpc::ServerContext*, const v1::MarkRequest* req
   reply->set_rss_peak_kb(figures->rss_peak_kb);
   reply->set_interval_s(figures->interval_s);
   reply->set_target_alive(figures->target_alive && !active->target.process->Exited());
+  reply->set_threads(figures->threads);
+  reply->set_voluntary_ctxt_switches(figures->voluntary_ctxt_switches);
+  reply->set_nonvoluntary_ctxt_switches(figures->nonvoluntary_ctxt_switches);
   for (const auto& s : figures->samples) {
     auto* out = reply->add_samples();
     out->set_t_s(s.t_s);
     out->set_cpu_pct(s.cpu_pct);
     out->set_rss_kb(s.rss_kb);
+    if (figures->host) {
+      // The host's sample that ends closest to this one (both run on the same ticks).
+      const HostSample* best = nullptr;
+      for (const auto& h : figures->host->samples) {
+        if (!best || std::abs(h.t_s - s.t_s) < std::abs(best->t_s - s.t_s)) best = &h;
+      }
+      if (best) {
+        out->set_host_busy_pct(best->busy_pct);
+        out->set_foreign_pct(best->foreign_pct);
+        out->set_steal_pct(best->steal_pct);
+      }
+    }
+  }
+  if (figures->host) {
+    HostFiguresToProto(*figures->host, reply->mutable_host());
+  } else if (!figures->host_error.empty()) {
+    spdlog::warn("host figures unavailable for {}: {}", req->handle(), figures->host_error);
+  }
+  if (!req->spool_key().empty()) {
+    Status spooled = SpoolPut(req->spool_key() + ".server", reply->SerializeAsString());
+    if (!spooled.ok()) return ToGrpc(spooled);
+  }
+  return grpc::Status::OK;
+}
+
+std::unique_ptr<HostWatch> AgentService::NewHostWatch(pid_t target, const std::vector<int>& cpus) {
+  HostWatchOptions options;
+  if (target != 0) options.own_roots.push_back(target);
+  options.own_roots.push_back(getpid());
+  for (pid_t root : identity_.own_roots) options.own_roots.push_back(root);
+  options.pinned_cpus = cpus;
+  return std::make_unique<HostWatch>(env_, options);
+}
+
+Status AgentService::SpoolPut(const std::string& key, const std::string& bytes) {
+  if (!spool_) return Status::Ok();
+  Status st = spool_->Put(key, bytes);
+  if (!st.ok()) spdlog::error("spool: {}", st.message());
+  return st;
+}
+
+grpc::Status AgentService::CheckHost(grpc::ServerContext*, const v1::CheckHostRequest* req,
+                                     v1::CheckHostReply* reply) {
+  std::vector<int> cpus(req->cpus().begin(), req->cpus().end());
+  if (cpus.empty()) cpus = identity_.allowed_cpus;
+  auto add = [reply](const CheckResult& result) {
+    for (const auto& reason : result.reasons) {
+      if (result.outcome == CheckOutcome::kFail) reply->add_failures(reason);
+      if (result.outcome == CheckOutcome::kUnavailable) reply->add_unavailable(reason);
+    }
+  };
+  add(CheckPower(env_));
+  auto own = CheckScheduling(env_, getpid());
+  if (own.ok()) add(*own);
+  auto selftest = RunSelfTest(env_, cpus);
+  if (!selftest.ok()) return ToGrpc(selftest.status());
+  reply->set_selftest_wall_ms(selftest->wall_ms);
+  reply->set_selftest_cpu_ms(selftest->cpu_ms);
+  return grpc::Status::OK;
+}
+
+grpc::Status AgentService::Acknowledge(grpc::ServerContext*, const v1::AcknowledgeRequest* req,
+                                       v1::AcknowledgeReply*) {
+  if (!spool_) return grpc::Status::OK;
+  for (const auto& key : req->keys()) {
+    Status removed = spool_->Remove(key);
+    if (!removed.ok()) return ToGrpc(removed);
   }
   return grpc::Status::OK;
 }
@@ -265,11 +370,22 @@ grpc::Status AgentService::RunLoad(grpc::ServerContext*, const v1::RunLoadReques
   options.duration = std::chrono::milliseconds(req->duration_ms());
   if (req->timeout_ms() > 0) options.timeout = std::chrono::milliseconds(req->timeout_ms());
 
-  auto result = benchlab::RunLoad(options, [writer](bool measuring) {
+  // The load host is watched over exactly the generator's measured interval.
+  IntervalSampler host(env_, 0, std::chrono::milliseconds(100), NewHostWatch(0, options.cpus));
+  bool watching = false;
+  Result<IntervalFigures> host_figures = Status::Unavailable("the load host was not watched");
+  auto result = benchlab::RunLoad(options, [&](bool measuring) {
+    if (measuring) {
+      watching = host.Begin().ok();
+    } else if (watching) {
+      host_figures = host.End();
+      watching = false;
+    }
     v1::RunLoadEvent event;
     event.set_kind(measuring ? v1::RunLoadEvent::MEASURE_START : v1::RunLoadEvent::MEASURE_END);
     writer->Write(event);
   });
+  if (watching) (void)host.End();
   if (!result.ok()) return ToGrpc(result.status());
   v1::RunLoadEvent event;
   event.set_kind(v1::RunLoadEvent::RESULT);
@@ -292,6 +408,13 @@ grpc::Status AgentService::RunLoad(grpc::ServerContext*, const v1::RunLoadReques
   out->set_reconnects(result->reconnects);
   for (double cpu : result->thread_cpu_s) out->add_thread_cpu_s(cpu);
   for (uint64_t n : result->per_second_requests) out->add_per_second_requests(n);
+  if (host_figures.ok() && host_figures->host) {
+    HostFiguresToProto(*host_figures->host, out->mutable_host());
+  }
+  if (!req->spool_key().empty()) {
+    Status spooled = SpoolPut(req->spool_key() + ".load", event.SerializeAsString());
+    if (!spooled.ok()) return ToGrpc(spooled);
+  }
   writer->Write(event);
   return grpc::Status::OK;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "agent/interval_sampler.h"
+#include "agent/spool.h"
 #include "agent/target_runner.h"
 #include "benchlab/v1/agent.grpc.pb.h"
 #include "common/sysenv.h"
@@ -24,6 +25,8 @@ struct AgentIdentity {
   std::string run_root;            // per-window run directories go below it
   std::vector<int> allowed_cpus;   // CPUs targets and load may use
   std::string cookie;              // tags every child (see agent/orphans.h)
+  // Process trees besides the agent's own whose CPU is not foreign: the embedded lab's.
+  std::vector<pid_t> own_roots;
 };
 
 class AgentService final : public v1::Agent::Service {
@@ -43,6 +46,14 @@ class AgentService final : public v1::Agent::Service {
                        grpc::ServerWriter<v1::RunLoadEvent>* writer) override;
   grpc::Status Mark(grpc::ServerContext* ctx, const v1::MarkRequest* req,
                     v1::MarkReply* reply) override;
+  grpc::Status CheckHost(grpc::ServerContext* ctx, const v1::CheckHostRequest* req,
+                         v1::CheckHostReply* reply) override;
+  grpc::Status Acknowledge(grpc::ServerContext* ctx, const v1::AcknowledgeRequest* req,
+                           v1::AcknowledgeReply* reply) override;
+
+  // The spool (agent/spool.h); null until SetSpool. Results are written there before replying.
+  void SetSpool(std::unique_ptr<Spool> spool) { spool_ = std::move(spool); }
+  Spool* spool() { return spool_.get(); }
 
   // Stops every target still running (agent shutdown).
   void StopAll();
@@ -59,12 +70,15 @@ class AgentService final : public v1::Agent::Service {
     std::unique_ptr<IntervalSampler> sampler;
   };
   std::shared_ptr<Active> Find(const std::string& handle);
+  std::unique_ptr<HostWatch> NewHostWatch(pid_t target, const std::vector<int>& cpus);
+  Status SpoolPut(const std::string& key, const std::string& bytes);
 
   SysEnv& env_;
   const AgentIdentity identity_;
   const std::vector<TargetDef> catalogue_;
   std::vector<std::string> catalogue_names_;
   SpawnThread spawner_;
+  std::unique_ptr<Spool> spool_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<Active>> active_;
   std::map<std::string, std::string> versions_;
@@ -73,5 +87,6 @@ class AgentService final : public v1::Agent::Service {
 
 // Fills the protocol's HostFacts from the agent's reading of its machine.
 void FillHostFacts(SysEnv& env, v1::HostFacts* out);
+void HostFiguresToProto(const HostWindow& in, v1::HostFigures* out);
 
 }  // namespace benchlab

@@ -5,6 +5,8 @@
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 
+#include <nlohmann/json.hpp>
+
 #include "common/parse.h"
 #include "spdlog/spdlog.h"
 
@@ -101,6 +103,19 @@ std::shared_ptr<v1::Agent::Stub> AgentRegistry::Stub(const std::string& name) {
   std::lock_guard lock(mu_);
   auto it = agents_.find(name);
   return it == agents_.end() ? nullptr : it->second.stub;
+}
+
+std::string AgentRegistry::HostFactsJson(const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto it = agents_.find(name);
+  if (it == agents_.end()) return "{}";
+  const v1::HostFacts& h = it->second.info.host();
+  nlohmann::json facts = {{"hostname", h.hostname()},         {"cpu_model", h.cpu_model()},
+                          {"logical_cores", h.logical_cores()}, {"physical_cores", h.physical_cores()},
+                          {"smt", h.smt()},                     {"governor", h.governor()},
+                          {"kernel", h.kernel()},               {"memory_kb", h.memory_kb()},
+                          {"hypervisor", h.hypervisor()},       {"agent_version", h.agent_version()}};
+  return facts.dump();
 }
 
 std::vector<v1::AgentInfo> AgentRegistry::List() {

@@ -39,6 +39,8 @@ class AgentRegistry {
   // A stub for calling the agent; nullptr when unknown.
   std::shared_ptr<v1::Agent::Stub> Stub(const std::string& name);
   std::vector<v1::AgentInfo> List();
+  // The agent's host facts as a JSON object ("{}" when unknown), for the window record.
+  std::string HostFactsJson(const std::string& name);
 
  private:
   struct Entry {

@@ -79,6 +79,11 @@ grpc::Status CoordinatorService::RegisterAgent(grpc::ServerContext*,
   }
   agents_.Register(*req);
   reply->set_lease_ms(agents_.lease().count());
+  // Whatever an agent still holds in its spool is kept before it may delete it.
+  for (const auto& item : req->spooled()) {
+    Status kept = store_.KeepAgentResult(req->name(), item.key(), item.payload());
+    if (kept.ok()) reply->add_acknowledged(item.key());
+  }
   scheduler_.Notify();  // a campaign may be waiting for this agent
   return grpc::Status::OK;
 }

@@ -1,6 +1,9 @@
 #include "coordinator/server/scheduler.h"
 
+#include <map>
 #include <set>
+
+#include <grpcpp/client_context.h>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -104,6 +107,24 @@ void Scheduler::Loop() {
   }
 }
 
+void Scheduler::Acknowledge(const std::vector<std::pair<std::string, std::string>>& spooled) {
+  std::map<std::string, v1::AcknowledgeRequest> by_agent;
+  for (const auto& [agent, key] : spooled) by_agent[agent].add_keys(key);
+  for (const auto& [agent, req] : by_agent) {
+    auto stub = agents_.Stub(agent);
+    if (!stub) continue;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    v1::AcknowledgeReply reply;
+    grpc::Status status = stub->Acknowledge(&ctx, req, &reply);
+    // Not fatal: the agent offers the result again when it next registers, and it is kept then.
+    if (!status.ok()) {
+      spdlog::warn("acknowledging {} results to agent {}: {}", req.keys_size(), agent,
+                   status.error_message());
+    }
+  }
+}
+
 void Scheduler::RunCampaign(const CampaignRow& row) {
   auto fail = [&](const std::string& error) {
     spdlog::error("campaign {} failed: {}", row.name, error);
@@ -140,12 +161,14 @@ void Scheduler::RunCampaign(const CampaignRow& row) {
   if (stored.ok()) {
     for (const auto& w : *stored) done.insert({w.target, w.scenario, w.connections, w.round});
   }
+  Calibration calibration;
   for (const auto& planned : ExpandMatrix(*campaign)) {
     if (stopping()) break;
     if (done.count({planned.target, planned.scenario, planned.connections, planned.round})) {
       continue;
     }
-    WindowOutcome outcome = RunWindow(agents_, *placement, *campaign, planned, 1);
+    WindowOutcome outcome =
+        RunWindow(agents_, *placement, *campaign, row.id, planned, 1, calibration);
     outcome.row.campaign_id = row.id;
     auto id = store_.InsertWindow(outcome.row, outcome.samples);
     if (!id.ok()) {
@@ -153,6 +176,7 @@ void Scheduler::RunCampaign(const CampaignRow& row) {
       agents_.SetBusy(placement->load_agent, false);
       return fail("storing window: " + id.status().message());
     }
+    Acknowledge(outcome.spooled);
     spdlog::info("window {}/{} {} {} c={} round {}: {} {:.0f} req/s", planned.index + 1,
                  row.total_windows, planned.target, planned.scenario, planned.connections,
                  planned.round, outcome.row.verdict, outcome.row.rps);

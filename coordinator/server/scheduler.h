@@ -12,6 +12,8 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "common/status.h"
 #include "coordinator/server/agent_registry.h"
@@ -52,6 +54,8 @@ class Scheduler {
  private:
   void Loop();
   void RunCampaign(const CampaignRow& row);
+  // Tells the agents their spooled results for a stored window may go.
+  void Acknowledge(const std::vector<std::pair<std::string, std::string>>& spooled);
   void Bump();
   bool stopping() const { return stopping_.load(); }
 

@@ -1,6 +1,8 @@
 #include "coordinator/server/window_runner.h"
 
 #include <chrono>
+#include <cmath>
+#include <optional>
 
 #include <grpcpp/client_context.h>
 #include <nlohmann/json.hpp>
@@ -25,6 +27,12 @@ std::string Describe(const grpc::Status& status) {
   }
   return status.error_message().empty() ? "gRPC status " + std::to_string(status.error_code())
                                         : status.error_message();
+}
+
+std::string TopForeignJson(const v1::HostFigures& h) {
+  nlohmann::json users = nlohmann::json::array();
+  for (const auto& u : h.top_foreign()) users.push_back({{"comm", u.comm()}, {"cpu_pct", u.cpu_pct()}});
+  return users.dump();
 }
 
 void AddCase(const ScenarioDef& def, bool negative, v1::CheckConformanceRequest& req) {
@@ -55,10 +63,13 @@ void AddCase(const ScenarioDef& def, bool negative, v1::CheckConformanceRequest&
 class WindowProtocol {
  public:
   WindowProtocol(AgentRegistry& agents, const AgentRegistry::Placement& placement,
-                 const Campaign& campaign, const PlannedWindow& planned, WindowOutcome& out)
+                 const Campaign& campaign, const PlannedWindow& planned, std::string spool_key,
+                 Calibration& calibration, WindowOutcome& out)
       : placement_(placement),
         campaign_(campaign),
         planned_(planned),
+        spool_key_(std::move(spool_key)),
+        calibration_(calibration),
         out_(out),
         server_(agents.Stub(placement.server_agent)),
         load_(agents.Stub(placement.load_agent)) {}
@@ -71,6 +82,9 @@ class WindowProtocol {
     reasons_.push_back(reason);
     return false;
   }
+  bool CheckHosts();
+  bool CheckHost(v1::Agent::Stub& stub, const std::string& agent, const std::vector<int>& cpus,
+                 std::optional<double>& selftest_ms);
   bool StartTarget();
   bool CheckConformance();
   bool MeasureLoad();
@@ -80,6 +94,8 @@ class WindowProtocol {
   const AgentRegistry::Placement& placement_;
   const Campaign& campaign_;
   const PlannedWindow& planned_;
+  const std::string spool_key_;
+  Calibration& calibration_;
   WindowOutcome& out_;
   std::shared_ptr<v1::Agent::Stub> server_;
   std::shared_ptr<v1::Agent::Stub> load_;
@@ -90,6 +106,41 @@ class WindowProtocol {
   uint64_t status_mismatches_ = 0;
   uint64_t transport_errors_ = 0;
 };
+
+bool WindowProtocol::CheckHost(v1::Agent::Stub& stub, const std::string& agent,
+                               const std::vector<int>& cpus, std::optional<double>& selftest_ms) {
+  v1::CheckHostRequest req;
+  for (int cpu : cpus) req.add_cpus(cpu);
+  v1::CheckHostReply reply;
+  grpc::ClientContext ctx;
+  SetDeadline(ctx, std::chrono::seconds(10));
+  grpc::Status status = stub.CheckHost(&ctx, req, &reply);
+  if (!status.ok()) return Fail("failed", "check_host: agent " + agent + ": " + Describe(status));
+  selftest_ms = reply.selftest_wall_ms();
+  // The first self-test of an agent in the campaign is its calibration.
+  auto [it, first] = calibration_.emplace(agent, reply.selftest_wall_ms());
+  if (!first && it->second > 0) {
+    double drift = reply.selftest_wall_ms() / it->second - 1;
+    if (!out_.row.selftest_drift || std::abs(drift) > std::abs(*out_.row.selftest_drift)) {
+      out_.row.selftest_drift = drift;
+    }
+  } else if (first) {
+    out_.row.selftest_drift = out_.row.selftest_drift.value_or(0.0);
+  }
+  for (const auto& failure : reply.failures()) {
+    reasons_.push_back(failure + " (agent " + agent + ")");
+    if (out_.row.verdict == "valid") out_.row.verdict = "invalid";
+  }
+  return true;
+}
+
+bool WindowProtocol::CheckHosts() {
+  const TargetDef* def = campaign_.FindTarget(planned_.target);
+  std::vector<int> server_cpus = def != nullptr ? def->cpus : std::vector<int>{};
+  return CheckHost(*server_, placement_.server_agent, server_cpus,
+                   out_.row.selftest_server_ms) &&
+         CheckHost(*load_, placement_.load_agent, campaign_.load_cpus, out_.row.selftest_load_ms);
+}
 
 bool WindowProtocol::StartTarget() {
   const TargetDef* def = campaign_.FindTarget(planned_.target);
@@ -109,6 +160,11 @@ bool WindowProtocol::StartTarget() {
   if (!status.ok()) return Fail("failed", "start_target: " + Describe(status));
   handle_ = reply.handle();
   port_ = reply.port();
+  out_.row.target_version = reply.version();
+  for (const auto& failure : reply.check_failures()) {
+    reasons_.push_back(failure);
+    if (out_.row.verdict == "valid") out_.row.verdict = "invalid";
+  }
   out_.row.startup_ms = reply.startup_ms();
   out_.row.first_request_ms = reply.first_request_ms();
   out_.row.idle_rss_kb = reply.idle_rss_kb();
@@ -156,6 +212,7 @@ bool WindowProtocol::MeasureLoad() {
   req.set_warmup_ms(warmup_ms.count());
   req.set_duration_ms(duration_ms.count());
   req.set_timeout_ms(2000);
+  req.set_spool_key(spool_key_);
 
   grpc::ClientContext ctx;
   SetDeadline(ctx, warmup_ms + duration_ms + std::chrono::seconds(30));
@@ -170,6 +227,7 @@ bool WindowProtocol::MeasureLoad() {
     v1::MarkRequest mreq;
     mreq.set_handle(handle_);
     mreq.set_kind(kind);
+    if (kind == v1::MarkRequest::END) mreq.set_spool_key(spool_key_);
     grpc::ClientContext mctx;
     SetDeadline(mctx, std::chrono::seconds(5));
     grpc::Status status = server_->Mark(&mctx, mreq, reply);
@@ -226,6 +284,15 @@ bool WindowProtocol::MeasureLoad() {
       row.errors = transport_errors_ + status_mismatches_;
       row.load_cpu_s = 0;
       for (double cpu : r.thread_cpu_s()) row.load_cpu_s += cpu;
+      if (r.has_host()) {
+        const auto& h = r.host();
+        row.load_busy_pct = h.busy_pct();
+        row.load_steal_pct = h.steal_pct();
+        row.load_foreign_cpu_pct = h.foreign_mean_pct();
+        row.load_foreign_cpu_max_pct = h.foreign_max_pct();
+        row.load_top_foreign = TopForeignJson(h);
+      }
+      out_.spooled.emplace_back(placement_.load_agent, spool_key_ + ".load");
       for (int i = 0; i < r.per_second_requests_size(); ++i) {
         SampleRow s;
         s.source = "load";
@@ -250,12 +317,37 @@ bool WindowProtocol::MeasureLoad() {
   row.rss_peak_kb = figures.rss_peak_kb();
   row.rss_mean_kb = figures.rss_mean_kb();
   if (!figures.target_alive()) target_died_ = true;
+  row.threads = figures.threads();
+  row.ctx_switches_voluntary = figures.voluntary_ctxt_switches();
+  row.ctx_switches_involuntary = figures.nonvoluntary_ctxt_switches();
+  out_.spooled.emplace_back(placement_.server_agent, spool_key_ + ".server");
+  if (figures.has_host()) {
+    const auto& h = figures.host();
+    row.server_busy_pct = h.busy_pct();
+    row.server_steal_pct = h.steal_pct();
+    row.server_foreign_cpu_pct = h.foreign_mean_pct();
+    row.server_foreign_cpu_max_pct = h.foreign_max_pct();
+    row.server_top_foreign = TopForeignJson(h);
+    if (h.has_max_temp_c()) row.max_temp_c = h.max_temp_c();
+    if (h.has_throttle_core_events() || h.has_throttle_package_events()) {
+      row.throttle_events = static_cast<int64_t>(h.throttle_core_events() +
+                                                 h.throttle_package_events());
+    }
+    if (h.has_min_freq_ratio()) row.min_freq_ratio = h.min_freq_ratio();
+    if (h.has_swap_in_pages()) row.swap_in_pages = static_cast<int64_t>(h.swap_in_pages());
+    if (h.has_swap_out_pages()) row.swap_out_pages = static_cast<int64_t>(h.swap_out_pages());
+  }
   for (const auto& s : figures.samples()) {
     SampleRow sample;
     sample.source = "server";
     sample.t_s = s.t_s();
     sample.cpu_pct = s.cpu_pct();
     sample.rss_kb = s.rss_kb();
+    if (figures.has_host()) {
+      sample.host_busy_pct = s.host_busy_pct();
+      sample.foreign_pct = s.foreign_pct();
+      sample.steal_pct = s.steal_pct();
+    }
     out_.samples.push_back(sample);
   }
   return true;
@@ -304,7 +396,7 @@ void WindowProtocol::Run() {
   if (!server_ || !load_) {
     Fail("failed", "placement: agent " +
                        (server_ ? placement_.load_agent : placement_.server_agent) + " is unknown");
-  } else if (StartTarget()) {
+  } else if (CheckHosts() && StartTarget()) {
     if (CheckConformance() && MeasureLoad()) Judge();
     StopTarget();
   }
@@ -319,8 +411,15 @@ void WindowProtocol::Run() {
 
 }  // namespace
 
+std::string SpoolKey(int64_t campaign_id, const PlannedWindow& planned, int attempt) {
+  return std::to_string(campaign_id) + "-" + planned.target + "-" + planned.scenario + "-c" +
+         std::to_string(planned.connections) + "-r" + std::to_string(planned.round) + "-a" +
+         std::to_string(attempt);
+}
+
 WindowOutcome RunWindow(AgentRegistry& agents, const AgentRegistry::Placement& placement,
-                        const Campaign& campaign, const PlannedWindow& planned, int attempt) {
+                        const Campaign& campaign, int64_t campaign_id,
+                        const PlannedWindow& planned, int attempt, Calibration& calibration) {
   WindowOutcome out;
   auto& row = out.row;
   row.campaign = campaign.name;
@@ -333,8 +432,12 @@ WindowOutcome RunWindow(AgentRegistry& agents, const AgentRegistry::Placement& p
   row.server_agent = placement.server_agent;
   row.load_agent = placement.load_agent;
   row.status_counts = "{}";
+  row.server_host = agents.HostFactsJson(placement.server_agent);
+  row.load_host = agents.HostFactsJson(placement.load_agent);
   auto begin = FormatIsoTime(std::chrono::system_clock::now());
-  WindowProtocol(agents, placement, campaign, planned, out).Run();
+  WindowProtocol(agents, placement, campaign, planned, SpoolKey(campaign_id, planned, attempt),
+                 calibration, out)
+      .Run();
   if (row.started_at.empty()) row.started_at = begin;
   if (row.ended_at.empty()) row.ended_at = FormatIsoTime(std::chrono::system_clock::now());
   return out;

@@ -5,7 +5,9 @@
 // step named. Nothing here writes to the store. Called from the scheduler thread.
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "coordinator/campaign.h"
@@ -18,9 +20,20 @@ namespace benchlab {
 struct WindowOutcome {
   WindowRow row;
   std::vector<SampleRow> samples;
+  // Results the agents spooled for this window: (agent, key), acknowledged once it is stored.
+  std::vector<std::pair<std::string, std::string>> spooled;
 };
 
+// The campaign's self-test calibration per agent: the first self-test an agent ran in the
+// campaign; later windows record their drift from it. Owned by the scheduler, one per campaign.
+using Calibration = std::map<std::string, double>;
+
 WindowOutcome RunWindow(AgentRegistry& agents, const AgentRegistry::Placement& placement,
-                        const Campaign& campaign, const PlannedWindow& planned, int attempt);
+                        const Campaign& campaign, int64_t campaign_id,
+                        const PlannedWindow& planned, int attempt, Calibration& calibration);
+
+// "<campaign id>-<target>-<scenario>-c<connections>-r<round>-a<attempt>": names a window's
+// results in the agents' spools.
+std::string SpoolKey(int64_t campaign_id, const PlannedWindow& planned, int attempt);
 
 }  // namespace benchlab

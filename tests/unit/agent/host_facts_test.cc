@@ -55,5 +55,63 @@ TEST(HostFactsTest, MissingFactsAreUnavailableNotInvented) {
   EXPECT_EQ(facts.memory_kb, 0u);
 }
 
+TEST(HostFactsTest, TurboFromIntelPstateOrCpufreqBoost) {
+  FakeProcRoot intel;
+  intel.Write("/sys/devices/system/cpu/intel_pstate/no_turbo", "1\n");
+  RootedSysEnv intel_env(intel.root());
+  EXPECT_EQ(ReadHostFacts(intel_env).turbo, "off");
+  intel.Write("/sys/devices/system/cpu/intel_pstate/no_turbo", "0\n");
+  EXPECT_EQ(ReadHostFacts(intel_env).turbo, "on");
+
+  FakeProcRoot amd;
+  amd.Write("/sys/devices/system/cpu/cpufreq/boost", "1\n");
+  RootedSysEnv amd_env(amd.root());
+  EXPECT_EQ(ReadHostFacts(amd_env).turbo, "on");
+  amd.Write("/sys/devices/system/cpu/cpufreq/boost", "0\n");
+  EXPECT_EQ(ReadHostFacts(amd_env).turbo, "off");
+
+  FakeProcRoot none;
+  none.Write("/sys/devices/system/cpu/cpufreq/.keep", "");  // an empty cpufreq, as on a VM
+  RootedSysEnv none_env(none.root());
+  EXPECT_EQ(ReadHostFacts(none_env).turbo, "unavailable");
+}
+
+TEST(HostFactsTest, StealAndVirtualization) {
+  FakeProcRoot root;
+  root.Write("/proc/cpuinfo", kCpuInfo);
+  FakeCpu cpu;
+  cpu.user = 100;
+  cpu.steal = 7;
+  root.PutSystemStat({cpu, FakeCpu{}});
+  root.Write("/sys/class/dmi/id/sys_vendor", "QEMU\n");
+  RootedSysEnv env(root.root());
+  HostFacts facts = ReadHostFacts(env);
+  EXPECT_TRUE(facts.steal_present);
+  EXPECT_EQ(facts.virtualization, "virtual machine (QEMU; hypervisor flag; steal present)");
+
+  cpu.steal = 0;
+  root.PutSystemStat({cpu});
+  facts = ReadHostFacts(env);
+  EXPECT_FALSE(facts.steal_present);
+  EXPECT_EQ(facts.virtualization, "virtual machine (QEMU; hypervisor flag; no steal so far)");
+}
+
+TEST(HostFactsTest, DescribeVirtualization) {
+  HostFacts facts;
+  EXPECT_EQ(DescribeVirtualization(facts, ""), "unavailable");
+  facts.logical_cores = 8;
+  EXPECT_EQ(DescribeVirtualization(facts, ""), "bare metal (no hypervisor flag, no steal)");
+  facts.steal_present = true;
+  EXPECT_EQ(DescribeVirtualization(facts, ""),
+            "virtual machine (no hypervisor flag; steal present)");
+}
+
+TEST(HostFactsTest, ThisMachine) {
+  HostFacts facts = ReadHostFacts(RealSysEnv());
+  EXPECT_GT(facts.logical_cores, 0);
+  EXPECT_NE(facts.virtualization, "unavailable");
+  EXPECT_TRUE(facts.turbo == "on" || facts.turbo == "off" || facts.turbo == "unavailable");
+}
+
 }  // namespace
 }  // namespace benchlab

@@ -314,7 +314,7 @@ TEST_F(CampaignTest, BadTargetFields) {
             "target's port");
   EXPECT_EQ(ErrorFor(Edit(kGood, "cpus = \"0\"", "cpus = \"0\"\ncommand2 = []")),
             "hello.toml:21: target \"nginx\".command2: unknown key (known: name, command, port, "
-            "ready, cpus, cwd, env, templates, ready_timeout)");
+            "ready, cpus, cwd, env, templates, ready_timeout, version)");
 }
 
 TEST_F(CampaignTest, BadMatrixValues) {

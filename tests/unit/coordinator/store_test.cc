@@ -151,6 +151,29 @@ class StoreTest : public ::testing::Test {
     w.load_cpu_s = 9.5;
     w.align_error_ms = 0.75;
     w.histogram = "hdr1:AAECAwQ=";
+    w.target_version = "nginx/1.22.1";
+    w.threads = 5;
+    w.ctx_switches_voluntary = 1200;
+    w.ctx_switches_involuntary = 30;
+    w.selftest_server_ms = 31.5;
+    w.selftest_load_ms = 30.25;
+    w.selftest_drift = 0.05;
+    w.server_busy_pct = 150;
+    w.server_steal_pct = 0.5;
+    w.server_foreign_cpu_pct = 12.5;
+    w.server_foreign_cpu_max_pct = 40;
+    w.server_top_foreign = R"([{"comm":"cron","cpu_pct":12.5}])";
+    w.load_busy_pct = 98;
+    w.load_steal_pct = 0.25;
+    w.load_foreign_cpu_pct = 1.5;
+    w.load_foreign_cpu_max_pct = 3;
+    w.max_temp_c = 71.5;
+    w.throttle_events = 2;
+    w.min_freq_ratio = 0.8;
+    w.swap_in_pages = 0;
+    w.swap_out_pages = 7;
+    w.server_host = R"({"cpu_model":"x"})";
+    w.load_host = R"({"cpu_model":"y"})";
     return w;
   }
 
@@ -165,6 +188,30 @@ class StoreTest : public ::testing::Test {
 };
 
 void ExpectSameWindow(const WindowRow& got, const WindowRow& want) {
+  EXPECT_EQ(got.target_version, want.target_version);
+  EXPECT_EQ(got.threads, want.threads);
+  EXPECT_EQ(got.ctx_switches_voluntary, want.ctx_switches_voluntary);
+  EXPECT_EQ(got.ctx_switches_involuntary, want.ctx_switches_involuntary);
+  EXPECT_EQ(got.selftest_server_ms, want.selftest_server_ms);
+  EXPECT_EQ(got.selftest_load_ms, want.selftest_load_ms);
+  EXPECT_EQ(got.selftest_drift, want.selftest_drift);
+  EXPECT_EQ(got.server_busy_pct, want.server_busy_pct);
+  EXPECT_EQ(got.server_steal_pct, want.server_steal_pct);
+  EXPECT_EQ(got.server_foreign_cpu_pct, want.server_foreign_cpu_pct);
+  EXPECT_EQ(got.server_foreign_cpu_max_pct, want.server_foreign_cpu_max_pct);
+  EXPECT_EQ(got.server_top_foreign, want.server_top_foreign);
+  EXPECT_EQ(got.load_busy_pct, want.load_busy_pct);
+  EXPECT_EQ(got.load_steal_pct, want.load_steal_pct);
+  EXPECT_EQ(got.load_foreign_cpu_pct, want.load_foreign_cpu_pct);
+  EXPECT_EQ(got.load_foreign_cpu_max_pct, want.load_foreign_cpu_max_pct);
+  EXPECT_EQ(got.load_top_foreign, want.load_top_foreign);
+  EXPECT_EQ(got.max_temp_c, want.max_temp_c);
+  EXPECT_EQ(got.throttle_events, want.throttle_events);
+  EXPECT_EQ(got.min_freq_ratio, want.min_freq_ratio);
+  EXPECT_EQ(got.swap_in_pages, want.swap_in_pages);
+  EXPECT_EQ(got.swap_out_pages, want.swap_out_pages);
+  EXPECT_EQ(got.server_host, want.server_host);
+  EXPECT_EQ(got.load_host, want.load_host);
   EXPECT_EQ(got.campaign_id, want.campaign_id);
   EXPECT_EQ(got.campaign, want.campaign);
   EXPECT_EQ(got.target, want.target);
@@ -234,10 +281,10 @@ TEST_F(StoreOpenTest, CreatesTheFileAtTheLatestSchemaVersionInWalMode) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(fs::exists(path_));
-  EXPECT_EQ(schema::LatestVersion(), 1);
-  EXPECT_EQ(store->SchemaVersion(), 1);
+  EXPECT_EQ(schema::LatestVersion(), 2);
+  EXPECT_EQ(store->SchemaVersion(), 2);
   RawDb raw(path_);
-  EXPECT_EQ(raw.One("PRAGMA user_version"), "1");
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "2");
   EXPECT_EQ(raw.One("PRAGMA journal_mode"), "wal");
 }
 
@@ -250,7 +297,7 @@ TEST_F(StoreOpenTest, ReopeningKeepsDataAndDoesNotRerunMigrations) {
   // Migration 1 uses CREATE TABLE without IF NOT EXISTS: re-running it would fail the open.
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->SchemaVersion(), 1);
+  EXPECT_EQ(store->SchemaVersion(), 2);
   auto found = store->FindCampaign("hello");
   ASSERT_TRUE(found.ok()) << found.status().ToString();
   ASSERT_TRUE(found->has_value());
@@ -267,7 +314,7 @@ TEST_F(StoreOpenTest, RefusesANewerDatabaseAndLeavesItUntouched) {
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(store.status().message(),
             path_ +
-                ": database schema version 999 is newer than this benchlab (knows 1); "
+                ": database schema version 999 is newer than this benchlab (knows 2); "
                 "upgrade benchlab");
   RawDb raw(path_);
   EXPECT_EQ(raw.One("PRAGMA user_version"), "999");
@@ -299,7 +346,36 @@ TEST_F(StoreOpenTest, RejectsAnEmptyPathAndAcceptsMemory) {
   EXPECT_EQ(empty.status().code(), StatusCode::kInvalidArgument);
   auto memory = Store::Open(":memory:");
   ASSERT_TRUE(memory.ok()) << memory.status().ToString();
-  EXPECT_EQ((*memory)->SchemaVersion(), 1);
+  EXPECT_EQ((*memory)->SchemaVersion(), 2);
+}
+
+TEST_F(StoreOpenTest, AVersionOneDatabaseIsUpgradedKeepingItsWindows) {
+  {
+    RawDb raw(path_);
+    ASSERT_TRUE(schema::Migrate(raw.get(), path_, schema::Migrations().first(1)).ok());
+    ASSERT_EQ(raw.Exec("INSERT INTO campaigns (name, state, spec_toml, source, created_at) "
+                       "VALUES ('old', 'done', '', 'old.toml', 'now');"
+                       "INSERT INTO windows (campaign_id, campaign, target, scenario, connections,"
+                       " round, position, attempt, verdict, started_at, ended_at, server_agent,"
+                       " load_agent, requests, duration_s, rps, p50_us, p90_us, p99_us, p999_us,"
+                       " max_us, mean_us, errors, errors_connect, errors_read, errors_write,"
+                       " errors_timeout, errors_parse, errors_status, status_counts, server_cpu_s,"
+                       " cpu_us_per_request, rss_peak_kb, rss_mean_kb, startup_ms,"
+                       " first_request_ms, idle_rss_kb, load_cpu_s, align_error_ms, histogram)"
+                       " VALUES (1, 'old', 't', 's', 1, 1, 0, 1, 'valid', 'a', 'b', 'sa', 'la',"
+                       " 10, 1, 10, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, '{}', 0, 0, 0, 0, 0, 0,"
+                       " 0, 0, 0, '')"),
+              "");
+  }
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->SchemaVersion(), 2);
+  auto rows = store->ListWindows({});
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].requests, 10u);
+  EXPECT_FALSE((*rows)[0].server_foreign_cpu_pct.has_value()) << "not measured: NULL, not 0";
+  EXPECT_EQ((*rows)[0].server_top_foreign, "[]");
 }
 
 // --- migrations ----------------------------------------------------------------------------
@@ -510,6 +586,40 @@ TEST_F(StoreWindowTest, InsertAndListRoundTripEveryField) {
   ExpectSameWindow((*rows)[0], want);
 }
 
+TEST_F(StoreWindowTest, UnavailableReadingsAreNullNotZero) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t campaign = CreateCampaign(*store, "hello");
+  WindowRow w = FullWindow(campaign, "alpha", 1);
+  w.max_temp_c.reset();
+  w.throttle_events.reset();
+  w.min_freq_ratio.reset();
+  std::vector<SampleRow> samples = Samples();
+  samples[0].foreign_pct = 3.5;
+  ASSERT_TRUE(store->InsertWindow(w, samples).ok());
+  RawDb raw(path_);
+  EXPECT_EQ(raw.One("SELECT count(*) FROM windows WHERE max_temp_c IS NULL AND throttle_events IS "
+                    "NULL AND min_freq_ratio IS NULL AND swap_out_pages = 7"),
+            "1");
+  auto rows = store->ListWindows({});
+  EXPECT_FALSE((*rows)[0].max_temp_c.has_value());
+  auto stored = store->ListSamples((*rows)[0].id);
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ((*stored)[0].foreign_pct, 3.5);
+  EXPECT_FALSE((*stored)[1].foreign_pct.has_value());
+}
+
+TEST_F(StoreWindowTest, SpooledAgentResultsAreKeptOnce) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->KeepAgentResult("load-1", "7-a.load", std::string("\0bytes", 6)).ok());
+  ASSERT_TRUE(store->KeepAgentResult("load-1", "7-a.load", "again").ok());
+  ASSERT_TRUE(store->KeepAgentResult("server-1", "7-a.server", "x").ok());
+  EXPECT_EQ(*store->CountAgentResults(), 2);
+  RawDb raw(path_);
+  EXPECT_EQ(raw.One("SELECT length(payload) FROM agent_results WHERE agent = 'load-1'"), "6");
+}
+
 TEST_F(StoreWindowTest, PublicColumnsHaveTheirDocumentedNames) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
@@ -590,7 +700,31 @@ TEST_F(StoreWindowTest, PublicColumnsHaveTheirDocumentedNames) {
                                             "idle_rss_kb",
                                             "load_cpu_s",
                                             "align_error_ms",
-                                            "histogram"};
+                                            "histogram",
+                                            "target_version",
+                                            "threads",
+                                            "ctx_switches_voluntary",
+                                            "ctx_switches_involuntary",
+                                            "selftest_server_ms",
+                                            "selftest_load_ms",
+                                            "selftest_drift",
+                                            "server_busy_pct",
+                                            "server_steal_pct",
+                                            "server_foreign_cpu_pct",
+                                            "server_foreign_cpu_max_pct",
+                                            "server_top_foreign",
+                                            "load_busy_pct",
+                                            "load_steal_pct",
+                                            "load_foreign_cpu_pct",
+                                            "load_foreign_cpu_max_pct",
+                                            "load_top_foreign",
+                                            "max_temp_c",
+                                            "throttle_events",
+                                            "min_freq_ratio",
+                                            "swap_in_pages",
+                                            "swap_out_pages",
+                                            "server_host",
+                                            "load_host"};
   EXPECT_EQ(columns, documented);
   EXPECT_EQ(raw.One("SELECT count(*) FROM pragma_index_list('windows') "
                     "WHERE name = 'windows_by_campaign'"),
