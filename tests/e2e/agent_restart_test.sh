@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# An agent killed with SIGKILL mid-window and restarted: the window in flight fails with the step
+# named, the restarted agent stops the orphans its predecessor left (found by their cookie), it
+# offers its spool to the coordinator, which keeps it, and the campaign still finishes.
+# Usage: agent_restart_test.sh BIN_DIR SOURCE_DIR
+set -euo pipefail
+bin=$(cd "$1" && pwd)
+work=$(mktemp -d /tmp/benchlab-restart-XXXXXX)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  pkill -f "^sleep 31[0-9]$" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do echo "== $f" >&2; tail -5 "$f" >&2; done; exit 1; }
+passed=0
+check() { echo "ok: $*"; passed=$((passed + 1)); }
+wait_for() {  # wait_for SECONDS COMMAND...
+  local deadline=$((SECONDS + $1)); shift
+  until "$@"; do [ "$SECONDS" -lt "$deadline" ] || return 1; sleep 0.05; done
+}
+
+"$bin/benchlab" coordinator --listen 127.0.0.1:0 --db "$work/lab.db" \
+  --port-file "$work/port" 2> "$work/coordinator.log" &
+pids+=($!)
+wait_for 10 test -s "$work/port" || fail "coordinator did not start"
+port=$(cat "$work/port")
+# A unique sleep length marks this test's orphan.
+nap=$((310 + RANDOM % 10))
+cat > "$work/server.toml" <<TOML
+name = "restart-server"
+roles = ["server"]
+coordinator = "127.0.0.1:$port"
+run_root = "$work/runs"
+spool_dir = "$work/spool"
+[[target]]
+name = "forker"
+command = ["/bin/sh", "-c", "sleep $nap & exec $bin/hello-server --port {port}"]
+TOML
+cat > "$work/load.toml" <<TOML
+name = "restart-load"
+roles = ["load"]
+coordinator = "127.0.0.1:$port"
+run_root = "$work/load-runs"
+TOML
+"$bin/benchlab" agent --config "$work/server.toml" 2> "$work/server.log" &
+server=$!
+pids+=($server)
+"$bin/benchlab" agent --config "$work/load.toml" 2> "$work/load.log" &
+pids+=($!)
+
+cat > "$work/campaign.toml" <<TOML
+name = "restart"
+baseline = "forker"
+[matrix]
+connections = [2]
+rounds = 2
+warmup = "100ms"
+duration = "2s"
+[[target]]
+name = "forker"
+[[scenario]]
+name = "hello"
+path = "/"
+expect = { status = 200, body = "hello\n" }
+TOML
+"$bin/benchlab" submit "$work/campaign.toml" --coordinator "127.0.0.1:$port" > /dev/null ||
+  fail "submit"
+
+# Kill the server agent while its target (and the target's child) run.
+wait_for 15 pgrep -f "^sleep $nap\$" > /dev/null || fail "the target never started"
+sleep 0.5
+kill -9 "$server"
+wait "$server" 2>/dev/null || true
+wait_for 5 pgrep -f "^sleep $nap\$" > /dev/null || fail "expected the target's child to outlive the agent"
+orphan=$(pgrep -f "^sleep $nap\$" | head -1)
+tr '\0' '\n' < "/proc/$orphan/environ" | grep -q '^BENCHLAB_AGENT=restart-server:' ||
+  fail "the orphan carries no cookie"
+check "a SIGKILLed agent leaves an orphan that carries its cookie"
+
+# A result written to the spool before the crash, never acknowledged.
+printf 'measured-before-the-crash' > "$work/spool/1-forker-hello-c2-r9-a1.server.rec"
+
+"$bin/benchlab" agent --config "$work/server.toml" 2> "$work/server2.log" &
+pids+=($!)
+wait_for 10 sh -c "! pgrep -f '^sleep $nap\$' > /dev/null" || fail "the orphan was not stopped"
+grep -q "left running by an earlier agent" "$work/server2.log" || fail "the cleanup was not logged"
+check "the restarted agent stops its predecessor's orphans"
+
+wait_for 10 test ! -e "$work/spool/1-forker-hello-c2-r9-a1.server.rec" ||
+  fail "the spooled result was not acknowledged"
+kept=$(sqlite3 "$work/lab.db" "select count(*) from agent_results where agent = 'restart-server' and key = '1-forker-hello-c2-r9-a1.server' and payload = cast('measured-before-the-crash' as blob)")
+[ "$kept" -eq 1 ] || fail "the coordinator did not keep the spooled result"
+check "the spool is offered again and kept by the coordinator"
+
+wait_for 60 sh -c "[ \"\$(sqlite3 '$work/lab.db' \"select state from campaigns where name = 'restart'\")\" = done ]" ||
+  fail "the campaign did not finish"
+failed=$(sqlite3 "$work/lab.db" "select count(*) from windows where verdict = 'failed' and (reasons like '%mark %' or reasons like '%stop_target%' or reasons like '%start_target%' or reasons like '%check_host%')")
+[ "$failed" -ge 1 ] || fail "the window in flight should have failed with its step named"
+valid=$(sqlite3 "$work/lab.db" "select count(*) from windows where verdict = 'valid'")
+[ "$valid" -ge 1 ] || fail "the campaign should go on with the restarted agent"
+check "the window in flight failed, the campaign went on and finished"
+echo "$passed checks passed"
