@@ -85,7 +85,7 @@ printf 'measured-before-the-crash' > "$work/spool/1-forker-hello-c2-r9-a1.server
 "$bin/benchlab" agent --config "$work/server.toml" 2> "$work/server2.log" &
 pids+=($!)
 wait_for 10 sh -c "! pgrep -f '^sleep $nap\$' > /dev/null" || fail "the orphan was not stopped"
-grep -q "left running by an earlier agent" "$work/server2.log" || fail "the cleanup was not logged"
+wait_for 5 grep -q "left running by an earlier agent" "$work/server2.log" || fail "the cleanup was not logged"
 check "the restarted agent stops its predecessor's orphans"
 
 wait_for 10 test ! -e "$work/spool/1-forker-hello-c2-r9-a1.server.rec" ||
