@@ -197,9 +197,10 @@ grpc::Status AgentService::StopTarget(grpc::ServerContext*, const v1::StopTarget
   active->sampler.reset();
   ExitInfo before;
   bool exited_before = active->target.process->Exited(&before);
-  ExitInfo info = exited_before ? before
-                                : active->target.process->Stop(
-                                      std::chrono::milliseconds(req->grace_ms() > 0 ? req->grace_ms() : 2000));
+  // Stop() also clears what the leader left of its group when it exited by itself.
+  ExitInfo info = active->target.process->Stop(
+      std::chrono::milliseconds(req->grace_ms() > 0 ? req->grace_ms() : 2000));
+  if (exited_before) info = before;
   reply->set_exited_before_stop(exited_before);
   reply->set_exit_description(info.Describe());
   for (const auto& line : active->target.process->LastLogLines(10)) reply->add_last_log_lines(line);

@@ -46,6 +46,12 @@ path = "/nope"
 expect = { status = 404 }
 )";
 
+void Replace(std::string& text, const std::string& from, const std::string& to) {
+  size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+}
+
 std::string CampaignText(const std::string& name, const std::string& second) {
   std::string text = kCampaign;
   text.replace(text.find("%NAME%"), 6, name);
@@ -72,6 +78,19 @@ class LabTest : public ::testing::Test {
       hello.name = name;
       catalogue.push_back(hello);
     }
+    const std::string server_bin = std::string(BENCHLAB_BINARY_DIR) + "/bin/hello-server";
+    // Ready at once, then gone 400 ms later with status 3: it dies inside the window.
+    TargetDef dies = hello;
+    dies.name = "dies";
+    dies.command = {"/bin/sh", "-c",
+                    server_bin + " --port {port} & sleep 0.4; echo giving up >&2; exit 3"};
+    catalogue.push_back(dies);
+    // The server answers, while a child it started burns CPU: the tree's CPU must count it.
+    TargetDef busy = hello;
+    busy.name = "busy-child";
+    busy.command = {"/bin/sh", "-c",
+                    "(while :; do :; done) & exec " + server_bin + " --port {port}"};
+    catalogue.push_back(busy);
 
     AgentConfig server;
     server.name = "server";
@@ -190,8 +209,7 @@ TEST_F(LabTest, CampaignRunsEveryWindowAndStoresIt) {
 
 TEST_F(LabTest, NonConformingTargetIsSkippedWithTheDifference) {
   std::string text = CampaignText("strict", "hello-b");
-  const std::string hello_body = "body = \"hello\\n\"";
-  text.replace(text.find(hello_body), hello_body.size(), "body = \"bye\\n\"");
+  Replace(text, "body = \"hello\\n\"", "body = \"bye\\n\"");
   std::string state;
   auto windows = RunCampaign(text, &state);
   EXPECT_EQ(state, "done");
@@ -204,6 +222,45 @@ TEST_F(LabTest, NonConformingTargetIsSkippedWithTheDifference) {
               "bytes), got \"hello\\n\" (6 bytes)");
     EXPECT_EQ(w.requests(), 0u);
   }
+}
+
+TEST_F(LabTest, TargetThatExitsMidWindowFailsItWithItsExitStatus) {
+  std::string text = CampaignText("dying", "dies");
+  Replace(text, "duration = \"200ms\"", "duration = \"900ms\"");
+  Replace(text, "rounds = 2", "rounds = 1");
+  std::string state;
+  auto windows = RunCampaign(text, &state);
+  EXPECT_EQ(state, "done");
+  int died = 0;
+  for (const auto& w : windows) {
+    if (w.target() != "dies") continue;
+    ++died;
+    EXPECT_EQ(w.verdict(), "failed");
+    bool named = false;
+    for (const auto& reason : w.reasons()) {
+      named = named || (reason.find("target_exited: exit status 3") != std::string::npos &&
+                        reason.find("giving up") != std::string::npos);
+    }
+    EXPECT_TRUE(named) << (w.reasons_size() ? w.reasons(0) : "no reason");
+  }
+  EXPECT_EQ(died, 2);  // both load levels
+}
+
+TEST_F(LabTest, CpuOfAChildDoingTheWorkIsCounted) {
+  std::string text = CampaignText("busy", "busy-child");
+  Replace(text, "rounds = 2", "rounds = 1");
+  Replace(text, "duration = \"200ms\"", "duration = \"500ms\"");
+  std::string state;
+  auto windows = RunCampaign(text, &state);
+  ASSERT_EQ(state, "done");
+  double hello_cpu = 0, busy_cpu = 0;
+  for (const auto& w : windows) {
+    ASSERT_EQ(w.verdict(), "valid") << (w.reasons_size() ? w.reasons(0) : "");
+    (w.target() == "busy-child" ? busy_cpu : hello_cpu) += w.server_cpu_s();
+  }
+  // The spinning child runs the whole interval on top of the server's own work: the busy tree
+  // must show clearly more CPU than the plain server over the same windows.
+  EXPECT_GT(busy_cpu, hello_cpu + 0.2) << "busy " << busy_cpu << "s, plain " << hello_cpu << "s";
 }
 
 TEST_F(LabTest, TargetMissingFromTheCatalogueIsNeverStarted) {
