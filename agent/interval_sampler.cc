@@ -7,8 +7,12 @@ namespace benchlab {
 using Seconds = std::chrono::duration<double>;
 
 IntervalSampler::IntervalSampler(SysEnv& env, pid_t root, std::chrono::milliseconds period,
-                                 std::unique_ptr<HostWatch> host)
-    : period_(period), tree_(env, root), has_tree_(root != 0), host_(std::move(host)) {}
+                                 std::unique_ptr<HostWatch> host, WindowCgroup* cgroup)
+    : period_(period),
+      tree_(env, root),
+      has_tree_(root != 0),
+      host_(std::move(host)),
+      cgroup_(cgroup) {}
 
 IntervalSampler::~IntervalSampler() { StopThread(); }
 
@@ -22,6 +26,12 @@ Status IntervalSampler::Begin() {
     first = *sampled;
   }
   if (host_) host_status_ = host_->Begin();
+  cg_ok_ = false;
+  if (cgroup_ != nullptr) {
+    auto cpu = cgroup_->ReadCpu();
+    cg_ok_ = cpu.ok();
+    if (cg_ok_) cg_first_ = cg_last_ = *cpu;
+  }
   begin_time_ = last_time_ = std::chrono::steady_clock::now();
   first_ = last_ = first;
   auto* first_ptr = &first;
@@ -48,6 +58,15 @@ void IntervalSampler::TakeSampleLocked(std::chrono::steady_clock::time_point now
   }
   double period_s = Seconds(now - last_time_).count();
   double cpu_s = (sample->cpu_user_s + sample->cpu_sys_s) - (last_.cpu_user_s + last_.cpu_sys_s);
+  if (cg_ok_) {
+    auto cpu = cgroup_->ReadCpu();
+    if (cpu.ok()) {
+      cpu_s = static_cast<double>(cpu->usage_usec - cg_last_.usage_usec) / 1e6;
+      cg_last_ = *cpu;
+    } else {
+      cg_ok_ = false;  // the cgroup went away: the interval's total falls back to /proc
+    }
+  }
   IntervalSample point;
   point.t_s = Seconds(now - begin_time_).count();
   point.cpu_pct = period_s > 0 ? 100.0 * cpu_s / period_s : 0;
@@ -95,6 +114,11 @@ Result<IntervalFigures> IntervalSampler::End() {
   figures.interval_s = Seconds(end_time - begin_time_).count();
   figures.cpu_user_s = last_.cpu_user_s - first_.cpu_user_s;
   figures.cpu_sys_s = last_.cpu_sys_s - first_.cpu_sys_s;
+  if (cg_ok_) {
+    figures.cpu_user_s = static_cast<double>(cg_last_.user_usec - cg_first_.user_usec) / 1e6;
+    figures.cpu_sys_s = static_cast<double>(cg_last_.system_usec - cg_first_.system_usec) / 1e6;
+    figures.cpu_source = "cgroup";
+  }
   figures.rss_mean_kb = rss_count_ ? rss_sum_ / rss_count_ : 0;
   figures.rss_peak_kb = rss_peak_;
   figures.target_alive = !root_gone_;

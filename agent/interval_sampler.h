@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "agent/cgroup.h"
 #include "agent/host_watch.h"
 #include "agent/proc.h"
 #include "common/status.h"
@@ -43,15 +44,18 @@ struct IntervalFigures {
   uint64_t nonvoluntary_ctxt_switches = 0;
   std::optional<HostWindow> host;  // with a HostWatch: the whole machine over the interval
   std::string host_error;          // why the host figures are missing, when they are
+  std::string cpu_source = "proc";  // "cgroup" when the cgroup's cpu.stat measured the CPU
 };
 
 class IntervalSampler {
  public:
   // With `host`, the machine is sampled on the same ticks as the tree. A root of 0 samples the
   // host alone (the load agent).
+  // With `cgroup` (the target's own), CPU comes from its cpu.stat, to the microsecond and
+  // including every process that ever ran in it; otherwise from the /proc tree walk.
   IntervalSampler(SysEnv& env, pid_t root,
                   std::chrono::milliseconds period = std::chrono::milliseconds(100),
-                  std::unique_ptr<HostWatch> host = nullptr);
+                  std::unique_ptr<HostWatch> host = nullptr, WindowCgroup* cgroup = nullptr);
   ~IntervalSampler();
   IntervalSampler(const IntervalSampler&) = delete;
   IntervalSampler& operator=(const IntervalSampler&) = delete;
@@ -74,6 +78,9 @@ class IntervalSampler {
   const bool has_tree_;
   std::unique_ptr<HostWatch> host_;
   Status host_status_;
+  WindowCgroup* const cgroup_;
+  CgroupCpu cg_first_, cg_last_;
+  bool cg_ok_ = false;
   std::chrono::steady_clock::time_point begin_time_;
   std::chrono::steady_clock::time_point last_time_;
   TreeSample first_;

@@ -80,11 +80,14 @@ struct TargetSetup {
   const char* cwd;
   const cpu_set_t* cpus;  // null: inherit
   pid_t die_with = 0;     // the parent whose end kills the child; 0: none
+  int cgroup_fd = -1;     // an open cgroup.procs to join; -1: none
 
   template <typename Launcher>
   bp::error_code on_exec_setup(Launcher&, const bp::filesystem::path&, const char* const*&) {
     // Its own group, so Stop() can signal the target and everything it starts at once.
     if (setpgid(0, 0) != 0) return {errno, bp::system_category()};
+    // Joined before exec, so every process the target ever starts is in the window's cgroup.
+    if (cgroup_fd >= 0 && write(cgroup_fd, "0", 1) != 1) return {errno, bp::system_category()};
     if (die_with != 0) {
       if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return {errno, bp::system_category()};
       // The parent may have ended before prctl took effect.
@@ -233,6 +236,11 @@ Result<std::unique_ptr<TargetProcess>> TargetProcess::Spawn(SysEnv& env, const S
   if (log.get() < 0) return Status::IoError(Errno("target log " + spec.log_path));
   Fd dev_null(open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (dev_null.get() < 0) return Status::IoError(Errno("/dev/null"));
+  Fd cgroup(spec.cgroup_procs.empty() ? -1
+                                       : open(spec.cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!spec.cgroup_procs.empty() && cgroup.get() < 0) {
+    return Status::IoError(Errno("cgroup " + spec.cgroup_procs));
+  }
 
   std::vector<std::string> env_strings;
   for (const auto& [key, value] : spec.env) env_strings.push_back(key + "=" + value);
@@ -252,7 +260,8 @@ Result<std::unique_ptr<TargetProcess>> TargetProcess::Spawn(SysEnv& env, const S
       bp::error_code ec;
       pid = Launch(*exe, argv.data(), envp.data(), dev_null.get(), log.get(),
                    TargetSetup{spec.cwd.c_str(), want_cpus.empty() ? nullptr : &cpu_set,
-                               spec.die_with_parent ? getpid() : 0}, ec,
+                               spec.die_with_parent ? getpid() : 0, cgroup.get()},
+                   ec,
                    &forked);
       if (ec) {
         // The child got as far as fork; it wrote why it failed and exited, and is ours to reap.

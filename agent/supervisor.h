@@ -29,6 +29,7 @@ struct SpawnSpec {
   // PR_SET_PDEATHSIG: the child is killed when the thread that spawned it ends, so spawn from a
   // thread that lives as long as the agent (SpawnThread).
   bool die_with_parent = false;
+  std::string cgroup_procs;  // a cgroup.procs the child joins before exec; empty: none
 };
 
 struct ExitInfo {

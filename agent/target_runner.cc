@@ -156,6 +156,17 @@ Result<RunningTarget> StartTarget(SysEnv& env, const TargetDef& def, const std::
   spec.cpus = pinned;
   spec.log_path = (fs::path(run_dir) / "target.log").string();
   spec.die_with_parent = options.spawner != nullptr;
+  std::unique_ptr<WindowCgroup> cgroup;
+  std::string cgroup_note;
+  if (options.use_cgroup) {
+    auto made = WindowCgroup::Create(env, fs::path(run_dir).filename().string());
+    if (made.ok()) {
+      cgroup = std::move(made).value();
+      spec.cgroup_procs = cgroup->procs_path();
+    } else {
+      cgroup_note = made.status().message();
+    }
+  }
 
   auto spawn_start = std::chrono::steady_clock::now();
   Result<std::unique_ptr<TargetProcess>> spawned = Status::Internal("not spawned");
@@ -169,6 +180,8 @@ Result<RunningTarget> StartTarget(SysEnv& env, const TargetDef& def, const std::
                   "starting target \"" + def.name + "\": " + spawned.status().message());
   }
   RunningTarget running;
+  running.cgroup = std::move(cgroup);
+  running.cgroup_note = std::move(cgroup_note);
   running.process = std::move(spawned).value();
   running.run_dir = run_dir;
   running.port = port;

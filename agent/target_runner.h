@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/cgroup.h"
 #include "agent/spawn_thread.h"
 #include "agent/supervisor.h"
 #include "common/status.h"
@@ -20,6 +21,9 @@
 namespace benchlab {
 
 struct RunningTarget {
+  // Declared first so that it goes last: the process is stopped before its cgroup is removed.
+  std::unique_ptr<WindowCgroup> cgroup;  // null: CPU is accounted by walking /proc
+  std::string cgroup_note;               // why there is no cgroup, when there is none
   std::unique_ptr<TargetProcess> process;
   std::string run_dir;
   uint16_t port = 0;
@@ -45,6 +49,7 @@ struct StartOptions {
   std::vector<int> allowed_cpus;               // the agent's CPUs; empty: any
   std::map<std::string, std::string> tag_env;  // added to the environment (the agent's cookie)
   SpawnThread* spawner = nullptr;              // fork there, and die with the agent
+  bool use_cgroup = false;                     // a cgroup v2 per target where the machine allows
 };
 
 // Starts `def` with its pinning overridden by `cpus` when non-empty; a target with no pinning on

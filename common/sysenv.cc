@@ -1,6 +1,7 @@
 #include "common/sysenv.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -49,6 +50,35 @@ Result<std::vector<std::string>> RootedSysEnv::ListDir(const std::string& path) 
 bool RootedSysEnv::Exists(const std::string& path) {
   struct stat st;
   return stat(Resolve(path).c_str(), &st) == 0;
+}
+
+Status RootedSysEnv::WriteFile(const std::string& path, const std::string& content) {
+  int fd = open(Resolve(path).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IoError(path + ": " + std::strerror(errno));
+  // One write: control files take a value per write call.
+  ssize_t n = write(fd, content.data(), content.size());
+  int err = errno;
+  close(fd);
+  if (n != static_cast<ssize_t>(content.size())) {
+    return Status::IoError(path + ": write: " + std::strerror(n < 0 ? err : EIO));
+  }
+  return Status::Ok();
+}
+
+Status RootedSysEnv::MakeDir(const std::string& path) {
+  if (mkdir(Resolve(path).c_str(), 0755) != 0) {
+    if (errno == EEXIST) return Status::AlreadyExists(path + ": exists");
+    return Status::IoError(path + ": mkdir: " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+Status RootedSysEnv::RemoveDir(const std::string& path) {
+  if (rmdir(Resolve(path).c_str()) != 0) {
+    if (errno == ENOENT) return Status::NotFound(path + ": no such directory");
+    return Status::IoError(path + ": rmdir: " + std::strerror(errno));
+  }
+  return Status::Ok();
 }
 
 long RootedSysEnv::ClockTicksPerSecond() { return sysconf(_SC_CLK_TCK); }

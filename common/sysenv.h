@@ -22,6 +22,13 @@ class SysEnv {
   // Names of the entries of a directory, without "." and "..", in no particular order.
   virtual Result<std::vector<std::string>> ListDir(const std::string& path) = 0;
   virtual bool Exists(const std::string& path) = 0;
+  // Writes (truncating) a whole file, e.g. a cgroup's control file.
+  virtual Status WriteFile(const std::string& path, const std::string& content) = 0;
+  virtual Status MakeDir(const std::string& path) = 0;     // one level; AlreadyExists is an error
+  virtual Status RemoveDir(const std::string& path) = 0;   // an empty directory (or a cgroup)
+  // The real path behind `path` (the fake root prefixed in tests), for code that must hand a
+  // path to the kernel or to a child process.
+  virtual std::string RealPath(const std::string& path) = 0;
 
   // sysconf(_SC_CLK_TCK) and the page size, as the kernel reports them.
   virtual long ClockTicksPerSecond() = 0;
@@ -42,6 +49,10 @@ class RootedSysEnv : public SysEnv {
   Result<std::string> ReadFile(const std::string& path) override;
   Result<std::vector<std::string>> ListDir(const std::string& path) override;
   bool Exists(const std::string& path) override;
+  Status WriteFile(const std::string& path, const std::string& content) override;
+  Status MakeDir(const std::string& path) override;
+  Status RemoveDir(const std::string& path) override;
+  std::string RealPath(const std::string& path) override { return Resolve(path); }
   long ClockTicksPerSecond() override;
   long PageSizeBytes() override;
   Status SetAffinity(pid_t pid, const std::vector<int>& cpus) override;

@@ -115,6 +115,7 @@ CREATE INDEX samples_by_window ON samples (window_id);
 // from their spools. A NULL reading means the machine does not offer it.
 constexpr const char* kV2 = R"sql(
 ALTER TABLE windows ADD COLUMN target_version TEXT NOT NULL DEFAULT '';
+ALTER TABLE windows ADD COLUMN cpu_accounting TEXT NOT NULL DEFAULT '';
 ALTER TABLE windows ADD COLUMN threads INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE windows ADD COLUMN ctx_switches_voluntary INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE windows ADD COLUMN ctx_switches_involuntary INTEGER NOT NULL DEFAULT 0;

@@ -206,7 +206,8 @@ const WindowColumn kWindowColumns[] = {
     {"idle_rss_kb", &WindowRow::idle_rss_kb}, {"load_cpu_s", &WindowRow::load_cpu_s},
     {"align_error_ms", &WindowRow::align_error_ms}, {"histogram", &WindowRow::histogram},
     // Schema version 2.
-    {"target_version", &WindowRow::target_version}, {"threads", &WindowRow::threads},
+    {"target_version", &WindowRow::target_version},
+    {"cpu_accounting", &WindowRow::cpu_accounting}, {"threads", &WindowRow::threads},
     {"ctx_switches_voluntary", &WindowRow::ctx_switches_voluntary},
     {"ctx_switches_involuntary", &WindowRow::ctx_switches_involuntary},
     {"selftest_server_ms", &WindowRow::selftest_server_ms},

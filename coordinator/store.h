@@ -84,6 +84,7 @@ struct WindowRow {
   // Since schema version 2. A nullopt reading is stored as NULL: not measured, or not offered by
   // the machine ("unavailable"); never an invented 0.
   std::string target_version;
+  std::string cpu_accounting;  // "cgroup" or "proc": how server_cpu_s was measured
   int64_t threads = 0;
   uint64_t ctx_switches_voluntary = 0, ctx_switches_involuntary = 0;
   std::optional<double> selftest_server_ms, selftest_load_ms, selftest_drift;

@@ -151,6 +151,7 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext*, const v1::StartTarg
   options.allowed_cpus = identity_.allowed_cpus;
   options.tag_env = {{kAgentCookieVar, identity_.cookie}};
   options.spawner = &spawner_;
+  options.use_cgroup = true;
   auto started = benchlab::StartTarget(env_, *def, cpus, run_dir, options);
   if (!started.ok()) return ToGrpc(started.status());
 
@@ -173,9 +174,11 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext*, const v1::StartTarg
     auto version = versions_.find(def->name);
     reply->set_version(version == versions_.end() ? "unavailable" : version->second);
   }
-  spdlog::info("started target {} as {} (pid {}, port {}, cpus {}, ready in {:.1f} ms)",
+  spdlog::info("started target {} as {} (pid {}, port {}, cpus {}, ready in {:.1f} ms, {})",
                def->name, handle, active->target.process->pid(), active->target.port,
-               FormatCpuList(active->target.cpus), active->target.startup_ms);
+               FormatCpuList(active->target.cpus), active->target.startup_ms,
+               active->target.cgroup ? "in cgroup " + active->target.cgroup->path()
+                                     : "no cgroup: " + active->target.cgroup_note);
   std::lock_guard lock(mu_);
   active_[handle] = std::move(active);
   return grpc::Status::OK;
@@ -217,7 +220,8 @@ grpc::Status AgentService::Mark(grpc::ServerContext*, const v1::MarkRequest* req
   if (req->kind() == v1::MarkRequest::BEGIN) {
     pid_t pid = active->target.process->pid();
     active->sampler = std::make_unique<IntervalSampler>(
-        env_, pid, std::chrono::milliseconds(100), NewHostWatch(pid, active->target.cpus));
+        env_, pid, std::chrono::milliseconds(100), NewHostWatch(pid, active->target.cpus),
+        active->target.cgroup.get());
     Status begun = active->sampler->Begin();
     if (!begun.ok()) {
       active->sampler.reset();
@@ -240,6 +244,7 @@ grpc::Status AgentService::Mark(grpc::ServerContext*, const v1::MarkRequest* req
   reply->set_interval_s(figures->interval_s);
   reply->set_target_alive(figures->target_alive && !active->target.process->Exited());
   reply->set_threads(figures->threads);
+  reply->set_cpu_source(figures->cpu_source);
   reply->set_voluntary_ctxt_switches(figures->voluntary_ctxt_switches);
   reply->set_nonvoluntary_ctxt_switches(figures->nonvoluntary_ctxt_switches);
   for (const auto& s : figures->samples) {

@@ -318,6 +318,7 @@ bool WindowProtocol::MeasureLoad() {
   row.rss_mean_kb = figures.rss_mean_kb();
   if (!figures.target_alive()) target_died_ = true;
   row.threads = figures.threads();
+  row.cpu_accounting = figures.cpu_source();
   row.ctx_switches_voluntary = figures.voluntary_ctxt_switches();
   row.ctx_switches_involuntary = figures.nonvoluntary_ctxt_switches();
   out_.spooled.emplace_back(placement_.server_agent, spool_key_ + ".server");

@@ -152,6 +152,7 @@ class StoreTest : public ::testing::Test {
     w.align_error_ms = 0.75;
     w.histogram = "hdr1:AAECAwQ=";
     w.target_version = "nginx/1.22.1";
+    w.cpu_accounting = "cgroup";
     w.threads = 5;
     w.ctx_switches_voluntary = 1200;
     w.ctx_switches_involuntary = 30;
@@ -189,6 +190,7 @@ class StoreTest : public ::testing::Test {
 
 void ExpectSameWindow(const WindowRow& got, const WindowRow& want) {
   EXPECT_EQ(got.target_version, want.target_version);
+  EXPECT_EQ(got.cpu_accounting, want.cpu_accounting);
   EXPECT_EQ(got.threads, want.threads);
   EXPECT_EQ(got.ctx_switches_voluntary, want.ctx_switches_voluntary);
   EXPECT_EQ(got.ctx_switches_involuntary, want.ctx_switches_involuntary);
@@ -702,6 +704,7 @@ TEST_F(StoreWindowTest, PublicColumnsHaveTheirDocumentedNames) {
                                             "align_error_ms",
                                             "histogram",
                                             "target_version",
+                                            "cpu_accounting",
                                             "threads",
                                             "ctx_switches_voluntary",
                                             "ctx_switches_involuntary",
