@@ -42,7 +42,7 @@ std::optional<HostPort> ReadAddress(Table& root, std::string_view key, const Val
 void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, AgentConfig& c) {
   Table root(doc, "",
              {"name", "roles", "labels", "listen", "advertise", "coordinator", "run_root",
-              "allowed_cpus", "spool_dir", "target"},
+              "allowed_cpus", "spool_dir", "sample_period", "target"},
              issues);
   if (const Value* v = root.Require("name", "a name such as \"server-1\"")) {
     if (auto name = config::ReadName(root, "name", *v)) c.name = *name;
@@ -83,6 +83,14 @@ void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, 
       c.spool_dir = v->as_string().str;
     } else {
       root.Expect(*v, "spool_dir", "an absolute directory path");
+    }
+  }
+  if (const Value* v = root.Get("sample_period")) {
+    auto period = config::ReadDuration(root, "sample_period", *v, /*allow_zero=*/false);
+    if (period && *period >= std::chrono::milliseconds(10) && *period <= std::chrono::seconds(10)) {
+      c.sample_period = std::chrono::duration_cast<std::chrono::milliseconds>(*period);
+    } else if (period) {
+      root.Expect(*v, "sample_period", "a duration from \"10ms\" to \"10s\"");
     }
   }
   if (const Value* v = root.Get("target")) {
@@ -157,6 +165,7 @@ Status WriteAgentConfig(const AgentConfig& config, const std::string& path) {
   if (!config.labels.empty()) root["labels"] = StringArray(config.labels, "");
   if (!config.allowed_cpus.empty()) root["allowed_cpus"] = FormatCpuList(config.allowed_cpus);
   if (!config.spool_dir.empty()) root["spool_dir"] = config.spool_dir;
+  root["sample_period"] = std::to_string(config.sample_period.count()) + "ms";
   if (!config.catalogue.empty()) {
     toml::array targets;
     for (const auto& def : config.catalogue) {

@@ -30,7 +30,8 @@ std::string NewInstanceId() {
 
 AgentIdentity MakeIdentity(SysEnv& env, const AgentConfig& config, const std::string& instance) {
   AgentIdentity identity{config.name, config.roles, config.run_root, config.allowed_cpus,
-                         AgentCookie(config.name, instance), config.own_roots};
+                         AgentCookie(config.name, instance), config.own_roots,
+                         config.sample_period};
   if (identity.allowed_cpus.empty()) {
     auto own = env.GetAffinity(0);
     if (own.ok()) identity.allowed_cpus = *own;

@@ -34,6 +34,7 @@ struct AgentConfig {
   std::vector<int> allowed_cpus;    // CPUs targets and load may use; empty: the agent's own
   std::string spool_dir;            // window results awaiting the coordinator's acknowledgement
   std::vector<pid_t> own_roots;     // other process trees whose CPU is not foreign (the lab's)
+  std::chrono::milliseconds sample_period{100};  // the samplers' period over a measured interval
 };
 
 class AgentDaemon {

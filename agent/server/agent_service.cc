@@ -220,7 +220,7 @@ grpc::Status AgentService::Mark(grpc::ServerContext*, const v1::MarkRequest* req
   if (req->kind() == v1::MarkRequest::BEGIN) {
     pid_t pid = active->target.process->pid();
     active->sampler = std::make_unique<IntervalSampler>(
-        env_, pid, std::chrono::milliseconds(100), NewHostWatch(pid, active->target.cpus),
+        env_, pid, identity_.sample_period, NewHostWatch(pid, active->target.cpus),
         active->target.cgroup.get());
     Status begun = active->sampler->Begin();
     if (!begun.ok()) {
@@ -377,7 +377,7 @@ grpc::Status AgentService::RunLoad(grpc::ServerContext*, const v1::RunLoadReques
   if (req->timeout_ms() > 0) options.timeout = std::chrono::milliseconds(req->timeout_ms());
 
   // The load host is watched over exactly the generator's measured interval.
-  IntervalSampler host(env_, 0, std::chrono::milliseconds(100), NewHostWatch(0, options.cpus));
+  IntervalSampler host(env_, 0, identity_.sample_period, NewHostWatch(0, options.cpus));
   bool watching = false;
   Result<IntervalFigures> host_figures = Status::Unavailable("the load host was not watched");
   auto result = benchlab::RunLoad(options, [&](bool measuring) {

@@ -27,6 +27,7 @@ struct AgentIdentity {
   std::string cookie;              // tags every child (see agent/orphans.h)
   // Process trees besides the agent's own whose CPU is not foreign: the embedded lab's.
   std::vector<pid_t> own_roots;
+  std::chrono::milliseconds sample_period{100};
 };
 
 class AgentService final : public v1::Agent::Service {

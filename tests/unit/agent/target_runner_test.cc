@@ -163,6 +163,7 @@ TEST_F(TargetRunnerTest, CookieIsInTheEnvironmentAndTargetsDieWithTheirSpawnThre
                  "env > {run_dir}/env.txt; exec " + std::string(BENCHLAB_BINARY_DIR) +
                      "/bin/hello-server --port $PORT"};
   pid_t pid = 0;
+  std::unique_ptr<TargetProcess> leaked;  // destroyed only after the check below
   {
     SpawnThread spawner;
     StartOptions options;
@@ -173,7 +174,7 @@ TEST_F(TargetRunnerTest, CookieIsInTheEnvironmentAndTargetsDieWithTheirSpawnThre
     pid = running->process->pid();
     EXPECT_NE(ReadAll(dir_ + "/run9/env.txt").find("BENCHLAB_AGENT=server:abc\n"),
               std::string::npos);
-    running->process.release();  // as if the agent crashed: nobody stops it
+    leaked.reset(running->process.release());  // as if the agent crashed: nobody stops it
   }
   // The spawn thread is gone, so PR_SET_PDEATHSIG has killed the target.
   for (int i = 0; i < 200 && kill(pid, 0) == 0; ++i) {

@@ -73,6 +73,7 @@ coordinator = "127.0.0.1:7700"
 labels = ["rack-1", "fast"]
 allowed_cpus = "0,2-3"
 spool_dir = "/var/spool/benchlab"
+sample_period = "1s"
 [[target]]
 name = "t"
 command = ["t"]
@@ -83,6 +84,7 @@ version = ["t", "--version"]
   EXPECT_EQ(config->labels, (std::vector<std::string>{"rack-1", "fast"}));
   EXPECT_EQ(config->allowed_cpus, (std::vector<int>{0, 2, 3}));
   EXPECT_EQ(config->spool_dir, "/var/spool/benchlab");
+  EXPECT_EQ(config->sample_period, std::chrono::seconds(1));
   EXPECT_EQ(config->catalogue[0].version, (std::vector<std::string>{"t", "--version"}));
   EXPECT_EQ(Error("name = \"a\"\nroles = [\"load\"]\ncoordinator = \"h:1\"\nallowed_cpus = "
                   "\"x\"\n")
