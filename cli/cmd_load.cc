@@ -1,9 +1,11 @@
-// `benchlab load URL`: the load generator on its own, wrk-style. Prints the result for people,
-// optionally writes it as JSON. Exit status: 0 ok, 1 the run failed, 2 bad input.
+// `benchlab load URL`: the load generator on its own, wrk-style, closed loop (-c) or open loop
+// (--rate). Prints the result for people, optionally writes it as JSON. docs/load.md is the
+// reference. Exit status: 0 ok, 1 the run failed, 2 bad input.
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "cli/commands.h"
 #include "common/parse.h"
 #include "loadgen/load.h"
+#include "loadgen/request_mix.h"
 
 namespace benchlab {
 
@@ -27,12 +30,33 @@ struct LoadArgs {
   std::string method = "GET";
   std::vector<std::string> headers;
   std::string body;
+  std::string body_file;
+  int depth = 1;
+  double rate = 0;
+  std::string arrival = "constant";
+  uint64_t seed = 1;
+  int max_conns = 0;
+  int64_t queue = 0;
+  std::string spin = "0s";
+  std::string mix_file;
+  std::string expect_status;
+  std::string expect_body;
+  std::string expect_body_file;
+  bool has_expect_body = false;
   std::string json_path;
 };
 
 int BadInput(const std::string& option, const std::string& message) {
   std::cerr << "benchlab load: " << option << ": " << message << "\n";
   return 2;
+}
+
+// Reads a whole file for an option; the message names the option and the file.
+int ReadOption(const std::string& option, const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return BadInput(option, "cannot read \"" + path + "\": " + std::strerror(errno));
+  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return 0;
 }
 
 std::string Trim(const std::string& s) {
@@ -89,10 +113,74 @@ int BuildOptions(const LoadArgs& args, LoadOptions& o) {
     o.headers.emplace_back(name, Trim(h.substr(colon + 1)));
   }
   o.body = args.body;
+  if (!args.body_file.empty()) {
+    if (!args.body.empty()) return BadInput("--body-file", "give --body or --body-file, not both");
+    if (int rc = ReadOption("--body-file", args.body_file, o.body); rc != 0) return rc;
+  }
+  if (args.depth < 1 || args.depth > LoadOptions::kMaxDepth) {
+    return BadInput("--depth", "expected 1 to " + std::to_string(LoadOptions::kMaxDepth) +
+                                   ", got " + std::to_string(args.depth));
+  }
+  o.depth = args.depth;
+  if (!(args.rate >= 0) || args.rate > 1e9) {
+    return BadInput("--rate",
+                    "expected requests per second (> 0), got " + std::to_string(args.rate));
+  }
+  o.rate = args.rate;
+  if (args.arrival == "constant") {
+    o.arrival = Arrival::kConstant;
+  } else if (args.arrival == "poisson") {
+    o.arrival = Arrival::kPoisson;
+  } else {
+    return BadInput("--arrival",
+                    "expected \"constant\" or \"poisson\", got \"" + args.arrival + "\"");
+  }
+  o.seed = args.seed;
+  if (args.max_conns != 0 && args.max_conns < args.connections) {
+    return BadInput("--max-conns", "must be at least --connections (" +
+                                       std::to_string(args.connections) + "), got " +
+                                       std::to_string(args.max_conns));
+  }
+  o.max_conns = args.max_conns;
+  if (args.queue < 0) return BadInput("--queue", "must be >= 0");
+  o.max_queue = args.queue;
+  Result<std::chrono::nanoseconds> spin = ParseDuration(args.spin);
+  if (!spin.ok()) return BadInput("--spin", spin.status().message());
+  if (spin->count() < 0 || *spin > std::chrono::seconds(1)) {
+    return BadInput("--spin", "expected 0s to 1s, got \"" + args.spin + "\"");
+  }
+  o.spin = *spin;
+  if (o.rate == 0 && (args.max_conns != 0 || args.queue != 0 || args.arrival != "constant" ||
+                      spin->count() != 0)) {
+    return BadInput("--rate",
+                    "--arrival, --max-conns, --queue and --spin need an open loop (--rate R)");
+  }
+  if (!args.mix_file.empty()) {
+    std::string text;
+    if (int rc = ReadOption("--mix", args.mix_file, text); rc != 0) return rc;
+    Result<std::vector<MixRequest>> mix = ParseRequestMix(text, args.mix_file);
+    if (!mix.ok()) return BadInput("--mix", mix.status().message());
+    o.mix = std::move(*mix);
+  }
+  if (!args.expect_status.empty()) {
+    Result<std::vector<int>> codes = ParseStatusList(args.expect_status);
+    if (!codes.ok()) return BadInput("--expect-status", codes.status().message());
+    o.expect_status = *codes;
+  }
+  if (args.has_expect_body) o.expect_body = args.expect_body;
+  if (!args.expect_body_file.empty()) {
+    if (args.has_expect_body) {
+      return BadInput("--expect-body-file", "give --expect-body or --expect-body-file, not both");
+    }
+    std::string body;
+    if (int rc = ReadOption("--expect-body-file", args.expect_body_file, body); rc != 0) return rc;
+    o.expect_body = std::move(body);
+  }
   return 0;
 }
 
-int RunLoadCommand(const LoadArgs& args) {
+int RunLoadCommand(LoadArgs& args, bool has_expect_body) {
+  args.has_expect_body = has_expect_body;
   LoadOptions options;
   if (int rc = BuildOptions(args, options); rc != 0) return rc;
   Result<LoadResult> result = RunLoad(options);
@@ -125,8 +213,8 @@ CommandRunner AddLoadCommand(CLI::App& root) {
   auto args = std::make_shared<LoadArgs>();
   CLI::App* cmd = root.add_subcommand(
       "load",
-      "Generate closed-loop HTTP/1.1 keep-alive load against one URL and report throughput, "
-      "latency percentiles and errors (like wrk).");
+      "Generate HTTP/1.1 keep-alive load against one URL, closed loop (-c) or open loop (--rate), "
+      "and report throughput, latency percentiles and errors (like wrk). See docs/load.md.");
   cmd->add_option("url", args->url, "Target, e.g. http://127.0.0.1:8080/ (http only)")->required();
   cmd->add_option("-c,--connections", args->connections, "Open connections in total")
       ->capture_default_str();
@@ -144,8 +232,37 @@ CommandRunner AddLoadCommand(CLI::App& root) {
       ->allow_extra_args(false)
       ->take_all();
   cmd->add_option("--body", args->body, "Request body (Content-Length is added)");
+  cmd->add_option("--body-file", args->body_file, "Read the request body from this file");
+  cmd->add_option("--depth", args->depth, "Requests in flight per connection (pipelining)")
+      ->capture_default_str();
+  cmd->add_option("--rate", args->rate,
+                  "Open loop: requests per second over all threads (latency from the intended "
+                  "send time)");
+  cmd->add_option("--arrival", args->arrival, "Open loop: constant or poisson")
+      ->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Open loop: seed of the poisson schedule")
+      ->capture_default_str();
+  cmd->add_option("--max-conns", args->max_conns,
+                  "Open loop: open connections up to this many when none is free "
+                  "(default: --connections)");
+  cmd->add_option("--queue", args->queue,
+                  "Open loop: slots that may wait for a connection before slots are dropped "
+                  "(default: one second of --rate)");
+  cmd->add_option("--spin", args->spin,
+                  "Open loop: poll instead of sleeping this close to the next slot, e.g. 50us "
+                  "(more CPU, less lag)")
+      ->capture_default_str();
+  cmd->add_option("--mix", args->mix_file,
+                  "Request mix: a JSON Lines file of weighted requests (docs/load.md)");
+  cmd->add_option("--expect-status", args->expect_status,
+                  "Count a mismatch when the status is not one of these, e.g. 200 or 2xx,304");
+  CLI::Option* expect_body =
+      cmd->add_option("--expect-body", args->expect_body,
+                      "Count a mismatch when the (decoded) body differs from this");
+  cmd->add_option("--expect-body-file", args->expect_body_file,
+                  "Like --expect-body, with the body read from this file");
   cmd->add_option("--json", args->json_path, "Also write the result as JSON to this file");
-  return [args] { return RunLoadCommand(*args); };
+  return [args, expect_body] { return RunLoadCommand(*args, expect_body->count() > 0); };
 }
 
 }  // namespace benchlab

@@ -11,21 +11,6 @@ namespace benchlab {
 
 namespace {
 
-// The layout is HdrHistogram's with lowest discernible value 1 and 3 significant figures:
-// 2048 sub-buckets per power of two, of which the upper half (1024) is new in each bucket.
-// Every bucket is 1024 values wide relative to its width, so the relative error is <= 1/1024.
-constexpr int kSubBucketHalfCountMagnitude = 10;
-constexpr uint64_t kSubBucketCount = uint64_t{1} << (kSubBucketHalfCountMagnitude + 1);  // 2048
-constexpr uint64_t kSubBucketHalfCount = kSubBucketCount / 2;                            // 1024
-constexpr uint64_t kSubBucketMask = kSubBucketCount - 1;
-// Buckets needed so that the top one reaches 2^27 - 1 us (about 134 s), past the 100 s promise.
-constexpr int kBucketCount = 17;
-constexpr uint64_t kHighestTrackable = (kSubBucketCount << (kBucketCount - 1)) - 1;
-constexpr size_t kCountsLen = (kBucketCount + 1) * kSubBucketHalfCount;
-constexpr int kLeadingZeroCountBase = 64 - kSubBucketHalfCountMagnitude - 1;
-
-static_assert(kHighestTrackable >= 100'000'000, "the histogram must reach 100 s");
-
 // Parses an unsigned decimal that must span all of `text`.
 bool ParseU64(std::string_view text, uint64_t& out) {
   if (text.empty()) return false;
@@ -36,15 +21,6 @@ bool ParseU64(std::string_view text, uint64_t& out) {
 }  // namespace
 
 Histogram::Histogram() : counts_(kCountsLen, 0) {}
-
-uint64_t Histogram::HighestTrackable() { return kHighestTrackable; }
-
-size_t Histogram::IndexOf(uint64_t value) const {
-  const int bucket = kLeadingZeroCountBase - std::countl_zero(value | kSubBucketMask);
-  const uint64_t sub_bucket = value >> bucket;
-  return (static_cast<size_t>(bucket + 1) << kSubBucketHalfCountMagnitude) +
-         static_cast<size_t>(sub_bucket - kSubBucketHalfCount);
-}
 
 uint64_t Histogram::ValueOf(size_t index) const {
   int bucket = static_cast<int>(index >> kSubBucketHalfCountMagnitude) - 1;
@@ -85,7 +61,11 @@ void Histogram::Merge(const Histogram& other) {
 }
 
 void Histogram::Reset() {
-  std::fill(counts_.begin(), counts_.end(), 0);
+  // Only the buckets between min and max can hold counts, so a sparse histogram resets fast.
+  if (total_ > 0) {
+    std::fill(counts_.begin() + static_cast<long>(IndexOf(min_)),
+              counts_.begin() + static_cast<long>(IndexOf(max_)) + 1, 0);
+  }
   total_ = 0;
   clamped_ = 0;
   min_ = UINT64_MAX;

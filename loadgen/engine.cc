@@ -1,18 +1,22 @@
-// RunLoad: validates the options, resolves the target once, plans the window, runs one Worker
-// per thread and merges what they counted. The calling thread only sleeps and marks instants.
+// RunLoad: validates the options, resolves the target once, builds the requests, starts one
+// Worker per thread and lets them all go at one instant once every one is pinned and ready,
+// then merges what they counted. The calling thread only sleeps and marks instants.
 #include <netdb.h>
-#include <pthread.h>
 #include <sched.h>
+#include <strings.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
+#include <latch>
 #include <memory>
 #include <system_error>
 #include <thread>
 
 #include "loadgen/load.h"
 #include "loadgen/request.h"
+#include "loadgen/request_mix.h"
 #include "loadgen/worker.h"
 
 namespace benchlab {
@@ -21,30 +25,72 @@ namespace {
 
 using std::chrono::nanoseconds;
 
-Status Validate(const LoadOptions& o) {
-  if (o.connections < 1) {
-    return Status::InvalidArgument("connections must be at least 1, got " +
-                                   std::to_string(o.connections));
+Status ValidateRequest(const std::string& method, const std::string& path,
+                       const HeaderList& headers, const std::vector<int>& expect_status) {
+  if (method.empty() || method.find_first_of(" \t\r\n") != std::string::npos) {
+    return Status::InvalidArgument("method must be one token, got \"" + method + "\"");
   }
-  if (o.threads < 1) {
-    return Status::InvalidArgument("threads must be at least 1, got " + std::to_string(o.threads));
+  if (path.empty() || path.find_first_of(" \t\r\n") != std::string::npos) {
+    return Status::InvalidArgument("path must be non-empty without spaces, got \"" + path + "\"");
   }
-  if (o.duration <= nanoseconds::zero()) return Status::InvalidArgument("duration must be > 0");
-  if (o.warmup < nanoseconds::zero()) return Status::InvalidArgument("warmup must be >= 0");
-  if (o.timeout <= nanoseconds::zero()) return Status::InvalidArgument("timeout must be > 0");
-  if (o.host.empty()) return Status::InvalidArgument("host is empty");
-  if (o.method.empty() || o.method.find_first_of(" \r\n") != std::string::npos) {
-    return Status::InvalidArgument("method must be one token, got \"" + o.method + "\"");
-  }
-  if (o.path.empty() || o.path.find_first_of(" \r\n") != std::string::npos) {
-    return Status::InvalidArgument("path must be non-empty without spaces, got \"" + o.path + "\"");
-  }
-  for (const auto& [name, value] : o.headers) {
+  for (const auto& [name, value] : headers) {
     if (name.empty() || name.find_first_of(" :\r\n") != std::string::npos ||
         value.find_first_of("\r\n") != std::string::npos) {
       return Status::InvalidArgument("bad request header \"" + name + ": " + value + "\"");
     }
   }
+  for (int code : expect_status) {
+    if (code < 100 || code > 999) {
+      return Status::InvalidArgument("expected status " + std::to_string(code) + " is not 100-999");
+    }
+  }
+  return Status::Ok();
+}
+
+Status Validate(const LoadOptions& o) {
+  auto positive = [](const char* what, int64_t v) {
+    return v >= 1 ? Status::Ok()
+                  : Status::InvalidArgument(std::string(what) + " must be at least 1, got " +
+                                            std::to_string(v));
+  };
+  BENCHLAB_RETURN_IF_ERROR(positive("connections", o.connections));
+  BENCHLAB_RETURN_IF_ERROR(positive("threads", o.threads));
+  BENCHLAB_RETURN_IF_ERROR(positive("depth", o.depth));
+  if (o.depth > LoadOptions::kMaxDepth) {
+    return Status::InvalidArgument("depth must be at most " +
+                                   std::to_string(LoadOptions::kMaxDepth) + ", got " +
+                                   std::to_string(o.depth));
+  }
+  if (o.duration <= nanoseconds::zero()) return Status::InvalidArgument("duration must be > 0");
+  if (o.warmup < nanoseconds::zero()) return Status::InvalidArgument("warmup must be >= 0");
+  if (o.timeout <= nanoseconds::zero()) return Status::InvalidArgument("timeout must be > 0");
+  if (!(o.rate >= 0) || !std::isfinite(o.rate) || o.rate > 1e9) {
+    return Status::InvalidArgument("rate must be between 0 (closed loop) and 1e9 requests/s");
+  }
+  if (o.max_conns != 0 && o.max_conns < o.connections) {
+    return Status::InvalidArgument("max_conns (" + std::to_string(o.max_conns) +
+                                   ") must be at least connections (" +
+                                   std::to_string(o.connections) + ")");
+  }
+  if (o.max_queue < 0) return Status::InvalidArgument("max_queue must be >= 0");
+  if (o.spin < nanoseconds::zero() || o.spin > std::chrono::seconds(1)) {
+    return Status::InvalidArgument("spin must be between 0 and 1s");
+  }
+  if (o.host.empty()) return Status::InvalidArgument("host is empty");
+  if (o.mix.empty()) {
+    BENCHLAB_RETURN_IF_ERROR(ValidateRequest(o.method, o.path, o.headers, o.expect_status));
+  }
+  uint64_t weights = 0;
+  for (const MixRequest& m : o.mix) {
+    BENCHLAB_RETURN_IF_ERROR(ValidateRequest(m.method, m.path, m.headers, m.expect_status));
+    if (m.weight < 1) return Status::InvalidArgument("mix weights must be at least 1");
+    weights += m.weight;
+  }
+  if (weights > kMaxMixWeightSum) {
+    return Status::InvalidArgument("mix weights add up to more than " +
+                                   std::to_string(kMaxMixWeightSum));
+  }
+  BENCHLAB_RETURN_IF_ERROR(ValidateRequest("GET", "/", o.headers, o.expect_status));
   for (int cpu : o.cpus) {
     if (cpu < 0 || cpu >= CPU_SETSIZE) {
       return Status::InvalidArgument("cpu " + std::to_string(cpu) + " is out of range");
@@ -69,20 +115,54 @@ Status Resolve(const std::string& host, uint16_t port, WorkerPlan& plan) {
   return Status::Ok();
 }
 
-Status Pin(std::thread& thread, int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if (int rc = ::pthread_setaffinity_np(thread.native_handle(), sizeof(set), &set); rc != 0) {
-    return Status::InvalidArgument("pin worker thread to CPU " + std::to_string(cpu) + ": " +
-                                   std::strerror(rc));
+// The request kinds and their weighted order. Without a mix, the one request of the options.
+void PlanRequests(const LoadOptions& o, WorkerPlan& plan) {
+  std::vector<MixRequest> mix = o.mix;
+  if (mix.empty()) {
+    MixRequest only;
+    only.method = o.method;
+    only.path = o.path;
+    only.body = o.body;
+    mix.push_back(std::move(only));
   }
-  return Status::Ok();
+  std::vector<uint32_t> weights;
+  for (const MixRequest& m : mix) {
+    HeaderList headers = m.headers;
+    for (const auto& [name, value] : o.headers) {
+      const bool overridden = std::any_of(headers.begin(), headers.end(), [&](const auto& h) {
+        return strcasecmp(h.first.c_str(), name.c_str()) == 0;
+      });
+      if (!overridden) headers.emplace_back(name, value);
+    }
+    PlannedRequest p;
+    p.bytes = BuildRequest({.method = m.method,
+                            .path = m.path,
+                            .host = o.host,
+                            .port = o.port,
+                            .headers = &headers,
+                            .body = m.body,
+                            .connection_close = false});
+    if (mix.size() == 1) {
+      p.repeated.reserve(p.bytes.size() * static_cast<size_t>(o.depth));
+      for (int i = 0; i < o.depth; ++i) p.repeated += p.bytes;
+    }
+    p.head = m.method == "HEAD";
+    const std::vector<int>& codes = m.expect_status.empty() ? o.expect_status : m.expect_status;
+    p.check_status = !codes.empty();
+    for (int code : codes) p.allowed_status.set(static_cast<size_t>(code));
+    p.expect_body = m.expect_body ? m.expect_body : o.expect_body;
+    plan.requests.push_back(std::move(p));
+    weights.push_back(m.weight);
+  }
+  plan.cycle = WeightedCycle(weights);
 }
 
-void MergeInto(LoadResult& out, const WorkerResult& w) {
+void MergeInto(LoadResult& out, uint64_t& completed, const WorkerResult& w) {
   out.requests += w.requests;
+  completed += w.completed_in_interval;
   out.latency_us.Merge(w.latency_us);
+  out.latency_uncorrected_us.Merge(w.latency_uncorrected_us);
+  out.generator_lag_us.Merge(w.lag_us);
   for (size_t status = 0; status < w.status_counts.size(); ++status) {
     const uint64_t n = w.status_counts[status];
     if (n == 0) continue;
@@ -94,13 +174,43 @@ void MergeInto(LoadResult& out, const WorkerResult& w) {
   out.errors.write += w.errors.write;
   out.errors.timeout += w.errors.timeout;
   out.errors.parse += w.errors.parse;
+  out.errors.mismatch += w.errors.mismatch;
+  out.sent += w.sent;
+  out.scheduled += w.scheduled;
+  out.dropped += w.dropped;
+  out.retries += w.retries;
   out.reconnects += w.reconnects;
   out.bytes_read += w.bytes_read;
-  out.thread_cpu_s.push_back(w.cpu_s);
-  if (out.per_second_requests.size() < w.per_second.size()) {
-    out.per_second_requests.resize(w.per_second.size(), 0);
+  out.thread_cpu_s.push_back(w.cpu_user_s + w.cpu_sys_s);
+  out.cpu_user_s += w.cpu_user_s;
+  out.cpu_sys_s += w.cpu_sys_s;
+  out.syscalls.reads += w.syscalls.reads;
+  out.syscalls.writes += w.syscalls.writes;
+  out.syscalls.epoll_waits += w.syscalls.epoll_waits;
+  out.syscalls.epoll_ctls += w.syscalls.epoll_ctls;
+  out.peak_connections += w.peak_connections;
+  out.worker_cpus.push_back(w.cpus);
+  if (out.mix_sent.size() < w.mix_sent.size()) out.mix_sent.resize(w.mix_sent.size(), 0);
+  for (size_t i = 0; i < w.mix_sent.size(); ++i) out.mix_sent[i] += w.mix_sent[i];
+  for (size_t i = 0; i < w.per_second.size() && i < out.per_second_requests.size(); ++i) {
+    out.per_second_requests[i] += w.per_second[i];
   }
-  for (size_t i = 0; i < w.per_second.size(); ++i) out.per_second_requests[i] += w.per_second[i];
+}
+
+// Each second's latency over all workers, merged exactly, then its p99.
+void BuildSeries(LoadResult& out, const std::vector<std::unique_ptr<Worker>>& workers) {
+  for (size_t s = 0; s < out.per_second_requests.size(); ++s) {
+    Histogram second;
+    for (const auto& w : workers) {
+      const std::string& text = w->result().second_histograms[s];
+      if (text.empty()) continue;
+      Result<Histogram> h = Histogram::Deserialize(text);
+      if (h.ok()) second.Merge(*h);
+    }
+    out.series.push_back({.t = static_cast<uint32_t>(s),
+                          .requests = out.per_second_requests[s],
+                          .p99_us = second.ValueAtPercentile(99)});
+  }
 }
 
 }  // namespace
@@ -109,47 +219,70 @@ Result<LoadResult> RunLoad(const LoadOptions& options, const MeasureMarkFn& on_m
   BENCHLAB_RETURN_IF_ERROR(Validate(options));
   WorkerPlan plan;
   BENCHLAB_RETURN_IF_ERROR(Resolve(options.host, options.port, plan));
-  plan.request = BuildRequest({.method = options.method,
-                               .path = options.path,
-                               .host = options.host,
-                               .port = options.port,
-                               .headers = &options.headers,
-                               .body = options.body,
-                               .connection_close = false});
-  plan.head_request = options.method == "HEAD";
+  PlanRequests(options, plan);
+  const int threads = std::min(options.threads, options.connections);
+  plan.depth = options.depth;
+  plan.open_loop = options.rate > 0;
+  plan.rate = options.rate;
+  plan.arrival = options.arrival;
+  plan.seed = options.seed;
+  plan.workers = threads;
   plan.timeout_ns = options.timeout.count();
+  plan.spin_ns = plan.open_loop ? options.spin.count() : 0;
   plan.seconds = static_cast<size_t>((options.duration.count() + 999'999'999) / 1'000'000'000);
 
-  const int threads = std::min(options.threads, options.connections);
-  const auto start = std::chrono::steady_clock::now();
-  const auto measure_start = start + options.warmup;
-  const auto end = measure_start + options.duration;
-  plan.measure_start_ns =
-      std::chrono::duration_cast<nanoseconds>(measure_start.time_since_epoch()).count();
-  plan.end_ns = plan.measure_start_ns + options.duration.count();
-
+  const int max_conns = std::max(options.max_conns, options.connections);
+  int64_t queue = options.max_queue;
+  if (queue == 0) queue = static_cast<int64_t>(std::min(options.rate, 16e6));
   std::atomic<bool> abort{false};
+  std::atomic<bool> go{false};
+  std::latch ready(threads);
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<Status> statuses(static_cast<size_t>(threads));
   for (int i = 0; i < threads; ++i) {
-    const int conns = options.connections / threads + (i < options.connections % threads ? 1 : 0);
-    workers.push_back(std::make_unique<Worker>(plan, conns, abort));
+    auto share = [&](int64_t total) { return total / threads + (i < total % threads ? 1 : 0); };
+    WorkerSetup setup;
+    setup.index = i;
+    setup.connections = static_cast<int>(share(options.connections));
+    setup.max_conns = plan.open_loop ? static_cast<int>(share(max_conns)) : setup.connections;
+    setup.max_queue = static_cast<size_t>(std::max<int64_t>(share(queue), 16));
+    setup.cpu =
+        options.cpus.empty() ? -1 : options.cpus[static_cast<size_t>(i) % options.cpus.size()];
+    workers.push_back(std::make_unique<Worker>(plan, setup, abort));
   }
   std::vector<std::thread> pool;
   Status setup;
-  for (int i = 0; i < threads && setup.ok(); ++i) {
+  for (int i = 0; i < threads; ++i) {
     Worker* w = workers[static_cast<size_t>(i)].get();
     Status* st = &statuses[static_cast<size_t>(i)];
     try {
-      pool.emplace_back([w, st] { *st = w->Run(); });
+      pool.emplace_back([w, st, &ready, &go, &abort] {
+        *st = w->Prepare();
+        ready.count_down();
+        go.wait(false, std::memory_order_acquire);
+        if (st->ok() && !abort.load()) *st = w->Run();
+      });
     } catch (const std::system_error& e) {  // start-up only: the kernel refused a thread
       setup = Status::Unavailable(std::string("start worker thread: ") + e.what());
+      for (int j = i; j < threads; ++j) ready.count_down();
       break;
     }
-    if (!options.cpus.empty()) {
-      setup = Pin(pool.back(), options.cpus[static_cast<size_t>(i) % options.cpus.size()]);
-    }
   }
+  ready.wait();
+  for (const Status& st : statuses) {
+    if (setup.ok() && !st.ok()) setup = st;
+  }
+
+  // The clock starts only now that every worker is pinned and ready.
+  const auto start = std::chrono::steady_clock::now();
+  const auto measure_start = start + options.warmup;
+  const auto end = measure_start + options.duration;
+  plan.start_ns = std::chrono::duration_cast<nanoseconds>(start.time_since_epoch()).count();
+  plan.measure_start_ns = plan.start_ns + options.warmup.count();
+  plan.end_ns = plan.measure_start_ns + options.duration.count();
+  if (!setup.ok()) abort.store(true);
+  go.store(true, std::memory_order_release);
+  go.notify_all();
 
   LoadResult result;
   if (setup.ok()) {
@@ -159,19 +292,26 @@ Result<LoadResult> RunLoad(const LoadOptions& options, const MeasureMarkFn& on_m
     std::this_thread::sleep_until(end);
     result.measure_end = std::chrono::system_clock::now();
     if (on_mark) on_mark(false);
-  } else {
-    abort.store(true);
   }
   for (std::thread& t : pool) t.join();
   BENCHLAB_RETURN_IF_ERROR(setup);
   for (const Status& st : statuses) BENCHLAB_RETURN_IF_ERROR(st);
 
-  // Workers count only completions stamped inside [measure_start, end), so the interval they
-  // measured is exactly the planned one, whenever this thread happened to wake.
+  // Workers count the requests sent (scheduled) inside [measure_start, end), so the interval
+  // they measured is exactly the planned one, whenever this thread happened to wake.
   result.duration_s = std::chrono::duration<double>(options.duration).count();
+  result.open_loop = plan.open_loop;
+  result.rate = options.rate;
   result.per_second_requests.assign(plan.seconds, 0);
-  for (const auto& w : workers) MergeInto(result, w->result());
+  uint64_t completed = 0;
+  for (const auto& w : workers) MergeInto(result, completed, w->result());
+  BuildSeries(result, workers);
   result.rps = static_cast<double>(result.requests) / result.duration_s;
+  result.throughput_rps = static_cast<double>(completed) / result.duration_s;
+  bool busy = false;
+  for (double cpu : result.thread_cpu_s) busy |= cpu >= LoadResult::kBusyBound * result.duration_s;
+  result.generator_bound = busy || (plan.open_loop && result.generator_lag_us.ValueAtPercentile(
+                                                          99) > LoadResult::kGeneratorLagBoundUs);
   return result;
 }
 

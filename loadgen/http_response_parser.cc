@@ -2,104 +2,27 @@
 
 #include <cstring>
 
+#include "loadgen/http_syntax.h"
+
 namespace benchlab {
 
 namespace {
 
+using http_syntax::ForEachListElement;
+using http_syntax::HexDigit;
+using http_syntax::IEquals;
+using http_syntax::ParseLength;
+using http_syntax::Quote;
+using http_syntax::SplitHeader;
+
 constexpr size_t kMaxChunkLineBytes = 4096;
-
-bool IsTokenChar(unsigned char c) {
-  if (c >= '0' && c <= '9') return true;
-  if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return true;
-  return c != 0 && std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
-}
-
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
-
-bool IEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (Lower(a[i]) != Lower(b[i])) return false;
-  }
-  return true;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// Calls fn(element) for each non-empty, trimmed element of a comma-separated header value.
-template <typename Fn>
-void ForEachListElement(std::string_view value, Fn fn) {
-  while (true) {
-    const size_t comma = value.find(',');
-    std::string_view element = Trim(value.substr(0, comma));
-    if (!element.empty()) fn(element);
-    if (comma == std::string_view::npos) return;
-    value.remove_prefix(comma + 1);
-  }
-}
-
-// Shows untrusted bytes in an error message: bounded, with control bytes escaped.
-std::string Quote(std::string_view s) {
-  constexpr size_t kShown = 60;
-  std::string out = "\"";
-  for (size_t i = 0; i < s.size() && i < kShown; ++i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
-      out += static_cast<char>(c);
-    } else {
-      static const char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  if (s.size() > kShown) out += "...";
-  return out + "\"";
-}
-
-// "Name: value" with a token name and no control bytes in the value (HTAB aside).
-bool SplitHeader(std::string_view line, std::string_view& name, std::string_view& value) {
-  const size_t colon = line.find(':');
-  if (colon == std::string_view::npos || colon == 0) return false;
-  name = line.substr(0, colon);
-  for (char c : name) {
-    if (!IsTokenChar(static_cast<unsigned char>(c))) return false;
-  }
-  value = Trim(line.substr(colon + 1));
-  for (char c : value) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    if ((u < 0x20 && u != '\t') || u == 0x7f) return false;
-  }
-  return true;
-}
-
-// Strict decimal without sign or spaces; false on overflow.
-bool ParseLength(std::string_view s, uint64_t& out) {
-  if (s.empty() || s.size() > 19) return false;
-  out = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    out = out * 10 + static_cast<uint64_t>(c - '0');
-  }
-  return true;
-}
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  c = Lower(c);
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
 
 }  // namespace
 
 HttpResponseParser::HttpResponseParser(bool capture) : capture_(capture) {
   head_.reserve(1024);
   line_.reserve(64);
+  if (!capture_) cache_.reserve(kMaxCachedHead);
 }
 
 void HttpResponseParser::Reset() {
@@ -108,6 +31,7 @@ void HttpResponseParser::Reset() {
   error_.clear();
   keep_alive_ = true;
   body_bytes_ = 0;
+  body_differs_ = false;
   body_.clear();
   ResetHead();
   line_.clear();
@@ -163,6 +87,31 @@ void HttpResponseParser::FeedEof() {
 }
 
 size_t HttpResponseParser::FeedHead(const char* data, size_t len) {
+  if (head_.empty()) {
+    // Under load a server answers with the same head again and again. A piece that begins with
+    // the last head parsed (which ends at its empty line) begins with that very head.
+    if (!cache_.empty() && cached_head_request_ == head_request_ && len >= cache_.size() &&
+        std::memcmp(data, cache_.data(), cache_.size()) == 0) {
+      Frame(cached_);
+      return cache_.size();
+    }
+    // Otherwise, usually, the whole head is in this piece. Find its empty line and parse it where
+    // it lies. The limit matches the slow path's: a head of at most kMaxHeadBytes.
+    const size_t limit = len < kMaxHeadBytes ? len : kMaxHeadBytes;
+    size_t pos = 0;
+    while (pos < limit) {
+      const char* nl = static_cast<const char*>(std::memchr(data + pos, '\n', limit - pos));
+      if (nl == nullptr) break;
+      const size_t line_len = static_cast<size_t>(nl - data) - pos;
+      const size_t next = static_cast<size_t>(nl - data) + 1;
+      if (line_len == 0 || (line_len == 1 && data[pos] == '\r')) {
+        ParseHead(std::string_view(data, next));
+        return next;
+      }
+      pos = next;
+    }
+  }
+  // The head spans pieces: accumulate it line by line.
   const char* nl = static_cast<const char*>(std::memchr(data, '\n', len));
   const size_t take = nl ? static_cast<size_t>(nl - data) + 1 : len;
   if (head_.size() + take > kMaxHeadBytes) {
@@ -174,15 +123,15 @@ size_t HttpResponseParser::FeedHead(const char* data, size_t len) {
   size_t line_len = head_.size() - 1 - line_start_;
   if (line_len > 0 && head_[head_.size() - 2] == '\r') --line_len;
   if (line_len == 0) {
-    ParseHead();
+    ParseHead(head_);
   } else {
     line_start_ = head_.size();
   }
   return take;
 }
 
-void HttpResponseParser::ParseHead() {
-  std::string_view rest(head_);
+void HttpResponseParser::ParseHead(std::string_view head) {
+  std::string_view rest = head;
   auto next_line = [&rest] {
     const size_t nl = rest.find('\n');  // every line of a complete head ends in LF
     std::string_view line = rest.substr(0, nl);
@@ -241,27 +190,52 @@ void HttpResponseParser::ParseHead() {
     ResetHead();
     return;
   }
-  status_ = status;
-  keep_alive_ = http10 ? (ka && !close) : !close;
+  bool keep_alive = http10 ? (ka && !close) : !close;
   if (has_te && has_length) {
     // A response with both is malformed and a classic smuggling vector; trust neither.
+    status_ = status;
+    keep_alive_ = keep_alive;
     return Fail("response has both Transfer-Encoding and Content-Length");
   }
+  Phase next;
   if (status == 101) {
-    keep_alive_ = false;  // the connection now speaks another protocol
-    return Complete();
-  }
-  if (status == 204 || status == 304 || head_request_) return Complete();
-  if (has_te && chunked) {
-    phase_ = Phase::kChunkSize;
+    keep_alive = false;  // the connection now speaks another protocol
+    next = Phase::kDone;
+  } else if (status == 204 || status == 304 || head_request_) {
+    next = Phase::kDone;
+  } else if (has_te && chunked) {
+    next = Phase::kChunkSize;
   } else if (has_length) {
-    remaining_ = length;
-    if (length == 0) return Complete();
-    phase_ = Phase::kBodyLength;
+    next = length == 0 ? Phase::kDone : Phase::kBodyLength;
   } else {
-    keep_alive_ = false;  // delimited by close: the connection ends with the body
-    phase_ = Phase::kBodyClose;
+    keep_alive = false;  // delimited by close: the connection ends with the body
+    next = Phase::kBodyClose;
   }
+  const Framing framing{status, keep_alive, next, length};
+  if (!capture_ && head.size() <= kMaxCachedHead) {
+    cache_.assign(head);  // within the capacity reserved at construction: no allocation
+    cached_ = framing;
+    cached_head_request_ = head_request_;
+  }
+  Frame(framing);
+}
+
+void HttpResponseParser::Frame(const Framing& f) {
+  status_ = f.status;
+  keep_alive_ = f.keep_alive;
+  if (f.next == Phase::kDone) return Complete();
+  phase_ = f.next;
+  remaining_ = f.length;
+}
+
+void HttpResponseParser::TakeBody(const char* data, size_t n) {
+  if (capture_) body_.append(data, n);
+  if (expected_body_ != nullptr && !body_differs_) {
+    const std::string& want = *expected_body_;
+    body_differs_ =
+        body_bytes_ + n > want.size() || std::memcmp(want.data() + body_bytes_, data, n) != 0;
+  }
+  body_bytes_ += n;
 }
 
 bool HttpResponseParser::ReadLine(const char* data, size_t len, size_t& consumed, size_t limit) {
@@ -284,8 +258,7 @@ size_t HttpResponseParser::FeedBody(const char* data, size_t len) {
     case Phase::kBodyLength:
     case Phase::kChunkData: {
       const size_t n = remaining_ < len ? static_cast<size_t>(remaining_) : len;
-      if (capture_) body_.append(data, n);
-      body_bytes_ += n;
+      TakeBody(data, n);
       remaining_ -= n;
       if (remaining_ == 0) {
         if (phase_ == Phase::kBodyLength) {
@@ -297,8 +270,7 @@ size_t HttpResponseParser::FeedBody(const char* data, size_t len) {
       return n;
     }
     case Phase::kBodyClose:
-      if (capture_) body_.append(data, len);
-      body_bytes_ += len;
+      TakeBody(data, len);
       return len;
     case Phase::kChunkSize: {
       size_t used = 0;

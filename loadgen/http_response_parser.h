@@ -1,9 +1,11 @@
 // HttpResponseParser: an incremental HTTP/1.1 response parser for the load generator's hot path
 // and the conformance checker. It reads status line, headers (Content-Length, Transfer-Encoding:
 // chunked, Connection) and the body, across arbitrary splits of the input, without allocating
-// unless body capture is turned on (buffers are reused across Reset). Interim 1xx responses are
-// skipped. Malformed input is reported as an error state with a message, never a crash.
-// One parser per connection; not thread-safe.
+// unless body capture is turned on (buffers are reused across Reset). A head that arrives whole in
+// one Feed is parsed in place, without copying, and a head identical to the last one (the usual
+// case under load) costs one memcmp. Interim 1xx responses are skipped. Malformed input
+// is reported as an error state with a message, never a crash. The body can be compared against
+// an expected one as it streams past, at memcmp cost. One parser per connection; not thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -43,6 +45,13 @@ class HttpResponseParser {
   // The request this response answers was HEAD, so the response has no body whatever its
   // headers say. A per-connection setting that survives Reset().
   void set_head_request(bool head) { head_request_ = head; }
+  // Compares the (decoded) body with *expected as it arrives; nullptr turns it off. The string
+  // must outlive the parser's use of it. Survives Reset().
+  void set_expected_body(const std::string* expected) { expected_body_ = expected; }
+  // After kComplete: false when an expected body was set and the body differed from it.
+  bool body_matches() const {
+    return expected_body_ == nullptr || (!body_differs_ && body_bytes_ == expected_body_->size());
+  }
 
   // Upper bound on a response head (status line and headers) and on a trailer section.
   static constexpr size_t kMaxHeadBytes = 64 * 1024;
@@ -61,15 +70,27 @@ class HttpResponseParser {
 
   size_t FeedHead(const char* data, size_t len);
   size_t FeedBody(const char* data, size_t len);
+  void TakeBody(const char* data, size_t n);
   // Accumulates one line into line_ (bounded); true once line_ holds a whole line (no CR/LF).
   bool ReadLine(const char* data, size_t len, size_t& consumed, size_t limit);
-  void ParseHead();
+  // What a final response's head decides; a head seen again gets it from the cache.
+  struct Framing {
+    int status;
+    bool keep_alive;
+    Phase next;  // kDone when there is no body
+    uint64_t length;
+  };
+
+  void ParseHead(std::string_view head);
+  void Frame(const Framing& framing);
   void Fail(std::string message);
   void Complete();
   void ResetHead();
 
   const bool capture_;
   bool head_request_ = false;
+  bool body_differs_ = false;
+  const std::string* expected_body_ = nullptr;
   State state_ = State::kIncomplete;
   Phase phase_ = Phase::kHead;
   std::string error_;
@@ -86,6 +107,12 @@ class HttpResponseParser {
   std::string line_;       // a chunk-size or trailer line in progress
   size_t trailer_bytes_ = 0;
   uint64_t remaining_ = 0;  // of the Content-Length body or of the current chunk
+
+  // The last final head parsed (without capture), and what it decided. Survives Reset().
+  static constexpr size_t kMaxCachedHead = 512;
+  std::string cache_;
+  Framing cached_{};
+  bool cached_head_request_ = false;
 };
 
 }  // namespace benchlab

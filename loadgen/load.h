@@ -1,13 +1,18 @@
-// The load generator's engine: closed-loop HTTP/1.1 keep-alive load over epoll. Each worker
-// thread owns its epoll loop, connections, buffers, prebuilt request and histogram; nothing is
-// shared or locked per request. Results merge when the window ends. RunLoad blocks the calling
-// thread for warmup + duration and may be called from any thread.
+// The load generator's engine: HTTP/1.1 keep-alive load over epoll, closed loop (-c N, each
+// connection sends its next request when a response completes) or open loop (--rate R, requests
+// scheduled at t0 + k/R or by a Poisson process, latency measured from the intended send time).
+// Each worker thread owns its epoll loop, connections, buffers, prebuilt requests and
+// histograms; nothing is shared, locked or allocated per request. Results merge when the window
+// ends. RunLoad blocks the calling thread for warmup + duration (plus the drain of requests still
+// in flight, at most one timeout) and may be called from any thread. docs/load.md is the
+// reference for every option and output.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,46 +22,131 @@
 
 namespace benchlab {
 
+enum class Arrival { kConstant, kPoisson };
+
+using HeaderList = std::vector<std::pair<std::string, std::string>>;
+
+// One weighted request of a request mix (see ParseRequestMix in loadgen/request_mix.h).
+struct MixRequest {
+  std::string method = "GET";
+  std::string path = "/";
+  HeaderList headers;  // added after LoadOptions::headers; same-named ones here win
+  std::string body;
+  uint32_t weight = 1;
+  std::vector<int> expect_status;          // empty: LoadOptions::expect_status applies
+  std::optional<std::string> expect_body;  // unset: LoadOptions::expect_body applies
+};
+
 struct LoadOptions {
   std::string host = "127.0.0.1";  // an IPv4/IPv6 literal or a name resolved once at start
   uint16_t port = 80;
   std::string method = "GET";
   std::string path = "/";
-  std::vector<std::pair<std::string, std::string>> headers;  // extra request headers
+  HeaderList headers;  // extra request headers, on every request
   std::string body;
-  int connections = 1;  // total, spread over threads
+  int connections = 1;  // total, spread over threads (open loop: those opened at start)
   int threads = 1;
-  std::vector<int> cpus;  // worker threads pinned round-robin; empty: inherited affinity
+  // Worker threads pinned round-robin, one CPU each; empty: every worker keeps the affinity of
+  // the calling thread (as taskset set it) and never runs outside it.
+  std::vector<int> cpus;
   std::chrono::nanoseconds warmup{0};
   std::chrono::nanoseconds duration{std::chrono::seconds(1)};
-  std::chrono::nanoseconds timeout{std::chrono::seconds(2)};  // per request
+  std::chrono::nanoseconds timeout{std::chrono::seconds(2)};  // per request, and per connect
+
+  int depth = 1;  // requests in flight per connection (HTTP/1.1 pipelining), 1..kMaxDepth
+  // Open loop when > 0: requests per second over all threads, on the `arrival` schedule.
+  double rate = 0;
+  Arrival arrival = Arrival::kConstant;
+  uint64_t seed = 1;  // of the Poisson schedule
+  int max_conns = 0;  // open loop: connections may grow to this many; 0 means `connections`
+  // Open loop: slots waiting for a free connection, over all threads; a slot due when the queue
+  // is full is dropped (and counted). 0 means one second of slots (at least 16 per thread).
+  int64_t max_queue = 0;
+  // Open loop: within this much of the next slot the worker polls instead of sleeping, trading
+  // CPU for punctuality. 0: it always sleeps, in epoll_pwait2 with a nanosecond timeout.
+  std::chrono::nanoseconds spin{0};
+
+  // When non-empty, requests are drawn from the mix by weight instead of method/path/body.
+  std::vector<MixRequest> mix;
+  // Every response is checked (a failed check counts errors.mismatch): its status must be one of
+  // these (empty: any status), and its decoded body must equal expect_body when set.
+  std::vector<int> expect_status;
+  std::optional<std::string> expect_body;
+
+  static constexpr int kMaxDepth = 1024;
 };
 
 struct ErrorCounts {
-  uint64_t connect = 0;
-  uint64_t read = 0;
-  uint64_t write = 0;
-  uint64_t timeout = 0;
-  uint64_t parse = 0;
-  uint64_t Total() const { return connect + read + write + timeout + parse; }
+  uint64_t connect = 0;   // connection attempts that failed or timed out
+  uint64_t read = 0;      // requests lost to a read error or a close before their response
+  uint64_t write = 0;     // requests lost to a write error
+  uint64_t timeout = 0;   // requests without a response after --timeout (latency recorded)
+  uint64_t parse = 0;     // requests lost to a malformed response
+  uint64_t mismatch = 0;  // responses that failed --expect-status / --expect-body
+  // Requests sent that never got a response: sent == requests + Failed() after a run.
+  uint64_t Failed() const { return read + write + timeout + parse; }
+  uint64_t Total() const { return connect + Failed() + mismatch; }
+};
+
+// One second of the measured interval, by completion time (the drain counts in the last one).
+struct SeriesPoint {
+  uint32_t t = 0;  // seconds since the measured interval began
+  uint64_t requests = 0;
+  uint64_t p99_us = 0;  // of latency_us in that second (timed-out requests included)
+};
+
+struct SyscallCounts {
+  uint64_t reads = 0;
+  uint64_t writes = 0;
+  uint64_t epoll_waits = 0;
+  uint64_t epoll_ctls = 0;
 };
 
 struct LoadResult {
-  // Over the measured interval only (warm-up excluded).
+  // Over the measured interval only (warm-up excluded). A request belongs to the interval when
+  // it was sent (closed loop) or scheduled (open loop) inside it; its outcome counts even if it
+  // arrives after the interval ended, while the workers drain.
   uint64_t requests = 0;  // completed responses, any status
-  double duration_s = 0;  // measured interval as the generator timed it
-  double rps = 0;
-  Histogram latency_us;   // send to complete, per response
+  double duration_s = 0;  // the measured interval
+  double rps = 0;         // requests / duration_s
+  // Responses completed before the interval ended, per second of it: the throughput the server
+  // delivered. In open loop, below `rate` means the server (or the generator) fell behind.
+  double throughput_rps = 0;
+  // Closed loop: send to complete. Open loop: intended send time to complete (corrected).
+  // Timed-out requests are recorded too, with their latency when abandoned.
+  Histogram latency_us;
   std::map<int, uint64_t> status_counts;
   ErrorCounts errors;
   uint64_t non_2xx = 0;
   uint64_t reconnects = 0;
-  uint64_t bytes_read = 0;
-  std::vector<double> thread_cpu_s;        // CPU (user+sys) of each worker over the interval
-  std::vector<uint64_t> per_second_requests;  // responses completed in each whole second
+  uint64_t bytes_read = 0;                    // of the responses counted in `requests`
+  std::vector<double> thread_cpu_s;           // CPU (user+sys) of each worker over the interval
+  std::vector<uint64_t> per_second_requests;  // responses completed in each second (= series)
   // Wall-clock instants of the measured interval's start and end (for alignment).
   std::chrono::system_clock::time_point measure_start;
   std::chrono::system_clock::time_point measure_end;
+
+  bool open_loop = false;
+  double rate = 0;         // requested (open loop)
+  uint64_t sent = 0;       // requests of the interval handed to a connection
+  uint64_t scheduled = 0;  // open loop: slots of the interval (= sent + dropped)
+  uint64_t dropped = 0;    // open loop: slots never sent (queue full, or still queued at end)
+  uint64_t retries = 0;    // pipelined requests re-sent after the server closed
+  Histogram latency_uncorrected_us;  // open loop: actual send to complete
+  Histogram generator_lag_us;        // open loop: how late the generator handled each slot
+  // The generator, not the server, limited the run: in open loop its lag p99 exceeded
+  // kGeneratorLagBoundUs; in either loop a worker thread was busy for kBusyBound of the interval.
+  bool generator_bound = false;
+  double cpu_user_s = 0;  // all workers, over the interval and the drain
+  double cpu_sys_s = 0;
+  std::vector<SeriesPoint> series;
+  SyscallCounts syscalls;                     // whole run, warm-up included
+  int peak_connections = 0;                   // the sum of each thread's most open at once
+  std::vector<std::vector<int>> worker_cpus;  // each worker's affinity, as the worker saw it
+  std::vector<uint64_t> mix_sent;             // requests sent per mix entry (or one entry)
+
+  static constexpr uint64_t kGeneratorLagBoundUs = 1000;
+  static constexpr double kBusyBound = 0.95;
 };
 
 // Called once, from a worker-independent thread, at the instant warm-up ends and the measured
@@ -67,8 +157,9 @@ Result<LoadResult> RunLoad(const LoadOptions& options, const MeasureMarkFn& on_m
 
 // Human output in the spirit of wrk's.
 std::string FormatLoadResult(const LoadOptions& options, const LoadResult& result);
-// {"requests", "duration_s", "rps", "latency_us": {mean,p50,p90,p99,p999,max}, "status": {...},
-//  "errors": {...}, "per_second": [...], "thread_cpu_s": [...]} as JSON text.
+// The JSON record documented in docs/load.md ("requests", "duration_s", "rps", "latency_us",
+// "latency_uncorrected_us" in open loop, "errors", "status", "dropped", "generator_bound", "cpu",
+// "series", and more).
 std::string LoadResultToJson(const LoadResult& result);
 
 // "http://host:port/path?query" into options.host/port/path. Only http:// is supported.

@@ -1,10 +1,14 @@
 // libFuzzer target for HttpResponseParser: parses the input as a stream of pipelined responses
 // twice, once fed whole and once cut at pseudo-random points, and traps if the two disagree (the
-// parser must not depend on how bytes arrive) or if it ever consumes more than it was given.
-// Memory errors and UB are the sanitizers' to catch. Build and run (not part of the CMake build):
+// parser must not depend on how bytes arrive: neither its in-place head path nor its cache of
+// repeated heads may change an outcome) or if it ever consumes more than it was given. Control
+// bytes choose capture, HEAD requests (alternating per response if asked), EOF, an expected
+// body, and the largest piece.
+// Memory errors and UB are the sanitizers' to catch. Not part of the CMake build; build, seed and
+// run it with tests/fuzz/run_parser_fuzz.sh [SECONDS], which amounts to:
 //   clang++ -g -O1 -fsanitize=fuzzer,address,undefined -std=c++20 -I. \
 //     tests/fuzz/http_response_parser_fuzz.cc loadgen/http_response_parser.cc -o parser_fuzz
-//   ./parser_fuzz -max_total_time=60 -max_len=4096
+//   ./parser_fuzz -max_total_time=60 -max_len=4096 -dict=tests/fuzz/http.dict CORPUS_DIR
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -22,6 +26,7 @@ struct Outcome {
   int status;
   bool keep_alive;
   uint64_t body_bytes;
+  bool body_matches;
   size_t end;  // stream offset where this response ended
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
@@ -33,13 +38,15 @@ struct Outcome {
 // until the stream ends (then EOF) or the parser fails.
 template <typename NextLen>
 std::vector<Outcome> ParseStream(const uint8_t* data, size_t size, bool capture, bool head,
-                                 bool eof, NextLen next_len) {
+                                 bool alternate, const std::string* expected, bool eof,
+                                 NextLen next_len) {
   HttpResponseParser parser(capture);
   parser.set_head_request(head);
+  parser.set_expected_body(expected);
   std::vector<Outcome> out;
   auto record = [&](size_t end) {
-    out.push_back({parser.state(), parser.status(), parser.keep_alive(), parser.body_bytes(), end,
-                   parser.body(), parser.headers(), parser.error()});
+    out.push_back({parser.state(), parser.status(), parser.keep_alive(), parser.body_bytes(),
+                   parser.body_matches(), end, parser.body(), parser.headers(), parser.error()});
   };
   size_t pos = 0;
   while (pos < size) {
@@ -56,6 +63,7 @@ std::vector<Outcome> ParseStream(const uint8_t* data, size_t size, bool capture,
       record(pos);
       if (out.size() > 10000) return out;
       parser.Reset();
+      if (alternate) parser.set_head_request(head ^ (out.size() % 2 == 1));
     } else if (used != len) {
       __builtin_trap();  // an incomplete parser must take everything it is given
     }
@@ -70,16 +78,21 @@ std::vector<Outcome> ParseStream(const uint8_t* data, size_t size, bool capture,
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size < 2) return 0;
+  if (size < 3) return 0;
   const uint8_t flags = data[0];
   uint32_t seed = data[1] | 0x100u;
-  data += 2;
-  size -= 2;
+  const uint8_t more = data[2];
+  data += 3;
+  size -= 3;
   const bool capture = flags & 1, head = flags & 2, eof = flags & 4;
   const size_t max_piece = (flags >> 3) + 1;  // 1..32 bytes per piece
+  const bool alternate = more & 1;
+  static const std::string kExpected = "hello";
+  const std::string* expected = (more & 2) ? &kExpected : nullptr;
 
-  auto whole = ParseStream(data, size, capture, head, eof, [] { return size_t{0}; });
-  auto split = ParseStream(data, size, capture, head, eof, [&] {
+  auto whole =
+      ParseStream(data, size, capture, head, alternate, expected, eof, [] { return size_t{0}; });
+  auto split = ParseStream(data, size, capture, head, alternate, expected, eof, [&] {
     seed = seed * 1103515245u + 12345u;  // any cheap deterministic sequence will do
     return size_t{(seed >> 16) % max_piece + 1};
   });

@@ -221,6 +221,21 @@ TEST(HistogramTest, ResetEmpties) {
   EXPECT_EQ(h.Min(), 9u);
 }
 
+TEST(HistogramTest, ResetAndReuseEqualsAFreshHistogram) {
+  // The load generator resets one histogram every second; nothing may leak between seconds.
+  std::mt19937_64 rng(11);
+  Histogram reused;
+  for (int round = 0; round < 20; ++round) {
+    std::vector<uint64_t> values;
+    const uint64_t top = uint64_t{1} << (round + 4);
+    for (int i = 0; i < 500; ++i) values.push_back(rng() % top);
+    if (round % 5 == 0) values.push_back(UINT64_MAX);  // clamped
+    for (uint64_t v : values) reused.Record(v);
+    EXPECT_EQ(reused.Serialize(), RecordAll(values).Serialize()) << "round " << round;
+    reused.Reset();
+  }
+}
+
 TEST(HistogramTest, SerializeRoundTrip) {
   std::mt19937_64 rng(3);
   std::exponential_distribution<double> dist(1.0 / 5000);

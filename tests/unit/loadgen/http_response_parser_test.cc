@@ -2,34 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-// Counts heap allocations so a test can show the load path allocates nothing per response.
-// Replacing the global operators is the standard way to observe this; they forward to malloc.
-namespace {
-std::atomic<long> g_allocations{0};
-}  // namespace
-
-// GCC sees free() of what it inlined as operator new and warns; the pairing here is deliberate.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size ? size : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](size_t size) { return operator new(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
+#include "tests/unit/loadgen/alloc_counter.h"
 
 namespace benchlab {
 namespace {
@@ -374,16 +352,16 @@ TEST(HttpResponseParserTest, WithoutCaptureNothingIsKeptAndNothingAllocated) {
     return responses;
   };
   ASSERT_EQ(run(stream.size()), 3u);  // warms the reusable buffers
-  const long before = g_allocations.load();
+  const long before = test_alloc::Allocations();
   size_t responses = 0;
   for (int i = 0; i < 100; ++i) responses += run(i % 9 + 1) + run(stream.size());
   EXPECT_EQ(responses, 600u);
-  EXPECT_EQ(g_allocations.load() - before, 0);
+  EXPECT_EQ(test_alloc::Allocations() - before, 0);
   // The counter itself works: capturing a header does allocate.
   HttpResponseParser capturing(/*capture=*/true);
-  const long before_capture = g_allocations.load();
+  const long before_capture = test_alloc::Allocations();
   capturing.Feed(stream.data(), stream.size());
-  EXPECT_GT(g_allocations.load() - before_capture, 0);
+  EXPECT_GT(test_alloc::Allocations() - before_capture, 0);
 }
 
 }  // namespace

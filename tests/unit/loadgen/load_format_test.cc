@@ -167,3 +167,87 @@ TEST(LoadResultToJsonTest, HasTheDocumentedFields) {
 
 }  // namespace
 }  // namespace benchlab
+
+namespace benchlab {
+namespace {
+
+LoadResult OpenLoopResult() {
+  LoadResult r = SampleResult();
+  r.open_loop = true;
+  r.rate = 500;
+  r.throughput_rps = 480;
+  r.sent = 1003;
+  r.scheduled = 1010;
+  r.dropped = 7;
+  r.errors.mismatch = 2;
+  for (int i = 1; i <= 1000; ++i) r.latency_uncorrected_us.Record(static_cast<uint64_t>(i));
+  for (int i = 1; i <= 100; ++i) r.generator_lag_us.Record(static_cast<uint64_t>(i * 20));
+  r.generator_bound = true;
+  r.cpu_user_s = 0.25;
+  r.cpu_sys_s = 0.5;
+  r.series = {{.t = 0, .requests = 480, .p99_us = 9900}, {.t = 1, .requests = 520, .p99_us = 99}};
+  r.syscalls = {.reads = 1, .writes = 2, .epoll_waits = 3, .epoll_ctls = 4};
+  r.mix_sent = {1003};
+  r.worker_cpus = {{0, 1}};
+  return r;
+}
+
+TEST(LoadResultToJsonTest, HasTheIssueSchemaInOpenLoop) {
+  const LoadResult r = OpenLoopResult();
+  const nlohmann::json j = nlohmann::json::parse(LoadResultToJson(r));
+  EXPECT_EQ(j["mode"], "open");
+  EXPECT_EQ(j["rate"], 500.0);
+  EXPECT_EQ(j["throughput_rps"], 480.0);
+  for (const char* key : {"mean", "p50", "p90", "p99", "p999", "max"}) {
+    EXPECT_TRUE(j["latency_us"].contains(key)) << key;
+    EXPECT_TRUE(j["latency_uncorrected_us"].contains(key)) << key;
+  }
+  EXPECT_EQ(j["latency_uncorrected_us"]["max"], 1000);
+  EXPECT_EQ(j["latency_uncorrected_us"]["p50"], r.latency_uncorrected_us.ValueAtPercentile(50));
+  EXPECT_EQ(j["errors"]["mismatch"], 2);
+  EXPECT_EQ(j["errors"].size(), 6u);
+  EXPECT_EQ(j["dropped"], 7);
+  EXPECT_EQ(j["sent"], 1003);
+  EXPECT_EQ(j["scheduled"], 1010);
+  EXPECT_EQ(j["generator_bound"], true);
+  EXPECT_EQ(j["generator_lag_us"]["max"], 2000);
+  EXPECT_EQ(j["cpu"]["user_s"], 0.25);
+  EXPECT_EQ(j["cpu"]["sys_s"], 0.5);
+  ASSERT_EQ(j["series"].size(), 2u);
+  EXPECT_EQ(j["series"][0], nlohmann::json({{"t", 0}, {"requests", 480}, {"p99_us", 9900}}));
+  EXPECT_EQ(j["series"][1]["p99_us"], 99);
+  EXPECT_EQ(j["syscalls"]["epoll_ctls"], 4);
+  EXPECT_EQ(j["worker_cpus"], nlohmann::json({{0, 1}}));
+  EXPECT_TRUE(Histogram::Deserialize(j["histogram_uncorrected"].get<std::string>()).ok());
+}
+
+TEST(LoadResultToJsonTest, ClosedLoopHasNoUncorrectedLatency) {
+  const nlohmann::json j = nlohmann::json::parse(LoadResultToJson(SampleResult()));
+  EXPECT_EQ(j["mode"], "closed");
+  EXPECT_FALSE(j.contains("latency_uncorrected_us"));
+  EXPECT_FALSE(j.contains("rate"));
+  EXPECT_EQ(j["dropped"], 0);
+  EXPECT_EQ(j["generator_bound"], false);
+  EXPECT_TRUE(j["series"].is_array());
+}
+
+TEST(FormatLoadResultTest, OpenLoopShowsBothLatenciesDropsAndTheWarning) {
+  LoadOptions o;
+  o.rate = 500;
+  o.connections = 10;
+  o.max_conns = 40;
+  o.depth = 2;
+  o.duration = 2s;
+  const std::string text = FormatLoadResult(o, OpenLoopResult());
+  for (const char* want :
+       {"10 connections, 2 requests deep",
+        "Open loop: 500 req/s requested, constant arrivals, up to 40", "  corrected ", "  uncorr. ",
+        "Req/Sec   min 480, max 520 over 2 seconds", "Throughput 480 req/s (96.00% of the rate)",
+        "Scheduled 1010, sent 1003, dropped 7", "mismatch 2",
+        "CPU 0.75s (user 0.25s, sys 0.50s), 750.00 us/request", "WARNING: generator-bound"}) {
+    EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+  }
+}
+
+}  // namespace
+}  // namespace benchlab
