@@ -40,6 +40,27 @@ std::string AgentCookie(const std::string& agent_name, const std::string& instan
   return agent_name + ":" + instance;
 }
 
+std::string AgentInstance(SysEnv& env, pid_t agent_pid) {
+  uint64_t start = 0;
+  if (auto stat = env.ReadFile("/proc/" + std::to_string(agent_pid) + "/stat"); stat.ok()) {
+    if (auto parsed = ParseProcStat(*stat); parsed.ok()) start = parsed->starttime;
+  }
+  return std::to_string(agent_pid) + "." + std::to_string(start);
+}
+
+namespace {
+
+// Is the agent that wrote this instance still running? An instance that is not "<pid>.<start>"
+// (an older agent's) counts as gone.
+bool InstanceAlive(SysEnv& env, const std::string& instance) {
+  size_t dot = instance.find('.');
+  if (dot == std::string::npos || dot == 0 || !IsPid(instance.substr(0, dot))) return false;
+  pid_t pid = static_cast<pid_t>(std::stol(instance.substr(0, dot)));
+  return AgentInstance(env, pid) == instance;
+}
+
+}  // namespace
+
 std::vector<pid_t> FindOrphans(SysEnv& env, const std::string& agent_name,
                                const std::string& instance) {
   std::vector<pid_t> found;
@@ -52,7 +73,8 @@ std::vector<pid_t> FindOrphans(SysEnv& env, const std::string& agent_name,
     auto environ = env.ReadFile("/proc/" + name + "/environ");
     if (!environ.ok()) continue;  // gone, or not ours to read
     std::string cookie = CookieIn(*environ);
-    if (cookie.compare(0, prefix.size(), prefix) == 0 && cookie != mine) {
+    if (cookie.compare(0, prefix.size(), prefix) == 0 && cookie != mine &&
+        !InstanceAlive(env, cookie.substr(prefix.size()))) {
       found.push_back(static_cast<pid_t>(std::stol(name)));
     }
   }

@@ -21,12 +21,7 @@ namespace {
 
 // A fresh instance id per agent process, so its cookie tells its own children from those of a
 // crashed predecessor with the same name.
-std::string NewInstanceId() {
-  std::random_device random;
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%08x%08x", random(), random());
-  return buf;
-}
+std::string NewInstanceId(SysEnv& env) { return AgentInstance(env, getpid()); }
 
 AgentIdentity MakeIdentity(SysEnv& env, const AgentConfig& config, const std::string& instance) {
   AgentIdentity identity{config.name, config.roles, config.run_root, config.allowed_cpus,
@@ -44,7 +39,7 @@ AgentIdentity MakeIdentity(SysEnv& env, const AgentConfig& config, const std::st
 AgentDaemon::AgentDaemon(SysEnv& env, AgentConfig config)
     : env_(env),
       config_(std::move(config)),
-      instance_(NewInstanceId()),
+      instance_(NewInstanceId(env_)),
       service_(env_, MakeIdentity(env_, config_, instance_), config_.catalogue) {}
 
 AgentDaemon::~AgentDaemon() { Shutdown(); }

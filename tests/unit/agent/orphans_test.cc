@@ -59,6 +59,20 @@ TEST(OrphansTest, FindsOnlyThisAgentsEarlierInstances) {
   EXPECT_EQ(orphans, (std::vector<pid_t>{100, 101}));
 }
 
+TEST(OrphansTest, ChildrenOfAnAgentStillRunningAreNotOrphans) {
+  FakeProcRoot root;
+  using namespace std::string_literals;
+  PutProcess(root, 500, 500, ""s);                                      // a live agent, start 1000
+  PutProcess(root, 501, 501, "BENCHLAB_AGENT=server:500.1000\0"s);      // its target
+  PutProcess(root, 502, 502, "BENCHLAB_AGENT=server:500.999\0"s);       // pid 500 reused: gone
+  PutProcess(root, 503, 503, "BENCHLAB_AGENT=server:777.1000\0"s);      // agent 777 is gone
+  RootedSysEnv env(root.root());
+  EXPECT_EQ(AgentInstance(env, 500), "500.1000");
+  auto orphans = FindOrphans(env, "server", "600.1");
+  std::sort(orphans.begin(), orphans.end());
+  EXPECT_EQ(orphans, (std::vector<pid_t>{502, 503}));
+}
+
 TEST(OrphansTest, StopsOrphanGroupsWithTermWhenTheyObey) {
   FakeProcRoot root;
   using namespace std::string_literals;
