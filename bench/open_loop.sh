@@ -66,13 +66,13 @@ capacity=$(field "$work/capacity.json" 'round(j["rps"])')
 echo "capacity (closed loop, $connections connections): $capacity req/s"
 echo
 echo "rate accuracy ($arrival arrivals, ${seconds}s, $connections connections growing to $max_conns)"
-printf "%10s %11s %10s %8s %8s %7s %9s %9s %10s %s\n" requested scheduled/s achieved/s "error%" dropped errors "lag p50" "lag p99" "p99" generator_bound
+printf "%10s %11s %10s %8s %8s %7s %9s %9s %10s %11s %s\n" requested scheduled/s achieved/s "error%" dropped errors "lag p50" "lag p99" "p99" "cpu us/req" generator_bound
 near=$(( capacity * 95 / 100 ))
 for rate in $rates $near $capacity; do
   load "rate$rate" -c "$connections" --max-conns "$max_conns" --rate "$rate" --arrival "$arrival" \
     --spin "$spin"
   f="$work/rate$rate.json"
-  field "$f" '"%10d %11.0f %10.0f %+7.2f%% %8d %7d %7dus %7dus %8dus %s" % ('"$rate"', j["scheduled"]/j["duration_s"], j["throughput_rps"], 100*(j["throughput_rps"]-'"$rate"')/'"$rate"', j["dropped"], sum(v for k,v in j["errors"].items() if k!="mismatch"), j["generator_lag_us"]["p50"], j["generator_lag_us"]["p99"], j["latency_us"]["p99"], j["generator_bound"])'
+  field "$f" '"%10d %11.0f %10.0f %+7.2f%% %8d %7d %7dus %7dus %8dus %11.2f %s" % ('"$rate"', j["scheduled"]/j["duration_s"], j["throughput_rps"], 100*(j["throughput_rps"]-'"$rate"')/'"$rate"', j["dropped"], sum(v for k,v in j["errors"].items() if k!="mismatch"), j["generator_lag_us"]["p50"], j["generator_lag_us"]["p99"], j["latency_us"]["p99"], (j["cpu"]["user_s"]+j["cpu"]["sys_s"])*1e6/max(j["requests"],1), j["generator_bound"])'
 done
 fi
 

@@ -332,7 +332,7 @@ void Worker::CountFailure(Failure what) {
 
 void Worker::RollSecond(int64_t now) {
   if (now < next_second_ns_) return;  // the usual case, without a division
-  FlushLatency();  // what is pending belongs to the second that ends
+  FlushLatency();                     // what is pending belongs to the second that ends
   const int64_t since = now - plan_.measure_start_ns;
   size_t second = since <= 0 ? 0 : static_cast<size_t>(since / 1'000'000'000);
   second = std::min(second, plan_.seconds - 1);
