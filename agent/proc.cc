@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <charconv>
 #include <deque>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
+#include "agent/host_stat.h"
 #include "common/parse.h"
 
 namespace benchlab {
@@ -134,12 +136,29 @@ ProcTreeSampler::ProcTreeSampler(SysEnv& env, pid_t root) : env_(env), root_(roo
 
 Result<TreeSample> ProcTreeSampler::Sample() {
   const std::string root_gone = "target process " + std::to_string(root_) + " is gone";
-  Result<std::vector<std::string>> names = env_.ListDir("/proc");
-  if (!names.ok()) return names.status();
+  // The last pid is read before the members, so a fork during this sample shows next time.
+  std::optional<pid_t> last_pid;
+  if (Result<std::string> loadavg = env_.ReadFile("/proc/loadavg"); loadavg.ok()) {
+    if (Result<pid_t> pid = ParseLoadAvgLastPid(*loadavg); pid.ok()) last_pid = *pid;
+  }
+  const bool full = !root_seen_ || !last_pid || !last_pid_ || *last_pid != *last_pid_;
+  last_pid_ = last_pid;
+  std::vector<std::string> names;
+  if (full) {
+    ++full_scans_;
+    Result<std::vector<std::string>> listed = env_.ListDir("/proc");
+    if (!listed.ok()) return listed.status();
+    names = std::move(*listed);
+  } else {
+    names.push_back(std::to_string(root_));
+    for (const auto& entry : live_) {
+      if (entry.first != root_) names.push_back(std::to_string(entry.first));
+    }
+  }
 
   std::unordered_map<pid_t, ProcStat> all;
   std::unordered_map<pid_t, std::vector<pid_t>> children;
-  for (const std::string& name : *names) {
+  for (const std::string& name : names) {
     pid_t pid = 0;
     if (!IsAllDigits(name) || !ParseNumber(name, pid)) continue;
     Result<std::string> text = env_.ReadFile("/proc/" + name + "/stat");

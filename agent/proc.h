@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -77,11 +78,20 @@ struct TreeSample {
 // constant cancels out in the differences a window takes. When the kernel splits a reaped
 // child's time between user and sys differently from its last sample, one figure may gain a
 // tick.
+//
+// Cost. Listing /proc and reading every process is what a sample costs on a busy machine, so a
+// sample lists /proc only when a process may have been created since the previous one: the last
+// pid the kernel handed out (the fifth field of /proc/loadavg, per pid namespace) is read first,
+// and while it is unchanged no process or thread exists that was not there before, so the tree
+// can only have lost members and reading the known members is exact. The first sample, a
+// changed or unreadable last pid, always list /proc.
 class ProcTreeSampler {
  public:
   ProcTreeSampler(SysEnv& env, pid_t root);
   // NotFound when the root itself is gone (or its pid now names another process).
   Result<TreeSample> Sample();
+  // Samples that listed /proc (for tests and benchmarks).
+  int full_scans() const { return full_scans_; }
 
  private:
   struct Seen {
@@ -96,6 +106,8 @@ class ProcTreeSampler {
   bool root_seen_ = false;
   uint64_t root_starttime_ = 0;
   std::map<pid_t, Seen> live_;      // members seen in the last sample
+  std::optional<pid_t> last_pid_;      // /proc/loadavg's last pid at the previous sample
+  int full_scans_ = 0;
   uint64_t exited_user_ticks_ = 0;  // last known CPU of members that have exited
   uint64_t exited_sys_ticks_ = 0;
 };

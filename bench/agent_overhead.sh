@@ -77,35 +77,51 @@ find_agents() {
 cpu_ticks() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{print $12 + $13}'; }
 label() { { tr '\0' '\n' <"/proc/$1/cmdline"; } 2>/dev/null | awk 'prev == "--config" {print $0} {prev = $0}' | xargs -r basename; }
 
+# The agents start once; find them, then read their CPU each second against the wall clock
+# (the loop's own work makes an iteration longer than the sleep).
+agents=()
+for _ in $(seq 50); do
+  mapfile -t agents < <(find_agents)
+  [[ ${#agents[@]} -ge 2 ]] && break
+  sleep 0.2
+done
+[[ ${#agents[@]} -ge 1 ]] || { echo "$0: the agents of run $run_pid never appeared" >&2; exit 1; }
 declare -A last name
+for pid in "${agents[@]}"; do name[$pid]=$(label "$pid"); done
+last_ns=$(date +%s%N)
 : >"$work/series"
 while kill -0 "$run_pid" 2>/dev/null; do
-  for pid in $(find_agents); do
+  sleep 1
+  now_ns=$(date +%s%N)
+  for pid in "${agents[@]}"; do
     ticks=$(cpu_ticks "$pid") || continue
     [[ -n "$ticks" ]] || continue
-    [[ -n "${name[$pid]:-}" ]] || name[$pid]=$(label "$pid")
     if [[ -n "${last[$pid]:-}" ]]; then
-      echo "$pid ${name[$pid]} $((ticks - last[$pid]))" >>"$work/series"
+      # ticks over the elapsed seconds, as ticks per second
+      echo "$pid ${name[$pid]} $(( (ticks - last[$pid]) * 1000000000 / (now_ns - last_ns) )) $((ticks - last[$pid])) $((now_ns - last_ns))" >>"$work/series"
     fi
     last[$pid]=$ticks
   done
-  sleep 1
+  last_ns=$now_ns
 done
 wait "$run_pid" && status=0 || status=$?
 run_pid=
 tail -n 5 "$work/run.log"
+[[ -z "${SERIES_OUT:-}" ]] || cp "$work/series" "$SERIES_OUT"
 [[ $status -eq 0 ]] || echo "$0: benchlab run exited with status $status (figures below may be partial)" >&2
 
-echo "agent CPU per second, % of one core (CLK_TCK $clk_tck; one line per agent):"
+echo "agent CPU, % of one core (CLK_TCK $clk_tck; one line per agent; per-second figures are"
+echo "whole ticks, so the mean is total ticks over total time):"
 awk -v hz="$clk_tck" '
-  { pct = 100 * $3 / hz; key = $1 " " $2; n[key]++; sum[key] += pct; v[key, n[key]] = pct
-    if (pct > max[key]) max[key] = pct }
+  { key = $1 " " $2; n[key]++; ticks[key] += $4; ns[key] += $5
+    pct = 100 * $4 / hz / ($5 / 1e9); v[key, n[key]] = pct; if (pct > max[key]) max[key] = pct }
   END {
     for (key in n) {
       m = n[key]; for (i = 1; i <= m; i++) s[i] = v[key, i]
       for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (s[j] < s[i]) { t = s[i]; s[i] = s[j]; s[j] = t }
       med = (m % 2) ? s[(m + 1) / 2] : (s[m / 2] + s[m / 2 + 1]) / 2
-      printf "  pid %s: %d s, mean %.2f%%, median %.2f%%, max %.2f%%\n", key, m, sum[key] / m, med, max[key]
+      printf "  pid %s: %.1f s, mean %.2f%%, median %.2f%%, max %.2f%%\n", key, ns[key] / 1e9,
+             100 * ticks[key] / hz / (ns[key] / 1e9), med, max[key]
     }
   }' "$work/series"
 echo "(one tick is $((100 / clk_tck))% of one core over a second: read the mean over many seconds)"

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "common/sysenv.h"
 #include "tests/fakes/fake_proc.h"
 
@@ -123,14 +125,18 @@ TEST(ParseProcStatusTest, Malformed) {
 }
 
 // A tree root(100) -> child(101) -> grandchild(102), and an unrelated process 200.
-class ProcTreeSamplerTest : public ::testing::Test {
+// Every test runs twice: with /proc/loadavg kept as the kernel keeps it (the last pid moves on
+// each new process, so the sampler lists /proc only when one appeared), and without it (the
+// sampler lists /proc every time). Both must give the same figures.
+class ProcTreeSamplerTest : public ::testing::TestWithParam<bool> {
  protected:
   ProcTreeSamplerTest() : env_(fake_.root()) {
+    if (GetParam()) fake_.PutLoadAvg(last_pid_);
     root_ = Proc(100, 1, 10, 5);
     child_ = Proc(101, 100, 20, 6);
     grandchild_ = Proc(102, 101, 30, 7);
     unrelated_ = Proc(200, 1, 1000, 1000);
-    for (const FakeProcess* p : {&root_, &child_, &grandchild_, &unrelated_}) fake_.Put(*p);
+    for (const FakeProcess* p : {&root_, &child_, &grandchild_, &unrelated_}) Put(*p);
     fake_.Write("/proc/self", "");  // non-numeric entries are ignored
   }
 
@@ -148,6 +154,18 @@ class ProcTreeSamplerTest : public ::testing::Test {
     return p;
   }
 
+  // Creates or updates a process; a new one (pid or start time not seen before) moves the last
+  // pid on, as fork does.
+  void Put(const FakeProcess& p) {
+    auto [it, inserted] = starttimes_.emplace(p.pid, p.starttime);
+    if (inserted || it->second != p.starttime) {
+      it->second = p.starttime;
+      ++last_pid_;
+      if (GetParam()) fake_.PutLoadAvg(last_pid_);
+    }
+    fake_.Put(p);
+  }
+
   double Seconds(uint64_t ticks) {
     return static_cast<double>(ticks) / static_cast<double>(env_.ClockTicksPerSecond());
   }
@@ -160,10 +178,17 @@ class ProcTreeSamplerTest : public ::testing::Test {
 
   FakeProcRoot fake_;
   RootedSysEnv env_;
+  pid_t last_pid_ = 5000;
+  std::map<pid_t, uint64_t> starttimes_;
   FakeProcess root_, child_, grandchild_, unrelated_;
 };
 
-TEST_F(ProcTreeSamplerTest, SumsOnlyTheTree) {
+INSTANTIATE_TEST_SUITE_P(LastPid, ProcTreeSamplerTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Known" : "Unreadable";
+                         });
+
+TEST_P(ProcTreeSamplerTest, SumsOnlyTheTree) {
   ProcTreeSampler sampler(env_, 100);
   TreeSample s = MustSample(sampler);
   EXPECT_DOUBLE_EQ(s.cpu_user_s, Seconds(10 + 20 + 30));
@@ -175,30 +200,30 @@ TEST_F(ProcTreeSamplerTest, SumsOnlyTheTree) {
   EXPECT_EQ(s.nonvoluntary_ctxt_switches, 3u);
 }
 
-TEST_F(ProcTreeSamplerTest, SubtreeRootSeesOnlyItsDescendants) {
+TEST_P(ProcTreeSamplerTest, SubtreeRootSeesOnlyItsDescendants) {
   ProcTreeSampler sampler(env_, 101);
   TreeSample s = MustSample(sampler);
   EXPECT_DOUBLE_EQ(s.cpu_user_s, Seconds(20 + 30));
   EXPECT_EQ(s.processes, 2);
 }
 
-TEST_F(ProcTreeSamplerTest, LaterGrandchildIsIncluded) {
+TEST_P(ProcTreeSamplerTest, LaterGrandchildIsIncluded) {
   ProcTreeSampler sampler(env_, 100);
   MustSample(sampler);
-  fake_.Put(Proc(103, 101, 40, 8));
+  Put(Proc(103, 101, 40, 8));
   TreeSample s = MustSample(sampler);
   EXPECT_DOUBLE_EQ(s.cpu_user_s, Seconds(10 + 20 + 30 + 40));
   EXPECT_DOUBLE_EQ(s.cpu_sys_s, Seconds(5 + 6 + 7 + 8));
   EXPECT_EQ(s.processes, 4);
 }
 
-TEST_F(ProcTreeSamplerTest, ExitedChildKeepsItsCpuAndLeavesRss) {
+TEST_P(ProcTreeSamplerTest, ExitedChildKeepsItsCpuAndLeavesRss) {
   ProcTreeSampler sampler(env_, 100);
   TreeSample first = MustSample(sampler);
   // The grandchild runs a little more, is sampled, then exits and nobody in the tree reaps it
   // (its parent ignores SIGCHLD): its CPU stays in the total, its RSS leaves it.
   grandchild_.utime = 35;
-  fake_.Put(grandchild_);
+  Put(grandchild_);
   TreeSample second = MustSample(sampler);
   EXPECT_GE(second.cpu_user_s, first.cpu_user_s);
   fake_.Remove(102);
@@ -211,7 +236,7 @@ TEST_F(ProcTreeSamplerTest, ExitedChildKeepsItsCpuAndLeavesRss) {
   EXPECT_DOUBLE_EQ(fourth.cpu_user_s, third.cpu_user_s);
 }
 
-TEST_F(ProcTreeSamplerTest, ReapedChildIsNotCountedTwice) {
+TEST_P(ProcTreeSamplerTest, ReapedChildIsNotCountedTwice) {
   ProcTreeSampler sampler(env_, 100);
   MustSample(sampler);  // 60 user, 18 sys
   // The grandchild ran to 32/9 ticks after the sample, exited, and the child reaped it: its
@@ -219,13 +244,13 @@ TEST_F(ProcTreeSamplerTest, ReapedChildIsNotCountedTwice) {
   fake_.Remove(102);
   child_.cutime = 32;
   child_.cstime = 9;
-  fake_.Put(child_);
+  Put(child_);
   TreeSample s = MustSample(sampler);
   EXPECT_DOUBLE_EQ(s.cpu_user_s, Seconds(10 + 20 + 32));
   EXPECT_DOUBLE_EQ(s.cpu_sys_s, Seconds(5 + 6 + 9));
 }
 
-TEST_F(ProcTreeSamplerTest, CascadeReapedByRootIsNotCountedTwice) {
+TEST_P(ProcTreeSamplerTest, CascadeReapedByRootIsNotCountedTwice) {
   ProcTreeSampler sampler(env_, 100);
   MustSample(sampler);
   // Child and grandchild both exit between samples; the child reaped the grandchild, the root
@@ -234,52 +259,52 @@ TEST_F(ProcTreeSamplerTest, CascadeReapedByRootIsNotCountedTwice) {
   fake_.Remove(101);
   root_.cutime = 20 + 30;
   root_.cstime = 6 + 7;
-  fake_.Put(root_);
+  Put(root_);
   TreeSample s = MustSample(sampler);
   EXPECT_DOUBLE_EQ(s.cpu_user_s, Seconds(10 + 50));
   EXPECT_DOUBLE_EQ(s.cpu_sys_s, Seconds(5 + 13));
   EXPECT_EQ(s.processes, 1);
 }
 
-TEST_F(ProcTreeSamplerTest, ReparentedGrandchildStaysInTheTree) {
+TEST_P(ProcTreeSamplerTest, ReparentedGrandchildStaysInTheTree) {
   ProcTreeSampler sampler(env_, 100);
   MustSample(sampler);
   // The child dies unreaped by the tree; its orphan is reparented to a subreaper outside it.
   fake_.Remove(101);
   grandchild_.ppid = 1;
-  fake_.Put(grandchild_);
+  Put(grandchild_);
   TreeSample s = MustSample(sampler);
   EXPECT_EQ(s.processes, 2);
   EXPECT_DOUBLE_EQ(s.cpu_user_s, Seconds(10 + 20 + 30));
   EXPECT_EQ(s.rss_kb, 100000u + 102000u);
 }
 
-TEST_F(ProcTreeSamplerTest, ReusedPidIsANewProcess) {
+TEST_P(ProcTreeSamplerTest, ReusedPidIsANewProcess) {
   ProcTreeSampler sampler(env_, 100);
   MustSample(sampler);
   // 102 exits (not reaped into any member's cutime) and its pid is reused by a new child of
   // 101 that has used 3 ticks so far.
   FakeProcess reused = Proc(102, 101, 3, 1);
   reused.starttime = 9999;
-  fake_.Put(reused);
+  Put(reused);
   TreeSample s = MustSample(sampler);
   EXPECT_DOUBLE_EQ(s.cpu_user_s, Seconds(10 + 20 + 30 + 3));
   EXPECT_DOUBLE_EQ(s.cpu_sys_s, Seconds(5 + 6 + 7 + 1));
   EXPECT_EQ(s.processes, 3);
 }
 
-TEST_F(ProcTreeSamplerTest, ReusedPidOutsideTheTreeIsNotAMember) {
+TEST_P(ProcTreeSamplerTest, ReusedPidOutsideTheTreeIsNotAMember) {
   ProcTreeSampler sampler(env_, 100);
   MustSample(sampler);
   FakeProcess stranger = Proc(102, 1, 500, 500);
   stranger.starttime = 9999;
-  fake_.Put(stranger);
+  Put(stranger);
   TreeSample s = MustSample(sampler);
   EXPECT_EQ(s.processes, 2);
   EXPECT_DOUBLE_EQ(s.cpu_user_s, Seconds(10 + 20 + 30));
 }
 
-TEST_F(ProcTreeSamplerTest, RootMissingIsNotFound) {
+TEST_P(ProcTreeSamplerTest, RootMissingIsNotFound) {
   ProcTreeSampler never(env_, 4321);
   EXPECT_EQ(never.Sample().status().code(), StatusCode::kNotFound);
 
@@ -294,11 +319,11 @@ TEST_F(ProcTreeSamplerTest, RootMissingIsNotFound) {
   // The root's pid taken by another process is not the root.
   FakeProcess impostor = Proc(100, 1, 0, 0);
   impostor.starttime = 77777;
-  fake_.Put(impostor);
+  Put(impostor);
   EXPECT_EQ(sampler.Sample().status().code(), StatusCode::kNotFound);
 }
 
-TEST_F(ProcTreeSamplerTest, UnreadableStrangersAreSkipped) {
+TEST_P(ProcTreeSamplerTest, UnreadableStrangersAreSkipped) {
   fake_.Write("/proc/300/stat", "");                 // vanished mid-read
   fake_.Write("/proc/301/status", "Threads:\t1\n");  // no stat file: vanished after listing
   ProcTreeSampler sampler(env_, 100);
@@ -306,7 +331,7 @@ TEST_F(ProcTreeSamplerTest, UnreadableStrangersAreSkipped) {
   EXPECT_EQ(s.processes, 3);
 }
 
-TEST_F(ProcTreeSamplerTest, MemberWithoutStatusCountsCpuButNoRss) {
+TEST_P(ProcTreeSamplerTest, MemberWithoutStatusCountsCpuButNoRss) {
   std::filesystem::remove(fake_.root() + "/proc/102/status");
   ProcTreeSampler sampler(env_, 100);
   TreeSample s = MustSample(sampler);
@@ -315,14 +340,14 @@ TEST_F(ProcTreeSamplerTest, MemberWithoutStatusCountsCpuButNoRss) {
   EXPECT_EQ(s.rss_kb, 100000u + 101000u);
 }
 
-TEST_F(ProcTreeSamplerTest, NeverGoesBackwardsOverAChurningTree) {
+TEST_P(ProcTreeSamplerTest, NeverGoesBackwardsOverAChurningTree) {
   ProcTreeSampler sampler(env_, 100);
   double last_user = 0, last_sys = 0;
   uint64_t root_cutime = 0, root_cstime = 0;
   // Short-lived children come and go; some are reaped by the root, some are not.
   for (int step = 0; step < 20; ++step) {
     pid_t pid = 1000 + step;
-    fake_.Put(Proc(pid, 100, 2 + step, 1));
+    Put(Proc(pid, 100, 2 + step, 1));
     TreeSample s = MustSample(sampler);
     EXPECT_GE(s.cpu_user_s, last_user) << "step " << step;
     EXPECT_GE(s.cpu_sys_s, last_sys) << "step " << step;
@@ -334,7 +359,7 @@ TEST_F(ProcTreeSamplerTest, NeverGoesBackwardsOverAChurningTree) {
       root_cstime += 1;
       root_.cutime = root_cutime;
       root_.cstime = root_cstime;
-      fake_.Put(root_);
+      Put(root_);
     }
   }
   TreeSample end = MustSample(sampler);
@@ -344,6 +369,39 @@ TEST_F(ProcTreeSamplerTest, NeverGoesBackwardsOverAChurningTree) {
   for (int step = 0; step < 20; ++step) expected_user += 2 + step + (step % 2 == 0 ? 1 : 0);
   EXPECT_DOUBLE_EQ(end.cpu_user_s, Seconds(expected_user));
   EXPECT_DOUBLE_EQ(end.cpu_sys_s, Seconds(5 + 6 + 7 + 20));
+}
+
+TEST_P(ProcTreeSamplerTest, ListsProcOnlyWhenAProcessMayHaveAppeared) {
+  ProcTreeSampler sampler(env_, 100);
+  MustSample(sampler);
+  MustSample(sampler);
+  grandchild_.utime = 31;  // an existing member runs: no new pid
+  Put(grandchild_);
+  TreeSample s = MustSample(sampler);
+  EXPECT_DOUBLE_EQ(s.cpu_user_s, Seconds(10 + 20 + 31));
+  fake_.Remove(102);  // a member exits: no new pid either
+  s = MustSample(sampler);
+  EXPECT_EQ(s.processes, 2);
+  EXPECT_EQ(sampler.full_scans(), GetParam() ? 1 : 4);
+  Put(Proc(104, 100, 4, 4));  // a fork: the next sample lists /proc and finds it
+  s = MustSample(sampler);
+  EXPECT_EQ(s.processes, 3);
+  EXPECT_EQ(sampler.full_scans(), GetParam() ? 2 : 5);
+}
+
+TEST(ProcTreeSamplerLastPidTest, MalformedLoadAvgListsProcEveryTime) {
+  FakeProcRoot fake;
+  FakeProcess root;
+  root.pid = 100;
+  root.ppid = 1;
+  root.starttime = 42;
+  root.threads = 1;
+  fake.Put(root);
+  fake.Write("/proc/loadavg", "0.20 0.18 0.12 1/80\n");
+  RootedSysEnv env(fake.root());
+  ProcTreeSampler sampler(env, 100);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(sampler.Sample().ok());
+  EXPECT_EQ(sampler.full_scans(), 3);
 }
 
 }  // namespace
