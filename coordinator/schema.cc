@@ -159,10 +159,32 @@ CREATE TABLE agent_results (
 );
 )sql";
 
-constexpr std::array<Migration, 2> kMigrations = {{
+// Version 3: the load generator's full record per window (docs/load.md) and the figures read
+// most: depth and open-loop rate, requests sent and dropped, response mismatches, whether the
+// generator limited the run, the uncorrected latency of open loop; per-second p99 in samples.
+// NULL: not applicable (closed loop has no rate, no dropped slots, no uncorrected latency).
+constexpr const char* kV3 = R"sql(
+ALTER TABLE windows ADD COLUMN load_depth INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE windows ADD COLUMN load_rate REAL;
+ALTER TABLE windows ADD COLUMN sent INTEGER;
+ALTER TABLE windows ADD COLUMN dropped INTEGER;
+ALTER TABLE windows ADD COLUMN errors_mismatch INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE windows ADD COLUMN generator_bound INTEGER NOT NULL DEFAULT 0
+  CHECK (generator_bound IN (0, 1));
+ALTER TABLE windows ADD COLUMN throughput_rps REAL;
+ALTER TABLE windows ADD COLUMN p99_uncorrected_us INTEGER;
+ALTER TABLE windows ADD COLUMN histogram_uncorrected TEXT NOT NULL DEFAULT '';
+ALTER TABLE windows ADD COLUMN load_record TEXT NOT NULL DEFAULT '{}'
+  CHECK (CASE WHEN json_valid(load_record) THEN json_type(load_record) = 'object' ELSE 0 END);
+
+ALTER TABLE samples ADD COLUMN p99_us INTEGER;
+)sql";
+
+constexpr std::array<Migration, 3> kMigrations = {{
     {1, "campaigns, targets, scenarios, windows and samples", kV1},
     {2, "host figures, checks and self-test per window; host samples; spooled agent results",
      kV2},
+    {3, "the load generator's record, open-loop figures and per-second p99", kV3},
 }};
 
 std::string Errmsg(sqlite3* db) { return sqlite3_errmsg(db); }

@@ -226,6 +226,15 @@ const WindowColumn kWindowColumns[] = {
     {"min_freq_ratio", &WindowRow::min_freq_ratio},
     {"swap_in_pages", &WindowRow::swap_in_pages}, {"swap_out_pages", &WindowRow::swap_out_pages},
     {"server_host", &WindowRow::server_host}, {"load_host", &WindowRow::load_host},
+    // Schema version 3.
+    {"load_depth", &WindowRow::load_depth}, {"load_rate", &WindowRow::load_rate},
+    {"sent", &WindowRow::sent}, {"dropped", &WindowRow::dropped},
+    {"errors_mismatch", &WindowRow::errors_mismatch},
+    {"generator_bound", &WindowRow::generator_bound},
+    {"throughput_rps", &WindowRow::throughput_rps},
+    {"p99_uncorrected_us", &WindowRow::p99_uncorrected_us},
+    {"histogram_uncorrected", &WindowRow::histogram_uncorrected},
+    {"load_record", &WindowRow::load_record},
 };
 // clang-format on
 
@@ -487,7 +496,7 @@ Result<int64_t> Store::InsertWindow(const WindowRow& window,
   for (std::string* json : {&row.server_top_foreign, &row.load_top_foreign}) {
     if (json->empty()) *json = "[]";
   }
-  for (std::string* json : {&row.server_host, &row.load_host}) {
+  for (std::string* json : {&row.server_host, &row.load_host, &row.load_record}) {
     if (json->empty()) *json = "{}";
   }
   Stmt insert(db_, InsertWindowSql().c_str());
@@ -503,7 +512,8 @@ Result<int64_t> Store::InsertWindow(const WindowRow& window,
 
   Stmt sample(db_,
               "INSERT INTO samples (window_id, source, t_s, cpu_pct, rss_kb, requests, "
-              "host_busy_pct, foreign_pct, steal_pct) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+              "host_busy_pct, foreign_pct, steal_pct, p99_us) "
+              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
   for (size_t i = 0; i < samples.size(); ++i) {
     const SampleRow& s = samples[i];
     sample.Reset();
@@ -516,6 +526,7 @@ Result<int64_t> Store::InsertWindow(const WindowRow& window,
     sample.Bind(7, s.host_busy_pct);
     sample.Bind(8, s.foreign_pct);
     sample.Bind(9, s.steal_pct);
+    sample.Bind(10, s.p99_us);
     BENCHLAB_RETURN_IF_ERROR(Run(db_, sample, path_, what + ": sample " + std::to_string(i)));
   }
   BENCHLAB_RETURN_IF_ERROR(tx.Commit(what));
@@ -553,7 +564,7 @@ Result<std::vector<SampleRow>> Store::ListSamples(int64_t window_id) {
   // rowid order is insertion order: the series comes back as the agent sent it.
   Stmt select(db_,
               "SELECT source, t_s, cpu_pct, rss_kb, requests, host_busy_pct, foreign_pct, "
-              "steal_pct FROM samples WHERE window_id = ?1 ORDER BY rowid");
+              "steal_pct, p99_us FROM samples WHERE window_id = ?1 ORDER BY rowid");
   select.Bind(1, window_id);
   return Collect<SampleRow>(
       db_, select, path_, "list samples of window " + std::to_string(window_id), [](Stmt& s) {
@@ -566,6 +577,7 @@ Result<std::vector<SampleRow>> Store::ListSamples(int64_t window_id) {
         s.Read(5, row.host_busy_pct);
         s.Read(6, row.foreign_pct);
         s.Read(7, row.steal_pct);
+        s.Read(8, row.p99_us);
         return row;
       });
 }

@@ -100,6 +100,17 @@ struct WindowRow {
   std::optional<int64_t> swap_in_pages, swap_out_pages;
   std::string server_host = "{}";  // host facts of each agent's machine, JSON
   std::string load_host = "{}";
+  // Since schema version 3: the load generator's figures (docs/load.md).
+  int load_depth = 1;                  // requests in flight per connection
+  std::optional<double> load_rate;     // open loop: requested req/s; nullopt: closed loop
+  std::optional<int64_t> sent;         // requests of the interval handed to a connection
+  std::optional<int64_t> dropped;      // open loop: slots never sent
+  uint64_t errors_mismatch = 0;        // responses that failed the scenario's expect
+  int generator_bound = 0;             // 1: the load generator, not the server, limited the run
+  std::optional<double> throughput_rps;  // responses completed inside the interval, per second
+  std::optional<int64_t> p99_uncorrected_us;  // open loop: from the actual send
+  std::string histogram_uncorrected;   // open loop: Histogram::Serialize(), else empty
+  std::string load_record = "{}";      // the generator's JSON record, verbatim
 };
 
 // One sample of a window's per-interval series.
@@ -113,6 +124,7 @@ struct SampleRow {
   std::optional<double> host_busy_pct = {};
   std::optional<double> foreign_pct = {};
   std::optional<double> steal_pct = {};
+  std::optional<int64_t> p99_us = {};  // load samples: latency p99 of the second
 };
 
 struct WindowFilter {

@@ -375,6 +375,21 @@ grpc::Status AgentService::RunLoad(grpc::ServerContext*, const v1::RunLoadReques
   options.warmup = std::chrono::milliseconds(req->warmup_ms());
   options.duration = std::chrono::milliseconds(req->duration_ms());
   if (req->timeout_ms() > 0) options.timeout = std::chrono::milliseconds(req->timeout_ms());
+  if (req->depth() < 0 || req->depth() > LoadOptions::kMaxDepth) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "depth " + std::to_string(req->depth()) + " is outside 1.." +
+                            std::to_string(LoadOptions::kMaxDepth));
+  }
+  if (req->depth() > 0) options.depth = req->depth();
+  if (!(req->rate() >= 0) || !std::isfinite(req->rate())) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "rate must be a finite number >= 0");
+  }
+  options.rate = req->rate();
+  options.arrival = req->poisson() ? Arrival::kPoisson : Arrival::kConstant;
+  if (req->seed() != 0) options.seed = req->seed();
+  options.max_conns = std::max(0, req->max_conns());
+  options.expect_status.assign(req->expect_status().begin(), req->expect_status().end());
+  if (req->check_body()) options.expect_body = req->expect_body();
 
   // The load host is watched over exactly the generator's measured interval.
   IntervalSampler host(env_, 0, identity_.sample_period, NewHostWatch(0, options.cpus));
@@ -414,6 +429,19 @@ grpc::Status AgentService::RunLoad(grpc::ServerContext*, const v1::RunLoadReques
   out->set_reconnects(result->reconnects);
   for (double cpu : result->thread_cpu_s) out->add_thread_cpu_s(cpu);
   for (uint64_t n : result->per_second_requests) out->add_per_second_requests(n);
+  for (const SeriesPoint& point : result->series) out->add_per_second_p99_us(point.p99_us);
+  out->set_mismatches(result->errors.mismatch);
+  out->set_open_loop(result->open_loop);
+  out->set_rate(result->rate);
+  out->set_sent(result->sent);
+  out->set_dropped(result->dropped);
+  if (result->open_loop) out->set_histogram_uncorrected(result->latency_uncorrected_us.Serialize());
+  out->set_generator_bound(result->generator_bound);
+  out->set_throughput_rps(result->throughput_rps);
+  out->set_cpu_user_s(result->cpu_user_s);
+  out->set_cpu_sys_s(result->cpu_sys_s);
+  out->set_depth(options.depth);
+  out->set_record_json(LoadResultToJson(*result));
   if (host_figures.ok() && host_figures->host) {
     HostFiguresToProto(*host_figures->host, out->mutable_host());
   }

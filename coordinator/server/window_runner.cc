@@ -103,7 +103,8 @@ class WindowProtocol {
   std::string handle_;
   int port_ = 0;
   bool target_died_ = false;
-  uint64_t status_mismatches_ = 0;
+  uint64_t status_mismatches_ = 0;  // responses whose status was not the expected one
+  uint64_t mismatches_ = 0;         // responses failing the expectation (status or body)
   uint64_t transport_errors_ = 0;
 };
 
@@ -213,6 +214,12 @@ bool WindowProtocol::MeasureLoad() {
   req.set_duration_ms(duration_ms.count());
   req.set_timeout_ms(2000);
   req.set_spool_key(spool_key_);
+  // Every response is checked against the scenario's expectation while measuring.
+  req.add_expect_status(scenario->expect.status);
+  if (scenario->expect.body) {
+    req.set_check_body(true);
+    req.set_expect_body(*scenario->expect.body);
+  }
 
   grpc::ClientContext ctx;
   SetDeadline(ctx, warmup_ms + duration_ms + std::chrono::seconds(30));
@@ -279,11 +286,29 @@ bool WindowProtocol::MeasureLoad() {
       row.errors_timeout = r.errors().timeout();
       row.errors_parse = r.errors().parse();
       row.errors_status = status_mismatches_;
+      row.errors_mismatch = r.mismatches();
+      // A wrong status is one kind of mismatch; the generator checks the body too.
+      mismatches_ = std::max<uint64_t>(r.mismatches(), status_mismatches_);
       transport_errors_ = row.errors_connect + row.errors_read + row.errors_write +
                           row.errors_timeout + row.errors_parse;
-      row.errors = transport_errors_ + status_mismatches_;
-      row.load_cpu_s = 0;
-      for (double cpu : r.thread_cpu_s()) row.load_cpu_s += cpu;
+      row.errors = transport_errors_ + mismatches_;
+      row.load_cpu_s = r.cpu_user_s() + r.cpu_sys_s();
+      if (row.load_cpu_s == 0) {  // an agent that predates the field reports per thread only
+        for (double cpu : r.thread_cpu_s()) row.load_cpu_s += cpu;
+      }
+      row.load_depth = r.depth() > 0 ? r.depth() : 1;
+      row.sent = static_cast<int64_t>(r.sent());
+      row.generator_bound = r.generator_bound() ? 1 : 0;
+      row.throughput_rps = r.throughput_rps();
+      if (r.open_loop()) {
+        row.load_rate = r.rate();
+        row.dropped = static_cast<int64_t>(r.dropped());
+        row.histogram_uncorrected = r.histogram_uncorrected();
+        if (auto h = Histogram::Deserialize(r.histogram_uncorrected()); h.ok()) {
+          row.p99_uncorrected_us = static_cast<int64_t>(h->ValueAtPercentile(99));
+        }
+      }
+      if (!r.record_json().empty()) row.load_record = r.record_json();
       if (r.has_host()) {
         const auto& h = r.host();
         row.load_busy_pct = h.busy_pct();
@@ -298,6 +323,9 @@ bool WindowProtocol::MeasureLoad() {
         s.source = "load";
         s.t_s = i + 1;
         s.requests = r.per_second_requests(i);
+        if (i < r.per_second_p99_us_size()) {
+          s.p99_us = static_cast<int64_t>(r.per_second_p99_us(i));
+        }
         out_.samples.push_back(s);
       }
     }
@@ -384,7 +412,7 @@ void WindowProtocol::Judge() {
   GateInputs in;
   in.requests = row.requests;
   in.transport_errors = transport_errors_;
-  in.status_mismatches = status_mismatches_;
+  in.status_mismatches = mismatches_;
   auto reasons = EvaluateGates(in, GateThresholds{campaign_.error_rate_max});
   if (!reasons.empty()) {
     row.verdict = "invalid";

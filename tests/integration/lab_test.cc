@@ -7,6 +7,8 @@
 #include <grpcpp/create_channel.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "agent/server/agent_daemon.h"
 #include "benchlab/v1/coordinator.grpc.pb.h"
 #include "coordinator/server/coordinator_daemon.h"
@@ -186,9 +188,25 @@ TEST_F(LabTest, CampaignRunsEveryWindowAndStoresIt) {
   auto stored = coordinator_->store().ListWindows(filter);
   ASSERT_TRUE(stored.ok());
   EXPECT_EQ(stored->size(), 8u);
+  for (const WindowRow& row : *stored) {
+    // The load generator's own record is stored verbatim and agrees with the columns.
+    nlohmann::json record = nlohmann::json::parse(row.load_record, nullptr, false);
+    ASSERT_TRUE(record.is_object()) << row.load_record;
+    EXPECT_EQ(record.value("requests", uint64_t{0}), row.requests);
+    ASSERT_TRUE(record.contains("series"));
+    ASSERT_TRUE(row.sent.has_value());
+    EXPECT_GE(static_cast<uint64_t>(*row.sent), row.requests);
+    EXPECT_EQ(row.load_depth, 1);
+    EXPECT_FALSE(row.load_rate.has_value()) << "closed loop has no rate";
+    EXPECT_FALSE(row.dropped.has_value());
+    EXPECT_EQ(row.errors_mismatch, 0u) << "every response was checked against the expect body";
+  }
   auto samples = coordinator_->store().ListSamples((*stored)[0].id);
   ASSERT_TRUE(samples.ok());
   EXPECT_FALSE(samples->empty());
+  bool load_p99 = false;
+  for (const SampleRow& s : *samples) load_p99 = load_p99 || (s.source == "load" && s.p99_us);
+  EXPECT_TRUE(load_p99) << "load samples carry the second's p99";
 
   // A watch resumed after the fourth window gets the other four, numbered on from there.
   grpc::ClientContext watch;

@@ -175,12 +175,22 @@ class StoreTest : public ::testing::Test {
     w.swap_out_pages = 7;
     w.server_host = R"({"cpu_model":"x"})";
     w.load_host = R"({"cpu_model":"y"})";
+    w.load_depth = 16;
+    w.load_rate = 5000.5;
+    w.sent = 1234600;
+    w.dropped = 12;
+    w.errors_mismatch = 6;
+    w.generator_bound = 1;
+    w.throughput_rps = 123400.5;
+    w.p99_uncorrected_us = 1100;
+    w.histogram_uncorrected = "h1:AAEC";
+    w.load_record = R"({"requests":1234567,"dropped":12})";
     return w;
   }
 
   static std::vector<SampleRow> Samples() {
     return {{"server", 0.1, 97.5, 65000, 0},
-            {"load", 0.1, 88.25, 9000, 12345},
+            {"load", 0.1, 88.25, 9000, 12345, {}, {}, {}, 870},
             {"server", 0.2, 99.0, 66000, 0}};
   }
 
@@ -189,6 +199,16 @@ class StoreTest : public ::testing::Test {
 };
 
 void ExpectSameWindow(const WindowRow& got, const WindowRow& want) {
+  EXPECT_EQ(got.load_depth, want.load_depth);
+  EXPECT_EQ(got.load_rate, want.load_rate);
+  EXPECT_EQ(got.sent, want.sent);
+  EXPECT_EQ(got.dropped, want.dropped);
+  EXPECT_EQ(got.errors_mismatch, want.errors_mismatch);
+  EXPECT_EQ(got.generator_bound, want.generator_bound);
+  EXPECT_EQ(got.throughput_rps, want.throughput_rps);
+  EXPECT_EQ(got.p99_uncorrected_us, want.p99_uncorrected_us);
+  EXPECT_EQ(got.histogram_uncorrected, want.histogram_uncorrected);
+  EXPECT_EQ(got.load_record, want.load_record);
   EXPECT_EQ(got.target_version, want.target_version);
   EXPECT_EQ(got.cpu_accounting, want.cpu_accounting);
   EXPECT_EQ(got.threads, want.threads);
@@ -283,10 +303,10 @@ TEST_F(StoreOpenTest, CreatesTheFileAtTheLatestSchemaVersionInWalMode) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(fs::exists(path_));
-  EXPECT_EQ(schema::LatestVersion(), 2);
-  EXPECT_EQ(store->SchemaVersion(), 2);
+  EXPECT_EQ(schema::LatestVersion(), 3);
+  EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   RawDb raw(path_);
-  EXPECT_EQ(raw.One("PRAGMA user_version"), "2");
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "3");
   EXPECT_EQ(raw.One("PRAGMA journal_mode"), "wal");
 }
 
@@ -299,7 +319,7 @@ TEST_F(StoreOpenTest, ReopeningKeepsDataAndDoesNotRerunMigrations) {
   // Migration 1 uses CREATE TABLE without IF NOT EXISTS: re-running it would fail the open.
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->SchemaVersion(), 2);
+  EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   auto found = store->FindCampaign("hello");
   ASSERT_TRUE(found.ok()) << found.status().ToString();
   ASSERT_TRUE(found->has_value());
@@ -316,7 +336,7 @@ TEST_F(StoreOpenTest, RefusesANewerDatabaseAndLeavesItUntouched) {
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(store.status().message(),
             path_ +
-                ": database schema version 999 is newer than this benchlab (knows 2); "
+                ": database schema version 999 is newer than this benchlab (knows 3); "
                 "upgrade benchlab");
   RawDb raw(path_);
   EXPECT_EQ(raw.One("PRAGMA user_version"), "999");
@@ -348,7 +368,7 @@ TEST_F(StoreOpenTest, RejectsAnEmptyPathAndAcceptsMemory) {
   EXPECT_EQ(empty.status().code(), StatusCode::kInvalidArgument);
   auto memory = Store::Open(":memory:");
   ASSERT_TRUE(memory.ok()) << memory.status().ToString();
-  EXPECT_EQ((*memory)->SchemaVersion(), 2);
+  EXPECT_EQ((*memory)->SchemaVersion(), schema::LatestVersion());
 }
 
 TEST_F(StoreOpenTest, AVersionOneDatabaseIsUpgradedKeepingItsWindows) {
@@ -371,13 +391,18 @@ TEST_F(StoreOpenTest, AVersionOneDatabaseIsUpgradedKeepingItsWindows) {
   }
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->SchemaVersion(), 2);
+  EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   auto rows = store->ListWindows({});
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ((*rows)[0].requests, 10u);
   EXPECT_FALSE((*rows)[0].server_foreign_cpu_pct.has_value()) << "not measured: NULL, not 0";
   EXPECT_EQ((*rows)[0].server_top_foreign, "[]");
+  // Version 3's columns on a row measured before them: closed-loop defaults, NULL where unknown.
+  EXPECT_EQ((*rows)[0].load_depth, 1);
+  EXPECT_FALSE((*rows)[0].load_rate.has_value());
+  EXPECT_FALSE((*rows)[0].dropped.has_value());
+  EXPECT_EQ((*rows)[0].load_record, "{}");
 }
 
 // --- migrations ----------------------------------------------------------------------------
@@ -727,7 +752,17 @@ TEST_F(StoreWindowTest, PublicColumnsHaveTheirDocumentedNames) {
                                             "swap_in_pages",
                                             "swap_out_pages",
                                             "server_host",
-                                            "load_host"};
+                                            "load_host",
+                                            "load_depth",
+                                            "load_rate",
+                                            "sent",
+                                            "dropped",
+                                            "errors_mismatch",
+                                            "generator_bound",
+                                            "throughput_rps",
+                                            "p99_uncorrected_us",
+                                            "histogram_uncorrected",
+                                            "load_record"};
   EXPECT_EQ(columns, documented);
   EXPECT_EQ(raw.One("SELECT count(*) FROM pragma_index_list('windows') "
                     "WHERE name = 'windows_by_campaign'"),
@@ -775,6 +810,7 @@ TEST_F(StoreWindowTest, SamplesRoundTripInOrder) {
     EXPECT_EQ((*got)[i].cpu_pct, want[i].cpu_pct) << i;
     EXPECT_EQ((*got)[i].rss_kb, want[i].rss_kb) << i;
     EXPECT_EQ((*got)[i].requests, want[i].requests) << i;
+    EXPECT_EQ((*got)[i].p99_us, want[i].p99_us) << i;
   }
   auto other = store->ListSamples(*second);
   ASSERT_TRUE(other.ok());
