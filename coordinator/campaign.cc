@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -43,24 +44,88 @@ void ReadConnections(Table& matrix, const Value& v, std::vector<int>& out) {
   }
 }
 
+void ReadRates(Table& matrix, const Value& v, std::vector<double>& out) {
+  if (!v.is_array()) return matrix.Expect(v, "rates", "a list of positive numbers");
+  const auto& items = v.as_array();
+  if (items.empty()) return matrix.Expect(v, "rates", "a non-empty list of positive numbers");
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::string sub = "rates[" + std::to_string(i) + "]";
+    auto rate = fields::ReadRate(matrix, sub, items[i]);
+    if (!rate) continue;
+    if (std::find(out.begin(), out.end(), *rate) != out.end()) {
+      matrix.Expect(items[i], sub, "a level not listed before");
+      continue;
+    }
+    out.push_back(*rate);
+  }
+}
+
+// A string that must be one of a few words; `form` lists them for the error.
+template <typename E>
+std::optional<E> ReadChoice(Table& t, std::string_view sub, const Value& v,
+                            std::initializer_list<std::pair<std::string_view, E>> choices,
+                            std::string_view form) {
+  if (v.is_string()) {
+    for (const auto& [word, choice] : choices) {
+      if (v.as_string().str == word) return choice;
+    }
+  }
+  t.Expect(v, sub, form);
+  return std::nullopt;
+}
+
 void ReadMatrix(const Value& v, Issues& issues, Campaign& c) {
-  Table matrix(v, "matrix", {"connections", "rounds", "order", "warmup", "duration"}, issues);
-  if (const Value* x = matrix.Require("connections", "a list such as [16, 64]")) {
-    ReadConnections(matrix, *x, c.connections);
+  Table matrix(v, "matrix",
+               {"connections", "rates", "open_connections", "rounds", "order", "seed",
+                "fresh_process", "warmup", "duration"},
+               issues);
+  const Value* connections = matrix.Get("connections");
+  const Value* rates = matrix.Get("rates");
+  if (connections == nullptr && rates == nullptr) {
+    matrix.Require("connections", "a list such as [16, 64], or rates = [1000, 5000] for open loop");
+  }
+  if (connections != nullptr) ReadConnections(matrix, *connections, c.connections);
+  if (rates != nullptr) ReadRates(matrix, *rates, c.rates);
+  if (const Value* x = matrix.Get("open_connections")) {
+    // Without rates it would change nothing; saying so catches a forgotten `rates`.
+    if (rates == nullptr) {
+      matrix.Expect(*x, "open_connections", "no open_connections without rates");
+    } else if (auto n = fields::ReadInt(matrix, "open_connections", *x, 1, 100000,
+                                        "a positive integer up to 100000")) {
+      c.open_connections = *n;
+    }
   }
   if (const Value* x = matrix.Get("rounds")) {
     if (auto n = fields::ReadInt(matrix, "rounds", *x, 1, 1000, "a positive integer up to 1000")) {
       c.rounds = *n;
     }
   }
+  bool order_known = true;
   if (const Value* x = matrix.Get("order")) {
-    if (x->is_string() && x->as_string().str == "rotate") {
-      c.order = Order::kRotate;
-    } else if (x->is_string() && x->as_string().str == "fixed") {
-      c.order = Order::kFixed;
+    auto order = ReadChoice<Order>(
+        matrix, "order", *x,
+        {{"rotate", Order::kRotate}, {"fixed", Order::kFixed}, {"shuffle", Order::kShuffle}},
+        "\"rotate\", \"fixed\" or \"shuffle\"");
+    if (order) c.order = *order;
+    order_known = order.has_value();
+  }
+  if (const Value* x = matrix.Get("seed")) {
+    // A seed that orders nothing would suggest a reproducibility the plan does not depend on.
+    if (order_known && c.order != Order::kShuffle) {
+      matrix.Expect(*x, "seed", "no seed unless order = \"shuffle\"");
+    } else if (x->is_integer() && x->as_integer() >= 0 && x->as_integer() <= 0xffffffffLL) {
+      c.seed = static_cast<uint64_t>(x->as_integer());
     } else {
-      matrix.Expect(*x, "order", "\"rotate\" or \"fixed\"");
+      matrix.Expect(*x, "seed", "an integer from 0 to 4294967295");
     }
+  }
+  if (const Value* x = matrix.Get("fresh_process")) {
+    auto mode = ReadChoice<FreshProcess>(matrix, "fresh_process", *x,
+                                         {{"window", FreshProcess::kWindow},
+                                          {"cell", FreshProcess::kCell},
+                                          {"round", FreshProcess::kRound}},
+                                         "\"window\", \"cell\" or \"round\"");
+    if (mode) c.fresh_process = *mode;
   }
   if (const Value* x = matrix.Get("warmup")) {
     if (auto d = fields::ReadDuration(matrix, "warmup", *x, /*allow_zero=*/true)) c.warmup = *d;
@@ -99,7 +164,7 @@ void ReadGates(const Value& v, Issues& issues, Campaign& c) {
   }
 }
 
-// [matrix], [load] and [gates] are tables; `matrix = 5` or [[matrix]] is reported as such.
+// [matrix], [load], [gates] and [noise] are tables; `matrix = 5` or [[matrix]] is reported as such.
 const Value* SubTable(Table& root, const Value* v, std::string_view key) {
   if (v == nullptr) return nullptr;
   if (v->is_table()) return v;
@@ -108,9 +173,10 @@ const Value* SubTable(Table& root, const Value* v, std::string_view key) {
 }
 
 void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
-  Table root(doc, "",
-             {"name", "baseline", "matrix", "load", "gates", "target", "scenario", "negative"},
-             issues);
+  Table root(
+      doc, "",
+      {"name", "baseline", "matrix", "load", "gates", "noise", "target", "scenario", "negative"},
+      issues);
   if (const Value* v = root.Require("name", "a name such as \"hello\"")) {
     if (auto name = fields::ReadName(root, "name", *v)) c.name = *name;
   }
@@ -124,6 +190,8 @@ void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
   }
   if (auto* v = SubTable(root, root.Get("load"), "load")) ReadLoad(*v, issues, c);
   if (auto* v = SubTable(root, root.Get("gates"), "gates")) ReadGates(*v, issues, c);
+  const Value* noise = SubTable(root, root.Get("noise"), "noise");
+  if (noise != nullptr) fields::ReadNoise(*noise, issues, c.noise.emplace());
 
   NameBook target_names;
   if (const Value* v = root.Require("target", "one or more [[target]] tables")) {
@@ -154,6 +222,7 @@ void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
     root.Fail(*baseline, "baseline",
               "expected the name of a [[target]] (" + names + "), got " + Describe(*baseline));
   }
+  if (issues.empty() && noise != nullptr) fields::CheckNoise(*noise, issues, c);
 }
 
 }  // namespace
@@ -170,6 +239,25 @@ const ScenarioDef* Campaign::FindScenario(const std::string& scenario_name) cons
     if (s.name == scenario_name) return &s;
   }
   return nullptr;
+}
+
+std::vector<LoadLevel> Campaign::LoadLevels() const {
+  std::vector<LoadLevel> levels;
+  levels.reserve(connections.size() + rates.size());
+  for (int n : connections) levels.push_back({n, 0});
+  for (double rate : rates) levels.push_back({open_connections, rate});
+  return levels;
+}
+
+std::string LoadLevelLabel(const LoadLevel& level) {
+  if (level.rate <= 0) return "c" + std::to_string(level.connections);
+  // Fixed notation, shortest digits that read back as the same double: 5000 -> "5000" (never
+  // "5e+03"), 2500.5 -> "2500.5". std::to_chars is exact and locale-free on every platform.
+  char buffer[400];
+  auto [end, ec] =
+      std::to_chars(buffer, buffer + sizeof buffer, level.rate, std::chars_format::fixed);
+  if (ec != std::errc()) return "r?";
+  return "r" + std::string(buffer, end);
 }
 
 Result<Campaign> ParseCampaignText(const std::string& text, const std::string& source_name,

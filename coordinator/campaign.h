@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -35,14 +36,48 @@ struct ScenarioDef {
   int line = 0;
 };
 
-enum class Order { kRotate, kFixed };
+// The order of targets within a round (docs/campaign.md, "The plan").
+enum class Order { kRotate, kFixed, kShuffle };
+
+// Which consecutive windows may share one target process (docs/campaign.md, "Target processes").
+enum class FreshProcess {
+  kWindow,  // every window starts its own process
+  kCell,    // kept across consecutive windows of the same target, scenario and round
+  kRound,   // kept across consecutive windows of the same target and round
+};
+
+// One load level. Closed loop when rate == 0: `connections` connections, one request in flight
+// each. Open loop when rate > 0: `rate` requests per second over `connections` connections.
+struct LoadLevel {
+  int connections = 0;
+  double rate = 0;
+  bool operator==(const LoadLevel&) const = default;
+};
+
+// "c64" for 64 connections, "r5000" / "r2500.5" for an open-loop rate (shortest exact decimal).
+// Stable: it appears in window labels, spool keys and reports.
+std::string LoadLevelLabel(const LoadLevel& level);
+
+// [noise]: identical windows of one cell spread through the campaign, measuring its noise floor.
+struct NoiseSpec {
+  std::string target;    // a [[target]]
+  std::string scenario;  // a [[scenario]]
+  LoadLevel level;       // one of the matrix's levels; default its first
+  int windows = 5;       // 2 to 100
+  int line = 0;          // where [noise] starts in its file
+};
 
 struct Campaign {
-  std::string name;      // [a-z0-9-]+
-  std::string baseline;  // a target name
-  std::vector<int> connections;
+  std::string name;              // [a-z0-9-]+
+  std::string baseline;          // a target name
+  std::vector<int> connections;  // closed-loop levels, file order; may be empty when rates is not
+  std::vector<double> rates;     // open-loop levels in requests/second, file order
+  int open_connections = 16;     // connections opened for every open-loop level
   int rounds = 3;
   Order order = Order::kRotate;
+  uint64_t seed = 1;  // order = shuffle only
+  FreshProcess fresh_process = FreshProcess::kWindow;
+  std::optional<NoiseSpec> noise;
   std::chrono::nanoseconds warmup{std::chrono::seconds(1)};
   std::chrono::nanoseconds duration{std::chrono::seconds(2)};
   int load_threads = 1;
@@ -59,6 +94,8 @@ struct Campaign {
   // Lookups by name; nullptr when absent. FindScenario searches scenarios only, not negatives.
   const TargetDef* FindTarget(const std::string& target_name) const;
   const ScenarioDef* FindScenario(const std::string& scenario_name) const;
+  // Every load level in the order they run: connections in file order, then rates in file order.
+  std::vector<LoadLevel> LoadLevels() const;
 };
 
 // Reads and validates a campaign file. Errors: InvalidArgument with a one-line

@@ -1,4 +1,4 @@
-// [[scenario]] and [[negative]] tables of a campaign file (docs/campaign.md).
+// [[scenario]], [[negative]] and [noise] tables of a campaign file (docs/campaign.md).
 #include "coordinator/campaign_tables.h"
 
 #include <algorithm>
@@ -81,6 +81,95 @@ void ReadScenario(const Value& item, std::string label, Issues& issues, Scenario
   }
   if (const Value* v = s.Require("expect", "a table such as { status = 200 }")) {
     ReadExpectation(s, *v, issues, out.expect);
+  }
+}
+
+std::optional<double> ReadRate(Table& t, std::string_view sub, const Value& v) {
+  double rate = -1;
+  if (v.is_floating()) rate = v.as_floating();
+  if (v.is_integer()) rate = static_cast<double>(v.as_integer());
+  // Written so that NaN fails too; toml11 saturates huge integers, which fail the bound.
+  if (rate > 0 && rate <= 1e7) return rate;
+  t.Expect(v, sub, "a positive number of requests per second up to 10000000");
+  return std::nullopt;
+}
+
+void ReadNoise(const Value& v, Issues& issues, NoiseSpec& out) {
+  Table noise(v, "noise", {"target", "scenario", "windows", "connections", "rate"}, issues);
+  out.line = static_cast<int>(noise.line());
+  if (const Value* x = noise.Require("target", "the name of a [[target]], such as \"nginx\"")) {
+    if (auto name = ReadName(noise, "target", *x)) out.target = *name;
+  }
+  if (const Value* x = noise.Require("scenario", "the name of a [[scenario]], such as \"hello\"")) {
+    if (auto name = ReadName(noise, "scenario", *x)) out.scenario = *name;
+  }
+  if (const Value* x = noise.Get("windows")) {
+    if (auto n = ReadInt(noise, "windows", *x, 2, 100, "an integer from 2 to 100"))
+      out.windows = *n;
+  }
+  const Value* connections = noise.Get("connections");
+  if (connections != nullptr) {
+    if (auto n = ReadInt(noise, "connections", *connections, 1, 100000,
+                         "a positive integer up to 100000")) {
+      out.level.connections = *n;
+    }
+  }
+  if (const Value* x = noise.Get("rate")) {
+    if (connections != nullptr) {
+      noise.Expect(*x, "rate", "connections or rate, not both");
+    } else if (auto rate = ReadRate(noise, "rate", *x)) {
+      out.level.rate = *rate;
+    }
+  }
+}
+
+namespace {
+
+const Value* Entry(const Value& table, const std::string& key) {
+  const auto& entries = table.as_table();
+  auto it = entries.find(key);
+  return it == entries.end() ? nullptr : &it->second;
+}
+
+template <typename T, typename Show>
+std::string ListOf(const std::vector<T>& items, Show show) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + show(item);
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+void CheckNoise(const Value& v, Issues& issues, Campaign& c) {
+  NoiseSpec& noise = *c.noise;
+  auto fail = [&](const std::string& key, const std::string& form, const std::string& names) {
+    const Value& at = *Entry(v, key);
+    issues.Add(at, "noise." + key + ": expected " + form + " (" + names + "), got " + Describe(at));
+  };
+  if (c.FindTarget(noise.target) == nullptr) {
+    fail("target", "the name of a [[target]]",
+         ListOf(c.targets, [](const TargetDef& t) { return t.name; }));
+  }
+  // Negatives are not measured, so they cannot be a noise cell.
+  if (c.FindScenario(noise.scenario) == nullptr) {
+    fail("scenario", "the name of a [[scenario]]",
+         ListOf(c.scenarios, [](const ScenarioDef& s) { return s.name; }));
+  }
+  if (noise.level.connections > 0) {
+    if (std::find(c.connections.begin(), c.connections.end(), noise.level.connections) ==
+        c.connections.end()) {
+      fail("connections", "one of matrix.connections",
+           ListOf(c.connections, [](int n) { return std::to_string(n); }));
+    }
+  } else if (noise.level.rate > 0) {
+    noise.level.connections = c.open_connections;
+    if (std::find(c.rates.begin(), c.rates.end(), noise.level.rate) == c.rates.end()) {
+      fail("rate", "one of matrix.rates", ListOf(c.rates, [&](double rate) {
+             return LoadLevelLabel({c.open_connections, rate}).substr(1);
+           }));
+    }
+  } else if (auto levels = c.LoadLevels(); !levels.empty()) {
+    noise.level = levels.front();
   }
 }
 

@@ -180,6 +180,197 @@ TEST_F(CampaignTest, DefaultsApply) {
   EXPECT_EQ(c.scenarios[0].method, "GET");
   EXPECT_FALSE(c.scenarios[0].expect.body.has_value());
   EXPECT_TRUE(c.negatives.empty());
+  EXPECT_EQ(c.connections, (std::vector<int>{1}));
+  EXPECT_TRUE(c.rates.empty());
+  EXPECT_EQ(c.open_connections, 16);
+  EXPECT_EQ(c.seed, 1u);
+  EXPECT_EQ(c.fresh_process, FreshProcess::kWindow);
+  EXPECT_FALSE(c.noise.has_value());
+  EXPECT_EQ(c.LoadLevels(), (std::vector<LoadLevel>{{1, 0}}));
+}
+
+TEST_F(CampaignTest, PlanKeysParse) {
+  std::string text = Edit(kGood, "connections = [16, 64]\nrounds = 3\norder = \"rotate\"",
+                          R"(connections = [16, 64]
+rates = [1000, 2500.5, 20000]
+open_connections = 32
+rounds = 3
+order = "shuffle"
+seed = 4294967295
+fresh_process = "cell")");
+  text = Edit(text, "[[target]]", R"([noise]
+target = "nginx"
+scenario = "hello"
+windows = 7
+rate = 2500.5
+[[target]])");
+  auto parsed = ParseCampaignText(text, "h.toml", "/");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const Campaign& c = *parsed;
+  EXPECT_EQ(c.connections, (std::vector<int>{16, 64}));
+  EXPECT_EQ(c.rates, (std::vector<double>{1000, 2500.5, 20000}));
+  EXPECT_EQ(c.open_connections, 32);
+  EXPECT_EQ(c.order, Order::kShuffle);
+  EXPECT_EQ(c.seed, 4294967295u);
+  EXPECT_EQ(c.fresh_process, FreshProcess::kCell);
+  EXPECT_EQ(c.LoadLevels(),
+            (std::vector<LoadLevel>{{16, 0}, {64, 0}, {32, 1000}, {32, 2500.5}, {32, 20000}}));
+  ASSERT_TRUE(c.noise.has_value());
+  EXPECT_EQ(c.noise->target, "nginx");
+  EXPECT_EQ(c.noise->scenario, "hello");
+  EXPECT_EQ(c.noise->windows, 7);
+  EXPECT_EQ(c.noise->level, (LoadLevel{32, 2500.5}));
+  EXPECT_EQ(c.noise->line, 18);
+
+  // An integer rate matches a float one of the same value; a noise level may be closed loop.
+  text = Edit(text, "rate = 2500.5", "rate = 20000");
+  parsed = ParseCampaignText(text, "h.toml", "/");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->noise->level, (LoadLevel{32, 20000}));
+  parsed = ParseCampaignText(Edit(text, "rate = 20000", "connections = 64"), "h.toml", "/");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->noise->level, (LoadLevel{64, 0}));
+
+  for (const char* mode : {"window", "round"}) {
+    parsed = ParseCampaignText(
+        Edit(text, "fresh_process = \"cell\"", std::string("fresh_process = \"") + mode + "\""),
+        "h.toml", "/");
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    EXPECT_EQ(parsed->fresh_process,
+              std::string(mode) == "window" ? FreshProcess::kWindow : FreshProcess::kRound);
+  }
+}
+
+TEST_F(CampaignTest, NoiseDefaultsToTheFirstLevelAndFiveWindows) {
+  const std::string noise = "[noise]\ntarget = \"nginx\"\nscenario = \"hello\"\n[[target]]";
+  auto parsed = ParseCampaignText(Edit(kGood, "[[target]]", noise), "h.toml", "/");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  ASSERT_TRUE(parsed->noise.has_value());
+  EXPECT_EQ(parsed->noise->windows, 5);
+  EXPECT_EQ(parsed->noise->level, (LoadLevel{16, 0}));
+
+  // With rates only, the first level is the first rate, over open_connections.
+  std::string open = Edit(kGood, "connections = [16, 64]", "rates = [750.5, 100]");
+  parsed = ParseCampaignText(Edit(open, "[[target]]", noise), "h.toml", "/");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_TRUE(parsed->connections.empty());
+  EXPECT_EQ(parsed->rates, (std::vector<double>{750.5, 100}));
+  EXPECT_EQ(parsed->noise->level, (LoadLevel{16, 750.5}));
+}
+
+// A campaign file with a mistake, built from kGood by replacing text, and its exact error.
+struct BadFile {
+  std::vector<std::pair<std::string, std::string>> edits;
+  std::string error;
+};
+
+TEST_F(CampaignTest, BadPlanKeys) {
+  const std::string noise = "[noise]\ntarget = \"nginx\"\nscenario = \"hello\"\n";
+  const std::pair<std::string, std::string> add_noise = {"[[target]]", noise + "[[target]]"};
+  const std::vector<BadFile> bad = {
+      // Line numbers: [matrix] is line 3, connections line 4; [noise] lands at line 14.
+      {{{"order = \"rotate\"", "order = \"rotate\"\nseed = 7"}},
+       "hello.toml:7: matrix.seed: expected no seed unless order = \"shuffle\", got 7"},
+      {{{"rounds = 3", "rounds = 3\nseed = 7"}, {"order = \"rotate\"", "order = \"fixed\""}},
+       "hello.toml:6: matrix.seed: expected no seed unless order = \"shuffle\", got 7"},
+      {{{"order = \"rotate\"", "order = \"shuffle\"\nseed = -1"}},
+       "hello.toml:7: matrix.seed: expected an integer from 0 to 4294967295, got -1"},
+      {{{"order = \"rotate\"", "order = \"shuffle\"\nseed = 4294967296"}},
+       "hello.toml:7: matrix.seed: expected an integer from 0 to 4294967295, got 4294967296"},
+      {{{"order = \"rotate\"", "order = \"shuffle\"\nseed = \"7\""}},
+       "hello.toml:7: matrix.seed: expected an integer from 0 to 4294967295, got \"7\""},
+      {{{"order = \"rotate\"", "order = \"Shuffle\""}},
+       "hello.toml:6: matrix.order: expected \"rotate\", \"fixed\" or \"shuffle\", got "
+       "\"Shuffle\""},
+      {{{"connections = [16, 64]", "rates = \"fast\""}},
+       "hello.toml:4: matrix.rates: expected a list of positive numbers, got \"fast\""},
+      {{{"connections = [16, 64]", "connections = [16, 64]\nrates = []"}},
+       "hello.toml:5: matrix.rates: expected a non-empty list of positive numbers, got []"},
+      {{{"connections = [16, 64]", "rates = [1000, 0]"}},
+       "hello.toml:4: matrix.rates[1]: expected a positive number of requests per second up to "
+       "10000000, got 0"},
+      {{{"connections = [16, 64]", "rates = [-5.5]"}},
+       "hello.toml:4: matrix.rates[0]: expected a positive number of requests per second up to "
+       "10000000, got -5.5"},
+      {{{"connections = [16, 64]", "rates = [nan]"}},
+       "hello.toml:4: matrix.rates[0]: expected a positive number of requests per second up to "
+       "10000000, got nan"},
+      {{{"connections = [16, 64]", "rates = [1e8]"}},
+       "hello.toml:4: matrix.rates[0]: expected a positive number of requests per second up to "
+       "10000000, got 1e8"},
+      {{{"connections = [16, 64]", "rates = [\"1000\"]"}},
+       "hello.toml:4: matrix.rates[0]: expected a positive number of requests per second up to "
+       "10000000, got \"1000\""},
+      {{{"connections = [16, 64]", "rates = [1000, 1000.0]"}},
+       "hello.toml:4: matrix.rates[1]: expected a level not listed before, got 1000.0"},
+      {{{"connections = [16, 64]\n", ""}},
+       "hello.toml:3: matrix: missing key \"connections\" (a list such as [16, 64], or rates = "
+       "[1000, 5000] for open loop)"},
+      {{{"rounds = 3", "open_connections = 8"}},
+       "hello.toml:5: matrix.open_connections: expected no open_connections without rates, got 8"},
+      {{{"rounds = 3", "rates = [10]\nopen_connections = 0"}},
+       "hello.toml:6: matrix.open_connections: expected a positive integer up to 100000, got 0"},
+      {{{"rounds = 3", "fresh_process = \"process\""}},
+       "hello.toml:5: matrix.fresh_process: expected \"window\", \"cell\" or \"round\", got "
+       "\"process\""},
+      {{{"rounds = 3", "fresh_process = true"}},
+       "hello.toml:5: matrix.fresh_process: expected \"window\", \"cell\" or \"round\", got "
+       "true"},
+      {{{"[matrix]", "noise = 5\n[matrix]"}},
+       "hello.toml:3: noise: expected a table ([noise]), got 5"},
+      {{{"[[target]]", "[noise]\nscenario = \"hello\"\n[[target]]"}},
+       "hello.toml:14: noise: missing key \"target\" (the name of a [[target]], such as "
+       "\"nginx\")"},
+      {{{"[[target]]", "[noise]\ntarget = \"nginx\"\n[[target]]"}},
+       "hello.toml:14: noise: missing key \"scenario\" (the name of a [[scenario]], such as "
+       "\"hello\")"},
+      {{add_noise, {"scenario = \"hello\"\n[", "scenario = \"hello\"\nlevel = 16\n["}},
+       "hello.toml:17: noise.level: unknown key (known: target, scenario, windows, connections, "
+       "rate)"},
+      {{add_noise, {"scenario = \"hello\"\n[", "scenario = \"hello\"\nwindows = 1\n["}},
+       "hello.toml:17: noise.windows: expected an integer from 2 to 100, got 1"},
+      {{add_noise, {"scenario = \"hello\"\n[", "scenario = \"hello\"\nwindows = 101\n["}},
+       "hello.toml:17: noise.windows: expected an integer from 2 to 100, got 101"},
+      {{add_noise, {"target = \"nginx\"\nscenario", "target = \"Nginx\"\nscenario"}},
+       "hello.toml:15: noise.target: expected a name of lowercase letters, digits and '-' (1 to "
+       "64 characters), got \"Nginx\""},
+      {{add_noise, {"target = \"nginx\"\nscenario", "target = \"apache\"\nscenario"}},
+       "hello.toml:15: noise.target: expected the name of a [[target]] (nginx), got \"apache\""},
+      // A negative is not measured, so it cannot be the noise cell.
+      {{add_noise, {"scenario = \"hello\"\n[", "scenario = \"missing\"\n["}},
+       "hello.toml:16: noise.scenario: expected the name of a [[scenario]] (hello), got "
+       "\"missing\""},
+      {{add_noise, {"scenario = \"hello\"\n[", "scenario = \"hello\"\nconnections = 32\n["}},
+       "hello.toml:17: noise.connections: expected one of matrix.connections (16, 64), got 32"},
+      {{add_noise, {"scenario = \"hello\"\n[", "scenario = \"hello\"\nconnections = 0\n["}},
+       "hello.toml:17: noise.connections: expected a positive integer up to 100000, got 0"},
+      {{add_noise, {"scenario = \"hello\"\n[", "scenario = \"hello\"\nrate = 1000\n["}},
+       "hello.toml:17: noise.rate: expected one of matrix.rates (none), got 1000"},
+      {{add_noise,
+        {"scenario = \"hello\"\n[", "scenario = \"hello\"\nrate = 2000\n["},
+        {"connections = [16, 64]", "rates = [1000, 2500.5]"}},
+       "hello.toml:17: noise.rate: expected one of matrix.rates (1000, 2500.5), got 2000"},
+      {{add_noise,
+        {"scenario = \"hello\"\n[", "scenario = \"hello\"\nconnections = 16\n["},
+        {"connections = [16, 64]", "rates = [1000]"}},
+       "hello.toml:17: noise.connections: expected one of matrix.connections (none), got 16"},
+      {{add_noise, {"scenario = \"hello\"\n[", "scenario = \"hello\"\nrate = -1\n["}},
+       "hello.toml:17: noise.rate: expected a positive number of requests per second up to "
+       "10000000, got -1"},
+      {{add_noise,
+        {"scenario = \"hello\"\n[", "scenario = \"hello\"\nconnections = 16\nrate = 1000\n["}},
+       "hello.toml:18: noise.rate: expected connections or rate, not both, got 1000"},
+      // References are checked on an otherwise clean file only: the earlier mistake is reported.
+      {{add_noise,
+        {"target = \"nginx\"\nscenario", "target = \"apache\"\nscenario"},
+        {"rounds = 3", "rounds = 0"}},
+       "hello.toml:5: matrix.rounds: expected a positive integer up to 1000, got 0"},
+  };
+  for (const BadFile& file : bad) {
+    std::string text = kGood;
+    for (const auto& [from, to] : file.edits) text = Edit(text, from, to);
+    EXPECT_EQ(ErrorFor(text), file.error) << text;
+  }
 }
 
 TEST_F(CampaignTest, OptionalTargetAndScenarioKeys) {
@@ -237,7 +428,8 @@ TEST_F(CampaignTest, WrongTypes) {
   EXPECT_EQ(ErrorFor(Edit(kGood, "threads = 1", "threads = 0")),
             "hello.toml:10: load.threads: expected a positive integer up to 1024, got 0");
   EXPECT_EQ(ErrorFor(Edit(kGood, "order = \"rotate\"", "order = \"random\"")),
-            "hello.toml:6: matrix.order: expected \"rotate\" or \"fixed\", got \"random\"");
+            "hello.toml:6: matrix.order: expected \"rotate\", \"fixed\" or \"shuffle\", got "
+            "\"random\"");
   EXPECT_EQ(ErrorFor(Edit(kGood, "[[target]]", "[target]")),
             "hello.toml:14: target: expected one or more [[target]] tables, got a table");
   std::string flat_gates = Edit(kGood, "[gates]\nerror_rate_max = 0.01\n", "");
@@ -266,11 +458,11 @@ TEST_F(CampaignTest, MissingKeysCiteTheTableThatLacksThem) {
 
 TEST_F(CampaignTest, UnknownKeysAreErrorsEvenWhenTheyHideARequiredOne) {
   EXPECT_EQ(ErrorFor(Edit(kGood, "connections = [16, 64]", "conections = [16, 64]")),
-            "hello.toml:4: matrix.conections: unknown key (known: connections, rounds, order, "
-            "warmup, duration)");
+            "hello.toml:4: matrix.conections: unknown key (known: connections, rates, "
+            "open_connections, rounds, order, seed, fresh_process, warmup, duration)");
   EXPECT_EQ(ErrorFor(Edit(kGood, "name = \"hello\"\nbaseline", "nmae = \"hello\"\nbaseline")),
-            "hello.toml:1: nmae: unknown key (known: name, baseline, matrix, load, gates, target, "
-            "scenario, negative)");
+            "hello.toml:1: nmae: unknown key (known: name, baseline, matrix, load, gates, noise, "
+            "target, scenario, negative)");
   EXPECT_EQ(ErrorFor(Edit(kGood, "{ status = 404 }", "{ status = 404, bdy = \"\" }")),
             "hello.toml:30: negative \"missing\".expect.bdy: unknown key (known: status, body, "
             "headers)");
