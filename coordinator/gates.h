@@ -1,18 +1,26 @@
-// Gates: validity rules applied to a measured window. Each failing gate yields one reason that
-// names the gate, the measured value and the threshold ("error_rate: 2.31% > 1.00% ..."), so a
-// person can see why a window was judged invalid. Pure functions.
+// Gates: validity rules applied to a measured window (design.md, "Gates"; docs/gates.md). Each
+// failing gate yields one reason that names the gate, the host, the measured value and the
+// threshold ("foreign_cpu: server host 212% > 25%"), so a person can see why a window was judged
+// invalid. Judging is a pure function of the window's measures and the campaign's GateConfig;
+// reading the [gates] table of a campaign file is the only part that touches TOML. Value types
+// and free functions: safe to call from any thread.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/config_toml.h"
+
 namespace benchlab {
 
+// --- The error-rate gate alone (window_runner.cc's current call; JudgeWindow supersedes it). ---
+
 struct GateInputs {
-  uint64_t requests = 0;          // responses received in the measured interval
-  uint64_t transport_errors = 0;  // connect, read, write, timeout, parse
-  uint64_t status_mismatches = 0; // responses whose status is not the scenario's expected one
+  uint64_t requests = 0;           // responses received in the measured interval
+  uint64_t transport_errors = 0;   // connect, read, write, timeout, parse
+  uint64_t status_mismatches = 0;  // responses whose status is not the scenario's expected one
 };
 
 struct GateThresholds {
@@ -24,5 +32,160 @@ double ErrorRate(const GateInputs& in);
 
 // Reasons the window is invalid; empty when every gate passes.
 std::vector<std::string> EvaluateGates(const GateInputs& in, const GateThresholds& thresholds);
+
+// --- Configurable gates. ---
+
+// kEnforce: any reason invalidates the window. kWarn: the same reasons are produced and recorded
+// with the window, but only target_exited and conformance invalidate it, since a window whose
+// target died or answered wrongly has no measurement to keep (upstream these are "failed" and
+// "skipped" whatever the mode). Warn mode is for machines that cannot be quiet (a shared CI
+// runner): the numbers are kept, and every reason says how far to trust them.
+enum class GateMode { kEnforce, kWarn };
+
+// A gate with nothing to set but whether it applies.
+struct GateSwitch {
+  bool enabled = true;
+};
+// Busy CPU on either host not used by the target's tree, the load generator or the agent: mean
+// over the measured interval, % of one core. 25: one busy process (100%) beside the target must
+// invalidate the window; an idle desktop's daemons stay well under it.
+struct ForeignCpuGate {
+  bool enabled = true;
+  double max_pct = 25;
+};
+// Steal time on either host, % of the host's whole CPU time (0-100). 5: on a dedicated or quiet
+// virtual machine steal stays near 0; more means a neighbour shares the physical cores.
+struct StealGate {
+  bool enabled = true;
+  double max_pct = 5;
+};
+// Lowest scaling_cur_freq / cpuinfo_max_freq of the pinned CPUs on either host. 0.75:
+// cpuinfo_max_freq is often the single-core turbo ceiling and all-core turbo runs at 80-90% of
+// it on many parts, so 0.85 would fail healthy windows; throttling to base clock or below falls
+// to 50-70%.
+struct FrequencyGate {
+  bool enabled = true;
+  double min_ratio = 0.75;
+};
+// The load generator set the pace: its generator_bound flag (a worker thread at 95% CPU or more,
+// or open-loop send lag), or the load host busier than load_busy_max_pct of its CPU time. 100
+// never fails (the busy share cannot exceed 100%): in the embedded lab the load host also runs
+// the target; set 90 or so when the load host is dedicated to the generator.
+struct GeneratorBoundGate {
+  bool enabled = true;
+  double load_busy_max_pct = 100;
+};
+// (transport errors + mismatches) / (responses + transport errors), a fraction (0.01 = 1%).
+struct ErrorRateGate {
+  bool enabled = true;
+  double max = 0.01;
+};
+// |self-test time / calibration time - 1| on either host, in %. 10: on a quiet machine the
+// pinned SHA-256 self-test repeats within a few %; cron or throttling moves it by far more
+// (85 ms by hand, 230 ms under cron: +170%).
+struct SelftestDriftGate {
+  bool enabled = true;
+  double max_pct = 10;
+};
+// Pages swapped in plus out on either host during the measured interval. 0: any swapping
+// during a measurement stalls whoever faults, and a quiet machine does not swap.
+struct SwapGate {
+  bool enabled = true;
+  uint64_t max_pages = 0;
+};
+
+// Every gate of a campaign, with its default. Each gate can be turned off on its own
+// (`enabled = false`); the [gates] keys that set each field are in docs/gates.md.
+struct GateConfig {
+  GateMode mode = GateMode::kEnforce;
+  GateSwitch conformance;            // the target failed the contract
+  GateSwitch target_exited;          // the target died during the window
+  GateSwitch background_scheduling;  // an agent or the target ran as background work
+  GateSwitch on_battery;             // key: allow_battery = true turns it off
+  SelftestDriftGate selftest_drift;
+  ForeignCpuGate foreign_cpu;
+  StealGate steal;
+  GateSwitch throttling;  // any thermal throttle counter increase fails
+  FrequencyGate frequency;
+  SwapGate swap;
+  GeneratorBoundGate generator_bound;
+  ErrorRateGate error_rate;
+};
+
+// What one host's agent saw. nullopt means the machine does not offer the reading (no cpufreq,
+// no thermal counters on most virtual machines, no self-test yet): it never fails a gate and is
+// never read as 0. The store keeps it as NULL ("unavailable").
+struct HostMeasures {
+  std::optional<double> foreign_mean_pct;   // % of one core (HostFigures::foreign_mean_pct)
+  std::optional<double> steal_pct;          // % of the host's CPU time: steal_pct / cpus
+  std::optional<double> busy_pct;           // busy_pct / cpus; judged on the load host only
+  std::optional<uint64_t> throttle_events;  // core + package counter increases
+  std::optional<double> min_freq_ratio;     // lowest cur/max of the pinned CPUs
+  std::optional<double> selftest_drift;     // fraction: (this - calibration) / calibration
+  std::optional<bool> on_battery;
+  std::optional<uint64_t> swap_in_pages;
+  std::optional<uint64_t> swap_out_pages;
+};
+
+struct WindowMeasures {
+  HostMeasures server;            // the host running the target
+  HostMeasures load;              // the host running the load generator (the same machine in `run`)
+  bool generator_bound = false;   // LoadResult::generator_bound
+  uint64_t requests = 0;          // responses received in the measured interval
+  uint64_t transport_errors = 0;  // connect, read, write, timeout, parse
+  uint64_t mismatches = 0;        // responses failing the expectation (status; body if checked)
+  // As the agents reported them ("background_scheduling: pid 12 (nginx) ... (agent s1)").
+  std::vector<std::string> scheduling_failures;
+  bool target_exited = false;
+  std::string target_exit_text;                    // "exit status 1", "killed by signal 9 ..."
+  std::vector<std::string> target_last_log_lines;  // may be empty
+  std::vector<std::string> conformance_diffs;      // empty: the target conforms
+};
+
+// One failing gate. `gate` is the gate's name (`text` starts with it and ": "); value and threshold
+// are the numbers the text shows, in its units: % for foreign_cpu, steal, selftest_drift
+// (signed; the threshold carries the sign of the side crossed), error_rate and the load host's
+// busy share; a ratio for frequency; counts for throttling and swap; value 1 and threshold 0
+// for the yes/no gates (conformance, target_exited, background_scheduling, on_battery,
+// generator_bound's flag).
+struct GateReason {
+  std::string gate;
+  std::string text;
+  double value = 0;
+  double threshold = 0;
+};
+
+// The reasons `m` fails `config`'s enabled gates; empty when all pass. A value equal to its
+// threshold passes. Order: conformance, target_exited, background_scheduling, on_battery,
+// selftest_drift, foreign_cpu, steal, throttling, frequency, swap, generator_bound, error_rate;
+// the server host before the load host. The text of each, with <host> "server" or "load":
+//   conformance: <diff>                                       (one per diff)
+//   target_exited: <exit text> during the window[; last log lines: <l1> | <l2>]
+//   background_scheduling: <what the agent reported>          (one per failure; the prefix is
+//                                                               added when the agent's lacks it)
+//   on_battery: <host> host is on battery power
+//   selftest_drift: <host> host +14.2% > 10%                  (slower than calibration)
+//   selftest_drift: <host> host -12.5% < -10%                 (faster than calibration)
+//   foreign_cpu: <host> host 212% > 25%
+//   steal: <host> host 7.1% > 5%
+//   throttling: <host> host 3 throttle events > 0
+//   frequency: <host> host cur/max 0.62 < 0.75
+//   swap: <host> host 120 pages > 0 (100 in, 20 out)          (only the counts available)
+//   generator_bound: the load generator set the pace, not the target
+//   generator_bound: load host 97.3% busy > 90%
+//   error_rate: 2.31% > 1.00% (23 errors of 996 attempts)
+// Percentages are written with at most one decimal and ratios with at most two, trailing zeros
+// dropped (212%, 7.1%, 0.7); where that would print a failing value the same as its threshold,
+// more decimals are shown ("25.04% > 25%"). The error rate always shows two decimals or more.
+std::vector<GateReason> JudgeWindow(const WindowMeasures& m, const GateConfig& config);
+
+// Whether `reasons` make the window invalid under `mode` (see GateMode).
+bool InvalidatesWindow(const std::vector<GateReason>& reasons, GateMode mode);
+
+// Reads a campaign file's [gates] table into `out`, leaving absent keys at what `out` holds.
+// Problems go to `issues` as one line each, e.g.
+//   hello.toml:13: gates.foreign_cpu_max_pct: expected a number from 0 to 10000, got "ten"
+// Unknown keys are problems too. campaign.cc calls it as ReadGatesTable(*v, issues, c.gates).
+void ReadGatesTable(const config::Value& table, config::Issues& issues, GateConfig& out);
 
 }  // namespace benchlab
