@@ -163,28 +163,167 @@ CREATE TABLE agent_results (
 // most: depth and open-loop rate, requests sent and dropped, response mismatches, whether the
 // generator limited the run, the uncorrected latency of open loop; per-second p99 in samples.
 // NULL: not applicable (closed loop has no rate, no dropped slots, no uncorrected latency).
+// A window is now named by its load level ("c64", "r5000") and, for noise windows, its position,
+// so the windows table is rebuilt with that key (SQLite cannot change a UNIQUE constraint in
+// place; foreign keys are off while migrations run, so samples keep their rows). Also the
+// scheduler's state: the window each campaign is running (a claim, turned into a failed attempt
+// after a coordinator crash), re-runs asked for, and where a campaign was placed.
 constexpr const char* kV3 = R"sql(
-ALTER TABLE windows ADD COLUMN load_depth INTEGER NOT NULL DEFAULT 1;
-ALTER TABLE windows ADD COLUMN load_rate REAL;
-ALTER TABLE windows ADD COLUMN sent INTEGER;
-ALTER TABLE windows ADD COLUMN dropped INTEGER;
-ALTER TABLE windows ADD COLUMN errors_mismatch INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE windows ADD COLUMN generator_bound INTEGER NOT NULL DEFAULT 0
-  CHECK (generator_bound IN (0, 1));
-ALTER TABLE windows ADD COLUMN throughput_rps REAL;
-ALTER TABLE windows ADD COLUMN p99_uncorrected_us INTEGER;
-ALTER TABLE windows ADD COLUMN histogram_uncorrected TEXT NOT NULL DEFAULT '';
-ALTER TABLE windows ADD COLUMN load_record TEXT NOT NULL DEFAULT '{}'
-  CHECK (CASE WHEN json_valid(load_record) THEN json_type(load_record) = 'object' ELSE 0 END);
+CREATE TABLE windows_v3 (
+  id                 INTEGER PRIMARY KEY,
+  campaign_id        INTEGER NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE,
+  campaign           TEXT NOT NULL,
+  target             TEXT NOT NULL,
+  scenario           TEXT NOT NULL,
+  connections        INTEGER NOT NULL,
+  round              INTEGER NOT NULL,
+  position           INTEGER NOT NULL,
+  attempt            INTEGER NOT NULL CHECK (attempt >= 1),
+  verdict            TEXT NOT NULL CHECK (verdict IN ('valid', 'invalid', 'failed', 'skipped')),
+  reasons            TEXT NOT NULL DEFAULT '[]' CHECK (
+                       CASE WHEN json_valid(reasons) THEN json_type(reasons) = 'array' ELSE 0 END),
+  started_at         TEXT NOT NULL,
+  ended_at           TEXT NOT NULL,
+  server_agent       TEXT NOT NULL,
+  load_agent         TEXT NOT NULL,
+  requests           INTEGER NOT NULL,
+  duration_s         REAL NOT NULL,
+  rps                REAL NOT NULL,
+  p50_us             INTEGER NOT NULL,
+  p90_us             INTEGER NOT NULL,
+  p99_us             INTEGER NOT NULL,
+  p999_us            INTEGER NOT NULL,
+  max_us             INTEGER NOT NULL,
+  mean_us            REAL NOT NULL,
+  errors             INTEGER NOT NULL,
+  errors_connect     INTEGER NOT NULL,
+  errors_read        INTEGER NOT NULL,
+  errors_write       INTEGER NOT NULL,
+  errors_timeout     INTEGER NOT NULL,
+  errors_parse       INTEGER NOT NULL,
+  errors_status      INTEGER NOT NULL,
+  status_counts      TEXT NOT NULL DEFAULT '{}' CHECK (
+                       CASE WHEN json_valid(status_counts)
+                       THEN json_type(status_counts) = 'object' ELSE 0 END),
+  server_cpu_s       REAL NOT NULL,
+  cpu_us_per_request REAL NOT NULL,
+  rss_peak_kb        INTEGER NOT NULL,
+  rss_mean_kb        INTEGER NOT NULL,
+  startup_ms         REAL NOT NULL,
+  first_request_ms   REAL NOT NULL,
+  idle_rss_kb        INTEGER NOT NULL,
+  load_cpu_s         REAL NOT NULL,
+  align_error_ms     REAL NOT NULL,
+  histogram          TEXT NOT NULL,
+  target_version TEXT NOT NULL DEFAULT '',
+  cpu_accounting TEXT NOT NULL DEFAULT '',
+  threads INTEGER NOT NULL DEFAULT 0,
+  ctx_switches_voluntary INTEGER NOT NULL DEFAULT 0,
+  ctx_switches_involuntary INTEGER NOT NULL DEFAULT 0,
+  selftest_server_ms REAL,
+  selftest_load_ms REAL,
+  selftest_drift REAL,
+  server_busy_pct REAL,
+  server_steal_pct REAL,
+  server_foreign_cpu_pct REAL,
+  server_foreign_cpu_max_pct REAL,
+  server_top_foreign TEXT NOT NULL DEFAULT '[]' CHECK (CASE WHEN json_valid(server_top_foreign)
+    THEN json_type(server_top_foreign) = 'array' ELSE 0 END),
+  load_busy_pct REAL,
+  load_steal_pct REAL,
+  load_foreign_cpu_pct REAL,
+  load_foreign_cpu_max_pct REAL,
+  load_top_foreign TEXT NOT NULL DEFAULT '[]' CHECK (CASE WHEN json_valid(load_top_foreign) THEN
+    json_type(load_top_foreign) = 'array' ELSE 0 END),
+  max_temp_c REAL,
+  throttle_events INTEGER,
+  min_freq_ratio REAL,
+  swap_in_pages INTEGER,
+  swap_out_pages INTEGER,
+  server_host TEXT NOT NULL DEFAULT '{}' CHECK (CASE WHEN json_valid(server_host) THEN
+    json_type(server_host) = 'object' ELSE 0 END),
+  load_host TEXT NOT NULL DEFAULT '{}' CHECK (CASE WHEN json_valid(load_host) THEN
+    json_type(load_host) = 'object' ELSE 0 END),
+  load_depth INTEGER NOT NULL DEFAULT 1,
+  load_rate REAL,
+  sent INTEGER,
+  dropped INTEGER,
+  errors_mismatch INTEGER NOT NULL DEFAULT 0,
+  generator_bound INTEGER NOT NULL DEFAULT 0 CHECK (generator_bound IN (0, 1)),
+  throughput_rps REAL,
+  p99_uncorrected_us INTEGER,
+  histogram_uncorrected TEXT NOT NULL DEFAULT '',
+  load_record TEXT NOT NULL DEFAULT '{}' CHECK (CASE WHEN json_valid(load_record) THEN
+    json_type(load_record) = 'object' ELSE 0 END),
+  load_level         TEXT NOT NULL DEFAULT '',
+  noise              INTEGER NOT NULL DEFAULT 0 CHECK (noise IN (0, 1)),
+  UNIQUE (campaign_id, target, scenario, load_level, round, position, attempt)
+);
+INSERT INTO windows_v3 (id, campaign_id, campaign, target, scenario, connections, round, position,
+    attempt, verdict, reasons, started_at, ended_at, server_agent, load_agent, requests,
+    duration_s, rps, p50_us, p90_us, p99_us, p999_us, max_us, mean_us, errors, errors_connect,
+    errors_read, errors_write, errors_timeout, errors_parse, errors_status, status_counts,
+    server_cpu_s, cpu_us_per_request, rss_peak_kb, rss_mean_kb, startup_ms, first_request_ms,
+    idle_rss_kb, load_cpu_s, align_error_ms, histogram, target_version, cpu_accounting, threads,
+    ctx_switches_voluntary, ctx_switches_involuntary, selftest_server_ms, selftest_load_ms,
+    selftest_drift, server_busy_pct, server_steal_pct, server_foreign_cpu_pct,
+    server_foreign_cpu_max_pct, server_top_foreign, load_busy_pct, load_steal_pct,
+    load_foreign_cpu_pct, load_foreign_cpu_max_pct, load_top_foreign, max_temp_c, throttle_events,
+    min_freq_ratio, swap_in_pages, swap_out_pages, server_host, load_host, load_level)
+  SELECT id, campaign_id, campaign, target, scenario, connections, round, position, attempt,
+    verdict, reasons, started_at, ended_at, server_agent, load_agent, requests, duration_s, rps,
+    p50_us, p90_us, p99_us, p999_us, max_us, mean_us, errors, errors_connect, errors_read,
+    errors_write, errors_timeout, errors_parse, errors_status, status_counts, server_cpu_s,
+    cpu_us_per_request, rss_peak_kb, rss_mean_kb, startup_ms, first_request_ms, idle_rss_kb,
+    load_cpu_s, align_error_ms, histogram, target_version, cpu_accounting, threads,
+    ctx_switches_voluntary, ctx_switches_involuntary, selftest_server_ms, selftest_load_ms,
+    selftest_drift, server_busy_pct, server_steal_pct, server_foreign_cpu_pct,
+    server_foreign_cpu_max_pct, server_top_foreign, load_busy_pct, load_steal_pct,
+    load_foreign_cpu_pct, load_foreign_cpu_max_pct, load_top_foreign, max_temp_c, throttle_events,
+    min_freq_ratio, swap_in_pages, swap_out_pages, server_host, load_host, 'c' || connections FROM
+    windows;
+DROP TABLE windows;
+ALTER TABLE windows_v3 RENAME TO windows;
+CREATE INDEX windows_by_campaign ON windows (campaign_id, id);
 
 ALTER TABLE samples ADD COLUMN p99_us INTEGER;
+
+CREATE TABLE window_claims (
+  campaign_id  INTEGER NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE,
+  target       TEXT NOT NULL,
+  scenario     TEXT NOT NULL,
+  load_level   TEXT NOT NULL,
+  round        INTEGER NOT NULL,
+  position     INTEGER NOT NULL,
+  noise        INTEGER NOT NULL CHECK (noise IN (0, 1)),
+  connections  INTEGER NOT NULL,
+  attempt      INTEGER NOT NULL CHECK (attempt >= 1),
+  server_agent TEXT NOT NULL,
+  load_agent   TEXT NOT NULL,
+  started_at   TEXT NOT NULL,
+  PRIMARY KEY (campaign_id, target, scenario, load_level, round, position)
+);
+
+CREATE TABLE rerun_requests (
+  campaign_id  INTEGER NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE,
+  target       TEXT NOT NULL,
+  scenario     TEXT NOT NULL,
+  load_level   TEXT NOT NULL,
+  round        INTEGER NOT NULL,
+  position     INTEGER NOT NULL,
+  requested_at TEXT NOT NULL,
+  PRIMARY KEY (campaign_id, target, scenario, load_level, round, position)
+);
+
+ALTER TABLE campaigns ADD COLUMN placement TEXT NOT NULL DEFAULT '{}'
+  CHECK (CASE WHEN json_valid(placement) THEN json_type(placement) = 'object' ELSE 0 END);
 )sql";
 
 constexpr std::array<Migration, 3> kMigrations = {{
     {1, "campaigns, targets, scenarios, windows and samples", kV1},
     {2, "host figures, checks and self-test per window; host samples; spooled agent results",
      kV2},
-    {3, "the load generator's record, open-loop figures and per-second p99", kV3},
+    {3, "the load generator's record, load levels, window claims, re-runs and placement", kV3},
 }};
 
 std::string Errmsg(sqlite3* db) { return sqlite3_errmsg(db); }

@@ -4,9 +4,12 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <iterator>
 #include <utility>
 #include <variant>
+
+#include <nlohmann/json.hpp>
 
 #include "coordinator/schema.h"
 
@@ -172,6 +175,19 @@ class Transaction {
 
 std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
 
+// A window's name in the claim and re-run tables: parameters 1 to 6.
+constexpr const char* kWhereKey =
+    " WHERE campaign_id = ?1 AND target = ?2 AND scenario = ?3 AND load_level = ?4 AND "
+    "round = ?5 AND position = ?6";
+void BindKey(Stmt& stmt, int64_t campaign_id, const WindowKey& key) {
+  stmt.Bind(1, campaign_id);
+  stmt.Bind(2, key.target);
+  stmt.Bind(3, key.scenario);
+  stmt.Bind(4, key.load_level);
+  stmt.Bind(5, key.round);
+  stmt.Bind(6, key.position);
+}
+
 // Every WindowRow field stored as a column of the same name, in table order. Insert and select
 // are both generated from this list, so a field cannot be written and then not read back.
 using WindowField =
@@ -235,6 +251,7 @@ const WindowColumn kWindowColumns[] = {
     {"p99_uncorrected_us", &WindowRow::p99_uncorrected_us},
     {"histogram_uncorrected", &WindowRow::histogram_uncorrected},
     {"load_record", &WindowRow::load_record},
+    {"load_level", &WindowRow::load_level}, {"noise", &WindowRow::noise},
 };
 // clang-format on
 
@@ -259,7 +276,8 @@ const std::string& InsertWindowSql() {
 }
 
 const char* const kCampaignColumns =
-    "id, name, state, baseline, spec_toml, source, created_at, finished_at, total_windows, error";
+    "id, name, state, baseline, spec_toml, source, created_at, finished_at, total_windows, error, "
+    "placement";
 
 CampaignRow ReadCampaign(Stmt& s) {
   CampaignRow c;
@@ -273,6 +291,7 @@ CampaignRow ReadCampaign(Stmt& s) {
   c.finished_at = s.Text(7);
   c.total_windows = static_cast<int>(s.Int64(8));
   c.error = s.Text(9);
+  c.placement = s.Text(10);
   return c;
 }
 
@@ -491,6 +510,7 @@ Result<int64_t> Store::InsertWindow(const WindowRow& window,
 
   // Empty JSON fields mean "nothing to report"; the schema wants them as JSON all the same.
   WindowRow row = window;
+  if (row.load_level.empty()) row.load_level = "c" + std::to_string(row.connections);
   if (row.reasons.empty()) row.reasons = "[]";
   if (row.status_counts.empty()) row.status_counts = "{}";
   for (std::string* json : {&row.server_top_foreign, &row.load_top_foreign}) {
@@ -529,8 +549,134 @@ Result<int64_t> Store::InsertWindow(const WindowRow& window,
     sample.Bind(10, s.p99_us);
     BENCHLAB_RETURN_IF_ERROR(Run(db_, sample, path_, what + ": sample " + std::to_string(i)));
   }
+  // The window is no longer running, and a re-run asked for it is done.
+  for (const char* table : {"window_claims", "rerun_requests"}) {
+    Stmt done(db_, (std::string("DELETE FROM ") + table + kWhereKey).c_str());
+    BindKey(done, campaign_id, row.Key());
+    BENCHLAB_RETURN_IF_ERROR(Run(db_, done, path_, what + ": clear " + table));
+  }
   BENCHLAB_RETURN_IF_ERROR(tx.Commit(what));
   return id;
+}
+
+Status Store::ClaimWindow(const WindowClaim& claim) {
+  std::lock_guard lock(mu_);
+  Stmt insert(db_,
+              "INSERT OR REPLACE INTO window_claims (campaign_id, target, scenario, load_level, "
+              "round, position, noise, connections, attempt, server_agent, load_agent, "
+              "started_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+              "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
+  BindKey(insert, claim.campaign_id, claim.key);
+  insert.Bind(7, claim.noise ? 1 : 0);
+  insert.Bind(8, claim.connections);
+  insert.Bind(9, claim.attempt);
+  insert.Bind(10, claim.server_agent);
+  insert.Bind(11, claim.load_agent);
+  return Run(db_, insert, path_,
+             "claim window " + claim.key.target + "/" + claim.key.scenario + "/" +
+                 claim.key.load_level + " round " + std::to_string(claim.key.round));
+}
+
+Result<int> Store::FailClaimedWindows(const std::string& reason) {
+  std::vector<WindowRow> failed;
+  {
+    std::lock_guard lock(mu_);
+    Stmt select(db_,
+                "SELECT campaign_id, target, scenario, load_level, round, position, noise, "
+                "connections, attempt, server_agent, load_agent, started_at FROM window_claims");
+    auto claims = Collect<WindowRow>(db_, select, path_, "list window claims", [&](Stmt& s) {
+      WindowRow w;
+      w.campaign_id = s.Int64(0);
+      w.target = s.Text(1);
+      w.scenario = s.Text(2);
+      w.load_level = s.Text(3);
+      w.round = static_cast<int>(s.Int64(4));
+      w.position = static_cast<int>(s.Int64(5));
+      w.noise = static_cast<int>(s.Int64(6));
+      w.connections = static_cast<int>(s.Int64(7));
+      w.attempt = static_cast<int>(s.Int64(8));
+      w.server_agent = s.Text(9);
+      w.load_agent = s.Text(10);
+      w.started_at = s.Text(11);
+      w.ended_at = w.started_at;
+      w.verdict = "failed";
+      w.reasons = nlohmann::json::array({reason}).dump();
+      return w;
+    });
+    if (!claims.ok()) return claims.status();
+    failed = std::move(*claims);
+  }
+  // Each becomes an attempt of its own, stored with its claim's removal in one transaction.
+  for (const WindowRow& w : failed) {
+    auto id = InsertWindow(w, {});
+    if (!id.ok()) return id.status();
+  }
+  return static_cast<int>(failed.size());
+}
+
+Result<std::vector<std::string>> Store::RequestReruns(const std::vector<int64_t>& window_ids) {
+  std::lock_guard lock(mu_);
+  const std::string what = "request re-runs";
+  Transaction tx(db_, path_);
+  BENCHLAB_RETURN_IF_ERROR(tx.Begin(what));
+  std::vector<std::string> campaigns;
+  for (int64_t id : window_ids) {
+    Stmt find(db_,
+              "SELECT w.campaign_id, w.target, w.scenario, w.load_level, w.round, w.position, "
+              "c.name, c.state FROM windows w JOIN campaigns c ON c.id = w.campaign_id "
+              "WHERE w.id = ?1");
+    find.Bind(1, id);
+    const int rc = find.Step();
+    if (rc == SQLITE_DONE) {
+      return Status::NotFound(path_ + ": " + what + ": no window has id " + std::to_string(id));
+    }
+    if (rc != SQLITE_ROW) return SqlError(db_, rc, path_, what);
+    const int64_t campaign_id = find.Int64(0);
+    WindowKey key{find.Text(1), find.Text(2), find.Text(3), static_cast<int>(find.Int64(4)),
+                  static_cast<int>(find.Int64(5))};
+    const std::string name = find.Text(6);
+    const std::string state = find.Text(7);
+    Stmt request(db_,
+                 "INSERT OR IGNORE INTO rerun_requests (campaign_id, target, scenario, "
+                 "load_level, round, position, requested_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+                 "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
+    BindKey(request, campaign_id, key);
+    BENCHLAB_RETURN_IF_ERROR(Run(db_, request, path_, what + ": window " + std::to_string(id)));
+    if (state != "running" && state != "queued") {
+      Stmt requeue(db_,
+                   "UPDATE campaigns SET state = 'queued', finished_at = NULL, error = NULL "
+                   "WHERE id = ?1");
+      requeue.Bind(1, campaign_id);
+      BENCHLAB_RETURN_IF_ERROR(Run(db_, requeue, path_, what + ": requeue " + Quoted(name)));
+    }
+    if (std::find(campaigns.begin(), campaigns.end(), name) == campaigns.end()) {
+      campaigns.push_back(name);
+    }
+  }
+  BENCHLAB_RETURN_IF_ERROR(tx.Commit(what));
+  return campaigns;
+}
+
+Result<std::vector<WindowKey>> Store::ListRerunRequests(int64_t campaign_id) {
+  std::lock_guard lock(mu_);
+  Stmt select(db_,
+              "SELECT target, scenario, load_level, round, position FROM rerun_requests "
+              "WHERE campaign_id = ?1 ORDER BY requested_at, rowid");
+  select.Bind(1, campaign_id);
+  return Collect<WindowKey>(
+      db_, select, path_, "list re-runs of campaign " + std::to_string(campaign_id),
+      [](Stmt& s) {
+        return WindowKey{s.Text(0), s.Text(1), s.Text(2), static_cast<int>(s.Int64(3)),
+                         static_cast<int>(s.Int64(4))};
+      });
+}
+
+Status Store::SetCampaignPlacement(int64_t campaign_id, const std::string& placement_json) {
+  std::lock_guard lock(mu_);
+  Stmt update(db_, "UPDATE campaigns SET placement = ?2 WHERE id = ?1");
+  update.Bind(1, campaign_id);
+  update.Bind(2, placement_json);
+  return Run(db_, update, path_, "set placement of campaign " + std::to_string(campaign_id));
 }
 
 Result<std::vector<WindowRow>> Store::ListWindows(const WindowFilter& filter) {

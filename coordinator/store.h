@@ -29,6 +29,31 @@ struct CampaignRow {
   std::string finished_at;
   int total_windows = 0;
   std::string error;  // why a campaign failed, when it did
+  std::string placement = "{}";  // JSON {"server": name, "load": [names]} once placed
+};
+
+// What names one planned window of a campaign across its attempts: target, scenario, load level
+// ("c64" closed loop, "r5000" open loop), round (0 for noise windows) and position (which tells
+// noise windows apart; for matrix windows it follows from the rest).
+struct WindowKey {
+  std::string target;
+  std::string scenario;
+  std::string load_level;
+  int round = 0;
+  int position = 0;
+  auto operator<=>(const WindowKey&) const = default;
+};
+
+// The window a campaign is running: written before it starts, removed when its attempt is
+// stored. One left behind by a crash becomes a failed attempt (see FailClaimedWindows).
+struct WindowClaim {
+  int64_t campaign_id = 0;
+  WindowKey key;
+  bool noise = false;
+  int connections = 0;
+  int attempt = 1;
+  std::string server_agent;
+  std::string load_agent;
 };
 
 struct TargetRow {
@@ -111,6 +136,10 @@ struct WindowRow {
   std::optional<int64_t> p99_uncorrected_us;  // open loop: from the actual send
   std::string histogram_uncorrected;   // open loop: Histogram::Serialize(), else empty
   std::string load_record = "{}";      // the generator's JSON record, verbatim
+  std::string load_level;              // "c64" or "r5000"; part of the window's name
+  int noise = 0;                       // 1: a noise-phase window (round 0)
+
+  WindowKey Key() const { return {target, scenario, load_level, round, position}; }
 };
 
 // One sample of a window's per-interval series.
@@ -163,7 +192,22 @@ class Store {
   // window.campaign_id or, when that is 0, the campaign named window.campaign; the stored name
   // always comes from the campaigns table. AlreadyExists when the cell's round already has this
   // attempt; InvalidArgument when a value breaks a CHECK (verdict, sample source, JSON shape).
+  // The same transaction removes the window's claim and any re-run request for it, so a result
+  // is either stored with its bookkeeping done or not stored at all.
   Result<int64_t> InsertWindow(const WindowRow& window, const std::vector<SampleRow>& samples);
+  // Marks a window as running (replacing an earlier claim on the same key).
+  Status ClaimWindow(const WindowClaim& claim);
+  // Turns every claim left by a coordinator that stopped mid-window into a failed attempt with
+  // `reason`, in one transaction; returns how many there were.
+  Result<int> FailClaimedWindows(const std::string& reason);
+  // Asks for the windows with these ids to be measured again (a new attempt each): records a
+  // re-run request per window and puts a campaign that is not running back in the queue.
+  // NotFound names the first id that does not exist. Returns the affected campaigns' names.
+  Result<std::vector<std::string>> RequestReruns(const std::vector<int64_t>& window_ids);
+  // Re-runs asked for and not yet stored, in request order.
+  Result<std::vector<WindowKey>> ListRerunRequests(int64_t campaign_id);
+  Status SetCampaignPlacement(int64_t campaign_id, const std::string& placement_json);
+
   // Ordered by id; a campaign name that does not exist yields no rows.
   Result<std::vector<WindowRow>> ListWindows(const WindowFilter& filter);
   Result<std::vector<SampleRow>> ListSamples(int64_t window_id);

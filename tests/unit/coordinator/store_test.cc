@@ -386,7 +386,9 @@ TEST_F(StoreOpenTest, AVersionOneDatabaseIsUpgradedKeepingItsWindows) {
                        " first_request_ms, idle_rss_kb, load_cpu_s, align_error_ms, histogram)"
                        " VALUES (1, 'old', 't', 's', 1, 1, 0, 1, 'valid', 'a', 'b', 'sa', 'la',"
                        " 10, 1, 10, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, '{}', 0, 0, 0, 0, 0, 0,"
-                       " 0, 0, 0, '')"),
+                       " 0, 0, 0, '');"
+                       "INSERT INTO samples (window_id, source, t_s, cpu_pct, rss_kb, requests)"
+                       " VALUES (1, 'server', 0.1, 50, 1000, 0)"),
               "");
   }
   auto store = OpenStore();
@@ -403,6 +405,11 @@ TEST_F(StoreOpenTest, AVersionOneDatabaseIsUpgradedKeepingItsWindows) {
   EXPECT_FALSE((*rows)[0].load_rate.has_value());
   EXPECT_FALSE((*rows)[0].dropped.has_value());
   EXPECT_EQ((*rows)[0].load_record, "{}");
+  EXPECT_EQ((*rows)[0].load_level, "c1") << "named by its connections before version 3";
+  // Version 3 rebuilt the windows table; the samples that point at it survive.
+  auto samples = store->ListSamples((*rows)[0].id);
+  ASSERT_TRUE(samples.ok());
+  EXPECT_EQ(samples->size(), 1u);
 }
 
 // --- migrations ----------------------------------------------------------------------------
@@ -762,7 +769,9 @@ TEST_F(StoreWindowTest, PublicColumnsHaveTheirDocumentedNames) {
                                             "throughput_rps",
                                             "p99_uncorrected_us",
                                             "histogram_uncorrected",
-                                            "load_record"};
+                                            "load_record",
+                                            "load_level",
+                                            "noise"};
   EXPECT_EQ(columns, documented);
   EXPECT_EQ(raw.One("SELECT count(*) FROM pragma_index_list('windows') "
                     "WHERE name = 'windows_by_campaign'"),
@@ -1102,6 +1111,112 @@ TEST_F(StoreDocsTest, ExampleQueriesRunAndReturnRows) {
   EXPECT_EQ(medians[0][4], "3");
   EXPECT_EQ(medians[1][0], "beta");
   EXPECT_EQ(medians[1][3], "200000.0");
+}
+
+}  // namespace
+}  // namespace benchlab
+
+namespace benchlab {
+namespace {
+
+// --- the scheduler's state: claims, re-runs, placement ------------------------------------
+
+using StoreStateTest = StoreWindowTest;
+
+WindowClaim ClaimOf(const WindowRow& w) {
+  WindowClaim claim;
+  claim.campaign_id = w.campaign_id;
+  claim.key = w.Key();
+  claim.connections = w.connections;
+  claim.attempt = w.attempt;
+  claim.server_agent = w.server_agent;
+  claim.load_agent = w.load_agent;
+  return claim;
+}
+
+TEST_F(StoreStateTest, AClaimLeftByACrashBecomesAFailedAttempt) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t campaign = CreateCampaign(*store, "hello");
+  WindowRow running = FullWindow(campaign, "alpha", 1);
+  running.load_level = "c" + std::to_string(running.connections);
+  ASSERT_TRUE(store->ClaimWindow(ClaimOf(running)).ok());
+  // A window that finished normally leaves no claim behind.
+  WindowRow finished = FullWindow(campaign, "alpha", 2);
+  finished.load_level = "c" + std::to_string(finished.connections);
+  ASSERT_TRUE(store->ClaimWindow(ClaimOf(finished)).ok());
+  ASSERT_TRUE(store->InsertWindow(finished, {}).ok());
+
+  auto failed = store->FailClaimedWindows("coordinator_restart: cut off");
+  ASSERT_TRUE(failed.ok()) << failed.status().ToString();
+  EXPECT_EQ(*failed, 1);
+  auto rows = store->ListWindows({});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  const WindowRow& cut = (*rows)[1];
+  EXPECT_EQ(cut.round, 1);
+  EXPECT_EQ(cut.verdict, "failed");
+  EXPECT_EQ(cut.reasons, R"(["coordinator_restart: cut off"])");
+  EXPECT_EQ(cut.attempt, running.attempt);
+  EXPECT_EQ(cut.server_agent, "server-1");
+  // Done once: a second start finds nothing more.
+  EXPECT_EQ(*store->FailClaimedWindows("coordinator_restart: again"), 0);
+}
+
+TEST_F(StoreStateTest, RerunRequestsRequeueAFinishedCampaignUntilTheNewAttemptIsStored) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t campaign = CreateCampaign(*store, "hello");
+  WindowRow w = FullWindow(campaign, "alpha", 1);
+  auto id = store->InsertWindow(w, {});
+  ASSERT_TRUE(id.ok());
+  ASSERT_TRUE(store->SetCampaignState(campaign, "done").ok());
+
+  auto missing = store->RequestReruns({*id, 999999});
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("999999"), std::string::npos);
+  EXPECT_TRUE(store->ListRerunRequests(campaign)->empty()) << "all or nothing";
+
+  auto names = store->RequestReruns({*id, *id});
+  ASSERT_TRUE(names.ok()) << names.status().ToString();
+  EXPECT_EQ(*names, std::vector<std::string>{"hello"});
+  EXPECT_EQ((*store->FindCampaign("hello"))->state, "queued");
+  auto pending = store->ListRerunRequests(campaign);
+  ASSERT_TRUE(pending.ok());
+  ASSERT_EQ(pending->size(), 1u);
+  EXPECT_EQ((*pending)[0], (*store->ListWindows({}))[0].Key());
+
+  w.attempt = 2;
+  ASSERT_TRUE(store->InsertWindow(w, {}).ok());
+  EXPECT_TRUE(store->ListRerunRequests(campaign)->empty());
+}
+
+TEST_F(StoreStateTest, PlacementIsKeptWithTheCampaign) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t campaign = CreateCampaign(*store, "hello");
+  EXPECT_EQ((*store->FindCampaign("hello"))->placement, "{}");
+  ASSERT_TRUE(store->SetCampaignPlacement(campaign, R"({"server":"s1","load":["l1"]})").ok());
+  EXPECT_EQ((*store->FindCampaign("hello"))->placement, R"({"server":"s1","load":["l1"]})");
+  EXPECT_FALSE(store->SetCampaignPlacement(campaign, "not json").ok());
+}
+
+TEST_F(StoreStateTest, NoiseWindowsOfOneCellAreDistinctWindows) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t campaign = CreateCampaign(*store, "hello");
+  for (int k = 0; k < 3; ++k) {
+    WindowRow w = FullWindow(campaign, "alpha", 0);
+    w.noise = 1;
+    w.position = k;
+    w.load_level = "r5000";
+    EXPECT_TRUE(store->InsertWindow(w, {}).ok()) << k;
+  }
+  WindowRow again = FullWindow(campaign, "alpha", 0);
+  again.noise = 1;
+  again.position = 1;
+  again.load_level = "r5000";
+  EXPECT_EQ(store->InsertWindow(again, {}).status().code(), StatusCode::kAlreadyExists);
 }
 
 }  // namespace
