@@ -1,6 +1,8 @@
 #include "coordinator/server/agent_registry.h"
 
 #include <algorithm>
+#include <cctype>
+#include <set>
 
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
@@ -11,8 +13,75 @@
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
+namespace {
 
-AgentRegistry::AgentRegistry(std::chrono::milliseconds lease) : lease_(lease) {}
+using TimePoint = std::chrono::steady_clock::time_point;
+
+constexpr std::string_view kLabelPrefix = "label:";
+
+std::string Join(const std::vector<std::string>& items, std::string_view sep) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += sep;
+    out += item;
+  }
+  return out;
+}
+
+bool Contains(const google::protobuf::RepeatedPtrField<std::string>& items,
+              const std::string& item) {
+  return std::find(items.begin(), items.end(), item) != items.end();
+}
+
+bool Contains(const std::vector<std::string>& items, const std::string& item) {
+  return std::find(items.begin(), items.end(), item) != items.end();
+}
+
+}  // namespace
+
+std::string_view AgentStateName(AgentState state) {
+  switch (state) {
+    case AgentState::kReady:
+      return "ready";
+    case AgentState::kBusy:
+      return "busy";
+    case AgentState::kSuspect:
+      return "suspect";
+    case AgentState::kLost:
+      return "lost";
+  }
+  return "unknown";
+}
+
+Status ValidatePlacementSpec(const PlacementSpec& spec, std::string_view where) {
+  for (const auto* list : {&spec.server, &spec.load}) {
+    const char* role = list == &spec.server ? "server" : "load";
+    for (const auto& entry : *list) {
+      std::string_view label = std::string_view(entry).starts_with(kLabelPrefix)
+                                   ? std::string_view(entry).substr(kLabelPrefix.size())
+                                   : std::string_view(entry);
+      bool blank = std::any_of(entry.begin(), entry.end(),
+                               [](unsigned char c) { return std::isspace(c) != 0; });
+      if (label.empty() || blank) {
+        return Status::InvalidArgument(
+            std::string(where) + ": " + role + " entry \"" + entry +
+            "\" must be an agent name such as \"server-1\" or a label such as \"label:rack-1\"");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// The agents one selection picked, in order without duplicates, and why the others cannot.
+struct AgentRegistry::Candidates {
+  std::vector<std::string> fit;
+  std::vector<std::string> reasons;
+};
+
+AgentRegistry::AgentRegistry() : AgentRegistry(RealClockInstance(), AgentLeaseOptions{}) {}
+
+AgentRegistry::AgentRegistry(Clock& clock, AgentLeaseOptions options)
+    : clock_(clock), options_(options), start_(clock.Now()) {}
 
 void AgentRegistry::Register(const v1::RegisterAgentRequest& request) {
   std::lock_guard lock(mu_);
@@ -28,17 +97,23 @@ void AgentRegistry::Register(const v1::RegisterAgentRequest& request) {
   entry.info.mutable_catalogue()->CopyFrom(request.catalogue());
   entry.info.mutable_labels()->CopyFrom(request.labels());
   *entry.info.mutable_versions() = request.versions();
-  entry.last_seen = std::chrono::steady_clock::now();
-  entry.busy = false;
-  spdlog::info("agent {} registered from {} (roles: {}, {} catalogue targets)", request.name(),
-               request.address(), fmt::join(request.roles(), ","), request.catalogue_size());
+  entry.last_seen = clock_.Now();
+  entry.lost_reported = false;
+  spdlog::info("agent {} registered from {} (roles: {}, {} catalogue targets{}{})", request.name(),
+               request.address(), fmt::join(request.roles(), ","), request.catalogue_size(),
+               request.labels().empty() ? "" : ", labels: ", fmt::join(request.labels(), ","));
 }
 
 bool AgentRegistry::Heartbeat(const std::string& name) {
   std::lock_guard lock(mu_);
   auto it = agents_.find(name);
   if (it == agents_.end()) return false;
-  it->second.last_seen = std::chrono::steady_clock::now();
+  TimePoint now = clock_.Now();
+  if (StateLocked(it->second, now) == AgentState::kLost) {
+    spdlog::info("agent {} is back after being lost", name);
+  }
+  it->second.last_seen = now;
+  it->second.lost_reported = false;
   return true;
 }
 
@@ -48,55 +123,247 @@ void AgentRegistry::SetBusy(const std::string& name, bool busy) {
   if (it != agents_.end()) it->second.busy = busy;
 }
 
-bool AgentRegistry::LiveLocked(const Entry& entry,
-                               std::chrono::steady_clock::time_point now) const {
-  return now - entry.last_seen <= lease_;
+AgentState AgentRegistry::StateLocked(const Entry& entry, TimePoint now) const {
+  // A restarted coordinator gives every agent until start + startup_grace before any lease runs
+  // out, however long ago the agent was last heard of.
+  TimePoint expiry = std::max(entry.last_seen + options_.ttl, start_ + options_.startup_grace);
+  if (now <= expiry) return entry.busy ? AgentState::kBusy : AgentState::kReady;
+  if (now <= expiry + options_.grace) return AgentState::kSuspect;
+  return AgentState::kLost;
+}
+
+std::optional<AgentState> AgentRegistry::StateOf(const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto it = agents_.find(name);
+  if (it == agents_.end()) return std::nullopt;
+  return StateLocked(it->second, clock_.Now());
+}
+
+std::vector<std::string> AgentRegistry::TakeNewlyLost() {
+  std::lock_guard lock(mu_);
+  TimePoint now = clock_.Now();
+  std::vector<std::string> lost;
+  for (auto& [name, entry] : agents_) {
+    if (entry.lost_reported || StateLocked(entry, now) != AgentState::kLost) continue;
+    entry.lost_reported = true;
+    spdlog::warn(
+        "agent {} is lost: no heartbeat for {} ms", name,
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - entry.last_seen).count());
+    lost.push_back(name);
+  }
+  return lost;
+}
+
+std::string AgentRegistry::UnfitLocked(const Entry& entry, TimePoint now, const std::string& role,
+                                       const std::vector<std::string>& targets) const {
+  if (!Contains(entry.info.roles(), role)) return "has no " + role + " role";
+  std::vector<std::string> problems;
+  AgentState state = StateLocked(entry, now);
+  if (state != AgentState::kReady) problems.push_back("is " + std::string(AgentStateName(state)));
+  std::vector<std::string> missing;
+  for (const auto& target : targets) {
+    if (!Contains(entry.info.catalogue(), target)) missing.push_back(target);
+  }
+  if (!missing.empty()) problems.push_back("lacks " + Join(missing, ", "));
+  return Join(problems, " and ");
+}
+
+AgentRegistry::Candidates AgentRegistry::SelectLocked(const std::vector<std::string>& selectors,
+                                                      const std::string& role,
+                                                      const std::vector<std::string>& targets,
+                                                      TimePoint now) const {
+  Candidates out;
+  std::set<std::string> seen;
+  auto consider = [&](const Entry& entry) {
+    const std::string& name = entry.info.name();
+    if (!seen.insert(name).second) return;
+    std::string unfit = UnfitLocked(entry, now, role, targets);
+    if (unfit.empty()) {
+      out.fit.push_back(name);
+    } else {
+      out.reasons.push_back(name + " " + unfit);
+    }
+  };
+  if (selectors.empty()) {
+    for (const auto& [name, entry] : agents_) {
+      if (Contains(entry.info.roles(), role)) consider(entry);
+    }
+    if (seen.empty()) out.reasons.push_back("no agent has the " + role + " role");
+    return out;
+  }
+  for (const auto& selector : selectors) {
+    if (!std::string_view(selector).starts_with(kLabelPrefix)) {
+      auto it = agents_.find(selector);
+      if (it == agents_.end()) {
+        out.reasons.push_back(selector + " is not registered");
+      } else {
+        consider(it->second);
+      }
+      continue;
+    }
+    std::string label = selector.substr(kLabelPrefix.size());
+    bool any = false;
+    for (const auto& [name, entry] : agents_) {
+      if (!Contains(entry.info.labels(), label)) continue;
+      any = true;
+      consider(entry);
+    }
+    if (!any) out.reasons.push_back("no agent has label " + label);
+  }
+  return out;
+}
+
+std::optional<std::vector<std::string>> AgentRegistry::PlaceLoadsLocked(const PlacementSpec& spec,
+                                                                        const std::string& server,
+                                                                        TimePoint now,
+                                                                        std::string* why) const {
+  auto fail = [&](const std::string* selector, const std::vector<std::string>& reasons) {
+    *why = "no ready load agent" + (selector ? " for " + *selector : std::string()) + ": " +
+           Join(reasons, "; ");
+    return std::nullopt;
+  };
+  auto is_label = [](const std::string& s) {
+    return std::string_view(s).starts_with(kLabelPrefix);
+  };
+  // Named agents first, so that a label entry never takes an agent a later entry names.
+  std::vector<std::string> named;
+  for (const auto& selector : spec.load) {
+    if (is_label(selector)) continue;
+    Candidates one = SelectLocked({selector}, "load", {}, now);
+    if (one.fit.empty()) return fail(&selector, one.reasons);
+    if (!Contains(named, selector)) named.push_back(selector);
+  }
+  // One more agent per label entry (one load agent in all when the spec names none): another
+  // agent than the server when one is ready, the server itself (holding both roles) otherwise.
+  std::vector<std::string> chosen;
+  auto pick = [&](const std::string* selector) -> bool {
+    std::vector<std::string> selectors;
+    if (selector != nullptr) selectors.push_back(*selector);
+    Candidates loads = SelectLocked(selectors, "load", {}, now);
+    std::vector<std::string> free;
+    for (const auto& name : loads.fit) {
+      if (Contains(chosen, name) || Contains(named, name)) {
+        loads.reasons.push_back(name + " is already a load agent of this placement");
+      } else {
+        free.push_back(name);
+      }
+    }
+    auto other = std::find_if(free.begin(), free.end(), [&](const auto& n) { return n != server; });
+    if (other == free.end()) other = free.begin();
+    if (other == free.end()) {
+      fail(selector, loads.reasons);
+      return false;
+    }
+    chosen.push_back(*other);
+    return true;
+  };
+  if (spec.load.empty() && !pick(nullptr)) return std::nullopt;
+  for (const auto& selector : spec.load) {
+    if (is_label(selector) && !pick(&selector)) return std::nullopt;
+  }
+  // In the spec's order: named agents where they are listed, label picks where theirs are.
+  std::vector<std::string> out;
+  size_t next_pick = 0;
+  if (spec.load.empty()) out = chosen;
+  for (const auto& selector : spec.load) {
+    const std::string& name = is_label(selector) ? chosen[next_pick++] : selector;
+    if (!Contains(out, name)) out.push_back(name);
+  }
+  return out;
+}
+
+AgentRegistry::Placement AgentRegistry::MakePlacementLocked(const std::string& server,
+                                                            std::vector<std::string> loads) const {
+  Placement placement;
+  placement.server_agent = server;
+  auto address = ParseHostPort(agents_.at(server).info.address());
+  placement.server_host = address.ok() ? address->host : "127.0.0.1";
+  placement.load_agent = loads.front();
+  placement.load_agents = std::move(loads);
+  return placement;
+}
+
+namespace {
+
+std::string NoServerWhy(const PlacementSpec& spec, const std::vector<std::string>& targets,
+                        const std::vector<std::string>& reasons) {
+  std::string why = "no ready server agent";
+  if (!targets.empty()) why += " has targets " + Join(targets, ", ");
+  if (!spec.server.empty()) why += " among " + Join(spec.server, ", ");
+  return why + ": " + Join(reasons, "; ");
+}
+
+}  // namespace
+
+std::optional<AgentRegistry::Placement> AgentRegistry::Place(
+    const PlacementSpec& spec, const std::vector<std::string>& targets, std::string* why) {
+  std::lock_guard lock(mu_);
+  TimePoint now = clock_.Now();
+  Candidates servers = SelectLocked(spec.server, "server", targets, now);
+  if (servers.fit.empty()) {
+    *why = NoServerWhy(spec, targets, servers.reasons);
+    return std::nullopt;
+  }
+  std::string first_why;
+  for (const auto& server : servers.fit) {
+    std::string load_why;
+    auto loads = PlaceLoadsLocked(spec, server, now, &load_why);
+    if (loads) return MakePlacementLocked(server, std::move(*loads));
+    if (first_why.empty()) first_why = load_why;
+  }
+  *why = first_why;
+  return std::nullopt;
 }
 
 std::optional<AgentRegistry::Placement> AgentRegistry::Place(
     const std::vector<std::string>& targets, std::string* why) {
+  return Place(PlacementSpec{}, targets, why);
+}
+
+std::vector<AgentRegistry::Placement> AgentRegistry::PlacePairs(
+    const PlacementSpec& spec, const std::vector<std::string>& targets, std::string* why) {
   std::lock_guard lock(mu_);
-  auto now = std::chrono::steady_clock::now();
-  auto has_role = [](const Entry& e, const std::string& role) {
-    return std::find(e.info.roles().begin(), e.info.roles().end(), role) != e.info.roles().end();
-  };
-  const Entry* server = nullptr;
-  std::string missing;
-  for (const auto& [name, entry] : agents_) {
-    if (!LiveLocked(entry, now) || entry.busy || !has_role(entry, "server")) continue;
-    bool all = true;
-    for (const auto& target : targets) {
-      if (std::find(entry.info.catalogue().begin(), entry.info.catalogue().end(), target) ==
-          entry.info.catalogue().end()) {
-        all = false;
-        missing = "agent " + name + " lacks target \"" + target + "\"";
-      }
-    }
-    if (all) {
-      server = &entry;
-      break;
-    }
+  TimePoint now = clock_.Now();
+  Candidates servers = SelectLocked(spec.server, "server", targets, now);
+  if (servers.fit.empty()) {
+    *why = NoServerWhy(spec, targets, servers.reasons);
+    return {};
   }
-  if (server == nullptr) {
-    *why = "no ready server agent has every target of the campaign" +
-           (missing.empty() ? std::string() : " (" + missing + ")");
-    return std::nullopt;
+  Candidates loads = SelectLocked(spec.load, "load", {}, now);
+  if (loads.fit.empty()) {
+    *why = "no ready load agent" + (spec.load.empty() ? "" : " among " + Join(spec.load, ", ")) +
+           ": " + Join(loads.reasons, "; ");
+    return {};
   }
-  const Entry* load = nullptr;
-  for (const auto& [name, entry] : agents_) {
-    if (!LiveLocked(entry, now) || entry.busy || !has_role(entry, "load")) continue;
-    if (load == nullptr || (load == server && &entry != server)) load = &entry;
+  // Every server fits every load agent but itself, so this greedy order is a maximum matching:
+  // server-only with load-only agents, the one-sided rest with agents able to take either role,
+  // and those left over with each other.
+  std::vector<std::string> server_only, load_only, either;
+  for (const auto& name : servers.fit) {
+    (Contains(loads.fit, name) ? either : server_only).push_back(name);
   }
-  if (load == nullptr) {
-    *why = "no ready load agent";
-    return std::nullopt;
+  for (const auto& name : loads.fit) {
+    if (!Contains(servers.fit, name)) load_only.push_back(name);
   }
-  Placement placement;
-  placement.server_agent = server->info.name();
-  placement.load_agent = load->info.name();
-  auto address = ParseHostPort(server->info.address());
-  placement.server_host = address.ok() ? address->host : "127.0.0.1";
-  return placement;
+  std::vector<Placement> pairs;
+  size_t s = 0, l = 0, e = 0;
+  for (; s < server_only.size() && l < load_only.size(); ++s, ++l) {
+    pairs.push_back(MakePlacementLocked(server_only[s], {load_only[l]}));
+  }
+  for (; s < server_only.size() && e < either.size(); ++s, ++e) {
+    pairs.push_back(MakePlacementLocked(server_only[s], {either[e]}));
+  }
+  for (; l < load_only.size() && e < either.size(); ++l, ++e) {
+    pairs.push_back(MakePlacementLocked(either[e], {load_only[l]}));
+  }
+  for (; e + 1 < either.size(); e += 2) {
+    pairs.push_back(MakePlacementLocked(either[e], {either[e + 1]}));
+  }
+  if (pairs.empty()) {
+    *why = "no disjoint server and load pair: " + either.front() +
+           " is the only ready agent for either role";
+  }
+  return pairs;
 }
 
 std::shared_ptr<v1::Agent::Stub> AgentRegistry::Stub(const std::string& name) {
@@ -110,21 +377,28 @@ std::string AgentRegistry::HostFactsJson(const std::string& name) {
   auto it = agents_.find(name);
   if (it == agents_.end()) return "{}";
   const v1::HostFacts& h = it->second.info.host();
-  nlohmann::json facts = {{"hostname", h.hostname()},         {"cpu_model", h.cpu_model()},
-                          {"logical_cores", h.logical_cores()}, {"physical_cores", h.physical_cores()},
-                          {"smt", h.smt()},                     {"governor", h.governor()},
-                          {"kernel", h.kernel()},               {"memory_kb", h.memory_kb()},
-                          {"hypervisor", h.hypervisor()},       {"agent_version", h.agent_version()}};
+  nlohmann::json facts = {{"hostname", h.hostname()},
+                          {"cpu_model", h.cpu_model()},
+                          {"logical_cores", h.logical_cores()},
+                          {"physical_cores", h.physical_cores()},
+                          {"smt", h.smt()},
+                          {"governor", h.governor()},
+                          {"kernel", h.kernel()},
+                          {"memory_kb", h.memory_kb()},
+                          {"hypervisor", h.hypervisor()},
+                          {"agent_version", h.agent_version()}};
   return facts.dump();
 }
 
 std::vector<v1::AgentInfo> AgentRegistry::List() {
   std::lock_guard lock(mu_);
-  auto now = std::chrono::steady_clock::now();
+  TimePoint now = clock_.Now();
   std::vector<v1::AgentInfo> out;
   for (const auto& [name, entry] : agents_) {
     v1::AgentInfo info = entry.info;
-    info.set_state(!LiveLocked(entry, now) ? "lost" : entry.busy ? "busy" : "ready");
+    info.set_state(std::string(AgentStateName(StateLocked(entry, now))));
+    auto age = std::chrono::duration_cast<std::chrono::milliseconds>(now - entry.last_seen);
+    info.set_lease_age_ms(std::max<int64_t>(0, age.count()));
     out.push_back(std::move(info));
   }
   return out;

@@ -1,6 +1,17 @@
-// AgentRegistry: the agents the coordinator knows, with their roles, catalogue, host facts and
-// lease. Agents register and then heartbeat well within the lease; one whose lease ran out is
-// "lost" and not placed. The registry owns one gRPC channel per agent. Thread-safe.
+// AgentRegistry: the fleet the coordinator knows: each agent's roles, labels, catalogue, host
+// facts, lease and state, and the placement of campaigns on it. Agents register, then heartbeat
+// well within the lease. Time comes from an injected Clock, so tests advance a fake one. The
+// registry owns one gRPC channel per agent. Thread-safe: every method may be called from any
+// thread (the gRPC service's handlers and the scheduler).
+//
+// States, computed from the clock whenever asked (see docs/fleet.md):
+//   ready    the lease is fresh and no window runs on the agent; only ready agents are placed
+//   busy     the lease is fresh and the scheduler marked the agent busy (SetBusy)
+//   suspect  the lease expired at most `grace` ago; not placed, its running window goes on
+//   lost     the lease expired more than `grace` ago; TakeNewlyLost reports it once
+// A registration or heartbeat renews the lease and brings any state back to ready (or busy).
+// No lease expires before the registry's start + `startup_grace`, so a restarted coordinator
+// never marks the agents it learns of lost before they had time to come back.
 #pragma once
 
 #include <chrono>
@@ -9,35 +20,89 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "benchlab/v1/agent.grpc.pb.h"
 #include "benchlab/v1/coordinator.pb.h"
+#include "common/clock.h"
+#include "common/status.h"
 
 namespace benchlab {
 
+enum class AgentState { kReady, kBusy, kSuspect, kLost };
+// "ready", "busy", "suspect", "lost": the words of ListAgents and `benchlab agents`.
+std::string_view AgentStateName(AgentState state);
+
+struct AgentLeaseOptions {
+  std::chrono::milliseconds ttl{5000};             // a lease's length from its last renewal
+  std::chrono::milliseconds grace{10000};          // suspect this long after expiry, then lost
+  std::chrono::milliseconds startup_grace{30000};  // no lease expires before start + this
+};
+
+// Which agents a campaign may use. Each entry selects agents by name ("server-1") or by label
+// ("label:rack-1": every agent carrying the label "rack-1"; the text after "label:" is compared
+// with the agent's labels as written). Empty lists select every agent of the role.
+struct PlacementSpec {
+  std::vector<std::string> server;
+  std::vector<std::string> load;
+};
+// InvalidArgument naming the bad entry when one is empty, "label:" without a label, or holds
+// whitespace. `where` prefixes the message ("campaign.toml: placement").
+Status ValidatePlacementSpec(const PlacementSpec& spec, std::string_view where);
+
 class AgentRegistry {
  public:
-  explicit AgentRegistry(std::chrono::milliseconds lease = std::chrono::milliseconds(5000));
+  // The real clock, default lease options; the start-up grace runs from now.
+  AgentRegistry();
+  // `clock` must outlive the registry; the start-up grace runs from clock.Now().
+  AgentRegistry(Clock& clock, AgentLeaseOptions options);
+  AgentRegistry(const AgentRegistry&) = delete;
+  AgentRegistry& operator=(const AgentRegistry&) = delete;
 
-  std::chrono::milliseconds lease() const { return lease_; }
+  // The lease an agent must renew within (its heartbeats come three times per lease).
+  std::chrono::milliseconds lease() const { return options_.ttl; }
+  // Adds or replaces the agent and renews its lease. A busy mark survives re-registration: it
+  // is the scheduler's, which clears it when the window or campaign ends.
   void Register(const v1::RegisterAgentRequest& request);
-  // False when the agent is unknown (it must register again).
+  // Renews the lease, also of a suspect or lost agent. False when the agent is unknown (it must
+  // register again).
   bool Heartbeat(const std::string& name);
-  // Marks an agent busy or ready (ready agents can be placed).
+  // Marks an agent busy (a window or campaign runs on it) or not. Unknown names are ignored.
   void SetBusy(const std::string& name, bool busy);
+
+  // nullopt when the agent is unknown.
+  std::optional<AgentState> StateOf(const std::string& name);
+  // Agents that became lost since the previous call, by name, each once per loss (a renewal
+  // followed by another expiry reports it again). The scheduler fails their windows.
+  std::vector<std::string> TakeNewlyLost();
 
   struct Placement {
     std::string server_agent;
-    std::string server_host;  // where the load agent reaches the server's targets
-    std::string load_agent;
+    std::string server_host;  // where the load agents reach the server's targets
+    std::string load_agent;   // the first of load_agents
+    std::vector<std::string> load_agents;
   };
-  // The first ready server agent whose catalogue holds every target, and the first ready load
-  // agent (another agent when there is one). nullopt with a reason when none fits yet.
+  // A ready server agent selected by spec.server whose catalogue holds every target, and ready
+  // load agents: every agent named in spec.load, one more agent per label entry, or, when
+  // spec.load is empty, one load agent (another agent than the server when one is ready).
+  // Entries are tried in their order, agents of one label by name. nullopt with *why saying,
+  // agent by agent, why none fits ("no ready server agent has targets nginx, hello-server:
+  // srv1 lacks nginx; srv2 is lost").
+  std::optional<Placement> Place(const PlacementSpec& spec, const std::vector<std::string>& targets,
+                                 std::string* why);
+  // Place with an empty spec: any server agent with the targets, any load agent.
   std::optional<Placement> Place(const std::vector<std::string>& targets, std::string* why);
+  // For fleet campaigns: as many disjoint (server, load) pairs as the ready agents selected by
+  // spec allow, no agent in two pairs nor on both sides of one. Server-only agents are paired
+  // with load-only ones first, agents that could take either role fill in. Empty with *why
+  // when no pair can be formed.
+  std::vector<Placement> PlacePairs(const PlacementSpec& spec,
+                                    const std::vector<std::string>& targets, std::string* why);
 
   // A stub for calling the agent; nullptr when unknown.
   std::shared_ptr<v1::Agent::Stub> Stub(const std::string& name);
+  // Every known agent, by name, with its state and lease age filled in.
   std::vector<v1::AgentInfo> List();
   // The agent's host facts as a JSON object ("{}" when unknown), for the window record.
   std::string HostFactsJson(const std::string& name);
@@ -47,11 +112,29 @@ class AgentRegistry {
     v1::AgentInfo info;
     std::chrono::steady_clock::time_point last_seen;
     bool busy = false;
+    bool lost_reported = false;
     std::shared_ptr<v1::Agent::Stub> stub;
   };
-  bool LiveLocked(const Entry& entry, std::chrono::steady_clock::time_point now) const;
+  struct Candidates;
 
-  const std::chrono::milliseconds lease_;
+  AgentState StateLocked(const Entry& entry, std::chrono::steady_clock::time_point now) const;
+  // Why the agent cannot take `role` now ("is busy", "lacks nginx"); empty when it can.
+  std::string UnfitLocked(const Entry& entry, std::chrono::steady_clock::time_point now,
+                          const std::string& role, const std::vector<std::string>& targets) const;
+  // The agents `selectors` pick for `role` (every agent of the role when empty), split into
+  // those that can take it now and, for the others, why not.
+  Candidates SelectLocked(const std::vector<std::string>& selectors, const std::string& role,
+                          const std::vector<std::string>& targets,
+                          std::chrono::steady_clock::time_point now) const;
+  // The load agents for a campaign whose server agent is `server`; nullopt with *why.
+  std::optional<std::vector<std::string>> PlaceLoadsLocked(
+      const PlacementSpec& spec, const std::string& server,
+      std::chrono::steady_clock::time_point now, std::string* why) const;
+  Placement MakePlacementLocked(const std::string& server, std::vector<std::string> loads) const;
+
+  Clock& clock_;
+  const AgentLeaseOptions options_;
+  const std::chrono::steady_clock::time_point start_;
   std::mutex mu_;
   std::map<std::string, Entry> agents_;
 };

@@ -1,69 +1,403 @@
 #include "coordinator/server/agent_registry.h"
 
-#include <thread>
+#include <set>
 
 #include <gtest/gtest.h>
 
 namespace benchlab {
 namespace {
 
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// Time stands still until a test advances it.
+class FakeClock : public Clock {
+ public:
+  std::chrono::steady_clock::time_point Now() override { return now_; }
+  std::chrono::system_clock::time_point WallNow() override {
+    return std::chrono::system_clock::time_point(now_.time_since_epoch());
+  }
+  void Advance(std::chrono::milliseconds d) { now_ += d; }
+
+ private:
+  std::chrono::steady_clock::time_point now_ = std::chrono::steady_clock::time_point(seconds(1000));
+};
+
 v1::RegisterAgentRequest Agent(const std::string& name, std::vector<std::string> roles,
-                               std::vector<std::string> catalogue = {}) {
+                               std::vector<std::string> catalogue = {},
+                               std::vector<std::string> labels = {}) {
   v1::RegisterAgentRequest req;
   req.set_name(name);
   for (auto& r : roles) req.add_roles(r);
   for (auto& c : catalogue) req.add_catalogue(c);
+  for (auto& l : labels) req.add_labels(l);
   req.set_address("10.0.0.1:7000");
   return req;
 }
 
-TEST(AgentRegistryTest, PlacesServerWithEveryTargetAndASeparateLoadAgent) {
-  AgentRegistry registry;
-  registry.Register(Agent("both", {"server", "load"}, {"a", "b"}));
-  registry.Register(Agent("load-1", {"load"}));
-  std::string why;
-  auto placement = registry.Place({"a", "b"}, &why);
-  ASSERT_TRUE(placement.has_value()) << why;
+// TTL 5 s and grace 10 s as by default, without the start-up grace unless a test wants it.
+AgentLeaseOptions NoStartupGrace() {
+  AgentLeaseOptions options;
+  options.startup_grace = milliseconds(0);
+  return options;
+}
+
+std::string State(AgentRegistry& registry, const std::string& name) {
+  auto state = registry.StateOf(name);
+  return state ? std::string(AgentStateName(*state)) : "unknown";
+}
+
+// --- leases ---------------------------------------------------------------------------------
+
+TEST(AgentLeaseTest, DefaultsAreFiveSecondsTenSecondsAndThirtySeconds) {
+  AgentLeaseOptions options;
+  EXPECT_EQ(options.ttl, seconds(5));
+  EXPECT_EQ(options.grace, seconds(10));
+  EXPECT_EQ(options.startup_grace, seconds(30));
+  FakeClock clock;
+  EXPECT_EQ(AgentRegistry(clock, options).lease(), seconds(5));
+}
+
+TEST(AgentLeaseTest, ReadyBusyReady) {
+  FakeClock clock;
+  AgentRegistry registry(clock, NoStartupGrace());
+  registry.Register(Agent("s", {"server"}));
+  EXPECT_EQ(State(registry, "s"), "ready");
+  registry.SetBusy("s", true);
+  EXPECT_EQ(State(registry, "s"), "busy");
+  registry.SetBusy("s", false);
+  EXPECT_EQ(State(registry, "s"), "ready");
+  EXPECT_EQ(State(registry, "nobody"), "unknown");
+}
+
+TEST(AgentLeaseTest, ExpiredLeaseIsSuspectForTheGraceThenLost) {
+  FakeClock clock;
+  AgentRegistry registry(clock, NoStartupGrace());
+  registry.Register(Agent("s", {"server"}));
+  clock.Advance(seconds(5));
+  EXPECT_EQ(State(registry, "s"), "ready") << "the lease is fresh through its last instant";
+  clock.Advance(milliseconds(1));
+  EXPECT_EQ(State(registry, "s"), "suspect");
+  clock.Advance(seconds(10) - milliseconds(1));
+  EXPECT_EQ(State(registry, "s"), "suspect");
+  clock.Advance(milliseconds(1));
+  EXPECT_EQ(State(registry, "s"), "lost");
+}
+
+TEST(AgentLeaseTest, HeartbeatsKeepTheLeaseFresh) {
+  FakeClock clock;
+  AgentRegistry registry(clock, NoStartupGrace());
+  registry.Register(Agent("s", {"server"}));
+  for (int i = 0; i < 10; ++i) {
+    clock.Advance(seconds(4));
+    ASSERT_TRUE(registry.Heartbeat("s"));
+  }
+  clock.Advance(seconds(5));
+  EXPECT_EQ(State(registry, "s"), "ready");
+}
+
+TEST(AgentLeaseTest, BusyAgentWhoseLeaseExpiresIsSuspectThenLost) {
+  FakeClock clock;
+  AgentRegistry registry(clock, NoStartupGrace());
+  registry.Register(Agent("s", {"server"}));
+  registry.SetBusy("s", true);
+  clock.Advance(seconds(6));
+  EXPECT_EQ(State(registry, "s"), "suspect");
+  clock.Advance(seconds(10));
+  EXPECT_EQ(State(registry, "s"), "lost");
+}
+
+TEST(AgentLeaseTest, HeartbeatAfterLostBringsItBackToReady) {
+  FakeClock clock;
+  AgentRegistry registry(clock, NoStartupGrace());
+  registry.Register(Agent("s", {"server"}));
+  clock.Advance(seconds(60));
+  ASSERT_EQ(State(registry, "s"), "lost");
+  EXPECT_TRUE(registry.Heartbeat("s"));
+  EXPECT_EQ(State(registry, "s"), "ready");
+  EXPECT_FALSE(registry.Heartbeat("unknown")) << "an unknown agent must register again";
+  EXPECT_EQ(State(registry, "unknown"), "unknown");
+}
+
+TEST(AgentLeaseTest, RegistrationAfterLostBringsItBackAndKeepsTheBusyMark) {
+  FakeClock clock;
+  AgentRegistry registry(clock, NoStartupGrace());
+  registry.Register(Agent("s", {"server"}));
+  clock.Advance(seconds(60));
+  ASSERT_EQ(State(registry, "s"), "lost");
+  registry.Register(Agent("s", {"server"}));
+  EXPECT_EQ(State(registry, "s"), "ready");
+  registry.SetBusy("s", true);
+  registry.Register(Agent("s", {"server"}));
+  EXPECT_EQ(State(registry, "s"), "busy") << "busy is the scheduler's to clear";
+}
+
+TEST(AgentLeaseTest, RestartGraceHoldsEveryLeaseUntilStartPlusGrace) {
+  FakeClock clock;
+  AgentRegistry registry(clock, AgentLeaseOptions{});  // start-up grace 30 s from now
+  registry.Register(Agent("early", {"server"}));
+  clock.Advance(seconds(28));
+  registry.Register(Agent("late", {"load"}));
+  clock.Advance(seconds(2));  // start + 30 s: both leases still held
+  EXPECT_EQ(State(registry, "early"), "ready");
+  EXPECT_EQ(State(registry, "late"), "ready");
+  EXPECT_TRUE(registry.TakeNewlyLost().empty());
+  clock.Advance(milliseconds(1));
+  EXPECT_EQ(State(registry, "early"), "suspect") << "its own lease ended long before the grace";
+  EXPECT_EQ(State(registry, "late"), "ready") << "its own lease runs to start + 33 s";
+  clock.Advance(seconds(3));
+  EXPECT_EQ(State(registry, "late"), "suspect");
+  clock.Advance(seconds(7));  // start + 40 s + 1 ms
+  EXPECT_EQ(State(registry, "early"), "lost");
+  EXPECT_EQ(State(registry, "late"), "suspect");
+  EXPECT_EQ(registry.TakeNewlyLost(), std::vector<std::string>{"early"});
+}
+
+TEST(AgentLeaseTest, TakeNewlyLostReportsEachLossOnce) {
+  FakeClock clock;
+  AgentRegistry registry(clock, NoStartupGrace());
+  registry.Register(Agent("a", {"server"}));
+  registry.Register(Agent("b", {"load"}));
+  clock.Advance(seconds(10));
+  EXPECT_TRUE(registry.TakeNewlyLost().empty()) << "suspect is not lost";
+  ASSERT_TRUE(registry.Heartbeat("b"));
+  clock.Advance(seconds(6));
+  EXPECT_EQ(registry.TakeNewlyLost(), std::vector<std::string>{"a"});
+  EXPECT_TRUE(registry.TakeNewlyLost().empty());
+  clock.Advance(seconds(10));
+  EXPECT_EQ(registry.TakeNewlyLost(), std::vector<std::string>{"b"});
+  ASSERT_TRUE(registry.Heartbeat("a"));
+  EXPECT_TRUE(registry.TakeNewlyLost().empty());
+  clock.Advance(seconds(16));
+  EXPECT_EQ(registry.TakeNewlyLost(), std::vector<std::string>{"a"}) << "lost again";
+}
+
+TEST(AgentLeaseTest, ListShowsStateLeaseAgeAndWhatTheAgentRegistered) {
+  FakeClock clock;
+  AgentRegistry registry(clock, NoStartupGrace());
+  auto req = Agent("s", {"server", "load"}, {"nginx"}, {"rack-1"});
+  req.mutable_host()->set_hostname("box");
+  registry.Register(req);
+  registry.Register(Agent("t", {"load"}));
+  clock.Advance(milliseconds(1500));
+  ASSERT_TRUE(registry.Heartbeat("t"));
+  clock.Advance(milliseconds(250));
+  registry.SetBusy("t", true);
+  auto agents = registry.List();
+  ASSERT_EQ(agents.size(), 2u);
+  EXPECT_EQ(agents[0].name(), "s");
+  EXPECT_EQ(agents[0].state(), "ready");
+  EXPECT_EQ(agents[0].lease_age_ms(), 1750);
+  EXPECT_EQ(agents[0].labels(0), "rack-1");
+  EXPECT_EQ(agents[0].catalogue(0), "nginx");
+  EXPECT_EQ(agents[0].roles_size(), 2);
+  EXPECT_EQ(agents[0].address(), "10.0.0.1:7000");
+  EXPECT_EQ(agents[0].host().hostname(), "box");
+  EXPECT_EQ(agents[1].state(), "busy");
+  EXPECT_EQ(agents[1].lease_age_ms(), 250);
+  clock.Advance(seconds(20));
+  EXPECT_EQ(registry.List()[1].state(), "lost");
+}
+
+// --- placement ------------------------------------------------------------------------------
+
+class PlacementTest : public ::testing::Test {
+ protected:
+  FakeClock clock_;
+  AgentRegistry registry_{clock_, NoStartupGrace()};
+  std::string why_;
+};
+
+TEST_F(PlacementTest, PlacesServerWithEveryTargetAndASeparateLoadAgent) {
+  registry_.Register(Agent("both", {"server", "load"}, {"a", "b"}));
+  registry_.Register(Agent("load-1", {"load"}));
+  auto placement = registry_.Place({"a", "b"}, &why_);
+  ASSERT_TRUE(placement.has_value()) << why_;
   EXPECT_EQ(placement->server_agent, "both");
   EXPECT_EQ(placement->load_agent, "load-1") << "a separate load agent is preferred";
+  EXPECT_EQ(placement->load_agents, std::vector<std::string>{"load-1"});
   EXPECT_EQ(placement->server_host, "10.0.0.1");
 }
 
-TEST(AgentRegistryTest, NoPlacementWhenATargetIsMissingSaysWhich) {
-  AgentRegistry registry;
-  registry.Register(Agent("s", {"server"}, {"a"}));
-  registry.Register(Agent("l", {"load"}));
-  std::string why;
-  EXPECT_FALSE(registry.Place({"a", "b"}, &why).has_value());
-  EXPECT_NE(why.find("agent s lacks target \"b\""), std::string::npos) << why;
+TEST_F(PlacementTest, OneAgentHoldingBothRolesServesAndLoads) {
+  registry_.Register(Agent("both", {"server", "load"}, {"a"}));
+  auto placement = registry_.Place({"a"}, &why_);
+  ASSERT_TRUE(placement.has_value()) << why_;
+  EXPECT_EQ(placement->server_agent, "both");
+  EXPECT_EQ(placement->load_agent, "both");
 }
 
-TEST(AgentRegistryTest, BusyAgentsAreNotPlacedAndNoLoadAgentIsSaid) {
-  AgentRegistry registry;
-  registry.Register(Agent("s", {"server"}, {"a"}));
-  std::string why;
-  EXPECT_FALSE(registry.Place({"a"}, &why).has_value());
-  EXPECT_EQ(why, "no ready load agent");
-  registry.Register(Agent("l", {"load"}));
-  registry.SetBusy("l", true);
-  EXPECT_FALSE(registry.Place({"a"}, &why).has_value());
-  registry.SetBusy("l", false);
-  EXPECT_TRUE(registry.Place({"a"}, &why).has_value());
+TEST_F(PlacementTest, MissingTargetSaysWhichAgentLacksWhatAndWhichIsNotReady) {
+  registry_.Register(Agent("srv1", {"server"}, {"hello-server"}));
+  registry_.Register(Agent("srv2", {"server"}, {"nginx", "hello-server"}));
+  registry_.Register(Agent("l", {"load"}));
+  for (int i = 0; i < 4; ++i) {  // srv2 falls silent for 16 s
+    clock_.Advance(seconds(4));
+    ASSERT_TRUE(registry_.Heartbeat("srv1"));
+    ASSERT_TRUE(registry_.Heartbeat("l"));
+  }
+  EXPECT_FALSE(registry_.Place({"nginx", "hello-server"}, &why_).has_value());
+  EXPECT_EQ(why_,
+            "no ready server agent has targets nginx, hello-server: srv1 lacks nginx; "
+            "srv2 is lost");
 }
 
-TEST(AgentRegistryTest, LeaseExpiresWithoutHeartbeat) {
-  AgentRegistry registry(std::chrono::milliseconds(50));
-  registry.Register(Agent("s", {"server", "load"}, {"a"}));
-  EXPECT_TRUE(registry.Heartbeat("s"));
-  EXPECT_FALSE(registry.Heartbeat("unknown")) << "an unknown agent must register again";
-  std::this_thread::sleep_for(std::chrono::milliseconds(120));
-  auto agents = registry.List();
-  ASSERT_EQ(agents.size(), 1u);
-  EXPECT_EQ(agents[0].state(), "lost");
-  std::string why;
-  EXPECT_FALSE(registry.Place({"a"}, &why).has_value());
-  EXPECT_TRUE(registry.Heartbeat("s"));
-  EXPECT_EQ(registry.List()[0].state(), "ready");
+TEST_F(PlacementTest, NoAgentOfARoleIsSaid) {
+  EXPECT_FALSE(registry_.Place({"a"}, &why_).has_value());
+  EXPECT_EQ(why_, "no ready server agent has targets a: no agent has the server role");
+  registry_.Register(Agent("s", {"server"}, {"a"}));
+  EXPECT_FALSE(registry_.Place({"a"}, &why_).has_value());
+  EXPECT_EQ(why_, "no ready load agent: no agent has the load role");
+}
+
+TEST_F(PlacementTest, OnlyReadyAgentsArePlaced) {
+  registry_.Register(Agent("s", {"server"}, {"a"}));
+  registry_.Register(Agent("l", {"load"}));
+  registry_.SetBusy("l", true);
+  EXPECT_FALSE(registry_.Place({"a"}, &why_).has_value());
+  EXPECT_EQ(why_, "no ready load agent: l is busy");
+  registry_.SetBusy("l", false);
+  registry_.SetBusy("s", true);
+  EXPECT_FALSE(registry_.Place({"a"}, &why_).has_value());
+  EXPECT_EQ(why_, "no ready server agent has targets a: s is busy");
+  registry_.SetBusy("s", false);
+  clock_.Advance(seconds(6));
+  ASSERT_TRUE(registry_.Heartbeat("s"));
+  EXPECT_FALSE(registry_.Place({"a"}, &why_).has_value());
+  EXPECT_EQ(why_, "no ready load agent: l is suspect");
+  ASSERT_TRUE(registry_.Heartbeat("l"));
+  EXPECT_TRUE(registry_.Place({"a"}, &why_).has_value()) << why_;
+}
+
+TEST_F(PlacementTest, ServerByNameInTheSpecsOrder) {
+  registry_.Register(Agent("srv1", {"server"}, {"a"}));
+  registry_.Register(Agent("srv2", {"server"}, {"a"}));
+  registry_.Register(Agent("l", {"load"}));
+  auto placement = registry_.Place(PlacementSpec{{"srv2", "srv1"}, {}}, {"a"}, &why_);
+  ASSERT_TRUE(placement.has_value()) << why_;
+  EXPECT_EQ(placement->server_agent, "srv2");
+  registry_.SetBusy("srv2", true);
+  placement = registry_.Place(PlacementSpec{{"srv2", "srv1"}, {}}, {"a"}, &why_);
+  ASSERT_TRUE(placement.has_value()) << why_;
+  EXPECT_EQ(placement->server_agent, "srv1");
+  EXPECT_FALSE(registry_.Place(PlacementSpec{{"srv2", "srv3", "l"}, {}}, {"a"}, &why_));
+  EXPECT_EQ(why_,
+            "no ready server agent has targets a among srv2, srv3, l: srv2 is busy; "
+            "srv3 is not registered; l has no server role");
+}
+
+TEST_F(PlacementTest, ServerAndLoadByLabel) {
+  registry_.Register(Agent("a1", {"server"}, {"t"}, {"rack-1"}));
+  registry_.Register(Agent("b1", {"server"}, {"t"}, {"rack-2"}));
+  registry_.Register(Agent("a2", {"load"}, {}, {"rack-1"}));
+  registry_.Register(Agent("b2", {"load"}, {}, {"rack-2", "fast"}));
+  auto placement = registry_.Place(PlacementSpec{{"label:rack-2"}, {"label:fast"}}, {"t"}, &why_);
+  ASSERT_TRUE(placement.has_value()) << why_;
+  EXPECT_EQ(placement->server_agent, "b1");
+  EXPECT_EQ(placement->load_agents, std::vector<std::string>{"b2"});
+  EXPECT_FALSE(registry_.Place(PlacementSpec{{"label:rack-3"}, {}}, {"t"}, &why_));
+  EXPECT_EQ(why_,
+            "no ready server agent has targets t among label:rack-3: "
+            "no agent has label rack-3");
+  EXPECT_FALSE(registry_.Place(PlacementSpec{{"label:rack-1"}, {"label:rack-1"}}, {"u"}, &why_));
+  EXPECT_EQ(why_,
+            "no ready server agent has targets u among label:rack-1: a1 lacks u; "
+            "a2 has no server role");
+}
+
+TEST_F(PlacementTest, SeveralLoadAgentsByName) {
+  registry_.Register(Agent("s", {"server"}, {"t"}));
+  registry_.Register(Agent("l1", {"load"}));
+  registry_.Register(Agent("l2", {"load"}));
+  registry_.Register(Agent("l3", {"load"}));
+  auto placement = registry_.Place(PlacementSpec{{}, {"l3", "l1", "l3"}}, {"t"}, &why_);
+  ASSERT_TRUE(placement.has_value()) << why_;
+  EXPECT_EQ(placement->load_agents, (std::vector<std::string>{"l3", "l1"}));
+  EXPECT_EQ(placement->load_agent, "l3");
+  registry_.SetBusy("l1", true);
+  EXPECT_FALSE(registry_.Place(PlacementSpec{{}, {"l3", "l1"}}, {"t"}, &why_));
+  EXPECT_EQ(why_, "no ready load agent for l1: l1 is busy");
+}
+
+TEST_F(PlacementTest, EachLabelEntryTakesAnotherAgentAndNamedOnesAreKeptForTheirEntry) {
+  registry_.Register(Agent("s", {"server", "load"}, {"t"}, {"rack-1"}));
+  registry_.Register(Agent("l1", {"load"}, {}, {"rack-1"}));
+  registry_.Register(Agent("l2", {"load"}, {}, {"rack-1"}));
+  auto placement =
+      registry_.Place(PlacementSpec{{"s"}, {"label:rack-1", "label:rack-1"}}, {"t"}, &why_);
+  ASSERT_TRUE(placement.has_value()) << why_;
+  EXPECT_EQ(placement->load_agents, (std::vector<std::string>{"l1", "l2"}))
+      << "the server loads only when no other agent is ready";
+  placement = registry_.Place(PlacementSpec{{"s"}, {"label:rack-1", "l1"}}, {"t"}, &why_);
+  ASSERT_TRUE(placement.has_value()) << why_;
+  EXPECT_EQ(placement->load_agents, (std::vector<std::string>{"l2", "l1"}));
+  placement = registry_.Place(
+      PlacementSpec{{"s"}, {"label:rack-1", "label:rack-1", "label:rack-1"}}, {"t"}, &why_);
+  ASSERT_TRUE(placement.has_value()) << why_;
+  EXPECT_EQ(placement->load_agents, (std::vector<std::string>{"l1", "l2", "s"}));
+  EXPECT_FALSE(registry_.Place(PlacementSpec{{"s"}, {"label:rack-1", "label:rack-1", "l1", "l2"}},
+                               {"t"}, &why_));
+  EXPECT_EQ(why_,
+            "no ready load agent for label:rack-1: l1 is already a load agent of this "
+            "placement; l2 is already a load agent of this placement; s is already a load "
+            "agent of this placement")
+      << "the second label entry finds l1 and l2 named and s taken by the first";
+}
+
+TEST_F(PlacementTest, PairsAreDisjointAndAsManyAsTheAgentsAllow) {
+  // 3 server-only, 1 load-only, 3 either: 7 agents make at most 3 pairs.
+  for (std::string n : {"s1", "s2", "s3"}) registry_.Register(Agent(n, {"server"}, {"t"}));
+  registry_.Register(Agent("l1", {"load"}));
+  for (std::string n : {"x1", "x2", "x3"}) registry_.Register(Agent(n, {"server", "load"}, {"t"}));
+  registry_.Register(Agent("s4", {"server"}, {"other"}));  // lacks the target
+  auto pairs = registry_.PlacePairs(PlacementSpec{}, {"t"}, &why_);
+  ASSERT_EQ(pairs.size(), 3u) << why_;
+  std::set<std::string> used;
+  for (const auto& p : pairs) {
+    EXPECT_NE(p.server_agent, p.load_agent);
+    EXPECT_NE(p.server_agent, "s4");
+    EXPECT_TRUE(used.insert(p.server_agent).second) << p.server_agent << " is in two pairs";
+    EXPECT_TRUE(used.insert(p.load_agent).second) << p.load_agent << " is in two pairs";
+    EXPECT_EQ(p.load_agents, std::vector<std::string>{p.load_agent});
+  }
+  EXPECT_EQ(pairs[0].server_agent, "s1");
+  EXPECT_EQ(pairs[0].load_agent, "l1") << "load-only agents go first";
+}
+
+TEST_F(PlacementTest, PairsOfAgentsHoldingBothRolesPairAmongThemselves) {
+  for (std::string n : {"x1", "x2", "x3", "x4", "x5"}) {
+    registry_.Register(Agent(n, {"server", "load"}, {"t"}, {"fleet"}));
+  }
+  registry_.Register(Agent("y", {"server", "load"}, {"t"}));  // not in the fleet
+  auto pairs = registry_.PlacePairs(PlacementSpec{{"label:fleet"}, {"label:fleet"}}, {"t"}, &why_);
+  ASSERT_EQ(pairs.size(), 2u) << why_;
+  EXPECT_EQ(pairs[0].server_agent, "x1");
+  EXPECT_EQ(pairs[0].load_agent, "x2");
+  EXPECT_EQ(pairs[1].server_agent, "x3");
+  EXPECT_EQ(pairs[1].load_agent, "x4");
+}
+
+TEST_F(PlacementTest, NoPairSaysWhy) {
+  EXPECT_TRUE(registry_.PlacePairs(PlacementSpec{}, {"t"}, &why_).empty());
+  EXPECT_EQ(why_, "no ready server agent has targets t: no agent has the server role");
+  registry_.Register(Agent("x", {"server", "load"}, {"t"}));
+  EXPECT_TRUE(registry_.PlacePairs(PlacementSpec{}, {"t"}, &why_).empty());
+  EXPECT_EQ(why_, "no disjoint server and load pair: x is the only ready agent for either role");
+  registry_.Register(Agent("l", {"load"}, {}, {"rack-1"}));
+  registry_.SetBusy("l", true);
+  EXPECT_TRUE(registry_.PlacePairs(PlacementSpec{{}, {"label:rack-1"}}, {"t"}, &why_).empty());
+  EXPECT_EQ(why_, "no ready load agent among label:rack-1: l is busy");
+}
+
+TEST(PlacementSpecTest, ValidatesEntries) {
+  EXPECT_TRUE(ValidatePlacementSpec(PlacementSpec{{"srv-1", "label:rack-1"}, {"l"}}, "c").ok());
+  Status bad = ValidatePlacementSpec(PlacementSpec{{}, {"label:"}}, "c.toml: placement");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_EQ(bad.message(),
+            "c.toml: placement: load entry \"label:\" must be an agent name such "
+            "as \"server-1\" or a label such as \"label:rack-1\"");
+  EXPECT_FALSE(ValidatePlacementSpec(PlacementSpec{{""}, {}}, "c").ok());
+  EXPECT_FALSE(ValidatePlacementSpec(PlacementSpec{{"a b"}, {}}, "c").ok());
 }
 
 }  // namespace

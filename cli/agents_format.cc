@@ -1,0 +1,110 @@
+#include "cli/agents_format.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+namespace benchlab {
+namespace {
+
+std::string JoinOrDash(const google::protobuf::RepeatedPtrField<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += ",";
+    out += item;
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string Printf(const char* fmt, auto... args) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), fmt, args...);
+  return buf;
+}
+
+}  // namespace
+
+std::string FormatLeaseAge(int64_t ms) {
+  if (ms < 0) ms = 0;
+  if (ms < 1000) return Printf("%lldms", static_cast<long long>(ms));
+  if (ms < 60'000) return Printf("%.1fs", static_cast<double>(ms / 100) / 10);
+  long long s = ms / 1000;
+  if (s < 3600) return Printf("%lldm%02llds", s / 60, s % 60);
+  return Printf("%lldh%02lldm", s / 3600, s % 3600 / 60);
+}
+
+std::string FormatHostSummary(const v1::AgentInfo& agent) {
+  if (!agent.has_host()) return "-";
+  const v1::HostFacts& h = agent.host();
+  std::string out = h.hostname();
+  if (h.logical_cores() > 0) {
+    if (!out.empty()) out += " ";
+    if (h.physical_cores() > 0) out += std::to_string(h.physical_cores()) + "c/";
+    out += std::to_string(h.logical_cores()) + "t";
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string FormatAgentTable(const std::vector<v1::AgentInfo>& agents) {
+  if (agents.empty()) return "no agents registered\n";
+  constexpr size_t kColumns = 8;
+  using Row = std::array<std::string, kColumns>;
+  std::vector<Row> rows = {
+      {"name", "state", "roles", "labels", "address", "lease", "targets", "host"}};
+  for (const auto& a : agents) {
+    rows.push_back({a.name(), a.state(), JoinOrDash(a.roles()), JoinOrDash(a.labels()), a.address(),
+                    FormatLeaseAge(a.lease_age_ms()), JoinOrDash(a.catalogue()),
+                    FormatHostSummary(a)});
+  }
+  std::array<size_t, kColumns> width{};
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < kColumns; ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < kColumns; ++c) {
+      line += row[c];
+      if (c + 1 < kColumns) line += std::string(width[c] - row[c].size() + 2, ' ');
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string FormatAgentsJson(const std::vector<v1::AgentInfo>& agents) {
+  // ordered_json keeps the keys in the order written here, name first, for people reading it.
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& a : agents) {
+    nlohmann::ordered_json agent = {
+        {"name", a.name()},
+        {"state", a.state()},
+        {"roles", std::vector<std::string>(a.roles().begin(), a.roles().end())},
+        {"labels", std::vector<std::string>(a.labels().begin(), a.labels().end())},
+        {"address", a.address()},
+        {"lease_age_ms", a.lease_age_ms()},
+        {"catalogue", std::vector<std::string>(a.catalogue().begin(), a.catalogue().end())},
+        {"versions", nlohmann::ordered_json::object()},
+    };
+    for (const auto& [target, version] : a.versions()) agent["versions"][target] = version;
+    if (a.has_host()) {
+      const v1::HostFacts& h = a.host();
+      agent["host"] = {{"hostname", h.hostname()},
+                       {"cpu_model", h.cpu_model()},
+                       {"logical_cores", h.logical_cores()},
+                       {"physical_cores", h.physical_cores()},
+                       {"smt", h.smt()},
+                       {"governor", h.governor()},
+                       {"kernel", h.kernel()},
+                       {"memory_kb", h.memory_kb()},
+                       {"hypervisor", h.hypervisor()},
+                       {"agent_version", h.agent_version()}};
+    }
+    list.push_back(std::move(agent));
+  }
+  return nlohmann::ordered_json{{"agents", std::move(list)}}.dump(2) + "\n";
+}
+
+}  // namespace benchlab

@@ -1,0 +1,24 @@
+// What `benchlab agents` prints: a table of the coordinator's agents for people, or JSON for
+// machines, from a ListAgents reply. Pure formatting of protocol messages; no I/O.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "benchlab/v1/coordinator.pb.h"
+
+namespace benchlab {
+
+// How long since the agent was last heard of: "350ms", "4.2s", "3m05s", "2h07m".
+std::string FormatLeaseAge(int64_t ms);
+// "box 8c/16t" (hostname, physical cores/logical CPUs); "-" when the agent sent no host facts.
+std::string FormatHostSummary(const v1::AgentInfo& agent);
+// A header and one row per agent (name, state, roles, labels, address, lease age, targets,
+// host), each column as wide as its widest cell; "no agents registered\n" when there are none.
+std::string FormatAgentTable(const std::vector<v1::AgentInfo>& agents);
+// {"agents": [{"name", "state", "roles", "labels", "address", "lease_age_ms", "catalogue",
+// "versions", "host" (only when sent)}]}, indented, ending with a newline.
+std::string FormatAgentsJson(const std::vector<v1::AgentInfo>& agents);
+
+}  // namespace benchlab

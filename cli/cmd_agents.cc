@@ -1,0 +1,57 @@
+// `benchlab agents`: the coordinator's fleet, one row per agent with its state and lease age
+// (docs/fleet.md), or JSON with --json.
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include "cli/agents_format.h"
+#include "cli/client.h"
+#include "cli/commands.h"
+
+namespace benchlab {
+namespace {
+
+struct AgentsArgs {
+  std::string coordinator;
+  bool json = false;
+  double timeout_s = 10;
+};
+
+int RunAgents(const AgentsArgs& args) {
+  auto stub = ConnectCoordinator(args.coordinator);
+  if (!stub.ok()) {
+    std::fprintf(stderr, "benchlab agents: %s\n", stub.status().message().c_str());
+    return 2;
+  }
+  v1::ListAgentsReply reply;
+  grpc::ClientContext ctx;
+  SetDeadlineSeconds(ctx, args.timeout_s);
+  grpc::Status status = (*stub)->ListAgents(&ctx, v1::ListAgentsRequest(), &reply);
+  if (!status.ok()) {
+    std::fprintf(stderr, "benchlab agents: %s: %s\n", args.coordinator.c_str(),
+                 status.error_message().c_str());
+    return 1;
+  }
+  std::vector<v1::AgentInfo> agents(reply.agents().begin(), reply.agents().end());
+  std::string out = args.json ? FormatAgentsJson(agents) : FormatAgentTable(agents);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+CommandRunner AddAgentsCommand(CLI::App& root) {
+  auto args = std::make_shared<AgentsArgs>();
+  CLI::App* cmd = root.add_subcommand(
+      "agents",
+      "List the coordinator's agents: state (ready, busy, suspect, lost), roles, "
+      "labels, address, lease age and targets.");
+  cmd->add_option("--coordinator", args->coordinator, "the coordinator's HOST:PORT")->required();
+  cmd->add_flag("--json", args->json, "print JSON instead of a table");
+  cmd->add_option("--timeout", args->timeout_s, "seconds to wait for the coordinator")
+      ->default_val(10)
+      ->check(CLI::PositiveNumber);
+  return [args] { return RunAgents(*args); };
+}
+
+}  // namespace benchlab

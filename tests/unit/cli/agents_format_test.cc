@@ -1,0 +1,86 @@
+#include "cli/agents_format.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace benchlab {
+namespace {
+
+v1::AgentInfo MakeAgent(const std::string& name, const std::string& state, int64_t age_ms) {
+  v1::AgentInfo a;
+  a.set_name(name);
+  a.set_state(state);
+  a.set_address("10.0.0.7:7701");
+  a.set_lease_age_ms(age_ms);
+  return a;
+}
+
+TEST(AgentsFormatTest, LeaseAge) {
+  EXPECT_EQ(FormatLeaseAge(0), "0ms");
+  EXPECT_EQ(FormatLeaseAge(-5), "0ms");
+  EXPECT_EQ(FormatLeaseAge(999), "999ms");
+  EXPECT_EQ(FormatLeaseAge(1000), "1.0s");
+  EXPECT_EQ(FormatLeaseAge(4250), "4.2s");
+  EXPECT_EQ(FormatLeaseAge(59'999), "59.9s");
+  EXPECT_EQ(FormatLeaseAge(185'000), "3m05s");
+  EXPECT_EQ(FormatLeaseAge(7'620'000), "2h07m");
+}
+
+TEST(AgentsFormatTest, HostSummary) {
+  v1::AgentInfo a = MakeAgent("s", "ready", 0);
+  EXPECT_EQ(FormatHostSummary(a), "-") << "no host facts sent";
+  a.mutable_host()->set_hostname("box");
+  EXPECT_EQ(FormatHostSummary(a), "box");
+  a.mutable_host()->set_logical_cores(16);
+  a.mutable_host()->set_physical_cores(8);
+  EXPECT_EQ(FormatHostSummary(a), "box 8c/16t");
+  a.mutable_host()->set_physical_cores(0);
+  EXPECT_EQ(FormatHostSummary(a), "box 16t");
+}
+
+TEST(AgentsFormatTest, TableAlignsColumnsAndDashesEmptyLists) {
+  v1::AgentInfo s = MakeAgent("server-1", "busy", 1200);
+  s.add_roles("server");
+  s.add_labels("rack-1");
+  s.add_catalogue("nginx");
+  s.add_catalogue("hello-server");
+  s.mutable_host()->set_hostname("box");
+  s.mutable_host()->set_physical_cores(4);
+  s.mutable_host()->set_logical_cores(8);
+  v1::AgentInfo l = MakeAgent("l", "lost", 61'000);
+  l.add_roles("load");
+  EXPECT_EQ(FormatAgentTable({s, l}),
+            "name      state  roles   labels  address        lease  targets             host\n"
+            "server-1  busy   server  rack-1  10.0.0.7:7701  1.2s   nginx,hello-server  box 4c/8t\n"
+            "l         lost   load    -       10.0.0.7:7701  1m01s  -                   -\n");
+  EXPECT_EQ(FormatAgentTable({}), "no agents registered\n");
+}
+
+TEST(AgentsFormatTest, JsonHoldsEveryFieldAndHostOnlyWhenSent) {
+  v1::AgentInfo s = MakeAgent("server-1", "suspect", 7000);
+  s.add_roles("server");
+  s.add_roles("load");
+  s.add_labels("rack-1");
+  s.add_catalogue("nginx");
+  (*s.mutable_versions())["nginx"] = "nginx/1.24";
+  s.mutable_host()->set_cpu_model("Xeon");
+  v1::AgentInfo l = MakeAgent("l", "ready", 5);
+  auto json = nlohmann::json::parse(FormatAgentsJson({s, l}));
+  ASSERT_EQ(json["agents"].size(), 2u);
+  const auto& a = json["agents"][0];
+  EXPECT_EQ(a["name"], "server-1");
+  EXPECT_EQ(a["state"], "suspect");
+  EXPECT_EQ(a["roles"], nlohmann::json({"server", "load"}));
+  EXPECT_EQ(a["labels"], nlohmann::json({"rack-1"}));
+  EXPECT_EQ(a["address"], "10.0.0.7:7701");
+  EXPECT_EQ(a["lease_age_ms"], 7000);
+  EXPECT_EQ(a["catalogue"], nlohmann::json({"nginx"}));
+  EXPECT_EQ(a["versions"]["nginx"], "nginx/1.24");
+  EXPECT_EQ(a["host"]["cpu_model"], "Xeon");
+  EXPECT_FALSE(json["agents"][1].contains("host"));
+  EXPECT_EQ(json["agents"][1]["roles"], nlohmann::json::array());
+  EXPECT_EQ(FormatAgentsJson({}), "{\n  \"agents\": []\n}\n");
+}
+
+}  // namespace
+}  // namespace benchlab
