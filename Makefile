@@ -13,7 +13,7 @@ DEB_PACKAGES := cmake ninja-build g++ pkg-config \
   nlohmann-json3-dev libcli11-dev libtoml11-dev sqlite3 \
   nginx-light wrk procps
 
-.PHONY: all deps build build-asan run test test-unit bench clean format
+.PHONY: all deps build build-asan run test test-unit bench bench-coordinator clean format
 
 all: build
 
@@ -50,6 +50,13 @@ test-unit: build
 bench: build
 	@scripts/install-deps.sh wrk time
 	bench/loadgen_vs_wrk.sh $(BUILD)/bin
+
+# The coordinator at scale: 500 simulated agents heartbeating every second over real gRPC, then
+# 10,000 windows with their samples into a fresh store (benchmarks, not tests: they print figures).
+bench-coordinator: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target benchlab coordinator_fleet_bench store_bench
+	$(BUILD)/bin/coordinator_fleet_bench
+	$(BUILD)/bin/store_bench
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
