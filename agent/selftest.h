@@ -22,7 +22,8 @@ struct SelfTestResult {
 };
 
 // Runs `rounds` passes of the calibration work (the default takes a few tens of ms on a 2020s
-// server core). Pins the thread through env.SetAffinity; an empty `cpus` leaves it unpinned.
+// server core), timed, after the same work once untimed to bring the core out of idle. Pins the
+// thread through env.SetAffinity; an empty `cpus` leaves it unpinned.
 Result<SelfTestResult> RunSelfTest(SysEnv& env, const std::vector<int>& cpus, int rounds = 0);
 
 // The work itself, without threads or timing: the checksum after `rounds` passes.

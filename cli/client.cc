@@ -1,6 +1,9 @@
 #include "cli/client.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
+#include <tuple>
 
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
@@ -77,17 +80,45 @@ Result<WatchOutcome> WatchCampaign(v1::Coordinator::Stub& stub, const std::strin
   return outcome;
 }
 
+std::vector<v1::Window> NewestAttempts(const std::vector<v1::Window>& windows) {
+  using Key = std::tuple<std::string, std::string, std::string, int, int>;
+  std::map<Key, size_t> newest;
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const v1::Window& w = windows[i];
+    const std::string level =
+        w.load_level().empty() ? "c" + std::to_string(w.connections()) : w.load_level();
+    auto [it, fresh] = newest.try_emplace(Key{w.target(), w.scenario(), level, w.round(),
+                                              w.position()}, i);
+    if (!fresh && w.attempt() > windows[it->second].attempt()) it->second = i;
+  }
+  std::vector<size_t> order;
+  for (const auto& entry : newest) order.push_back(entry.second);
+  std::sort(order.begin(), order.end());
+  std::vector<v1::Window> out;
+  for (size_t i : order) out.push_back(windows[i]);
+  return out;
+}
+
 int ReportOutcome(const WatchOutcome& outcome, const std::string& baseline, int total_windows) {
-  std::printf("%s\n", FormatSummary(outcome.windows, baseline).c_str());
-  int invalid = outcome.measured - outcome.valid;
-  int other = static_cast<int>(outcome.windows.size()) - outcome.measured;
-  std::printf("%d windows: %d valid, %d invalid, %d failed or skipped (campaign %s)\n",
-              static_cast<int>(outcome.windows.size()), outcome.valid, invalid, other,
-              outcome.state.empty() ? "unfinished" : outcome.state.c_str());
+  // Each window counts once, by its newest attempt; earlier attempts stay in the store.
+  const std::vector<v1::Window> windows = NewestAttempts(outcome.windows);
+  int valid = 0, measured = 0;
+  for (const v1::Window& w : windows) {
+    valid += w.verdict() == "valid";
+    measured += w.verdict() == "valid" || w.verdict() == "invalid";
+  }
+  std::printf("%s\n", FormatSummary(windows, baseline).c_str());
+  const int attempts = static_cast<int>(outcome.windows.size());
+  std::printf("%d windows: %d valid, %d invalid, %d failed or skipped (campaign %s)%s\n",
+              static_cast<int>(windows.size()), valid, measured - valid,
+              static_cast<int>(windows.size()) - measured,
+              outcome.state.empty() ? "unfinished" : outcome.state.c_str(),
+              attempts > static_cast<int>(windows.size())
+                  ? (", " + std::to_string(attempts) + " attempts").c_str()
+                  : "");
   if (!outcome.error.empty()) std::printf("campaign error: %s\n", outcome.error.c_str());
   std::fflush(stdout);
-  bool all_measured = outcome.finished && outcome.state == "done" &&
-                      outcome.measured == total_windows;
+  bool all_measured = outcome.finished && outcome.state == "done" && measured == total_windows;
   return all_measured ? 0 : 1;
 }
 

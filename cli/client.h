@@ -51,7 +51,11 @@ class WatchCanceller {
 Result<WatchOutcome> WatchCampaign(v1::Coordinator::Stub& stub, const std::string& campaign,
                                    WatchCanceller& canceller, double call_seconds = 300);
 
-// Prints the summary table and the final counts; returns the exit status: 0 when every window
+// The newest attempt of each window (by target, scenario, load level, round and position), in
+// the order their newest attempts arrived.
+std::vector<v1::Window> NewestAttempts(const std::vector<v1::Window>& windows);
+
+// Prints the summary table and the final counts over each window's newest attempt; returns the exit status: 0 when every window
 // of the campaign was measured (valid or invalid), 1 otherwise.
 int ReportOutcome(const WatchOutcome& outcome, const std::string& baseline, int total_windows);
 

@@ -12,12 +12,8 @@
 #include <sstream>
 #include <thread>
 
-#include "agent/server/agent_config.h"
-#include "agent/supervisor.h"
-#include "cli/client.h"
 #include "cli/commands.h"
-#include "cli/signals.h"
-#include "common/sysenv.h"
+#include "cli/embedded_lab.h"
 #include "coordinator/campaign.h"
 #include "coordinator/store.h"
 
@@ -31,101 +27,8 @@ struct RunArgs {
   std::string db = "benchlab.db";
   std::string name;  // overrides the campaign's name
   bool keep_work_dir = false;
+  bool resume = false;  // continue the campaign of this name already in --db
 };
-
-std::string SelfExe() {
-  std::error_code ec;
-  auto path = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? "benchlab" : path.string();
-}
-
-// What the lab's own daemons inherit: enough to find commands, nothing secret.
-std::map<std::string, std::string> DaemonEnv() {
-  std::map<std::string, std::string> env;
-  for (const char* name : {"PATH", "HOME", "LANG", "TMPDIR"}) {
-    if (const char* value = std::getenv(name)) env[name] = value;
-  }
-  return env;
-}
-
-void PrintLogTail(const TargetProcess& process, const std::string& what) {
-  std::fprintf(stderr, "last lines of the %s log:\n", what.c_str());
-  for (const auto& line : process.LastLogLines(15)) std::fprintf(stderr, "  %s\n", line.c_str());
-}
-
-// The embedded lab's processes, stopped in reverse order of start whatever happens.
-class Lab {
- public:
-  explicit Lab(std::string work_dir) : work_dir_(std::move(work_dir)) {}
-  ~Lab() { Stop(); }
-
-  Result<TargetProcess*> Spawn(const std::string& label, std::vector<std::string> argv) {
-    SpawnSpec spec;
-    spec.argv = std::move(argv);
-    spec.argv.push_back("--parent-pid");
-    spec.argv.push_back(std::to_string(getpid()));
-    spec.cwd = work_dir_;
-    spec.env = DaemonEnv();
-    spec.log_path = (fs::path(work_dir_) / (label + ".log")).string();
-    auto process = TargetProcess::Spawn(RealSysEnv(), spec);
-    if (!process.ok()) return process.status();
-    processes_.push_back({label, std::move(process).value()});
-    return processes_.back().second.get();
-  }
-
-  // A daemon that died is reported with its log's last lines.
-  bool AllAlive() {
-    for (auto& [label, process] : processes_) {
-      ExitInfo info;
-      if (process->Exited(&info)) {
-        std::fprintf(stderr, "benchlab run: the %s exited (%s)\n", label.c_str(),
-                     info.Describe().c_str());
-        PrintLogTail(*process, label);
-        return false;
-      }
-    }
-    return true;
-  }
-
-  void Stop() {
-    while (!processes_.empty()) {
-      processes_.back().second->Stop(std::chrono::milliseconds(5000));
-      processes_.pop_back();
-    }
-  }
-
- private:
-  std::string work_dir_;
-  std::vector<std::pair<std::string, std::unique_ptr<TargetProcess>>> processes_;
-};
-
-Result<uint16_t> WaitForPortFile(Lab& lab, const std::string& path) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::ifstream in(path);
-    int port = 0;
-    if (in >> port && port > 0) return static_cast<uint16_t>(port);
-    if (!lab.AllAlive()) return Status::Unavailable("the coordinator did not start");
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return Status::DeadlineExceeded("the coordinator did not report its port within 15s");
-}
-
-Status WaitForAgents(Lab& lab, v1::Coordinator::Stub& stub, size_t count) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-  while (std::chrono::steady_clock::now() < deadline) {
-    v1::ListAgentsReply reply;
-    grpc::ClientContext ctx;
-    SetDeadlineSeconds(ctx, 2);
-    if (stub.ListAgents(&ctx, v1::ListAgentsRequest(), &reply).ok() &&
-        static_cast<size_t>(reply.agents_size()) >= count) {
-      return Status::Ok();
-    }
-    if (!lab.AllAlive()) return Status::Unavailable("an agent did not start");
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return Status::DeadlineExceeded("the agents did not register within 15s");
-}
 
 // The campaign's text with its root `name = ...` line replaced; the coordinator parses and
 // validates the result again.
@@ -178,13 +81,28 @@ int RunLab(const RunArgs& args) {
     spec_text = *renamed;
     campaign.name = args.name;
   }
+  int total_windows = 0;
   {
     // A name already in the database is bad input: say so before starting anything.
     auto store = Store::Open(args.db);
     if (!store.ok()) return Fail(store.status().message());
     auto existing = (*store)->FindCampaign(campaign.name);
     if (!existing.ok()) return Fail(existing.status().message());
-    if (*existing) {
+    if (args.resume) {
+      if (!*existing) {
+        std::fprintf(stderr, "benchlab run: --resume: no campaign \"%s\" in %s to resume\n",
+                     campaign.name.c_str(), args.db.c_str());
+        return 2;
+      }
+      if ((*existing)->spec_toml != spec_text) {
+        std::fprintf(stderr,
+                     "benchlab run: --resume: campaign \"%s\" in %s was submitted from a "
+                     "different file; resume it with the file it was run with\n",
+                     campaign.name.c_str(), args.db.c_str());
+        return 2;
+      }
+      total_windows = (*existing)->total_windows;
+    } else if (*existing) {
       std::fprintf(stderr,
                    "benchlab run: campaign \"%s\" already exists in %s; give another --db or "
                    "--name\n",
@@ -193,78 +111,14 @@ int RunLab(const RunArgs& args) {
     }
   }
 
-  char tmpl[] = "/tmp/benchlab-run-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) return Fail("cannot create a work directory in /tmp");
-  std::string work_dir = tmpl;
-  BlockTerminationSignals();
-  int status = 1;
-  {
-    Lab lab(work_dir);
-    std::string exe = SelfExe();
-    std::string db = fs::absolute(args.db).string();
-    std::string port_file = work_dir + "/coordinator.port";
-    auto coordinator = lab.Spawn("coordinator", {exe, "coordinator", "--listen", "127.0.0.1:0",
-                                                 "--db", db, "--port-file", port_file});
-    if (!coordinator.ok()) return Fail(coordinator.status().message());
-    auto port = WaitForPortFile(lab, port_file);
-    if (!port.ok()) return Fail(port.status().message());
-    std::string address = "127.0.0.1:" + std::to_string(*port);
-
-    for (const char* role : {"server", "load"}) {
-      AgentConfig config;
-      config.name = std::string(role);
-      config.roles = {role};
-      config.coordinator = address;
-      config.run_root = work_dir + "/" + role;
-      if (std::string(role) == "server") config.catalogue = campaign.targets;
-      std::string path = work_dir + "/agent-" + role + ".toml";
-      Status written = WriteAgentConfig(config, path);
-      if (!written.ok()) return Fail(written.message());
-      auto agent = lab.Spawn(std::string(role) + " agent", {exe, "agent", "--config", path});
-      if (!agent.ok()) return Fail(agent.status().message());
-    }
-    auto stub = ConnectCoordinator(address);
-    if (!stub.ok()) return Fail(stub.status().message());
-    Status agents = WaitForAgents(lab, **stub, 2);
-    if (!agents.ok()) return Fail(agents.message());
-
-    v1::SubmitCampaignRequest req;
-    req.set_spec_toml(spec_text);
-    req.set_source(campaign.source_name);
-    req.set_campaign_dir(campaign.campaign_dir);
-    v1::SubmitCampaignReply reply;
-    grpc::ClientContext ctx;
-    SetDeadlineSeconds(ctx, 10);
-    grpc::Status submitted = (*stub)->SubmitCampaign(&ctx, req, &reply);
-    if (!submitted.ok()) return Fail(submitted.error_message());
-    std::printf("campaign %s: %d windows, server and load agents on this machine, results in %s\n",
-                reply.name().c_str(), reply.total_windows(), args.db.c_str());
-    std::fflush(stdout);
-
-    WatchCanceller canceller;
-    {
-      SignalWatcher watcher([&](int) { canceller.Cancel(); });
-      auto outcome = WatchCampaign(**stub, reply.name(), canceller);
-      if (canceller.cancelled()) {
-        std::fprintf(stderr, "benchlab run: interrupted; stopping the lab (windows stored so far "
-                             "are kept in %s)\n", args.db.c_str());
-        status = 130;
-      } else if (!outcome.ok()) {
-        lab.AllAlive();
-        status = Fail(outcome.status().message());
-      } else {
-        status = ReportOutcome(*outcome, campaign.baseline, reply.total_windows());
-      }
-    }
-    lab.Stop();
-  }
-  if (!args.keep_work_dir && status == 0) {
-    std::error_code ec;
-    fs::remove_all(work_dir, ec);
-  } else {
-    std::fprintf(stderr, "benchlab run: logs kept in %s\n", work_dir.c_str());
-  }
-  return status;
+  LabJob job;
+  job.campaign = std::move(campaign);
+  job.submit_text = args.resume ? "" : spec_text;
+  job.total_windows = total_windows;
+  job.db = args.db;
+  job.keep_work_dir = args.keep_work_dir;
+  job.verb = "run";
+  return RunOnEmbeddedLab(job);
 }
 
 }  // namespace
@@ -279,6 +133,9 @@ CommandRunner AddRunCommand(CLI::App& root) {
   cmd->add_option("--db", args->db, "SQLite database the windows are stored in")
       ->capture_default_str();
   cmd->add_option("--name", args->name, "store the campaign under this name instead of its own");
+  cmd->add_flag("--resume", args->resume,
+                "continue the campaign of this name in --db where it stopped: windows stored are "
+                "kept, a window cut off is measured again");
   cmd->add_flag("--keep-work-dir", args->keep_work_dir,
                 "keep the lab's logs and run directories even when every window was measured");
   return [args] { return RunLab(*args); };

@@ -16,6 +16,9 @@ CommandRunner AddCoordinatorCommand(CLI::App& root);  // the coordinator daemon
 CommandRunner AddAgentCommand(CLI::App& root);        // the agent daemon
 CommandRunner AddSubmitCommand(CLI::App& root);
 CommandRunner AddWindowsCommand(CLI::App& root);
+CommandRunner AddAgentsCommand(CLI::App& root);       // the fleet and its leases
+CommandRunner AddRerunCommand(CLI::App& root);       // windows measured again
+CommandRunner AddCancelCommand(CLI::App& root);
 CommandRunner AddLoadCommand(CLI::App& root);         // the load generator on its own
 
 }  // namespace benchlab

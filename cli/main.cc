@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
   add(benchlab::AddAgentCommand);
   add(benchlab::AddSubmitCommand);
   add(benchlab::AddWindowsCommand);
+  add(benchlab::AddAgentsCommand);
+  add(benchlab::AddRerunCommand);
+  add(benchlab::AddCancelCommand);
   add(benchlab::AddLoadCommand);
   try {
     app.parse(argc, argv);

@@ -137,8 +137,55 @@ void ReadMatrix(const Value& v, Issues& issues, Campaign& c) {
   }
 }
 
+// A list of agent names or "label:NAME" selectors (docs/fleet.md).
+void ReadAgentList(Table& table, std::string_view key, const Value& v,
+                   std::vector<std::string>& out) {
+  const char* form = "a list of agent names or \"label:NAME\" selectors";
+  if (v.is_string()) {
+    out.push_back(v.as_string().str);
+  } else if (v.is_array() && !v.as_array().empty()) {
+    for (const auto& item : v.as_array()) {
+      if (!item.is_string() || item.as_string().str.empty()) return table.Expect(v, key, form);
+      out.push_back(item.as_string().str);
+    }
+  } else {
+    return table.Expect(v, key, form);
+  }
+  for (const std::string& s : out) {
+    if (s == "label:") {
+      return table.Expect(v, key, form);
+    }
+  }
+}
+
+void ReadPlacement(const Value& v, Issues& issues, Campaign& c) {
+  Table placement(v, "placement", {"server", "load"}, issues);
+  if (const Value* x = placement.Get("server")) {
+    ReadAgentList(placement, "server", *x, c.placement_server);
+  }
+  if (const Value* x = placement.Get("load")) ReadAgentList(placement, "load", *x, c.placement_load);
+}
+
 void ReadLoad(const Value& v, Issues& issues, Campaign& c) {
-  Table load(v, "load", {"threads", "cpus"}, issues);
+  Table load(v, "load", {"threads", "cpus", "depth", "arrival", "max_conns"}, issues);
+  if (const Value* x = load.Get("depth")) {
+    if (auto n = fields::ReadInt(load, "depth", *x, 1, 1024, "an integer from 1 to 1024")) {
+      c.load_depth = *n;
+    }
+  }
+  if (const Value* x = load.Get("arrival")) {
+    if (x->is_string() && (x->as_string().str == "constant" || x->as_string().str == "poisson")) {
+      c.load_poisson = x->as_string().str == "poisson";
+    } else {
+      load.Expect(*x, "arrival", "\"constant\" or \"poisson\"");
+    }
+  }
+  if (const Value* x = load.Get("max_conns")) {
+    if (auto n = fields::ReadInt(load, "max_conns", *x, 1, 100000,
+                                 "a positive integer up to 100000")) {
+      c.load_max_conns = *n;
+    }
+  }
   if (const Value* x = load.Get("threads")) {
     if (auto n = fields::ReadInt(load, "threads", *x, 1, 1024, "a positive integer up to 1024")) {
       c.load_threads = *n;
@@ -146,21 +193,6 @@ void ReadLoad(const Value& v, Issues& issues, Campaign& c) {
   }
   if (const Value* x = load.Get("cpus")) {
     if (auto cpus = fields::ReadCpus(load, "cpus", *x)) c.load_cpus = *cpus;
-  }
-}
-
-void ReadGates(const Value& v, Issues& issues, Campaign& c) {
-  Table gates(v, "gates", {"error_rate_max"}, issues);
-  if (const Value* x = gates.Get("error_rate_max")) {
-    double rate = -1;
-    if (x->is_floating()) rate = x->as_floating();
-    if (x->is_integer()) rate = static_cast<double>(x->as_integer());
-    // Written so that NaN fails too.
-    if (rate >= 0 && rate <= 1) {
-      c.error_rate_max = rate;
-    } else {
-      gates.Expect(*x, "error_rate_max", "a fraction from 0 to 1 such as 0.01");
-    }
   }
 }
 
@@ -175,7 +207,8 @@ const Value* SubTable(Table& root, const Value* v, std::string_view key) {
 void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
   Table root(
       doc, "",
-      {"name", "baseline", "matrix", "load", "gates", "noise", "target", "scenario", "negative"},
+      {"name", "baseline", "matrix", "load", "gates", "noise", "placement", "target", "scenario",
+       "negative"},
       issues);
   if (const Value* v = root.Require("name", "a name such as \"hello\"")) {
     if (auto name = fields::ReadName(root, "name", *v)) c.name = *name;
@@ -189,7 +222,8 @@ void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
     ReadMatrix(*v, issues, c);
   }
   if (auto* v = SubTable(root, root.Get("load"), "load")) ReadLoad(*v, issues, c);
-  if (auto* v = SubTable(root, root.Get("gates"), "gates")) ReadGates(*v, issues, c);
+  if (auto* v = SubTable(root, root.Get("gates"), "gates")) ReadGatesTable(*v, issues, c.gates);
+  if (auto* v = SubTable(root, root.Get("placement"), "placement")) ReadPlacement(*v, issues, c);
   const Value* noise = SubTable(root, root.Get("noise"), "noise");
   if (noise != nullptr) fields::ReadNoise(*noise, issues, c.noise.emplace());
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "coordinator/gates.h"
 // TargetDef lives in common/ because agents read the same shape from their own catalogues; the
 // parser sets its campaign_dir and line.
 #include "common/target.h"
@@ -82,7 +83,13 @@ struct Campaign {
   std::chrono::nanoseconds duration{std::chrono::seconds(2)};
   int load_threads = 1;
   std::vector<int> load_cpus;  // empty: not pinned
-  double error_rate_max = 0.01;
+  int load_depth = 1;          // requests in flight per connection (HTTP/1.1 pipelining)
+  bool load_poisson = false;   // open loop: Poisson arrivals instead of a constant schedule
+  int load_max_conns = 0;      // open loop: connections may grow to this many; 0: no growth
+  GateConfig gates;            // [gates]; docs/gates.md
+  // [placement]: agent names or "label:NAME" selectors; empty: any ready agents.
+  std::vector<std::string> placement_server;
+  std::vector<std::string> placement_load;
   std::vector<TargetDef> targets;
   std::vector<ScenarioDef> scenarios;
   std::vector<ScenarioDef> negatives;

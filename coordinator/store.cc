@@ -502,6 +502,9 @@ Result<int64_t> Store::InsertWindow(const WindowRow& window,
   if (found != SQLITE_ROW) return SqlError(db_, found, path_, what);
   const int64_t campaign_id = find.Int64(0);
   const std::string campaign = find.Text(1);
+  // A statement left on a row holds a read open across COMMIT, and then no checkpoint can move
+  // the WAL into the database: it grew by the size of every window until the store closed.
+  find.Reset();
   if (!window.campaign.empty() && window.campaign != campaign) {
     return Status::InvalidArgument(path_ + ": " + what + ": campaign " +
                                    std::to_string(campaign_id) + " is named " + Quoted(campaign) +

@@ -1,6 +1,10 @@
 #include "coordinator/server/coordinator_service.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
+
+#include "coordinator/rerun.h"
 
 namespace benchlab {
 namespace {
@@ -66,6 +70,8 @@ void WindowToProto(const WindowRow& row, int total_windows, v1::Window* out) {
   out->set_server_agent(row.server_agent);
   out->set_load_agent(row.load_agent);
   out->set_total_windows(total_windows);
+  out->set_load_level(row.load_level);
+  out->set_noise(row.noise != 0);
 }
 
 CoordinatorService::CoordinatorService(Store& store, AgentRegistry& agents, Scheduler& scheduler)
@@ -183,6 +189,50 @@ grpc::Status CoordinatorService::ListWindows(grpc::ServerContext*,
   auto windows = store_.ListWindows(filter);
   if (!windows.ok()) return ToGrpc(windows.status());
   for (const auto& row : *windows) WindowToProto(row, 0, reply->add_windows());
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::RerunWindows(grpc::ServerContext*,
+                                              const v1::RerunWindowsRequest* req,
+                                              v1::RerunWindowsReply* reply) {
+  std::vector<int64_t> ids(req->window_ids().begin(), req->window_ids().end());
+  if (req->invalid() || req->failed()) {
+    WindowFilter filter;
+    if (!req->campaign().empty()) filter.campaign = req->campaign();
+    auto windows = store_.ListWindows(filter);
+    if (!windows.ok()) return ToGrpc(windows.status());
+    for (int64_t id : SelectForRerun(*windows, req->invalid(), req->failed())) {
+      if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+    }
+  }
+  if (ids.empty()) {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, "no window matches: nothing to re-run");
+  }
+  auto campaigns = store_.RequestReruns(ids);
+  if (!campaigns.ok()) return ToGrpc(campaigns.status());
+  for (int64_t id : ids) reply->add_window_ids(id);
+  for (const auto& name : *campaigns) reply->add_campaigns(name);
+  scheduler_.Notify();
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::CancelCampaign(grpc::ServerContext*,
+                                                const v1::CancelCampaignRequest* req,
+                                                v1::CancelCampaignReply* reply) {
+  auto campaign = store_.FindCampaign(req->name());
+  if (!campaign.ok()) return ToGrpc(campaign.status());
+  if (!*campaign) {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, "no campaign \"" + req->name() + "\"");
+  }
+  const std::string state = (*campaign)->state;
+  if (Terminal(state)) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "campaign \"" + req->name() + "\" is already " + state);
+  }
+  Status cancelled = store_.SetCampaignState((*campaign)->id, "cancelled");
+  if (!cancelled.ok()) return ToGrpc(cancelled);
+  reply->set_previous_state(state);
+  scheduler_.Notify();
   return grpc::Status::OK;
 }
 

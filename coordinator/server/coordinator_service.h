@@ -26,6 +26,10 @@ class CoordinatorService final : public v1::Coordinator::Service {
                              v1::ListCampaignsReply* reply) override;
   grpc::Status WatchCampaign(grpc::ServerContext* ctx, const v1::WatchCampaignRequest* req,
                              grpc::ServerWriter<v1::CampaignEvent>* writer) override;
+  grpc::Status RerunWindows(grpc::ServerContext* ctx, const v1::RerunWindowsRequest* req,
+                            v1::RerunWindowsReply* reply) override;
+  grpc::Status CancelCampaign(grpc::ServerContext* ctx, const v1::CancelCampaignRequest* req,
+                              v1::CancelCampaignReply* reply) override;
   grpc::Status ListWindows(grpc::ServerContext* ctx, const v1::ListWindowsRequest* req,
                            v1::ListWindowsReply* reply) override;
 

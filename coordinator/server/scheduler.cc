@@ -23,6 +23,15 @@ Scheduler::~Scheduler() { Stop(); }
 
 void Scheduler::Start() {
   stopping_ = false;
+  // Windows a previous coordinator was running when it stopped: each becomes a failed attempt
+  // and is measured again when its campaign resumes.
+  auto cut = store_.FailClaimedWindows(
+      "coordinator_restart: the coordinator stopped while this window ran");
+  if (!cut.ok()) {
+    spdlog::error("recording windows cut off by a restart: {}", cut.status().ToString());
+  } else if (*cut > 0) {
+    spdlog::warn("{} window(s) were cut off by a coordinator restart; they run again", *cut);
+  }
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -125,6 +134,80 @@ void Scheduler::Acknowledge(const std::vector<std::pair<std::string, std::string
   }
 }
 
+namespace {
+
+// How many times a window cut off by a coordinator restart or a lost agent is measured again on
+// its own before it is left failed.
+constexpr int kMaxAutomaticAttempts = 5;
+
+bool RequeuedByReason(const WindowRow& w) {
+  if (w.verdict != "failed") return false;
+  nlohmann::json reasons = nlohmann::json::parse(w.reasons, nullptr, false);
+  if (!reasons.is_array()) return false;
+  for (const auto& r : reasons) {
+    if (!r.is_string()) continue;
+    const std::string& text = r.get_ref<const std::string&>();
+    if (text.rfind("coordinator_restart", 0) == 0 || text.rfind("agent_lost", 0) == 0) return true;
+  }
+  return false;
+}
+
+bool LostAnAgent(const WindowRow& w) { return w.reasons.find("\"agent_lost") != std::string::npos; }
+
+std::string PlacementJson(const AgentRegistry::Placement& p) {
+  return nlohmann::json{{"server", p.server_agent}, {"load", nlohmann::json::array({p.load_agent})}}
+      .dump();
+}
+
+}  // namespace
+
+Result<std::vector<PendingWindow>> Scheduler::Pending(int64_t campaign_id,
+                                                      const std::string& name,
+                                                      const std::vector<PlannedWindow>& plan) {
+  WindowFilter filter;
+  filter.campaign = name;
+  auto stored = store_.ListWindows(filter);
+  if (!stored.ok()) return stored.status();
+  std::map<WindowKey, WindowRow> newest;
+  for (auto& w : *stored) {
+    auto [it, fresh] = newest.try_emplace(w.Key(), w);
+    if (!fresh && w.attempt > it->second.attempt) it->second = w;
+  }
+  auto reruns = store_.ListRerunRequests(campaign_id);
+  if (!reruns.ok()) return reruns.status();
+  std::set<WindowKey> asked(reruns->begin(), reruns->end());
+  std::vector<PendingWindow> pending;
+  for (const PlannedWindow& planned : plan) {
+    const WindowKey key = KeyOf(planned);
+    auto it = newest.find(key);
+    if (it == newest.end()) {
+      pending.push_back({planned, 1});
+    } else if (asked.count(key) ||
+               (RequeuedByReason(it->second) && it->second.attempt < kMaxAutomaticAttempts)) {
+      pending.push_back({planned, it->second.attempt + 1});
+    }
+  }
+  return pending;
+}
+
+bool Scheduler::Cancelled(int64_t campaign_id) {
+  auto row = store_.FindCampaignById(campaign_id);
+  return row.ok() && row->has_value() && (*row)->state == "cancelled";
+}
+
+std::optional<AgentRegistry::Placement> Scheduler::WaitForPlacement(
+    const CampaignRow& row, const PlacementSpec& spec, const std::vector<std::string>& targets) {
+  std::optional<AgentRegistry::Placement> placement;
+  std::string why, last_why;
+  while (!stopping() && !Cancelled(row.id) && !(placement = agents_.Place(spec, targets, &why))) {
+    if (why != last_why) spdlog::info("campaign {} waits for agents: {}", row.name, why);
+    last_why = why;
+    uint64_t seen = version();
+    WaitForChange(seen, std::chrono::milliseconds(200));
+  }
+  return placement;
+}
+
 void Scheduler::RunCampaign(const CampaignRow& row) {
   auto fail = [&](const std::string& error) {
     spdlog::error("campaign {} failed: {}", row.name, error);
@@ -133,60 +216,98 @@ void Scheduler::RunCampaign(const CampaignRow& row) {
   };
   auto campaign = ParseCampaignText(row.spec_toml, row.source, "");
   if (!campaign.ok()) return fail(campaign.status().message());
+  const std::vector<PlannedWindow> plan = ExpandMatrix(*campaign);
 
   std::vector<std::string> target_names;
   for (const auto& t : campaign->targets) target_names.push_back(t.name);
-  std::optional<AgentRegistry::Placement> placement;
-  std::string why, last_why;
-  while (!stopping() && !(placement = agents_.Place(target_names, &why))) {
-    if (why != last_why) spdlog::info("campaign {} waits for agents: {}", row.name, why);
-    last_why = why;
-    uint64_t seen = version();
-    WaitForChange(seen, std::chrono::milliseconds(200));
+  // A campaign placed before (a resume, a re-run) goes back to the same agents.
+  PlacementSpec spec{campaign->placement_server, campaign->placement_load};
+  nlohmann::json placed = nlohmann::json::parse(row.placement, nullptr, false);
+  if (placed.is_object() && placed.contains("server") && placed["server"].is_string()) {
+    spec.server = {placed["server"].get<std::string>()};
+    spec.load.clear();
+    for (const auto& l : placed.value("load", nlohmann::json::array())) {
+      if (l.is_string()) spec.load.push_back(l.get<std::string>());
+    }
   }
-  if (stopping()) return;
+  std::optional<AgentRegistry::Placement> placement =
+      WaitForPlacement(row, spec, target_names);
+  if (!placement) return;  // stopping, or cancelled while waiting
 
   Status running = store_.SetCampaignState(row.id, "running");
   if (!running.ok()) return fail(running.message());
+  (void)store_.SetCampaignPlacement(row.id, PlacementJson(*placement));
   Bump();
-  agents_.SetBusy(placement->server_agent, true);
-  agents_.SetBusy(placement->load_agent, true);
+  auto busy = [&](bool on) {
+    agents_.SetBusy(placement->server_agent, on);
+    agents_.SetBusy(placement->load_agent, on);
+  };
+  busy(true);
   spdlog::info("campaign {} runs on server agent {} and load agent {}", row.name,
                placement->server_agent, placement->load_agent);
 
-  WindowFilter filter;
-  filter.campaign = row.name;
-  auto stored = store_.ListWindows(filter);
-  std::set<std::tuple<std::string, std::string, int, int>> done;
-  if (stored.ok()) {
-    for (const auto& w : *stored) done.insert({w.target, w.scenario, w.connections, w.round});
-  }
   Calibration calibration;
-  for (const auto& planned : ExpandMatrix(*campaign)) {
-    if (stopping()) break;
-    if (done.count({planned.target, planned.scenario, planned.connections, planned.round})) {
-      continue;
+  TargetSession session;
+  bool cancelled = false;
+  std::string error;
+  // Pass after pass until nothing is pending: re-runs asked for meanwhile join the next pass.
+  while (!stopping() && !cancelled && error.empty()) {
+    auto pending = Pending(row.id, row.name, plan);
+    if (!pending.ok()) {
+      error = pending.status().message();
+      break;
     }
-    WindowOutcome outcome =
-        RunWindow(agents_, *placement, *campaign, row.id, planned, 1, calibration);
-    outcome.row.campaign_id = row.id;
-    auto id = store_.InsertWindow(outcome.row, outcome.samples);
-    if (!id.ok()) {
-      agents_.SetBusy(placement->server_agent, false);
-      agents_.SetBusy(placement->load_agent, false);
-      return fail("storing window: " + id.status().message());
+    if (pending->empty()) break;
+    for (const PendingWindow& p : *pending) {
+      if (stopping()) break;
+      if ((cancelled = Cancelled(row.id))) break;
+      const PlannedWindow& planned = p.planned;
+      WindowClaim claim{row.id, KeyOf(planned), planned.noise, planned.connections, p.attempt,
+                        placement->server_agent, placement->load_agent};
+      if (Status st = store_.ClaimWindow(claim); !st.ok()) {
+        error = "claiming window: " + st.message();
+        break;
+      }
+      WindowOutcome outcome = RunWindow(agents_, *placement, *campaign, row.id, planned,
+                                        p.attempt, calibration, session);
+      outcome.row.campaign_id = row.id;
+      auto id = store_.InsertWindow(outcome.row, outcome.samples);
+      if (!id.ok()) {
+        error = "storing window: " + id.status().message();
+        break;
+      }
+      Acknowledge(outcome.spooled);
+      spdlog::info("window {}/{} {} {} {} round {}{}: {} {:.0f} req/s", planned.index + 1,
+                   row.total_windows, planned.target, planned.scenario, LoadLevelLabel(planned),
+                   planned.round, p.attempt > 1 ? " attempt " + std::to_string(p.attempt) : "",
+                   outcome.row.verdict, outcome.row.rps);
+      Bump();
+      if (LostAnAgent(outcome.row)) {
+        // The window goes back in the queue; the campaign waits for its agents to come back.
+        EndSession(agents_, *placement, session);
+        busy(false);
+        PlacementSpec same{{placement->server_agent}, {placement->load_agent}};
+        auto back = WaitForPlacement(row, same, target_names);
+        if (!back) break;
+        busy(true);
+        break;  // recompute what is pending
+      }
     }
-    Acknowledge(outcome.spooled);
-    spdlog::info("window {}/{} {} {} c={} round {}: {} {:.0f} req/s", planned.index + 1,
-                 row.total_windows, planned.target, planned.scenario, planned.connections,
-                 planned.round, outcome.row.verdict, outcome.row.rps);
-    Bump();
   }
-  agents_.SetBusy(placement->server_agent, false);
-  agents_.SetBusy(placement->load_agent, false);
+  EndSession(agents_, *placement, session);
+  busy(false);
+  if (!error.empty()) return fail(error);
   if (stopping()) return;
+  if (cancelled || Cancelled(row.id)) {
+    spdlog::info("campaign {} cancelled", row.name);
+    Bump();
+    return;
+  }
   Status done_state = store_.SetCampaignState(row.id, "done");
   if (!done_state.ok()) spdlog::error("campaign {}: {}", row.name, done_state.message());
+  // A re-run asked for while the last window ran would otherwise wait for the next request.
+  auto late = store_.ListRerunRequests(row.id);
+  if (late.ok() && !late->empty()) (void)store_.SetCampaignState(row.id, "queued");
   Bump();
 }
 

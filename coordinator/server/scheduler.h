@@ -1,8 +1,12 @@
 // Scheduler: turns submitted campaigns into windows. Campaigns queue in the store; one scheduler
 // thread takes them in order, places them on a server/load agent pair, runs their windows in
-// plan order and writes each window (with its samples) in one transaction. A campaign found
-// "running" at start-up (the coordinator stopped mid-way) resumes: windows already stored are
-// kept and not run again. Submit and the watchers' calls are thread-safe.
+// plan order and writes each window (with its samples) in one transaction. The state lives in the
+// store: before a window starts it is claimed, and a claim found at start-up (the coordinator
+// stopped mid-window) becomes a failed attempt (coordinator_restart) that is measured again. A
+// campaign found "running" resumes with the windows still pending; windows already stored are
+// never measured twice. Re-runs asked for (Store::RequestReruns) are pending windows too, and a
+// cancelled campaign stops before its next window. Submit and the watchers' calls are
+// thread-safe.
 #pragma once
 
 #include <atomic>
@@ -10,16 +14,24 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "common/status.h"
+#include "coordinator/plan.h"
 #include "coordinator/server/agent_registry.h"
 #include "coordinator/store.h"
 
 namespace benchlab {
+
+// A window of the plan that must be measured, and the attempt it will be.
+struct PendingWindow {
+  PlannedWindow planned;
+  int attempt = 1;
+};
 
 struct Submission {
   int64_t campaign_id = 0;
@@ -54,6 +66,14 @@ class Scheduler {
  private:
   void Loop();
   void RunCampaign(const CampaignRow& row);
+  // The plan's windows still to measure, in plan order: never measured, asked to be re-run, or
+  // cut off by a coordinator restart or a lost agent (a new attempt each).
+  Result<std::vector<PendingWindow>> Pending(int64_t campaign_id, const std::string& name,
+                                             const std::vector<PlannedWindow>& plan);
+  bool Cancelled(int64_t campaign_id);
+  // Waits until the agents are ready; nullopt when stopping or the campaign was cancelled.
+  std::optional<AgentRegistry::Placement> WaitForPlacement(
+      const CampaignRow& row, const PlacementSpec& spec, const std::vector<std::string>& targets);
   // Tells the agents their spooled results for a stored window may go.
   void Acknowledge(const std::vector<std::pair<std::string, std::string>>& spooled);
   void Bump();

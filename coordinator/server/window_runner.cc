@@ -1,8 +1,10 @@
 #include "coordinator/server/window_runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <optional>
+#include <utility>
 
 #include <grpcpp/client_context.h>
 #include <nlohmann/json.hpp>
@@ -17,6 +19,9 @@ namespace {
 
 using Ms = std::chrono::duration<double, std::milli>;
 
+// Self-tests an agent runs at the start of a campaign; the fastest is the calibration.
+constexpr int kCalibrationRuns = 3;
+
 void SetDeadline(grpc::ClientContext& ctx, std::chrono::milliseconds budget) {
   ctx.set_deadline(std::chrono::system_clock::now() + budget);
 }
@@ -27,6 +32,16 @@ std::string Describe(const grpc::Status& status) {
   }
   return status.error_message().empty() ? "gRPC status " + std::to_string(status.error_code())
                                         : status.error_message();
+}
+
+// A step's failure, named: "<step>: agent <name>: <what gRPC said>". An agent that cannot be
+// reached is lost to the window ("agent_lost: <step>: ..."): the window is measured again once
+// the agent is back, where any other failure is the window's own.
+std::string StepFailure(const std::string& step, const std::string& agent,
+                        const grpc::Status& status) {
+  std::string text = step + ": agent " + agent + ": " + Describe(status);
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE) return "agent_lost: " + text;
+  return text;
 }
 
 std::string TopForeignJson(const v1::HostFigures& h) {
@@ -64,8 +79,9 @@ class WindowProtocol {
  public:
   WindowProtocol(AgentRegistry& agents, const AgentRegistry::Placement& placement,
                  const Campaign& campaign, const PlannedWindow& planned, std::string spool_key,
-                 Calibration& calibration, WindowOutcome& out)
-      : placement_(placement),
+                 Calibration& calibration, TargetSession& session, WindowOutcome& out)
+      : session_(session),
+        placement_(placement),
         campaign_(campaign),
         planned_(planned),
         spool_key_(std::move(spool_key)),
@@ -84,13 +100,15 @@ class WindowProtocol {
   }
   bool CheckHosts();
   bool CheckHost(v1::Agent::Stub& stub, const std::string& agent, const std::vector<int>& cpus,
-                 std::optional<double>& selftest_ms);
+                 std::optional<double>& selftest_ms, HostMeasures& host);
   bool StartTarget();
   bool CheckConformance();
   bool MeasureLoad();
   void StopTarget();
   void Judge();
+  void Finish();
 
+  TargetSession& session_;
   const AgentRegistry::Placement& placement_;
   const Campaign& campaign_;
   const PlannedWindow& planned_;
@@ -106,31 +124,66 @@ class WindowProtocol {
   uint64_t status_mismatches_ = 0;  // responses whose status was not the expected one
   uint64_t mismatches_ = 0;         // responses failing the expectation (status or body)
   uint64_t transport_errors_ = 0;
+  WindowMeasures measures_;   // what the gates judge, filled step by step
+  v1::HostFigures load_host_;  // the load host over the measured interval
+  v1::HostFigures server_host_;
 };
 
+// A host's figures as the gates read them; a reading the machine does not offer stays unset.
+void FillHostMeasures(const v1::HostFigures& h, HostMeasures& out) {
+  const double cpus = h.cpus() > 0 ? h.cpus() : 1;
+  out.foreign_mean_pct = h.foreign_mean_pct();
+  out.steal_pct = h.steal_pct() / cpus;
+  out.busy_pct = h.busy_pct() / cpus;
+  if (h.has_throttle_core_events() || h.has_throttle_package_events()) {
+    out.throttle_events = h.throttle_core_events() + h.throttle_package_events();
+  }
+  if (h.has_min_freq_ratio()) out.min_freq_ratio = h.min_freq_ratio();
+  if (h.has_swap_in_pages()) out.swap_in_pages = h.swap_in_pages();
+  if (h.has_swap_out_pages()) out.swap_out_pages = h.swap_out_pages();
+}
+
 bool WindowProtocol::CheckHost(v1::Agent::Stub& stub, const std::string& agent,
-                               const std::vector<int>& cpus, std::optional<double>& selftest_ms) {
+                               const std::vector<int>& cpus, std::optional<double>& selftest_ms,
+                               HostMeasures& host) {
   v1::CheckHostRequest req;
   for (int cpu : cpus) req.add_cpus(cpu);
+  auto check = [&](v1::CheckHostReply& reply) {
+    grpc::ClientContext ctx;
+    SetDeadline(ctx, std::chrono::seconds(10));
+    return stub.CheckHost(&ctx, req, &reply);
+  };
   v1::CheckHostReply reply;
-  grpc::ClientContext ctx;
-  SetDeadline(ctx, std::chrono::seconds(10));
-  grpc::Status status = stub.CheckHost(&ctx, req, &reply);
-  if (!status.ok()) return Fail("failed", "check_host: agent " + agent + ": " + Describe(status));
+  grpc::Status status = check(reply);
+  if (!status.ok()) return Fail("failed", StepFailure("check_host", agent, status));
   selftest_ms = reply.selftest_wall_ms();
-  // The first self-test of an agent in the campaign is its calibration.
-  auto [it, first] = calibration_.emplace(agent, reply.selftest_wall_ms());
-  if (!first && it->second > 0) {
+  const bool first = calibration_.count(agent) == 0;
+  if (first) {
+    // The campaign's calibration: the fastest of kCalibrationRuns self-tests at its start, so a
+    // neighbour's burst during one of them does not make every later window look fast.
+    double fastest = reply.selftest_wall_ms();
+    for (int i = 1; i < kCalibrationRuns; ++i) {
+      v1::CheckHostReply again;
+      if (!check(again).ok()) break;
+      fastest = std::min(fastest, again.selftest_wall_ms());
+    }
+    calibration_[agent] = fastest;
+  }
+  auto it = calibration_.find(agent);
+  if (it->second > 0) {
     double drift = reply.selftest_wall_ms() / it->second - 1;
+    host.selftest_drift = drift;
     if (!out_.row.selftest_drift || std::abs(drift) > std::abs(*out_.row.selftest_drift)) {
       out_.row.selftest_drift = drift;
     }
-  } else if (first) {
-    out_.row.selftest_drift = out_.row.selftest_drift.value_or(0.0);
   }
+  // Judged with the other gates once the window is measured.
   for (const auto& failure : reply.failures()) {
-    reasons_.push_back(failure + " (agent " + agent + ")");
-    if (out_.row.verdict == "valid") out_.row.verdict = "invalid";
+    if (failure.rfind("on_battery", 0) == 0) {
+      host.on_battery = true;
+    } else {
+      measures_.scheduling_failures.push_back(failure + " (agent " + agent + ")");
+    }
   }
   return true;
 }
@@ -138,9 +191,10 @@ bool WindowProtocol::CheckHost(v1::Agent::Stub& stub, const std::string& agent,
 bool WindowProtocol::CheckHosts() {
   const TargetDef* def = campaign_.FindTarget(planned_.target);
   std::vector<int> server_cpus = def != nullptr ? def->cpus : std::vector<int>{};
-  return CheckHost(*server_, placement_.server_agent, server_cpus,
-                   out_.row.selftest_server_ms) &&
-         CheckHost(*load_, placement_.load_agent, campaign_.load_cpus, out_.row.selftest_load_ms);
+  return CheckHost(*server_, placement_.server_agent, server_cpus, out_.row.selftest_server_ms,
+                   measures_.server) &&
+         CheckHost(*load_, placement_.load_agent, campaign_.load_cpus, out_.row.selftest_load_ms,
+                   measures_.load);
 }
 
 bool WindowProtocol::StartTarget() {
@@ -151,20 +205,22 @@ bool WindowProtocol::StartTarget() {
     for (int cpu : def->cpus) req.add_cpus(cpu);
   }
   req.set_window_label(campaign_.name + "-r" + std::to_string(planned_.round) + "-" +
-                       planned_.target + "-" + planned_.scenario + "-c" +
-                       std::to_string(planned_.connections));
+                       planned_.target + "-" + planned_.scenario + "-" +
+                       LoadLevelLabel(planned_) +
+                       (planned_.noise ? "-n" + std::to_string(planned_.position) : ""));
   v1::StartTargetReply reply;
   grpc::ClientContext ctx;
   auto ready_budget = def != nullptr ? def->ready_timeout : std::chrono::milliseconds(10000);
   SetDeadline(ctx, ready_budget + std::chrono::seconds(10));
   grpc::Status status = server_->StartTarget(&ctx, req, &reply);
-  if (!status.ok()) return Fail("failed", "start_target: " + Describe(status));
+  if (!status.ok()) {
+    return Fail("failed", StepFailure("start_target", placement_.server_agent, status));
+  }
   handle_ = reply.handle();
   port_ = reply.port();
   out_.row.target_version = reply.version();
   for (const auto& failure : reply.check_failures()) {
-    reasons_.push_back(failure);
-    if (out_.row.verdict == "valid") out_.row.verdict = "invalid";
+    measures_.scheduling_failures.push_back(failure);
   }
   out_.row.startup_ms = reply.startup_ms();
   out_.row.first_request_ms = reply.first_request_ms();
@@ -183,7 +239,9 @@ bool WindowProtocol::CheckConformance() {
   grpc::ClientContext ctx;
   SetDeadline(ctx, std::chrono::milliseconds(5000 + 2000 * req.cases_size()));
   grpc::Status status = load_->CheckConformance(&ctx, req, &reply);
-  if (!status.ok()) return Fail("failed", "conformance: " + Describe(status));
+  if (!status.ok()) {
+    return Fail("failed", StepFailure("conformance", placement_.load_agent, status));
+  }
   if (!reply.ok()) {
     out_.row.verdict = "skipped";
     for (const auto& diff : reply.diffs()) reasons_.push_back("conformance: " + diff);
@@ -206,6 +264,12 @@ bool WindowProtocol::MeasureLoad() {
   }
   req.set_body(scenario->body);
   req.set_connections(planned_.connections);
+  req.set_depth(campaign_.load_depth);
+  if (planned_.rate > 0) {
+    req.set_rate(planned_.rate);
+    req.set_poisson(campaign_.load_poisson);
+    req.set_max_conns(campaign_.load_max_conns);
+  }
   req.set_threads(campaign_.load_threads);
   for (int cpu : campaign_.load_cpus) req.add_cpus(cpu);
   auto warmup_ms = std::chrono::duration_cast<std::chrono::milliseconds>(campaign_.warmup);
@@ -248,13 +312,13 @@ bool WindowProtocol::MeasureLoad() {
       out_.row.started_at = FormatIsoTime(std::chrono::system_clock::now());
       v1::MarkReply ignored;
       grpc::Status status = mark(v1::MarkRequest::BEGIN, &ignored);
-      if (!status.ok()) mark_error = "mark begin: " + Describe(status);
+      if (!status.ok()) mark_error = StepFailure("mark_begin", placement_.server_agent, status);
       marked = status.ok();
     } else if (event.kind() == v1::RunLoadEvent::MEASURE_END) {
       out_.row.ended_at = FormatIsoTime(std::chrono::system_clock::now());
       if (marked) {
         grpc::Status status = mark(v1::MarkRequest::END, &figures);
-        if (!status.ok()) mark_error = "mark end: " + Describe(status);
+        if (!status.ok()) mark_error = StepFailure("mark_end", placement_.server_agent, status);
         marked = false;
       }
     } else if (event.kind() == v1::RunLoadEvent::RESULT) {
@@ -308,9 +372,18 @@ bool WindowProtocol::MeasureLoad() {
           row.p99_uncorrected_us = static_cast<int64_t>(h->ValueAtPercentile(99));
         }
       }
-      if (!r.record_json().empty()) row.load_record = r.record_json();
+      if (!r.record_json().empty()) {
+        // The histograms are columns of their own; the record keeps everything else.
+        nlohmann::json record = nlohmann::json::parse(r.record_json(), nullptr, false);
+        if (record.is_object()) {
+          record.erase("histogram");
+          record.erase("histogram_uncorrected");
+          row.load_record = record.dump();
+        }
+      }
       if (r.has_host()) {
         const auto& h = r.host();
+        load_host_ = h;
         row.load_busy_pct = h.busy_pct();
         row.load_steal_pct = h.steal_pct();
         row.load_foreign_cpu_pct = h.foreign_mean_pct();
@@ -335,7 +408,7 @@ bool WindowProtocol::MeasureLoad() {
     v1::MarkReply ignored;
     (void)mark(v1::MarkRequest::END, &ignored);
   }
-  if (!status.ok()) return Fail("failed", "run_load: " + Describe(status));
+  if (!status.ok()) return Fail("failed", StepFailure("run_load", placement_.load_agent, status));
   if (!have_result) return Fail("failed", "run_load: the load agent sent no result");
   if (!mark_error.empty()) return Fail("failed", mark_error);
   auto& row = out_.row;
@@ -352,6 +425,7 @@ bool WindowProtocol::MeasureLoad() {
   out_.spooled.emplace_back(placement_.server_agent, spool_key_ + ".server");
   if (figures.has_host()) {
     const auto& h = figures.host();
+    server_host_ = h;
     row.server_busy_pct = h.busy_pct();
     row.server_steal_pct = h.steal_pct();
     row.server_foreign_cpu_pct = h.foreign_mean_pct();
@@ -392,7 +466,7 @@ void WindowProtocol::StopTarget() {
   SetDeadline(ctx, std::chrono::seconds(10));
   grpc::Status status = server_->StopTarget(&ctx, req, &reply);
   if (!status.ok()) {
-    Fail("failed", "stop_target: " + Describe(status));
+    Fail("failed", StepFailure("stop_target", placement_.server_agent, status));
     return;
   }
   if (reply.exited_before_stop() || target_died_) {
@@ -409,15 +483,16 @@ void WindowProtocol::Judge() {
     Fail("failed", "no_responses: the target answered no request in the measured interval");
     return;
   }
-  GateInputs in;
-  in.requests = row.requests;
-  in.transport_errors = transport_errors_;
-  in.status_mismatches = mismatches_;
-  auto reasons = EvaluateGates(in, GateThresholds{campaign_.error_rate_max});
-  if (!reasons.empty()) {
-    row.verdict = "invalid";
-    reasons_.insert(reasons_.end(), reasons.begin(), reasons.end());
-  }
+  WindowMeasures& m = measures_;
+  if (server_host_.interval_s() > 0) FillHostMeasures(server_host_, m.server);
+  if (load_host_.interval_s() > 0) FillHostMeasures(load_host_, m.load);
+  m.generator_bound = row.generator_bound != 0;
+  m.requests = row.requests;
+  m.transport_errors = transport_errors_;
+  m.mismatches = mismatches_;
+  std::vector<GateReason> reasons = JudgeWindow(m, campaign_.gates);
+  for (const GateReason& reason : reasons) reasons_.push_back(reason.text);
+  if (InvalidatesWindow(reasons, campaign_.gates.mode)) row.verdict = "invalid";
 }
 
 void WindowProtocol::Run() {
@@ -425,13 +500,49 @@ void WindowProtocol::Run() {
   if (!server_ || !load_) {
     Fail("failed", "placement: agent " +
                        (server_ ? placement_.load_agent : placement_.server_agent) + " is unknown");
-  } else if (CheckHosts() && StartTarget()) {
-    if (CheckConformance() && MeasureLoad()) Judge();
-    StopTarget();
+    return Finish();
   }
+  const bool reuse = !planned_.start_process && !session_.handle.empty() &&
+                     session_.target == planned_.target;
+  if (!reuse && !session_.handle.empty()) {
+    // The plan wants a fresh process: the kept one goes first, so only one target runs.
+    std::string kept = std::exchange(handle_, session_.handle);
+    StopTarget();
+    handle_ = kept;
+    reasons_.clear();
+    out_.row.verdict = "valid";
+    session_ = {};
+  }
+  if (CheckHosts()) {
+    bool ready = false;
+    if (reuse) {
+      handle_ = session_.handle;
+      port_ = session_.port;
+      ready = true;
+    } else {
+      ready = StartTarget() && CheckConformance();
+    }
+    if (ready && MeasureLoad()) Judge();
+    const bool measured = out_.row.verdict == "valid" || out_.row.verdict == "invalid";
+    if (ready && measured && !planned_.stop_process && !target_died_) {
+      session_ = {planned_.target, handle_, port_};
+    } else {
+      StopTarget();
+      session_ = {};
+    }
+  } else if (!session_.handle.empty()) {
+    handle_ = session_.handle;
+    StopTarget();
+    session_ = {};
+  }
+  Finish();
+}
+
+void WindowProtocol::Finish() {
   // A failure outranks an invalid verdict; the reasons keep everything that was seen.
   for (const auto& reason : reasons_) {
-    if (reason.rfind("target_exited", 0) == 0 || reason.rfind("stop_target", 0) == 0) {
+    if (reason.rfind("target_exited", 0) == 0 || reason.rfind("stop_target", 0) == 0 ||
+        reason.rfind("agent_lost", 0) == 0) {
       out_.row.verdict = "failed";
     }
   }
@@ -441,14 +552,41 @@ void WindowProtocol::Run() {
 }  // namespace
 
 std::string SpoolKey(int64_t campaign_id, const PlannedWindow& planned, int attempt) {
-  return std::to_string(campaign_id) + "-" + planned.target + "-" + planned.scenario + "-c" +
-         std::to_string(planned.connections) + "-r" + std::to_string(planned.round) + "-a" +
-         std::to_string(attempt);
+  std::string key = std::to_string(campaign_id) + "-" + planned.target + "-" + planned.scenario +
+                    "-" + LoadLevelLabel(planned) + "-r" + std::to_string(planned.round);
+  if (planned.noise) key += "-n" + std::to_string(planned.position);
+  return key + "-a" + std::to_string(attempt);
+}
+
+WindowKey KeyOf(const PlannedWindow& planned) {
+  return {planned.target, planned.scenario, LoadLevelLabel(planned), planned.round,
+          planned.position};
+}
+
+void EndSession(AgentRegistry& agents, const AgentRegistry::Placement& placement,
+                TargetSession& session) {
+  if (session.handle.empty()) return;
+  auto stub = agents.Stub(placement.server_agent);
+  if (stub) {
+    v1::StopTargetRequest req;
+    req.set_handle(session.handle);
+    req.set_grace_ms(2000);
+    v1::StopTargetReply reply;
+    grpc::ClientContext ctx;
+    SetDeadline(ctx, std::chrono::seconds(10));
+    grpc::Status status = stub->StopTarget(&ctx, req, &reply);
+    if (!status.ok()) {
+      spdlog::warn("stopping kept target {} on agent {}: {}", session.target,
+                   placement.server_agent, Describe(status));
+    }
+  }
+  session = {};
 }
 
 WindowOutcome RunWindow(AgentRegistry& agents, const AgentRegistry::Placement& placement,
                         const Campaign& campaign, int64_t campaign_id,
-                        const PlannedWindow& planned, int attempt, Calibration& calibration) {
+                        const PlannedWindow& planned, int attempt, Calibration& calibration,
+                        TargetSession& session) {
   WindowOutcome out;
   auto& row = out.row;
   row.campaign = campaign.name;
@@ -457,6 +595,8 @@ WindowOutcome RunWindow(AgentRegistry& agents, const AgentRegistry::Placement& p
   row.connections = planned.connections;
   row.round = planned.round;
   row.position = planned.position;
+  row.load_level = LoadLevelLabel(planned);
+  row.noise = planned.noise ? 1 : 0;
   row.attempt = attempt;
   row.server_agent = placement.server_agent;
   row.load_agent = placement.load_agent;
@@ -465,7 +605,7 @@ WindowOutcome RunWindow(AgentRegistry& agents, const AgentRegistry::Placement& p
   row.load_host = agents.HostFactsJson(placement.load_agent);
   auto begin = FormatIsoTime(std::chrono::system_clock::now());
   WindowProtocol(agents, placement, campaign, planned, SpoolKey(campaign_id, planned, attempt),
-                 calibration, out)
+                 calibration, session, out)
       .Run();
   if (row.started_at.empty()) row.started_at = begin;
   if (row.ended_at.empty()) row.ended_at = FormatIsoTime(std::chrono::system_clock::now());

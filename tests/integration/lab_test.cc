@@ -34,6 +34,10 @@ connections = [2, 4]
 rounds = 2
 warmup = "50ms"
 duration = "200ms"
+# These tests check the protocol, not the machine: on a shared machine the measurement gates
+# (foreign CPU, self-test drift) would judge the neighbours. Reasons are still recorded.
+[gates]
+mode = "warn"
 [[target]]
 name = "hello-a"
 [[target]]

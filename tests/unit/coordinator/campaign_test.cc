@@ -113,7 +113,7 @@ TEST_F(CampaignTest, GoodFileParsesEveryField) {
   EXPECT_EQ(c.duration, seconds(2));
   EXPECT_EQ(c.load_threads, 1);
   EXPECT_EQ(c.load_cpus, (std::vector<int>{1}));
-  EXPECT_DOUBLE_EQ(c.error_rate_max, 0.01);
+  EXPECT_DOUBLE_EQ(c.gates.error_rate.max, 0.01);
   EXPECT_EQ(c.source_name, path);
   EXPECT_EQ(fs::path(c.campaign_dir), fs::absolute(dir_).lexically_normal());
   EXPECT_EQ(c.text, kGood);
@@ -169,7 +169,7 @@ TEST_F(CampaignTest, DefaultsApply) {
   EXPECT_EQ(c.duration, seconds(2));
   EXPECT_EQ(c.load_threads, 1);
   EXPECT_TRUE(c.load_cpus.empty());
-  EXPECT_DOUBLE_EQ(c.error_rate_max, 0.01);
+  EXPECT_DOUBLE_EQ(c.gates.error_rate.max, 0.01);
   EXPECT_EQ(c.campaign_dir, "/srv/lab");
   EXPECT_EQ(c.targets[0].port, "auto");
   EXPECT_EQ(c.targets[0].ready, "/");
@@ -462,7 +462,7 @@ TEST_F(CampaignTest, UnknownKeysAreErrorsEvenWhenTheyHideARequiredOne) {
             "open_connections, rounds, order, seed, fresh_process, warmup, duration)");
   EXPECT_EQ(ErrorFor(Edit(kGood, "name = \"hello\"\nbaseline", "nmae = \"hello\"\nbaseline")),
             "hello.toml:1: nmae: unknown key (known: name, baseline, matrix, load, gates, noise, "
-            "target, scenario, negative)");
+            "placement, target, scenario, negative)");
   EXPECT_EQ(ErrorFor(Edit(kGood, "{ status = 404 }", "{ status = 404, bdy = \"\" }")),
             "hello.toml:30: negative \"missing\".expect.bdy: unknown key (known: status, body, "
             "headers)");
@@ -531,6 +531,28 @@ TEST_F(CampaignTest, BadMatrixValues) {
   EXPECT_EQ(ErrorFor(Edit(kGood, "error_rate_max = 0.01", "error_rate_max = nan")),
             "hello.toml:13: gates.error_rate_max: expected a fraction from 0 to 1 such as 0.01, "
             "got nan");
+}
+
+TEST_F(CampaignTest, LoadAndPlacementKeys) {
+  auto c = ParseCampaignText(kGood + std::string(R"(
+[placement]
+server = "srv1"
+load = ["label:rack-1", "l2"]
+)"),
+                             "hello.toml", "/tmp");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->placement_server, std::vector<std::string>{"srv1"});
+  EXPECT_EQ(c->placement_load, (std::vector<std::string>{"label:rack-1", "l2"}));
+  EXPECT_EQ(c->load_depth, 1);
+  EXPECT_FALSE(c->load_poisson);
+  EXPECT_EQ(ErrorFor(kGood + std::string("[placement]\nserver = []\n")),
+            "hello.toml:32: placement.server: expected a list of agent names or \"label:NAME\" "
+            "selectors, got []");
+  EXPECT_EQ(ErrorFor(kGood + std::string("[placement]\nload = [\"label:\"]\n")),
+            "hello.toml:32: placement.load: expected a list of agent names or \"label:NAME\" "
+            "selectors, got [\"label:\"]");
+  EXPECT_EQ(ErrorFor(kGood + std::string("[placement]\nrack = 1\n")),
+            "hello.toml:32: placement.rack: unknown key (known: server, load)");
 }
 
 TEST_F(CampaignTest, BadRequests) {

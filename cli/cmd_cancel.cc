@@ -1,0 +1,52 @@
+// `benchlab cancel`: stops a queued or running campaign at a coordinator before its next window.
+#include <cstdio>
+#include <memory>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+
+namespace benchlab {
+namespace {
+
+struct CancelArgs {
+  std::string campaign;
+  std::string coordinator = "127.0.0.1:7700";
+};
+
+int RunCancel(const CancelArgs& args) {
+  auto stub = ConnectCoordinator(args.coordinator);
+  if (!stub.ok()) {
+    std::fprintf(stderr, "benchlab cancel: %s\n", stub.status().message().c_str());
+    return 2;
+  }
+  v1::CancelCampaignRequest req;
+  req.set_name(args.campaign);
+  v1::CancelCampaignReply reply;
+  grpc::ClientContext ctx;
+  SetDeadlineSeconds(ctx, 10);
+  grpc::Status status = (*stub)->CancelCampaign(&ctx, req, &reply);
+  if (!status.ok()) {
+    std::fprintf(stderr, "benchlab cancel: %s\n", status.error_message().c_str());
+    bool input = status.error_code() == grpc::StatusCode::NOT_FOUND ||
+                 status.error_code() == grpc::StatusCode::FAILED_PRECONDITION;
+    return input ? 2 : 1;
+  }
+  std::printf("campaign %s cancelled (it was %s); windows stored so far are kept\n",
+              args.campaign.c_str(), reply.previous_state().c_str());
+  return 0;
+}
+
+}  // namespace
+
+CommandRunner AddCancelCommand(CLI::App& root) {
+  auto args = std::make_shared<CancelArgs>();
+  CLI::App* cmd = root.add_subcommand(
+      "cancel", "Cancel a queued or running campaign; a running one stops before its next "
+                "window.");
+  cmd->add_option("campaign", args->campaign, "the campaign's name")->required();
+  cmd->add_option("--coordinator", args->coordinator, "the coordinator's HOST:PORT")
+      ->capture_default_str();
+  return [args] { return RunCancel(*args); };
+}
+
+}  // namespace benchlab

@@ -1,0 +1,173 @@
+// `benchlab rerun`: measures chosen windows again, each as a new attempt on the pair its
+// campaign ran on, through a coordinator or on the embedded lab over a database file.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <set>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/embedded_lab.h"
+#include "cli/signals.h"
+#include "coordinator/campaign.h"
+#include "coordinator/rerun.h"
+#include "coordinator/store.h"
+
+namespace benchlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RerunArgs {
+  std::vector<int64_t> ids;
+  bool invalid = false;
+  bool failed = false;
+  std::string campaign;
+  std::string coordinator;
+  std::string db;
+  bool no_wait = false;
+  bool keep_work_dir = false;
+};
+
+int Usage(const std::string& message) {
+  std::fprintf(stderr, "benchlab rerun: %s\n", message.c_str());
+  return 2;
+}
+
+// Through a running coordinator: ask, then follow the campaign until it is done again.
+int RerunAtCoordinator(const RerunArgs& args) {
+  auto stub = ConnectCoordinator(args.coordinator);
+  if (!stub.ok()) return Usage(stub.status().message());
+  BlockTerminationSignals();
+  v1::RerunWindowsRequest req;
+  for (int64_t id : args.ids) req.add_window_ids(id);
+  req.set_invalid(args.invalid);
+  req.set_failed(args.failed);
+  req.set_campaign(args.campaign);
+  v1::RerunWindowsReply reply;
+  grpc::ClientContext ctx;
+  SetDeadlineSeconds(ctx, 10);
+  grpc::Status status = (*stub)->RerunWindows(&ctx, req, &reply);
+  if (!status.ok()) {
+    std::fprintf(stderr, "benchlab rerun: %s\n", status.error_message().c_str());
+    bool input = status.error_code() == grpc::StatusCode::NOT_FOUND ||
+                 status.error_code() == grpc::StatusCode::INVALID_ARGUMENT;
+    return input ? 2 : 1;
+  }
+  std::printf("re-running %d window(s) of %s\n", reply.window_ids_size(),
+              reply.campaigns_size() == 1 ? reply.campaigns(0).c_str() : "several campaigns");
+  std::fflush(stdout);
+  if (args.no_wait) return 0;
+  int status_code = 0;
+  for (const std::string& name : reply.campaigns()) {
+    WatchCanceller canceller;
+    SignalWatcher watcher([&canceller](int) { canceller.Cancel(); });
+    auto outcome = WatchCampaign(**stub, name, canceller);
+    if (canceller.cancelled()) return 130;
+    if (!outcome.ok()) {
+      std::fprintf(stderr, "benchlab rerun: %s\n", outcome.status().message().c_str());
+      return 1;
+    }
+    v1::ListCampaignsReply campaigns;
+    grpc::ClientContext list_ctx;
+    SetDeadlineSeconds(list_ctx, 10);
+    int total = 0;
+    if ((*stub)->ListCampaigns(&list_ctx, v1::ListCampaignsRequest(), &campaigns).ok()) {
+      for (const auto& c : campaigns.campaigns()) {
+        if (c.name() == name) total = c.total_windows();
+      }
+    }
+    if (ReportOutcome(*outcome, "", total) != 0) status_code = 1;
+  }
+  return status_code;
+}
+
+// On a database file: record the requests in it, then start the embedded lab as `run` does;
+// its coordinator finds the campaign queued and measures just those windows.
+int RerunOnDatabase(const RerunArgs& args) {
+  if (!fs::exists(args.db)) return Usage("--db " + args.db + ": no such file");
+  auto store = Store::Open(args.db);
+  if (!store.ok()) return Usage(store.status().message());
+  std::vector<int64_t> ids = args.ids;
+  if (args.invalid || args.failed) {
+    WindowFilter filter;
+    if (!args.campaign.empty()) filter.campaign = args.campaign;
+    auto windows = (*store)->ListWindows(filter);
+    if (!windows.ok()) return Usage(windows.status().message());
+    for (int64_t id : SelectForRerun(*windows, args.invalid, args.failed)) ids.push_back(id);
+  }
+  if (ids.empty()) return Usage("no window matches: nothing to re-run");
+  // The lab runs one campaign's targets: the windows must all be of one campaign.
+  std::set<int64_t> campaign_ids;
+  {
+    auto windows = (*store)->ListWindows({});
+    if (!windows.ok()) return Usage(windows.status().message());
+    std::set<int64_t> wanted(ids.begin(), ids.end());
+    for (const WindowRow& w : *windows) {
+      if (wanted.erase(w.id)) campaign_ids.insert(w.campaign_id);
+    }
+    if (!wanted.empty()) {
+      return Usage("no window has id " + std::to_string(*wanted.begin()) + " in " + args.db);
+    }
+  }
+  if (campaign_ids.size() != 1) {
+    return Usage("the windows belong to several campaigns; with --db, re-run one campaign at a "
+                 "time (--campaign NAME)");
+  }
+  auto row = (*store)->FindCampaignById(*campaign_ids.begin());
+  if (!row.ok() || !*row) return Usage("the windows' campaign is missing from " + args.db);
+  if ((*row)->state == "running") {
+    return Usage("campaign \"" + (*row)->name + "\" is running (another coordinator has it, or "
+                 "one stopped mid-way: `benchlab run --resume` continues it)");
+  }
+  // Its targets' templates are found beside the file it was submitted from.
+  std::string dir = fs::absolute(fs::path((*row)->source)).parent_path().string();
+  auto campaign = ParseCampaignText((*row)->spec_toml, (*row)->source, dir);
+  if (!campaign.ok()) return Usage(campaign.status().message());
+  if (Status st = RequireCommands(*campaign); !st.ok()) return Usage(st.message());
+  auto requested = (*store)->RequestReruns(ids);
+  if (!requested.ok()) return Usage(requested.status().message());
+  std::printf("re-running %zu window(s) of %s\n", ids.size(), (*row)->name.c_str());
+  std::fflush(stdout);
+  const int total = (*row)->total_windows;
+  store->reset();  // the lab's coordinator owns the file from here
+
+  LabJob job;
+  job.campaign = std::move(campaign).value();
+  job.total_windows = total;
+  job.db = args.db;
+  job.keep_work_dir = args.keep_work_dir;
+  job.verb = "rerun";
+  return RunOnEmbeddedLab(job);
+}
+
+int RunRerun(const RerunArgs& args) {
+  if (args.ids.empty() && !args.invalid && !args.failed) {
+    return Usage("give WINDOW_IDs, --invalid or --failed");
+  }
+  if (args.coordinator.empty() == args.db.empty()) {
+    return Usage("give either --coordinator HOST:PORT or --db FILE");
+  }
+  return args.db.empty() ? RerunAtCoordinator(args) : RerunOnDatabase(args);
+}
+
+}  // namespace
+
+CommandRunner AddRerunCommand(CLI::App& root) {
+  auto args = std::make_shared<RerunArgs>();
+  CLI::App* cmd = root.add_subcommand(
+      "rerun", "Measure windows again, each as a new attempt on the pair its campaign ran on. "
+               "The newest attempt of a window counts; earlier ones stay in the store.");
+  cmd->add_option("window_ids", args->ids, "ids of windows (as `benchlab windows` lists them)");
+  cmd->add_flag("--invalid", args->invalid, "every window whose newest attempt is invalid");
+  cmd->add_flag("--failed", args->failed, "every window whose newest attempt failed");
+  cmd->add_option("--campaign", args->campaign, "with --invalid/--failed: only this campaign");
+  cmd->add_option("--coordinator", args->coordinator, "a running coordinator's HOST:PORT");
+  cmd->add_option("--db", args->db,
+                  "a database file: the windows run on the embedded lab, as `run` does");
+  cmd->add_flag("--no-wait", args->no_wait, "with --coordinator: ask and return at once");
+  cmd->add_flag("--keep-work-dir", args->keep_work_dir, "with --db: keep the lab's logs");
+  return [args] { return RunRerun(*args); };
+}
+
+}  // namespace benchlab

@@ -1,0 +1,25 @@
+// The embedded lab: a coordinator, a server agent and a load agent started as separate processes
+// on this machine (loopback gRPC, kernel-chosen ports), all stopped when the job ends.
+#pragma once
+
+#include <string>
+
+#include "coordinator/campaign.h"
+
+namespace benchlab {
+
+struct LabJob {
+  Campaign campaign;        // its targets become the server agent's catalogue
+  std::string submit_text;  // submitted first when set; empty: it is in the database already
+  int total_windows = 0;    // of a campaign already in the database
+  std::string db;           // the SQLite file the coordinator uses
+  bool keep_work_dir = false;
+  std::string verb = "run";  // the command, for messages
+};
+
+// Starts the lab, submits the campaign when asked, follows it to its end printing each window
+// and a summary, and stops the lab. Returns the exit status: 0 when every window of the campaign
+// was measured, 130 when interrupted, 1 otherwise.
+int RunOnEmbeddedLab(const LabJob& job);
+
+}  // namespace benchlab
