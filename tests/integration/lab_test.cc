@@ -320,5 +320,166 @@ TEST_F(LabTest, BadCampaignIsRejectedWithFileAndLine) {
       << status.error_message();
 }
 
+// Attempts of one campaign in the store, by id.
+std::vector<WindowRow> Stored(CoordinatorDaemon& coordinator, const std::string& name) {
+  WindowFilter filter;
+  filter.campaign = name;
+  auto rows = coordinator.store().ListWindows(filter);
+  EXPECT_TRUE(rows.ok());
+  return rows.ok() ? *rows : std::vector<WindowRow>{};
+}
+
+TEST_F(LabTest, ARerunMeasuresOneWindowAgainAndLeavesTheRest) {
+  std::string state;
+  std::string text = CampaignText("again", "hello-b");
+  Replace(text, "rounds = 2", "rounds = 1");
+  RunCampaign(text, &state);
+  ASSERT_EQ(state, "done");
+  const std::vector<WindowRow> before = Stored(*coordinator_, "again");
+  ASSERT_EQ(before.size(), 4u);
+  const WindowRow& chosen = before[2];
+
+  v1::RerunWindowsRequest req;
+  req.add_window_ids(chosen.id);
+  v1::RerunWindowsReply reply;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  ASSERT_TRUE(stub_->RerunWindows(&ctx, req, &reply).ok());
+  ASSERT_EQ(reply.campaigns_size(), 1);
+  EXPECT_EQ(reply.campaigns(0), "again");
+
+  // Watching from the last stored window sees just the new attempt, then the end.
+  grpc::ClientContext watch;
+  watch.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  v1::WatchCampaignRequest wreq;
+  wreq.set_name("again");
+  wreq.set_after_id(before.back().id);
+  auto reader = stub_->WatchCampaign(&watch, wreq);
+  std::vector<v1::Window> fresh;
+  v1::CampaignEvent event;
+  std::string final_state;
+  while (reader->Read(&event)) {
+    if (event.has_window()) fresh.push_back(event.window());
+    if (event.has_finished()) final_state = event.finished().state();
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  EXPECT_EQ(final_state, "done");
+  ASSERT_EQ(fresh.size(), 1u);
+  EXPECT_EQ(fresh[0].target(), chosen.target);
+  EXPECT_EQ(fresh[0].load_level(), chosen.load_level);
+  EXPECT_EQ(fresh[0].round(), chosen.round);
+  EXPECT_EQ(fresh[0].attempt(), 2);
+
+  const std::vector<WindowRow> after = Stored(*coordinator_, "again");
+  ASSERT_EQ(after.size(), 5u);
+  for (size_t i = 0; i < before.size(); ++i) {
+    EXPECT_EQ(after[i].id, before[i].id);
+    EXPECT_EQ(after[i].attempt, 1);
+    EXPECT_EQ(after[i].rps, before[i].rps) << "an earlier attempt is history, never rewritten";
+  }
+  EXPECT_TRUE(coordinator_->store().ListRerunRequests(chosen.campaign_id)->empty());
+
+  // Nothing to re-run is bad input.
+  v1::RerunWindowsRequest none;
+  none.set_invalid(true);
+  none.set_campaign("again");
+  grpc::ClientContext none_ctx;
+  none_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  EXPECT_EQ(stub_->RerunWindows(&none_ctx, none, &reply).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(LabTest, OpenLoopLevelsNoiseWindowsAndKeptProcesses) {
+  std::string text = CampaignText("levels", "hello-b");
+  Replace(text, "connections = [2, 4]", "connections = [2]\nrates = [2000]\n"
+                                         "fresh_process = \"round\"");
+  Replace(text, "[gates]", "[noise]\ntarget = \"hello-a\"\nscenario = \"hello\"\nwindows = 2\n[gates]");
+  std::string state;
+  auto windows = RunCampaign(text, &state);
+  ASSERT_EQ(state, "done");
+  const std::vector<WindowRow> rows = Stored(*coordinator_, "levels");
+  ASSERT_EQ(rows.size(), 2u * 2 * 2 + 2);  // 2 targets x 2 levels x 2 rounds + 2 noise
+  int noise = 0, open_loop = 0, reused = 0;
+  for (const WindowRow& w : rows) {
+    EXPECT_TRUE(w.verdict == "valid" || w.verdict == "invalid") << w.reasons;
+    if (w.noise) {
+      ++noise;
+      EXPECT_EQ(w.round, 0);
+      EXPECT_EQ(w.target, "hello-a");
+      EXPECT_GT(w.startup_ms, 0) << "a noise window runs its own process";
+      continue;
+    }
+    if (w.load_level == "r2000") {
+      ++open_loop;
+      ASSERT_TRUE(w.load_rate.has_value());
+      EXPECT_DOUBLE_EQ(*w.load_rate, 2000);
+      ASSERT_TRUE(w.dropped.has_value());
+      EXPECT_TRUE(w.p99_uncorrected_us.has_value());
+      // The open-loop window follows the same target's closed-loop one in its round and keeps
+      // its process: nothing was started for it.
+      EXPECT_EQ(w.startup_ms, 0) << w.target << " round " << w.round;
+      reused += w.startup_ms == 0;
+    } else {
+      EXPECT_EQ(w.load_level, "c2");
+      EXPECT_FALSE(w.load_rate.has_value());
+      EXPECT_GT(w.startup_ms, 0);
+    }
+  }
+  EXPECT_EQ(noise, 2);
+  EXPECT_EQ(open_loop, 4);
+  EXPECT_EQ(reused, 4);
+}
+
+TEST_F(LabTest, ACancelledCampaignStopsBeforeItsNextWindow) {
+  std::string text = CampaignText("stopped", "hello-b");
+  Replace(text, "rounds = 2", "rounds = 20");
+  v1::SubmitCampaignRequest req;
+  req.set_spec_toml(text);
+  req.set_source("stopped.toml");
+  v1::SubmitCampaignReply reply;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  ASSERT_TRUE(stub_->SubmitCampaign(&ctx, req, &reply).ok());
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (Stored(*coordinator_, "stopped").empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  v1::CancelCampaignRequest cancel;
+  cancel.set_name("stopped");
+  v1::CancelCampaignReply cancelled;
+  grpc::ClientContext cancel_ctx;
+  cancel_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  ASSERT_TRUE(stub_->CancelCampaign(&cancel_ctx, cancel, &cancelled).ok());
+  EXPECT_EQ(cancelled.previous_state(), "running");
+
+  // The watch ends with the cancelled state, after at most the window that was running.
+  grpc::ClientContext watch;
+  watch.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  v1::WatchCampaignRequest wreq;
+  wreq.set_name("stopped");
+  auto reader = stub_->WatchCampaign(&watch, wreq);
+  v1::CampaignEvent event;
+  std::string final_state;
+  while (reader->Read(&event)) {
+    if (event.has_finished()) final_state = event.finished().state();
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  EXPECT_EQ(final_state, "cancelled");
+  // The window running when the cancel arrived finishes and is stored; nothing starts after it.
+  const size_t at_cancel = Stored(*coordinator_, "stopped").size();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const size_t settled = Stored(*coordinator_, "stopped").size();
+  EXPECT_LE(settled, at_cancel + 1);
+  EXPECT_LT(settled, 80u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  EXPECT_EQ(Stored(*coordinator_, "stopped").size(), settled) << "nothing runs after a cancel";
+
+  // A campaign that has ended cannot be cancelled.
+  grpc::ClientContext again;
+  again.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  EXPECT_EQ(stub_->CancelCampaign(&again, cancel, &cancelled).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+}
+
 }  // namespace
 }  // namespace benchlab
