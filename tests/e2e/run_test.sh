@@ -36,6 +36,10 @@ warmup = "100ms"
 duration = "300ms"
 [load]
 cpus = "1"
+# The plumbing is under test, not this machine: on a shared machine the measurement gates would
+# judge the neighbours, and standalone agents on one machine see each other's load as foreign.
+[gates]
+mode = "warn"
 [[target]]
 name = "nginx"
 command = ["nginx", "-e", "stderr", "-p", "{run_dir}", "-c", "{run_dir}/nginx.conf", "-g", "daemon off;"]

@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# End to end across three "hosts": deploy/netns-lab.sh builds a lab of network namespaces (coord
+# 10.77.0.1, server 10.77.0.2, load 10.77.0.3); the coordinator, a server agent and a load agent
+# each run in their own, listening on and advertising their namespace's address; a tiny campaign
+# submitted with `submit --wait` completes with every window valid. The load provably crossed the
+# lab's network, not loopback: the load namespace's loopback carries not one packet during the
+# campaign (a dial to 127.0.0.1 there would, even a refused one: SYN and RST), and its eth0 sends,
+# and the server namespace's eth0 receives, at least one packet per measured request. Everything
+# started is stopped and the namespaces are removed, on success and failure alike. The foreign CPU
+# gate is off (the three hosts share one machine's CPUs); the others judge the window as usual.
+# Skips (exit 77) where the machine cannot create network namespaces.
+# Usage: netns_lab_test.sh BIN_DIR SOURCE_DIR
+set -euo pipefail
+bin=$(cd "$1" && pwd)
+src=$(cd "$2" && pwd)
+lab=$src/deploy/netns-lab.sh
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "network namespaces need root (CAP_SYS_ADMIN)"
+command -v ip > /dev/null || skip "no ip command (iproute2)"
+
+prefix=bl-e2e-$$
+coord_ns=$prefix-coord server_ns=$prefix-server load_ns=$prefix-load
+coord=10.77.0.1:7700
+server_addr=10.77.0.2 load_addr=10.77.0.3
+# Unique agent names: a starting agent stops processes left by earlier agents of its name.
+server_agent=netns-server-$$
+load_agent=netns-load-$$
+work=$(mktemp -d /tmp/benchlab-netns-XXXXXX)
+pids=()
+lab_up=0
+any_alive() {  # a zombie (exited, not yet waited for) does not count
+  local pid stat
+  for pid; do
+    stat=$(cat "/proc/$pid/stat" 2> /dev/null) || continue
+    stat=${stat##*) }
+    [ "${stat:0:1}" = Z ] || return 0
+  done
+  return 1
+}
+cleanup() {
+  local status=$?
+  if [ ${#pids[@]} -gt 0 ]; then
+    kill -TERM "${pids[@]}" 2> /dev/null || true
+    local deadline=$((SECONDS + 5))
+    while any_alive "${pids[@]}" && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
+    kill -KILL "${pids[@]}" 2> /dev/null || true
+    for pid in "${pids[@]}"; do wait "$pid" 2> /dev/null || true; done
+  fi
+  # down also stops anything still inside the namespaces (a target the agent left, say).
+  if [ "$lab_up" -eq 1 ]; then "$lab" down --prefix "$prefix" || status=1; fi
+  rm -rf "$work"
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+fail() {
+  echo "FAIL: $*" >&2
+  for f in "$work"/*.log "$work"/*.out; do
+    if [ -e "$f" ]; then echo "== $f" >&2; tail -8 "$f" >&2; fi
+  done
+  exit 1
+}
+passed=0
+check() { echo "ok: $*"; passed=$((passed + 1)); }
+wait_for() {  # wait_for SECONDS COMMAND...
+  local deadline=$((SECONDS + $1)); shift
+  until "$@"; do [ "$SECONDS" -lt "$deadline" ] || return 1; sleep 0.05; done
+}
+# Daemons are started with `ip netns exec` itself (it execs, so $! is the daemon), never through a
+# function, whose subshell would stand between the test and the daemon.
+in_ns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
+counter() { in_ns "$1" cat "/sys/class/net/$2/statistics/$3"; }
+
+# --- the lab ------------------------------------------------------------------------------------
+set +e
+"$lab" up --prefix "$prefix" > "$work/lab.out" 2> "$work/lab.err"
+status=$?
+set -e
+[ "$status" -ne 3 ] || skip "$(cat "$work/lab.err")"
+[ "$status" -eq 0 ] || { cat "$work/lab.err" >&2; fail "netns-lab.sh up exited $status"; }
+lab_up=1
+grep -q "^server .* $server_addr\$" "$work/lab.out" ||
+  fail "netns-lab.sh up should print the addresses"
+"$lab" status --prefix "$prefix" > /dev/null || fail "netns-lab.sh status after up"
+for ns in "$coord_ns" "$server_ns" "$load_ns"; do
+  in_ns "$ns" ip -4 -o addr show dev eth0 | grep -q "10\.77\.0\." || fail "$ns has no address"
+done
+check "the lab is up: three namespaces, one address each"
+
+# --- the fleet ----------------------------------------------------------------------------------
+ip netns exec "$coord_ns" "$bin/benchlab" coordinator --listen "$coord" --db "$work/lab.db" \
+  --port-file "$work/port" 2> "$work/coordinator.log" &
+pids+=($!)
+wait_for 10 test -s "$work/port" || fail "the coordinator did not start"
+
+# The target listens on every address of the server namespace: the agent probes readiness on
+# 127.0.0.1 (agent/target_runner.cc), so a target bound to 10.77.0.2 alone never gets ready.
+cat > "$work/server.toml" <<TOML
+name = "$server_agent"
+roles = ["server"]
+coordinator = "$coord"
+listen = "$server_addr:7701"
+advertise = "$server_addr:7701"
+run_root = "$work/server-runs"
+[[target]]
+name = "hello-server"
+command = ["$bin/hello-server", "--host", "0.0.0.0", "--port", "{port}"]
+TOML
+cat > "$work/load.toml" <<TOML
+name = "$load_agent"
+roles = ["load"]
+coordinator = "$coord"
+listen = "$load_addr:7701"
+advertise = "$load_addr:7701"
+run_root = "$work/load-runs"
+TOML
+ip netns exec "$server_ns" "$bin/benchlab" agent --config "$work/server.toml" \
+  2> "$work/server.log" &
+pids+=($!)
+ip netns exec "$load_ns" "$bin/benchlab" agent --config "$work/load.toml" 2> "$work/load.log" &
+pids+=($!)
+registered() { grep -q "agent $1 registered from $2:7701" "$work/coordinator.log"; }
+wait_for 15 registered "$server_agent" "$server_addr" ||
+  fail "the server agent did not register from $server_addr"
+wait_for 15 registered "$load_agent" "$load_addr" ||
+  fail "the load agent did not register from $load_addr"
+check "the coordinator has both agents at their namespaces' addresses"
+
+cat > "$work/campaign.toml" <<TOML
+name = "netns-lab"
+baseline = "hello-server"
+[matrix]
+connections = [2]
+rounds = 1
+warmup = "100ms"
+duration = "300ms"
+[load]
+cpus = "1"
+[gates]
+# One machine holds all three hosts: each agent sees the other hosts' processes (the target, the
+# load generator) on the same CPUs and counts them as foreign, so this gate would judge the lab,
+# not the window. The self-test drift gate still catches a machine busy with something else.
+foreign_cpu = false
+[[target]]
+name = "hello-server"
+cpus = "0"
+[[scenario]]
+name = "hello"
+path = "/"
+expect = { status = 200, body = "hello\n" }
+[[negative]]
+name = "missing"
+path = "/nope"
+expect = { status = 404 }
+TOML
+
+lo_before=$(counter "$load_ns" lo tx_packets)
+load_tx_before=$(counter "$load_ns" eth0 tx_packets)
+server_rx_before=$(counter "$server_ns" eth0 rx_packets)
+in_ns "$coord_ns" timeout 60 "$bin/benchlab" submit "$work/campaign.toml" --coordinator "$coord" \
+  --wait > "$work/submit.out" 2>&1 || fail "submit --wait exited $?"
+lo_after=$(counter "$load_ns" lo tx_packets)
+load_tx_after=$(counter "$load_ns" eth0 tx_packets)
+server_rx_after=$(counter "$server_ns" eth0 rx_packets)
+grep -q "1 windows: 1 valid" "$work/submit.out" || fail "submit --wait summary"
+state=$(sqlite3 "$work/lab.db" "select state from campaigns where name = 'netns-lab'")
+[ "$state" = "done" ] || fail "the campaign is $state, not done"
+rows=$(sqlite3 "$work/lab.db" "select count(*),
+  sum(verdict = 'valid' and requests > 0 and rps > 0 and server_cpu_s > 0),
+  group_concat(distinct server_agent || '/' || load_agent)
+  from windows where campaign = 'netns-lab'")
+[ "$rows" = "1|1|$server_agent/$load_agent" ] ||
+  fail "expected 1 valid window with figures run by $server_agent/$load_agent, got $rows"
+in_ns "$coord_ns" "$bin/benchlab" windows --coordinator "$coord" --campaign netns-lab \
+  > "$work/windows.out"
+[ "$(grep -c ' valid ' "$work/windows.out")" -eq 1 ] || fail "benchlab windows --coordinator"
+check "the campaign completed with every window valid"
+
+# The coordinator sends the load agent to the host its server agent registered from (10.77.0.2,
+# checked above). That the load went there over the lab's network and not over any loopback:
+requests=$(sqlite3 "$work/lab.db" "select sum(requests) from windows where campaign = 'netns-lab'")
+lo=$((lo_after - lo_before))
+[ "$lo" -eq 0 ] || fail "the load namespace sent $lo packets over loopback during the campaign"
+load_tx=$((load_tx_after - load_tx_before))
+[ "$load_tx" -ge "$requests" ] ||
+  fail "the load namespace's eth0 sent $load_tx packets for $requests measured requests"
+server_rx=$((server_rx_after - server_rx_before))
+[ "$server_rx" -ge "$requests" ] ||
+  fail "the server namespace's eth0 received $server_rx packets for $requests measured requests"
+check "the load crossed the lab's network ($requests requests measured," \
+  "$load_tx packets out of the load host's eth0, none on its loopback)"
+
+# --- stopping -----------------------------------------------------------------------------------
+for pid in "${pids[@]}"; do kill -TERM "$pid"; done
+for pid in "${pids[@]}"; do wait "$pid" || fail "a daemon exited non-zero after SIGTERM"; done
+pids=()
+for ns in "$coord_ns" "$server_ns" "$load_ns"; do
+  left=$(ip netns pids "$ns" | tr '\n' ' ')
+  [ -z "$left" ] || fail "processes left in $ns: $left"
+done
+check "the daemons stop on SIGTERM and leave nothing running in the lab"
+
+"$lab" down --prefix "$prefix" || fail "netns-lab.sh down"
+lab_up=0
+"$lab" down --prefix "$prefix" || fail "netns-lab.sh down a second time"
+left=$(ip netns list | grep -c "^$prefix-" || true)
+[ "$left" -eq 0 ] || fail "$left namespaces of $prefix left after down"
+check "netns-lab.sh down removes the lab, twice over"
+echo "$passed checks passed"
