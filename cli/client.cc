@@ -87,8 +87,8 @@ std::vector<v1::Window> NewestAttempts(const std::vector<v1::Window>& windows) {
     const v1::Window& w = windows[i];
     const std::string level =
         w.load_level().empty() ? "c" + std::to_string(w.connections()) : w.load_level();
-    auto [it, fresh] = newest.try_emplace(Key{w.target(), w.scenario(), level, w.round(),
-                                              w.position()}, i);
+    auto [it, fresh] = newest.try_emplace(Key{w.pair() + "/" + w.target(), w.scenario(), level,
+                                              w.round(), w.position()}, i);
     if (!fresh && w.attempt() > windows[it->second].attempt()) it->second = i;
   }
   std::vector<size_t> order;
@@ -107,7 +107,13 @@ int ReportOutcome(const WatchOutcome& outcome, const std::string& baseline, int 
     valid += w.verdict() == "valid";
     measured += w.verdict() == "valid" || w.verdict() == "invalid";
   }
-  std::printf("%s\n", FormatSummary(windows, baseline).c_str());
+  // A fleet campaign is reported pair by pair: each pair measured the whole matrix.
+  std::map<std::string, std::vector<v1::Window>> by_pair;
+  for (const v1::Window& w : windows) by_pair[w.pair()].push_back(w);
+  for (const auto& [pair, pair_windows] : by_pair) {
+    if (!pair.empty()) std::printf("pair %s\n", pair.c_str());
+    std::printf("%s\n", FormatSummary(pair_windows, baseline).c_str());
+  }
   const int attempts = static_cast<int>(outcome.windows.size());
   std::printf("%d windows: %d valid, %d invalid, %d failed or skipped (campaign %s)%s\n",
               static_cast<int>(windows.size()), valid, measured - valid,

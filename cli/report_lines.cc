@@ -44,9 +44,13 @@ std::string FormatMicros(double us) {
 }
 
 std::string FormatWindowLine(const v1::Window& w) {
-  std::string line = Printf("[%3d/%d] round %d  %-12s %-10s c=%-5d", w.index() + 1,
-                            w.total_windows(), w.round(), w.target().c_str(),
-                            w.scenario().c_str(), w.connections());
+  const std::string level =
+      w.load_level().empty() ? "c" + std::to_string(w.connections()) : w.load_level();
+  std::string line = Printf("[%3d/%d] ", w.index() + 1, w.total_windows());
+  if (!w.pair().empty()) line += w.pair() + " ";
+  line += w.noise() ? Printf("noise %d", w.position() + 1) : Printf("round %d", w.round());
+  line += Printf("  %-12s %-10s %-7s", w.target().c_str(), w.scenario().c_str(), level.c_str());
+  if (w.attempt() > 1) line += Printf(" attempt %d", w.attempt());
   if (w.verdict() == "valid" || w.verdict() == "invalid") {
     line += Printf(" %12s req/s  p99 %-9s", WithThousands(w.rps()).c_str(),
                    FormatMicros(static_cast<double>(w.p99_us())).c_str());

@@ -158,8 +158,41 @@ void ReadAgentList(Table& table, std::string_view key, const Value& v,
   }
 }
 
+// pairs = [["srv1", "load1"], ...] or "all".
+void ReadPairs(Table& table, const Value& v, Campaign& c) {
+  const char* form = "\"all\" or a list of [server, load] agent name pairs";
+  if (v.is_string()) {
+    if (v.as_string().str != "all") return table.Expect(v, "pairs", form);
+    c.all_pairs = true;
+    return;
+  }
+  if (!v.is_array() || v.as_array().empty()) return table.Expect(v, "pairs", form);
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const auto& item : v.as_array()) {
+    if (!item.is_array() || item.as_array().size() != 2 || !item.as_array()[0].is_string() ||
+        !item.as_array()[1].is_string() || item.as_array()[0].as_string().str.empty() ||
+        item.as_array()[1].as_string().str.empty()) {
+      return table.Expect(v, "pairs", form);
+    }
+    pairs.emplace_back(item.as_array()[0].as_string().str, item.as_array()[1].as_string().str);
+  }
+  // One window at a time per pair: an agent in two pairs would run two windows at once.
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    for (size_t j = 0; j < pairs.size(); ++j) {
+      for (const std::string& a : {pairs[i].first, pairs[i].second}) {
+        if ((i != j && (a == pairs[j].first || a == pairs[j].second)) ||
+            pairs[i].first == pairs[i].second) {
+          return table.Expect(v, "pairs", "pairs that share no agent");
+        }
+      }
+    }
+  }
+  c.placement_pairs = std::move(pairs);
+}
+
 void ReadPlacement(const Value& v, Issues& issues, Campaign& c) {
-  Table placement(v, "placement", {"server", "load"}, issues);
+  Table placement(v, "placement", {"server", "load", "pairs"}, issues);
+  if (const Value* x = placement.Get("pairs")) ReadPairs(placement, *x, c);
   if (const Value* x = placement.Get("server")) {
     ReadAgentList(placement, "server", *x, c.placement_server);
   }

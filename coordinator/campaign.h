@@ -90,6 +90,12 @@ struct Campaign {
   // [placement]: agent names or "label:NAME" selectors; empty: any ready agents.
   std::vector<std::string> placement_server;
   std::vector<std::string> placement_load;
+  // A fleet campaign runs its whole matrix on each pair at once, one window at a time per pair:
+  // the pairs named ([server, load] agent names), or with all_pairs every disjoint pair of ready
+  // agents that the server/load selectors allow.
+  std::vector<std::pair<std::string, std::string>> placement_pairs;
+  bool all_pairs = false;
+  bool Fleet() const { return all_pairs || !placement_pairs.empty(); }
   std::vector<TargetDef> targets;
   std::vector<ScenarioDef> scenarios;
   std::vector<ScenarioDef> negatives;

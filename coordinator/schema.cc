@@ -257,7 +257,8 @@ CREATE TABLE windows_v3 (
     json_type(load_record) = 'object' ELSE 0 END),
   load_level         TEXT NOT NULL DEFAULT '',
   noise              INTEGER NOT NULL DEFAULT 0 CHECK (noise IN (0, 1)),
-  UNIQUE (campaign_id, target, scenario, load_level, round, position, attempt)
+  pair               TEXT NOT NULL DEFAULT '',
+  UNIQUE (campaign_id, pair, target, scenario, load_level, round, position, attempt)
 );
 INSERT INTO windows_v3 (id, campaign_id, campaign, target, scenario, connections, round, position,
     attempt, verdict, reasons, started_at, ended_at, server_agent, load_agent, requests,
@@ -290,6 +291,7 @@ ALTER TABLE samples ADD COLUMN p99_us INTEGER;
 
 CREATE TABLE window_claims (
   campaign_id  INTEGER NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE,
+  pair         TEXT NOT NULL,
   target       TEXT NOT NULL,
   scenario     TEXT NOT NULL,
   load_level   TEXT NOT NULL,
@@ -301,18 +303,19 @@ CREATE TABLE window_claims (
   server_agent TEXT NOT NULL,
   load_agent   TEXT NOT NULL,
   started_at   TEXT NOT NULL,
-  PRIMARY KEY (campaign_id, target, scenario, load_level, round, position)
+  PRIMARY KEY (campaign_id, pair, target, scenario, load_level, round, position)
 );
 
 CREATE TABLE rerun_requests (
   campaign_id  INTEGER NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE,
+  pair         TEXT NOT NULL,
   target       TEXT NOT NULL,
   scenario     TEXT NOT NULL,
   load_level   TEXT NOT NULL,
   round        INTEGER NOT NULL,
   position     INTEGER NOT NULL,
   requested_at TEXT NOT NULL,
-  PRIMARY KEY (campaign_id, target, scenario, load_level, round, position)
+  PRIMARY KEY (campaign_id, pair, target, scenario, load_level, round, position)
 );
 
 ALTER TABLE campaigns ADD COLUMN placement TEXT NOT NULL DEFAULT '{}'

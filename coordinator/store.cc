@@ -175,10 +175,10 @@ class Transaction {
 
 std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
 
-// A window's name in the claim and re-run tables: parameters 1 to 6.
+// A window's name in the claim and re-run tables: parameters 1 to 7.
 constexpr const char* kWhereKey =
     " WHERE campaign_id = ?1 AND target = ?2 AND scenario = ?3 AND load_level = ?4 AND "
-    "round = ?5 AND position = ?6";
+    "round = ?5 AND position = ?6 AND pair = ?7";
 void BindKey(Stmt& stmt, int64_t campaign_id, const WindowKey& key) {
   stmt.Bind(1, campaign_id);
   stmt.Bind(2, key.target);
@@ -186,6 +186,7 @@ void BindKey(Stmt& stmt, int64_t campaign_id, const WindowKey& key) {
   stmt.Bind(4, key.load_level);
   stmt.Bind(5, key.round);
   stmt.Bind(6, key.position);
+  stmt.Bind(7, key.pair);
 }
 
 // Every WindowRow field stored as a column of the same name, in table order. Insert and select
@@ -252,6 +253,7 @@ const WindowColumn kWindowColumns[] = {
     {"histogram_uncorrected", &WindowRow::histogram_uncorrected},
     {"load_record", &WindowRow::load_record},
     {"load_level", &WindowRow::load_level}, {"noise", &WindowRow::noise},
+    {"pair", &WindowRow::pair},
 };
 // clang-format on
 
@@ -566,15 +568,15 @@ Status Store::ClaimWindow(const WindowClaim& claim) {
   std::lock_guard lock(mu_);
   Stmt insert(db_,
               "INSERT OR REPLACE INTO window_claims (campaign_id, target, scenario, load_level, "
-              "round, position, noise, connections, attempt, server_agent, load_agent, "
-              "started_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+              "round, position, pair, noise, connections, attempt, server_agent, load_agent, "
+              "started_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
               "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
   BindKey(insert, claim.campaign_id, claim.key);
-  insert.Bind(7, claim.noise ? 1 : 0);
-  insert.Bind(8, claim.connections);
-  insert.Bind(9, claim.attempt);
-  insert.Bind(10, claim.server_agent);
-  insert.Bind(11, claim.load_agent);
+  insert.Bind(8, claim.noise ? 1 : 0);
+  insert.Bind(9, claim.connections);
+  insert.Bind(10, claim.attempt);
+  insert.Bind(11, claim.server_agent);
+  insert.Bind(12, claim.load_agent);
   return Run(db_, insert, path_,
              "claim window " + claim.key.target + "/" + claim.key.scenario + "/" +
                  claim.key.load_level + " round " + std::to_string(claim.key.round));
@@ -586,7 +588,8 @@ Result<int> Store::FailClaimedWindows(const std::string& reason) {
     std::lock_guard lock(mu_);
     Stmt select(db_,
                 "SELECT campaign_id, target, scenario, load_level, round, position, noise, "
-                "connections, attempt, server_agent, load_agent, started_at FROM window_claims");
+                "connections, attempt, server_agent, load_agent, started_at, pair "
+                "FROM window_claims");
     auto claims = Collect<WindowRow>(db_, select, path_, "list window claims", [&](Stmt& s) {
       WindowRow w;
       w.campaign_id = s.Int64(0);
@@ -601,6 +604,7 @@ Result<int> Store::FailClaimedWindows(const std::string& reason) {
       w.server_agent = s.Text(9);
       w.load_agent = s.Text(10);
       w.started_at = s.Text(11);
+      w.pair = s.Text(12);
       w.ended_at = w.started_at;
       w.verdict = "failed";
       w.reasons = nlohmann::json::array({reason}).dump();
@@ -626,7 +630,7 @@ Result<std::vector<std::string>> Store::RequestReruns(const std::vector<int64_t>
   for (int64_t id : window_ids) {
     Stmt find(db_,
               "SELECT w.campaign_id, w.target, w.scenario, w.load_level, w.round, w.position, "
-              "c.name, c.state FROM windows w JOIN campaigns c ON c.id = w.campaign_id "
+              "c.name, c.state, w.pair FROM windows w JOIN campaigns c ON c.id = w.campaign_id "
               "WHERE w.id = ?1");
     find.Bind(1, id);
     const int rc = find.Step();
@@ -636,13 +640,13 @@ Result<std::vector<std::string>> Store::RequestReruns(const std::vector<int64_t>
     if (rc != SQLITE_ROW) return SqlError(db_, rc, path_, what);
     const int64_t campaign_id = find.Int64(0);
     WindowKey key{find.Text(1), find.Text(2), find.Text(3), static_cast<int>(find.Int64(4)),
-                  static_cast<int>(find.Int64(5))};
+                  static_cast<int>(find.Int64(5)), find.Text(8)};
     const std::string name = find.Text(6);
     const std::string state = find.Text(7);
     Stmt request(db_,
                  "INSERT OR IGNORE INTO rerun_requests (campaign_id, target, scenario, "
-                 "load_level, round, position, requested_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-                 "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
+                 "load_level, round, position, pair, requested_at) VALUES (?1, ?2, ?3, ?4, ?5, "
+                 "?6, ?7, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
     BindKey(request, campaign_id, key);
     BENCHLAB_RETURN_IF_ERROR(Run(db_, request, path_, what + ": window " + std::to_string(id)));
     if (state != "running" && state != "queued") {
@@ -663,22 +667,26 @@ Result<std::vector<std::string>> Store::RequestReruns(const std::vector<int64_t>
 Result<std::vector<WindowKey>> Store::ListRerunRequests(int64_t campaign_id) {
   std::lock_guard lock(mu_);
   Stmt select(db_,
-              "SELECT target, scenario, load_level, round, position FROM rerun_requests "
+              "SELECT target, scenario, load_level, round, position, pair FROM rerun_requests "
               "WHERE campaign_id = ?1 ORDER BY requested_at, rowid");
   select.Bind(1, campaign_id);
   return Collect<WindowKey>(
       db_, select, path_, "list re-runs of campaign " + std::to_string(campaign_id),
       [](Stmt& s) {
         return WindowKey{s.Text(0), s.Text(1), s.Text(2), static_cast<int>(s.Int64(3)),
-                         static_cast<int>(s.Int64(4))};
+                         static_cast<int>(s.Int64(4)), s.Text(5)};
       });
 }
 
-Status Store::SetCampaignPlacement(int64_t campaign_id, const std::string& placement_json) {
+Status Store::SetCampaignPlacement(int64_t campaign_id, const std::string& placement_json,
+                                   int total_windows) {
   std::lock_guard lock(mu_);
-  Stmt update(db_, "UPDATE campaigns SET placement = ?2 WHERE id = ?1");
+  Stmt update(db_,
+              "UPDATE campaigns SET placement = ?2, total_windows = CASE WHEN ?3 > 0 THEN ?3 "
+              "ELSE total_windows END WHERE id = ?1");
   update.Bind(1, campaign_id);
   update.Bind(2, placement_json);
+  update.Bind(3, total_windows);
   return Run(db_, update, path_, "set placement of campaign " + std::to_string(campaign_id));
 }
 

@@ -33,14 +33,16 @@ struct CampaignRow {
 };
 
 // What names one planned window of a campaign across its attempts: target, scenario, load level
-// ("c64" closed loop, "r5000" open loop), round (0 for noise windows) and position (which tells
-// noise windows apart; for matrix windows it follows from the rest).
+// ("c64" closed loop, "r5000" open loop), round (0 for noise windows), position (which tells
+// noise windows apart; for matrix windows it follows from the rest) and, in a fleet campaign that
+// runs its matrix on several pairs, the pair.
 struct WindowKey {
   std::string target;
   std::string scenario;
   std::string load_level;
   int round = 0;
   int position = 0;
+  std::string pair;  // fleet campaigns: the server agent of the pair; "" otherwise
   auto operator<=>(const WindowKey&) const = default;
 };
 
@@ -138,8 +140,9 @@ struct WindowRow {
   std::string load_record = "{}";      // the generator's JSON record, verbatim
   std::string load_level;              // "c64" or "r5000"; part of the window's name
   int noise = 0;                       // 1: a noise-phase window (round 0)
+  std::string pair;                    // fleet campaigns: the pair's server agent; else ""
 
-  WindowKey Key() const { return {target, scenario, load_level, round, position}; }
+  WindowKey Key() const { return {target, scenario, load_level, round, position, pair}; }
 };
 
 // One sample of a window's per-interval series.
@@ -206,7 +209,9 @@ class Store {
   Result<std::vector<std::string>> RequestReruns(const std::vector<int64_t>& window_ids);
   // Re-runs asked for and not yet stored, in request order.
   Result<std::vector<WindowKey>> ListRerunRequests(int64_t campaign_id);
-  Status SetCampaignPlacement(int64_t campaign_id, const std::string& placement_json);
+  // Records where the campaign runs and, when total_windows > 0, how many windows that makes.
+  Status SetCampaignPlacement(int64_t campaign_id, const std::string& placement_json,
+                              int total_windows = 0);
 
   // Ordered by id; a campaign name that does not exist yields no rows.
   Result<std::vector<WindowRow>> ListWindows(const WindowFilter& filter);

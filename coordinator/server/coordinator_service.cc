@@ -72,6 +72,7 @@ void WindowToProto(const WindowRow& row, int total_windows, v1::Window* out) {
   out->set_total_windows(total_windows);
   out->set_load_level(row.load_level);
   out->set_noise(row.noise != 0);
+  out->set_pair(row.pair);
 }
 
 CoordinatorService::CoordinatorService(Store& store, AgentRegistry& agents, Scheduler& scheduler)

@@ -1,5 +1,6 @@
 #include "coordinator/server/scheduler.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -70,7 +71,10 @@ Result<Submission> Scheduler::Submit(const std::string& spec_toml, const std::st
   row.spec_toml = spec_toml;
   row.source = source;
   row.created_at = FormatIsoTime(std::chrono::system_clock::now());
-  row.total_windows = static_cast<int>(ExpandMatrix(*campaign).size());
+  // A fleet campaign runs its matrix once per pair; with pairs = "all" the count is known once
+  // it is placed.
+  row.total_windows = static_cast<int>(ExpandMatrix(*campaign).size()) *
+                      std::max<int>(1, static_cast<int>(campaign->placement_pairs.size()));
   std::vector<TargetRow> targets;
   for (const auto& t : campaign->targets) {
     targets.push_back({t.name, nlohmann::json(t.command).dump(), FormatCpuList(t.cpus)});
@@ -155,21 +159,32 @@ bool RequeuedByReason(const WindowRow& w) {
 bool LostAnAgent(const WindowRow& w) { return w.reasons.find("\"agent_lost") != std::string::npos; }
 
 std::string PlacementJson(const AgentRegistry::Placement& p) {
-  return nlohmann::json{{"server", p.server_agent}, {"load", nlohmann::json::array({p.load_agent})}}
-      .dump();
+  nlohmann::json load = nlohmann::json::array();
+  for (const auto& name : p.load_agents) load.push_back(name);
+  if (load.empty()) load.push_back(p.load_agent);
+  return nlohmann::json{{"server", p.server_agent}, {"load", load}}.dump();
+}
+
+// The load agents of a placement joined as windows.load_agent stores them ("l1,l2").
+std::string LoadAgents(const AgentRegistry::Placement& p) {
+  std::string names;
+  for (const auto& name : p.load_agents) names += (names.empty() ? "" : ",") + name;
+  return names.empty() ? p.load_agent : names;
 }
 
 }  // namespace
 
 Result<std::vector<PendingWindow>> Scheduler::Pending(int64_t campaign_id,
                                                       const std::string& name,
-                                                      const std::vector<PlannedWindow>& plan) {
+                                                      const std::vector<PlannedWindow>& plan,
+                                                      const std::string& pair) {
   WindowFilter filter;
   filter.campaign = name;
   auto stored = store_.ListWindows(filter);
   if (!stored.ok()) return stored.status();
   std::map<WindowKey, WindowRow> newest;
   for (auto& w : *stored) {
+    if (w.pair != pair) continue;
     auto [it, fresh] = newest.try_emplace(w.Key(), w);
     if (!fresh && w.attempt > it->second.attempt) it->second = w;
   }
@@ -178,7 +193,8 @@ Result<std::vector<PendingWindow>> Scheduler::Pending(int64_t campaign_id,
   std::set<WindowKey> asked(reruns->begin(), reruns->end());
   std::vector<PendingWindow> pending;
   for (const PlannedWindow& planned : plan) {
-    const WindowKey key = KeyOf(planned);
+    WindowKey key = KeyOf(planned);
+    key.pair = pair;
     auto it = newest.find(key);
     if (it == newest.end()) {
       pending.push_back({planned, 1});
@@ -220,85 +236,89 @@ void Scheduler::RunCampaign(const CampaignRow& row) {
 
   std::vector<std::string> target_names;
   for (const auto& t : campaign->targets) target_names.push_back(t.name);
-  // A campaign placed before (a resume, a re-run) goes back to the same agents.
-  PlacementSpec spec{campaign->placement_server, campaign->placement_load};
+  // Where it runs: the pairs it ran on before (a resume, a re-run), else what the file asks.
+  std::vector<PlacementSpec> specs;  // one per pair; a single one without a fleet
+  bool all_pairs = false;
   nlohmann::json placed = nlohmann::json::parse(row.placement, nullptr, false);
-  if (placed.is_object() && placed.contains("server") && placed["server"].is_string()) {
-    spec.server = {placed["server"].get<std::string>()};
-    spec.load.clear();
-    for (const auto& l : placed.value("load", nlohmann::json::array())) {
-      if (l.is_string()) spec.load.push_back(l.get<std::string>());
+  auto names = [](const nlohmann::json& list) {
+    std::vector<std::string> out;
+    if (list.is_array()) {
+      for (const auto& l : list) {
+        if (l.is_string()) out.push_back(l.get<std::string>());
+      }
+    }
+    return out;
+  };
+  if (placed.is_object() && placed.contains("pairs")) {
+    for (const auto& p : placed["pairs"]) {
+      auto both = names(p);
+      if (both.size() == 2) specs.push_back({{both[0]}, {both[1]}});
+    }
+  } else if (placed.is_object() && placed.contains("server") && placed["server"].is_string()) {
+    specs.push_back({{placed["server"].get<std::string>()}, names(placed.value("load", nlohmann::json()))});
+  } else if (!campaign->placement_pairs.empty()) {
+    for (const auto& [server, load] : campaign->placement_pairs) specs.push_back({{server}, {load}});
+  } else if (campaign->all_pairs) {
+    all_pairs = true;
+  } else {
+    specs.push_back({campaign->placement_server, campaign->placement_load});
+  }
+
+  std::vector<AgentRegistry::Placement> placements;
+  if (all_pairs) {
+    PlacementSpec spec{campaign->placement_server, campaign->placement_load};
+    std::string why, last_why;
+    while (!stopping() && !Cancelled(row.id) &&
+           (placements = agents_.PlacePairs(spec, target_names, &why)).empty()) {
+      if (why != last_why) spdlog::info("campaign {} waits for agents: {}", row.name, why);
+      last_why = why;
+      uint64_t seen = version();
+      WaitForChange(seen, std::chrono::milliseconds(200));
+    }
+  } else {
+    for (const PlacementSpec& spec : specs) {
+      auto placement = WaitForPlacement(row, spec, target_names);
+      if (!placement) return;  // stopping, or cancelled while waiting
+      placements.push_back(*placement);
     }
   }
-  std::optional<AgentRegistry::Placement> placement =
-      WaitForPlacement(row, spec, target_names);
-  if (!placement) return;  // stopping, or cancelled while waiting
+  if (placements.empty()) return;
 
   Status running = store_.SetCampaignState(row.id, "running");
   if (!running.ok()) return fail(running.message());
-  (void)store_.SetCampaignPlacement(row.id, PlacementJson(*placement));
-  Bump();
-  auto busy = [&](bool on) {
-    agents_.SetBusy(placement->server_agent, on);
-    agents_.SetBusy(placement->load_agent, on);
-  };
-  busy(true);
-  spdlog::info("campaign {} runs on server agent {} and load agent {}", row.name,
-               placement->server_agent, placement->load_agent);
-
-  Calibration calibration;
-  TargetSession session;
-  bool cancelled = false;
-  std::string error;
-  // Pass after pass until nothing is pending: re-runs asked for meanwhile join the next pass.
-  while (!stopping() && !cancelled && error.empty()) {
-    auto pending = Pending(row.id, row.name, plan);
-    if (!pending.ok()) {
-      error = pending.status().message();
-      break;
-    }
-    if (pending->empty()) break;
-    for (const PendingWindow& p : *pending) {
-      if (stopping()) break;
-      if ((cancelled = Cancelled(row.id))) break;
-      const PlannedWindow& planned = p.planned;
-      WindowClaim claim{row.id, KeyOf(planned), planned.noise, planned.connections, p.attempt,
-                        placement->server_agent, placement->load_agent};
-      if (Status st = store_.ClaimWindow(claim); !st.ok()) {
-        error = "claiming window: " + st.message();
-        break;
-      }
-      WindowOutcome outcome = RunWindow(agents_, *placement, *campaign, row.id, planned,
-                                        p.attempt, calibration, session);
-      outcome.row.campaign_id = row.id;
-      auto id = store_.InsertWindow(outcome.row, outcome.samples);
-      if (!id.ok()) {
-        error = "storing window: " + id.status().message();
-        break;
-      }
-      Acknowledge(outcome.spooled);
-      spdlog::info("window {}/{} {} {} {} round {}{}: {} {:.0f} req/s", planned.index + 1,
-                   row.total_windows, planned.target, planned.scenario, LoadLevelLabel(planned),
-                   planned.round, p.attempt > 1 ? " attempt " + std::to_string(p.attempt) : "",
-                   outcome.row.verdict, outcome.row.rps);
-      Bump();
-      if (LostAnAgent(outcome.row)) {
-        // The window goes back in the queue; the campaign waits for its agents to come back.
-        EndSession(agents_, *placement, session);
-        busy(false);
-        PlacementSpec same{{placement->server_agent}, {placement->load_agent}};
-        auto back = WaitForPlacement(row, same, target_names);
-        if (!back) break;
-        busy(true);
-        break;  // recompute what is pending
-      }
-    }
+  const bool fleet = campaign->Fleet() || placed.contains("pairs");
+  nlohmann::json where;
+  if (fleet) {
+    where["pairs"] = nlohmann::json::array();
+    for (const auto& p : placements) where["pairs"].push_back({p.server_agent, p.load_agent});
+  } else {
+    where = nlohmann::json::parse(PlacementJson(placements[0]));
   }
-  EndSession(agents_, *placement, session);
-  busy(false);
-  if (!error.empty()) return fail(error);
+  (void)store_.SetCampaignPlacement(
+      row.id, where.dump(), static_cast<int>(plan.size() * placements.size()));
+  Bump();
+
+  // One thread per pair; each runs the whole matrix on its pair, one window at a time.
+  std::vector<std::string> errors(placements.size());
+  std::vector<char> cancelled(placements.size(), 0);
+  auto run_pair = [&](size_t i) {
+    const std::string pair = fleet ? placements[i].server_agent : "";
+    bool was_cancelled = false;
+    errors[i] = RunOnPair(row, *campaign, plan, placements[i], pair, target_names, was_cancelled);
+    cancelled[i] = was_cancelled;
+  };
+  if (placements.size() == 1) {
+    run_pair(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < placements.size(); ++i) threads.emplace_back(run_pair, i);
+    for (auto& t : threads) t.join();
+  }
+  for (const std::string& error : errors) {
+    if (!error.empty()) return fail(error);
+  }
   if (stopping()) return;
-  if (cancelled || Cancelled(row.id)) {
+  if (Cancelled(row.id)) {
     spdlog::info("campaign {} cancelled", row.name);
     Bump();
     return;
@@ -309,6 +329,75 @@ void Scheduler::RunCampaign(const CampaignRow& row) {
   auto late = store_.ListRerunRequests(row.id);
   if (late.ok() && !late->empty()) (void)store_.SetCampaignState(row.id, "queued");
   Bump();
+}
+
+std::string Scheduler::RunOnPair(const CampaignRow& row, const Campaign& campaign,
+                                 const std::vector<PlannedWindow>& plan,
+                                 AgentRegistry::Placement placement, const std::string& pair,
+                                 const std::vector<std::string>& target_names, bool& cancelled) {
+  auto busy = [&](bool on) {
+    agents_.SetBusy(placement.server_agent, on);
+    for (const auto& load : placement.load_agents) agents_.SetBusy(load, on);
+    agents_.SetBusy(placement.load_agent, on);
+  };
+  busy(true);
+  spdlog::info("campaign {} runs on server agent {} and load agent {}", row.name,
+               placement.server_agent, placement.load_agent);
+  Calibration calibration;
+  TargetSession session;
+  std::string error;
+  // Pass after pass until nothing is pending: re-runs asked for meanwhile join the next pass.
+  while (!stopping() && !cancelled && error.empty()) {
+    auto pending = Pending(row.id, row.name, plan, pair);
+    if (!pending.ok()) {
+      error = pending.status().message();
+      break;
+    }
+    if (pending->empty()) break;
+    for (const PendingWindow& p : *pending) {
+      if (stopping()) break;
+      if ((cancelled = Cancelled(row.id))) break;
+      const PlannedWindow& planned = p.planned;
+      WindowKey key = KeyOf(planned);
+      key.pair = pair;
+      WindowClaim claim{row.id, key, planned.noise, planned.connections, p.attempt,
+                        placement.server_agent, LoadAgents(placement)};
+      if (Status st = store_.ClaimWindow(claim); !st.ok()) {
+        error = "claiming window: " + st.message();
+        break;
+      }
+      WindowOutcome outcome = RunWindow(agents_, placement, campaign, row.id, planned, p.attempt,
+                                        calibration, session);
+      outcome.row.campaign_id = row.id;
+      outcome.row.pair = pair;
+      auto id = store_.InsertWindow(outcome.row, outcome.samples);
+      if (!id.ok()) {
+        error = "storing window: " + id.status().message();
+        break;
+      }
+      Acknowledge(outcome.spooled);
+      spdlog::info("window {}/{} {} {} {} round {}{}{}: {} {:.0f} req/s", planned.index + 1,
+                   plan.size(), planned.target, planned.scenario, LoadLevelLabel(planned),
+                   planned.round, p.attempt > 1 ? " attempt " + std::to_string(p.attempt) : "",
+                   pair.empty() ? "" : " on " + pair, outcome.row.verdict, outcome.row.rps);
+      Bump();
+      if (LostAnAgent(outcome.row)) {
+        // The window goes back in the queue; this pair waits for its agents to come back.
+        EndSession(agents_, placement, session);
+        busy(false);
+        PlacementSpec same{{placement.server_agent}, placement.load_agents};
+        if (same.load.empty()) same.load = {placement.load_agent};
+        auto back = WaitForPlacement(row, same, target_names);
+        if (!back) break;
+        placement = *back;
+        busy(true);
+        break;  // recompute what is pending
+      }
+    }
+  }
+  EndSession(agents_, placement, session);
+  busy(false);
+  return error;
 }
 
 }  // namespace benchlab

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "coordinator/campaign.h"
 #include "coordinator/plan.h"
 #include "coordinator/server/agent_registry.h"
 #include "coordinator/store.h"
@@ -69,7 +70,14 @@ class Scheduler {
   // The plan's windows still to measure, in plan order: never measured, asked to be re-run, or
   // cut off by a coordinator restart or a lost agent (a new attempt each).
   Result<std::vector<PendingWindow>> Pending(int64_t campaign_id, const std::string& name,
-                                             const std::vector<PlannedWindow>& plan);
+                                             const std::vector<PlannedWindow>& plan,
+                                             const std::string& pair);
+  // Runs what is pending of the plan on one pair until nothing is; returns an error that fails
+  // the campaign, or "" (also when stopping or cancelled, which `cancelled` tells).
+  std::string RunOnPair(const CampaignRow& row, const Campaign& campaign,
+                        const std::vector<PlannedWindow>& plan,
+                        AgentRegistry::Placement placement, const std::string& pair,
+                        const std::vector<std::string>& target_names, bool& cancelled);
   bool Cancelled(int64_t campaign_id);
   // Waits until the agents are ready; nullopt when stopping or the campaign was cancelled.
   std::optional<AgentRegistry::Placement> WaitForPlacement(

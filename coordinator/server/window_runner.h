@@ -1,8 +1,15 @@
-// WindowRunner: carries out the window protocol of design.md for one window on a placed pair of
-// agents: start the target on the server agent, check conformance from the load agent, run the
-// load while the server agent samples exactly the measured interval, stop the target, apply the
-// gates. Every step has a deadline; a step that fails or times out fails the window with the
-// step named. Nothing here writes to the store. Called from the scheduler thread.
+// WindowRunner: carries out the window protocol of design.md for one window on a placed server
+// agent and its load agents: start the target on the server agent, check conformance from the
+// (first) load agent, run the load while the server agent samples exactly the measured interval,
+// stop the target, apply the gates. Every step has a deadline; a step that fails or times out
+// fails the window with the step and the agent named. Nothing here writes to the store. Called
+// from the scheduler thread; with several load agents it starts one thread per extra agent for
+// the length of the load and joins them before it returns.
+//
+// Several load agents (Placement::load_agents, docs/fleet.md): the level is their total, split
+// as evenly as possible (SplitLoadLevel); their loads start together, the server's interval runs
+// from the first agent's MEASURE_START to the last one's MEASURE_END, and their results merge
+// into one window (counts and rates summed, histograms merged, percentiles recomputed).
 #pragma once
 
 #include <map>
@@ -50,8 +57,15 @@ WindowOutcome RunWindow(AgentRegistry& agents, const AgentRegistry::Placement& p
 void EndSession(AgentRegistry& agents, const AgentRegistry::Placement& placement,
                 TargetSession& session);
 
+// A load level's total (connections, or max_conns) split over `parts` load agents as evenly as
+// possible: every part gets total / parts and the first total % parts get one more. With one
+// part, the total itself.
+std::vector<int> SplitLoadLevel(int total, size_t parts);
+
 // The name of a window's attempt in the agents' spools:
 // "<campaign id>-<target>-<scenario>-<load level>-r<round>[-n<noise position>]-a<attempt>".
+// The server agent spools its figures as "<key>.server"; one load agent spools its result as
+// "<key>.load", each of several as "<key>.<agent>.load".
 std::string SpoolKey(int64_t campaign_id, const PlannedWindow& planned, int attempt);
 
 // The store's name for a planned window.

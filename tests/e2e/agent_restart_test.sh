@@ -7,9 +7,11 @@ set -euo pipefail
 bin=$(cd "$1" && pwd)
 work=$(mktemp -d /tmp/benchlab-restart-XXXXXX)
 pids=()
+orphan=
 cleanup() {
   for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
-  pkill -f "^sleep 31[0-9]$" 2>/dev/null || true
+  # The orphan, by its id, in case the restarted agent did not stop it.
+  [ -z "$orphan" ] || kill -9 "$orphan" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -58,6 +60,13 @@ connections = [2]
 rounds = 2
 warmup = "100ms"
 duration = "2s"
+[gates]
+# Two agents on one machine see each other as foreign CPU, and the machine may be shared: the
+# test is about the restart, not the verdicts.
+foreign_cpu = false
+selftest_drift = false
+generator_bound = false
+steal = false
 [[target]]
 name = "forker"
 [[scenario]]
@@ -101,4 +110,17 @@ failed=$(sqlite3 "$work/lab.db" "select count(*) from windows where verdict = 'f
 valid=$(sqlite3 "$work/lab.db" "select count(*) from windows where verdict = 'valid'")
 [ "$valid" -ge 1 ] || fail "the campaign should go on with the restarted agent"
 check "the window in flight failed, the campaign went on and finished"
+
+# The window in flight was round 1's (the agent was killed while its target ran): attempt 1
+# failed, its first reason agent_lost with the step named; attempt 2 measured it on the same
+# agent, which only the restarted one could do. Round 2 was measured once.
+lost=$(sqlite3 "$work/lab.db" "select json_extract(reasons, '\$[0]') from windows where round = 1 and attempt = 1 and verdict = 'failed'")
+[[ "$lost" =~ ^agent_lost:\ (mark_begin|mark_end|stop_target|run_load):\ agent\ restart-server: ]] ||
+  fail "round 1's attempt 1 should fail with agent_lost and the step, got '$lost'"
+again=$(sqlite3 "$work/lab.db" "select attempt || ' ' || verdict || ' ' || server_agent from windows where round = 1 and attempt > 1 order by attempt" | tr '\n' ',')
+[[ "$again" =~ ^2\ (valid|invalid)\ restart-server,$ ]] ||
+  fail "round 1 should be measured again as attempt 2 once the agent is back, got '$again'"
+once=$(sqlite3 "$work/lab.db" "select group_concat(attempt || ' ' || verdict) from windows where round = 2")
+[[ "$once" =~ ^1\ (valid|invalid)$ ]] || fail "round 2 should be measured once, got '$once'"
+check "the window in flight: '$lost', then measured again (attempt 2) with the agent back"
 echo "$passed checks passed"

@@ -34,8 +34,21 @@ TEST(ReportLinesTest, WindowLineShowsFiguresAndVerdict) {
   v1::Window w = MakeWindow("nginx", 1, "valid", 52341, 412);
   w.set_index(2);
   EXPECT_EQ(FormatWindowLine(w),
-            "[  3/24] round 1  nginx        hello      c=16          52,341 req/s  p99 412us    "
+            "[  3/24] round 1  nginx        hello      c16           52,341 req/s  p99 412us    "
             " valid");
+}
+
+TEST(ReportLinesTest, WindowLineNamesPairNoiseOpenLoopAndAttempt) {
+  v1::Window w = MakeWindow("nginx", 0, "valid", 52341, 412);
+  w.set_index(2);
+  w.set_noise(true);
+  w.set_position(1);
+  w.set_load_level("r5000");
+  w.set_attempt(2);
+  w.set_pair("srv2");
+  EXPECT_EQ(FormatWindowLine(w),
+            "[  3/24] srv2 noise 2  nginx        hello      r5000   attempt 2       52,341 req/s  "
+            "p99 412us     valid");
 }
 
 TEST(ReportLinesTest, WindowLineOfAFailureShowsReasonsNotFigures) {

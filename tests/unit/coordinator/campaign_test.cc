@@ -552,7 +552,21 @@ load = ["label:rack-1", "l2"]
             "hello.toml:32: placement.load: expected a list of agent names or \"label:NAME\" "
             "selectors, got [\"label:\"]");
   EXPECT_EQ(ErrorFor(kGood + std::string("[placement]\nrack = 1\n")),
-            "hello.toml:32: placement.rack: unknown key (known: server, load)");
+            "hello.toml:32: placement.rack: unknown key (known: server, load, pairs)");
+  auto fleet = ParseCampaignText(
+      kGood + std::string("[placement]\npairs = [[\"s1\", \"l1\"], [\"s2\", \"l2\"]]\n"),
+      "hello.toml", "/tmp");
+  ASSERT_TRUE(fleet.ok()) << fleet.status().ToString();
+  EXPECT_TRUE(fleet->Fleet());
+  ASSERT_EQ(fleet->placement_pairs.size(), 2u);
+  EXPECT_EQ(fleet->placement_pairs[1].second, "l2");
+  EXPECT_EQ(ErrorFor(kGood + std::string("[placement]\npairs = [[\"s1\", \"l1\"], "
+                                         "[\"s2\", \"s1\"]]\n")),
+            "hello.toml:32: placement.pairs: expected pairs that share no agent, got [[\"s1\", "
+            "\"l1\"], [\"s2\", \"s1\"]]");
+  EXPECT_EQ(ErrorFor(kGood + std::string("[placement]\npairs = \"some\"\n")),
+            "hello.toml:32: placement.pairs: expected \"all\" or a list of [server, load] agent "
+            "name pairs, got \"some\"");
 }
 
 TEST_F(CampaignTest, BadRequests) {

@@ -771,7 +771,8 @@ TEST_F(StoreWindowTest, PublicColumnsHaveTheirDocumentedNames) {
                                             "histogram_uncorrected",
                                             "load_record",
                                             "load_level",
-                                            "noise"};
+                                            "noise",
+                                            "pair"};
   EXPECT_EQ(columns, documented);
   EXPECT_EQ(raw.One("SELECT count(*) FROM pragma_index_list('windows') "
                     "WHERE name = 'windows_by_campaign'"),
