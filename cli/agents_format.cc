@@ -1,5 +1,7 @@
 #include "cli/agents_format.h"
 
+#include "coordinator/server/agent_registry.h"
+
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -90,17 +92,7 @@ std::string FormatAgentsJson(const std::vector<v1::AgentInfo>& agents) {
     };
     for (const auto& [target, version] : a.versions()) agent["versions"][target] = version;
     if (a.has_host()) {
-      const v1::HostFacts& h = a.host();
-      agent["host"] = {{"hostname", h.hostname()},
-                       {"cpu_model", h.cpu_model()},
-                       {"logical_cores", h.logical_cores()},
-                       {"physical_cores", h.physical_cores()},
-                       {"smt", h.smt()},
-                       {"governor", h.governor()},
-                       {"kernel", h.kernel()},
-                       {"memory_kb", h.memory_kb()},
-                       {"hypervisor", h.hypervisor()},
-                       {"agent_version", h.agent_version()}};
+      agent["host"] = HostFactsToJson(a.host());
     }
     list.push_back(std::move(agent));
   }

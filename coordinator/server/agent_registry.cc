@@ -376,18 +376,7 @@ std::string AgentRegistry::HostFactsJson(const std::string& name) {
   std::lock_guard lock(mu_);
   auto it = agents_.find(name);
   if (it == agents_.end()) return "{}";
-  const v1::HostFacts& h = it->second.info.host();
-  nlohmann::json facts = {{"hostname", h.hostname()},
-                          {"cpu_model", h.cpu_model()},
-                          {"logical_cores", h.logical_cores()},
-                          {"physical_cores", h.physical_cores()},
-                          {"smt", h.smt()},
-                          {"governor", h.governor()},
-                          {"kernel", h.kernel()},
-                          {"memory_kb", h.memory_kb()},
-                          {"hypervisor", h.hypervisor()},
-                          {"agent_version", h.agent_version()}};
-  return facts.dump();
+  return HostFactsToJson(it->second.info.host()).dump();
 }
 
 std::vector<v1::AgentInfo> AgentRegistry::List() {
@@ -402,6 +391,19 @@ std::vector<v1::AgentInfo> AgentRegistry::List() {
     out.push_back(std::move(info));
   }
   return out;
+}
+
+nlohmann::json HostFactsToJson(const v1::HostFacts& h) {
+  return {{"hostname", h.hostname()},
+          {"cpu_model", h.cpu_model()},
+          {"logical_cores", h.logical_cores()},
+          {"physical_cores", h.physical_cores()},
+          {"smt", h.smt()},
+          {"governor", h.governor()},
+          {"kernel", h.kernel()},
+          {"memory_kb", h.memory_kb()},
+          {"hypervisor", h.hypervisor()},
+          {"agent_version", h.agent_version()}};
 }
 
 }  // namespace benchlab

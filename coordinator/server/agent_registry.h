@@ -23,6 +23,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "benchlab/v1/agent.grpc.pb.h"
 #include "benchlab/v1/coordinator.pb.h"
 #include "common/clock.h"
@@ -138,5 +140,8 @@ class AgentRegistry {
   std::mutex mu_;
   std::map<std::string, Entry> agents_;
 };
+
+// Host facts as stored with every window and shown by `benchlab agents --json`.
+nlohmann::json HostFactsToJson(const v1::HostFacts& facts);
 
 }  // namespace benchlab

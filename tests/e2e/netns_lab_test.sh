@@ -140,8 +140,10 @@ cpus = "1"
 [gates]
 # One machine holds all three hosts: each agent sees the other hosts' processes (the target, the
 # load generator) on the same CPUs and counts them as foreign, so this gate would judge the lab,
-# not the window. The self-test drift gate still catches a machine busy with something else.
+# not the window. This test is about the network path, so the self-test drift gate, which on a
+# shared CI machine judges the neighbours, is off too; both are still measured and stored.
 foreign_cpu = false
+selftest_drift = false
 [[target]]
 name = "hello-server"
 cpus = "0"
