@@ -318,6 +318,21 @@ CREATE TABLE rerun_requests (
   PRIMARY KEY (campaign_id, pair, target, scenario, load_level, round, position)
 );
 
+-- A result an agent offers again is kept once per content: the same bytes offered twice are one
+-- row, a different result under the same key is a row of its own, never an overwrite.
+CREATE TABLE agent_results_v3 (
+  key          TEXT NOT NULL,
+  agent        TEXT NOT NULL,
+  content_hash TEXT NOT NULL,
+  payload      BLOB NOT NULL,
+  received_at  TEXT NOT NULL,
+  PRIMARY KEY (agent, key, content_hash)
+);
+INSERT INTO agent_results_v3 (key, agent, content_hash, payload, received_at)
+  SELECT key, agent, '', payload, received_at FROM agent_results;
+DROP TABLE agent_results;
+ALTER TABLE agent_results_v3 RENAME TO agent_results;
+
 ALTER TABLE campaigns ADD COLUMN placement TEXT NOT NULL DEFAULT '{}'
   CHECK (CASE WHEN json_valid(placement) THEN json_type(placement) = 'object' ELSE 0 END);
 )sql";

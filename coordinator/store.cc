@@ -2,6 +2,7 @@
 // run time is column lists from kWindowColumns and the WHERE clause shape of ListWindows.
 #include "coordinator/store.h"
 
+#include <openssl/sha.h>
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -174,6 +175,19 @@ class Transaction {
 };
 
 std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
+
+std::string Sha256Hex(const std::string& bytes) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(2 * sizeof digest);
+  for (unsigned char b : digest) {
+    hex += kHex[b >> 4];
+    hex += kHex[b & 15];
+  }
+  return hex;
+}
 
 // A window's name in the claim and re-run tables: parameters 1 to 7.
 constexpr const char* kWhereKey =
@@ -743,11 +757,12 @@ Status Store::KeepAgentResult(const std::string& agent, const std::string& key,
                               const std::string& payload) {
   std::lock_guard lock(mu_);
   Stmt insert(db_,
-              "INSERT OR IGNORE INTO agent_results (key, agent, payload, received_at) "
-              "VALUES (?1, ?2, ?3, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
+              "INSERT OR IGNORE INTO agent_results (key, agent, content_hash, payload, "
+              "received_at) VALUES (?1, ?2, ?3, ?4, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
   insert.Bind(1, key);
   insert.Bind(2, agent);
-  insert.BindBlob(3, payload);
+  insert.Bind(3, Sha256Hex(payload));
+  insert.BindBlob(4, payload);
   return Run(db_, insert, path_, "keep spooled result " + key + " of agent " + agent);
 }
 

@@ -217,8 +217,9 @@ class Store {
   Result<std::vector<WindowRow>> ListWindows(const WindowFilter& filter);
   Result<std::vector<SampleRow>> ListSamples(int64_t window_id);
 
-  // A result an agent offered from its spool that matched no stored window; kept (idempotently,
-  // by agent and key) so that nothing an agent measured is lost.
+  // A result an agent offered from its spool that matched no stored window; kept so that nothing
+  // an agent measured is lost, idempotently by agent, key and the SHA-256 of its bytes: the same
+  // result offered again is one row, a different one under the same key is a row of its own.
   Status KeepAgentResult(const std::string& agent, const std::string& key,
                          const std::string& payload);
   Result<int> CountAgentResults();

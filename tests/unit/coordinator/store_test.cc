@@ -646,12 +646,19 @@ TEST_F(StoreWindowTest, UnavailableReadingsAreNullNotZero) {
 TEST_F(StoreWindowTest, SpooledAgentResultsAreKeptOnce) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  ASSERT_TRUE(store->KeepAgentResult("load-1", "7-a.load", std::string("\0bytes", 6)).ok());
-  ASSERT_TRUE(store->KeepAgentResult("load-1", "7-a.load", "again").ok());
+  const std::string bytes("\0bytes", 6);
+  ASSERT_TRUE(store->KeepAgentResult("load-1", "7-a.load", bytes).ok());
+  ASSERT_TRUE(store->KeepAgentResult("load-1", "7-a.load", bytes).ok());  // offered again
   ASSERT_TRUE(store->KeepAgentResult("server-1", "7-a.server", "x").ok());
   EXPECT_EQ(*store->CountAgentResults(), 2);
   RawDb raw(path_);
   EXPECT_EQ(raw.One("SELECT length(payload) FROM agent_results WHERE agent = 'load-1'"), "6");
+  // SHA-256 of "x", as sha256sum prints it.
+  EXPECT_EQ(raw.One("SELECT content_hash FROM agent_results WHERE agent = 'server-1'"),
+            "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881");
+  // Different bytes under the same key are kept beside the first, never over it.
+  ASSERT_TRUE(store->KeepAgentResult("load-1", "7-a.load", "again").ok());
+  EXPECT_EQ(*store->CountAgentResults(), 3);
 }
 
 TEST_F(StoreWindowTest, PublicColumnsHaveTheirDocumentedNames) {
