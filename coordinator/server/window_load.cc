@@ -1,0 +1,334 @@
+// The load of one window: one RunLoad stream per load agent, started together, with the server
+// agent's interval marked at the first MEASURE_START and the last MEASURE_END; then the agents'
+// results merged into the window's row.
+#include <algorithm>
+#include <latch>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "common/clock.h"
+#include "common/histogram.h"
+#include "coordinator/server/window_protocol.h"
+#include "spdlog/spdlog.h"
+
+namespace benchlab::window_detail {
+
+v1::RunLoadRequest WindowProtocol::LoadRequest(const ScenarioDef& scenario,
+                                               const LoadShare& share) const {
+  v1::RunLoadRequest req;
+  req.set_host(placement_.server_host);
+  req.set_port(port_);
+  req.set_method(scenario.method);
+  req.set_path(scenario.path);
+  for (const auto& [name, value] : scenario.headers) {
+    auto* h = req.add_headers();
+    h->set_name(name);
+    h->set_value(value);
+  }
+  req.set_body(scenario.body);
+  req.set_connections(share.connections);
+  req.set_depth(campaign_.load_depth);
+  if (planned_.rate > 0) {
+    req.set_rate(share.rate);
+    req.set_poisson(campaign_.load_poisson);
+    if (share.seed != 0) req.set_seed(share.seed);
+    req.set_max_conns(share.max_conns);
+  }
+  req.set_threads(campaign_.load_threads);
+  for (int cpu : campaign_.load_cpus) req.add_cpus(cpu);
+  req.set_warmup_ms(
+      std::chrono::duration_cast<std::chrono::milliseconds>(campaign_.warmup).count());
+  req.set_duration_ms(
+      std::chrono::duration_cast<std::chrono::milliseconds>(campaign_.duration).count());
+  req.set_timeout_ms(2000);
+  req.set_spool_key(share.spool_key);
+  // Every response is checked against the scenario's expectation while measuring.
+  req.add_expect_status(scenario.expect.status);
+  if (scenario.expect.body) {
+    req.set_check_body(true);
+    req.set_expect_body(*scenario.expect.body);
+  }
+  return req;
+}
+
+bool WindowProtocol::MeasureLoad() {
+  const ScenarioDef* scenario = campaign_.FindScenario(planned_.scenario);
+  const auto budget = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          campaign_.warmup + campaign_.duration) +
+                      std::chrono::seconds(30);
+  using SteadyTime = std::chrono::steady_clock::time_point;
+  // What the load streams share; every field below, and every Mark, under `mu`.
+  std::mutex mu;
+  bool marked = false;
+  bool server_spooled = false;  // an END mark succeeded: the server spooled its figures
+  size_t starts = 0, ends = 0;
+  SteadyTime first_start, last_start, first_end, last_end;
+  double align_ms = 0;
+  v1::MarkReply figures;
+  std::string mark_error;
+  auto mark = [&](v1::MarkRequest::Kind kind, v1::MarkReply* reply) {
+    auto received = std::chrono::steady_clock::now();
+    v1::MarkRequest mreq;
+    mreq.set_handle(handle_);
+    mreq.set_kind(kind);
+    if (kind == v1::MarkRequest::END) mreq.set_spool_key(spool_key_);
+    grpc::ClientContext mctx;
+    SetDeadline(mctx, std::chrono::seconds(5));
+    grpc::Status status = server_->Mark(&mctx, mreq, reply);
+    // The server's cut happened within this round trip of the load generator's event.
+    align_ms = std::max(align_ms, Ms(std::chrono::steady_clock::now() - received).count());
+    if (kind == v1::MarkRequest::END && status.ok()) server_spooled = true;
+    return status;
+  };
+  // The server's interval opens at the first agent's MEASURE_START and closes at the last one's
+  // MEASURE_END, so it covers every agent's measured interval.
+  auto stream_load = [&](LoadShare& share) {
+    v1::RunLoadRequest req = LoadRequest(*scenario, share);
+    grpc::ClientContext ctx;
+    SetDeadline(ctx, budget);
+    auto stream = share.stub->RunLoad(&ctx, req);
+    v1::RunLoadEvent event;
+    while (stream->Read(&event)) {
+      const SteadyTime arrived = std::chrono::steady_clock::now();
+      if (event.kind() == v1::RunLoadEvent::MEASURE_START) {
+        std::lock_guard<std::mutex> lock(mu);
+        last_start = arrived;
+        if (starts++ > 0) continue;
+        first_start = arrived;
+        out_.row.started_at = FormatIsoTime(std::chrono::system_clock::now());
+        v1::MarkReply ignored;
+        grpc::Status status = mark(v1::MarkRequest::BEGIN, &ignored);
+        if (!status.ok()) mark_error = StepFailure("mark_begin", placement_.server_agent, status);
+        marked = status.ok();
+      } else if (event.kind() == v1::RunLoadEvent::MEASURE_END) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (ends++ == 0) first_end = arrived;
+        last_end = arrived;
+        if (ends < shares_.size()) continue;
+        out_.row.ended_at = FormatIsoTime(std::chrono::system_clock::now());
+        if (marked) {
+          grpc::Status status = mark(v1::MarkRequest::END, &figures);
+          if (!status.ok()) mark_error = StepFailure("mark_end", placement_.server_agent, status);
+          marked = false;
+        }
+      } else if (event.kind() == v1::RunLoadEvent::RESULT) {
+        share.have_result = true;
+        share.result.Swap(event.mutable_result());
+      }
+    }
+    share.status = stream->Finish();
+  };
+  if (!multi()) {
+    stream_load(shares_.front());
+  } else {
+    // One thread per extra agent; all streams open together once every thread is up.
+    std::latch go(static_cast<std::ptrdiff_t>(shares_.size()));
+    std::vector<std::thread> threads;
+    for (size_t i = 1; i < shares_.size(); ++i) {
+      threads.emplace_back([&, i] {
+        go.arrive_and_wait();
+        stream_load(shares_[i]);
+      });
+    }
+    go.arrive_and_wait();
+    stream_load(shares_.front());
+    for (std::thread& thread : threads) thread.join();
+  }
+  if (marked) {  // a stream broke inside the interval: close the server's interval anyway
+    v1::MarkReply ignored;
+    (void)mark(v1::MarkRequest::END, &ignored);
+  }
+  std::string merge_error = MergeLoadResults(*scenario);
+  if (server_spooled) out_.spooled.emplace_back(placement_.server_agent, spool_key_ + ".server");
+  bool broken = false;
+  for (const LoadShare& share : shares_) {
+    if (share.status.ok()) continue;
+    Fail("failed", StepFailure("run_load", share.agent, share.status));
+    broken = true;
+  }
+  if (broken) return false;
+  for (const LoadShare& share : shares_) {
+    if (share.have_result) continue;
+    return Fail("failed", multi() ? "run_load: load agent " + share.agent + " sent no result"
+                                  : "run_load: the load agent sent no result");
+  }
+  if (!merge_error.empty()) return Fail("failed", merge_error);
+  if (!mark_error.empty()) return Fail("failed", mark_error);
+  auto& row = out_.row;
+  // Each agent's interval lies inside the server's within the Mark round trip plus how far the
+  // agents' own starts (or ends) were apart; with one agent the spread is 0.
+  const double spread_ms =
+      std::max(Ms(last_start - first_start).count(), Ms(last_end - first_end).count());
+  row.align_error_ms = align_ms + spread_ms;
+  row.server_cpu_s = figures.cpu_user_s() + figures.cpu_sys_s();
+  row.cpu_us_per_request = row.requests ? row.server_cpu_s * 1e6 / row.requests : 0;
+  row.rss_peak_kb = figures.rss_peak_kb();
+  row.rss_mean_kb = figures.rss_mean_kb();
+  if (!figures.target_alive()) target_died_ = true;
+  row.threads = figures.threads();
+  row.cpu_accounting = figures.cpu_source();
+  row.ctx_switches_voluntary = figures.voluntary_ctxt_switches();
+  row.ctx_switches_involuntary = figures.nonvoluntary_ctxt_switches();
+  if (figures.has_host()) {
+    const auto& h = figures.host();
+    server_host_ = h;
+    row.server_busy_pct = h.busy_pct();
+    row.server_steal_pct = h.steal_pct();
+    row.server_foreign_cpu_pct = h.foreign_mean_pct();
+    row.server_foreign_cpu_max_pct = h.foreign_max_pct();
+    row.server_top_foreign = TopForeignJson(h);
+    if (h.has_max_temp_c()) row.max_temp_c = h.max_temp_c();
+    if (h.has_throttle_core_events() || h.has_throttle_package_events()) {
+      row.throttle_events = static_cast<int64_t>(h.throttle_core_events() +
+                                                 h.throttle_package_events());
+    }
+    if (h.has_min_freq_ratio()) row.min_freq_ratio = h.min_freq_ratio();
+    if (h.has_swap_in_pages()) row.swap_in_pages = static_cast<int64_t>(h.swap_in_pages());
+    if (h.has_swap_out_pages()) row.swap_out_pages = static_cast<int64_t>(h.swap_out_pages());
+  }
+  for (const auto& s : figures.samples()) {
+    SampleRow sample;
+    sample.source = "server";
+    sample.t_s = s.t_s();
+    sample.cpu_pct = s.cpu_pct();
+    sample.rss_kb = s.rss_kb();
+    if (figures.has_host()) {
+      sample.host_busy_pct = s.host_busy_pct();
+      sample.foreign_pct = s.foreign_pct();
+      sample.steal_pct = s.steal_pct();
+    }
+    out_.samples.push_back(sample);
+  }
+  return true;
+}
+
+std::string WindowProtocol::MergeLoadResults(const ScenarioDef& scenario) {
+  auto& row = out_.row;
+  std::string error;
+  bool any = false, latency_ok = true, uncorrected_ok = true, open_loop = false;
+  Histogram latency, uncorrected;
+  nlohmann::json counts = nlohmann::json::object();
+  nlohmann::json records = nlohmann::json::object();
+  std::vector<SampleRow> seconds;
+  const v1::HostFigures* most_foreign = nullptr;
+  auto merge_histogram = [&](const LoadShare& share, const std::string& text, const char* what,
+                             Histogram& into, bool& ok) {
+    auto histogram = Histogram::Deserialize(text);
+    if (histogram.ok()) return into.Merge(*histogram);
+    ok = false;
+    if (multi() && error.empty()) {
+      error = "run_load: load agent " + share.agent + " sent a " + what +
+              " histogram that does not parse: " + histogram.status().message();
+    }
+  };
+  auto higher = [](double value, std::optional<double>& kept) {
+    if (!kept || value > *kept) kept = value;
+  };
+  for (LoadShare& share : shares_) {
+    if (!share.have_result) continue;
+    any = true;
+    const v1::LoadResult& r = share.result;
+    row.requests += r.requests();
+    row.duration_s = std::max(row.duration_s, r.duration_s());
+    row.rps += r.rps();
+    merge_histogram(share, r.histogram(), "latency", latency, latency_ok);
+    uint64_t status_mismatches = 0;
+    for (const auto& sc : r.status_counts()) {
+      const std::string code = std::to_string(sc.status());
+      counts[code] = counts.value(code, uint64_t{0}) + sc.count();
+      if (sc.status() != scenario.expect.status) status_mismatches += sc.count();
+    }
+    status_mismatches_ += status_mismatches;
+    row.errors_connect += r.errors().connect();
+    row.errors_read += r.errors().read();
+    row.errors_write += r.errors().write();
+    row.errors_timeout += r.errors().timeout();
+    row.errors_parse += r.errors().parse();
+    row.errors_mismatch += r.mismatches();
+    // A wrong status is one kind of mismatch; the generator checks the body too.
+    mismatches_ += std::max<uint64_t>(r.mismatches(), status_mismatches);
+    double cpu = r.cpu_user_s() + r.cpu_sys_s();
+    if (cpu == 0) {  // an agent that predates the field reports per thread only
+      for (double thread_cpu : r.thread_cpu_s()) cpu += thread_cpu;
+    }
+    row.load_cpu_s += cpu;
+    row.load_depth = r.depth() > 0 ? r.depth() : 1;
+    row.sent = row.sent.value_or(0) + static_cast<int64_t>(r.sent());
+    if (r.generator_bound()) row.generator_bound = 1;
+    row.throughput_rps = row.throughput_rps.value_or(0) + r.throughput_rps();
+    if (r.open_loop()) {
+      open_loop = true;
+      row.load_rate = row.load_rate.value_or(0) + r.rate();
+      row.dropped = row.dropped.value_or(0) + static_cast<int64_t>(r.dropped());
+      merge_histogram(share, r.histogram_uncorrected(), "uncorrected", uncorrected,
+                      uncorrected_ok);
+    }
+    // The histograms are columns of their own; the record keeps everything else.
+    nlohmann::json record = nlohmann::json::parse(r.record_json(), nullptr, false);
+    if (record.is_object()) {
+      record.erase("histogram");
+      record.erase("histogram_uncorrected");
+      if (!multi()) row.load_record = record.dump();
+    }
+    if (multi()) records[share.agent] = record.is_object() ? record : nlohmann::json::object();
+    if (r.has_host()) {
+      const auto& h = r.host();
+      higher(h.busy_pct(), row.load_busy_pct);
+      higher(h.steal_pct(), row.load_steal_pct);
+      higher(h.foreign_mean_pct(), row.load_foreign_cpu_pct);
+      higher(h.foreign_max_pct(), row.load_foreign_cpu_max_pct);
+      if (!most_foreign || h.foreign_mean_pct() > most_foreign->foreign_mean_pct()) {
+        most_foreign = &h;
+      }
+    }
+    out_.spooled.emplace_back(share.agent, share.spool_key + ".load");
+    // Per second: requests add up; the second's p99 is the slowest agent's, an upper bound on
+    // the p99 of the agents' responses together.
+    for (int i = 0; i < r.per_second_requests_size(); ++i) {
+      if (seconds.size() <= static_cast<size_t>(i)) {
+        SampleRow second;
+        second.source = "load";
+        second.t_s = i + 1;
+        seconds.push_back(second);
+      }
+      SampleRow& second = seconds[static_cast<size_t>(i)];
+      second.requests += r.per_second_requests(i);
+      if (i < r.per_second_p99_us_size()) {
+        const auto p99 = static_cast<int64_t>(r.per_second_p99_us(i));
+        if (!second.p99_us || p99 > *second.p99_us) second.p99_us = p99;
+      }
+    }
+  }
+  if (!any) return error;
+  // With one agent its serialised histograms are kept as they came.
+  row.histogram = multi() ? latency.Serialize() : shares_.front().result.histogram();
+  if (latency_ok) {
+    row.p50_us = latency.ValueAtPercentile(50);
+    row.p90_us = latency.ValueAtPercentile(90);
+    row.p99_us = latency.ValueAtPercentile(99);
+    row.p999_us = latency.ValueAtPercentile(99.9);
+    row.max_us = latency.Max();
+    row.mean_us = latency.Mean();
+  }
+  if (open_loop) {
+    row.histogram_uncorrected =
+        multi() ? uncorrected.Serialize() : shares_.front().result.histogram_uncorrected();
+    if (uncorrected_ok) {
+      row.p99_uncorrected_us = static_cast<int64_t>(uncorrected.ValueAtPercentile(99));
+    }
+  }
+  row.status_counts = counts.dump();
+  row.errors_status = status_mismatches_;
+  transport_errors_ = row.errors_connect + row.errors_read + row.errors_write +
+                      row.errors_timeout + row.errors_parse;
+  row.errors = transport_errors_ + mismatches_;
+  if (multi()) row.load_record = nlohmann::json{{"agents", records}}.dump();
+  if (most_foreign != nullptr) row.load_top_foreign = TopForeignJson(*most_foreign);
+  for (SampleRow& second : seconds) out_.samples.push_back(std::move(second));
+  return error;
+}
+
+}  // namespace benchlab::window_detail
