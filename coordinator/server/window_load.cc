@@ -101,7 +101,7 @@ bool WindowProtocol::MeasureLoad() {
         out_.row.started_at = FormatIsoTime(std::chrono::system_clock::now());
         v1::MarkReply ignored;
         grpc::Status status = mark(v1::MarkRequest::BEGIN, &ignored);
-        if (!status.ok()) mark_error = StepFailure("mark_begin", placement_.server_agent, status);
+        if (!status.ok()) mark_error = Failure("mark_begin", placement_.server_agent, status);
         marked = status.ok();
       } else if (event.kind() == v1::RunLoadEvent::MEASURE_END) {
         std::lock_guard<std::mutex> lock(mu);
@@ -111,7 +111,7 @@ bool WindowProtocol::MeasureLoad() {
         out_.row.ended_at = FormatIsoTime(std::chrono::system_clock::now());
         if (marked) {
           grpc::Status status = mark(v1::MarkRequest::END, &figures);
-          if (!status.ok()) mark_error = StepFailure("mark_end", placement_.server_agent, status);
+          if (!status.ok()) mark_error = Failure("mark_end", placement_.server_agent, status);
           marked = false;
         }
       } else if (event.kind() == v1::RunLoadEvent::RESULT) {
@@ -146,7 +146,7 @@ bool WindowProtocol::MeasureLoad() {
   bool broken = false;
   for (const LoadShare& share : shares_) {
     if (share.status.ok()) continue;
-    Fail("failed", StepFailure("run_load", share.agent, share.status));
+    Fail("failed", Failure("run_load", share.agent, share.status));
     broken = true;
   }
   if (broken) return false;

@@ -81,7 +81,12 @@ class WindowProtocol {
   void Judge();
   void Finish();
   bool multi() const { return shares_.size() > 1; }
+  // StepFailure, and a step that timed out against an agent whose lease has since expired is
+  // that agent lost too (a machine gone silent, not a slow step).
+  std::string Failure(const std::string& step, const std::string& agent,
+                      const grpc::Status& status);
 
+  AgentRegistry& agents_;
   TargetSession& session_;
   const AgentRegistry::Placement& placement_;
   const Campaign& campaign_;

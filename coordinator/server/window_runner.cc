@@ -74,7 +74,8 @@ WindowProtocol::WindowProtocol(AgentRegistry& agents, const AgentRegistry::Place
                                const Campaign& campaign, const PlannedWindow& planned,
                                std::string spool_key, Calibration& calibration,
                                TargetSession& session, WindowOutcome& out)
-    : session_(session),
+    : agents_(agents),
+      session_(session),
       placement_(placement),
       campaign_(campaign),
       planned_(planned),
@@ -135,6 +136,18 @@ void FillHostMeasures(const v1::HostFigures& h, HostMeasures& out) {
   if (h.has_swap_out_pages()) out.swap_out_pages = h.swap_out_pages();
 }
 
+std::string WindowProtocol::Failure(const std::string& step, const std::string& agent,
+                                   const grpc::Status& status) {
+  std::string text = StepFailure(step, agent, status);
+  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    std::optional<AgentState> state = agents_.StateOf(agent);
+    if (state && (*state == AgentState::kSuspect || *state == AgentState::kLost)) {
+      return "agent_lost: " + text + " (its lease has expired)";
+    }
+  }
+  return text;
+}
+
 bool WindowProtocol::CheckHost(v1::Agent::Stub& stub, const std::string& agent,
                                const std::vector<int>& cpus, std::optional<double>& selftest_ms,
                                HostMeasures& host) {
@@ -147,7 +160,7 @@ bool WindowProtocol::CheckHost(v1::Agent::Stub& stub, const std::string& agent,
   };
   v1::CheckHostReply reply;
   grpc::Status status = check(reply);
-  if (!status.ok()) return Fail("failed", StepFailure("check_host", agent, status));
+  if (!status.ok()) return Fail("failed", Failure("check_host", agent, status));
   selftest_ms = reply.selftest_wall_ms();
   const bool first = calibration_.count(agent) == 0;
   if (first) {
@@ -236,7 +249,7 @@ bool WindowProtocol::StartTarget() {
   SetDeadline(ctx, ready_budget + std::chrono::seconds(10));
   grpc::Status status = server_->StartTarget(&ctx, req, &reply);
   if (!status.ok()) {
-    return Fail("failed", StepFailure("start_target", placement_.server_agent, status));
+    return Fail("failed", Failure("start_target", placement_.server_agent, status));
   }
   handle_ = reply.handle();
   port_ = reply.port();
@@ -263,7 +276,7 @@ bool WindowProtocol::CheckConformance() {
   // From the first load agent only: the others take the same network path to the same target.
   const LoadShare& first = shares_.front();
   grpc::Status status = first.stub->CheckConformance(&ctx, req, &reply);
-  if (!status.ok()) return Fail("failed", StepFailure("conformance", first.agent, status));
+  if (!status.ok()) return Fail("failed", Failure("conformance", first.agent, status));
   if (!reply.ok()) {
     out_.row.verdict = "skipped";
     for (const auto& diff : reply.diffs()) reasons_.push_back("conformance: " + diff);
@@ -282,7 +295,7 @@ void WindowProtocol::StopTarget() {
   SetDeadline(ctx, std::chrono::seconds(10));
   grpc::Status status = server_->StopTarget(&ctx, req, &reply);
   if (!status.ok()) {
-    Fail("failed", StepFailure("stop_target", placement_.server_agent, status));
+    Fail("failed", Failure("stop_target", placement_.server_agent, status));
     return;
   }
   if (reply.exited_before_stop() || target_died_) {
