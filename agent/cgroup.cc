@@ -58,6 +58,11 @@ Result<std::unique_ptr<WindowCgroup>> WindowCgroup::Create(SysEnv& env, const st
   }
   std::string path = parent + "/" + name;
   made = env.MakeDir(path);
+  if (made.code() == StatusCode::kAlreadyExists && env.RemoveDir(path).ok()) {
+    // Left by an agent killed before it could remove it; rmdir succeeds only on an empty group,
+    // so a group with processes in it is never taken over.
+    made = env.MakeDir(path);
+  }
   if (!made.ok()) return Status::FailedPrecondition("cannot create " + path + ": " + made.message());
   return std::unique_ptr<WindowCgroup>(new WindowCgroup(env, path));
 }

@@ -135,7 +135,16 @@ void AgentDaemon::RegistrationLoop(std::string address) {
       beat.set_name(config_.name);
       v1::HeartbeatReply reply;
       status = stub->Heartbeat(&ctx, beat, &reply);
-      if (status.ok() && !reply.known()) registered_ = false;  // the coordinator restarted
+      if (status.ok() && !reply.known()) {
+        // The coordinator restarted: the windows it was running are gone with it (it records
+        // them as failed and runs them again), so their targets must not run on beside the next.
+        registered_ = false;
+        const size_t stopped = service_.StopAll();
+        if (stopped > 0) {
+          spdlog::warn("agent {}: coordinator {} restarted; stopped {} target(s) of its windows",
+                       config_.name, config_.coordinator, stopped);
+        }
+      }
     }
     if (!status.ok() && status.error_message() != last_error) {
       spdlog::warn("agent {}: coordinator {}: {}", config_.name, config_.coordinator,

@@ -96,7 +96,7 @@ std::map<std::string, std::string> AgentService::versions() {
   return versions_;
 }
 
-void AgentService::StopAll() {
+size_t AgentService::StopAll() {
   std::map<std::string, std::shared_ptr<Active>> active;
   {
     std::lock_guard lock(mu_);
@@ -107,6 +107,7 @@ void AgentService::StopAll() {
     target->sampler.reset();
     if (target->target.process) target->target.process->Stop(std::chrono::milliseconds(2000));
   }
+  return active.size();
 }
 
 std::shared_ptr<AgentService::Active> AgentService::Find(const std::string& handle) {

@@ -56,8 +56,9 @@ class AgentService final : public v1::Agent::Service {
   void SetSpool(std::unique_ptr<Spool> spool) { spool_ = std::move(spool); }
   Spool* spool() { return spool_.get(); }
 
-  // Stops every target still running (agent shutdown).
-  void StopAll();
+  // Stops every target still running (agent shutdown, or a coordinator that restarted and so
+  // no longer runs their windows); returns how many there were.
+  size_t StopAll();
   // Each catalogue target's version, as its `version` command printed it.
   void SetVersions(std::map<std::string, std::string> versions);
   std::map<std::string, std::string> versions();
