@@ -28,6 +28,7 @@ struct RunArgs {
   std::string name;  // overrides the campaign's name
   bool keep_work_dir = false;
   bool resume = false;  // continue the campaign of this name already in --db
+  std::string gates;    // "warn" | "enforce": overrides the file's [gates] mode
 };
 
 // The campaign's text with its root `name = ...` line replaced; the coordinator parses and
@@ -118,6 +119,7 @@ int RunLab(const RunArgs& args) {
   job.db = args.db;
   job.keep_work_dir = args.keep_work_dir;
   job.verb = "run";
+  job.gates_mode = args.gates;
   return RunOnEmbeddedLab(job);
 }
 
@@ -133,6 +135,10 @@ CommandRunner AddRunCommand(CLI::App& root) {
   cmd->add_option("--db", args->db, "SQLite database the windows are stored in")
       ->capture_default_str();
   cmd->add_option("--name", args->name, "store the campaign under this name instead of its own");
+  cmd->add_option("--gates", args->gates,
+                  "warn: record every gate's reasons without invalidating windows; enforce: "
+                  "judge them whatever the file's [gates] mode says")
+      ->check(CLI::IsMember({"warn", "enforce"}));
   cmd->add_flag("--resume", args->resume,
                 "continue the campaign of this name in --db where it stopped: windows stored are "
                 "kept, a window cut off is measured again");

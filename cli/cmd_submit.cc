@@ -15,6 +15,7 @@ struct SubmitArgs {
   std::string campaign;
   std::string coordinator = "127.0.0.1:7700";
   bool wait = false;
+  std::string gates;  // "warn" | "enforce": overrides the file's [gates] mode
 };
 
 int RunSubmit(const SubmitArgs& args) {
@@ -34,6 +35,7 @@ int RunSubmit(const SubmitArgs& args) {
   req.set_spec_toml(campaign->text);
   req.set_source(campaign->source_name);
   req.set_campaign_dir(campaign->campaign_dir);
+  req.set_gates_mode(args.gates);
   v1::SubmitCampaignReply reply;
   grpc::ClientContext ctx;
   SetDeadlineSeconds(ctx, 10);
@@ -72,6 +74,10 @@ CommandRunner AddSubmitCommand(CLI::App& root) {
       ->required();
   cmd->add_option("--coordinator", args->coordinator, "the coordinator's HOST:PORT")
       ->capture_default_str();
+  cmd->add_option("--gates", args->gates,
+                  "warn: record every gate's reasons without invalidating windows; enforce: "
+                  "judge them whatever the file's [gates] mode says")
+      ->check(CLI::IsMember({"warn", "enforce"}));
   cmd->add_flag("--wait", args->wait,
                 "follow the campaign: print each window as it finishes and a summary; exit 0 "
                 "only when every window was measured");

@@ -20,5 +20,6 @@ CommandRunner AddAgentsCommand(CLI::App& root);       // the fleet and its lease
 CommandRunner AddRerunCommand(CLI::App& root);       // windows measured again
 CommandRunner AddCancelCommand(CLI::App& root);
 CommandRunner AddLoadCommand(CLI::App& root);         // the load generator on its own
+CommandRunner AddReportCommand(CLI::App& root);       // Markdown, JSON or CSV of a campaign
 
 }  // namespace benchlab

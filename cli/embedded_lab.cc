@@ -169,6 +169,7 @@ int RunOnEmbeddedLab(const LabJob& job) {
       req.set_spec_toml(job.submit_text);
       req.set_source(campaign.source_name);
       req.set_campaign_dir(campaign.campaign_dir);
+      req.set_gates_mode(job.gates_mode);
       v1::SubmitCampaignReply reply;
       grpc::ClientContext ctx;
       SetDeadlineSeconds(ctx, 10);

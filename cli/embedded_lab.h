@@ -15,6 +15,7 @@ struct LabJob {
   std::string db;           // the SQLite file the coordinator uses
   bool keep_work_dir = false;
   std::string verb = "run";  // the command, for messages
+  std::string gates_mode;    // "warn" | "enforce" overrides [gates] mode when submitting
 };
 
 // Starts the lab, submits the campaign when asked, follows it to its end printing each window

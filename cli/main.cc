@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   add(benchlab::AddRerunCommand);
   add(benchlab::AddCancelCommand);
   add(benchlab::AddLoadCommand);
+  add(benchlab::AddReportCommand);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -333,6 +333,8 @@ INSERT INTO agent_results_v3 (key, agent, content_hash, payload, received_at)
 DROP TABLE agent_results;
 ALTER TABLE agent_results_v3 RENAME TO agent_results;
 
+ALTER TABLE campaigns ADD COLUMN gates_mode TEXT NOT NULL DEFAULT ''
+  CHECK (gates_mode IN ('', 'warn', 'enforce'));
 ALTER TABLE campaigns ADD COLUMN placement TEXT NOT NULL DEFAULT '{}'
   CHECK (CASE WHEN json_valid(placement) THEN json_type(placement) = 'object' ELSE 0 END);
 )sql";

@@ -293,7 +293,7 @@ const std::string& InsertWindowSql() {
 
 const char* const kCampaignColumns =
     "id, name, state, baseline, spec_toml, source, created_at, finished_at, total_windows, error, "
-    "placement";
+    "placement, gates_mode";
 
 CampaignRow ReadCampaign(Stmt& s) {
   CampaignRow c;
@@ -308,6 +308,7 @@ CampaignRow ReadCampaign(Stmt& s) {
   c.total_windows = static_cast<int>(s.Int64(8));
   c.error = s.Text(9);
   c.placement = s.Text(10);
+  c.gates_mode = s.Text(11);
   return c;
 }
 
@@ -372,9 +373,9 @@ Result<int64_t> Store::CreateCampaign(const CampaignRow& campaign,
 
   Stmt insert(db_,
               "INSERT INTO campaigns (name, state, baseline, spec_toml, source, created_at, "
-              "finished_at, total_windows, error) VALUES (?1, COALESCE(NULLIF(?2, ''), 'queued'), "
-              "NULLIF(?3, ''), ?4, ?5, COALESCE(NULLIF(?6, ''), "
-              "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')), NULLIF(?7, ''), ?8, NULLIF(?9, ''))");
+              "finished_at, total_windows, error, gates_mode) VALUES (?1, "
+              "COALESCE(NULLIF(?2, ''), 'queued'), NULLIF(?3, ''), ?4, ?5, COALESCE(NULLIF(?6, ''), "
+              "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')), NULLIF(?7, ''), ?8, NULLIF(?9, ''), ?10)");
   insert.Bind(1, campaign.name);
   insert.Bind(2, campaign.state);
   insert.Bind(3, campaign.baseline);
@@ -384,6 +385,7 @@ Result<int64_t> Store::CreateCampaign(const CampaignRow& campaign,
   insert.Bind(7, campaign.finished_at);
   insert.Bind(8, campaign.total_windows);
   insert.Bind(9, campaign.error);
+  insert.Bind(10, campaign.gates_mode);
   if (int rc = insert.Step(); rc != SQLITE_DONE) {
     if (rc == SQLITE_CONSTRAINT_UNIQUE) {
       return Status::AlreadyExists("campaign " + Quoted(campaign.name) + " already exists in " +

@@ -30,6 +30,7 @@ struct CampaignRow {
   int total_windows = 0;
   std::string error;  // why a campaign failed, when it did
   std::string placement = "{}";  // JSON {"server": name, "load": [names]} once placed
+  std::string gates_mode;        // "warn" | "enforce" overrides the file's [gates] mode; "" not
 };
 
 // What names one planned window of a campaign across its attempts: target, scenario, load level

@@ -110,7 +110,8 @@ grpc::Status CoordinatorService::ListAgents(grpc::ServerContext*, const v1::List
 grpc::Status CoordinatorService::SubmitCampaign(grpc::ServerContext*,
                                                 const v1::SubmitCampaignRequest* req,
                                                 v1::SubmitCampaignReply* reply) {
-  auto submitted = scheduler_.Submit(req->spec_toml(), req->source(), req->campaign_dir());
+  auto submitted =
+      scheduler_.Submit(req->spec_toml(), req->source(), req->campaign_dir(), req->gates_mode());
   if (!submitted.ok()) return ToGrpc(submitted.status());
   reply->set_campaign_id(submitted->campaign_id);
   reply->set_name(submitted->name);

@@ -61,12 +61,18 @@ void Scheduler::WaitForChange(uint64_t seen, std::chrono::milliseconds timeout) 
 }
 
 Result<Submission> Scheduler::Submit(const std::string& spec_toml, const std::string& source,
-                                     const std::string& campaign_dir) {
+                                     const std::string& campaign_dir,
+                                     const std::string& gates_mode) {
+  if (gates_mode != "" && gates_mode != "warn" && gates_mode != "enforce") {
+    return Status::InvalidArgument("gates mode: expected \"warn\" or \"enforce\", got \"" +
+                                   gates_mode + "\"");
+  }
   auto campaign = ParseCampaignText(spec_toml, source, campaign_dir);
   if (!campaign.ok()) return campaign.status();
   CampaignRow row;
   row.name = campaign->name;
   row.state = "queued";
+  row.gates_mode = gates_mode;
   row.baseline = campaign->baseline;
   row.spec_toml = spec_toml;
   row.source = source;
@@ -232,6 +238,8 @@ void Scheduler::RunCampaign(const CampaignRow& row) {
   };
   auto campaign = ParseCampaignText(row.spec_toml, row.source, "");
   if (!campaign.ok()) return fail(campaign.status().message());
+  if (row.gates_mode == "warn") campaign->gates.mode = GateMode::kWarn;
+  if (row.gates_mode == "enforce") campaign->gates.mode = GateMode::kEnforce;
   const std::vector<PlannedWindow> plan = ExpandMatrix(*campaign);
 
   std::vector<std::string> target_names;

@@ -54,8 +54,9 @@ class Scheduler {
 
   // Validates the whole campaign before anything is stored. InvalidArgument (file:line errors)
   // or AlreadyExists (name taken).
+  // gates_mode "warn" or "enforce" overrides the file's [gates] mode (`--gates`); "" keeps it.
   Result<Submission> Submit(const std::string& spec_toml, const std::string& source,
-                            const std::string& campaign_dir);
+                            const std::string& campaign_dir, const std::string& gates_mode = "");
 
   // A counter that grows whenever a window is stored or a campaign changes state; watchers wait
   // for it to move past what they have seen.

@@ -481,5 +481,44 @@ TEST_F(LabTest, ACancelledCampaignStopsBeforeItsNextWindow) {
             grpc::StatusCode::FAILED_PRECONDITION);
 }
 
+TEST_F(LabTest, GatesWarnOverridesTheFilesModeAndKeepsTheReasons) {
+  // Thresholds no real window meets: in enforce mode every window would be invalid.
+  std::string text = CampaignText("warned", "hello-b");
+  Replace(text, "rounds = 2", "rounds = 1");
+  Replace(text, "mode = \"warn\"", "mode = \"enforce\"\nselftest_drift_max_pct = 0\n"
+                                     "foreign_cpu_max_pct = 0");
+  v1::SubmitCampaignRequest req;
+  req.set_spec_toml(text);
+  req.set_source("warned.toml");
+  req.set_gates_mode("warn");
+  v1::SubmitCampaignReply reply;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  ASSERT_TRUE(stub_->SubmitCampaign(&ctx, req, &reply).ok());
+  grpc::ClientContext watch;
+  watch.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  v1::WatchCampaignRequest wreq;
+  wreq.set_name("warned");
+  auto reader = stub_->WatchCampaign(&watch, wreq);
+  v1::CampaignEvent event;
+  int windows = 0, with_reasons = 0;
+  while (reader->Read(&event)) {
+    if (!event.has_window()) continue;
+    ++windows;
+    EXPECT_EQ(event.window().verdict(), "valid");
+    with_reasons += event.window().reasons_size() > 0;
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  EXPECT_EQ(windows, 4);
+  EXPECT_GT(with_reasons, 0) << "warn mode records what the gates found";
+
+  v1::SubmitCampaignRequest bad = req;
+  bad.set_gates_mode("sometimes");
+  grpc::ClientContext bad_ctx;
+  bad_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  EXPECT_EQ(stub_->SubmitCampaign(&bad_ctx, bad, &reply).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+}
+
 }  // namespace
 }  // namespace benchlab

@@ -1,0 +1,55 @@
+// What `benchlab report` writes: a campaign's Markdown summary, its JSON run of record and its
+// CSV of attempts (docs/report.md documents all three). Pure functions of stored rows: no I/O,
+// no database; the statistics are common/stats.h's. Any thread may call them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/stats.h"
+#include "coordinator/store.h"
+
+namespace benchlab {
+
+// A window's per-interval samples reduced to what a report shows (raw samples stay in the
+// database). The figures are NaN / 0 when the window has no server sample.
+struct SampleSummary {
+  int count = 0;                  // samples of both sources
+  int server_count = 0;           // of which from the server agent
+  double server_cpu_pct_mean = kNaN;  // % of one core, the target's tree
+  double server_cpu_pct_max = kNaN;
+  uint64_t rss_max_kb = 0;  // largest server sample
+};
+SampleSummary SummariseSamples(const std::vector<SampleRow>& samples);
+
+// Everything a report is made from.
+struct ReportInput {
+  CampaignRow campaign;
+  std::vector<WindowRow> windows;             // every attempt of the campaign, by id
+  std::map<int64_t, SampleSummary> samples;   // by window id; a missing id: no samples
+  std::string generated_by = "benchlab";      // "benchlab 0.1.0", for the record
+};
+
+// The statistics' view of a window attempt: valid = verdict "valid", noise = noise != 0.
+Measurement ToMeasurement(const WindowRow& row);
+// The campaign's target order: its spec's [[target]] order, then targets only the windows name.
+std::vector<std::string> TargetOrder(const ReportInput& input);
+
+// Per pair, scenario and load level a table with the targets as rows, then the noise floor,
+// the targets' start-up and memory, the host facts, the method and every invalid attempt.
+std::string FormatReportMarkdown(const ReportInput& input);
+// {"format": "benchlab-run-of-record", "version": 1, ...}, pretty-printed, newline-terminated.
+std::string FormatReportJson(const ReportInput& input);
+// A header row and one row per attempt, RFC 4180 (CRLF, fields quoted when needed).
+std::string FormatReportCsv(const ReportInput& input);
+
+// Helpers shared by the formats, exposed for tests.
+std::string CsvField(const std::string& field);  // quoted when it holds , " CR or LF
+// 12345.6 -> "12,346"; NaN -> "–"
+std::string Thousands(double value);
+// 412 -> "412 µs", 1500 -> "1.50 ms", 2500000 -> "2.50 s"; NaN -> "–"
+std::string Micros(double us);
+
+}  // namespace benchlab
