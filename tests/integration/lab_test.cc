@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 
 #include "agent/server/agent_daemon.h"
 #include "benchlab/v1/coordinator.grpc.pb.h"
@@ -320,6 +321,24 @@ TEST_F(LabTest, BadCampaignIsRejectedWithFileAndLine) {
       << status.error_message();
 }
 
+// Windows being run right now (their claims), read beside the coordinator's own connection.
+int Claims(const std::string& db_path) {
+  sqlite3* db = nullptr;
+  int count = -1;
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_busy_timeout(db, 5000);
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM window_claims", -1, &stmt, nullptr) ==
+            SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+      count = sqlite3_column_int(stmt, 0);
+    }
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  return count;
+}
+
 // Attempts of one campaign in the store, by id.
 std::vector<WindowRow> Stored(CoordinatorDaemon& coordinator, const std::string& name) {
   WindowFilter filter;
@@ -465,9 +484,14 @@ TEST_F(LabTest, ACancelledCampaignStopsBeforeItsNextWindow) {
   }
   ASSERT_TRUE(reader->Finish().ok());
   EXPECT_EQ(final_state, "cancelled");
-  // The window running when the cancel arrived finishes and is stored; nothing starts after it.
+  // The window running when the cancel arrived finishes and is stored (its claim goes with it);
+  // nothing starts after it.
   const size_t at_cancel = Stored(*coordinator_, "stopped").size();
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  auto settle_by = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (Claims(dir_ + "/lab.db") > 0 && std::chrono::steady_clock::now() < settle_by) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(Claims(dir_ + "/lab.db"), 0);
   const size_t settled = Stored(*coordinator_, "stopped").size();
   EXPECT_LE(settled, at_cancel + 1);
   EXPECT_LT(settled, 80u);
