@@ -36,8 +36,8 @@ int RunReport(const ReportArgs& args) {
     if (!all.ok()) return Fail(1, all.status().message());
     std::string names;
     for (const CampaignRow& c : *all) names += (names.empty() ? "" : ", ") + c.name;
-    return Fail(2, "no campaign \"" + args.campaign + "\" in " + args.db + " (campaigns: " +
-                       (names.empty() ? "none" : names) + ")");
+    return Fail(2, "no campaign \"" + args.campaign + "\" in " + args.db +
+                       " (campaigns: " + (names.empty() ? "none" : names) + ")");
   }
   ReportInput input;
   input.campaign = **campaign;

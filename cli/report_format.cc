@@ -4,11 +4,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/report_lines.h"
 #include "coordinator/campaign.h"
@@ -315,8 +314,9 @@ std::string NoiseSection(const Context& cx) {
     const NoiseFloors& nf = cx.stats.noise.at(pair);
     if (!pair.empty()) out += "### Pair " + pair + "\n\n";
     if (nf.windows == 0) {
-      out += "No noise floor: the campaign measured no noise windows (no `[noise]` table), so a "
-             "comparison is called close only when its round ratios straddle 1.\n\n";
+      out +=
+          "No noise floor: the campaign measured no noise windows (no `[noise]` table), so a "
+          "comparison is called close only when its round ratios straddle 1.\n\n";
       continue;
     }
     std::string cell;
@@ -360,8 +360,8 @@ std::string FactsSection(const Context& cx) {
   }
   if (rows.empty()) return "";
   return "## Start-up and memory\n\nMedians over each target's valid matrix windows.\n\n" +
-         Table({"target", "start-up", "first request", "idle RSS", "peak RSS", "windows"},
-               "lrrrrr", rows) +
+         Table({"target", "start-up", "first request", "idle RSS", "peak RSS", "windows"}, "lrrrrr",
+               rows) +
          "\n";
 }
 
@@ -430,9 +430,10 @@ std::string MethodSection(const Context& cx) {
     const char* fresh = s.fresh_process == FreshProcess::kWindow ? "every window"
                         : s.fresh_process == FreshProcess::kCell ? "every cell"
                                                                  : "every round";
-    out += Printf("- %d rounds, order %s; each window warms up for %s and measures %s; a fresh "
-                  "target process for %s.\n",
-                  s.rounds, order, Duration(s.warmup).c_str(), Duration(s.duration).c_str(), fresh);
+    out += Printf(
+        "- %d rounds, order %s; each window warms up for %s and measures %s; a fresh "
+        "target process for %s.\n",
+        s.rounds, order, Duration(s.warmup).c_str(), Duration(s.duration).c_str(), fresh);
     std::vector<std::string> levels;
     for (const LoadLevel& l : s.LoadLevels()) levels.push_back(LevelWords(LoadLevelLabel(l)));
     std::string cpus;
@@ -455,15 +456,17 @@ std::string MethodSection(const Context& cx) {
     }
     out += "- Targets: " + Join(targets, ", ") + ". Scenarios: " + Join(scenarios, "; ") + ".\n";
     // `run --gates` / `submit --gates` store a mode that overrides the file's.
-    const bool warn = c.gates_mode.empty() ? s.gates.mode == GateMode::kWarn : c.gates_mode == "warn";
+    const bool warn =
+        c.gates_mode.empty() ? s.gates.mode == GateMode::kWarn : c.gates_mode == "warn";
     out += std::string("- Gates (docs/gates.md): ") +
            (warn ? "warn: windows are judged and their reasons stored, but none is invalidated"
                  : "enforce: a window a gate fails is invalid and left out") +
            (c.gates_mode.empty() ? "" : " (set by --gates, over the file's [gates] mode)") + ".\n";
   }
-  out += "- Figures are medians over each target's valid rounds (the newest attempt of each "
-         "window); spread = (max − min) / median; ratios are target / baseline within each round, "
-         "then summarised (docs/methodology.md).\n";
+  out +=
+      "- Figures are medians over each target's valid rounds (the newest attempt of each "
+      "window); spread = (max − min) / median; ratios are target / baseline within each round, "
+      "then summarised (docs/methodology.md).\n";
   out += "- Written by " + cx.in.generated_by + ".\n\n";
   return out;
 }
@@ -473,7 +476,7 @@ std::string InvalidSection(const Context& cx) {
   std::map<WindowKey, std::string> newest_verdict;
   for (const WindowRow& w : cx.in.windows) {
     if (cx.newest.count(w.id)) {
-      newest_verdict[w.Key()] = Printf("attempt %d: %s", w.attempt, w.verdict.c_str());
+      newest_verdict[w.Key()] = Printf("replaced by attempt %d (%s)", w.attempt, w.verdict.c_str());
     }
   }
   std::vector<std::vector<std::string>> rows;
@@ -486,7 +489,9 @@ std::string InvalidSection(const Context& cx) {
     const bool newest = cx.newest.count(w.id) > 0;
     rows.push_back({std::to_string(w.id), WindowName(w), std::to_string(w.attempt),
                     valid ? "valid (warn)" : w.verdict, EscapeCell(Join(reasons, "; ")),
-                    !newest ? newest_verdict[w.Key()] : valid ? "counts" : "counts (left out)"});
+                    !newest ? newest_verdict[w.Key()]
+                    : valid ? "newest: counts"
+                            : "newest: left out"});
   }
   std::string out = "## Invalid windows and warnings\n\n";
   if (rows.empty()) return out + "Every attempt was valid, with no gate reason.\n";
@@ -497,7 +502,7 @@ std::string InvalidSection(const Context& cx) {
                   warned == 1 ? "" : "s", warned == 1 ? "ies" : "y");
   }
   out += ". A window re-run gets a new attempt and only the newest counts (`benchlab rerun`).\n\n";
-  return out + Table({"id", "window", "attempt", "verdict", "reasons", "newest"}, "llrlll", rows);
+  return out + Table({"id", "window", "attempt", "verdict", "reasons", "outcome"}, "llrlll", rows);
 }
 
 }  // namespace
@@ -519,28 +524,34 @@ std::string FormatReportMarkdown(const ReportInput& in) {
   std::string date = c.created_at.substr(0, 10);
   out += "Campaign **" + c.name + "**, " + date + ", " + c.state + ". ";
   if (cx.spec) {
-    out += Printf("%zu targets, %zu scenario%s × %zu load level%s × %d rounds, order %s; "
-                  "%s warm-up and %s measured per window. ",
-                  cx.spec->targets.size(), cx.spec->scenarios.size(),
-                  cx.spec->scenarios.size() == 1 ? "" : "s", cx.spec->LoadLevels().size(),
-                  cx.spec->LoadLevels().size() == 1 ? "" : "s", cx.spec->rounds,
-                  cx.spec->order == Order::kRotate  ? "rotated"
-                  : cx.spec->order == Order::kFixed ? "fixed"
-                                                    : "shuffled",
-                  Duration(cx.spec->warmup).c_str(), Duration(cx.spec->duration).c_str());
+    out += Printf(
+        "%zu targets, %zu scenario%s × %zu load level%s × %d rounds, order %s; "
+        "%s warm-up and %s measured per window. ",
+        cx.spec->targets.size(), cx.spec->scenarios.size(),
+        cx.spec->scenarios.size() == 1 ? "" : "s", cx.spec->LoadLevels().size(),
+        cx.spec->LoadLevels().size() == 1 ? "" : "s", cx.spec->rounds,
+        cx.spec->order == Order::kRotate  ? "rotated"
+        : cx.spec->order == Order::kFixed ? "fixed"
+                                          : "shuffled",
+        Duration(cx.spec->warmup).c_str(), Duration(cx.spec->duration).c_str());
   }
   out += Printf("%d windows of %d planned, %d valid", counted, c.total_windows, valid);
   out += reruns ? Printf(", %d re-run attempt%s.", reruns, reruns == 1 ? "" : "s") : ".";
+  if (counted > valid) {
+    out += Printf(" **%d window%s did not count** (not valid; reasons below).", counted - valid,
+                  counted - valid == 1 ? "" : "s");
+  }
   if (warned) {
-    out += Printf(" **%d valid window%s carry gate reasons** (gates in warn mode; listed below).",
-                  warned, warned == 1 ? "" : "s");
+    out += Printf(" **%d valid window%s carr%s gate reasons** (gates in warn mode; listed below).",
+                  warned, warned == 1 ? "" : "s", warned == 1 ? "ies" : "y");
   }
   out += "\n\n";
   if (!base.empty()) {
     const auto& rps_floor = cx.stats.noise.begin()->second.of(Metric::kRps);
-    out += "Baseline **" + base + "**; noise floor (req/s) " +
-           (cx.stats.pairs.size() > 1 ? std::string("per pair, below")
-                                      : rps_floor ? Pct(rps_floor->fraction * 100) : "none") +
+    out += "Baseline **" + base + "**; " +
+           (cx.stats.pairs.size() > 1 ? std::string("noise floor per pair, below")
+            : rps_floor               ? "noise floor (req/s) " + Pct(rps_floor->fraction * 100)
+                                      : std::string("no noise floor")) +
            ".\n\n";
   }
   out += "*req/s (spread)*: median over the valid rounds, spread = (max − min) / median. *vs " +
@@ -564,8 +575,8 @@ std::string FormatReportMarkdown(const ReportInput& in) {
 namespace {
 
 ojson SummaryJson(const Summary& s) {
-  return {{"n", s.n},           {"ignored", s.ignored}, {"median", Num(s.median)},
-          {"min", Num(s.min)},  {"max", Num(s.max)},    {"spread_pct", Num(s.spread_pct)}};
+  return {{"n", s.n},          {"ignored", s.ignored}, {"median", Num(s.median)},
+          {"min", Num(s.min)}, {"max", Num(s.max)},    {"spread_pct", Num(s.spread_pct)}};
 }
 
 ojson ComparisonJson(const Comparison& c) {
@@ -842,8 +853,7 @@ std::string FormatReportCsv(const ReportInput& in) {
       {"load_cpu_s", [](const WindowRow& w) { return Exact(w.load_cpu_s); }},
       {"load_depth", [](const WindowRow& w) { return std::to_string(w.load_depth); }},
       {"load_rate", [](const WindowRow& w) { return w.load_rate ? Exact(*w.load_rate) : ""; }},
-      {"dropped",
-       [](const WindowRow& w) { return w.dropped ? std::to_string(*w.dropped) : ""; }},
+      {"dropped", [](const WindowRow& w) { return w.dropped ? std::to_string(*w.dropped) : ""; }},
       {"generator_bound", [](const WindowRow& w) { return std::to_string(w.generator_bound); }},
       {"selftest_drift",
        [](const WindowRow& w) { return w.selftest_drift ? Exact(*w.selftest_drift) : ""; }},

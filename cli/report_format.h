@@ -16,8 +16,8 @@ namespace benchlab {
 // A window's per-interval samples reduced to what a report shows (raw samples stay in the
 // database). The figures are NaN / 0 when the window has no server sample.
 struct SampleSummary {
-  int count = 0;                  // samples of both sources
-  int server_count = 0;           // of which from the server agent
+  int count = 0;                      // samples of both sources
+  int server_count = 0;               // of which from the server agent
   double server_cpu_pct_mean = kNaN;  // % of one core, the target's tree
   double server_cpu_pct_max = kNaN;
   uint64_t rss_max_kb = 0;  // largest server sample
@@ -27,9 +27,9 @@ SampleSummary SummariseSamples(const std::vector<SampleRow>& samples);
 // Everything a report is made from.
 struct ReportInput {
   CampaignRow campaign;
-  std::vector<WindowRow> windows;             // every attempt of the campaign, by id
-  std::map<int64_t, SampleSummary> samples;   // by window id; a missing id: no samples
-  std::string generated_by = "benchlab";      // "benchlab 0.1.0", for the record
+  std::vector<WindowRow> windows;            // every attempt of the campaign, by id
+  std::map<int64_t, SampleSummary> samples;  // by window id; a missing id: no samples
+  std::string generated_by = "benchlab";     // "benchlab 0.1.0", for the record
 };
 
 // The statistics' view of a window attempt: valid = verdict "valid", noise = noise != 0.

@@ -1,0 +1,362 @@
+#include "cli/report_format.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace benchlab {
+namespace {
+
+// The worked example of docs/methodology.md: nginx (the baseline) and hello-server, one cell,
+// 3 rounds, 5 noise windows of nginx (98,000 to 102,000 req/s: a 4% floor), and hello-server's
+// round-2 window measured twice: attempt 1 invalid, attempt 2 valid.
+constexpr const char* kSpec = R"(name = "demo"
+baseline = "nginx"
+[matrix]
+connections = [64]
+rounds = 3
+warmup = "500ms"
+duration = "2s"
+[noise]
+target = "nginx"
+scenario = "plaintext"
+windows = 5
+[[target]]
+name = "nginx"
+[[target]]
+name = "hello-server"
+[[scenario]]
+name = "plaintext"
+path = "/"
+expect = { status = 200 }
+)";
+
+constexpr const char* kTrickyReason = R"(foreign_cpu: server host 31%, "cron" > 25%)";
+
+WindowRow Window(int64_t id, const std::string& target, int round, int position, double rps,
+                 double cpu_us, uint64_t p99_us) {
+  WindowRow w;
+  w.id = id;
+  w.campaign_id = 1;
+  w.campaign = "demo";
+  w.target = target;
+  w.scenario = "plaintext";
+  w.connections = 64;
+  w.load_level = "c64";
+  w.round = round;
+  w.position = position;
+  w.verdict = "valid";
+  w.reasons = "[]";
+  w.server_agent = "server";
+  w.load_agent = "load";
+  w.requests = static_cast<uint64_t>(rps);  // a 1 s interval
+  w.duration_s = 1;
+  w.rps = rps;
+  w.cpu_us_per_request = cpu_us;
+  w.server_cpu_s = rps * cpu_us / 1e6;
+  w.p50_us = 100;
+  w.p99_us = p99_us;
+  w.startup_ms = 12;
+  w.first_request_ms = 0.4;
+  w.idle_rss_kb = 4096;
+  w.rss_peak_kb = 8192;
+  w.histogram = "h1:test-" + std::to_string(id);
+  w.server_host = R"({"cpu_model":"Test CPU","logical_cores":2,"memory_kb":2097152})";
+  w.load_host = R"({"cpu_model":"Test CPU","logical_cores":2})";
+  return w;
+}
+
+ReportInput Fixture() {
+  ReportInput in;
+  in.campaign.id = 1;
+  in.campaign.name = "demo";
+  in.campaign.state = "done";
+  in.campaign.baseline = "nginx";
+  in.campaign.spec_toml = kSpec;
+  in.campaign.source = "demo.toml";
+  in.campaign.created_at = "2025-03-01T12:00:00Z";
+  in.campaign.finished_at = "2025-03-01T12:05:00Z";
+  in.campaign.total_windows = 11;
+  in.generated_by = "benchlab test";
+  const double noise[] = {99000, 101000, 100000, 102000, 98000};
+  int64_t id = 1;
+  for (int k = 0; k < 5; ++k) {
+    WindowRow w = Window(id++, "nginx", 0, k, noise[k], 10, 1500);
+    w.noise = 1;
+    in.windows.push_back(w);
+  }
+  in.windows.push_back(Window(id++, "nginx", 1, 0, 100000, 10, 1500));
+  in.windows.push_back(Window(id++, "hello-server", 1, 1, 105000, 8, 900));
+  WindowRow bad = Window(id++, "hello-server", 2, 0, 50000, 8, 90000);
+  bad.verdict = "invalid";
+  bad.reasons =
+      nlohmann::json::array({kTrickyReason, "selftest_drift: load host +12% > 10%"}).dump();
+  in.windows.push_back(bad);
+  in.windows.push_back(Window(id++, "nginx", 2, 1, 96000, 12.5, 1600));
+  in.windows.push_back(Window(id++, "nginx", 3, 0, 102000, 8, 1700));
+  in.windows.push_back(Window(id++, "hello-server", 3, 1, 108120, 6.4, 1000));
+  WindowRow rerun = Window(id++, "hello-server", 2, 0, 99840, 10, 950);
+  rerun.attempt = 2;
+  in.windows.push_back(rerun);
+  in.samples[6] = SummariseSamples(
+      {{"server", 0.1, 50, 1000}, {"server", 0.2, 70, 3000}, {"load", 0.1, 90, 0, 1000}});
+  return in;
+}
+
+// The cells of the Markdown table row whose first cell is `first`, trimmed; empty when none.
+std::vector<std::string> Row(const std::string& md, const std::string& first) {
+  std::istringstream lines(md);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("| ", 0) != 0) continue;
+    std::vector<std::string> cells;
+    size_t start = 1;
+    for (size_t bar; (bar = line.find(" |", start)) != std::string::npos; start = bar + 2) {
+      std::string cell = line.substr(start, bar - start);
+      cell.erase(0, cell.find_first_not_of(' '));
+      cell.erase(cell.find_last_not_of(' ') + 1);
+      cells.push_back(cell);
+    }
+    if (!cells.empty() && cells[0] == first) return cells;
+  }
+  return {};
+}
+
+// RFC 4180 records, for checking the CSV the way a spreadsheet reads it.
+std::vector<std::vector<std::string>> ParseCsv(const std::string& text) {
+  std::vector<std::vector<std::string>> records(1, std::vector<std::string>(1));
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    std::string& field = records.back().back();
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      records.back().emplace_back();
+    } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
+      ++i;
+      records.emplace_back(1);
+    } else {
+      field += c;
+    }
+  }
+  if (records.back().size() == 1 && records.back()[0].empty()) records.pop_back();
+  return records;
+}
+
+TEST(ReportFormatTest, Numbers) {
+  EXPECT_EQ(Thousands(1234567.4), "1,234,567");
+  EXPECT_EQ(Thousands(kNaN), "–");
+  EXPECT_EQ(Micros(412), "412 µs");
+  EXPECT_EQ(Micros(1500), "1.50 ms");
+  EXPECT_EQ(Micros(2500000), "2.50 s");
+  EXPECT_EQ(CsvField("plain"), "plain");
+  EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
+  EXPECT_EQ(CsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"");
+}
+
+TEST(ReportFormatTest, MeasurementFromWindowRow) {
+  WindowRow w = Window(3, "nginx", 0, 2, 1000, 10, 50);
+  w.noise = 1;
+  w.verdict = "invalid";
+  const Measurement m = ToMeasurement(w);
+  EXPECT_TRUE(m.noise);
+  EXPECT_FALSE(m.valid);
+  EXPECT_EQ(m.load_level, "c64");
+  EXPECT_EQ(m.position, 2);
+  EXPECT_DOUBLE_EQ(m.server_cpu_s, 0.01);
+  EXPECT_EQ(TargetOrder(Fixture()), (std::vector<std::string>{"nginx", "hello-server"}));
+}
+
+TEST(ReportFormatTest, SamplesSummarised) {
+  const SampleSummary s = Fixture().samples.at(6);
+  EXPECT_EQ(s.count, 3);
+  EXPECT_EQ(s.server_count, 2);
+  EXPECT_DOUBLE_EQ(s.server_cpu_pct_mean, 60);
+  EXPECT_DOUBLE_EQ(s.server_cpu_pct_max, 70);
+  EXPECT_EQ(s.rss_max_kb, 3000u);
+  EXPECT_EQ(SummariseSamples({}).server_count, 0);
+}
+
+TEST(ReportFormatTest, MarkdownTableRows) {
+  const std::string md = FormatReportMarkdown(Fixture());
+  EXPECT_NE(md.find("## plaintext · 64 connections"), std::string::npos) << md;
+  const auto header = Row(md, "target");
+  ASSERT_EQ(header.size(), 10u) << md;
+  EXPECT_EQ(header[1], "req/s (spread)");
+  EXPECT_EQ(header[6], "vs nginx (range)");
+
+  const auto base = Row(md, "nginx (baseline)");
+  ASSERT_EQ(base.size(), 10u) << md;
+  EXPECT_EQ(base[1], "100,000 (6.0%)");
+  EXPECT_EQ(base[2], "100 µs");
+  EXPECT_EQ(base[3], "1.60 ms");
+  EXPECT_EQ(base[4], "10.0");
+  EXPECT_EQ(base[5], "100,000");
+  EXPECT_EQ(base[6], "—");
+  EXPECT_EQ(base[8], "baseline");
+  EXPECT_EQ(base[9], "3/3");
+
+  const auto hello = Row(md, "hello-server");
+  ASSERT_EQ(hello.size(), 10u) << md;
+  EXPECT_EQ(hello[1], "105,000 (7.9%)");
+  EXPECT_EQ(hello[3], "950 µs");
+  EXPECT_EQ(hello[4], "8.00");
+  EXPECT_EQ(hello[5], "125,000");
+  EXPECT_EQ(hello[6], "1.05× (1.04–1.06)");
+  EXPECT_EQ(hello[7], "3/3");
+  EXPECT_EQ(hello[8], "ahead");
+  EXPECT_EQ(hello[9], "3/3");  // the re-run replaced the invalid attempt
+  // CPU per request: 0.8 in every round, against a CPU floor of 0.
+  EXPECT_NE(md.find("- hello-server: CPU µs/request 0.80× (0.80–0.80), won 3/3, ahead"),
+            std::string::npos)
+      << md;
+}
+
+TEST(ReportFormatTest, MarkdownNoiseMethodAndInvalidWindows) {
+  const std::string md = FormatReportMarkdown(Fixture());
+  EXPECT_NE(md.find("noise floor (req/s) 4.0%"), std::string::npos) << md;
+  const auto floor = Row(md, "req/s");
+  ASSERT_EQ(floor.size(), 5u) << md;
+  EXPECT_EQ(floor[1], "4.0%");
+  EXPECT_EQ(floor[2], "98,000");
+  EXPECT_EQ(floor[4], "102,000");
+  EXPECT_NE(md.find("5 noise windows of nginx · plaintext · c64"), std::string::npos);
+  EXPECT_NE(md.find("*close*"), std::string::npos);  // the legend
+  EXPECT_NE(md.find("2025-03-01"), std::string::npos);
+  EXPECT_NE(md.find("3 rounds, order rotate"), std::string::npos) << md;
+  EXPECT_NE(md.find("warms up for 500 ms and measures 2 s"), std::string::npos) << md;
+  EXPECT_NE(md.find("1 re-run attempt"), std::string::npos) << md;
+  const auto cpu = Row(md, "cpu_model");
+  ASSERT_EQ(cpu.size(), 3u) << md;
+  EXPECT_EQ(cpu[1], "Test CPU");
+  EXPECT_EQ(Row(md, "memory_kb")[1], "2.00 GiB");
+
+  const auto invalid = Row(md, "8");
+  ASSERT_EQ(invalid.size(), 6u) << md;
+  EXPECT_EQ(invalid[1], "round 2 · hello-server · plaintext · c64");
+  EXPECT_EQ(invalid[2], "1");
+  EXPECT_EQ(invalid[3], "invalid");
+  EXPECT_EQ(invalid[4], std::string(kTrickyReason) + "; selftest_drift: load host +12% > 10%");
+  EXPECT_EQ(invalid[5], "replaced by attempt 2 (valid)");
+  EXPECT_NE(md.find("1 of 12 attempts were not valid"), std::string::npos) << md;
+}
+
+TEST(ReportFormatTest, MarkdownWithoutNoiseOrBaselineWindows) {
+  ReportInput in = Fixture();
+  std::erase_if(in.windows, [](const WindowRow& w) { return w.noise || w.target == "nginx"; });
+  const std::string md = FormatReportMarkdown(in);
+  EXPECT_NE(md.find("No noise floor"), std::string::npos) << md;
+  const auto hello = Row(md, "hello-server");
+  ASSERT_EQ(hello.size(), 10u) << md;
+  EXPECT_EQ(hello[6], "–");
+  EXPECT_EQ(hello[8], "n/a");
+  EXPECT_TRUE(Row(md, "nginx (baseline)").empty()) << "no window of nginx: no row";
+}
+
+TEST(ReportFormatTest, MarkdownListsWarningsOfValidWindows) {
+  ReportInput in = Fixture();
+  in.campaign.gates_mode = "warn";
+  in.windows[5].reasons = R"(["foreign_cpu: load host 40% > 25%"])";
+  const std::string md = FormatReportMarkdown(in);
+  EXPECT_NE(md.find("**1 valid window carries gate reasons**"), std::string::npos) << md;
+  EXPECT_NE(md.find("warn: windows are judged"), std::string::npos) << md;
+  EXPECT_NE(md.find("(set by --gates, over the file's [gates] mode)"), std::string::npos) << md;
+  const auto warned = Row(md, "6");
+  ASSERT_EQ(warned.size(), 6u) << md;
+  EXPECT_EQ(warned[3], "valid (warn)");
+  EXPECT_EQ(warned[4], "foreign_cpu: load host 40% > 25%");
+  EXPECT_EQ(warned[5], "newest: counts");
+  EXPECT_EQ(Row(md, "nginx (baseline)")[9], "3/3");  // a warning does not invalidate
+}
+
+TEST(ReportFormatTest, MarkdownFleetCampaignReportsEachPair) {
+  ReportInput in = Fixture();
+  std::vector<WindowRow> second = in.windows;
+  for (WindowRow& w : second) {
+    w.pair = "server-2";
+    w.id += 100;
+  }
+  for (WindowRow& w : in.windows) w.pair = "server-1";
+  in.windows.insert(in.windows.end(), second.begin(), second.end());
+  const std::string md = FormatReportMarkdown(in);
+  EXPECT_NE(md.find("## Pair server-1 · plaintext · 64 connections"), std::string::npos) << md;
+  EXPECT_NE(md.find("## Pair server-2 · plaintext · 64 connections"), std::string::npos) << md;
+  EXPECT_NE(md.find("### Pair server-2"), std::string::npos) << md;
+}
+
+TEST(ReportFormatTest, JsonRunOfRecord) {
+  const std::string text = FormatReportJson(Fixture());
+  const nlohmann::json j = nlohmann::json::parse(text);  // throws when it is not JSON
+  EXPECT_EQ(j["format"], "benchlab-run-of-record");
+  EXPECT_EQ(j["version"], 1);
+  EXPECT_EQ(j["spec"], kSpec);
+  EXPECT_EQ(j["campaign"]["baseline"], "nginx");
+  EXPECT_EQ(j["targets"], nlohmann::json::array({"nginx", "hello-server"}));
+  ASSERT_EQ(j["windows"].size(), 11u);  // 5 noise + 6 matrix windows
+  int attempts = 0;
+  for (const auto& w : j["windows"]) attempts += static_cast<int>(w["attempts"].size());
+  EXPECT_EQ(attempts, 12);
+  const auto& rerun = j["windows"][7];
+  EXPECT_EQ(rerun["target"], "hello-server");
+  EXPECT_EQ(rerun["round"], 2);
+  ASSERT_EQ(rerun["attempts"].size(), 2u);
+  EXPECT_EQ(rerun["attempts"][0]["verdict"], "invalid");
+  EXPECT_EQ(rerun["attempts"][0]["newest"], false);
+  EXPECT_EQ(rerun["attempts"][0]["reasons"][0], kTrickyReason);
+  EXPECT_EQ(rerun["attempts"][1]["newest"], true);
+  EXPECT_EQ(rerun["attempts"][1]["histogram"], "h1:test-12");
+  const auto& samples = j["windows"][5]["attempts"][0]["samples"];
+  EXPECT_EQ(samples["count"], 3);
+  EXPECT_EQ(samples["server_cpu_pct_max"], 70.0);
+  EXPECT_EQ(samples["rss_max_kb"], 3000);
+  EXPECT_TRUE(j["windows"][0]["attempts"][0]["samples"]["server_cpu_pct_mean"].is_null());
+  EXPECT_DOUBLE_EQ(j["noise_floor"][0]["metrics"]["rps"]["fraction"].get<double>(), 0.04);
+  ASSERT_EQ(j["hosts"].size(), 2u);
+  EXPECT_EQ(j["hosts"][0]["facts"]["cpu_model"], "Test CPU");
+  EXPECT_EQ(j["hosts"][0]["windows"].size(), 12u);
+  const auto& hello = j["cells"][0]["targets"][1];
+  EXPECT_EQ(hello["target"], "hello-server");
+  EXPECT_EQ(hello["metrics"]["rps"]["vs_baseline"]["verdict"], "ahead");
+  EXPECT_DOUBLE_EQ(hello["metrics"]["rps"]["vs_baseline"]["ratio"]["median"].get<double>(), 1.05);
+}
+
+TEST(ReportFormatTest, CsvOneRowPerAttemptWithQuoting) {
+  const std::string text = FormatReportCsv(Fixture());
+  EXPECT_NE(text.find("\"foreign_cpu: server host 31%, \"\"cron\"\" > 25%; selftest_drift"),
+            std::string::npos)
+      << text;
+  const auto records = ParseCsv(text);
+  ASSERT_EQ(records.size(), 13u);  // the header and 12 attempts
+  const auto& header = records[0];
+  auto col = [&](const std::string& name) {
+    return std::find(header.begin(), header.end(), name) - header.begin();
+  };
+  for (const auto& r : records) ASSERT_EQ(r.size(), header.size());
+  const auto& bad = records[8];
+  EXPECT_EQ(bad[col("id")], "8");
+  EXPECT_EQ(bad[col("verdict")], "invalid");
+  EXPECT_EQ(bad[col("reasons")],
+            std::string(kTrickyReason) + "; selftest_drift: load host +12% > 10%");
+  EXPECT_EQ(bad[col("newest")], "0");
+  EXPECT_EQ(records[12][col("attempt")], "2");
+  EXPECT_EQ(records[12][col("newest")], "1");
+  EXPECT_EQ(records[6][col("rps")], "100000");
+  EXPECT_EQ(records[6][col("requests_per_cpu_s")], "100000");
+  EXPECT_EQ(records[6][col("samples")], "3");
+  EXPECT_EQ(records[1][col("noise")], "1");
+  EXPECT_EQ(records[1][col("server_cpu_pct_mean")], "");
+}
+
+}  // namespace
+}  // namespace benchlab
