@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# `benchlab run --resume`: an embedded run killed with SIGKILL mid-window leaves its campaign
+# "running" with the window it was measuring claimed; `run --resume` with the same file and
+# database finds the cut window failed (coordinator_restart from its claim, or agent_lost when
+# an agent died first), measures it again and finishes the rest, measuring nothing twice. The killed run's daemons die with it.
+# Usage: resume_test.sh BIN_DIR SOURCE_DIR
+set -euo pipefail
+bin=$(cd "$1" && pwd)
+work=$(mktemp -d /tmp/benchlab-resume-XXXXXX)
+run_pid=
+cleanup() {
+  [[ -n "$run_pid" ]] && kill -9 "$run_pid" 2>/dev/null || true
+  [[ -n "${KEEP:-}" ]] || rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; [[ -f "$work/run1.out" ]] && tail -5 "$work/run1.out" >&2; exit 1; }
+passed=0
+check() { echo "ok: $*"; passed=$((passed + 1)); }
+wait_for() {  # wait_for SECONDS COMMAND...
+  local deadline=$((SECONDS + $1)); shift
+  until "$@"; do [ "$SECONDS" -lt "$deadline" ] || return 1; sleep 0.05; done
+}
+sql() { sqlite3 "$work/r.db" "$1"; }
+
+cat > "$work/resume.toml" <<TOML
+name = "resume"
+baseline = "hello"
+[matrix]
+connections = [4]
+rounds = 4
+warmup = "200ms"
+duration = "800ms"
+# The plumbing is under test, not this machine.
+[gates]
+mode = "warn"
+[[target]]
+name = "hello"
+command = ["$bin/hello-server", "--port", "{port}"]
+[[scenario]]
+name = "hello"
+path = "/"
+expect = { status = 200, body = "hello\n" }
+TOML
+
+"$bin/benchlab" run "$work/resume.toml" --db "$work/r.db" > "$work/run1.out" 2>&1 &
+run_pid=$!
+# Kill it while a window runs: one window stored, the next one claimed.
+claimed() { [[ "$(sql "SELECT count(*) FROM windows" 2>/dev/null || echo 0)" -ge 1 ]] &&
+            [[ "$(sql "SELECT count(*) FROM window_claims" 2>/dev/null || echo 0)" -ge 1 ]]; }
+wait_for 60 claimed || fail "no window was claimed after the first one was stored"
+sleep 0.3
+kill -9 "$run_pid"
+wait "$run_pid" 2>/dev/null || true
+run_pid=
+cut=$(sql "SELECT round FROM window_claims")
+[[ "$(sql "SELECT state FROM campaigns WHERE name = 'resume'")" == running ]] ||
+  fail "the campaign should be left running"
+check "killed mid-window: round $cut claimed, campaign left running"
+# The lab's daemons die with the run (PR_SET_PDEATHSIG).
+gone() { ! pgrep -f "benchlab (coordinator|agent) .*--parent-pid" >/dev/null; }
+wait_for 10 gone || fail "the killed run's daemons are still running"
+check "the killed run's daemons died with it"
+
+set +e
+"$bin/benchlab" run "$work/resume.toml" --db "$work/r.db" --resume > "$work/run2.out" 2>&1
+status=$?
+set -e
+[[ $status -eq 0 ]] || { cat "$work/run2.out" >&2; fail "run --resume exited $status"; }
+[[ "$(sql "SELECT state FROM campaigns WHERE name = 'resume'")" == done ]] || fail "not done"
+check "run --resume finished the campaign"
+# Which of its daemons dies first decides the reason: the coordinator's (its claim is found at
+# the resume: coordinator_restart) or an agent's (the coordinator stores agent_lost first).
+restart=$(sql "SELECT count(*) FROM windows WHERE round = $cut AND attempt = 1 AND verdict = 'failed'
+               AND (reasons LIKE '[\"coordinator_restart%' OR reasons LIKE '[\"agent_lost%')")
+again=$(sql "SELECT count(*) FROM windows WHERE round = $cut AND attempt = 2
+             AND verdict IN ('valid', 'invalid')")
+[[ "$restart" -eq 1 && "$again" -eq 1 ]] ||
+  fail "round $cut: expected a failed attempt (coordinator_restart or agent_lost) and a measured one ($restart, $again)"
+check "the cut window failed (coordinator_restart or agent_lost) and was measured again"
+once=$(sql "SELECT count(*) FROM windows WHERE round != $cut")
+[[ "$once" -eq 3 ]] || fail "the other rounds should have one attempt each, got $once rows"
+[[ "$(sql "SELECT count(*) FROM window_claims")" -eq 0 ]] || fail "a claim was left"
+check "every other window measured once, no claim left"
+
+# Resuming a campaign the database does not hold is bad input.
+set +e
+"$bin/benchlab" run "$work/resume.toml" --db "$work/other.db" --resume > "$work/run3.out" 2>&1
+status=$?
+set -e
+[[ $status -eq 2 ]] && grep -q 'no campaign "resume"' "$work/run3.out" ||
+  fail "resume without the campaign: exit $status, $(cat "$work/run3.out")"
+check "--resume of a campaign not in the database is exit 2 with a clear message"
+echo "PASS ($passed checks)"
