@@ -1,0 +1,67 @@
+// What the report's three formats share: number formatting, the stored JSON fields, and the
+// campaign analysed once (cli/report_format.cc). Internal to the report; report_format.h is its
+// interface.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/report_format.h"
+#include "coordinator/campaign.h"
+
+namespace benchlab::report_detail {
+
+using ojson = nlohmann::ordered_json;
+
+template <typename... Args>
+std::string Printf(const char* fmt, Args... args) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, fmt, args...);
+  return buf;
+}
+
+inline constexpr const char* kMissing = "–";  // a figure that could not be computed
+inline constexpr const char* kNone = "—";     // a figure that does not apply (the baseline's ratio)
+
+// Shortest plain decimal that reads back as the same double (100000, never 1e+05); "" for NaN
+// (CSV's empty field).
+std::string Exact(double v);
+ojson Num(double v);  // null for NaN and infinities
+template <typename T>
+ojson Opt(const std::optional<T>& v) {
+  return v ? ojson(*v) : ojson(nullptr);
+}
+std::string Pct(double pct);
+std::string Ratio(double r);
+std::string Ms(double ms);
+std::string Kib(double kb);
+std::string CpuUs(double us);
+std::string Duration(std::chrono::nanoseconds d);
+
+ojson ParseJson(const std::string& text, ojson fallback);
+std::vector<std::string> Reasons(const WindowRow& w);
+std::string Join(const std::vector<std::string>& parts, const std::string& sep);
+
+// The campaign around the windows, analysed once for every format.
+struct Context {
+  const ReportInput& in;
+  std::optional<Campaign> spec;  // nullopt: the stored text no longer parses
+  std::string spec_error;
+  std::set<int64_t> newest;  // ids of the attempts that count
+  CampaignStats stats;
+};
+Context Analyse(const ReportInput& in);
+
+std::string LevelWords(const std::string& level);  // "c64" -> "64 connections"
+std::string WindowName(const WindowRow& w);        // "round 2 · nginx · hello · c64"
+// The samples summary of a window attempt; nullptr when it has none.
+const SampleSummary* SamplesOf(const ReportInput& in, int64_t id);
+
+}  // namespace benchlab::report_detail

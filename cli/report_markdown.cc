@@ -1,0 +1,367 @@
+// The Markdown report: per-cell tables a person reads like a published write-up.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli/report_detail.h"
+#include "cli/report_format.h"
+#include "cli/report_lines.h"
+
+namespace benchlab {
+
+using namespace report_detail;  // the report's own shared helpers
+
+// --- Markdown -------------------------------------------------------------------------------
+
+namespace {
+
+// Columns as wide as their widest cell (in characters, not bytes), so the text reads as a table
+// before it is rendered.
+size_t Width(const std::string& s) {
+  return std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; });
+}
+
+std::string Table(const std::vector<std::string>& header, const std::string& align,
+                  const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> w(header.size(), 3);
+  for (size_t i = 0; i < header.size(); ++i) w[i] = std::max(w[i], Width(header[i]));
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], Width(r[i]));
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out = "|";
+    for (size_t i = 0; i < w.size(); ++i) {
+      const std::string c = i < cells.size() ? cells[i] : "";
+      const std::string pad(w[i] - Width(c), ' ');
+      out += " " + (align[i] == 'r' ? pad + c : c + pad) + " |";
+    }
+    return out + "\n";
+  };
+  std::string out = line(header) + "|";
+  for (size_t i = 0; i < w.size(); ++i) {
+    out += align[i] == 'r' ? " " + std::string(w[i] - 1, '-') + ": |"
+                           : " " + std::string(w[i], '-') + " |";
+  }
+  out += "\n";
+  for (const auto& r : rows) out += line(r);
+  return out;
+}
+
+std::string EscapeCell(std::string s) {
+  for (size_t i = 0; (i = s.find('|', i)) != std::string::npos; i += 2) s.insert(i, "\\");
+  return s;
+}
+
+std::string VsBaseline(const Comparison& c) {
+  if (c.ratio.n == 0) return kMissing;
+  if (c.ratio.n == 1) return Ratio(c.ratio.median);
+  return Ratio(c.ratio.median) + " (" + Printf("%.2f", c.ratio.min) + "–" +
+         Printf("%.2f", c.ratio.max) + ")";
+}
+
+std::string CellTable(const Context& cx, const CellStats& cell) {
+  const std::string& base = cx.stats.baseline;
+  std::vector<std::vector<std::string>> rows;
+  std::string notes;
+  for (const TargetStats& t : cell.targets) {
+    if (t.windows == 0) continue;
+    const bool is_base = t.target == base;
+    const Summary& rps = t.of(Metric::kRps);
+    const Comparison& c = t.compared(Metric::kRps);
+    std::string rps_text = Thousands(rps.median);
+    if (rps.n >= 2) rps_text += " (" + Pct(rps.spread_pct) + ")";
+    rows.push_back({is_base ? t.target + " (baseline)" : t.target, rps_text,
+                    Micros(t.of(Metric::kP50Us).median), Micros(t.of(Metric::kP99Us).median),
+                    CpuUs(t.of(Metric::kCpuUsPerRequest).median),
+                    Thousands(t.of(Metric::kRequestsPerCpuSecond).median),
+                    is_base ? kNone : VsBaseline(c),
+                    is_base            ? kNone
+                    : c.rounds.empty() ? kMissing
+                                       : Printf("%d/%zu", c.rounds_won, c.rounds.size()),
+                    is_base ? "baseline" : ComparisonVerdictName(c.verdict),
+                    Printf("%d/%d", t.valid, t.windows)});
+    if (is_base || base.empty()) continue;
+    std::vector<std::string> parts;
+    for (Metric m : {Metric::kCpuUsPerRequest, Metric::kP99Us}) {
+      const Comparison& o = t.compared(m);
+      if (o.rounds.empty()) continue;
+      parts.push_back(std::string(m == Metric::kP99Us ? "p99" : "CPU µs/request") + " " +
+                      VsBaseline(o) + ", won " + Printf("%d/%zu", o.rounds_won, o.rounds.size()) +
+                      ", " + ComparisonVerdictName(o.verdict));
+    }
+    if (c.verdict == ComparisonVerdict::kNotApplicable) parts.push_back("req/s: " + c.reason);
+    if (!parts.empty()) notes += "- " + t.target + ": " + Join(parts, "; ") + "\n";
+  }
+  std::string out = Table({"target", "req/s (spread)", "p50", "p99", "CPU µs/req", "req/CPU-s",
+                           "vs " + (base.empty() ? std::string("baseline") : base) + " (range)",
+                           "rounds won", "verdict", "valid"},
+                          "lrrrrrrrlr", rows);
+  if (!notes.empty()) out += "\n" + notes;
+  return out;
+}
+
+std::string NoiseSection(const Context& cx) {
+  std::string out = "## Noise floor\n\n";
+  for (const std::string& pair : cx.stats.pairs) {
+    const NoiseFloors& nf = cx.stats.noise.at(pair);
+    if (!pair.empty()) out += "### Pair " + pair + "\n\n";
+    if (nf.windows == 0) {
+      out +=
+          "No noise floor: the campaign measured no noise windows (no `[noise]` table), so a "
+          "comparison is called close only when its round ratios straddle 1.\n\n";
+      continue;
+    }
+    std::string cell;
+    for (const WindowRow& w : cx.in.windows) {
+      if (w.noise && w.pair == pair) {
+        cell = w.target + " · " + w.scenario + " · " + w.load_level;
+        break;
+      }
+    }
+    out += Printf("%d noise windows of %s, spread through the run; %d valid.", nf.windows,
+                  cell.c_str(), nf.valid);
+    if (!nf.of(Metric::kRps)) {
+      out += " No noise floor: at least 2 valid noise windows with a usable figure are needed.\n\n";
+      continue;
+    }
+    out += " The floor is (max − min) / median over them.\n\n";
+    std::vector<std::vector<std::string>> rows;
+    auto row = [&](const char* name, Metric m, std::string (*fmt)(double)) {
+      const auto& f = nf.of(m);
+      if (!f) return rows.push_back({name, "none", kMissing, kMissing, kMissing});
+      rows.push_back({name, Pct(f->fraction * 100), fmt(f->values.min), fmt(f->values.median),
+                      fmt(f->values.max)});
+    };
+    row("req/s", Metric::kRps, Thousands);
+    row("CPU µs/request", Metric::kCpuUsPerRequest, CpuUs);
+    row("req/CPU-s", Metric::kRequestsPerCpuSecond, Thousands);
+    row("p50", Metric::kP50Us, Micros);
+    row("p99", Metric::kP99Us, Micros);
+    out += Table({"figure", "floor", "min", "median", "max"}, "lrrrr", rows) + "\n";
+  }
+  return out;
+}
+
+std::string FactsSection(const Context& cx) {
+  std::vector<std::vector<std::string>> rows;
+  for (const TargetFacts& f : cx.stats.facts) {
+    if (f.startup_ms.n == 0) continue;
+    rows.push_back({f.pair.empty() ? f.target : f.pair + " · " + f.target, Ms(f.startup_ms.median),
+                    Ms(f.first_request_ms.median), Kib(f.idle_rss_kb.median),
+                    Kib(f.rss_peak_kb.median), std::to_string(f.startup_ms.n)});
+  }
+  if (rows.empty()) return "";
+  return "## Start-up and memory\n\nMedians over each target's valid matrix windows.\n\n" +
+         Table({"target", "start-up", "first request", "idle RSS", "peak RSS", "windows"}, "lrrrrr",
+               rows) +
+         "\n";
+}
+
+// Each agent's host facts as its newest attempt reported them; a load host with several agents
+// ({"agents": {...}}) contributes one column per agent.
+std::string HostsSection(const Context& cx) {
+  std::vector<std::pair<std::string, ojson>> hosts;  // column name, facts
+  auto add = [&](const std::string& name, const ojson& facts) {
+    if (!facts.is_object() || facts.empty()) return;
+    for (auto& h : hosts) {
+      if (h.first == name) return void(h.second = facts);
+    }
+    hosts.emplace_back(name, facts);
+  };
+  for (const WindowRow& w : cx.in.windows) {
+    add("server: " + w.server_agent, ParseJson(w.server_host, ojson::object()));
+    ojson load = ParseJson(w.load_host, ojson::object());
+    if (load.contains("agents") && load["agents"].is_object()) {
+      for (const auto& [agent, facts] : load["agents"].items()) add("load: " + agent, facts);
+    } else {
+      add("load: " + w.load_agent, load);
+    }
+  }
+  if (hosts.empty()) return "";
+  std::vector<std::string> keys;
+  for (const auto& h : hosts) {
+    for (const auto& [k, v] : h.second.items()) {
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    }
+  }
+  std::vector<std::string> header = {"fact"};
+  std::string align = "l";
+  for (const auto& h : hosts) header.push_back(h.first), align += 'l';
+  std::vector<std::vector<std::string>> rows;
+  for (const std::string& k : keys) {
+    std::vector<std::string> r = {k};
+    for (const auto& h : hosts) {
+      const ojson v = h.second.contains(k) ? h.second[k] : ojson();
+      const bool kb = k.size() > 3 && k.ends_with("_kb") && v.is_number();
+      std::string text = v.is_string() ? v.get<std::string>()
+                         : kb          ? Kib(v.get<double>())
+                         : v.is_null() ? kMissing
+                                       : v.dump();
+      r.push_back(EscapeCell(text));
+    }
+    rows.push_back(std::move(r));
+  }
+  return "## Hosts\n\nAs each agent reported its machine (`windows.server_host`, "
+         "`windows.load_host`).\n\n" +
+         Table(header, align, rows) + "\n";
+}
+
+std::string MethodSection(const Context& cx) {
+  const CampaignRow& c = cx.in.campaign;
+  std::string out = "## Method\n\n";
+  out += "- Campaign `" + c.name + "` from `" + c.source + "`, submitted " + c.created_at +
+         (c.finished_at.empty() ? "" : ", finished " + c.finished_at) + "; state " + c.state +
+         (c.error.empty() ? "" : " (" + c.error + ")") + ".\n";
+  if (!cx.spec) {
+    out += "- The stored campaign file no longer parses: " + cx.spec_error + "\n";
+  } else {
+    const Campaign& s = *cx.spec;
+    const char* order = s.order == Order::kRotate  ? "rotate (the targets' order turns every round)"
+                        : s.order == Order::kFixed ? "fixed (the file's order every round)"
+                                                   : "shuffle (a seeded random order per round)";
+    const char* fresh = s.fresh_process == FreshProcess::kWindow ? "every window"
+                        : s.fresh_process == FreshProcess::kCell ? "every cell"
+                                                                 : "every round";
+    out += Printf(
+        "- %d rounds, order %s; each window warms up for %s and measures %s; a fresh "
+        "target process for %s.\n",
+        s.rounds, order, Duration(s.warmup).c_str(), Duration(s.duration).c_str(), fresh);
+    std::vector<std::string> levels;
+    for (const LoadLevel& l : s.LoadLevels()) levels.push_back(LevelWords(LoadLevelLabel(l)));
+    std::string cpus;
+    for (int cpu : s.load_cpus) cpus += (cpus.empty() ? "" : ",") + std::to_string(cpu);
+    out += Printf("- Load: %d thread%s%s, %d request%s in flight per connection%s; levels: %s.\n",
+                  s.load_threads, s.load_threads == 1 ? "" : "s",
+                  cpus.empty() ? "" : (" on CPU " + cpus).c_str(), s.load_depth,
+                  s.load_depth == 1 ? "" : "s", s.load_poisson ? ", Poisson arrivals" : "",
+                  Join(levels, ", ").c_str());
+    std::vector<std::string> targets, scenarios;
+    for (const TargetDef& t : s.targets) {
+      std::string pin;
+      for (int cpu : t.cpus) pin += (pin.empty() ? "" : ",") + std::to_string(cpu);
+      targets.push_back(t.name + (pin.empty() ? "" : " (CPU " + pin + ")"));
+    }
+    for (const ScenarioDef& sc : s.scenarios) {
+      scenarios.push_back(sc.name + ": `" + sc.method + " " + sc.path + "` expecting " +
+                          std::to_string(sc.expect.status) +
+                          (sc.expect.body ? " and its body" : ""));
+    }
+    out += "- Targets: " + Join(targets, ", ") + ". Scenarios: " + Join(scenarios, "; ") + ".\n";
+    // `run --gates` / `submit --gates` store a mode that overrides the file's.
+    const bool warn =
+        c.gates_mode.empty() ? s.gates.mode == GateMode::kWarn : c.gates_mode == "warn";
+    out += std::string("- Gates (docs/gates.md): ") +
+           (warn ? "warn: windows are judged and their reasons stored, but none is invalidated"
+                 : "enforce: a window a gate fails is invalid and left out") +
+           (c.gates_mode.empty() ? "" : " (set by --gates, over the file's [gates] mode)") + ".\n";
+  }
+  out +=
+      "- Figures are medians over each target's valid rounds (the newest attempt of each "
+      "window); spread = (max − min) / median; ratios are target / baseline within each round, "
+      "then summarised (docs/methodology.md).\n";
+  out += "- Written by " + cx.in.generated_by + ".\n\n";
+  return out;
+}
+
+// Every attempt that did not count, and every valid one that carries reasons (gates in warn mode).
+std::string InvalidSection(const Context& cx) {
+  std::map<WindowKey, std::string> newest_verdict;
+  for (const WindowRow& w : cx.in.windows) {
+    if (cx.newest.count(w.id)) {
+      newest_verdict[w.Key()] = Printf("replaced by attempt %d (%s)", w.attempt, w.verdict.c_str());
+    }
+  }
+  std::vector<std::vector<std::string>> rows;
+  int invalid = 0, warned = 0;
+  for (const WindowRow& w : cx.in.windows) {
+    const std::vector<std::string> reasons = Reasons(w);
+    const bool valid = w.verdict == "valid";
+    if (valid && reasons.empty()) continue;
+    ++(valid ? warned : invalid);
+    const bool newest = cx.newest.count(w.id) > 0;
+    rows.push_back({std::to_string(w.id), WindowName(w), std::to_string(w.attempt),
+                    valid ? "valid (warn)" : w.verdict, EscapeCell(Join(reasons, "; ")),
+                    !newest ? newest_verdict[w.Key()]
+                    : valid ? "newest: counts"
+                            : "newest: left out"});
+  }
+  std::string out = "## Invalid windows and warnings\n\n";
+  if (rows.empty()) return out + "Every attempt was valid, with no gate reason.\n";
+  out += invalid ? Printf("%d of %zu attempts were not valid", invalid, cx.in.windows.size())
+                 : Printf("All %zu attempts were valid", cx.in.windows.size());
+  if (warned) {
+    out += Printf("; %d valid attempt%s carr%s gate reasons (gates in warn mode)", warned,
+                  warned == 1 ? "" : "s", warned == 1 ? "ies" : "y");
+  }
+  out += ". A window re-run gets a new attempt and only the newest counts (`benchlab rerun`).\n\n";
+  return out + Table({"id", "window", "attempt", "verdict", "reasons", "outcome"}, "llrlll", rows);
+}
+
+}  // namespace
+
+std::string FormatReportMarkdown(const ReportInput& in) {
+  const Context cx = Analyse(in);
+  const CampaignRow& c = in.campaign;
+  const std::string& base = cx.stats.baseline;
+  int counted = 0, valid = 0, warned = 0, reruns = 0;
+  for (const WindowRow& w : in.windows) {
+    if (w.attempt > 1) ++reruns;
+    if (!cx.newest.count(w.id)) continue;
+    ++counted;
+    if (w.verdict != "valid") continue;
+    ++valid;
+    if (!Reasons(w).empty()) ++warned;
+  }
+  std::string out = "# " + c.name + ": benchlab report\n\n";
+  std::string date = c.created_at.substr(0, 10);
+  out += "Campaign **" + c.name + "**, " + date + ", " + c.state + ". ";
+  if (cx.spec) {
+    out += Printf(
+        "%zu targets, %zu scenario%s × %zu load level%s × %d rounds, order %s; "
+        "%s warm-up and %s measured per window. ",
+        cx.spec->targets.size(), cx.spec->scenarios.size(),
+        cx.spec->scenarios.size() == 1 ? "" : "s", cx.spec->LoadLevels().size(),
+        cx.spec->LoadLevels().size() == 1 ? "" : "s", cx.spec->rounds,
+        cx.spec->order == Order::kRotate  ? "rotated"
+        : cx.spec->order == Order::kFixed ? "fixed"
+                                          : "shuffled",
+        Duration(cx.spec->warmup).c_str(), Duration(cx.spec->duration).c_str());
+  }
+  out += Printf("%d windows of %d planned, %d valid", counted, c.total_windows, valid);
+  out += reruns ? Printf(", %d re-run attempt%s.", reruns, reruns == 1 ? "" : "s") : ".";
+  if (counted > valid) {
+    out += Printf(" **%d window%s did not count** (not valid; reasons below).", counted - valid,
+                  counted - valid == 1 ? "" : "s");
+  }
+  if (warned) {
+    out += Printf(" **%d valid window%s carr%s gate reasons** (gates in warn mode; listed below).",
+                  warned, warned == 1 ? "" : "s", warned == 1 ? "ies" : "y");
+  }
+  out += "\n\n";
+  if (!base.empty()) {
+    const auto& rps_floor = cx.stats.noise.begin()->second.of(Metric::kRps);
+    out += "Baseline **" + base + "**; " +
+           (cx.stats.pairs.size() > 1 ? std::string("noise floor per pair, below")
+            : rps_floor               ? "noise floor (req/s) " + Pct(rps_floor->fraction * 100)
+                                      : std::string("no noise floor")) +
+           ".\n\n";
+  }
+  out += "*req/s (spread)*: median over the valid rounds, spread = (max − min) / median. *vs " +
+         (base.empty() ? std::string("baseline") : base) +
+         "*: median of the round-by-round req/s ratios (min–max). *close*: within the noise floor "
+         "of the baseline, or the rounds disagree (ratios on both sides of 1), so not ranked; "
+         "*ahead*/*behind*: outside both; *n/a*: fewer than 2 rounds to compare.\n\n";
+  for (const CellStats& cell : cx.stats.cells) {
+    out += "## " + (cell.cell.pair.empty() ? "" : "Pair " + cell.cell.pair + " · ") +
+           cell.cell.scenario + " · " + LevelWords(cell.cell.load_level) + "\n\n";
+    out += CellTable(cx, cell) + "\n";
+  }
+  if (cx.stats.cells.empty()) out += "No matrix window has been stored yet.\n\n";
+  out += NoiseSection(cx) + FactsSection(cx) + HostsSection(cx) + MethodSection(cx) +
+         InvalidSection(cx);
+  return out;
+}
+
+}  // namespace benchlab
