@@ -10,7 +10,7 @@ RESULTS    ?= results
 DEB_PACKAGES := cmake ninja-build g++ pkg-config \
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
   libboost1.81-dev libspdlog-dev libsqlite3-dev libssl-dev libgtest-dev \
-  nlohmann-json3-dev libcli11-dev libtoml11-dev sqlite3 \
+  nlohmann-json3-dev libcli11-dev libtoml11-dev libcpp-httplib-dev sqlite3 \
   nginx-light wrk procps
 
 .PHONY: all deps build build-asan run test test-unit bench bench-coordinator clean format

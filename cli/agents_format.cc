@@ -77,26 +77,7 @@ std::string FormatAgentTable(const std::vector<v1::AgentInfo>& agents) {
 }
 
 std::string FormatAgentsJson(const std::vector<v1::AgentInfo>& agents) {
-  // ordered_json keeps the keys in the order written here, name first, for people reading it.
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const auto& a : agents) {
-    nlohmann::ordered_json agent = {
-        {"name", a.name()},
-        {"state", a.state()},
-        {"roles", std::vector<std::string>(a.roles().begin(), a.roles().end())},
-        {"labels", std::vector<std::string>(a.labels().begin(), a.labels().end())},
-        {"address", a.address()},
-        {"lease_age_ms", a.lease_age_ms()},
-        {"catalogue", std::vector<std::string>(a.catalogue().begin(), a.catalogue().end())},
-        {"versions", nlohmann::ordered_json::object()},
-    };
-    for (const auto& [target, version] : a.versions()) agent["versions"][target] = version;
-    if (a.has_host()) {
-      agent["host"] = HostFactsToJson(a.host());
-    }
-    list.push_back(std::move(agent));
-  }
-  return nlohmann::ordered_json{{"agents", std::move(list)}}.dump(2) + "\n";
+  return AgentsToJson(agents).dump(2) + "\n";
 }
 
 }  // namespace benchlab

@@ -3,7 +3,9 @@
 
 #include <cstdio>
 #include <fstream>
+#include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/signals.h"
@@ -19,13 +21,48 @@ struct CoordinatorArgs {
   std::string db = "benchlab.db";
   std::string port_file;
   int parent_pid = 0;
+  std::string http;  // "" : no dashboard; "PORT" or "HOST:PORT"
+  std::string http_port_file;
+  std::string web_root;
 };
+
+// `--http 8080` means 127.0.0.1:8080: the dashboard listens on loopback unless told otherwise.
+Result<HostPort> ParseHttpAddress(const std::string& text) {
+  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) {
+    return ParseHostPort("127.0.0.1:" + text);
+  }
+  return ParseHostPort(text);
+}
+
+// build/bin/benchlab -> build/web: where the build puts the dashboard's files.
+std::string DefaultWebRoot() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  return (exe.parent_path().parent_path() / "web").string();
+}
+
+void WritePortFile(const std::string& path, uint16_t port) {
+  // Written whole under a temporary name, then renamed, so a reader never sees half of it.
+  std::string tmp = path + ".tmp";
+  std::ofstream(tmp) << port << "\n";
+  std::rename(tmp.c_str(), path.c_str());
+}
 
 int RunCoordinator(const CoordinatorArgs& args) {
   auto listen = ParseHostPort(args.listen);
   if (!listen.ok()) {
     std::fprintf(stderr, "benchlab coordinator: --listen: %s\n", listen.status().message().c_str());
     return 2;
+  }
+  std::optional<HostPort> http;
+  if (!args.http.empty()) {
+    auto parsed = ParseHttpAddress(args.http);
+    if (!parsed.ok()) {
+      std::fprintf(stderr, "benchlab coordinator: --http: %s\n", parsed.status().message().c_str());
+      return 2;
+    }
+    http = *parsed;
   }
   if (args.parent_pid != 0 && !ExitWithParent(args.parent_pid)) return 1;
   BlockTerminationSignals();
@@ -39,12 +76,18 @@ int RunCoordinator(const CoordinatorArgs& args) {
     std::fprintf(stderr, "benchlab coordinator: %s\n", bound.status().message().c_str());
     return 1;
   }
-  if (!args.port_file.empty()) {
-    // Written whole under a temporary name, then renamed, so a reader never sees half of it.
-    std::string tmp = args.port_file + ".tmp";
-    std::ofstream(tmp) << bound->port << "\n";
-    std::rename(tmp.c_str(), args.port_file.c_str());
+  if (http) {
+    auto web = (*daemon)->StartHttp(*http, args.web_root.empty() ? DefaultWebRoot() : args.web_root);
+    if (!web.ok()) {
+      std::fprintf(stderr, "benchlab coordinator: --http: %s\n", web.status().message().c_str());
+      (*daemon)->Shutdown();
+      return 1;
+    }
+    std::fprintf(stderr, "benchlab coordinator: dashboard on http://%s/\n",
+                 web->ToString().c_str());
+    if (!args.http_port_file.empty()) WritePortFile(args.http_port_file, web->port);
   }
+  if (!args.port_file.empty()) WritePortFile(args.port_file, bound->port);
   int sig = WaitForTerminationSignal();
   spdlog::info("coordinator stopping on signal {}", sig);
   (*daemon)->Shutdown();
@@ -63,6 +106,13 @@ CommandRunner AddCoordinatorCommand(CLI::App& root) {
   cmd->add_option("--db", args->db, "SQLite database file")->capture_default_str();
   cmd->add_option("--port-file", args->port_file,
                   "write the bound port to this file once listening");
+  cmd->add_option("--http", args->http,
+                  "serve the dashboard and its JSON API on HOST:PORT (a bare PORT: 127.0.0.1:PORT; "
+                  "port 0: any free port); see docs/api.md");
+  cmd->add_option("--http-port-file", args->http_port_file,
+                  "write the dashboard's bound port to this file once listening");
+  cmd->add_option("--web-root", args->web_root,
+                  "the dashboard's files (default: web/ beside the bin/ directory of benchlab)");
   cmd->add_option("--parent-pid", args->parent_pid,
                   "exit when this parent process exits (used by benchlab run)")
       ->group("");

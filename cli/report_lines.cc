@@ -1,4 +1,5 @@
 #include "cli/report_lines.h"
+#include "coordinator/report/report_format.h"
 
 #include <algorithm>
 #include <cmath>
@@ -25,15 +26,7 @@ std::string Printf(const char* fmt, auto... args) {
 }  // namespace
 
 std::string WithThousands(double value) {
-  if (!std::isfinite(value)) return "-";
-  long long n = std::llround(value);
-  std::string digits = std::to_string(n < 0 ? -n : n);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return n < 0 ? "-" + out : out;
+  return std::isfinite(value) ? Thousands(value) : "-";
 }
 
 std::string FormatMicros(double us) {

@@ -193,4 +193,12 @@ Result<Histogram> Histogram::Deserialize(std::string_view text) {
   return h;
 }
 
+std::vector<Histogram::Bucket> Histogram::NonEmptyBuckets() const {
+  std::vector<Bucket> out;
+  for (size_t i = 0; i < kCountsLen; ++i) {
+    if (counts_[i] != 0) out.push_back({ValueOf(i), HighestEquivalent(i), counts_[i]});
+  }
+  return out;
+}
+
 }  // namespace benchlab

@@ -45,6 +45,15 @@ class Histogram {
 
   static uint64_t HighestTrackable() { return kHighestTrackable; }
 
+  // A bucket: the values [low_us, high_us] it holds and how many were recorded there.
+  struct Bucket {
+    uint64_t low_us = 0;
+    uint64_t high_us = 0;
+    uint64_t count = 0;
+  };
+  // The non-empty buckets in increasing order of value (for charts of the distribution).
+  std::vector<Bucket> NonEmptyBuckets() const;
+
   // A compact, versioned text form ("h1:" + sparse index:count pairs) for the store and the wire.
   std::string Serialize() const;
   static Result<Histogram> Deserialize(std::string_view text);

@@ -31,4 +31,25 @@ std::vector<int64_t> SelectForRerun(const std::vector<WindowRow>& attempts, bool
   return ids;
 }
 
+Result<RerunRequested> RequestRerun(Store& store, const RerunSelection& selection) {
+  RerunRequested out;
+  out.window_ids = selection.window_ids;
+  if (selection.invalid || selection.failed) {
+    WindowFilter filter;
+    if (!selection.campaign.empty()) filter.campaign = selection.campaign;
+    auto windows = store.ListWindows(filter);
+    if (!windows.ok()) return windows.status();
+    for (int64_t id : SelectForRerun(*windows, selection.invalid, selection.failed)) {
+      if (std::find(out.window_ids.begin(), out.window_ids.end(), id) == out.window_ids.end()) {
+        out.window_ids.push_back(id);
+      }
+    }
+  }
+  if (out.window_ids.empty()) return Status::NotFound("no window matches: nothing to re-run");
+  auto campaigns = store.RequestReruns(out.window_ids);
+  if (!campaigns.ok()) return campaigns.status();
+  out.campaigns = std::move(*campaigns);
+  return out;
+}
+
 }  // namespace benchlab

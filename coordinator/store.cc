@@ -598,6 +598,28 @@ Status Store::ClaimWindow(const WindowClaim& claim) {
                  claim.key.load_level + " round " + std::to_string(claim.key.round));
 }
 
+Result<std::vector<WindowClaim>> Store::ListClaims(int64_t campaign_id) {
+  std::lock_guard lock(mu_);
+  Stmt select(db_,
+              "SELECT target, scenario, load_level, round, position, pair, noise, connections, "
+              "attempt, server_agent, load_agent, started_at FROM window_claims "
+              "WHERE campaign_id = ?1 ORDER BY started_at, pair");
+  select.Bind(1, campaign_id);
+  return Collect<WindowClaim>(db_, select, path_, "list window claims", [&](Stmt& s) {
+    WindowClaim c;
+    c.campaign_id = campaign_id;
+    c.key = {s.Text(0), s.Text(1), s.Text(2), static_cast<int>(s.Int64(3)),
+             static_cast<int>(s.Int64(4)), s.Text(5)};
+    c.noise = s.Int64(6) != 0;
+    c.connections = static_cast<int>(s.Int64(7));
+    c.attempt = static_cast<int>(s.Int64(8));
+    c.server_agent = s.Text(9);
+    c.load_agent = s.Text(10);
+    c.started_at = s.Text(11);
+    return c;
+  });
+}
+
 Result<int> Store::FailClaimedWindows(const std::string& reason) {
   std::vector<WindowRow> failed;
   {

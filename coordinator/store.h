@@ -57,6 +57,7 @@ struct WindowClaim {
   int attempt = 1;
   std::string server_agent;
   std::string load_agent;
+  std::string started_at;  // set by the store when the claim is written (ListClaims reads it)
 };
 
 struct TargetRow {
@@ -201,6 +202,8 @@ class Store {
   Result<int64_t> InsertWindow(const WindowRow& window, const std::vector<SampleRow>& samples);
   // Marks a window as running (replacing an earlier claim on the same key).
   Status ClaimWindow(const WindowClaim& claim);
+  // The windows a campaign is measuring now (one per pair), oldest claim first.
+  Result<std::vector<WindowClaim>> ListClaims(int64_t campaign_id);
   // Turns every claim left by a coordinator that stopped mid-window into a failed attempt with
   // `reason`, in one transaction; returns how many there were.
   Result<int> FailClaimedWindows(const std::string& reason);

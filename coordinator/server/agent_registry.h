@@ -143,5 +143,8 @@ class AgentRegistry {
 
 // Host facts as stored with every window and shown by `benchlab agents --json`.
 nlohmann::json HostFactsToJson(const v1::HostFacts& facts);
+// {"agents": [{"name", "state", "roles", "labels", "address", "lease_age_ms", "catalogue",
+// "versions", "host" (only when sent)}]}: `benchlab agents --json` and GET /api/v1/agents.
+nlohmann::ordered_json AgentsToJson(const std::vector<v1::AgentInfo>& agents);
 
 }  // namespace benchlab

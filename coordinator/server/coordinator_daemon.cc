@@ -16,7 +16,8 @@ Result<std::unique_ptr<CoordinatorDaemon>> CoordinatorDaemon::Create(const std::
 CoordinatorDaemon::CoordinatorDaemon(std::unique_ptr<Store> store)
     : store_(std::move(store)),
       scheduler_(*store_, agents_),
-      service_(*store_, agents_, scheduler_) {}
+      service_(*store_, agents_, scheduler_),
+      http_(*store_, agents_, scheduler_) {}
 
 CoordinatorDaemon::~CoordinatorDaemon() { Shutdown(); }
 
@@ -37,7 +38,12 @@ Result<HostPort> CoordinatorDaemon::Start(const HostPort& listen) {
   return bound;
 }
 
+Result<HostPort> CoordinatorDaemon::StartHttp(const HostPort& listen, const std::string& web_root) {
+  return http_.Start(listen, web_root);
+}
+
 void CoordinatorDaemon::Shutdown() {
+  http_.Stop();
   scheduler_.Stop();
   if (server_) {
     // Streams (WatchCampaign) get a moment to finish, then are cancelled.

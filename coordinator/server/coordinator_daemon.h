@@ -12,6 +12,7 @@
 #include "common/status.h"
 #include "coordinator/server/agent_registry.h"
 #include "coordinator/server/coordinator_service.h"
+#include "coordinator/server/http_api.h"
 #include "coordinator/server/scheduler.h"
 #include "coordinator/store.h"
 
@@ -25,6 +26,9 @@ class CoordinatorDaemon {
 
   // Listens (port 0: the kernel picks one) and starts scheduling. Returns the bound address.
   Result<HostPort> Start(const HostPort& listen);
+  // Serves the dashboard and the JSON API (docs/api.md) on `listen`, the dashboard's files from
+  // `web_root`. Returns the bound address. After Start.
+  Result<HostPort> StartHttp(const HostPort& listen, const std::string& web_root);
   // Stops scheduling after the current window, then stops serving.
   void Shutdown();
 
@@ -36,6 +40,7 @@ class CoordinatorDaemon {
   AgentRegistry agents_;
   Scheduler scheduler_;
   CoordinatorService service_;
+  HttpApi http_;
   std::unique_ptr<grpc::Server> server_;
 };
 

@@ -1,9 +1,11 @@
 #include "coordinator/server/coordinator_service.h"
 
 #include <algorithm>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "coordinator/report/report_format.h"
 #include "coordinator/rerun.h"
 
 namespace benchlab {
@@ -141,6 +143,7 @@ grpc::Status CoordinatorService::WatchCampaign(grpc::ServerContext* ctx,
   int sent = 0;
   int64_t index_base = 0;
   bool first = true;
+  std::set<std::string> announced;  // claims already sent as `started`
   while (!ctx->IsCancelled()) {
     uint64_t seen = scheduler_.version();
     auto campaign = store_.FindCampaign(req->name());
@@ -171,6 +174,27 @@ grpc::Status CoordinatorService::WatchCampaign(grpc::ServerContext* ctx,
       last_id = row.id;
       ++sent;
     }
+    // The window running now, once per claim (a claim stays until its attempt is stored).
+    auto claims = store_.ListClaims((*campaign)->id);
+    if (!claims.ok()) return ToGrpc(claims.status());
+    for (const WindowClaim& claim : *claims) {
+      std::string id = claim.key.pair + "|" + claim.key.target + "|" + claim.key.scenario + "|" +
+                       claim.key.load_level + "|" + std::to_string(claim.key.round) + "|" +
+                       std::to_string(claim.key.position) + "|" + std::to_string(claim.attempt);
+      if (!announced.insert(id).second) continue;
+      v1::CampaignEvent event;
+      v1::WindowStarted* started = event.mutable_started();
+      started->set_target(claim.key.target);
+      started->set_scenario(claim.key.scenario);
+      started->set_load_level(claim.key.load_level);
+      started->set_round(claim.key.round);
+      started->set_attempt(claim.attempt);
+      started->set_pair(claim.key.pair);
+      started->set_noise(claim.noise);
+      started->set_server_agent(claim.server_agent);
+      started->set_load_agent(claim.load_agent);
+      if (!writer->Write(event)) return grpc::Status::CANCELLED;
+    }
     // Windows stored before the state changed were read above, so none is missed.
     if (Terminal((*campaign)->state)) {
       v1::CampaignEvent event;
@@ -197,24 +221,26 @@ grpc::Status CoordinatorService::ListWindows(grpc::ServerContext*,
 grpc::Status CoordinatorService::RerunWindows(grpc::ServerContext*,
                                               const v1::RerunWindowsRequest* req,
                                               v1::RerunWindowsReply* reply) {
-  std::vector<int64_t> ids(req->window_ids().begin(), req->window_ids().end());
-  if (req->invalid() || req->failed()) {
-    WindowFilter filter;
-    if (!req->campaign().empty()) filter.campaign = req->campaign();
-    auto windows = store_.ListWindows(filter);
-    if (!windows.ok()) return ToGrpc(windows.status());
-    for (int64_t id : SelectForRerun(*windows, req->invalid(), req->failed())) {
-      if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
-    }
-  }
-  if (ids.empty()) {
-    return grpc::Status(grpc::StatusCode::NOT_FOUND, "no window matches: nothing to re-run");
-  }
-  auto campaigns = store_.RequestReruns(ids);
-  if (!campaigns.ok()) return ToGrpc(campaigns.status());
-  for (int64_t id : ids) reply->add_window_ids(id);
-  for (const auto& name : *campaigns) reply->add_campaigns(name);
+  RerunSelection selection;
+  selection.window_ids.assign(req->window_ids().begin(), req->window_ids().end());
+  selection.invalid = req->invalid();
+  selection.failed = req->failed();
+  selection.campaign = req->campaign();
+  auto requested = RequestRerun(store_, selection);
+  if (!requested.ok()) return ToGrpc(requested.status());
+  for (int64_t id : requested->window_ids) reply->add_window_ids(id);
+  for (const auto& name : requested->campaigns) reply->add_campaigns(name);
   scheduler_.Notify();
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::GetReport(grpc::ServerContext*, const v1::GetReportRequest* req,
+                                           v1::GetReportReply* reply) {
+  auto input = LoadReportInput(store_, req->campaign());
+  if (!input.ok()) return ToGrpc(input.status());
+  auto text = FormatReport(*input, req->format().empty() ? "md" : req->format());
+  if (!text.ok()) return ToGrpc(text.status());
+  reply->set_text(std::move(*text));
   return grpc::Status::OK;
 }
 

@@ -28,6 +28,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
                              grpc::ServerWriter<v1::CampaignEvent>* writer) override;
   grpc::Status RerunWindows(grpc::ServerContext* ctx, const v1::RerunWindowsRequest* req,
                             v1::RerunWindowsReply* reply) override;
+  grpc::Status GetReport(grpc::ServerContext* ctx, const v1::GetReportRequest* req,
+                         v1::GetReportReply* reply) override;
   grpc::Status CancelCampaign(grpc::ServerContext* ctx, const v1::CancelCampaignRequest* req,
                               v1::CancelCampaignReply* reply) override;
   grpc::Status ListWindows(grpc::ServerContext* ctx, const v1::ListWindowsRequest* req,

@@ -369,11 +369,12 @@ std::string Scheduler::RunOnPair(const CampaignRow& row, const Campaign& campaig
       WindowKey key = KeyOf(planned);
       key.pair = pair;
       WindowClaim claim{row.id, key, planned.noise, planned.connections, p.attempt,
-                        placement.server_agent, LoadAgents(placement)};
+                        placement.server_agent, LoadAgents(placement), ""};
       if (Status st = store_.ClaimWindow(claim); !st.ok()) {
         error = "claiming window: " + st.message();
         break;
       }
+      Bump();  // watchers show the window now running
       WindowOutcome outcome = RunWindow(agents_, placement, campaign, row.id, planned, p.attempt,
                                         calibration, session);
       outcome.row.campaign_id = row.id;

@@ -305,5 +305,32 @@ TEST(HistogramTest, DeserializeRejectsMalformed) {
   }
 }
 
+
+TEST(HistogramTest, NonEmptyBucketsHoldEveryValueInOrder) {
+  Histogram h;
+  EXPECT_TRUE(h.NonEmptyBuckets().empty());
+  h.Record(5);
+  h.Record(5);
+  h.Record(3000);   // above 2047: buckets two values wide
+  h.Record(3001);   // the same bucket as 3000
+  h.RecordN(1'000'000, 4);
+  const auto buckets = h.NonEmptyBuckets();
+  ASSERT_EQ(buckets.size(), 3u);
+  EXPECT_EQ(buckets[0].low_us, 5u);
+  EXPECT_EQ(buckets[0].high_us, 5u);
+  EXPECT_EQ(buckets[0].count, 2u);
+  EXPECT_EQ(buckets[1].low_us, 3000u);
+  EXPECT_EQ(buckets[1].high_us, 3001u);
+  EXPECT_EQ(buckets[1].count, 2u);
+  EXPECT_LE(buckets[2].low_us, 1'000'000u);
+  EXPECT_GE(buckets[2].high_us, 1'000'000u);
+  // Three significant digits: the bucket is at most 1/1024 of its value wide.
+  EXPECT_LE(buckets[2].high_us - buckets[2].low_us, 1'000'000u / 1024);
+  EXPECT_EQ(buckets[2].count, 4u);
+  uint64_t total = 0;
+  for (const auto& b : buckets) total += b.count;
+  EXPECT_EQ(total, h.Count());
+}
+
 }  // namespace
 }  // namespace benchlab

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/stats.h"
 #include "coordinator/store.h"
 
@@ -32,6 +34,13 @@ struct ReportInput {
   std::string generated_by = "benchlab";     // "benchlab 0.1.0", for the record
 };
 
+// Reads a campaign's row, every attempt and their samples summarised from the store. NotFound
+// names the campaigns the store has.
+Result<ReportInput> LoadReportInput(Store& store, const std::string& campaign);
+
+// "md", "json" or "csv" to the format's text; InvalidArgument for any other format.
+Result<std::string> FormatReport(const ReportInput& input, const std::string& format);
+
 // The statistics' view of a window attempt: valid = verdict "valid", noise = noise != 0.
 Measurement ToMeasurement(const WindowRow& row);
 // The campaign's target order: its spec's [[target]] order, then targets only the windows name.
@@ -42,6 +51,9 @@ std::vector<std::string> TargetOrder(const ReportInput& input);
 std::string FormatReportMarkdown(const ReportInput& input);
 // {"format": "benchlab-run-of-record", "version": 1, ...}, pretty-printed, newline-terminated.
 std::string FormatReportJson(const ReportInput& input);
+// One attempt as the run of record's `windows[].attempts[]` holds it (docs/report.md); `samples`
+// may be nullptr (no samples).
+nlohmann::ordered_json AttemptRecordJson(const WindowRow& w, bool newest, const SampleSummary* samples);
 // A header row and one row per attempt, RFC 4180 (CRLF, fields quoted when needed).
 std::string FormatReportCsv(const ReportInput& input);
 

@@ -5,9 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/report_detail.h"
-#include "cli/report_format.h"
-#include "cli/report_lines.h"
+#include "coordinator/report/report_detail.h"
+#include "coordinator/report/report_format.h"
 
 namespace benchlab {
 

@@ -1,5 +1,5 @@
 // What the report's three formats share: number formatting, the stored JSON fields, and the
-// campaign analysed once (cli/report_format.cc). Internal to the report; report_format.h is its
+// campaign analysed once (coordinator/report/report_format.cc). Internal to the report; report_format.h is its
 // interface.
 #pragma once
 
@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/report_format.h"
+#include "coordinator/report/report_format.h"
 #include "coordinator/campaign.h"
 
 namespace benchlab::report_detail {

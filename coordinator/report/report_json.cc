@@ -5,9 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/report_detail.h"
-#include "cli/report_format.h"
-#include "cli/report_lines.h"
+#include "coordinator/report/report_detail.h"
+#include "coordinator/report/report_format.h"
 
 namespace benchlab {
 
@@ -39,7 +38,9 @@ ojson ComparisonJson(const Comparison& c) {
           {"rounds", rounds}};
 }
 
-ojson AttemptJson(const WindowRow& w, bool newest, const SampleSummary* s) {
+}  // namespace
+
+nlohmann::ordered_json AttemptRecordJson(const WindowRow& w, bool newest, const SampleSummary* s) {
   ojson reasons = ojson::array();
   for (const std::string& r : Reasons(w)) reasons.push_back(r);
   ojson samples = s ? ojson{{"count", s->count},
@@ -126,8 +127,6 @@ ojson AttemptJson(const WindowRow& w, bool newest, const SampleSummary* s) {
       {"histogram_uncorrected", w.histogram_uncorrected},
   };
 }
-
-}  // namespace
 
 std::string FormatReportJson(const ReportInput& in) {
   const Context cx = Analyse(in);
@@ -235,7 +234,7 @@ std::string FormatReportJson(const ReportInput& in) {
                          {"attempts", ojson::array()}});
     }
     windows[it->second]["attempts"].push_back(
-        AttemptJson(w, cx.newest.count(w.id) > 0, SamplesOf(in, w.id)));
+        AttemptRecordJson(w, cx.newest.count(w.id) > 0, SamplesOf(in, w.id)));
   }
   out["windows"] = windows;
   return out.dump(2) + "\n";

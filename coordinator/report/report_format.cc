@@ -1,4 +1,4 @@
-#include "cli/report_format.h"
+#include "coordinator/report/report_format.h"
 
 #include <algorithm>
 #include <charconv>
@@ -9,8 +9,7 @@
 #include <set>
 #include <utility>
 
-#include "cli/report_detail.h"
-#include "cli/report_lines.h"
+#include "coordinator/report/report_detail.h"
 #include "coordinator/campaign.h"
 
 namespace benchlab {
@@ -195,7 +194,15 @@ std::string CsvField(const std::string& field) {
 }
 
 std::string Thousands(double value) {
-  return std::isfinite(value) ? WithThousands(value) : kMissing;
+  if (!std::isfinite(value)) return kMissing;
+  long long n = std::llround(value);
+  std::string digits = std::to_string(n < 0 ? -n : n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
 }
 
 std::string Micros(double us) {
@@ -203,6 +210,40 @@ std::string Micros(double us) {
   if (us < 1000) return Printf("%.0f µs", us);
   if (us < 1e6) return Printf("%.2f ms", us / 1e3);
   return Printf("%.2f s", us / 1e6);
+}
+
+Result<ReportInput> LoadReportInput(Store& store, const std::string& campaign) {
+  auto row = store.FindCampaign(campaign);
+  if (!row.ok()) return row.status();
+  if (!*row) {
+    auto all = store.ListCampaigns();
+    if (!all.ok()) return all.status();
+    std::string names;
+    for (const CampaignRow& c : *all) names += (names.empty() ? "" : ", ") + c.name;
+    return Status::NotFound("no campaign \"" + campaign + "\" (campaigns: " +
+                            (names.empty() ? "none" : names) + ")");
+  }
+  ReportInput input;
+  input.campaign = **row;
+  input.generated_by = std::string("benchlab ") + BENCHLAB_VERSION;
+  WindowFilter filter;
+  filter.campaign = campaign;
+  auto windows = store.ListWindows(filter);
+  if (!windows.ok()) return windows.status();
+  input.windows = std::move(*windows);
+  for (const WindowRow& w : input.windows) {
+    auto samples = store.ListSamples(w.id);
+    if (!samples.ok()) return samples.status();
+    input.samples[w.id] = SummariseSamples(*samples);
+  }
+  return input;
+}
+
+Result<std::string> FormatReport(const ReportInput& input, const std::string& format) {
+  if (format == "md") return FormatReportMarkdown(input);
+  if (format == "json") return FormatReportJson(input);
+  if (format == "csv") return FormatReportCsv(input);
+  return Status::InvalidArgument("format: expected md, json or csv, got \"" + format + "\"");
 }
 
 }  // namespace benchlab

@@ -1,0 +1,427 @@
+#include "coordinator/server/http_api.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <utility>
+
+#include "common/histogram.h"
+#include "coordinator/report/report_format.h"
+#include "coordinator/rerun.h"
+#include "spdlog/spdlog.h"
+
+namespace benchlab {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+template <typename T>
+ojson Opt(const std::optional<T>& v) {
+  return v ? ojson(*v) : ojson(nullptr);
+}
+
+ojson Nullable(const std::string& s) { return s.empty() ? ojson(nullptr) : ojson(s); }
+
+// Each window's newest attempt, by key.
+std::map<WindowKey, const WindowRow*> NewestByKey(const std::vector<WindowRow>& windows) {
+  std::map<WindowKey, const WindowRow*> newest;
+  for (const WindowRow& w : windows) {
+    auto [it, fresh] = newest.emplace(w.Key(), &w);
+    if (!fresh && w.attempt > it->second->attempt) it->second = &w;
+  }
+  return newest;
+}
+
+struct Counts {
+  int windows = 0, valid = 0, invalid = 0, failed = 0, skipped = 0;
+};
+
+Counts CountNewest(const std::vector<WindowRow>& windows) {
+  Counts c;
+  for (const auto& [key, w] : NewestByKey(windows)) {
+    ++c.windows;
+    if (w->verdict == "valid") ++c.valid;
+    if (w->verdict == "invalid") ++c.invalid;
+    if (w->verdict == "failed") ++c.failed;
+    if (w->verdict == "skipped") ++c.skipped;
+  }
+  return c;
+}
+
+ojson ClaimJson(const WindowClaim& c) {
+  return {{"pair", c.key.pair},         {"target", c.key.target},
+          {"scenario", c.key.scenario}, {"load_level", c.key.load_level},
+          {"round", c.key.round},       {"position", c.key.position},
+          {"noise", c.noise},           {"attempt", c.attempt},
+          {"server_agent", c.server_agent}, {"load_agent", c.load_agent},
+          {"started_at", c.started_at}};
+}
+
+// The window's name first, then the run of record's attempt.
+ojson AttemptDoc(const WindowRow& w, bool newest, const SampleSummary* samples) {
+  ojson doc = {{"pair", w.pair},
+               {"target", w.target},
+               {"scenario", w.scenario},
+               {"load_level", w.load_level},
+               {"connections", w.connections},
+               {"round", w.round},
+               {"position", w.position},
+               {"noise", w.noise != 0}};
+  const ojson record = AttemptRecordJson(w, newest, samples);
+  for (auto it = record.begin(); it != record.end(); ++it) doc[it.key()] = it.value();
+  return doc;
+}
+
+int HttpStatusOf(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument: return 400;
+    case StatusCode::kNotFound: return 404;
+    default: return 500;
+  }
+}
+
+void ReplyJson(httplib::Response& res, int status, const ojson& body) {
+  res.status = status;
+  res.set_header("Cache-Control", "no-store");
+  res.set_content(body.dump(), "application/json");
+}
+
+void ReplyError(httplib::Response& res, int status, const std::string& message) {
+  ReplyJson(res, status, ojson{{"error", message}});
+}
+
+template <typename T>
+void ReplyResult(httplib::Response& res, const Result<T>& doc) {
+  if (doc.ok()) return ReplyJson(res, 200, *doc);
+  if (HttpStatusOf(doc.status()) == 500) spdlog::warn("http api: {}", doc.status().message());
+  ReplyError(res, HttpStatusOf(doc.status()), doc.status().message());
+}
+
+// POST /api/v1/rerun's body, checked field by field.
+Result<RerunSelection> ParseRerunBody(const std::string& body) {
+  auto json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) {
+    return Status::InvalidArgument("body: expected a JSON object");
+  }
+  RerunSelection selection;
+  for (auto& [key, value] : json.items()) {
+    if (key == "window_ids") {
+      if (!value.is_array()) return Status::InvalidArgument("window_ids: expected an array");
+      for (const auto& id : value) {
+        if (!id.is_number_integer() || id.get<int64_t>() <= 0) {
+          return Status::InvalidArgument("window_ids: expected positive integer ids, got " +
+                                         id.dump());
+        }
+        selection.window_ids.push_back(id.get<int64_t>());
+      }
+    } else if (key == "invalid" || key == "failed") {
+      if (!value.is_boolean()) return Status::InvalidArgument(key + ": expected true or false");
+      (key == "invalid" ? selection.invalid : selection.failed) = value.get<bool>();
+    } else if (key == "campaign") {
+      if (!value.is_string()) return Status::InvalidArgument("campaign: expected a string");
+      selection.campaign = value.get<std::string>();
+    } else {
+      return Status::InvalidArgument("unknown field \"" + key +
+                                     "\" (expected window_ids, invalid, failed, campaign)");
+    }
+  }
+  return selection;
+}
+
+constexpr const char* kNoDashboard =
+    "<!doctype html><meta charset=utf-8><title>benchlab</title>"
+    "<h1>benchlab coordinator</h1><p>The dashboard's files are not built, or --web-root does "
+    "not point at them. Build them with <code>make build</code> (they land in "
+    "<code>build/web</code>), or read the JSON API under <a href=\"/api/v1/campaigns\">"
+    "/api/v1</a> (docs/api.md).</p>";
+
+}  // namespace
+
+Result<ojson> CampaignListDoc(Store& store) {
+  auto campaigns = store.ListCampaigns();
+  if (!campaigns.ok()) return campaigns.status();
+  ojson list = ojson::array();
+  for (auto it = campaigns->rbegin(); it != campaigns->rend(); ++it) {
+    const CampaignRow& c = *it;
+    WindowFilter filter;
+    filter.campaign = c.name;
+    auto windows = store.ListWindows(filter);
+    if (!windows.ok()) return windows.status();
+    auto claims = store.ListClaims(c.id);
+    if (!claims.ok()) return claims.status();
+    const Counts n = CountNewest(*windows);
+    list.push_back({{"id", c.id},
+                    {"name", c.name},
+                    {"state", c.state},
+                    {"baseline", Nullable(c.baseline)},
+                    {"source", c.source},
+                    {"created_at", c.created_at},
+                    {"finished_at", Nullable(c.finished_at)},
+                    {"total_windows", c.total_windows},
+                    {"windows", n.windows},
+                    {"valid", n.valid},
+                    {"invalid", n.invalid},
+                    {"failed", n.failed},
+                    {"skipped", n.skipped},
+                    {"running", claims->size()},
+                    {"error", Nullable(c.error)}});
+  }
+  return ojson{{"campaigns", std::move(list)}};
+}
+
+Result<ojson> CampaignDoc(Store& store, const std::string& name) {
+  auto input = LoadReportInput(store, name);
+  if (!input.ok()) return input.status();
+  auto claims = store.ListClaims(input->campaign.id);
+  if (!claims.ok()) return claims.status();
+  auto reruns = store.ListRerunRequests(input->campaign.id);
+  if (!reruns.ok()) return reruns.status();
+
+  const Counts n = CountNewest(input->windows);
+  ojson running = ojson::array();
+  // Whatever a page shows changes with one of these: the state, a stored attempt, a claim, a
+  // re-run request.
+  std::string version = input->campaign.state + "/" + std::to_string(input->windows.size()) +
+                        "/" +
+                        std::to_string(input->windows.empty() ? 0 : input->windows.back().id) +
+                        "/" + std::to_string(reruns->size());
+  for (const WindowClaim& c : *claims) {
+    running.push_back(ClaimJson(c));
+    version += "/" + c.key.target + "." + c.key.scenario + "." + c.key.load_level + "." +
+               std::to_string(c.key.round) + "." + std::to_string(c.attempt);
+  }
+  ojson progress = {{"total", input->campaign.total_windows},
+                    {"done", n.windows},
+                    {"valid", n.valid},
+                    {"invalid", n.invalid},
+                    {"failed", n.failed},
+                    {"skipped", n.skipped},
+                    {"reruns_pending", reruns->size()},
+                    {"running", std::move(running)},
+                    {"version", version}};
+  return ojson{{"record", ojson::parse(FormatReportJson(*input))},
+               {"progress", std::move(progress)}};
+}
+
+Result<ojson> WindowDoc(Store& store, int64_t id) {
+  WindowFilter one;
+  one.after_id = id - 1;
+  one.limit = 1;
+  auto found = store.ListWindows(one);
+  if (!found.ok()) return found.status();
+  if (found->empty() || found->front().id != id) {
+    return Status::NotFound("no window with id " + std::to_string(id));
+  }
+  const WindowRow& row = found->front();
+  WindowFilter same_campaign;
+  same_campaign.campaign = row.campaign;
+  auto campaign_windows = store.ListWindows(same_campaign);
+  if (!campaign_windows.ok()) return campaign_windows.status();
+
+  std::vector<const WindowRow*> attempts;
+  for (const WindowRow& w : *campaign_windows) {
+    if (w.Key() == row.Key()) attempts.push_back(&w);
+  }
+  std::sort(attempts.begin(), attempts.end(),
+            [](const WindowRow* a, const WindowRow* b) { return a->attempt < b->attempt; });
+  const WindowRow* newest = attempts.empty() ? &row : attempts.back();
+
+  ojson attempt_docs = ojson::array();
+  ojson window_doc;
+  std::vector<SampleRow> window_samples;
+  for (const WindowRow* w : attempts) {
+    auto samples = store.ListSamples(w->id);
+    if (!samples.ok()) return samples.status();
+    const SampleSummary summary = SummariseSamples(*samples);
+    ojson doc = AttemptDoc(*w, w == newest, &summary);
+    if (w->id == id) {
+      window_doc = doc;
+      window_samples = std::move(*samples);
+    }
+    attempt_docs.push_back(std::move(doc));
+  }
+
+  ojson server = ojson::array(), load = ojson::array();
+  double previous_load_t = 0;
+  for (const SampleRow& s : window_samples) {
+    if (s.source == "server") {
+      server.push_back({{"t_s", s.t_s},
+                        {"cpu_pct", s.cpu_pct},
+                        {"rss_kb", s.rss_kb},
+                        {"host_busy_pct", Opt(s.host_busy_pct)},
+                        {"foreign_pct", Opt(s.foreign_pct)},
+                        {"steal_pct", Opt(s.steal_pct)}});
+    } else {
+      const double period = s.t_s - previous_load_t;
+      previous_load_t = s.t_s;
+      load.push_back({{"t_s", s.t_s},
+                      {"requests", s.requests},
+                      {"rps", period > 0 ? ojson(static_cast<double>(s.requests) / period)
+                                         : ojson(nullptr)},
+                      {"p99_us", Opt(s.p99_us)}});
+    }
+  }
+  auto histogram = HistogramDoc(row.histogram);
+  if (!histogram.ok()) return histogram.status();
+  const bool rerunnable = newest->verdict == "invalid" || newest->verdict == "failed";
+  return ojson{{"campaign", row.campaign},
+               {"window", std::move(window_doc)},
+               {"attempts", std::move(attempt_docs)},
+               {"samples", {{"server", std::move(server)}, {"load", std::move(load)}}},
+               {"histogram", std::move(*histogram)},
+               {"rerunnable", rerunnable}};
+}
+
+Result<ojson> HistogramDoc(const std::string& serialized, size_t max_buckets) {
+  if (serialized.empty()) return ojson(nullptr);
+  auto h = Histogram::Deserialize(serialized);
+  if (!h.ok()) return Status::InvalidArgument("stored histogram: " + h.status().message());
+  const auto buckets = h->NonEmptyBuckets();
+  ojson bins = ojson::array();
+  if (!buckets.empty()) {
+    // Bin k of n holds the buckets whose lowest value lies in [lo * r^k, lo * r^(k+1)), with
+    // r = (hi / lo)^(1/n): equal widths on a log axis.
+    const double lo = static_cast<double>(std::max<uint64_t>(buckets.front().low_us, 1));
+    const double hi = static_cast<double>(buckets.back().high_us + 1);
+    const double span = std::log(hi / lo);
+    const size_t n = std::max<size_t>(max_buckets, 1);
+    auto bin_of = [&](uint64_t low) -> size_t {
+      if (buckets.size() <= n || span <= 0) return 0;  // unused: no merging needed
+      const double k = std::floor(static_cast<double>(n) *
+                                  std::log(std::max(static_cast<double>(low), lo) / lo) / span);
+      return std::min(static_cast<size_t>(std::max(k, 0.0)), n - 1);
+    };
+    const bool merge = buckets.size() > n;
+    size_t current_bin = SIZE_MAX;
+    for (const auto& b : buckets) {
+      const size_t bin = merge ? bin_of(b.low_us) : bins.size();
+      if (merge && bin == current_bin) {
+        ojson& last = bins.back();
+        last["to_us"] = b.high_us;
+        last["count"] = last["count"].get<uint64_t>() + b.count;
+        continue;
+      }
+      current_bin = bin;
+      bins.push_back({{"from_us", b.low_us}, {"to_us", b.high_us}, {"count", b.count}});
+    }
+  }
+  ojson percentiles = ojson::object();
+  for (const auto& [label, pct] : std::vector<std::pair<const char*, double>>{
+           {"50", 50}, {"90", 90}, {"99", 99}, {"99.9", 99.9}, {"100", 100}}) {
+    percentiles[label] = h->ValueAtPercentile(pct);
+  }
+  return ojson{{"count", h->Count()}, {"buckets", std::move(bins)},
+               {"percentiles", std::move(percentiles)}};
+}
+
+HttpApi::HttpApi(Store& store, AgentRegistry& agents, Scheduler& scheduler)
+    : store_(store), agents_(agents), scheduler_(scheduler) {}
+
+HttpApi::~HttpApi() { Stop(); }
+
+void HttpApi::Routes(const std::string& web_root) {
+  httplib::Server& s = *server_;
+  s.set_payload_max_length(64 * 1024);  // the only body is a re-run request
+
+  s.Get("/api/v1/campaigns", [this](const httplib::Request&, httplib::Response& res) {
+    ReplyResult(res, CampaignListDoc(store_));
+  });
+  s.Get(R"(/api/v1/campaigns/([^/]+))",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          ReplyResult(res, CampaignDoc(store_, req.matches[1].str()));
+        });
+  s.Get(R"(/api/v1/campaigns/([^/]+)/report)",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          const std::string format =
+              req.has_param("format") ? req.get_param_value("format") : "md";
+          auto input = LoadReportInput(store_, req.matches[1].str());
+          if (!input.ok()) return ReplyError(res, HttpStatusOf(input.status()),
+                                             input.status().message());
+          auto text = FormatReport(*input, format);
+          if (!text.ok()) return ReplyError(res, 400, text.status().message());
+          const char* type = format == "json"  ? "application/json"
+                             : format == "csv" ? "text/csv; charset=utf-8"
+                                               : "text/markdown; charset=utf-8";
+          res.set_header("Cache-Control", "no-store");
+          res.set_content(*text, type);
+        });
+  s.Get(R"(/api/v1/windows/(\d{1,18}))",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          ReplyResult(res, WindowDoc(store_, std::stoll(req.matches[1].str())));
+        });
+  s.Get("/api/v1/agents", [this](const httplib::Request&, httplib::Response& res) {
+    ReplyJson(res, 200, AgentsToJson(agents_.List()));
+  });
+  s.Post("/api/v1/rerun", [this](const httplib::Request& req, httplib::Response& res) {
+    // Only JSON: a cross-origin page cannot send it without a preflight, which is never
+    // answered, so another site in the user's browser cannot queue re-runs.
+    if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0) {
+      return ReplyError(res, 415, "Content-Type: expected application/json");
+    }
+    auto selection = ParseRerunBody(req.body);
+    if (!selection.ok()) return ReplyError(res, 400, selection.status().message());
+    auto requested = RequestRerun(store_, *selection);
+    if (!requested.ok()) {
+      return ReplyError(res, HttpStatusOf(requested.status()), requested.status().message());
+    }
+    scheduler_.Notify();
+    ReplyJson(res, 202,
+              ojson{{"window_ids", requested->window_ids}, {"campaigns", requested->campaigns}});
+  });
+  auto unknown = [](const httplib::Request& req, httplib::Response& res) {
+    ReplyError(res, 404, "no such API path: " + req.method + " " + req.path + " (docs/api.md)");
+  };
+  s.Get(R"(/api/.*)", unknown);
+  s.Post(R"(/api/.*)", unknown);
+
+  const bool have_page = !web_root.empty() &&
+                         std::filesystem::exists(std::filesystem::path(web_root) / "index.html");
+  if (have_page && s.set_mount_point("/", web_root)) {
+    spdlog::info("dashboard files from {}", web_root);
+  } else {
+    spdlog::warn("no dashboard files at '{}': / explains how to build them", web_root);
+    s.Get("/", [](const httplib::Request&, httplib::Response& res) {
+      res.status = 503;
+      res.set_content(kNoDashboard, "text/html; charset=utf-8");
+    });
+  }
+}
+
+Result<HostPort> HttpApi::Start(const HostPort& listen, const std::string& web_root) {
+  if (server_) return Status::FailedPrecondition("the HTTP server is already started");
+  server_ = std::make_unique<httplib::Server>();
+  Routes(web_root);
+  int port = listen.port;
+  if (port == 0) {
+    port = server_->bind_to_any_port(listen.host);
+  } else if (!server_->bind_to_port(listen.host, port)) {
+    port = -1;
+  }
+  if (port <= 0) {
+    server_.reset();
+    return Status::Unavailable("dashboard cannot listen on " + listen.ToString() +
+                               " (address in use or not local?)");
+  }
+  thread_ = std::thread([server = server_.get()] { server->listen_after_bind(); });
+  // stop() only stops a server that is running: wait for it, so Stop() right after Start()
+  // cannot miss it and leave the thread serving.
+  for (int i = 0; i < 2000 && !server_->is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  HostPort bound{listen.host, static_cast<uint16_t>(port)};
+  spdlog::info("dashboard on http://{}/", bound.ToString());
+  return bound;
+}
+
+void HttpApi::Stop() {
+  if (!server_) return;
+  server_->stop();
+  if (thread_.joinable()) thread_.join();
+  server_.reset();
+}
+
+}  // namespace benchlab

@@ -1,0 +1,62 @@
+// HttpApi: the coordinator's web face. It serves the dashboard's static files and a JSON API
+// under /api/v1 (docs/api.md) from the same store, agent registry and scheduler as the gRPC
+// service, with cpp-httplib. Re-runs go through RequestRerun, the path of the RerunWindows call.
+// The documents are built by free functions below so tests can check them without a socket.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "common/parse.h"
+#include "common/status.h"
+#include "coordinator/server/agent_registry.h"
+#include "coordinator/server/scheduler.h"
+#include "coordinator/store.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace benchlab {
+
+// GET /api/v1/campaigns: every campaign, newest first, with counts over newest attempts.
+Result<nlohmann::ordered_json> CampaignListDoc(Store& store);
+// GET /api/v1/campaigns/NAME: {"record": run of record, "progress": {...}}. NotFound names the
+// campaigns there are.
+Result<nlohmann::ordered_json> CampaignDoc(Store& store, const std::string& name);
+// GET /api/v1/windows/ID: the attempt, every attempt of its window, its samples and histogram.
+Result<nlohmann::ordered_json> WindowDoc(Store& store, int64_t id);
+// A serialised histogram as {"count", "buckets": [{"from_us", "to_us", "count"}],
+// "percentiles"}, its non-empty buckets merged into at most `max_buckets` bins of equal width
+// on a log scale; null for an empty text. InvalidArgument for text that does not parse.
+Result<nlohmann::ordered_json> HistogramDoc(const std::string& serialized, size_t max_buckets = 200);
+
+class HttpApi {
+ public:
+  HttpApi(Store& store, AgentRegistry& agents, Scheduler& scheduler);
+  ~HttpApi();
+  HttpApi(const HttpApi&) = delete;
+  HttpApi& operator=(const HttpApi&) = delete;
+
+  // Binds (port 0: the kernel picks one) and serves on a thread of its own. `web_root` is the
+  // dashboard's directory (index.html, assets/); when it has no index.html, / says how to build
+  // it and the API still works. Returns the bound address.
+  Result<HostPort> Start(const HostPort& listen, const std::string& web_root);
+  // Stops serving; requests in flight finish first. Safe to call twice.
+  void Stop();
+
+ private:
+  void Routes(const std::string& web_root);
+
+  Store& store_;
+  AgentRegistry& agents_;
+  Scheduler& scheduler_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+};
+
+}  // namespace benchlab

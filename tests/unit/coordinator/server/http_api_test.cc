@@ -1,0 +1,397 @@
+// Tests of the coordinator's HTTP API (docs/api.md): the documents built from a real store in a
+// temporary directory, then the same through a real socket with cpp-httplib's client.
+#include "coordinator/server/http_api.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/histogram.h"
+
+namespace benchlab {
+namespace {
+
+namespace fs = std::filesystem;
+using ojson = nlohmann::ordered_json;
+
+constexpr const char* kSpec = R"(name = "demo"
+baseline = "nginx"
+[matrix]
+connections = [64]
+rounds = 2
+warmup = "100ms"
+duration = "1s"
+[[target]]
+name = "nginx"
+[[target]]
+name = "hello-server"
+[[scenario]]
+name = "plaintext"
+path = "/"
+expect = { status = 200 }
+)";
+
+std::string HistogramOf(std::initializer_list<uint64_t> values) {
+  Histogram h;
+  for (uint64_t v : values) h.Record(v);
+  return h.Serialize();
+}
+
+WindowRow Window(const std::string& target, int round, int position, double rps) {
+  WindowRow w;
+  w.campaign = "demo";
+  w.target = target;
+  w.scenario = "plaintext";
+  w.connections = 64;
+  w.load_level = "c64";
+  w.round = round;
+  w.position = position;
+  w.verdict = "valid";
+  w.reasons = "[]";
+  w.started_at = "2026-11-30T10:00:00Z";
+  w.ended_at = "2026-11-30T10:00:01Z";
+  w.server_agent = "server";
+  w.load_agent = "load";
+  w.requests = static_cast<uint64_t>(rps);
+  w.duration_s = 1;
+  w.rps = rps;
+  w.p50_us = 100;
+  w.p99_us = 300;
+  w.server_cpu_s = 0.5;
+  w.cpu_us_per_request = 0.5e6 / rps;
+  w.histogram = HistogramOf({100, 100, 120, 300, 5000});
+  return w;
+}
+
+class HttpApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::path(::testing::TempDir()) /
+           ("benchlab_http_" + std::string(info->name()) + "_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    auto store = Store::Open((dir_ / "bench.db").string());
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    store_ = std::move(*store);
+    CampaignRow c;
+    c.name = "demo";
+    c.baseline = "nginx";
+    c.spec_toml = kSpec;
+    c.source = "demo.toml";
+    c.total_windows = 4;
+    c.state = "running";
+    auto id = store_->CreateCampaign(c, {{"nginx", "[]", ""}, {"hello-server", "[]", ""}},
+                                     {{"plaintext", "scenario", "GET", "/", 200, ""}});
+    ASSERT_TRUE(id.ok()) << id.status().message();
+    campaign_id_ = *id;
+
+    // Round 1: both valid. Round 2: nginx valid; hello-server invalid, then re-run valid.
+    // A window of round 2 is left for the claim test.
+    nginx1_ = Insert(Window("nginx", 1, 0, 50000),
+                     {{"server", 0.1, 90, 2048}, {"server", 0.2, 95, 2100},
+                      {"load", 1.0, 0, 0, 50000, {}, {}, {}, int64_t{300}}});
+    Insert(Window("hello-server", 1, 1, 60000), {});
+    Insert(Window("nginx", 2, 1, 52000), {});
+    WindowRow bad = Window("hello-server", 2, 0, 20000);
+    bad.verdict = "invalid";
+    bad.reasons = R"(["foreign_cpu: server host 80% > 25%"])";
+    invalid_ = Insert(bad, {});
+    WindowRow again = Window("hello-server", 2, 0, 61000);
+    again.attempt = 2;
+    rerun_ = Insert(again, {});
+  }
+  void TearDown() override {
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+
+  int64_t Insert(WindowRow w, const std::vector<SampleRow>& samples) {
+    w.campaign_id = campaign_id_;
+    auto id = store_->InsertWindow(w, samples);
+    EXPECT_TRUE(id.ok()) << id.status().message();
+    return id.ok() ? *id : 0;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<Store> store_;
+  int64_t campaign_id_ = 0;
+  int64_t nginx1_ = 0, invalid_ = 0, rerun_ = 0;
+};
+
+TEST_F(HttpApiTest, CampaignListCountsNewestAttempts) {
+  auto doc = CampaignListDoc(*store_);
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  const auto& list = (*doc)["campaigns"];
+  ASSERT_EQ(list.size(), 1u);
+  const auto& c = list[0];
+  EXPECT_EQ(c["name"], "demo");
+  EXPECT_EQ(c["state"], "running");
+  EXPECT_EQ(c["total_windows"], 4);
+  EXPECT_EQ(c["windows"], 4);  // 5 attempts of 4 windows
+  EXPECT_EQ(c["valid"], 4);    // the invalid attempt was replaced by a valid one
+  EXPECT_EQ(c["invalid"], 0);
+  EXPECT_EQ(c["running"], 0);
+  EXPECT_TRUE(c["finished_at"].is_null());
+}
+
+TEST_F(HttpApiTest, CampaignDocIsTheRunOfRecordWithProgress) {
+  auto doc = CampaignDoc(*store_, "demo");
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  const auto& record = (*doc)["record"];
+  EXPECT_EQ(record["format"], "benchlab-run-of-record");
+  EXPECT_EQ(record["windows"].size(), 4u);
+  const auto& progress = (*doc)["progress"];
+  EXPECT_EQ(progress["total"], 4);
+  EXPECT_EQ(progress["done"], 4);
+  EXPECT_EQ(progress["valid"], 4);
+  EXPECT_TRUE(progress["running"].empty());
+  const std::string before = progress["version"];
+
+  // A claimed window shows as running and changes the version; so does a re-run request.
+  WindowClaim claim{campaign_id_, {"nginx", "plaintext", "c64", 1, 0, ""}, false, 64, 2,
+                    "server", "load", ""};
+  ASSERT_TRUE(store_->ClaimWindow(claim).ok());
+  auto running = CampaignDoc(*store_, "demo");
+  ASSERT_TRUE(running.ok());
+  const auto& now = (*running)["progress"];
+  ASSERT_EQ(now["running"].size(), 1u);
+  EXPECT_EQ(now["running"][0]["target"], "nginx");
+  EXPECT_EQ(now["running"][0]["attempt"], 2);
+  EXPECT_FALSE(now["running"][0]["started_at"].get<std::string>().empty());
+  EXPECT_NE(now["version"], before);
+
+  ASSERT_TRUE(store_->RequestReruns({nginx1_}).ok());
+  auto queued = CampaignDoc(*store_, "demo");
+  ASSERT_TRUE(queued.ok());
+  EXPECT_EQ((*queued)["progress"]["reruns_pending"], 1);
+  EXPECT_NE((*queued)["progress"]["version"], now["version"]);
+}
+
+TEST_F(HttpApiTest, UnknownCampaignIsNotFoundAndNamesTheCampaigns) {
+  auto doc = CampaignDoc(*store_, "helo");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(doc.status().message().find("demo"), std::string::npos) << doc.status().message();
+}
+
+TEST_F(HttpApiTest, WindowDocHasEveryAttemptSamplesAndHistogram) {
+  auto doc = WindowDoc(*store_, invalid_);
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  EXPECT_EQ((*doc)["campaign"], "demo");
+  const auto& w = (*doc)["window"];
+  EXPECT_EQ(w["id"], invalid_);
+  EXPECT_EQ(w["target"], "hello-server");
+  EXPECT_EQ(w["round"], 2);
+  EXPECT_EQ(w["verdict"], "invalid");
+  EXPECT_EQ(w["newest"], false);
+  ASSERT_EQ(w["reasons"].size(), 1u);
+  EXPECT_EQ(w["reasons"][0], "foreign_cpu: server host 80% > 25%");
+  const auto& attempts = (*doc)["attempts"];
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_EQ(attempts[0]["id"], invalid_);
+  EXPECT_EQ(attempts[1]["id"], rerun_);
+  EXPECT_EQ(attempts[1]["newest"], true);
+  // The newest attempt is valid: nothing to re-run.
+  EXPECT_EQ((*doc)["rerunnable"], false);
+  EXPECT_EQ((*doc)["histogram"]["count"], 5);
+
+  auto with_samples = WindowDoc(*store_, nginx1_);
+  ASSERT_TRUE(with_samples.ok());
+  const auto& samples = (*with_samples)["samples"];
+  ASSERT_EQ(samples["server"].size(), 2u);
+  EXPECT_DOUBLE_EQ(samples["server"][1]["cpu_pct"].get<double>(), 95);
+  EXPECT_TRUE(samples["server"][0]["host_busy_pct"].is_null());
+  ASSERT_EQ(samples["load"].size(), 1u);
+  EXPECT_DOUBLE_EQ(samples["load"][0]["rps"].get<double>(), 50000);
+  EXPECT_EQ(samples["load"][0]["p99_us"], 300);
+}
+
+TEST_F(HttpApiTest, AnInvalidNewestAttemptIsRerunnable) {
+  WindowRow bad = Window("nginx", 3, 0, 100);
+  bad.verdict = "failed";
+  bad.reasons = R"(["agent_lost: run load: unreachable"])";
+  const int64_t id = Insert(bad, {});
+  auto doc = WindowDoc(*store_, id);
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ((*doc)["rerunnable"], true);
+  EXPECT_EQ((*doc)["attempts"].size(), 1u);
+}
+
+TEST_F(HttpApiTest, UnknownWindowIsNotFound) {
+  auto doc = WindowDoc(*store_, 9999);
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.status().code(), StatusCode::kNotFound);
+}
+
+TEST(HistogramDocTest, MergesIntoLogBinsKeepingEveryCount) {
+  Histogram h;
+  for (uint64_t v = 1; v <= 200000; v = v * 11 / 10 + 1) h.RecordN(v, v % 7 + 1);
+  auto doc = HistogramDoc(h.Serialize(), 20);
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  const auto& bins = (*doc)["buckets"];
+  ASSERT_LE(bins.size(), 20u);
+  ASSERT_GE(bins.size(), 10u);
+  uint64_t total = 0, previous_to = 0;
+  for (const auto& b : bins) {
+    EXPECT_LE(b["from_us"].get<uint64_t>(), b["to_us"].get<uint64_t>());
+    EXPECT_GT(b["from_us"].get<uint64_t>(), previous_to);  // ordered, not overlapping
+    previous_to = b["to_us"];
+    total += b["count"].get<uint64_t>();
+  }
+  EXPECT_EQ(total, h.Count());
+  EXPECT_EQ((*doc)["count"], h.Count());
+  EXPECT_EQ((*doc)["percentiles"]["100"], h.ValueAtPercentile(100));
+}
+
+TEST(HistogramDocTest, FewBucketsAreKeptAsTheyAre) {
+  auto doc = HistogramDoc(HistogramOf({5, 5, 9}), 200);
+  ASSERT_TRUE(doc.ok());
+  const auto& bins = (*doc)["buckets"];
+  ASSERT_EQ(bins.size(), 2u);
+  EXPECT_EQ(bins[0]["from_us"], 5);
+  EXPECT_EQ(bins[0]["count"], 2);
+  EXPECT_EQ(bins[1]["from_us"], 9);
+  EXPECT_EQ((*doc)["percentiles"]["50"], 5);
+}
+
+TEST(HistogramDocTest, EmptyIsNullAndGarbageIsAnError) {
+  auto empty = HistogramDoc("");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->is_null());
+  auto bad = HistogramDoc("not a histogram");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+}
+
+// The same documents through a real socket, plus what only HTTP has: status codes, the JSON
+// requirement on POST, static files.
+class HttpServerTest : public HttpApiTest {
+ protected:
+  void Serve(const std::string& web_root) {
+    scheduler_ = std::make_unique<Scheduler>(*store_, agents_);
+    api_ = std::make_unique<HttpApi>(*store_, agents_, *scheduler_);
+    auto bound = api_->Start({"127.0.0.1", 0}, web_root);
+    ASSERT_TRUE(bound.ok()) << bound.status().message();
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", bound->port);
+    client_->set_read_timeout(10, 0);
+  }
+  void TearDown() override {
+    if (api_) api_->Stop();
+    api_.reset();
+    scheduler_.reset();
+    HttpApiTest::TearDown();
+  }
+  AgentRegistry agents_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<HttpApi> api_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(HttpServerTest, ServesTheApiAndTheDashboardFiles) {
+  fs::create_directories(dir_ / "web" / "assets");
+  std::ofstream(dir_ / "web" / "index.html") << "<!doctype html><title>dash</title>";
+  std::ofstream(dir_ / "web" / "assets" / "app.js") << "console.log(1)";
+  Serve((dir_ / "web").string());
+
+  auto index = client_->Get("/");
+  ASSERT_TRUE(index);
+  EXPECT_EQ(index->status, 200);
+  EXPECT_NE(index->body.find("<title>dash</title>"), std::string::npos);
+  auto script = client_->Get("/assets/app.js");
+  ASSERT_TRUE(script);
+  EXPECT_EQ(script->status, 200);
+
+  auto list = client_->Get("/api/v1/campaigns");
+  ASSERT_TRUE(list);
+  EXPECT_EQ(list->status, 200);
+  EXPECT_EQ(list->get_header_value("Content-Type"), "application/json");
+  EXPECT_EQ(list->get_header_value("Cache-Control"), "no-store");
+  EXPECT_EQ(ojson::parse(list->body)["campaigns"][0]["name"], "demo");
+
+  auto campaign = client_->Get("/api/v1/campaigns/demo");
+  ASSERT_TRUE(campaign);
+  EXPECT_EQ(campaign->status, 200);
+  EXPECT_EQ(ojson::parse(campaign->body)["record"]["campaign"]["name"], "demo");
+
+  auto missing = client_->Get("/api/v1/campaigns/helo");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_NE(ojson::parse(missing->body)["error"].get<std::string>().find("helo"),
+            std::string::npos);
+
+  auto window = client_->Get("/api/v1/windows/" + std::to_string(invalid_));
+  ASSERT_TRUE(window);
+  EXPECT_EQ(window->status, 200);
+  EXPECT_EQ(ojson::parse(window->body)["attempts"].size(), 2u);
+
+  auto md = client_->Get("/api/v1/campaigns/demo/report?format=md");
+  ASSERT_TRUE(md);
+  EXPECT_EQ(md->status, 200);
+  EXPECT_NE(md->body.find("# demo"), std::string::npos);
+  auto bad_format = client_->Get("/api/v1/campaigns/demo/report?format=pdf");
+  ASSERT_TRUE(bad_format);
+  EXPECT_EQ(bad_format->status, 400);
+
+  auto agents = client_->Get("/api/v1/agents");
+  ASSERT_TRUE(agents);
+  EXPECT_EQ(agents->status, 200);
+  EXPECT_TRUE(ojson::parse(agents->body)["agents"].is_array());
+
+  auto nowhere = client_->Get("/api/v1/nothing");
+  ASSERT_TRUE(nowhere);
+  EXPECT_EQ(nowhere->status, 404);
+}
+
+TEST_F(HttpServerTest, RerunNeedsJsonAndQueuesTheWindow) {
+  Serve("");
+  const std::string body = R"({"window_ids": [)" + std::to_string(nginx1_) + "]}";
+  auto form = client_->Post("/api/v1/rerun", body, "application/x-www-form-urlencoded");
+  ASSERT_TRUE(form);
+  EXPECT_EQ(form->status, 415);
+  auto rows = store_->ListRerunRequests(campaign_id_);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_TRUE(rows->empty());  // nothing queued by a refused request
+
+  auto bad = client_->Post("/api/v1/rerun", R"({"window_ids": ["x"]})", "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  auto unknown_field = client_->Post("/api/v1/rerun", R"({"ids": [1]})", "application/json");
+  ASSERT_TRUE(unknown_field);
+  EXPECT_EQ(unknown_field->status, 400);
+  auto no_such = client_->Post("/api/v1/rerun", R"({"window_ids": [9999]})", "application/json");
+  ASSERT_TRUE(no_such);
+  EXPECT_EQ(no_such->status, 404);
+
+  auto ok = client_->Post("/api/v1/rerun", body, "application/json");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 202) << ok->body;
+  const auto reply = ojson::parse(ok->body);
+  EXPECT_EQ(reply["window_ids"][0], nginx1_);
+  EXPECT_EQ(reply["campaigns"][0], "demo");
+  rows = store_->ListRerunRequests(campaign_id_);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].target, "nginx");
+  EXPECT_EQ((*rows)[0].round, 1);
+
+  // Without dashboard files, / says how to build them.
+  auto index = client_->Get("/");
+  ASSERT_TRUE(index);
+  EXPECT_EQ(index->status, 503);
+  EXPECT_NE(index->body.find("make build"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, StopRightAfterStartReturns) {
+  Serve("");
+  api_->Stop();
+  api_->Stop();  // twice is fine
+  client_->set_connection_timeout(1, 0);
+  EXPECT_FALSE(client_->Get("/api/v1/campaigns"));  // nothing listens any more
+}
+
+}  // namespace
+}  // namespace benchlab
