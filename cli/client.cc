@@ -1,14 +1,18 @@
 #include "cli/client.h"
 
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <tuple>
 
-#include <grpcpp/create_channel.h>
-#include <grpcpp/security/credentials.h>
-
 #include "cli/report_lines.h"
+#include "common/clock.h"
 #include "common/parse.h"
 
 namespace benchlab {
@@ -42,8 +46,40 @@ void WatchCanceller::Track(grpc::ClientContext* ctx) {
   if (ctx_ != nullptr && cancelled_) ctx_->TryCancel();
 }
 
+namespace {
+
+int TerminalWidth() {
+  winsize size{};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+  if (const char* columns = std::getenv("COLUMNS")) {
+    int value = std::atoi(columns);
+    if (value > 0) return value;
+  }
+  return 80;
+}
+
+void WriteStdout(const std::string& text) {
+  if (text.empty()) return;
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+std::unique_ptr<ProgressPrinter> MakeStdoutProgress(ProgressMode mode, int total_windows) {
+  return std::make_unique<ProgressPrinter>(ResolveProgressMode(mode, isatty(fileno(stdout)) != 0),
+                                           total_windows, RealClockInstance(), TerminalWidth);
+}
+
 Result<WatchOutcome> WatchCampaign(v1::Coordinator::Stub& stub, const std::string& campaign,
                                    WatchCanceller& canceller, double call_seconds) {
+  auto printer = MakeStdoutProgress(ProgressMode::kAuto, 0);
+  return WatchCampaign(stub, campaign, canceller, *printer, call_seconds);
+}
+
+Result<WatchOutcome> WatchCampaign(v1::Coordinator::Stub& stub, const std::string& campaign,
+                                   WatchCanceller& canceller, ProgressPrinter& printer,
+                                   double call_seconds) {
   WatchOutcome outcome;
   int64_t last_id = 0;
   while (!outcome.finished && !canceller.cancelled()) {
@@ -58,12 +94,13 @@ Result<WatchOutcome> WatchCampaign(v1::Coordinator::Stub& stub, const std::strin
     while (reader->Read(&event)) {
       if (event.has_window()) {
         const auto& w = event.window();
-        std::printf("%s\n", FormatWindowLine(w).c_str());
-        std::fflush(stdout);
+        WriteStdout(printer.OnWindow(w));
         if (w.verdict() == "valid" || w.verdict() == "invalid") ++outcome.measured;
         if (w.verdict() == "valid") ++outcome.valid;
         outcome.windows.push_back(w);
         last_id = w.id();
+      } else if (event.has_started()) {
+        WriteStdout(printer.OnStarted(event.started()));
       } else if (event.has_finished()) {
         outcome.finished = true;
         outcome.state = event.finished().state();
@@ -74,9 +111,11 @@ Result<WatchOutcome> WatchCampaign(v1::Coordinator::Stub& stub, const std::strin
     canceller.Track(nullptr);
     if (outcome.finished || canceller.cancelled()) break;
     if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) continue;  // resume
+    WriteStdout(printer.Finish());
     return Status::Unavailable("watching campaign \"" + campaign + "\": " +
                                (status.ok() ? "the stream ended early" : status.error_message()));
   }
+  WriteStdout(printer.Finish());
   return outcome;
 }
 
@@ -87,8 +126,8 @@ std::vector<v1::Window> NewestAttempts(const std::vector<v1::Window>& windows) {
     const v1::Window& w = windows[i];
     const std::string level =
         w.load_level().empty() ? "c" + std::to_string(w.connections()) : w.load_level();
-    auto [it, fresh] = newest.try_emplace(Key{w.pair() + "/" + w.target(), w.scenario(), level,
-                                              w.round(), w.position()}, i);
+    auto [it, fresh] = newest.try_emplace(
+        Key{w.pair() + "/" + w.target(), w.scenario(), level, w.round(), w.position()}, i);
     if (!fresh && w.attempt() > windows[it->second].attempt()) it->second = i;
   }
   std::vector<size_t> order;

@@ -1,7 +1,9 @@
 // Client helpers shared by the commands that talk to a coordinator: a stub with a checked
 // address, deadlines on every call, and watching a campaign to its end while printing each
-// window as it finishes and a summary table at the end.
+// window as it finishes (with live progress, cli/progress.h) and a summary table at the end.
 #pragma once
+
+#include <grpcpp/client_context.h>
 
 #include <atomic>
 #include <memory>
@@ -9,9 +11,8 @@
 #include <string>
 #include <vector>
 
-#include <grpcpp/client_context.h>
-
 #include "benchlab/v1/coordinator.grpc.pb.h"
+#include "cli/progress.h"
 #include "common/status.h"
 
 namespace benchlab {
@@ -23,11 +24,11 @@ Result<std::unique_ptr<v1::Coordinator::Stub>> ConnectCoordinator(const std::str
 void SetDeadlineSeconds(grpc::ClientContext& ctx, double seconds);
 
 struct WatchOutcome {
-  bool finished = false;      // the campaign reached a final state
-  std::string state;          // done | failed | cancelled
-  std::string error;          // the campaign's error, when failed
+  bool finished = false;  // the campaign reached a final state
+  std::string state;      // done | failed | cancelled
+  std::string error;      // the campaign's error, when failed
   std::vector<v1::Window> windows;
-  int measured = 0;           // valid + invalid
+  int measured = 0;  // valid + invalid
   int valid = 0;
 };
 
@@ -45,9 +46,19 @@ class WatchCanceller {
   bool cancelled_ = false;
 };
 
-// Streams the campaign's windows, printing FormatWindowLine for each to stdout as it arrives.
-// Each call carries a deadline (`call_seconds`); when it passes, the watch resumes after the
-// last window seen. Returns when the campaign ends, the coordinator fails, or it is cancelled.
+// A printer to this process's stdout: `mode` resolved by whether stdout is a terminal, the real
+// clock, the terminal's width (TIOCGWINSZ, else $COLUMNS, else 80).
+std::unique_ptr<ProgressPrinter> MakeStdoutProgress(ProgressMode mode, int total_windows);
+
+// Streams the campaign's windows, writing to stdout what `printer` makes of each event (each
+// window's FormatWindowLine as it arrives, and the progress its mode shows); the status line is
+// erased before it returns. Each call carries a deadline (`call_seconds`); when it passes, the
+// watch resumes after the last window seen. Returns when the campaign ends, the coordinator
+// fails, or it is cancelled.
+Result<WatchOutcome> WatchCampaign(v1::Coordinator::Stub& stub, const std::string& campaign,
+                                   WatchCanceller& canceller, ProgressPrinter& printer,
+                                   double call_seconds = 300);
+// The same with MakeStdoutProgress(ProgressMode::kAuto, 0): the total comes with the windows.
 Result<WatchOutcome> WatchCampaign(v1::Coordinator::Stub& stub, const std::string& campaign,
                                    WatchCanceller& canceller, double call_seconds = 300);
 
@@ -55,8 +66,8 @@ Result<WatchOutcome> WatchCampaign(v1::Coordinator::Stub& stub, const std::strin
 // the order their newest attempts arrived.
 std::vector<v1::Window> NewestAttempts(const std::vector<v1::Window>& windows);
 
-// Prints the summary table and the final counts over each window's newest attempt; returns the exit status: 0 when every window
-// of the campaign was measured (valid or invalid), 1 otherwise.
+// Prints the summary table and the final counts over each window's newest attempt; returns the exit
+// status: 0 when every window of the campaign was measured (valid or invalid), 1 otherwise.
 int ReportOutcome(const WatchOutcome& outcome, const std::string& baseline, int total_windows);
 
 }  // namespace benchlab

@@ -1,12 +1,15 @@
-// `benchlab report CAMPAIGN --db FILE`: a campaign's results as Markdown, a JSON run of record or
-// CSV (docs/report.md). Reads the database only; the formatting is cli/report_format.h's.
+// `benchlab report CAMPAIGN --db FILE | --coordinator HOST:PORT`: a campaign's results as
+// Markdown, a JSON run of record or CSV (docs/report.md). Reads the database, or asks a running
+// coordinator (GetReport), which makes the same text from its own; the formatting is
+// coordinator/report/report_format.h's either way.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 
+#include "cli/client.h"
 #include "cli/commands.h"
-#include "cli/report_format.h"
+#include "coordinator/report/report_format.h"
 #include "coordinator/store.h"
 
 namespace benchlab {
@@ -15,6 +18,7 @@ namespace {
 struct ReportArgs {
   std::string campaign;
   std::string db;
+  std::string coordinator;
   std::string format = "md";
   std::string output;
 };
@@ -24,61 +28,87 @@ int Fail(int code, const std::string& message) {
   return code;
 }
 
-int RunReport(const ReportArgs& args) {
-  // Store::Open would create a missing file: a typo must not leave an empty database behind.
-  if (!std::filesystem::exists(args.db)) return Fail(2, "--db: no database at " + args.db);
-  auto store = Store::Open(args.db);
-  if (!store.ok()) return Fail(1, store.status().message());
-  auto campaign = (*store)->FindCampaign(args.campaign);
-  if (!campaign.ok()) return Fail(1, campaign.status().message());
-  if (!*campaign) {
-    auto all = (*store)->ListCampaigns();
-    if (!all.ok()) return Fail(1, all.status().message());
-    std::string names;
-    for (const CampaignRow& c : *all) names += (names.empty() ? "" : ", ") + c.name;
-    return Fail(2, "no campaign \"" + args.campaign + "\" in " + args.db +
-                       " (campaigns: " + (names.empty() ? "none" : names) + ")");
-  }
-  ReportInput input;
-  input.campaign = **campaign;
-  input.generated_by = std::string("benchlab ") + BENCHLAB_VERSION;
-  WindowFilter filter;
-  filter.campaign = args.campaign;
-  auto windows = (*store)->ListWindows(filter);
-  if (!windows.ok()) return Fail(1, windows.status().message());
-  input.windows = std::move(*windows);
-  for (const WindowRow& w : input.windows) {
-    auto samples = (*store)->ListSamples(w.id);
-    if (!samples.ok()) return Fail(1, samples.status().message());
-    input.samples[w.id] = SummariseSamples(*samples);
-  }
+// `no campaign "x" (campaigns: ...)` said where it was looked for: `no campaign "x" in a.db (...)`.
+std::string SayWhere(const std::string& message, const std::string& campaign,
+                     const std::string& where) {
+  const std::string head = "no campaign \"" + campaign + "\"";
+  if (message.compare(0, head.size(), head) != 0) return message;
+  return head + " " + where + message.substr(head.size());
+}
 
-  const std::string text = args.format == "json"  ? FormatReportJson(input)
-                           : args.format == "csv" ? FormatReportCsv(input)
-                                                  : FormatReportMarkdown(input);
-  if (args.output.empty() || args.output == "-") {
+// The report's text, or the exit status and message of why there is none.
+struct Made {
+  std::string text;
+  int code = 0;
+  std::string error;
+};
+
+Made FromDatabase(const ReportArgs& args) {
+  // Store::Open would create a missing file: a typo must not leave an empty database behind.
+  if (!std::filesystem::exists(args.db)) return {"", 2, "--db: no database at " + args.db};
+  auto store = Store::Open(args.db);
+  if (!store.ok()) return {"", 1, store.status().message()};
+  auto input = LoadReportInput(**store, args.campaign);
+  if (!input.ok()) {
+    if (input.status().code() != StatusCode::kNotFound) return {"", 1, input.status().message()};
+    return {"", 2, SayWhere(input.status().message(), args.campaign, "in " + args.db)};
+  }
+  auto text = FormatReport(*input, args.format);
+  if (!text.ok()) return {"", 2, text.status().message()};
+  return {std::move(*text), 0, ""};
+}
+
+Made FromCoordinator(const ReportArgs& args) {
+  auto stub = ConnectCoordinator(args.coordinator);
+  if (!stub.ok()) return {"", 2, stub.status().message()};
+  v1::GetReportRequest req;
+  req.set_campaign(args.campaign);
+  req.set_format(args.format);
+  v1::GetReportReply reply;
+  grpc::ClientContext ctx;
+  SetDeadlineSeconds(ctx, 60);  // a long campaign's samples are read and summarised first
+  grpc::Status status = (*stub)->GetReport(&ctx, req, &reply);
+  if (status.ok()) return {std::move(*reply.mutable_text()), 0, ""};
+  if (status.error_code() == grpc::StatusCode::NOT_FOUND ||
+      status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
+    return {"", 2, SayWhere(status.error_message(), args.campaign, "at " + args.coordinator)};
+  }
+  return {"", 1, "coordinator " + args.coordinator + ": " + status.error_message()};
+}
+
+int Write(const std::string& text, const std::string& output) {
+  if (output.empty() || output == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return std::fflush(stdout) == 0 ? 0 : Fail(1, "writing the report to stdout failed");
   }
   // Written beside the destination and renamed over it, so a reader never sees half a report.
-  const std::string tmp = args.output + ".tmp";
+  const std::string tmp = output + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Fail(2, "--output: cannot write " + args.output);
+    if (!out) return Fail(2, "--output: cannot write " + output);
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     out.close();
     if (!out) {
       std::filesystem::remove(tmp);
-      return Fail(1, "writing " + args.output + " failed");
+      return Fail(1, "writing " + output + " failed");
     }
   }
   std::error_code ec;
-  std::filesystem::rename(tmp, args.output, ec);
+  std::filesystem::rename(tmp, output, ec);
   if (ec) {
     std::filesystem::remove(tmp);
-    return Fail(1, "writing " + args.output + ": " + ec.message());
+    return Fail(1, "writing " + output + ": " + ec.message());
   }
   return 0;
+}
+
+int RunReport(const ReportArgs& args) {
+  if (args.db.empty() == args.coordinator.empty()) {
+    return Fail(2, "give exactly one of --db FILE and --coordinator HOST:PORT");
+  }
+  Made made = args.db.empty() ? FromCoordinator(args) : FromDatabase(args);
+  if (made.code != 0) return Fail(made.code, made.error);
+  return Write(made.text, args.output);
 }
 
 }  // namespace
@@ -88,7 +118,9 @@ CommandRunner AddReportCommand(CLI::App& root) {
   CLI::App* cmd = root.add_subcommand(
       "report", "A campaign's results: Markdown summary, JSON run of record or CSV of attempts.");
   cmd->add_option("campaign", args->campaign, "the campaign's name")->required();
-  cmd->add_option("--db", args->db, "the SQLite database to read (never written)")->required();
+  cmd->add_option("--db", args->db, "the SQLite database to read (never written)");
+  cmd->add_option("--coordinator", args->coordinator,
+                  "instead of --db: ask the coordinator at HOST:PORT, which reads its database");
   cmd->add_option("--format", args->format, "md (default), json or csv")
       ->check(CLI::IsMember({"md", "json", "csv"}));
   cmd->add_option("--output,-o", args->output, "write to this file instead of stdout");

@@ -1,6 +1,7 @@
 // `benchlab run`: the embedded lab. Starts a coordinator and two agents (server and load) as
 // separate processes on this machine, talking gRPC over loopback on ports the kernel picks; runs
-// the campaign; prints each window and a summary; stops every process it started.
+// the campaign; prints each window with live progress (cli/progress.h) and a summary; stops
+// every process it started.
 #include <unistd.h>
 
 #include <chrono>
@@ -14,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "cli/embedded_lab.h"
+#include "cli/progress.h"
 #include "coordinator/campaign.h"
 #include "coordinator/store.h"
 
@@ -27,15 +29,17 @@ struct RunArgs {
   std::string db = "benchlab.db";
   std::string name;  // overrides the campaign's name
   bool keep_work_dir = false;
-  bool resume = false;  // continue the campaign of this name already in --db
-  std::string gates;    // "warn" | "enforce": overrides the file's [gates] mode
+  bool resume = false;            // continue the campaign of this name already in --db
+  std::string gates;              // "warn" | "enforce": overrides the file's [gates] mode
+  std::string progress = "auto";  // auto | tty | plain | off (cli/progress.h)
 };
 
 // The campaign's text with its root `name = ...` line replaced; the coordinator parses and
 // validates the result again.
 Result<std::string> RenameCampaignText(const Campaign& campaign, const std::string& name) {
   bool ok = !name.empty() && name.size() <= 64;
-  for (char ch : name) ok = ok && ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-');
+  for (char ch : name)
+    ok = ok && ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-');
   if (!ok) return Status::InvalidArgument("expected a name of [a-z0-9-]+, got \"" + name + "\"");
   std::istringstream in(campaign.text);
   std::string out, line;
@@ -120,6 +124,7 @@ int RunLab(const RunArgs& args) {
   job.keep_work_dir = args.keep_work_dir;
   job.verb = "run";
   job.gates_mode = args.gates;
+  job.progress = ParseProgressMode(args.progress).value_or(ProgressMode::kAuto);
   return RunOnEmbeddedLab(job);
 }
 
@@ -128,8 +133,9 @@ int RunLab(const RunArgs& args) {
 CommandRunner AddRunCommand(CLI::App& root) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = root.add_subcommand(
-      "run", "Run a campaign on the embedded lab: a coordinator, a server agent and a load agent "
-             "on this machine, as separate processes over loopback gRPC.");
+      "run",
+      "Run a campaign on the embedded lab: a coordinator, a server agent and a load agent "
+      "on this machine, as separate processes over loopback gRPC.");
   cmd->add_option("campaign", args->campaign, "campaign file (TOML, see docs/campaign.md)")
       ->required();
   cmd->add_option("--db", args->db, "SQLite database the windows are stored in")
@@ -139,6 +145,12 @@ CommandRunner AddRunCommand(CLI::App& root) {
                   "warn: record every gate's reasons without invalidating windows; enforce: "
                   "judge them whatever the file's [gates] mode says")
       ->check(CLI::IsMember({"warn", "enforce"}));
+  cmd->add_option("--progress", args->progress,
+                  "progress on stdout: tty (a status line redrawn in place), plain (a progress "
+                  "line after each window, no control characters), off, or auto: tty when "
+                  "stdout is a terminal, else plain")
+      ->check(CLI::IsMember({"auto", "tty", "plain", "off"}))
+      ->capture_default_str();
   cmd->add_flag("--resume", args->resume,
                 "continue the campaign of this name in --db where it stopped: windows stored are "
                 "kept, a window cut off is measured again");

@@ -5,6 +5,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "cli/signals.h"
 #include "coordinator/campaign.h"
 
@@ -15,7 +16,8 @@ struct SubmitArgs {
   std::string campaign;
   std::string coordinator = "127.0.0.1:7700";
   bool wait = false;
-  std::string gates;  // "warn" | "enforce": overrides the file's [gates] mode
+  std::string gates;              // "warn" | "enforce": overrides the file's [gates] mode
+  std::string progress = "auto";  // auto | tty | plain | off (cli/progress.h), with --wait
 };
 
 int RunSubmit(const SubmitArgs& args) {
@@ -53,7 +55,9 @@ int RunSubmit(const SubmitArgs& args) {
 
   WatchCanceller canceller;
   SignalWatcher watcher([&canceller](int) { canceller.Cancel(); });
-  auto outcome = WatchCampaign(**stub, reply.name(), canceller);
+  auto printer = MakeStdoutProgress(ParseProgressMode(args.progress).value_or(ProgressMode::kAuto),
+                                    reply.total_windows());
+  auto outcome = WatchCampaign(**stub, reply.name(), canceller, *printer);
   if (canceller.cancelled()) {
     std::fprintf(stderr, "benchlab submit: interrupted; the campaign goes on at the coordinator\n");
     return 130;
@@ -81,6 +85,12 @@ CommandRunner AddSubmitCommand(CLI::App& root) {
   cmd->add_flag("--wait", args->wait,
                 "follow the campaign: print each window as it finishes and a summary; exit 0 "
                 "only when every window was measured");
+  cmd->add_option("--progress", args->progress,
+                  "with --wait, progress on stdout: tty (a status line redrawn in place), plain "
+                  "(a progress line after each window, no control characters), off, or auto: "
+                  "tty when stdout is a terminal, else plain")
+      ->check(CLI::IsMember({"auto", "tty", "plain", "off"}))
+      ->capture_default_str();
   return [args] { return RunSubmit(*args); };
 }
 

@@ -184,7 +184,8 @@ int RunOnEmbeddedLab(const LabJob& job) {
     WatchCanceller canceller;
     {
       SignalWatcher watcher([&](int) { canceller.Cancel(); });
-      auto outcome = WatchCampaign(**stub, campaign.name, canceller);
+      auto printer = MakeStdoutProgress(job.progress, total_windows);
+      auto outcome = WatchCampaign(**stub, campaign.name, canceller, *printer);
       if (canceller.cancelled()) {
         std::fprintf(stderr, "benchlab %s: interrupted; stopping the lab (windows stored so far "
                              "are kept in %s)\n", job.verb.c_str(), job.db.c_str());

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "cli/progress.h"
 #include "coordinator/campaign.h"
 
 namespace benchlab {
@@ -16,6 +17,7 @@ struct LabJob {
   bool keep_work_dir = false;
   std::string verb = "run";  // the command, for messages
   std::string gates_mode;    // "warn" | "enforce" overrides [gates] mode when submitting
+  ProgressMode progress = ProgressMode::kAuto;  // how the watch shows progress on stdout
 };
 
 // Starts the lab, submits the campaign when asked, follows it to its end printing each window
