@@ -116,6 +116,50 @@ after=$(sha256sum "$db" | cut -d' ' -f1)
 [ "$before" = "$after" ] || fail "benchlab report changed the database"
 check "the database is unchanged"
 
+# --- the same from a running coordinator: GetReport and the dashboard's API -----------------
+cp "$db" "$work/served.db"
+"$bin/benchlab" coordinator --db "$work/served.db" --listen 127.0.0.1:0 --port-file "$work/grpc.port" \
+  --http 127.0.0.1:0 --http-port-file "$work/http.port" 2> "$work/coordinator.err" &
+coordinator=$!
+trap 'kill $coordinator 2>/dev/null; wait $coordinator 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 100); do [ -s "$work/grpc.port" ] && [ -s "$work/http.port" ] && break; sleep 0.1; done
+[ -s "$work/http.port" ] || { cat "$work/coordinator.err"; fail "the coordinator did not start"; }
+address="127.0.0.1:$(cat "$work/grpc.port")"
+for format in md json csv; do
+  "$bin/benchlab" report tiny-report --coordinator "$address" --format "$format" \
+    > "$work/served.$format" || fail "report --coordinator --format $format"
+  "$bin/benchlab" report tiny-report --db "$db" --format "$format" > "$work/local.$format"
+  cmp -s "$work/served.$format" "$work/local.$format" ||
+    fail "report --coordinator --format $format differs from --db"
+done
+check "report --coordinator writes the same Markdown, JSON and CSV as --db"
+
+python3 - "$(cat "$work/http.port")" "$work/local.json" <<'PY' || fail "the HTTP API"
+import json, sys, urllib.request, urllib.error
+base = "http://127.0.0.1:%s/api/v1" % sys.argv[1]
+get = lambda path: json.load(urllib.request.urlopen(base + path, timeout=10))
+campaigns = get("/campaigns")["campaigns"]
+assert [c["name"] for c in campaigns] == ["tiny-report"], campaigns
+assert campaigns[0]["windows"] == 6 and campaigns[0]["valid"] == 6, campaigns[0]
+doc = get("/campaigns/tiny-report")
+assert doc["record"] == json.load(open(sys.argv[2])), "record differs from the run of record"
+assert doc["progress"]["done"] == 6 and doc["progress"]["running"] == []
+first = doc["record"]["windows"][0]["attempts"][0]["id"]
+window = get("/windows/%d" % first)
+assert window["window"]["id"] == first and len(window["attempts"]) == 1
+assert window["samples"]["server"], "server samples"
+assert window["histogram"]["count"] == window["window"]["requests"], window["histogram"]["count"]
+assert window["rerunnable"] is False
+try:
+    urllib.request.urlopen(base + "/campaigns/nope", timeout=10)
+    raise AssertionError("an unknown campaign must be 404")
+except urllib.error.HTTPError as e:
+    assert e.code == 404 and "nope" in json.load(e)["error"]
+PY
+check "the HTTP API serves the same run of record, the window and its histogram"
+kill "$coordinator"
+wait "$coordinator" || true
+
 # --- bad input ------------------------------------------------------------------------------
 set +e
 "$bin/benchlab" report nope --db "$db" > /dev/null 2> "$work/nope.err"
