@@ -11,14 +11,22 @@ DEB_PACKAGES := cmake ninja-build g++ pkg-config \
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
   libboost1.81-dev libspdlog-dev libsqlite3-dev libssl-dev libgtest-dev \
   nlohmann-json3-dev libcli11-dev libtoml11-dev libcpp-httplib-dev sqlite3 \
-  nginx-light wrk procps
+  nginx-light wrk nghttp2-client procps
 
-.PHONY: all deps build build-asan run test test-unit bench bench-coordinator clean format
+.PHONY: all deps build build-asan run dashboard test test-unit bench bench-coordinator clean format
 
 all: build
 
 deps:
 	@scripts/install-deps.sh $(DEB_PACKAGES)
+	@# The dashboard's page is bundled with npm (web/): Debian's Node.js only when none is there.
+	@command -v npm >/dev/null 2>&1 || scripts/install-deps.sh nodejs npm
+
+# Debian's Chromium, for the dashboard's browser test (tests/browser/): only `make test` needs it.
+BROWSER_PACKAGES := chromium
+.PHONY: deps-browser
+deps-browser:
+	@scripts/install-deps.sh $(BROWSER_PACKAGES)
 
 $(BUILD)/build.ninja:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -36,10 +44,20 @@ build-asan: deps $(ASAN_BUILD)/build.ninja
 run: build
 	@mkdir -p $(RESULTS)
 	$(BUILD)/bin/benchlab run $(CAMPAIGN) --db $(RESULTS)/hello-$$(date +%Y%m%d-%H%M%S).db
+	@echo "See it on the dashboard: make dashboard"
+
+# The dashboard of the newest database under results/ (what `make run` wrote last), served by a
+# coordinator on http://127.0.0.1:$(DASHBOARD_PORT)/ until Ctrl-C. DB=FILE picks another database.
+DASHBOARD_PORT ?= 8080
+dashboard: build
+	@db="$(DB)"; [ -n "$$db" ] || db=$$(ls -t $(RESULTS)/*.db 2>/dev/null | head -n 1); \
+	if [ -z "$$db" ]; then echo "no database under $(RESULTS)/: run 'make run' first, or give DB=FILE" >&2; exit 2; fi; \
+	echo "dashboard of $$db: open http://127.0.0.1:$(DASHBOARD_PORT)/ (Ctrl-C stops it)"; \
+	exec $(BUILD)/bin/benchlab coordinator --db "$$db" --listen 127.0.0.1:0 --http 127.0.0.1:$(DASHBOARD_PORT)
 
 # Every test: the normal build (unit, integration, end-to-end), then the unit and integration
 # tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
-test: build build-asan
+test: deps-browser build build-asan
 	cd $(BUILD) && ctest --output-on-failure -j 2
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j 2
 

@@ -382,6 +382,10 @@ void HttpApi::Routes(const std::string& web_root) {
                          std::filesystem::exists(std::filesystem::path(web_root) / "index.html");
   if (have_page && s.set_mount_point("/", web_root)) {
     spdlog::info("dashboard files from {}", web_root);
+    // Revalidated on every load, so a rebuilt page is never served from a stale cache.
+    s.set_file_request_handler([](const httplib::Request&, httplib::Response& res) {
+      res.set_header("Cache-Control", "no-cache");
+    });
   } else {
     spdlog::warn("no dashboard files at '{}': / explains how to build them", web_root);
     s.Get("/", [](const httplib::Request&, httplib::Response& res) {

@@ -304,6 +304,7 @@ TEST_F(HttpServerTest, ServesTheApiAndTheDashboardFiles) {
   auto script = client_->Get("/assets/app.js");
   ASSERT_TRUE(script);
   EXPECT_EQ(script->status, 200);
+  EXPECT_EQ(script->get_header_value("Cache-Control"), "no-cache");
 
   auto list = client_->Get("/api/v1/campaigns");
   ASSERT_TRUE(list);

@@ -1,0 +1,214 @@
+// The dashboard in a real browser (Debian's Chromium through playwright-core) against a real
+// coordinator that has measured a small campaign: the heat map has one cell per window, an
+// invalid window opens from its cell with the API's reasons, Re-run stores a new attempt that
+// the page shows, the campaign page redraws by itself when the campaign changes, the campaigns
+// and agents pages list what the API lists, and no request leaves the coordinator's origin. Run by dashboard_test.sh, which starts the lab and sets:
+//   BENCHLAB_URL        the coordinator's HTTP address (http://127.0.0.1:PORT)
+//   BENCHLAB_CAMPAIGN   the campaign measured
+//   BENCHLAB_AGENTS     the agents' names, comma-separated
+//   BENCHLAB_CHROMIUM   the browser (/usr/bin/chromium)
+//   BENCHLAB_PROFILE    an empty directory for the browser's profile
+//   BENCHLAB_ARTIFACTS  where the screenshots go
+
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { createRequire } from 'node:module';
+
+const require = createRequire(join(process.env.BENCHLAB_WEB_DIR ?? '', 'package.json'));
+const { chromium } = require('playwright-core');
+
+const base = process.env.BENCHLAB_URL;
+const campaign = process.env.BENCHLAB_CAMPAIGN;
+const agents = (process.env.BENCHLAB_AGENTS ?? '').split(',').filter(Boolean);
+const artifacts = process.env.BENCHLAB_ARTIFACTS;
+const origin = new URL(base).origin;
+
+async function api(path, init) {
+  const res = await fetch(new URL(path, base), init);
+  const body = await res.json();
+  assert.ok(res.ok, `${path}: ${res.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+const newest = (w) => w.attempts.find((a) => a.newest) ?? w.attempts[w.attempts.length - 1];
+
+describe('dashboard', () => {
+  let context;
+  let page;
+  const requests = [];
+  const pageErrors = [];
+
+  const shot = async (name) => {
+    await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+  };
+  const open = async (hash) => {
+    await page.goto(`${base}/${hash}`);
+  };
+
+  before(async () => {
+    mkdirSync(artifacts, { recursive: true });
+    context = await chromium.launchPersistentContext(process.env.BENCHLAB_PROFILE, {
+      executablePath: process.env.BENCHLAB_CHROMIUM ?? '/usr/bin/chromium',
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync'],
+      viewport: { width: 1280, height: 900 },
+    });
+    page = context.pages()[0] ?? await context.newPage();
+    page.setDefaultTimeout(30_000);
+    context.on('request', (r) => requests.push(r.url()));
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+  });
+
+  after(async () => {
+    await context?.close();
+  });
+
+  it('lists the campaign on the campaigns page', async () => {
+    const list = await api('/api/v1/campaigns');
+    const entry = list.campaigns.find((c) => c.name === campaign);
+    assert.ok(entry, `the API lists ${campaign}`);
+    await open('#/');
+    const row = page.locator(`#campaigns tr[data-campaign="${campaign}"]`);
+    await row.waitFor();
+    assert.equal(await row.getAttribute('data-state'), entry.state);
+    const text = await row.innerText();
+    assert.match(text, new RegExp(`${entry.windows}/${entry.total_windows}`));
+    assert.match(text, new RegExp(`\\b${entry.state}\\b`));
+    await shot('campaigns');
+    await row.locator('a[data-campaign-link]').click();
+    await page.waitForURL(`**/#/campaigns/${campaign}`);
+  });
+
+  it('draws one heat-map cell per window, with its newest verdict', async () => {
+    const { record } = await api(`/api/v1/campaigns/${campaign}`);
+    await open(`#/campaigns/${campaign}`);
+    await page.locator('#heatmap').waitFor();
+    const cells = page.locator('#heatmap [data-window-id]');
+    assert.equal(await cells.count(), record.windows.length, 'one cell per window of record.windows');
+    const shown = await cells.evaluateAll((els) => els.map((e) => [Number(e.dataset.windowId), e.dataset.verdict]));
+    const expected = record.windows.map((w) => [newest(w).id, newest(w).verdict]);
+    assert.deepEqual(shown.sort((a, b) => a[0] - b[0]), expected.sort((a, b) => a[0] - b[0]));
+    for (const [id] of expected.slice(0, 3)) {
+      assert.ok(await page.locator(`#heatmap [data-window-id="${id}"]`).getAttribute('title'), 'cells carry a tooltip');
+    }
+    // The result in words, the noise floor, the charts and the report links are there.
+    assert.match(await page.locator('#summary').innerText(), /vs|baseline/);
+    assert.match(await page.locator('#noise-floor').innerText(), /noise floor/i);
+    // Charts of the valid windows' figures, or a note that there is nothing to chart yet.
+    const charted = record.cells.some((c) => c.targets.some((t) => Number.isFinite(t.metrics?.rps?.median)));
+    for (const id of ['#chart-rps', '#chart-cpu']) assert.equal(await page.locator(id).count(), charted ? 1 : 0, id);
+    assert.equal(await page.locator('#no-charts').count(), charted ? 0 : 1);
+    const md = await page.locator('#report-links a[data-format="md"]').getAttribute('href');
+    const report = await fetch(new URL(md, base));
+    assert.equal(report.status, 200);
+    assert.match(await page.locator('#progress').innerText(), new RegExp(`${record.windows.length}/${record.campaign.total_windows} windows`));
+    await shot('campaign');
+  });
+
+  let invalidId;
+  it('opens an invalid window from its cell and shows its reasons', async () => {
+    const { record } = await api(`/api/v1/campaigns/${campaign}`);
+    // foreign_cpu makes most windows invalid here; a failed one would do as well.
+    const notValid = record.windows.map(newest).filter((a) => a.verdict === 'invalid' || a.verdict === 'failed')
+      .sort((a, b) => (a.verdict === 'invalid' ? 0 : 1) - (b.verdict === 'invalid' ? 0 : 1));
+    assert.ok(notValid.length > 0, 'the campaign has an invalid window (foreign_cpu on a shared machine)');
+    invalidId = notValid[0].id;
+    const doc = await api(`/api/v1/windows/${invalidId}`);
+    assert.ok(doc.window.reasons.length > 0);
+
+    await open(`#/campaigns/${campaign}`);
+    await page.locator(`#heatmap [data-window-id="${invalidId}"]`).click();
+    await page.waitForURL(`**/#/windows/${invalidId}`);
+    const reasons = page.locator('#reasons');
+    await reasons.waitFor();
+    assert.equal(await reasons.getAttribute('data-verdict'), notValid[0].verdict);
+    const shown = await page.locator('#reason-list li').allInnerTexts();
+    assert.deepEqual(shown.map((s) => s.trim()), doc.window.reasons);
+    assert.equal(await page.locator('#rerun').isVisible(), doc.rerunnable);
+    await page.locator('#chart-histogram').waitFor();
+    await shot('window-invalid');
+  });
+
+  it('re-runs the window: the new attempt appears in the page and in the API', async () => {
+    const before = await api(`/api/v1/windows/${invalidId}`);
+    assert.equal(before.rerunnable, true);
+    const rows = page.locator('#attempts tbody tr');
+    assert.equal(await rows.count(), before.attempts.length);
+
+    await page.locator('#rerun').click();
+    await page.locator('#rerun-status[data-state="queued"], #rerun-status[data-state="done"]').waitFor();
+    await page.waitForFunction((n) => document.querySelectorAll('#attempts tbody tr').length === n,
+      before.attempts.length + 1, { timeout: 240_000 });
+    const after = await api(`/api/v1/windows/${invalidId}`);
+    assert.equal(after.attempts.length, before.attempts.length + 1, 'the API has one more attempt');
+    const fresh = after.attempts[after.attempts.length - 1];
+    const newestRow = page.locator('#attempts tbody tr[data-newest="true"]');
+    assert.equal(await newestRow.count(), 1);
+    assert.equal(Number(await newestRow.getAttribute('data-attempt-id')), fresh.id);
+    assert.equal(await page.locator('#rerun-status').getAttribute('data-state'), 'done');
+    await shot('window-rerun');
+  });
+
+  it('redraws the campaign page by itself when a window is re-run', async () => {
+    const { record } = await api(`/api/v1/campaigns/${campaign}`);
+    const measured = record.windows.find((w) => w.attempts.length === 1 && newest(w).verdict !== 'valid');
+    assert.ok(measured, 'a window not valid and measured once');
+    const oldId = newest(measured).id;
+    await open(`#/campaigns/${campaign}`);
+    await page.locator(`#heatmap [data-window-id="${oldId}"]`).waitFor();
+    const version = await page.locator('#progress').getAttribute('data-version');
+    await page.evaluate(() => { window.notReloaded = true; });
+
+    await api('/api/v1/rerun', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ window_ids: [oldId] }) });
+    // The cell turns into the new attempt's once it is stored, with no reload of the page.
+    await page.waitForFunction((id) => !document.querySelector(`#heatmap [data-window-id="${id}"]`), oldId,
+      { timeout: 240_000 });
+    const doc = await api(`/api/v1/windows/${oldId}`);
+    assert.equal(doc.attempts.length, 2);
+    const fresh = doc.attempts[1];
+    const cell = page.locator(`#heatmap [data-window-id="${fresh.id}"]`);
+    await cell.waitFor();
+    assert.equal(await cell.getAttribute('data-attempts'), '2');
+    assert.equal(await cell.getAttribute('data-verdict'), fresh.verdict);
+    assert.notEqual(await page.locator('#progress').getAttribute('data-version'), version);
+    assert.equal(await page.locator('#heatmap [data-window-id]').count(), record.windows.length);
+    assert.equal(await page.evaluate(() => window.notReloaded), true, 'the page was not reloaded');
+    await shot('campaign-after-rerun');
+  });
+
+  it('lists both agents on the agents page', async () => {
+    const doc = await api('/api/v1/agents');
+    await open('#/agents');
+    await page.locator('#agents').waitFor();
+    for (const name of agents) {
+      const row = page.locator(`#agents tr[data-agent="${name}"]`);
+      assert.equal(await row.count(), 1, `agent ${name} shown`);
+      const state = doc.agents.find((a) => a.name === name)?.state;
+      assert.ok(['ready', 'busy', 'suspect', 'lost'].includes(await row.getAttribute('data-state')));
+      assert.ok(state, `the API lists ${name}`);
+    }
+    await shot('agents');
+  });
+
+  it('shows the API\'s error for a campaign that does not exist', async () => {
+    await open('#/campaigns/no-such-campaign');
+    const error = page.locator('#error');
+    await error.waitFor();
+    assert.match(await error.innerText(), /no-such-campaign/);
+    await shot('error');
+  });
+
+  it('loads everything from the coordinator alone', async () => {
+    const before = requests.length;
+    await open('#/');
+    await page.locator('#campaigns').waitFor();
+    assert.ok(requests.length > before, 'requests were recorded');
+    const outside = requests.filter((u) => !u.startsWith('data:') && new URL(u).origin !== origin);
+    assert.deepEqual(outside, [], 'no request outside the coordinator\'s origin');
+    assert.deepEqual(pageErrors, [], 'no uncaught error in the page');
+  });
+});

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# The dashboard in Debian's Chromium against a real lab: a coordinator serving the page and the
+# API (--http, --web-root build/web), a server agent and a load agent, and a small campaign of
+# two hello-server targets submitted with --wait; then tests/browser/dashboard.test.mjs (node's
+# test runner, playwright-core) drives the page. Everything started here is stopped on exit.
+# Exit 77: skipped, when Chromium is missing and cannot be installed, or cannot start here.
+# Usage: dashboard_test.sh BIN_DIR SOURCE_DIR [ARTIFACT_DIR]
+set -euo pipefail
+bin=$(cd "$1" && pwd)
+src=$(cd "$2" && pwd)
+artifacts=${3:-$bin/../test-artifacts/browser}
+web_root=$(cd "$bin/.." && pwd)/web
+chromium=${BENCHLAB_CHROMIUM:-/usr/bin/chromium}
+work=$(mktemp -d /tmp/benchlab-browser-XXXXXX)
+pids=()
+cleanup() {
+  # SIGTERM first, so that an agent stops its targets; then SIGKILL what is left, including a
+  # browser that outlived the test (its profile is under $work).
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for _ in $(seq 50); do
+    local alive=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ "$alive" -eq 0 ] && break
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  for pid in $(left_behind_pids); do kill -9 "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  for f in "$work"/*.log; do [ -e "$f" ] && { echo "== $f" >&2; tail -15 "$f" >&2; }; done
+  exit 1
+}
+skip() { echo "SKIP: $*" >&2; exit 77; }
+wait_for() {  # wait_for SECONDS COMMAND...
+  local deadline=$((SECONDS + $1)); shift
+  until "$@"; do [ "$SECONDS" -lt "$deadline" ] || return 1; sleep 0.05; done
+}
+# Every process of this test: its command line names the work directory (the daemons' files, the
+# targets' symlinks, the browser's profile).
+left_behind_pids() {
+  local p cmd
+  for p in /proc/[0-9]*; do
+    [ "${p#/proc/}" = "$$" ] && continue
+    cmd=$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null) || continue
+    [[ "$cmd" == *"$work"* ]] && echo "${p#/proc/}"
+  done
+  return 0
+}
+
+# --- what the test needs ---------------------------------------------------------------------
+if [ ! -x "$chromium" ]; then
+  echo "chromium is missing; installing it (scripts/install-deps.sh chromium)"
+  "$src/scripts/install-deps.sh" chromium || skip "Chromium is missing and cannot be installed"
+  [ -x "$chromium" ] || skip "no $chromium after installing Debian's chromium"
+fi
+if ! timeout 60 "$chromium" --headless --no-sandbox --disable-gpu --no-first-run \
+    --user-data-dir="$work/probe-profile" --dump-dom 'data:text/html,<p>ok</p>' 2> "$work/probe.txt" |
+    grep -q '<p>ok</p>'; then
+  tail -5 "$work/probe.txt" >&2
+  skip "$chromium cannot run headless here"
+fi
+command -v node > /dev/null || fail "node is missing (the build needs it too)"
+[ -e "$src/web/node_modules/playwright-core/package.json" ] ||
+  fail "web/node_modules has no playwright-core: build first (the build runs npm ci in web/)"
+[ -e "$web_root/index.html" ] && [ -e "$web_root/assets/app.js" ] ||
+  fail "no dashboard in $web_root: build it (cmake --build, target benchlab_web)"
+
+# --- the lab -----------------------------------------------------------------------------------
+"$bin/benchlab" coordinator --db "$work/lab.db" --listen 127.0.0.1:0 --port-file "$work/port" \
+  --http 127.0.0.1:0 --http-port-file "$work/http-port" --web-root "$web_root" \
+  2> "$work/coordinator.log" &
+pids+=($!)
+wait_for 15 test -s "$work/port" || fail "the coordinator did not start"
+wait_for 15 test -s "$work/http-port" || fail "the coordinator's HTTP server did not start"
+port=$(cat "$work/port")
+http_port=$(cat "$work/http-port")
+
+# Two targets, both the bundled hello-server under names of their own in the work directory.
+ln -s "$bin/hello-server" "$work/hello-server"
+ln -s "$bin/hello-server" "$work/hello-twin"
+cat > "$work/server.toml" <<TOML
+name = "browser-server"
+roles = ["server"]
+coordinator = "127.0.0.1:$port"
+run_root = "$work/runs"
+spool_dir = "$work/spool"
+[[target]]
+name = "hello-server"
+command = ["$work/hello-server", "--port", "{port}"]
+[[target]]
+name = "hello-twin"
+command = ["$work/hello-twin", "--port", "{port}"]
+TOML
+cat > "$work/load.toml" <<TOML
+name = "browser-load"
+roles = ["load"]
+coordinator = "127.0.0.1:$port"
+run_root = "$work/load-runs"
+TOML
+"$bin/benchlab" agent --config "$work/server.toml" 2> "$work/server.log" &
+pids+=($!)
+"$bin/benchlab" agent --config "$work/load.toml" 2> "$work/load.log" &
+pids+=($!)
+
+# 2 targets × 1 scenario × 2 load levels × 2 rounds = 8 short windows. The agents share this
+# machine, so each sees the other's load generator as foreign CPU: with foreign_cpu at its
+# default most windows are invalid, which gives the page reasons to show and windows to re-run.
+cat > "$work/campaign.toml" <<TOML
+name = "browser"
+baseline = "hello-server"
+[matrix]
+connections = [2, 4]
+rounds = 2
+warmup = "100ms"
+duration = "250ms"
+[load]
+cpus = "1"
+[gates]
+selftest_drift = false
+generator_bound = false
+steal = false
+[[target]]
+name = "hello-server"
+cpus = "0"
+[[target]]
+name = "hello-twin"
+cpus = "0"
+[[scenario]]
+name = "hello"
+path = "/"
+expect = { status = 200, body = "hello\n" }
+TOML
+timeout 300 "$bin/benchlab" submit "$work/campaign.toml" --coordinator "127.0.0.1:$port" --wait \
+  > "$work/submit.log" 2>&1 || fail "the campaign did not finish (benchlab submit --wait)"
+echo "ok: campaign measured ($(tail -1 "$work/submit.log"))"
+
+# --- the browser ---------------------------------------------------------------------------------
+mkdir -p "$artifacts" "$work/profile"
+status=0
+BENCHLAB_URL="http://127.0.0.1:$http_port" BENCHLAB_CAMPAIGN=browser \
+  BENCHLAB_AGENTS=browser-server,browser-load BENCHLAB_CHROMIUM="$chromium" \
+  BENCHLAB_PROFILE="$work/profile" BENCHLAB_ARTIFACTS="$(cd "$artifacts" && pwd)" \
+  BENCHLAB_WEB_DIR="$src/web" \
+  node --test --test-reporter=spec "$src/tests/browser/dashboard.test.mjs" || status=$?
+[ "$status" -eq 0 ] || fail "the browser tests failed (screenshots in $artifacts)"
+echo "screenshots: $(cd "$artifacts" && pwd)"
+
+# Nothing of this test may outlive it: stop the lab, then look.
+for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+pids=()
+sleep 0.2
+left=$(left_behind_pids | tr '\n' ' ')
+[ -z "$left" ] || fail "processes left behind: $left"
+echo "ok: nothing left running"

@@ -1,0 +1,55 @@
+// The coordinator's JSON API (docs/api.md): every call goes to the page's own origin. Errors
+// become ApiError with the server's own message ({"error": "..."}) or what went wrong on the way.
+
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+async function request(path, init) {
+  let res;
+  try {
+    res = await fetch(path, { cache: 'no-store', ...init });
+  } catch (err) {
+    if (err.name === 'AbortError') throw err;
+    throw new ApiError(0, `cannot reach the coordinator (${err.message})`);
+  }
+  const text = await res.text();
+  let body = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    // Not JSON: an error page from something in between, or a server without the API.
+  }
+  if (!res.ok) {
+    const message = body && typeof body.error === 'string' ? body.error
+      : `${res.status} ${res.statusText}${text && !body ? `: ${text.slice(0, 200)}` : ''}`;
+    throw new ApiError(res.status, message);
+  }
+  if (body === null) throw new ApiError(res.status, `${path}: expected JSON, got ${text.slice(0, 80) || 'nothing'}`);
+  return body;
+}
+
+export function getJSON(path, { signal } = {}) {
+  return request(path, { signal });
+}
+
+// The only call that changes anything: JSON only, so a page on another origin cannot send it.
+export function postJSON(path, payload) {
+  return request(path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(payload),
+  });
+}
+
+export const api = {
+  campaigns: (opts) => getJSON('/api/v1/campaigns', opts),
+  campaign: (name, opts) => getJSON(`/api/v1/campaigns/${encodeURIComponent(name)}`, opts),
+  reportUrl: (name, format) => `/api/v1/campaigns/${encodeURIComponent(name)}/report?format=${format}`,
+  window: (id, opts) => getJSON(`/api/v1/windows/${encodeURIComponent(id)}`, opts),
+  agents: (opts) => getJSON('/api/v1/agents', opts),
+  rerun: (ids) => postJSON('/api/v1/rerun', { window_ids: ids }),
+};
