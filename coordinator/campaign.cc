@@ -199,8 +199,41 @@ void ReadPlacement(const Value& v, Issues& issues, Campaign& c) {
   if (const Value* x = placement.Get("load")) ReadAgentList(placement, "load", *x, c.placement_load);
 }
 
+// tool = "wrk" or ["benchlab", "wrk"]: which load generators measure every level.
+void ReadTools(Table& table, const Value& v, Campaign& c) {
+  const char* form = "\"benchlab\", \"wrk\" or \"h2load\", or a list of them without repeats";
+  std::vector<std::string> tools;
+  if (v.is_string()) {
+    tools.push_back(v.as_string().str);
+  } else if (v.is_array() && !v.as_array().empty()) {
+    for (const auto& item : v.as_array()) {
+      if (!item.is_string()) return table.Expect(v, "tool", form);
+      tools.push_back(item.as_string().str);
+    }
+  } else {
+    return table.Expect(v, "tool", form);
+  }
+  for (size_t i = 0; i < tools.size(); ++i) {
+    const std::string& t = tools[i];
+    if ((t != "benchlab" && t != "wrk" && t != "h2load") ||
+        std::find(tools.begin(), tools.begin() + static_cast<long>(i), t) !=
+            tools.begin() + static_cast<long>(i)) {
+      return table.Expect(v, "tool", form);
+    }
+    // The external tools are closed-loop generators; their own limits are checked here so a
+    // campaign fails before it starts, not at its first window.
+    if (t != "benchlab" && !c.rates.empty()) {
+      return table.Fail(v, "tool",
+                        "expected a tool that runs open-loop levels (benchlab), got \"" + t +
+                            "\" with [matrix] rates: " + t + " measures closed loop only");
+    }
+  }
+  c.load_tools = std::move(tools);
+}
+
 void ReadLoad(const Value& v, Issues& issues, Campaign& c) {
-  Table load(v, "load", {"threads", "cpus", "depth", "arrival", "max_conns"}, issues);
+  Table load(v, "load", {"threads", "cpus", "depth", "arrival", "max_conns", "tool"}, issues);
+  if (const Value* x = load.Get("tool")) ReadTools(load, *x, c);
   if (const Value* x = load.Get("depth")) {
     if (auto n = fields::ReadInt(load, "depth", *x, 1, 1024, "an integer from 1 to 1024")) {
       c.load_depth = *n;
@@ -310,14 +343,19 @@ const ScenarioDef* Campaign::FindScenario(const std::string& scenario_name) cons
 
 std::vector<LoadLevel> Campaign::LoadLevels() const {
   std::vector<LoadLevel> levels;
-  levels.reserve(connections.size() + rates.size());
-  for (int n : connections) levels.push_back({n, 0});
-  for (double rate : rates) levels.push_back({open_connections, rate});
+  levels.reserve((connections.size() + rates.size()) * load_tools.size());
+  // Each level with every tool back to back, so the tools compare on the same target, close in
+  // time; open-loop levels exist only for benchlab (checked when parsing).
+  for (int n : connections) {
+    for (const std::string& tool : load_tools) levels.push_back({n, 0, tool});
+  }
+  for (double rate : rates) levels.push_back({open_connections, rate, "benchlab"});
   return levels;
 }
 
 std::string LoadLevelLabel(const LoadLevel& level) {
-  if (level.rate <= 0) return "c" + std::to_string(level.connections);
+  const std::string suffix = level.tool.empty() || level.tool == "benchlab" ? "" : "@" + level.tool;
+  if (level.rate <= 0) return "c" + std::to_string(level.connections) + suffix;
   // Fixed notation, shortest digits that read back as the same double: 5000 -> "5000" (never
   // "5e+03"), 2500.5 -> "2500.5". std::to_chars is exact and locale-free on every platform.
   char buffer[400];

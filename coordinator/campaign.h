@@ -52,11 +52,13 @@ enum class FreshProcess {
 struct LoadLevel {
   int connections = 0;
   double rate = 0;
+  std::string tool = "benchlab";  // the load generator: "benchlab", "wrk" or "h2load"
   bool operator==(const LoadLevel&) const = default;
 };
 
-// "c64" for 64 connections, "r5000" / "r2500.5" for an open-loop rate (shortest exact decimal).
-// Stable: it appears in window labels, spool keys and reports.
+// "c64" for 64 connections, "r5000" / "r2500.5" for an open-loop rate (shortest exact decimal),
+// with "@wrk" / "@h2load" appended when an external tool measures it ("c64@wrk"). Stable: it
+// appears in window labels, spool keys and reports.
 std::string LoadLevelLabel(const LoadLevel& level);
 
 // [noise]: identical windows of one cell spread through the campaign, measuring its noise floor.
@@ -86,6 +88,9 @@ struct Campaign {
   int load_depth = 1;          // requests in flight per connection (HTTP/1.1 pipelining)
   bool load_poisson = false;   // open loop: Poisson arrivals instead of a constant schedule
   int load_max_conns = 0;      // open loop: connections may grow to this many; 0: no growth
+  // [load] tool: the generators that measure every closed-loop level, each a level of its own
+  // ("c64", "c64@wrk"); benchlab alone by default (docs/load.md, "External tools").
+  std::vector<std::string> load_tools = {"benchlab"};
   GateConfig gates;            // [gates]; docs/gates.md
   // [placement]: agent names or "label:NAME" selectors; empty: any ready agents.
   std::vector<std::string> placement_server;

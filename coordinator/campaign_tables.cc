@@ -156,6 +156,7 @@ void CheckNoise(const Value& v, Issues& issues, Campaign& c) {
          ListOf(c.scenarios, [](const ScenarioDef& s) { return s.name; }));
   }
   if (noise.level.connections > 0) {
+    noise.level.tool = c.load_tools.front();  // the noise floor of the first tool's windows
     if (std::find(c.connections.begin(), c.connections.end(), noise.level.connections) ==
         c.connections.end()) {
       fail("connections", "one of matrix.connections",
@@ -165,7 +166,7 @@ void CheckNoise(const Value& v, Issues& issues, Campaign& c) {
     noise.level.connections = c.open_connections;
     if (std::find(c.rates.begin(), c.rates.end(), noise.level.rate) == c.rates.end()) {
       fail("rate", "one of matrix.rates", ListOf(c.rates, [&](double rate) {
-             return LoadLevelLabel({c.open_connections, rate}).substr(1);
+             return LoadLevelLabel({c.open_connections, rate, "benchlab"}).substr(1);
            }));
     }
   } else if (auto levels = c.LoadLevels(); !levels.empty()) {

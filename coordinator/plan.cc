@@ -29,6 +29,7 @@ PlannedWindow MakeWindow(const std::string& target, const std::string& scenario,
   w.scenario = scenario;
   w.connections = level.connections;
   w.rate = level.rate;
+  w.tool = level.tool;
   return w;
 }
 
@@ -145,7 +146,7 @@ std::vector<PlannedWindow> ExpandMatrix(const Campaign& campaign) {
 }
 
 std::string LoadLevelLabel(const PlannedWindow& window) {
-  return LoadLevelLabel(LoadLevel{window.connections, window.rate});
+  return LoadLevelLabel(LoadLevel{window.connections, window.rate, window.tool});
 }
 
 }  // namespace benchlab

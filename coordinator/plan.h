@@ -19,6 +19,7 @@ struct PlannedWindow {
   std::string scenario;
   int connections = 0;        // closed loop: the level; open loop: the connections opened for it
   double rate = 0;            // requests/second of an open-loop level; 0: closed loop
+  std::string tool = "benchlab";  // the load generator measuring it: benchlab, wrk or h2load
   bool noise = false;         // one of [noise]'s identical windows, not a matrix window
   bool start_process = true;  // a new target process must be started before this window
   bool stop_process = true;   // the target process must be stopped after this window

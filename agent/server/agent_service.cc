@@ -6,8 +6,11 @@
 #include <cmath>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "agent/checks.h"
 #include "agent/conformance.h"
+#include "agent/external_run.h"
 #include "agent/host_facts.h"
 #include "agent/orphans.h"
 #include "agent/selftest.h"
@@ -396,6 +399,9 @@ grpc::Status AgentService::RunLoad(grpc::ServerContext*, const v1::RunLoadReques
   IntervalSampler host(env_, 0, identity_.sample_period, NewHostWatch(0, options.cpus));
   bool watching = false;
   Result<IntervalFigures> host_figures = Status::Unavailable("the load host was not watched");
+  if (!req->tool().empty() && req->tool() != "benchlab") {
+    return RunExternal(*req, options, writer);
+  }
   auto result = benchlab::RunLoad(options, [&](bool measuring) {
     if (measuring) {
       watching = host.Begin().ok();
@@ -442,12 +448,135 @@ grpc::Status AgentService::RunLoad(grpc::ServerContext*, const v1::RunLoadReques
   out->set_cpu_user_s(result->cpu_user_s);
   out->set_cpu_sys_s(result->cpu_sys_s);
   out->set_depth(options.depth);
+  out->set_tool("benchlab");
   out->set_record_json(LoadResultToJson(*result));
   if (host_figures.ok() && host_figures->host) {
     HostFiguresToProto(*host_figures->host, out->mutable_host());
   }
   if (!req->spool_key().empty()) {
     Status spooled = SpoolPut(req->spool_key() + ".load", event.SerializeAsString());
+    if (!spooled.ok()) return ToGrpc(spooled);
+  }
+  writer->Write(event);
+  return grpc::Status::OK;
+}
+
+grpc::Status AgentService::RunExternal(const v1::RunLoadRequest& req, const LoadOptions& options,
+                                       grpc::ServerWriter<v1::RunLoadEvent>* writer) {
+  if (req.tool() != "wrk" && req.tool() != "h2load") {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "tool: expected benchlab, wrk or h2load, got \"" + req.tool() + "\"");
+  }
+  if (options.rate > 0) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        req.tool() + " measures closed loop only, not a rate");
+  }
+  ExternalLoadSpec spec;
+  spec.tool = req.tool();
+  spec.binary = req.tool();
+  spec.host = options.host;
+  spec.port = options.port;
+  spec.method = options.method;
+  spec.path = options.path;
+  spec.headers = options.headers;
+  spec.body = options.body;
+  spec.connections = options.connections;
+  spec.threads = options.threads;
+  spec.depth = options.depth;
+  spec.duration_s = std::chrono::duration<double>(options.duration).count();
+  spec.timeout_s = std::chrono::duration<double>(options.timeout).count();
+  std::string scratch;
+  {
+    std::lock_guard lock(mu_);
+    scratch = (std::filesystem::path(identity_.run_root) /
+               ("load-" + req.tool() + "-" + std::to_string(next_handle_++)))
+                  .string();
+  }
+  IntervalSampler host(env_, 0, identity_.sample_period, NewHostWatch(0, options.cpus));
+  bool watching = false;
+  Result<IntervalFigures> host_figures = Status::Unavailable("the load host was not watched");
+  auto run = RunExternalLoad(
+      env_, spec, options.cpus, std::chrono::duration_cast<std::chrono::milliseconds>(options.warmup),
+      scratch, [&](bool measuring) {
+        if (measuring) {
+          watching = host.Begin().ok();
+        } else if (watching) {
+          host_figures = host.End();
+          watching = false;
+        }
+        v1::RunLoadEvent event;
+        event.set_kind(measuring ? v1::RunLoadEvent::MEASURE_START
+                                 : v1::RunLoadEvent::MEASURE_END);
+        writer->Write(event);
+      });
+  if (watching) (void)host.End();
+  std::error_code ec;
+  std::filesystem::remove_all(scratch, ec);
+  if (!run.ok()) return ToGrpc(run.status());
+
+  const ExternalLoadFigures& f = run->figures;
+  v1::RunLoadEvent event;
+  event.set_kind(v1::RunLoadEvent::RESULT);
+  auto* out = event.mutable_result();
+  out->set_tool(spec.tool);
+  out->set_requests(f.requests);
+  out->set_duration_s(f.duration_s);
+  out->set_rps(f.rps);
+  out->set_throughput_rps(f.rps);
+  auto* errors = out->mutable_errors();
+  errors->set_connect(f.errors_connect);
+  errors->set_read(f.errors_read);
+  errors->set_write(f.errors_write);
+  errors->set_timeout(f.errors_timeout);
+  // Neither tool checks bodies; a response outside 2xx/3xx is what they can tell.
+  out->set_mismatches(f.non_2xx_3xx);
+  out->set_cpu_user_s(run->cpu_user_s);
+  out->set_cpu_sys_s(run->cpu_sys_s);
+  out->set_depth(options.depth);
+  for (const std::string& column : f.unavailable) out->add_unavailable(column);
+  auto* latency = out->mutable_external_latency();
+  if (f.p50_us) latency->set_p50_us(*f.p50_us);
+  if (f.p90_us) latency->set_p90_us(*f.p90_us);
+  if (f.p99_us) latency->set_p99_us(*f.p99_us);
+  if (f.mean_us) latency->set_mean_us(*f.mean_us);
+  if (f.max_us) latency->set_max_us(*f.max_us);
+  nlohmann::json record = {
+      {"tool", f.tool},
+      {"version", f.version},
+      {"argv", run->argv},
+      {"requests", f.requests},
+      {"duration_s", f.duration_s},
+      {"rps", f.rps},
+      {"latency_us",
+       {{"p50", f.p50_us ? nlohmann::json(*f.p50_us) : nlohmann::json(nullptr)},
+        {"p75", f.p75_us ? nlohmann::json(*f.p75_us) : nlohmann::json(nullptr)},
+        {"p90", f.p90_us ? nlohmann::json(*f.p90_us) : nlohmann::json(nullptr)},
+        {"p99", f.p99_us ? nlohmann::json(*f.p99_us) : nlohmann::json(nullptr)},
+        {"mean", f.mean_us ? nlohmann::json(*f.mean_us) : nlohmann::json(nullptr)},
+        {"stdev", f.stdev_us ? nlohmann::json(*f.stdev_us) : nlohmann::json(nullptr)},
+        {"min", f.min_us ? nlohmann::json(*f.min_us) : nlohmann::json(nullptr)},
+        {"max", f.max_us ? nlohmann::json(*f.max_us) : nlohmann::json(nullptr)}}},
+      {"non_2xx_3xx", f.non_2xx_3xx},
+      {"status_classes", f.status_classes},
+      {"errors",
+       {{"connect", f.errors_connect},
+        {"read", f.errors_read},
+        {"write", f.errors_write},
+        {"timeout", f.errors_timeout}}},
+      {"failed", f.failed ? nlohmann::json(*f.failed) : nlohmann::json(nullptr)},
+      {"bytes_per_s", f.bytes_per_s ? nlohmann::json(*f.bytes_per_s) : nlohmann::json(nullptr)},
+      {"cpu_user_s", run->cpu_user_s},
+      {"cpu_sys_s", run->cpu_sys_s},
+      {"wall_s", run->wall_s},
+      {"unavailable", f.unavailable},
+      {"output", run->output},
+  };
+  out->set_record_json(record.dump());
+  if (host_figures.ok() && host_figures->host) {
+    HostFiguresToProto(*host_figures->host, out->mutable_host());
+  }
+  if (!req.spool_key().empty()) {
+    Status spooled = SpoolPut(req.spool_key() + ".load", event.SerializeAsString());
     if (!spooled.ok()) return ToGrpc(spooled);
   }
   writer->Write(event);

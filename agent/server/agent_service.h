@@ -15,6 +15,7 @@
 #include "agent/target_runner.h"
 #include "benchlab/v1/agent.grpc.pb.h"
 #include "common/sysenv.h"
+#include "loadgen/load.h"
 #include "common/target.h"
 
 namespace benchlab {
@@ -45,6 +46,9 @@ class AgentService final : public v1::Agent::Service {
                                 v1::CheckConformanceReply* reply) override;
   grpc::Status RunLoad(grpc::ServerContext* ctx, const v1::RunLoadRequest* req,
                        grpc::ServerWriter<v1::RunLoadEvent>* writer) override;
+  // RunLoad with wrk or h2load instead of benchlab's generator (docs/load.md, "External tools").
+  grpc::Status RunExternal(const v1::RunLoadRequest& req, const LoadOptions& options,
+                           grpc::ServerWriter<v1::RunLoadEvent>* writer);
   grpc::Status Mark(grpc::ServerContext* ctx, const v1::MarkRequest* req,
                     v1::MarkReply* reply) override;
   grpc::Status CheckHost(grpc::ServerContext* ctx, const v1::CheckHostRequest* req,

@@ -61,6 +61,24 @@ Context Analyse(const ReportInput& in);
 
 std::string LevelWords(const std::string& level);  // "c64" -> "64 connections"
 std::string WindowName(const WindowRow& w);        // "round 2 · nginx · hello · c64"
+// One target in one cell measured by benchlab's generator and by an external tool (the same
+// pair, scenario and level, "c64" and "c64@wrk"): the valid newest windows' figures side by side
+// and the round-by-round ratio benchlab / tool (both windows of a round, measured close in time).
+struct ToolTarget {
+  std::string target;
+  Summary benchlab_rps, tool_rps;
+  Summary benchlab_p99_us, tool_p99_us;  // the tool's NaN where it cannot measure p99
+  Summary benchlab_cpu_us, tool_cpu_us;  // server CPU µs per request under each generator
+  Summary ratio;                         // of the rounds' benchlab rps / tool rps
+  std::vector<std::pair<int, double>> rounds;  // (round, ratio)
+};
+struct ToolCell {
+  std::string pair, scenario, load_level, tool;  // load_level without the tool: "c64"
+  std::vector<ToolTarget> targets;
+};
+// Every cell an external tool measured, in the campaign's cell order.
+std::vector<ToolCell> CompareTools(const Context& cx);
+
 // The samples summary of a window attempt; nullptr when it has none.
 const SampleSummary* SamplesOf(const ReportInput& in, int64_t id);
 

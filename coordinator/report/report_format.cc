@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "coordinator/report/report_detail.h"
@@ -108,7 +109,66 @@ Context Analyse(const ReportInput& in) {
   return cx;
 }
 
+std::vector<ToolCell> CompareTools(const Context& cx) {
+  // The newest valid matrix windows, by (pair, scenario, level, tool, target, round).
+  using Key = std::tuple<std::string, std::string, std::string, std::string, std::string, int>;
+  std::map<Key, const WindowRow*> windows;
+  for (const WindowRow& w : cx.in.windows) {
+    if (!cx.newest.count(w.id) || w.noise || w.verdict != "valid") continue;
+    const std::string level = ToMeasurement(w).load_level;
+    const size_t at = level.find('@');
+    windows[{w.pair, w.scenario, level.substr(0, at), LoadTool(level), w.target, w.round}] = &w;
+  }
+  std::vector<ToolCell> out;
+  for (const CellStats& cell : cx.stats.cells) {
+    const std::string& level = cell.cell.load_level;
+    const size_t at = level.find('@');
+    if (at == std::string::npos) continue;
+    ToolCell tc{cell.cell.pair, cell.cell.scenario, level.substr(0, at), level.substr(at + 1), {}};
+    for (const TargetStats& t : cell.targets) {
+      ToolTarget tt;
+      tt.target = t.target;
+      std::vector<double> b_rps, t_rps, b_p99, t_p99, b_cpu, t_cpu, ratios;
+      for (const auto& [key, w] : windows) {
+        const auto& [pair, scenario, base, tool, target, round] = key;
+        if (pair != tc.pair || scenario != tc.scenario || base != tc.load_level ||
+            target != t.target || tool != tc.tool) {
+          continue;
+        }
+        const Measurement tool_m = ToMeasurement(*w);
+        t_rps.push_back(tool_m.rps);
+        t_p99.push_back(tool_m.p99_us);
+        t_cpu.push_back(w->cpu_us_per_request > 0 ? w->cpu_us_per_request : kNaN);
+        auto mine = windows.find({pair, scenario, base, "benchlab", target, round});
+        if (mine == windows.end()) continue;
+        const Measurement own = ToMeasurement(*mine->second);
+        b_rps.push_back(own.rps);
+        b_p99.push_back(own.p99_us);
+        b_cpu.push_back(mine->second->cpu_us_per_request > 0 ? mine->second->cpu_us_per_request
+                                                             : kNaN);
+        if (tool_m.rps > 0) {
+          ratios.push_back(own.rps / tool_m.rps);
+          tt.rounds.emplace_back(round, own.rps / tool_m.rps);
+        }
+      }
+      if (t_rps.empty() && b_rps.empty()) continue;
+      tt.benchlab_rps = Summarize(b_rps);
+      tt.tool_rps = Summarize(t_rps);
+      tt.benchlab_p99_us = Summarize(b_p99);
+      tt.tool_p99_us = Summarize(t_p99);
+      tt.benchlab_cpu_us = Summarize(b_cpu);
+      tt.tool_cpu_us = Summarize(t_cpu);
+      tt.ratio = Summarize(ratios);
+      tc.targets.push_back(std::move(tt));
+    }
+    if (!tc.targets.empty()) out.push_back(std::move(tc));
+  }
+  return out;
+}
+
 std::string LevelWords(const std::string& level) {
+  const size_t at = level.find('@');
+  if (at != std::string::npos) return LevelWords(level.substr(0, at)) + ", " + level.substr(at + 1);
   if (level.size() > 1 && level[0] == 'c') return level.substr(1) + " connections";
   if (level.size() > 1 && level[0] == 'r') {
     return "open loop at " + Thousands(std::atof(level.c_str() + 1)) + " req/s";
@@ -128,6 +188,23 @@ const SampleSummary* SamplesOf(const ReportInput& in, int64_t id) {
 }
 
 }  // namespace report_detail
+
+std::vector<std::string> UnavailableFigures(const WindowRow& w) {
+  std::vector<std::string> out;
+  if (w.load_record.find("unavailable") == std::string::npos) return out;  // the common case
+  auto record = nlohmann::json::parse(w.load_record, nullptr, false);
+  if (!record.is_object() || !record.contains("unavailable")) return out;
+  for (const auto& column : record["unavailable"]) {
+    if (column.is_string()) out.push_back(column.get<std::string>());
+  }
+  return out;
+}
+
+std::string LoadTool(const std::string& level) {
+  const size_t at = level.find('@');
+  return at == std::string::npos ? "benchlab" : level.substr(at + 1);
+}
+
 
 using report_detail::kMissing;
 using report_detail::Printf;
@@ -167,6 +244,11 @@ Measurement ToMeasurement(const WindowRow& w) {
   m.cpu_us_per_request = w.cpu_us_per_request;
   m.p50_us = static_cast<double>(w.p50_us);
   m.p99_us = static_cast<double>(w.p99_us);
+  // An external load generator lists what it could not measure: unavailable, not 0.
+  for (const std::string& column : UnavailableFigures(w)) {
+    if (column == "p50_us") m.p50_us = kNaN;
+    if (column == "p99_us") m.p99_us = kNaN;
+  }
   m.startup_ms = w.startup_ms;
   m.first_request_ms = w.first_request_ms;
   m.idle_rss_kb = static_cast<double>(w.idle_rss_kb);

@@ -43,6 +43,11 @@ Result<std::string> FormatReport(const ReportInput& input, const std::string& fo
 
 // The statistics' view of a window attempt: valid = verdict "valid", noise = noise != 0.
 Measurement ToMeasurement(const WindowRow& row);
+// The window figures its load generator could not measure (store column names, from the
+// record's "unavailable"): empty for benchlab's own generator.
+std::vector<std::string> UnavailableFigures(const WindowRow& w);
+// "c64@wrk" -> "wrk"; "c64" -> "benchlab".
+std::string LoadTool(const std::string& level);
 // The campaign's target order: its spec's [[target]] order, then targets only the windows name.
 std::vector<std::string> TargetOrder(const ReportInput& input);
 

@@ -237,6 +237,33 @@ std::string FormatReportJson(const ReportInput& in) {
         AttemptRecordJson(w, cx.newest.count(w.id) > 0, SamplesOf(in, w.id)));
   }
   out["windows"] = windows;
+
+  // benchlab's generator against external tools on the same cells (empty without [load] tool).
+  ojson tools = ojson::array();
+  for (const ToolCell& c : CompareTools(cx)) {
+    ojson targets = ojson::array();
+    for (const ToolTarget& t : c.targets) {
+      ojson rounds = ojson::array();
+      for (const auto& [round, ratio] : t.rounds) {
+        rounds.push_back({{"round", round}, {"ratio", Num(ratio)}});
+      }
+      targets.push_back({{"target", t.target},
+                         {"benchlab_rps", SummaryJson(t.benchlab_rps)},
+                         {"tool_rps", SummaryJson(t.tool_rps)},
+                         {"ratio", SummaryJson(t.ratio)},
+                         {"rounds", rounds},
+                         {"benchlab_p99_us", SummaryJson(t.benchlab_p99_us)},
+                         {"tool_p99_us", SummaryJson(t.tool_p99_us)},
+                         {"benchlab_cpu_us_per_request", SummaryJson(t.benchlab_cpu_us)},
+                         {"tool_cpu_us_per_request", SummaryJson(t.tool_cpu_us)}});
+    }
+    tools.push_back({{"pair", c.pair},
+                     {"scenario", c.scenario},
+                     {"load_level", c.load_level},
+                     {"tool", c.tool},
+                     {"targets", targets}});
+  }
+  out["load_tools"] = tools;
   return out.dump(2) + "\n";
 }
 

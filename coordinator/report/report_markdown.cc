@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,46 @@ std::string CellTable(const Context& cx, const CellStats& cell) {
                            "rounds won", "verdict", "valid"},
                           "lrrrrrrrlr", rows);
   if (!notes.empty()) out += "\n" + notes;
+  return out;
+}
+
+// benchlab's generator against each external tool on the same cells (docs/load.md).
+std::string ToolsSection(const Context& cx) {
+  const std::vector<ToolCell> cells = CompareTools(cx);
+  if (cells.empty()) return "";
+  std::set<std::string> tools;
+  for (const ToolCell& c : cells) tools.insert(c.tool);
+  std::string out = "## benchlab against " +
+                    Join(std::vector<std::string>(tools.begin(), tools.end()), " and ") +
+                    "\n\nThe same targets and load levels measured by benchlab's generator and "
+                    "by the external tool, pinned alike, over valid windows. *benchlab / tool*: "
+                    "the median of the round-by-round req/s ratios (both windows of a round are "
+                    "measured close in time), with their range: 1.05× means benchlab counted 5% "
+                    "more requests per second. Latency is each tool's own; *server CPU µs/req* "
+                    "is the target's, under each generator. `–`: not measured (h2load prints "
+                    "no percentiles).\n\n";
+  for (const ToolCell& c : cells) {
+    out += "### " + (c.pair.empty() ? "" : "Pair " + c.pair + " · ") + c.scenario + " · " +
+           LevelWords(c.load_level) + " · benchlab against " + c.tool + "\n\n";
+    std::vector<std::vector<std::string>> rows;
+    for (const ToolTarget& t : c.targets) {
+      std::string ratio = kMissing;
+      if (t.ratio.n == 1) ratio = Ratio(t.ratio.median);
+      if (t.ratio.n > 1) {
+        ratio = Ratio(t.ratio.median) + " (" + Printf("%.2f", t.ratio.min) + "–" +
+                Printf("%.2f", t.ratio.max) + ")";
+      }
+      rows.push_back({t.target, Thousands(t.benchlab_rps.median), Thousands(t.tool_rps.median),
+                      ratio, Printf("%d", t.ratio.n), Micros(t.benchlab_p99_us.median),
+                      Micros(t.tool_p99_us.median), CpuUs(t.benchlab_cpu_us.median),
+                      CpuUs(t.tool_cpu_us.median)});
+    }
+    out += Table({"target", "benchlab req/s", c.tool + " req/s", "benchlab / " + c.tool,
+                  "rounds", "p99 benchlab", "p99 " + c.tool, "server CPU µs/req (benchlab)",
+                  "(" + c.tool + ")"},
+                 "lrrrrrrrr", rows) +
+           "\n";
+  }
   return out;
 }
 
@@ -358,7 +399,7 @@ std::string FormatReportMarkdown(const ReportInput& in) {
     out += CellTable(cx, cell) + "\n";
   }
   if (cx.stats.cells.empty()) out += "No matrix window has been stored yet.\n\n";
-  out += NoiseSection(cx) + FactsSection(cx) + HostsSection(cx) + MethodSection(cx) +
+  out += ToolsSection(cx) + NoiseSection(cx) + FactsSection(cx) + HostsSection(cx) + MethodSection(cx) +
          InvalidSection(cx);
   return out;
 }

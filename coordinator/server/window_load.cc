@@ -44,6 +44,7 @@ v1::RunLoadRequest WindowProtocol::LoadRequest(const ScenarioDef& scenario,
   req.set_duration_ms(
       std::chrono::duration_cast<std::chrono::milliseconds>(campaign_.duration).count());
   req.set_timeout_ms(2000);
+  req.set_tool(planned_.tool);
   req.set_spool_key(share.spool_key);
   // Every response is checked against the scenario's expectation while measuring.
   req.add_expect_status(scenario.expect.status);
@@ -234,7 +235,11 @@ std::string WindowProtocol::MergeLoadResults(const ScenarioDef& scenario) {
     row.requests += r.requests();
     row.duration_s = std::max(row.duration_s, r.duration_s());
     row.rps += r.rps();
-    merge_histogram(share, r.histogram(), "latency", latency, latency_ok);
+    if (r.histogram().empty()) {
+      latency_ok = false;  // an external tool keeps no histogram: its own figures follow
+    } else {
+      merge_histogram(share, r.histogram(), "latency", latency, latency_ok);
+    }
     uint64_t status_mismatches = 0;
     for (const auto& sc : r.status_counts()) {
       const std::string code = std::to_string(sc.status());
@@ -313,6 +318,18 @@ std::string WindowProtocol::MergeLoadResults(const ScenarioDef& scenario) {
     row.max_us = latency.Max();
     row.mean_us = latency.Mean();
   }
+  const v1::LoadResult& first = shares_.front().result;
+  if (!first.tool().empty() && first.tool() != "benchlab" && !multi()) {
+    // wrk / h2load: the percentiles they print; what they do not print stays 0 and is listed
+    // in the record's "unavailable" (the report shows it as unavailable, never as 0).
+    const v1::ExternalLatency& l = first.external_latency();
+    row.p50_us = l.has_p50_us() ? l.p50_us() : 0;
+    row.p90_us = l.has_p90_us() ? l.p90_us() : 0;
+    row.p99_us = l.has_p99_us() ? l.p99_us() : 0;
+    row.p999_us = 0;
+    row.max_us = l.has_max_us() ? static_cast<uint64_t>(l.max_us()) : 0;
+    row.mean_us = l.has_mean_us() ? l.mean_us() : 0;
+  }
   if (open_loop) {
     row.histogram_uncorrected =
         multi() ? uncorrected.Serialize() : shares_.front().result.histogram_uncorrected();
@@ -327,6 +344,11 @@ std::string WindowProtocol::MergeLoadResults(const ScenarioDef& scenario) {
   row.errors = transport_errors_ + mismatches_;
   if (multi()) row.load_record = nlohmann::json{{"agents", records}}.dump();
   if (most_foreign != nullptr) row.load_top_foreign = TopForeignJson(*most_foreign);
+  // A second cut short by the end of the interval ends there: a 250 ms window's one sample is
+  // at 0.25 s, so its requests per second come out right.
+  if (!seconds.empty() && row.duration_s > 0 && seconds.back().t_s > row.duration_s) {
+    seconds.back().t_s = std::max(row.duration_s, seconds.size() > 1 ? seconds.size() - 1.0 : 0.0);
+  }
   for (SampleRow& second : seconds) out_.samples.push_back(std::move(second));
   return error;
 }

@@ -394,8 +394,11 @@ using window_detail::SetDeadline;
 using window_detail::WindowProtocol;
 
 std::string SpoolKey(int64_t campaign_id, const PlannedWindow& planned, int attempt) {
+  // Spool keys are file names: "c64@wrk" becomes "c64_wrk" (no level label has a '_').
+  std::string level = LoadLevelLabel(planned);
+  std::replace(level.begin(), level.end(), '@', '_');
   std::string key = std::to_string(campaign_id) + "-" + planned.target + "-" + planned.scenario +
-                    "-" + LoadLevelLabel(planned) + "-r" + std::to_string(planned.round);
+                    "-" + level + "-r" + std::to_string(planned.round);
   if (planned.noise) key += "-n" + std::to_string(planned.position);
   return key + "-a" + std::to_string(attempt);
 }

@@ -569,6 +569,42 @@ load = ["label:rack-1", "l2"]
             "name pairs, got \"some\"");
 }
 
+TEST_F(CampaignTest, LoadTools) {
+  auto one = ParseCampaignText(Edit(kGood, "threads = 1", "threads = 1\ntool = \"wrk\""),
+                               "hello.toml", "/tmp");
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(one->load_tools, std::vector<std::string>{"wrk"});
+  ASSERT_EQ(one->LoadLevels().size(), 2u);
+  EXPECT_EQ(LoadLevelLabel(one->LoadLevels()[0]), "c16@wrk");
+
+  auto both = ParseCampaignText(
+      Edit(kGood, "threads = 1", "threads = 1\ntool = [\"benchlab\", \"h2load\"]"),
+      "hello.toml", "/tmp");
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  std::vector<std::string> labels;
+  for (const LoadLevel& l : both->LoadLevels()) labels.push_back(LoadLevelLabel(l));
+  // Each level with every tool, back to back.
+  EXPECT_EQ(labels, (std::vector<std::string>{"c16", "c16@h2load", "c64", "c64@h2load"}));
+  // Without the key: benchlab alone, labels as before.
+  auto plain = ParseCampaignText(kGood, "hello.toml", "/tmp");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->load_tools, std::vector<std::string>{"benchlab"});
+  EXPECT_EQ(LoadLevelLabel(plain->LoadLevels()[1]), "c64");
+
+  const std::string form =
+      "expected \"benchlab\", \"wrk\" or \"h2load\", or a list of them without repeats";
+  EXPECT_EQ(ErrorFor(Edit(kGood, "threads = 1", "threads = 1\ntool = \"ab\"")),
+            "hello.toml:11: load.tool: " + form + ", got \"ab\"");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "threads = 1", "threads = 1\ntool = [\"wrk\", \"wrk\"]")),
+            "hello.toml:11: load.tool: " + form + ", got [\"wrk\", \"wrk\"]");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "threads = 1", "threads = 1\ntool = []")),
+            "hello.toml:11: load.tool: " + form + ", got []");
+  EXPECT_EQ(ErrorFor(Edit(Edit(kGood, "threads = 1", "threads = 1\ntool = \"wrk\""),
+                          "connections = [16, 64]", "rates = [1000]")),
+            "hello.toml:11: load.tool: expected a tool that runs open-loop levels (benchlab), got "
+            "\"wrk\" with [matrix] rates: wrk measures closed loop only");
+}
+
 TEST_F(CampaignTest, BadRequests) {
   EXPECT_EQ(ErrorFor(Edit(kGood, "{ status = 404 }", "{ status = 99 }")),
             "hello.toml:30: negative \"missing\".expect.status: expected an HTTP status from 100 "

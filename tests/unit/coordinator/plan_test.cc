@@ -236,7 +236,24 @@ TEST(PlanTest, LoadLevelsRunConnectionsThenRates) {
   EXPECT_EQ(ExpandMatrix(c).size(), 4u);
 }
 
+TEST(PlanTest, EveryToolMeasuresEveryClosedLoopLevel) {
+  Campaign c = MakeCampaign({"a", "b"}, {"s"}, {64}, 1, Order::kFixed);
+  c.load_tools = {"benchlab", "wrk"};
+  c.rates = {5000};
+  std::vector<std::pair<std::string, std::string>> got;
+  for (const auto& w : ExpandMatrix(c)) got.emplace_back(LoadLevelLabel(w), w.target);
+  std::vector<std::pair<std::string, std::string>> want = {
+      {"c64", "a"}, {"c64", "b"}, {"c64@wrk", "a"}, {"c64@wrk", "b"},
+      {"r5000", "a"}, {"r5000", "b"}};  // open loop: benchlab's only
+  EXPECT_EQ(got, want);
+  for (const auto& w : ExpandMatrix(c)) {
+    EXPECT_EQ(w.tool, LoadLevelLabel(w).find("@wrk") != std::string::npos ? "wrk" : "benchlab");
+  }
+}
+
 TEST(PlanTest, LoadLevelLabels) {
+  EXPECT_EQ(LoadLevelLabel(LoadLevel{64, 0, "wrk"}), "c64@wrk");
+  EXPECT_EQ(LoadLevelLabel(LoadLevel{64, 0, "benchlab"}), "c64");
   EXPECT_EQ(LoadLevelLabel(LoadLevel{64, 0}), "c64");
   EXPECT_EQ(LoadLevelLabel(LoadLevel{1, 0}), "c1");
   EXPECT_EQ(LoadLevelLabel(LoadLevel{16, 5000}), "r5000");

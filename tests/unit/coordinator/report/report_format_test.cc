@@ -360,3 +360,67 @@ TEST(ReportFormatTest, CsvOneRowPerAttemptWithQuoting) {
 
 }  // namespace
 }  // namespace benchlab
+
+namespace benchlab {
+namespace {
+
+// benchlab's generator and wrk on the same cell: hello-server measured by both in rounds 1 and
+// 2, nginx (the baseline) only by benchlab; wrk reports no p99.9 and no histogram.
+ReportInput ToolsFixture() {
+  ReportInput in;
+  in.campaign.id = 1;
+  in.campaign.name = "demo";
+  in.campaign.state = "done";
+  in.campaign.baseline = "nginx";
+  in.campaign.spec_toml = std::string(kSpec).replace(
+      std::string(kSpec).find("[noise]"), std::string("[noise]").size(),
+      "[load]\ntool = [\"benchlab\", \"wrk\"]\n[noise]");
+  in.campaign.source = "demo.toml";
+  in.campaign.total_windows = 8;
+  int64_t id = 1;
+  const double mine[] = {105000, 110000}, wrk[] = {100000, 100000};
+  for (int round = 1; round <= 2; ++round) {
+    in.windows.push_back(Window(id++, "nginx", round, 0, 90000, 10, 1500));
+    in.windows.push_back(Window(id++, "hello-server", round, 1, mine[round - 1], 8, 900));
+    WindowRow t = Window(id++, "hello-server", round, 3, wrk[round - 1], 8.5, 1000);
+    t.load_level = "c64@wrk";
+    t.histogram = "";
+    t.p50_us = 0;  // stored as 0, listed unavailable
+    t.load_record = R"({"tool":"wrk","unavailable":["p50_us","p999_us","histogram"]})";
+    in.windows.push_back(t);
+  }
+  return in;
+}
+
+TEST(ReportFormatTest, AnExternalToolIsComparedRoundByRound) {
+  const std::string md = FormatReportMarkdown(ToolsFixture());
+  EXPECT_NE(md.find("## benchlab against wrk"), std::string::npos) << md;
+  EXPECT_NE(md.find("### plaintext · 64 connections · benchlab against wrk"), std::string::npos);
+  // Round ratios 1.05 and 1.10: median 1.075 (1.0750000000000002 in binary: "1.08×").
+  const auto row = Row(md.substr(md.find("## benchlab against wrk")), "hello-server");
+  ASSERT_EQ(row.size(), 9u) << md;
+  EXPECT_EQ(row[1], "107,500");
+  EXPECT_EQ(row[2], "100,000");
+  EXPECT_EQ(row[3], "1.08× (1.05–1.10)");
+  EXPECT_EQ(row[4], "2");
+  // The wrk cell's own table shows its p50 as unavailable, not 0 µs.
+  EXPECT_NE(md.find("## plaintext · 64 connections, wrk"), std::string::npos);
+  EXPECT_EQ(md.find("| 0 µs"), std::string::npos) << md;
+
+  const auto json = nlohmann::json::parse(FormatReportJson(ToolsFixture()));
+  ASSERT_EQ(json["load_tools"].size(), 1u);
+  const auto& cell = json["load_tools"][0];
+  EXPECT_EQ(cell["tool"], "wrk");
+  EXPECT_EQ(cell["load_level"], "c64");
+  ASSERT_EQ(cell["targets"].size(), 1u);
+  EXPECT_DOUBLE_EQ(cell["targets"][0]["ratio"]["median"].get<double>(), 1.075);
+  EXPECT_EQ(cell["targets"][0]["rounds"].size(), 2u);
+}
+
+TEST(ReportFormatTest, WithoutExternalToolsThereIsNoToolSection) {
+  EXPECT_EQ(FormatReportMarkdown(Fixture()).find("benchlab against"), std::string::npos);
+  EXPECT_TRUE(nlohmann::json::parse(FormatReportJson(Fixture()))["load_tools"].empty());
+}
+
+}  // namespace
+}  // namespace benchlab

@@ -1,0 +1,122 @@
+#include "agent/external_run.h"
+
+#include <sys/resource.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "agent/supervisor.h"
+
+namespace benchlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+double Seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; }
+
+Status WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  return out ? Status::Ok() : Status::IoError("cannot write " + path);
+}
+
+std::string Tail(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& line : lines) out += (out.empty() ? "" : " | ") + line;
+  return out.empty() ? "no output" : out;
+}
+
+// One run of the tool to its end. Fills `run` (argv, output, CPU, wall time).
+Status RunOnce(SysEnv& env, const ExternalLoadSpec& spec, const std::vector<int>& cpus,
+               const std::string& log_path, ExternalRun& run) {
+  auto command = BuildExternalCommand(spec);
+  if (!command.ok()) return command.status();
+  if (!command->script.empty()) {
+    if (Status st = WriteFile(spec.script_path, command->script); !st.ok()) return st;
+  }
+  if (!command->body_file.empty()) {
+    if (Status st = WriteFile(spec.body_path, command->body_file); !st.ok()) return st;
+  }
+  SpawnSpec s;
+  s.argv = command->argv;
+  s.cwd = fs::path(log_path).parent_path().string();
+  // Only PATH: the agent's environment (and any secret in it) stays with the agent.
+  const char* path = std::getenv("PATH");
+  s.env = {{"PATH", path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin"}};
+  s.cpus = cpus;
+  s.log_path = log_path;
+
+  // The tool's CPU time: its rusage arrives in RUSAGE_CHILDREN when it is reaped. A load agent
+  // has no other child at this point (conformance runs in the agent itself).
+  rusage before{}, after{};
+  getrusage(RUSAGE_CHILDREN, &before);
+  const auto start = std::chrono::steady_clock::now();
+  auto process = TargetProcess::Spawn(env, s);
+  if (!process.ok()) {
+    return Status::FailedPrecondition("load tool " + spec.tool + " could not start (" +
+                                      process.status().message() + "); is it installed?");
+  }
+  const auto deadline =
+      start + std::chrono::milliseconds(static_cast<int64_t>(spec.duration_s * 1000)) +
+      std::chrono::seconds(10);
+  ExitInfo exit;
+  while (!(*process)->Exited(&exit)) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      (*process)->Stop(std::chrono::milliseconds(500));
+      return Status::DeadlineExceeded("load tool " + spec.tool + " was still running " +
+                                      std::to_string(spec.duration_s + 10) + " s after it started");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  getrusage(RUSAGE_CHILDREN, &after);
+  run.cpu_user_s = Seconds(after.ru_utime) - Seconds(before.ru_utime);
+  run.cpu_sys_s = Seconds(after.ru_stime) - Seconds(before.ru_stime);
+  run.argv = command->argv;
+  std::ifstream in(log_path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  run.output = text.str();
+  if (exit.exit_code != 0) {
+    return Status::FailedPrecondition("load tool " + spec.tool + " ended with " +
+                                      exit.Describe() + ": " + Tail((*process)->LastLogLines(3)));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ExternalRun> RunExternalLoad(SysEnv& env, ExternalLoadSpec spec,
+                                    const std::vector<int>& cpus,
+                                    std::chrono::milliseconds warmup,
+                                    const std::string& scratch_dir,
+                                    const std::function<void(bool measuring)>& on_measure) {
+  std::error_code ec;
+  fs::create_directories(scratch_dir, ec);
+  if (ec) return Status::IoError("cannot create " + scratch_dir + ": " + ec.message());
+  spec.script_path = (fs::path(scratch_dir) / (spec.tool + ".lua")).string();
+  spec.body_path = (fs::path(scratch_dir) / (spec.tool + ".body")).string();
+
+  if (warmup.count() > 0) {
+    ExternalLoadSpec warm = spec;
+    warm.duration_s = std::max(warmup.count() / 1000.0, MinimumRunSeconds(spec.tool));
+    ExternalRun ignored;
+    Status st = RunOnce(env, warm, cpus, (fs::path(scratch_dir) / "warmup.log").string(), ignored);
+    if (!st.ok()) return Status(st.code(), "warm-up: " + st.message());
+  }
+  ExternalRun run;
+  on_measure(true);
+  Status st = RunOnce(env, spec, cpus, (fs::path(scratch_dir) / "measure.log").string(), run);
+  on_measure(false);
+  if (!st.ok()) return st;
+  auto figures = spec.tool == "wrk" ? ParseWrkOutput(run.output) : ParseH2loadOutput(run.output);
+  if (!figures.ok()) return figures.status();
+  run.figures = std::move(*figures);
+  return run;
+}
+
+}  // namespace benchlab
