@@ -1,4 +1,5 @@
 #include "cli/report_lines.h"
+#include "coordinator/report/report_detail.h"
 #include "coordinator/report/report_format.h"
 
 #include <algorithm>
@@ -75,18 +76,22 @@ std::string FormatSummary(const std::vector<v1::Window>& windows, const std::str
     std::vector<double> rps, p99, cpu;
     int valid = 0, total = 0;
   };
-  // (scenario, connections) -> target -> cell, in the order cells first appear.
-  std::vector<std::pair<std::string, int>> groups;
-  std::map<std::pair<std::string, int>, std::vector<std::string>> targets;
-  std::map<std::tuple<std::string, int, std::string>, Cell> cells;
+  // A cell: pair, scenario and load level ("c64", "r5000", "c64@wrk"); in the order cells first
+  // appear, each with its targets in the order they first appear.
+  using Group = std::tuple<std::string, std::string, std::string>;
+  std::vector<Group> groups;
+  std::map<Group, std::vector<std::string>> targets;
+  std::map<std::pair<Group, std::string>, Cell> cells;
   for (const auto& w : windows) {
-    auto group = std::make_pair(w.scenario(), w.connections());
+    const std::string level =
+        w.load_level().empty() ? "c" + std::to_string(w.connections()) : w.load_level();
+    const Group group{w.pair(), w.scenario(), level};
     if (!targets.count(group)) groups.push_back(group);
     auto& names = targets[group];
     if (std::find(names.begin(), names.end(), w.target()) == names.end()) {
       names.push_back(w.target());
     }
-    Cell& cell = cells[{w.scenario(), w.connections(), w.target()}];
+    Cell& cell = cells[{group, w.target()}];
     ++cell.total;
     if (w.verdict() == "valid") {
       ++cell.valid;
@@ -97,15 +102,17 @@ std::string FormatSummary(const std::vector<v1::Window>& windows, const std::str
   }
   std::string out;
   for (const auto& group : groups) {
-    out += Printf("\nscenario %s, %d connections\n", group.first.c_str(), group.second);
+    const auto& [pair, scenario, level] = group;
+    out += "\n" + (pair.empty() ? "" : "pair " + pair + ", ") + "scenario " + scenario + ", " +
+           report_detail::LevelWords(level) + "\n";
     std::string ratio_header = "vs " + baseline;
     out += Printf("  %-14s %14s %10s %12s %10s %7s\n", "target", "median req/s", "p99",
                   "CPU us/req", ratio_header.c_str(), "valid");
     double base = NAN;
-    auto base_it = cells.find({group.first, group.second, baseline});
+    auto base_it = cells.find({group, baseline});
     if (base_it != cells.end()) base = Median(base_it->second.rps);
     for (const auto& target : targets[group]) {
-      const Cell& cell = cells[{group.first, group.second, target}];
+      const Cell& cell = cells[{group, target}];
       double rps = Median(cell.rps);
       double cpu = Median(cell.cpu);
       std::string ratio = std::isfinite(rps) && std::isfinite(base) && base > 0

@@ -60,6 +60,25 @@ TEST(ReportLinesTest, WindowLineOfAFailureShowsReasonsNotFigures) {
   EXPECT_NE(line.find("failed: start_target: not ready; second"), std::string::npos) << line;
 }
 
+TEST(ReportLinesTest, SummaryHasACellPerLoadLevelAndTool) {
+  v1::Window closed = MakeWindow("nginx", 1, "valid", 100, 1000, 10);
+  closed.set_load_level("c16");
+  v1::Window by_wrk = MakeWindow("nginx", 1, "valid", 90, 1000, 10);
+  by_wrk.set_load_level("c16@wrk");
+  v1::Window open = MakeWindow("nginx", 1, "valid", 50, 1000, 10);
+  open.set_load_level("r5000");
+  const std::string summary = FormatSummary({closed, by_wrk, open}, "nginx");
+  EXPECT_NE(summary.find("scenario hello, 16 connections\n"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("scenario hello, 16 connections, wrk\n"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("scenario hello, open loop at 5,000 req/s\n"), std::string::npos)
+      << summary;
+  // Each cell holds its own window only: three cells of 1/1, none of 3/3.
+  EXPECT_EQ(summary.find("3/3"), std::string::npos) << summary;
+  size_t cells = 0;
+  for (size_t at = 0; (at = summary.find("1/1", at)) != std::string::npos; ++at) ++cells;
+  EXPECT_EQ(cells, 3u) << summary;
+}
+
 TEST(ReportLinesTest, SummaryUsesMediansOfValidWindowsAndCountsThem) {
   std::vector<v1::Window> windows = {
       MakeWindow("nginx", 1, "valid", 100, 1000, 10),
