@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   add(benchlab::AddCancelCommand);
   add(benchlab::AddLoadCommand);
   add(benchlab::AddReportCommand);
+  add(benchlab::AddCompareCommand);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,219 @@
+// `benchlab compare A B`: two campaigns or runs of record, cell by cell (docs/compare.md). This
+// file finds and reads the two records (a .json file, a database, a coordinator); the comparison
+// and its formats are cli/compare.h's pure functions. Exit status as diff's: 0 compared, 1 a
+// regression beyond --fail-on-regression, 2 trouble (bad input, an unreadable source).
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/compare.h"
+#include "coordinator/report/report_format.h"
+#include "coordinator/store.h"
+
+namespace benchlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CompareArgs {
+  std::string a;
+  std::string b;
+  std::string db;
+  std::string coordinator;
+  std::string format = "text";
+  std::string fail_on_regression;  // PCT as typed; parsed by ParsePercent
+  std::vector<std::string> metrics;
+};
+
+struct Record {
+  nlohmann::json json;
+  std::string source;  // for the header: the file, the database, the coordinator
+};
+
+// Every call to the coordinator carries a deadline; a report of a large campaign takes a while.
+constexpr double kReportDeadlineSeconds = 60;
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+Result<Record> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::InvalidArgument(path + ": cannot read: " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status::InvalidArgument(path + ": cannot read: " + std::strerror(errno));
+  auto record = ParseRunOfRecord(text.str(), path);
+  if (!record.ok()) return record.status();
+  return Record{std::move(*record), path};
+}
+
+// Reads campaigns from one database, opened once for A and B.
+class DatabaseSource {
+ public:
+  explicit DatabaseSource(std::string path) : path_(std::move(path)) {}
+
+  Result<Record> Read(const std::string& campaign) {
+    if (!store_) {
+      // Store::Open would create a missing file: a typo must not leave an empty database behind.
+      if (!fs::exists(path_)) return Status::InvalidArgument("--db: no database at " + path_);
+      auto store = Store::Open(path_);
+      if (!store.ok()) return Status::InvalidArgument(path_ + ": " + store.status().message());
+      store_ = std::move(*store);
+    }
+    auto input = LoadReportInput(*store_, campaign);
+    if (!input.ok()) {
+      // "no campaign "x" (campaigns: a, b)" gains the database's name.
+      std::string message = input.status().message();
+      if (input.status().code() == StatusCode::kNotFound) {
+        const size_t at = message.find(" (campaigns:");
+        if (at != std::string::npos) message.insert(at, " in " + path_);
+      }
+      return Status::InvalidArgument(message);
+    }
+    auto record = ParseRunOfRecord(FormatReportJson(*input), "campaign \"" + campaign + "\"");
+    if (!record.ok()) return record.status();
+    return Record{std::move(*record), path_};
+  }
+
+ private:
+  std::string path_;
+  std::unique_ptr<Store> store_;
+};
+
+Result<Record> ReadFromCoordinator(const std::string& address, const std::string& campaign) {
+  auto stub = ConnectCoordinator(address);
+  if (!stub.ok()) return stub.status();
+  v1::GetReportRequest req;
+  req.set_campaign(campaign);
+  req.set_format("json");
+  v1::GetReportReply reply;
+  grpc::ClientContext ctx;
+  SetDeadlineSeconds(ctx, kReportDeadlineSeconds);
+  grpc::Status status = (*stub)->GetReport(&ctx, req, &reply);
+  if (!status.ok()) {
+    return Status::Unavailable("coordinator " + address + ": " + status.error_message());
+  }
+  auto record = ParseRunOfRecord(reply.text(), "campaign \"" + campaign + "\" at " + address);
+  if (!record.ok()) return record.status();
+  return Record{std::move(*record), "coordinator " + address};
+}
+
+// A names an existing .json file: a run of record; otherwise a campaign, from --db or
+// --coordinator.
+Result<Record> Read(const std::string& which, const std::string& arg, const CompareArgs& args,
+                    DatabaseSource* db) {
+  if (EndsWith(arg, ".json") && fs::is_regular_file(arg)) return ReadFile(arg);
+  if (db != nullptr) return db->Read(arg);
+  if (!args.coordinator.empty()) return ReadFromCoordinator(args.coordinator, arg);
+  if (EndsWith(arg, ".json")) return Status::InvalidArgument(which + ": no file " + arg);
+  return Status::InvalidArgument(which + ": \"" + arg +
+                                 "\" is no .json file, and without --db FILE or --coordinator "
+                                 "HOST:PORT it cannot be a campaign");
+}
+
+// "5" or "5%" -> 5; nullopt for anything else, negative or not finite.
+std::optional<double> ParsePercent(std::string text) {
+  if (!text.empty() && text.back() == '%') text.pop_back();
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == nullptr || *end != '\0' || !std::isfinite(v) || v < 0) return std::nullopt;
+  return v;
+}
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "benchlab compare: %s\n", message.c_str());
+  return 2;
+}
+
+int RunCompare(const CompareArgs& args) {
+  if (!args.db.empty() && !args.coordinator.empty()) {
+    return Fail("give at most one of --db FILE and --coordinator HOST:PORT");
+  }
+  CompareOptions options;
+  if (!args.metrics.empty()) {
+    options.metrics.clear();
+    for (const std::string& flag : args.metrics) {
+      auto m = ParseCompareMetric(flag);
+      if (!m) return Fail("--metric: expected rps, cpu or p99, got \"" + flag + "\"");
+      if (std::find(options.metrics.begin(), options.metrics.end(), *m) == options.metrics.end()) {
+        options.metrics.push_back(*m);
+      }
+    }
+  }
+  if (!args.fail_on_regression.empty()) {
+    options.fail_on_regression_pct = ParsePercent(args.fail_on_regression);
+    if (!options.fail_on_regression_pct) {
+      return Fail("--fail-on-regression: expected a percentage of 0 or more, got \"" +
+                  args.fail_on_regression + "\"");
+    }
+    if (GatedMetrics(options.metrics).empty()) {
+      return Fail("--fail-on-regression judges rps and cpu, and --metric selected neither");
+    }
+  }
+
+  std::unique_ptr<DatabaseSource> db;
+  if (!args.db.empty()) db = std::make_unique<DatabaseSource>(args.db);
+  auto a = Read("A", args.a, args, db.get());
+  if (!a.ok()) return Fail(a.status().message());
+  auto b = Read("B", args.b, args, db.get());
+  if (!b.ok()) return Fail(b.status().message());
+
+  const RecordComparison comparison = CompareRecords(a->json, b->json, a->source, b->source);
+  const std::string text = args.format == "json" ? FormatCompareJson(comparison, options)
+                           : args.format == "md" ? FormatCompareMarkdown(comparison, options)
+                                                 : FormatCompareText(comparison, options);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (std::fflush(stdout) != 0) return Fail("writing to stdout failed");
+
+  if (!options.fail_on_regression_pct) return 0;
+  const auto regressions =
+      FindRegressions(comparison, options.metrics, *options.fail_on_regression_pct);
+  if (regressions.empty()) return 0;
+  std::fprintf(stderr, "benchlab compare: %zu regression(s) worse than A by more than %g%%\n",
+               regressions.size(), *options.fail_on_regression_pct);
+  return 1;
+}
+
+}  // namespace
+
+CommandRunner AddCompareCommand(CLI::App& root) {
+  auto args = std::make_shared<CompareArgs>();
+  CLI::App* cmd = root.add_subcommand(
+      "compare",
+      "Two campaigns or runs of record, cell by cell: B's medians against A's, with a verdict "
+      "that respects both noise floors (docs/compare.md).");
+  cmd->add_option("A", args->a, "the reference: a run-of-record .json file or a campaign's name")
+      ->required();
+  cmd->add_option("B", args->b, "the one judged against A: a .json file or a campaign's name")
+      ->required();
+  cmd->add_option("--db", args->db, "read campaigns from this SQLite database (never written)");
+  cmd->add_option("--coordinator", args->coordinator, "read campaigns from this coordinator");
+  cmd->add_option("--format", args->format, "text (default), md or json")
+      ->check(CLI::IsMember({"text", "md", "json"}));
+  cmd->add_option("--fail-on-regression", args->fail_on_regression,
+                  "exit 1 when a cell's req/s or CPU µs/req is worse than A by more than PCT "
+                  "percent and not close")
+      ->type_name("PCT");
+  cmd->add_option("--metric", args->metrics,
+                  "compare only these: rps, cpu, p99 (default all); repeat it or use commas")
+      ->type_name("rps|cpu|p99")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->take_all();
+  return [args] { return RunCompare(*args); };
+}
+
+}  // namespace benchlab

@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# End to end, with real processes: `benchlab run` measures two tiny campaigns into one database,
+# then `benchlab compare` reads them by name (--db, and --coordinator from a real coordinator),
+# as exported runs of record and mixed; every cell appears and all sources agree; an edited
+# record (B at half the req/s, a target dropped) makes --fail-on-regression exit 1 and shows
+# "only in A"; bad input exits 2 with one line.
+# Usage: compare_test.sh BIN_DIR SOURCE_DIR
+set -euo pipefail
+bin=$(cd "$1" && pwd)
+work=$(mktemp -d /tmp/benchlab-compare-XXXXXX)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+passed=0
+check() { echo "ok: $*"; passed=$((passed + 1)); }
+# expect_status STATUS COMMAND...: runs it with stdout to $work/out, stderr to $work/err.
+expect_status() {
+  local want=$1; shift
+  set +e
+  "$@" > "$work/out" 2> "$work/err"
+  local got=$?
+  set -e
+  [ "$got" -eq "$want" ] || { cat "$work/out" "$work/err"; fail "$* exited $got, want $want"; }
+}
+
+campaign() {  # campaign NAME
+  cat > "$work/$1.toml" <<TOML
+name = "$1"
+baseline = "hello-a"
+[matrix]
+connections = [4]
+rounds = 2
+warmup = "100ms"
+duration = "300ms"
+[load]
+cpus = "1"
+# The plumbing is under test, not this machine's neighbours.
+[gates]
+mode = "warn"
+[noise]
+target = "hello-a"
+scenario = "hello"
+windows = 2
+[[target]]
+name = "hello-a"
+command = ["$bin/hello-server", "--port", "{port}"]
+cpus = "0"
+[[target]]
+name = "hello-b"
+command = ["$bin/hello-server", "--port", "{port}"]
+cpus = "0"
+[[scenario]]
+name = "hello"
+path = "/"
+expect = { status = 200, body = "hello\n" }
+[[scenario]]
+name = "json"
+path = "/json"
+expect = { status = 200 }
+TOML
+  local status=0 tries=0
+  "$bin/benchlab" run "$work/$1.toml" --db "$db" > "$work/$1.out" 2> "$work/$1.err" || status=$?
+  # On a busy machine a starved target can fail a window (no_responses); measure those again,
+  # as a person would, so that every cell has its rounds.
+  while [ "$status" -ne 0 ] && [ "$tries" -lt 3 ]; do
+    tries=$((tries + 1))
+    status=0
+    "$bin/benchlab" rerun --failed --campaign "$1" --db "$db" >> "$work/$1.out" \
+      2>> "$work/$1.err" || status=$?
+  done
+  [ "$status" -eq 0 ] ||
+    { cat "$work/$1.out" "$work/$1.err"; fail "benchlab run $1 exited $status ($tries re-runs)"; }
+}
+
+db="$work/lab.db"
+campaign cmp-a
+campaign cmp-b
+check "two campaigns measured into one database"
+
+# --- by name, from the database ---------------------------------------------------------------
+expect_status 0 "$bin/benchlab" compare cmp-a cmp-b --db "$db"
+cp "$work/out" "$work/by-name.txt"
+grep -q "^A: cmp-a, .*, done, from $db; noise floor req/s " "$work/by-name.txt" ||
+  { cat "$work/by-name.txt"; fail "A's header line"; }
+grep -q "^B: cmp-b, " "$work/by-name.txt" || fail "B's header line"
+for title in "hello · 4 connections" "json · 4 connections"; do
+  grep -qx "$title" "$work/by-name.txt" || { cat "$work/by-name.txt"; fail "no table $title"; }
+done
+[ "$(grep -Ec '^hello-(a|b) +[0-9,]+ .*(better|worse|close|n/a) *$' "$work/by-name.txt")" -eq 4 ] ||
+  { cat "$work/by-name.txt"; fail "4 rows (2 targets x 2 cells) with verdicts"; }
+grep -q "^Summary: 4 in both, 0 only in A, 0 only in B\. req/s: " "$work/by-name.txt" ||
+  { cat "$work/by-name.txt"; fail "summary line"; }
+check "by name: both headers, a table per cell, every target, the summary"
+
+# --- as runs of record, and mixed -------------------------------------------------------------
+"$bin/benchlab" report cmp-a --db "$db" --format json -o "$work/a.json"
+"$bin/benchlab" report cmp-b --db "$db" --format json -o "$work/b.json"
+expect_status 0 "$bin/benchlab" compare cmp-a cmp-b --db "$db" --format json
+cp "$work/out" "$work/by-name.json"
+expect_status 0 "$bin/benchlab" compare "$work/a.json" "$work/b.json" --format json
+cp "$work/out" "$work/by-file.json"
+expect_status 0 "$bin/benchlab" compare "$work/a.json" cmp-b --db "$db" --format json
+cp "$work/out" "$work/mixed.json"
+python3 - "$work" <<'PY' || fail "the sources disagree"
+import json, sys
+w = sys.argv[1]
+name, byfile, mixed = (json.load(open(f"{w}/{f}.json")) for f in ("by-name", "by-file", "mixed"))
+assert name["format"] == "benchlab-compare" and name["version"] == 1
+assert name["cells"] == byfile["cells"] == mixed["cells"], "cells differ between sources"
+assert byfile["a"]["source"].endswith("/a.json") and mixed["b"]["source"].endswith("/lab.db")
+cells = {(c["scenario"], c["load_level"], c["target"]) for c in name["cells"]}
+assert cells == {(s, "c4", t) for s in ("hello", "json") for t in ("hello-a", "hello-b")}, cells
+for c in name["cells"]:
+    assert c["presence"] == "both"
+    for m in ("rps", "cpu_us_per_request", "p99_us"):
+        assert c["metrics"][m]["verdict"] in ("better", "worse", "close", "n/a"), c
+    assert c["metrics"]["rps"]["a"]["n"] == 2 and c["metrics"]["rps"]["delta"] is not None
+assert name["a"]["noise_floor"][0]["rps"] is not None
+assert name["regressions"] is None
+PY
+check "by name, by exported file and mixed give the same cells"
+
+# --- through a coordinator --------------------------------------------------------------------
+"$bin/benchlab" coordinator --listen 127.0.0.1:0 --db "$db" --port-file "$work/port" \
+  2> "$work/coordinator.log" &
+pids+=($!)
+for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
+[ -s "$work/port" ] || { cat "$work/coordinator.log"; fail "coordinator did not start"; }
+expect_status 0 "$bin/benchlab" compare cmp-a cmp-b --coordinator "127.0.0.1:$(cat "$work/port")" \
+  --format json
+python3 - "$work/out" "$work/by-name.json" <<'PY' || fail "the coordinator's cells differ"
+import json, sys
+rpc, db = (json.load(open(f)) for f in sys.argv[1:])
+assert rpc["cells"] == db["cells"]
+assert rpc["a"]["source"].startswith("coordinator 127.0.0.1:")
+PY
+expect_status 2 "$bin/benchlab" compare cmp-a nope --coordinator "127.0.0.1:$(cat "$work/port")"
+grep -q '^benchlab compare: coordinator 127.0.0.1:[0-9]*: no campaign "nope" (campaigns: cmp-a, '\
+'cmp-b)$' "$work/err" || { cat "$work/err"; fail "unknown campaign at the coordinator"; }
+check "through --coordinator: the same cells; an unknown campaign exits 2"
+
+# --- a regression and a missing target --------------------------------------------------------
+# This machine's noise may be large enough to call any difference close, so the edit makes the
+# records' req/s exact: A's rounds all at its median and no noise floor (fixed.json), B at half
+# of A with hello-b dropped from json (slow.json).
+python3 - "$work/a.json" "$work/fixed.json" "$work/slow.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for n in r["noise_floor"]:
+    n["metrics"]["rps"] = None
+for cell in r["cells"]:
+    for t in cell["targets"]:
+        s = t["metrics"]["rps"]
+        s["min"] = s["max"] = s["median"]
+        s["spread_pct"] = 0
+json.dump(r, open(sys.argv[2], "w"))
+for cell in r["cells"]:
+    for t in cell["targets"]:
+        s = t["metrics"]["rps"]
+        s["min"] = s["max"] = s["median"] = s["median"] * 0.5
+    if cell["scenario"] == "json":
+        cell["targets"] = [t for t in cell["targets"] if t["target"] != "hello-b"]
+json.dump(r, open(sys.argv[3], "w"))
+PY
+expect_status 1 "$bin/benchlab" compare "$work/fixed.json" "$work/slow.json" \
+  --fail-on-regression 10
+grep -q "^REGRESSION hello · c4 · hello-a: req/s -50.0%, " "$work/out" ||
+  { cat "$work/out"; fail "regression line"; }
+grep -q "^Summary: 3 in both, 1 only in A, 0 only in B\. req/s: 0 better, 3 worse, " \
+  "$work/out" || { cat "$work/out"; fail "summary with a target only in A"; }
+grep -Eq '^hello-b +[0-9,]+ .* +— +— +only in A' "$work/out" ||
+  { cat "$work/out"; fail "only in A row"; }
+grep -qx "benchlab compare: 3 regression(s) worse than A by more than 10%" "$work/err" ||
+  { cat "$work/err"; fail "stderr names the regressions"; }
+expect_status 0 "$bin/benchlab" compare "$work/fixed.json" "$work/slow.json" \
+  --fail-on-regression 50
+expect_status 0 "$bin/benchlab" compare "$work/a.json" "$work/a.json" --fail-on-regression 0
+grep -q "req/s: 0 better, 0 worse, 4 close" "$work/out" ||
+  { cat "$work/out"; fail "A vs A is close"; }
+check "--fail-on-regression: half the req/s exits 1 beyond 10%, 0 at 50%; A against A exits 0"
+
+# --- bad input --------------------------------------------------------------------------------
+expect_status 2 "$bin/benchlab" compare cmp-a helo --db "$db"
+grep -qx "benchlab compare: no campaign \"helo\" in $db (campaigns: cmp-a, cmp-b)" "$work/err" ||
+  { cat "$work/err"; fail "unknown campaign message"; }
+echo '{"format": "something-else", "version": 1}' > "$work/other.json"
+expect_status 2 "$bin/benchlab" compare "$work/a.json" "$work/other.json"
+grep -qx "benchlab compare: $work/other.json: not a benchlab run of record (format "\
+'"something-else", expected "benchlab-run-of-record")' "$work/err" ||
+  { cat "$work/err"; fail "wrong format message"; }
+expect_status 2 "$bin/benchlab" compare "$work/a.json" "$work/b.json" --fail-on-regression ten
+[ "$(wc -l < "$work/err")" -eq 1 ] || { cat "$work/err"; fail "one line for a bad PCT"; }
+expect_status 2 "$bin/benchlab" compare cmp-a cmp-b --db "$work/missing.db"
+[ ! -e "$work/missing.db" ] || fail "compare must not create a database"
+expect_status 2 "$bin/benchlab" compare cmp-a cmp-b
+grep -qx 'benchlab compare: A: "cmp-a" is no .json file, and without --db FILE or '\
+'--coordinator HOST:PORT it cannot be a campaign' "$work/err" ||
+  { cat "$work/err"; fail "no source for a campaign name"; }
+check "unknown campaign, wrong file, bad PCT, missing database, no source: exit 2, one line"
+
+"$bin/benchlab" compare --help > /dev/null || fail "benchlab compare --help"
+echo "$passed checks passed"
