@@ -13,7 +13,7 @@ DEB_PACKAGES := cmake ninja-build g++ pkg-config \
   nlohmann-json3-dev libcli11-dev libtoml11-dev libcpp-httplib-dev sqlite3 \
   nginx-light wrk nghttp2-client procps
 
-.PHONY: all deps build build-asan run dashboard test test-unit bench bench-coordinator clean format
+.PHONY: all deps build build-asan run dashboard frameworks frameworks-deps test test-unit bench bench-coordinator clean format
 
 all: build
 
@@ -54,6 +54,22 @@ dashboard: build
 	if [ -z "$$db" ]; then echo "no database under $(RESULTS)/: run 'make run' first, or give DB=FILE" >&2; exit 2; fi; \
 	echo "dashboard of $$db: open http://127.0.0.1:$(DASHBOARD_PORT)/ (Ctrl-C stops it)"; \
 	exec $(BUILD)/bin/benchlab coordinator --db "$$db" --listen 127.0.0.1:0 --http 127.0.0.1:$(DASHBOARD_PORT)
+
+# The real-framework campaigns (examples/frameworks/, docs/frameworks.md): installs the apps'
+# npm packages when missing (Bun included), runs each campaign into its own database under
+# results/ and writes its Markdown report and JSON run of record beside it.
+FRAMEWORK_CAMPAIGNS ?= node bun runtimes crosscheck
+frameworks-deps:
+	@examples/frameworks/install.sh
+frameworks: build frameworks-deps
+	@mkdir -p $(RESULTS)
+	@stamp=$$(date +%Y%m%d-%H%M%S); status=0; for c in $(FRAMEWORK_CAMPAIGNS); do \
+	  out=$(RESULTS)/frameworks-$$c-$$stamp; \
+	  $(BUILD)/bin/benchlab run examples/frameworks/$$c.toml --db $$out.db --progress plain || status=1; \
+	  $(BUILD)/bin/benchlab report frameworks-$$c --db $$out.db --output $$out.md && \
+	  $(BUILD)/bin/benchlab report frameworks-$$c --db $$out.db --format json --output $$out.json && \
+	  echo "frameworks-$$c: $$out.md, $$out.json" || status=1; \
+	done; exit $$status
 
 # Every test: the normal build (unit, integration, end-to-end), then the unit and integration
 # tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
