@@ -13,6 +13,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,9 +32,16 @@ struct WindowOutcome {
   std::vector<std::pair<std::string, std::string>> spooled;
 };
 
-// The campaign's self-test calibration per agent: the first self-test an agent ran in the
-// campaign; later windows record their drift from it. Owned by the scheduler, one per campaign.
+// The campaign's self-test calibration per agent: the fastest self-test the agent has run in the
+// campaign (of 3 at its start, then of every window's); windows record their drift from it.
+// Owned by the scheduler, one per campaign.
 using Calibration = std::map<std::string, double>;
+
+// A self-test's drift from the agent's calibration (0.12: 12% slower), after lowering the
+// calibration to it when it is faster, so drift is never negative: a faster self-test means the
+// calibration was disturbed, not this window. nullopt when the agent has no calibration.
+std::optional<double> SelfTestDrift(Calibration& calibration, const std::string& agent,
+                                    double selftest_ms);
 
 // A target process kept from one window to the next (fresh_process = "cell" | "round"). Empty
 // handle: none is running. The scheduler owns one per pair and calls EndSession when a campaign
