@@ -1,6 +1,7 @@
 #include "coordinator/server/window_runner.h"
 
 #include <algorithm>
+#include <deque>
 #include <chrono>
 #include <cmath>
 #include <optional>
@@ -17,7 +18,7 @@
 namespace benchlab {
 namespace window_detail {
 
-// Self-tests an agent runs at the start of a campaign; the fastest is the calibration.
+// Self-tests an agent runs at the start of a campaign, before its first window's, to calibrate.
 constexpr int kCalibrationRuns = 3;
 
 void SetDeadline(grpc::ClientContext& ctx, std::chrono::milliseconds budget) {
@@ -162,17 +163,15 @@ bool WindowProtocol::CheckHost(v1::Agent::Stub& stub, const std::string& agent,
   grpc::Status status = check(reply);
   if (!status.ok()) return Fail("failed", Failure("check_host", agent, status));
   selftest_ms = reply.selftest_wall_ms();
-  const bool first = calibration_.count(agent) == 0;
-  if (first) {
-    // The campaign's calibration: the fastest of kCalibrationRuns self-tests at its start, so a
-    // neighbour's burst during one of them does not make every later window look fast.
-    double fastest = reply.selftest_wall_ms();
-    for (int i = 1; i < kCalibrationRuns; ++i) {
+  if (calibration_.count(agent) == 0) {
+    // The campaign's calibration starts from kCalibrationRuns self-tests of their own at its
+    // start; every window's self-test then joins it (SelfTestDrift).
+    std::deque<double>& samples = calibration_[agent];
+    for (int i = 0; i < kCalibrationRuns; ++i) {
       v1::CheckHostReply again;
       if (!check(again).ok()) break;
-      fastest = std::min(fastest, again.selftest_wall_ms());
+      samples.push_back(again.selftest_wall_ms());
     }
-    calibration_[agent] = fastest;
   }
   if (auto drift = SelfTestDrift(calibration_, agent, reply.selftest_wall_ms())) {
     host.selftest_drift = *drift;
@@ -394,11 +393,16 @@ using window_detail::WindowProtocol;
 std::optional<double> SelfTestDrift(Calibration& calibration, const std::string& agent,
                                     double selftest_ms) {
   auto it = calibration.find(agent);
-  if (it == calibration.end() || it->second <= 0 || selftest_ms <= 0) return std::nullopt;
-  // A self-test faster than the calibration shows the calibration itself was slowed (a process
-  // starting on the same CPU at the campaign's start): it becomes the calibration.
-  it->second = std::min(it->second, selftest_ms);
-  return selftest_ms / it->second - 1;
+  if (it == calibration.end() || it->second.empty() || selftest_ms <= 0) return std::nullopt;
+  std::deque<double>& recent = it->second;
+  std::vector<double> sorted(recent.begin(), recent.end());
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  const double median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  recent.push_back(selftest_ms);
+  while (recent.size() > kCalibrationSamples) recent.pop_front();
+  if (median <= 0) return std::nullopt;
+  return selftest_ms / median - 1;
 }
 
 std::string SpoolKey(int64_t campaign_id, const PlannedWindow& planned, int attempt) {

@@ -12,6 +12,7 @@
 // into one window (counts and rates summed, histograms merged, percentiles recomputed).
 #pragma once
 
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -32,14 +33,17 @@ struct WindowOutcome {
   std::vector<std::pair<std::string, std::string>> spooled;
 };
 
-// The campaign's self-test calibration per agent: the fastest self-test the agent has run in the
-// campaign (of 3 at its start, then of every window's); windows record their drift from it.
-// Owned by the scheduler, one per campaign.
-using Calibration = std::map<std::string, double>;
+// The campaign's self-test calibration per agent: its most recent self-tests (three of their
+// own at the campaign's start, then each window's), whose median is the norm a window's
+// self-test is judged against. A median of recent runs, so a start disturbed by processes
+// starting on the same CPU is forgotten after a few windows and one lucky fast run moves
+// nothing. Owned by the scheduler, one per campaign.
+inline constexpr size_t kCalibrationSamples = 5;
+using Calibration = std::map<std::string, std::deque<double>>;
 
-// A self-test's drift from the agent's calibration (0.12: 12% slower), after lowering the
-// calibration to it when it is faster, so drift is never negative: a faster self-test means the
-// calibration was disturbed, not this window. nullopt when the agent has no calibration.
+// A self-test's drift from the median of the agent's recent self-tests (0.12: 12% slower,
+// -0.12: faster), then the self-test joins them (the oldest beyond kCalibrationSamples leaves).
+// nullopt when the agent has no calibration.
 std::optional<double> SelfTestDrift(Calibration& calibration, const std::string& agent,
                                     double selftest_ms);
 
