@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A busy loop on the server's CPU makes windows invalid with foreign_cpu (the gate at its
-# default, 25% of one core); once it is stopped, `benchlab rerun ID --db` measures that one window
+# A busy loop on the server's CPU makes windows invalid with foreign_cpu (at 10% of one core: the
+# loop shares CPU 0 with the loaded target, and in some windows the target leaves it only 20-30%
+# of the core, around the 25% default); once it is stopped, `benchlab rerun ID --db` measures that one window
 # again on the embedded lab: attempt 2 of that window, valid, and every other window untouched.
 # On a machine shared with other work, a re-run that someone else's burst spoilt is tried again
 # (at most 3 times, each one more attempt of that window only).
@@ -19,7 +20,7 @@ fail() {
   echo "FAIL: $*" >&2
   for f in "$work"/*.out "$work"/*.err; do [ -e "$f" ] && { echo "== $f" >&2; tail -20 "$f" >&2; }; done
   [ -e "$work/lab.db" ] && sqlite3 "$work/lab.db" \
-    "select id, round, attempt, verdict, reasons, server_top_foreign from windows" >&2
+    "select id, round, attempt, verdict, reasons, server_foreign_cpu_pct, server_foreign_cpu_max_pct, server_busy_pct, server_top_foreign from windows" >&2
   exit 1
 }
 passed=0
@@ -68,7 +69,7 @@ baseline = "hello"
 connections = [4]
 rounds = 3
 warmup = "100ms"
-duration = "400ms"
+duration = "1s"
 [load]
 cpus = "1"
 [gates]
@@ -77,6 +78,7 @@ cpus = "1"
 selftest_drift = false
 generator_bound = false
 steal = false
+foreign_cpu_max_pct = 10
 [[target]]
 name = "hello"
 command = ["$work/hello-server", "--port", "{port}"]
@@ -102,12 +104,12 @@ tripped=$(sql "select count(*) from windows w where verdict = 'invalid' and exis
 [ "$tripped" -eq 3 ] || fail "every window should be invalid with foreign_cpu: server host, got $tripped"
 check "a busy loop on the server's CPU makes every window invalid with foreign_cpu: server host"
 
-# The window to re-run: round 2's, invalid with the server host's foreign CPU over the default.
+# The window to re-run: round 2's, invalid with the server host's foreign CPU over the threshold.
 id=$(sql "select id from windows where round = 2 and attempt = 1")
 [ -n "$id" ] || fail "no window of round 2"
 reason=$(sql "select r.value from windows w, json_each(w.reasons) r where w.id = $id and r.value like 'foreign_cpu: server host %'")
-[[ "$reason" =~ ^foreign_cpu:\ server\ host\ [0-9.]+%\ \>\ 25%$ ]] ||
-  fail "reason should give the value and the default threshold, got '$reason'"
+[[ "$reason" =~ ^foreign_cpu:\ server\ host\ [0-9.]+%\ \>\ 10%$ ]] ||
+  fail "reason should give the value and the campaign's threshold, got '$reason'"
 # The windows name the loop among their largest foreign users (the top 3 by CPU: on a shared
 # machine others may outdo it in one window, not in all).
 hogged=$(sql "select count(*) from windows w, json_each(w.server_top_foreign) u where json_extract(u.value, '\$.comm') = 'cpu-hog'")

@@ -121,7 +121,7 @@ cp "$db" "$work/served.db"
 "$bin/benchlab" coordinator --db "$work/served.db" --listen 127.0.0.1:0 --port-file "$work/grpc.port" \
   --http 127.0.0.1:0 --http-port-file "$work/http.port" 2> "$work/coordinator.err" &
 coordinator=$!
-trap 'kill $coordinator 2>/dev/null; wait $coordinator 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $coordinator 2>/dev/null || true; wait $coordinator 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do [ -s "$work/grpc.port" ] && [ -s "$work/http.port" ] && break; sleep 0.1; done
 [ -s "$work/http.port" ] || { cat "$work/coordinator.err"; fail "the coordinator did not start"; }
 address="127.0.0.1:$(cat "$work/grpc.port")"
