@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include "agent/supervisor.h"
 
@@ -64,13 +63,12 @@ Status RunOnce(SysEnv& env, const ExternalLoadSpec& spec, const std::vector<int>
       start + std::chrono::milliseconds(static_cast<int64_t>(spec.duration_s * 1000)) +
       std::chrono::seconds(10);
   ExitInfo exit;
-  while (!(*process)->Exited(&exit)) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      (*process)->Stop(std::chrono::milliseconds(500));
-      return Status::DeadlineExceeded("load tool " + spec.tool + " was still running " +
-                                      std::to_string(spec.duration_s + 10) + " s after it started");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  // Asleep until the tool ends: this thread must not wake up on the load CPUs while they are
+  // being measured.
+  if (!(*process)->WaitExit(deadline, &exit)) {
+    (*process)->Stop(std::chrono::milliseconds(500));
+    return Status::DeadlineExceeded("load tool " + spec.tool + " was still running " +
+                                    std::to_string(spec.duration_s + 10) + " s after it started");
   }
   run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   getrusage(RUSAGE_CHILDREN, &after);

@@ -1,10 +1,12 @@
 #include "agent/supervisor.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -148,6 +150,10 @@ class Fd {
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
   int get() const { return fd_; }
+  void reset() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
 
  private:
   int fd_;
@@ -301,6 +307,27 @@ Result<std::unique_ptr<TargetProcess>> TargetProcess::Spawn(SysEnv& env, const S
 bool TargetProcess::Exited(ExitInfo* info) {
   if (!impl_->Reap(false)) return false;
   if (info != nullptr) *info = impl_->exit;
+  return true;
+}
+
+bool TargetProcess::WaitExit(std::chrono::steady_clock::time_point deadline, ExitInfo* info) {
+  using std::chrono::milliseconds;
+  // The pid is ours until it is reaped (Reap is the only waitpid on it), so the pidfd cannot
+  // name a recycled pid. A pidfd (close-on-exec) turns readable when the process exits.
+  Fd pidfd(impl_->reaped ? -1 : static_cast<int>(syscall(SYS_pidfd_open, impl_->pid, 0)));
+  while (!Exited(info)) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    // Rounded up, so the last wait does not end just short of the deadline and spin.
+    const auto left = std::chrono::ceil<milliseconds>(deadline - now);
+    if (pidfd.get() >= 0) {
+      pollfd p{pidfd.get(), POLLIN, 0};
+      const int wait_ms = static_cast<int>(std::min<int64_t>(left.count(), 60'000));
+      if (poll(&p, 1, wait_ms) < 0 && errno != EINTR) pidfd.reset();
+    } else {
+      std::this_thread::sleep_for(std::min<milliseconds>(left, milliseconds(50)));
+    }
+  }
   return true;
 }
 

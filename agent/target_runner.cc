@@ -80,13 +80,10 @@ Result<std::string> ReadTargetVersion(SysEnv& env, const TargetDef& def,
   if (!process.ok()) return process.status();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   ExitInfo exit;
-  while (!(*process)->Exited(&exit)) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      (*process)->Stop(std::chrono::milliseconds(500));
-      return Status::DeadlineExceeded("version command of target \"" + def.name +
-                                      "\" did not finish within 5s");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (!(*process)->WaitExit(deadline, &exit)) {
+    (*process)->Stop(std::chrono::milliseconds(500));
+    return Status::DeadlineExceeded("version command of target \"" + def.name +
+                                    "\" did not finish within 5s");
   }
   std::ifstream in(spec.log_path);
   std::string line;

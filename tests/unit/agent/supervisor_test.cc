@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -260,6 +261,45 @@ TEST_F(SupervisorTest, ExitedReportsExitStatus) {
   EXPECT_EQ(info.Describe(), "exit status 3");
   // Stopping an exited target just reports how it ended.
   EXPECT_EQ(three->Stop(milliseconds(100)).exit_code, 3);
+}
+
+TEST_F(SupervisorTest, WaitExitReturnsWhenTheProcessEnds) {
+  auto t = MustSpawn(Spec({"sh", "-c", "sleep 0.2; exit 4"}));
+  ASSERT_NE(t, nullptr);
+  ExitInfo info;
+  ASSERT_TRUE(t->WaitExit(std::chrono::steady_clock::now() + std::chrono::seconds(30), &info));
+  EXPECT_EQ(info.exit_code, 4) << info.Describe();
+  EXPECT_TRUE(t->Exited());  // reaped; asking again keeps the answer
+  // An exited process answers at once, even with a deadline already past.
+  ExitInfo again;
+  EXPECT_TRUE(t->WaitExit(std::chrono::steady_clock::now() - std::chrono::seconds(1), &again));
+  EXPECT_EQ(again.exit_code, 4);
+}
+
+TEST_F(SupervisorTest, WaitExitGivesUpAtTheDeadlineAndLeavesTheProcessRunning) {
+  auto t = MustSpawn(Spec({"sleep", "30"}));
+  ASSERT_NE(t, nullptr);
+  const auto deadline = std::chrono::steady_clock::now() + milliseconds(150);
+  ExitInfo info;
+  EXPECT_FALSE(t->WaitExit(deadline, &info));
+  EXPECT_GE(std::chrono::steady_clock::now(), deadline);
+  EXPECT_FALSE(info.exited);
+  EXPECT_EQ(kill(t->pid(), 0), 0);  // still there, still ours to stop
+  EXPECT_EQ(t->Stop(milliseconds(1000)).signal, SIGTERM);
+}
+
+TEST_F(SupervisorTest, WaitExitSleepsInsteadOfPolling) {
+  // The waiting thread must not keep waking up while a load tool is measured: over a 400 ms
+  // wait it blocks a handful of times at most (a 2 ms poll would switch ~200 times).
+  auto t = MustSpawn(Spec({"sleep", "0.4"}));
+  ASSERT_NE(t, nullptr);
+  rusage before{}, after{};
+  ASSERT_EQ(getrusage(RUSAGE_THREAD, &before), 0);
+  ExitInfo info;
+  ASSERT_TRUE(t->WaitExit(std::chrono::steady_clock::now() + std::chrono::seconds(30), &info));
+  ASSERT_EQ(getrusage(RUSAGE_THREAD, &after), 0);
+  EXPECT_EQ(info.exit_code, 0);
+  EXPECT_LE(after.ru_nvcsw - before.ru_nvcsw, 5) << "voluntary context switches while waiting";
 }
 
 TEST_F(SupervisorTest, DestructorStopsARunningTarget) {
