@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 
 namespace benchlab {
 namespace {
@@ -72,23 +74,23 @@ CpuTimes CpuDelta(const CpuTimes& now, const CpuTimes& then) {
 }
 
 double MaxForeignOverSpans(const std::vector<PeriodTicks>& periods, double span_ticks) {
-  double best = 0, ticks = 0;
-  int64_t busy = 0, own = 0;
+  double best = 0, ticks = 0, busy = 0;
+  int64_t own = 0;
   size_t first = 0;
   auto consider = [&] {
     if (ticks <= 0) return;
-    double foreign = static_cast<double>(std::max<int64_t>(0, busy - own));
+    double foreign = std::max(0.0, busy - static_cast<double>(own));
     best = std::max(best, 100.0 * foreign / ticks);
   };
   // Two pointers: extend the run by one period, then drop its oldest periods while it stays at
   // least a span long without them.
   for (size_t last = 0; last < periods.size(); ++last) {
     ticks += periods[last].per_cpu;
-    busy += static_cast<int64_t>(periods[last].busy);
+    busy += periods[last].busy;
     own += static_cast<int64_t>(periods[last].own);
     while (first < last && ticks - periods[first].per_cpu >= span_ticks) {
       ticks -= periods[first].per_cpu;
-      busy -= static_cast<int64_t>(periods[first].busy);
+      busy -= periods[first].busy;
       own -= static_cast<int64_t>(periods[first].own);
       ++first;
     }
@@ -153,6 +155,35 @@ Result<SwapCounters> ParseVmStatSwap(std::string_view text) {
     return Status::InvalidArgument("/proc/vmstat: no pswpin/pswpout lines");
   }
   return swap;
+}
+
+Result<double> ParseUptimeSeconds(std::string_view text) {
+  std::string_view rest = text;
+  const std::string word(NextWord(rest));
+  char* end = nullptr;
+  const double seconds = word.empty() ? -1 : std::strtod(word.c_str(), &end);
+  if (word.empty() || end != word.c_str() + word.size() || !(seconds >= 0) ||
+      !std::isfinite(seconds)) {
+    return Status::InvalidArgument("/proc/uptime: first field is not seconds: \"" + word + "\"");
+  }
+  return seconds;
+}
+
+double UntickedTicks(const SystemStat& now, const SystemStat& then, double ticks_per_second) {
+  if (!now.uptime_s || !then.uptime_s || ticks_per_second <= 0) return 0;
+  const double wall = (*now.uptime_s - *then.uptime_s) * ticks_per_second;
+  double unticked = 0;
+  for (int cpu : now.online) {
+    const auto n = static_cast<size_t>(cpu);
+    if (std::find(then.online.begin(), then.online.end(), cpu) == then.online.end() ||
+        n >= now.cpus.size() || n >= then.cpus.size()) {
+      continue;  // came online in between: its counters say nothing about the interval
+    }
+    const uint64_t now_total = now.cpus[n].Total(), then_total = then.cpus[n].Total();
+    if (now_total < then_total) continue;  // went offline and back: its counters restarted
+    unticked += wall - static_cast<double>(now_total - then_total);
+  }
+  return unticked;
 }
 
 Result<pid_t> ParseLoadAvgLastPid(std::string_view text) {

@@ -33,10 +33,13 @@ struct CpuTimes {
 // offline between the two readings) reads 0.
 CpuTimes CpuDelta(const CpuTimes& now, const CpuTimes& then);
 
-// One sampling period's ticks: its length on each CPU, host busy and own CPU.
+// One sampling period's ticks: its length on each CPU, host busy (with the unticked time, see
+// UntickedTicks; it may be a tick under the counters' own figure in one period and over it in
+// the next, so it is kept signed and only a run of periods is clamped) and own CPU.
 struct PeriodTicks {
   double per_cpu = 0;
-  uint64_t busy = 0, own = 0;
+  double busy = 0;
+  uint64_t own = 0;
 };
 // The largest foreign CPU, max(0, busy - own) in % of one core, over a rolling window: for each
 // period, the shortest run of periods ending there lasting at least `span_ticks` per CPU (the
@@ -49,7 +52,25 @@ struct SystemStat {
   std::vector<int> online;        // the N of each "cpuN" line, in order
   int online_cpus = 0;            // number of "cpuN" lines
   std::optional<uint64_t> forks;  // "processes": forks since boot
+  // Not part of /proc/stat: the first field of /proc/uptime read right after it (the wall
+  // clock the CPU counters should add up to), when it could be read.
+  std::optional<double> uptime_s;
 };
+
+// Seconds since boot, the first field of /proc/uptime ("350735.47 234388.90").
+Result<double> ParseUptimeSeconds(std::string_view text);
+
+// Ticks of wall time from `then` to `now` that no CPU counter took, summed over the CPUs online
+// at both readings: each CPU's growth of the wall clock (uptime_s, in ticks) minus the growth of
+// its counters' Total(). The kernel counts idle and iowait exactly from the clock, but busy time
+// by sampling at each timer tick; a CPU that goes idle and busy again thousands of times a
+// second (a load generator, a server's network path) misses ticks, and its busy time falls
+// short of what its processes were charged (utime+stime come from the scheduler's exact
+// runtime). On a 2-core VM a load generator's CPU counted 88 busy ticks in 3 s while its
+// processes were charged 149 and the CPU's counters, idle included, summed to 236 of 302
+// ticks. That unticked time was busy. Signed (a reading lands up to a tick either side), and 0
+// when either reading has no uptime.
+double UntickedTicks(const SystemStat& now, const SystemStat& then, double ticks_per_second);
 
 // Kernels before 2.6.11 had no steal column and before 2.6.24 no guest: missing trailing
 // columns read as 0. Fewer than four numbers (user nice system idle) is an error.

@@ -71,17 +71,21 @@ Result<HostWindow> HostWatch::End() {
   const double hz = static_cast<double>(env_.ClockTicksPerSecond());
   const CpuTimes d = CpuDelta(last_stat_.total, begin_stat_.total);
   const int ncpus = last_stat_.online_cpus;
-  const double per_cpu_ticks = static_cast<double>(d.Total()) / ncpus;
   if (hz <= 0 || d.Total() < static_cast<uint64_t>(ncpus)) {
     return Status::FailedPrecondition(
         "host watch: the interval lasted less than one clock tick per CPU");
   }
-  auto pct = [&](uint64_t ticks) { return 100.0 * static_cast<double>(ticks) / per_cpu_ticks; };
+  // Busy time the tick sampling missed is busy all the same: own CPU (from the processes'
+  // exact runtimes) would otherwise exceed the host's busy and hide foreign CPU.
+  const double unticked = std::max(0.0, UntickedTicks(last_stat_, begin_stat_, hz));
+  const double per_cpu_ticks = (static_cast<double>(d.Total()) + unticked) / ncpus;
+  auto pct = [&](double ticks) { return 100.0 * ticks / per_cpu_ticks; };
 
   HostWindow w;
   w.interval_s = per_cpu_ticks / hz;
   w.cpus = ncpus;
-  w.busy_pct = pct(d.Busy());
+  w.busy_pct = pct(static_cast<double>(d.Busy()) + unticked);
+  w.unticked_pct = pct(unticked);
   w.idle_pct = pct(d.idle);
   w.iowait_pct = pct(d.iowait);
   w.steal_pct = pct(d.steal);
@@ -89,9 +93,9 @@ Result<HostWindow> HostWatch::End() {
   uint64_t own_ticks = 0;
   for (uint64_t ticks : own_ticks_by_root_) {
     own_ticks += ticks;
-    w.own_pct_by_root.push_back(pct(ticks));
+    w.own_pct_by_root.push_back(pct(static_cast<double>(ticks)));
   }
-  w.own_pct = pct(own_ticks);
+  w.own_pct = pct(static_cast<double>(own_ticks));
   w.foreign_mean_pct = std::max(0.0, w.busy_pct - w.own_pct);
 
   std::vector<std::pair<std::string, uint64_t>> users(foreign_ticks_by_comm_.begin(),
@@ -100,7 +104,7 @@ Result<HostWindow> HostWatch::End() {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   });
   for (size_t i = 0; i < users.size() && i < 3 && users[i].second > 0; ++i) {
-    w.top_foreign.push_back({users[i].first, pct(users[i].second)});
+    w.top_foreign.push_back({users[i].first, pct(static_cast<double>(users[i].second))});
   }
 
   w.foreign_max_pct = MaxForeignOverSpans(sample_ticks_, options_.foreign_max_span_s * hz);
@@ -131,23 +135,30 @@ void HostWatch::EmitSample() {
   const double hz = static_cast<double>(env_.ClockTicksPerSecond());
   // Less than a tick per CPU says nothing about the split of time: merge into the next period.
   if (d.Total() < static_cast<uint64_t>(ncpus) || hz <= 0) return;
-  const double per_cpu_ticks = static_cast<double>(d.Total()) / ncpus;
-  auto pct = [&](uint64_t ticks) { return 100.0 * static_cast<double>(ticks) / per_cpu_ticks; };
+  // Signed: summed over consecutive periods it telescopes to the whole run's figure, so a
+  // reading a tick early in one period and late in the next does not add up (see End()).
+  const double unticked = UntickedTicks(last_stat_, period_stat_, hz);
+  const double per_cpu_ticks =
+      std::max(1.0, (static_cast<double>(d.Total()) + unticked) / ncpus);
+  const double busy_ticks = static_cast<double>(d.Busy()) + unticked;
+  auto pct = [&](double ticks) { return 100.0 * ticks / per_cpu_ticks; };
 
   HostSample s;
   s.period_s = per_cpu_ticks / hz;
-  s.t_s =
-      static_cast<double>(Sub(last_stat_.total.Total(), begin_stat_.total.Total())) / ncpus / hz;
-  s.busy_pct = pct(d.Busy());
-  s.idle_pct = pct(d.idle);
-  s.iowait_pct = pct(d.iowait);
-  s.steal_pct = pct(d.steal);
-  s.own_pct = pct(period_own_ticks_);
+  s.t_s = last_stat_.uptime_s && begin_stat_.uptime_s
+              ? *last_stat_.uptime_s - *begin_stat_.uptime_s
+              : static_cast<double>(Sub(last_stat_.total.Total(), begin_stat_.total.Total())) /
+                    ncpus / hz;
+  s.busy_pct = std::max(0.0, pct(busy_ticks));
+  s.idle_pct = pct(static_cast<double>(d.idle));
+  s.iowait_pct = pct(static_cast<double>(d.iowait));
+  s.steal_pct = pct(static_cast<double>(d.steal));
+  s.own_pct = pct(static_cast<double>(period_own_ticks_));
   s.foreign_pct = std::max(0.0, s.busy_pct - s.own_pct);
   s.max_temp_c = sensors_->MaxTempC(env_);
   s.min_freq_ratio = sensors_->MinFreqRatio(env_);
   samples_.push_back(s);
-  sample_ticks_.push_back({per_cpu_ticks, d.Busy(), period_own_ticks_});
+  sample_ticks_.push_back({per_cpu_ticks, busy_ticks, period_own_ticks_});
   period_stat_ = last_stat_;
   period_own_ticks_ = 0;
 }
@@ -173,6 +184,12 @@ Status HostWatch::Snapshot(bool attribute, bool full) {
   if (!text.ok()) return text.status();
   Result<SystemStat> stat = ParseSystemStat(*text);
   if (!stat.ok()) return stat.status();
+  // Right after /proc/stat, for UntickedTicks; without it busy is the counters' figure alone.
+  if (Result<std::string> uptime = env_.ReadFile("/proc/uptime"); uptime.ok()) {
+    if (Result<double> seconds = ParseUptimeSeconds(*uptime); seconds.ok()) {
+      stat->uptime_s = *seconds;
+    }
+  }
 
   ++generation_;
   reused_.clear();

@@ -1,7 +1,8 @@
 // HostWatch: watches the whole machine over one measured interval, for the gates that decide
 // whether a window was clean. Begin() takes the baseline, each Sample() one snapshot (the
 // caller's sampling thread drives the pace, e.g. 10 Hz; nothing here sleeps or reads a clock:
-// elapsed time comes from /proc/stat's tick totals), End() a final snapshot and the figures:
+// elapsed time comes from /proc/stat's tick totals and /proc/uptime), End() a final snapshot
+// and the figures:
 // host busy/idle/iowait/steal, foreign CPU (busy CPU not used by the "own" process trees: the
 // target, the load generator, the agent), the largest foreign users by name, temperature,
 // throttle counters, CPU frequency of the pinned CPUs and swap traffic. A reading the machine
@@ -48,7 +49,7 @@ struct HostWatchOptions {
 struct HostSample {
   double t_s = 0;       // end of the period, since Begin()
   double period_s = 0;  // length of the period
-  double busy_pct = 0;  // user+nice+system+irq+softirq
+  double busy_pct = 0;  // user+nice+system+irq+softirq, plus unticked time (UntickedTicks)
   double idle_pct = 0;
   double iowait_pct = 0;
   double steal_pct = 0;
@@ -65,9 +66,11 @@ struct ForeignUser {
 };
 
 struct HostWindow {
-  double interval_s = 0;  // from /proc/stat ticks
+  double interval_s = 0;  // from /proc/stat ticks (and the unticked time)
   int cpus = 0;           // online CPUs
-  double busy_pct = 0, idle_pct = 0, iowait_pct = 0, steal_pct = 0;
+  // busy_pct includes unticked_pct: wall time no CPU counter took, which was busy time the
+  // kernel's tick sampling missed (UntickedTicks in agent/host_stat.h); 0 without /proc/uptime.
+  double busy_pct = 0, idle_pct = 0, iowait_pct = 0, steal_pct = 0, unticked_pct = 0;
   double irq_pct = 0;  // irq+softirq, part of busy and of foreign: no process owns it
   double own_pct = 0;
   std::vector<double> own_pct_by_root;              // in the order of HostWatchOptions::own_roots

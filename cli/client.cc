@@ -29,6 +29,26 @@ void SetDeadlineSeconds(grpc::ClientContext& ctx, double seconds) {
                    std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
 }
 
+Result<std::string> FetchReport(v1::Coordinator::Stub& coordinator, const std::string& address,
+                                const std::string& campaign, const std::string& format) {
+  v1::GetReportRequest req;
+  req.set_campaign(campaign);
+  req.set_format(format);
+  v1::GetReportReply reply;
+  grpc::ClientContext ctx;
+  SetDeadlineSeconds(ctx, 60);
+  grpc::Status status = coordinator.GetReport(&ctx, req, &reply);
+  if (status.ok()) return std::move(*reply.mutable_text());
+  switch (status.error_code()) {
+    case grpc::StatusCode::NOT_FOUND:
+      return Status::NotFound(status.error_message());
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return Status::InvalidArgument(status.error_message());
+    default:
+      return Status::Unavailable("coordinator " + address + ": " + status.error_message());
+  }
+}
+
 void WatchCanceller::Cancel() {
   std::lock_guard lock(mu_);
   cancelled_ = true;

@@ -40,9 +40,6 @@ struct Record {
   std::string source;  // for the header: the file, the database, the coordinator
 };
 
-// Every call to the coordinator carries a deadline; a report of a large campaign takes a while.
-constexpr double kReportDeadlineSeconds = 60;
-
 bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -93,19 +90,14 @@ class DatabaseSource {
 };
 
 Result<Record> ReadFromCoordinator(const std::string& address, const std::string& campaign) {
-  auto stub = ConnectCoordinator(address);
-  if (!stub.ok()) return stub.status();
-  v1::GetReportRequest req;
-  req.set_campaign(campaign);
-  req.set_format("json");
-  v1::GetReportReply reply;
-  grpc::ClientContext ctx;
-  SetDeadlineSeconds(ctx, kReportDeadlineSeconds);
-  grpc::Status status = (*stub)->GetReport(&ctx, req, &reply);
-  if (!status.ok()) {
-    return Status::Unavailable("coordinator " + address + ": " + status.error_message());
+  auto coordinator = ConnectCoordinator(address);
+  if (!coordinator.ok()) return coordinator.status();
+  auto text = FetchReport(**coordinator, address, campaign, "json");
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kUnavailable) return text.status();
+    return Status::Unavailable("coordinator " + address + ": " + text.status().message());
   }
-  auto record = ParseRunOfRecord(reply.text(), "campaign \"" + campaign + "\" at " + address);
+  auto record = ParseRunOfRecord(*text, "campaign \"" + campaign + "\" at " + address);
   if (!record.ok()) return record.status();
   return Record{std::move(*record), "coordinator " + address};
 }

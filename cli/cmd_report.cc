@@ -59,21 +59,12 @@ Made FromDatabase(const ReportArgs& args) {
 }
 
 Made FromCoordinator(const ReportArgs& args) {
-  auto stub = ConnectCoordinator(args.coordinator);
-  if (!stub.ok()) return {"", 2, stub.status().message()};
-  v1::GetReportRequest req;
-  req.set_campaign(args.campaign);
-  req.set_format(args.format);
-  v1::GetReportReply reply;
-  grpc::ClientContext ctx;
-  SetDeadlineSeconds(ctx, 60);  // a long campaign's samples are read and summarised first
-  grpc::Status status = (*stub)->GetReport(&ctx, req, &reply);
-  if (status.ok()) return {std::move(*reply.mutable_text()), 0, ""};
-  if (status.error_code() == grpc::StatusCode::NOT_FOUND ||
-      status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
-    return {"", 2, SayWhere(status.error_message(), args.campaign, "at " + args.coordinator)};
-  }
-  return {"", 1, "coordinator " + args.coordinator + ": " + status.error_message()};
+  auto coordinator = ConnectCoordinator(args.coordinator);
+  if (!coordinator.ok()) return {"", 2, coordinator.status().message()};
+  auto text = FetchReport(**coordinator, args.coordinator, args.campaign, args.format);
+  if (text.ok()) return {std::move(*text), 0, ""};
+  if (text.status().code() == StatusCode::kUnavailable) return {"", 1, text.status().message()};
+  return {"", 2, SayWhere(text.status().message(), args.campaign, "at " + args.coordinator)};
 }
 
 int Write(const std::string& text, const std::string& output) {

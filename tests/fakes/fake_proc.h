@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -126,6 +127,12 @@ class FakeProcRoot {
   // Host-wide files: /proc/stat from per-CPU times, /proc/vmstat's swap counters.
   void PutSystemStat(const std::vector<FakeCpu>& cpus, uint64_t forks = 4242) {
     Write("/proc/stat", FormatFakeSystemStat(cpus, forks));
+  }
+  // /proc/uptime: seconds since boot (two decimals, as the kernel writes it) and idle seconds.
+  void PutUptime(double seconds) {
+    char text[64];
+    std::snprintf(text, sizeof(text), "%.2f 0.00\n", seconds);
+    Write("/proc/uptime", text);
   }
   // /proc/loadavg, whose last field is the last pid handed out.
   void PutLoadAvg(pid_t last_pid) {

@@ -106,6 +106,61 @@ TEST(MaxForeignOverSpansTest, RollingWindows) {
   EXPECT_DOUBLE_EQ(MaxForeignOverSpans({}, 100), 0);
 }
 
+TEST(MaxForeignOverSpansTest, SignedBusyTelescopesOverARun) {
+  // Unticked time read a tick late in one period and a tick early in the next: -1 and +1
+  // cancel within a span, while the single periods see them.
+  std::vector<PeriodTicks> periods(4, PeriodTicks{10, 10, 10});
+  periods[1].busy = 9;
+  periods[2].busy = 11;
+  EXPECT_DOUBLE_EQ(MaxForeignOverSpans(periods, 0), 10);
+  EXPECT_DOUBLE_EQ(MaxForeignOverSpans(periods, 40), 0);
+}
+
+TEST(UptimeTest, FirstFieldInSeconds) {
+  Result<double> s = ParseUptimeSeconds("350735.47 234388.90\n");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_DOUBLE_EQ(*s, 350735.47);
+  EXPECT_FALSE(ParseUptimeSeconds("").ok());
+  EXPECT_FALSE(ParseUptimeSeconds("12x 3\n").ok());
+  EXPECT_FALSE(ParseUptimeSeconds("-1 3\n").ok());
+  EXPECT_FALSE(ParseUptimeSeconds("nan 3\n").ok());
+}
+
+SystemStat TwoCpus(uint64_t busy0, uint64_t idle0, uint64_t busy1, uint64_t idle1,
+                   std::optional<double> uptime_s) {
+  SystemStat s;
+  s.cpus.resize(2);
+  s.cpus[0].user = busy0;
+  s.cpus[0].idle = idle0;
+  s.cpus[1].user = busy1;
+  s.cpus[1].idle = idle1;
+  s.online = {0, 1};
+  s.online_cpus = 2;
+  s.uptime_s = uptime_s;
+  return s;
+}
+
+TEST(UntickedTicksTest, WallTimeTheCountersMissedOnEachCpu) {
+  // One second at 100 ticks/s: CPU 0 counted all 100 ticks, CPU 1 only 70 (30 busy ticks lost).
+  const SystemStat then = TwoCpus(1000, 1000, 1000, 1000, 50.0);
+  const SystemStat now = TwoCpus(1100, 1000, 1020, 1050, 51.0);
+  EXPECT_DOUBLE_EQ(UntickedTicks(now, then, 100), 30);
+  // A counter a tick ahead of the clock reads negative (the caller decides where to clamp).
+  const SystemStat ahead = TwoCpus(1101, 1000, 1000, 1100, 51.0);
+  EXPECT_DOUBLE_EQ(UntickedTicks(ahead, then, 100), -1);
+  // No uptime at either end: nothing is known, 0.
+  EXPECT_DOUBLE_EQ(UntickedTicks(TwoCpus(1100, 1000, 1020, 1050, std::nullopt), then, 100), 0);
+  EXPECT_DOUBLE_EQ(UntickedTicks(now, TwoCpus(1000, 1000, 1000, 1000, std::nullopt), 100), 0);
+}
+
+TEST(UntickedTicksTest, CpusOfflineAtEitherReadingAreLeftOut) {
+  SystemStat then = TwoCpus(1000, 1000, 0, 0, 50.0);
+  then.online = {0};  // CPU 1 offline: a gap of zeros
+  then.online_cpus = 1;
+  const SystemStat now = TwoCpus(1080, 1000, 500, 500, 51.0);
+  EXPECT_DOUBLE_EQ(UntickedTicks(now, then, 100), 20);
+}
+
 TEST(VmStatTest, ReadsSwapCounters) {
   Result<SwapCounters> swap = ParseVmStatSwap(
       "nr_free_pages 1\npswpin 12\npswpout 345\npswpin_extra 9\nzone_reclaim_failed 0\n");

@@ -124,6 +124,66 @@ TEST_F(HostWatchTest, ForeignIsHostBusyMinusOwnTrees) {
   EXPECT_DOUBLE_EQ(w->samples[0].foreign_pct, 50);
 }
 
+TEST_F(HostWatchTest, BusyTimeTheTickSamplingMissedIsBusy) {
+  // The kernel samples busy time at timer ticks; a CPU that keeps going idle and busy (a load
+  // generator) misses some, while its processes are charged their exact runtime. /proc/uptime
+  // tells how much wall time the counters should add up to.
+  Spawn(100, 1, "benchlab");  // the agent and its load generator, on CPU 1
+  Spawn(200, 1, "stress");    // a busy loop on CPU 0
+  fake_.PutUptime(5000.00);
+  HostWatch watch(env_, {.own_roots = {100}, .pinned_cpus = {}});
+  ASSERT_TRUE(watch.Begin().ok());
+
+  cpus_[0].user += 100;  // CPU 0: all 100 ticks of the second busy
+  cpus_[1].user += 20;   // CPU 1: 20 busy + 50 idle counted, 30 ticks missed
+  cpus_[1].idle += 50;
+  fake_.PutSystemStat(cpus_, forks_);
+  fake_.PutUptime(5001.00);
+  Run(100, 50);   // the generator ran 50 ticks
+  Run(200, 100);  // the loop all of CPU 0
+  Result<HostWindow> w = watch.End();
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+
+  EXPECT_DOUBLE_EQ(w->interval_s, TicksToSeconds(100));
+  EXPECT_DOUBLE_EQ(w->unticked_pct, 30);
+  EXPECT_DOUBLE_EQ(w->busy_pct, 150);  // 120 counted + 30 missed
+  EXPECT_DOUBLE_EQ(w->idle_pct, 50);
+  EXPECT_DOUBLE_EQ(w->own_pct, 50);
+  // The loop's whole core: from the counters alone it would read 120 - 50 = 70%.
+  EXPECT_DOUBLE_EQ(w->foreign_mean_pct, 100);
+  EXPECT_DOUBLE_EQ(w->foreign_max_pct, 100);
+  ASSERT_EQ(w->samples.size(), 1u);
+  EXPECT_DOUBLE_EQ(w->samples[0].busy_pct, 150);
+  EXPECT_DOUBLE_EQ(w->samples[0].foreign_pct, 100);
+  EXPECT_DOUBLE_EQ(w->samples[0].t_s, 1.0);
+}
+
+TEST_F(HostWatchTest, CountersThatKeepUpWithTheClockAreTakenAsTheyAre) {
+  Spawn(100, 1, "benchlab");
+  fake_.PutUptime(5000.00);
+  HostWatch watch(env_, {.own_roots = {100}, .pinned_cpus = {}});
+  ASSERT_TRUE(watch.Begin().ok());
+  Second(40);
+  fake_.PutUptime(5001.00);
+  Run(100, 40);
+  ASSERT_TRUE(watch.Sample().ok());
+  // A second period whose counters ran a tick ahead of the uptime read: clamped to nothing
+  // missed over the window, not to a negative busy.
+  cpus_[0].user += 101;
+  cpus_[1].idle += 100;
+  fake_.PutSystemStat(cpus_, forks_);
+  fake_.PutUptime(5002.00);
+  Run(100, 101);
+  Result<HostWindow> w = watch.End();
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_DOUBLE_EQ(w->unticked_pct, 0);
+  EXPECT_NEAR(w->busy_pct, 100.0 * 141 / 200.5, 1e-9);
+  EXPECT_DOUBLE_EQ(w->foreign_mean_pct, 0);
+  ASSERT_EQ(w->samples.size(), 2u);
+  EXPECT_DOUBLE_EQ(w->samples[0].busy_pct, 40);
+  EXPECT_DOUBLE_EQ(w->samples[0].foreign_pct, 0);
+}
+
 TEST_F(HostWatchTest, NestedRootsSplitOwnCpuByNearestRoot) {
   Spawn(100, 1, "benchlab");
   Spawn(101, 100, "server");
