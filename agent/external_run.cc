@@ -59,9 +59,9 @@ Status RunOnce(SysEnv& env, const ExternalLoadSpec& spec, const std::vector<int>
     return Status::FailedPrecondition("load tool " + spec.tool + " could not start (" +
                                       process.status().message() + "); is it installed?");
   }
-  const auto deadline =
-      start + std::chrono::milliseconds(static_cast<int64_t>(spec.duration_s * 1000)) +
-      std::chrono::seconds(10);
+  const auto deadline = start +
+                        std::chrono::milliseconds(static_cast<int64_t>(spec.duration_s * 1000)) +
+                        std::chrono::seconds(10);
   ExitInfo exit;
   // Asleep until the tool ends: this thread must not wake up on the load CPUs while they are
   // being measured.
@@ -80,8 +80,8 @@ Status RunOnce(SysEnv& env, const ExternalLoadSpec& spec, const std::vector<int>
   text << in.rdbuf();
   run.output = text.str();
   if (exit.exit_code != 0) {
-    return Status::FailedPrecondition("load tool " + spec.tool + " ended with " +
-                                      exit.Describe() + ": " + Tail((*process)->LastLogLines(3)));
+    return Status::FailedPrecondition("load tool " + spec.tool + " ended with " + exit.Describe() +
+                                      ": " + Tail((*process)->LastLogLines(3)));
   }
   return Status::Ok();
 }
@@ -89,8 +89,7 @@ Status RunOnce(SysEnv& env, const ExternalLoadSpec& spec, const std::vector<int>
 }  // namespace
 
 Result<ExternalRun> RunExternalLoad(SysEnv& env, ExternalLoadSpec spec,
-                                    const std::vector<int>& cpus,
-                                    std::chrono::milliseconds warmup,
+                                    const std::vector<int>& cpus, std::chrono::milliseconds warmup,
                                     const std::string& scratch_dir,
                                     const std::function<void(bool measuring)>& on_measure) {
   std::error_code ec;

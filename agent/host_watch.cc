@@ -75,27 +75,45 @@ Result<HostWindow> HostWatch::End() {
     return Status::FailedPrecondition(
         "host watch: the interval lasted less than one clock tick per CPU");
   }
-  // Busy time the tick sampling missed is busy all the same: own CPU (from the processes'
-  // exact runtimes) would otherwise exceed the host's busy and hide foreign CPU.
+  // The interval is the wall clock's when known: CPU counters that missed ticks add up to less.
   const double unticked = std::max(0.0, UntickedTicks(last_stat_, begin_stat_, hz));
   const double per_cpu_ticks = (static_cast<double>(d.Total()) + unticked) / ncpus;
   auto pct = [&](double ticks) { return 100.0 * ticks / per_cpu_ticks; };
 
+  uint64_t own_ticks = 0;
+  for (uint64_t ticks : own_ticks_by_root_) own_ticks += ticks;
+  uint64_t foreign_process_ticks = 0;
+  for (const auto& [comm, ticks] : foreign_ticks_by_comm_) foreign_process_ticks += ticks;
+  // Two lower bounds of the host's busy time: the kernel's busy counters, which sample at
+  // timer ticks and miss some on a CPU that keeps going idle and busy (a load generator), and
+  // the exact runtimes charged to every process, own and foreign, which miss interrupt time
+  // the kernel charges to no process. The larger is the closer. The unticked wall time bounds
+  // it from above: the counters missed no more than that, give or take a tick either side of
+  // each CPU's reading at both ends.
+  const double counted_busy = static_cast<double>(d.Busy());
+  const double charged = static_cast<double>(own_ticks + foreign_process_ticks);
+  const bool have_wall = last_stat_.uptime_s && begin_stat_.uptime_s;
+  const double bound = counted_busy + unticked + 2.0 * ncpus;
+  const double busy_ticks = std::max(counted_busy, have_wall ? std::min(charged, bound) : charged);
+
   HostWindow w;
   w.interval_s = per_cpu_ticks / hz;
   w.cpus = ncpus;
-  w.busy_pct = pct(static_cast<double>(d.Busy()) + unticked);
+  w.busy_pct = pct(busy_ticks);
   w.unticked_pct = pct(unticked);
-  w.idle_pct = pct(d.idle);
-  w.iowait_pct = pct(d.iowait);
-  w.steal_pct = pct(d.steal);
-  w.irq_pct = pct(d.irq + d.softirq);
-  uint64_t own_ticks = 0;
+  // The unticked time that was not busy was idle the counters missed too: with it, busy, idle,
+  // iowait and steal add up to the whole interval.
+  w.idle_pct =
+      pct(std::max(0.0, static_cast<double>(d.idle) + unticked - (busy_ticks - counted_busy)));
+  w.iowait_pct = pct(static_cast<double>(d.iowait));
+  w.steal_pct = pct(static_cast<double>(d.steal));
+  w.irq_pct = pct(static_cast<double>(d.irq + d.softirq));
   for (uint64_t ticks : own_ticks_by_root_) {
-    own_ticks += ticks;
     w.own_pct_by_root.push_back(pct(static_cast<double>(ticks)));
   }
   w.own_pct = pct(static_cast<double>(own_ticks));
+  // So foreign CPU is the larger of the counters' busy minus own, and what foreign processes
+  // were charged.
   w.foreign_mean_pct = std::max(0.0, w.busy_pct - w.own_pct);
 
   std::vector<std::pair<std::string, uint64_t>> users(foreign_ticks_by_comm_.begin(),
@@ -107,7 +125,10 @@ Result<HostWindow> HostWatch::End() {
     w.top_foreign.push_back({users[i].first, pct(static_cast<double>(users[i].second))});
   }
 
-  w.foreign_max_pct = MaxForeignOverSpans(sample_ticks_, options_.foreign_max_span_s * hz);
+  // Samples see foreign processes only at full scans, so theirs is the counters' lower bound;
+  // a span is never below the whole interval's mean.
+  w.foreign_max_pct = std::max(
+      w.foreign_mean_pct, MaxForeignOverSpans(sample_ticks_, options_.foreign_max_span_s * hz));
   for (const HostSample& s : samples_) {
     if (s.max_temp_c && (!w.max_temp_c || *s.max_temp_c > *w.max_temp_c)) {
       w.max_temp_c = s.max_temp_c;
@@ -135,12 +156,13 @@ void HostWatch::EmitSample() {
   const double hz = static_cast<double>(env_.ClockTicksPerSecond());
   // Less than a tick per CPU says nothing about the split of time: merge into the next period.
   if (d.Total() < static_cast<uint64_t>(ncpus) || hz <= 0) return;
-  // Signed: summed over consecutive periods it telescopes to the whole run's figure, so a
-  // reading a tick early in one period and late in the next does not add up (see End()).
+  // The period's length is the wall clock's when known (signed: summed over consecutive
+  // periods it telescopes to the whole interval's, so a reading a tick early in one period and
+  // late in the next does not add up). Busy is the counters' own figure: foreign processes are
+  // read only at full scans, so a sample has no better bound (see End()).
   const double unticked = UntickedTicks(last_stat_, period_stat_, hz);
-  const double per_cpu_ticks =
-      std::max(1.0, (static_cast<double>(d.Total()) + unticked) / ncpus);
-  const double busy_ticks = static_cast<double>(d.Busy()) + unticked;
+  const double per_cpu_ticks = std::max(1.0, (static_cast<double>(d.Total()) + unticked) / ncpus);
+  const double busy_ticks = static_cast<double>(d.Busy());
   auto pct = [&](double ticks) { return 100.0 * ticks / per_cpu_ticks; };
 
   HostSample s;
@@ -149,7 +171,7 @@ void HostWatch::EmitSample() {
               ? *last_stat_.uptime_s - *begin_stat_.uptime_s
               : static_cast<double>(Sub(last_stat_.total.Total(), begin_stat_.total.Total())) /
                     ncpus / hz;
-  s.busy_pct = std::max(0.0, pct(busy_ticks));
+  s.busy_pct = pct(busy_ticks);
   s.idle_pct = pct(static_cast<double>(d.idle));
   s.iowait_pct = pct(static_cast<double>(d.iowait));
   s.steal_pct = pct(static_cast<double>(d.steal));

@@ -34,9 +34,10 @@ struct HostWatchOptions {
   std::vector<int> pinned_cpus;
   // Own processes and processes new since the last snapshot are read at every Sample(); the
   // other (foreign) ones only at every foreign_scan_every-th Sample() and at Begin/End, which
-  // keeps the agent's own cost low. Foreign CPU itself (host busy minus own) is exact at every
-  // sample; only the naming of the top foreign users is that coarse: the CPU a foreign process
-  // used after its last read and before it exited is named after the process that reaped it.
+  // keeps the agent's own cost low. A sample's foreign CPU is host busy minus own (the busy
+  // counters miss ticks, so it is a lower bound); the interval's also counts every foreign
+  // process's exact CPU (see HostWindow). The CPU a foreign process used after its last read
+  // and before it exited is named after the process that reaped it.
   int foreign_scan_every = 10;
   // HostWindow::foreign_max_pct is the largest foreign CPU over a rolling window of samples:
   // for each sample, the shortest run ending there that lasts at least this long. /proc/stat
@@ -49,7 +50,7 @@ struct HostWatchOptions {
 struct HostSample {
   double t_s = 0;       // end of the period, since Begin()
   double period_s = 0;  // length of the period
-  double busy_pct = 0;  // user+nice+system+irq+softirq, plus unticked time (UntickedTicks)
+  double busy_pct = 0;  // user+nice+system+irq+softirq (the counters; see HostWindow)
   double idle_pct = 0;
   double iowait_pct = 0;
   double steal_pct = 0;
@@ -68,14 +69,16 @@ struct ForeignUser {
 struct HostWindow {
   double interval_s = 0;  // from /proc/stat ticks (and the unticked time)
   int cpus = 0;           // online CPUs
-  // busy_pct includes unticked_pct: wall time no CPU counter took, which was busy time the
-  // kernel's tick sampling missed (UntickedTicks in agent/host_stat.h); 0 without /proc/uptime.
+  // busy_pct is the larger of the kernel's busy counters and the CPU charged to every process
+  // (own and foreign), at most the counters plus unticked_pct: the wall time no CPU counter
+  // took (UntickedTicks in agent/host_stat.h; 0 without /proc/uptime). The counters sample at
+  // timer ticks and miss busy time on a CPU that keeps going idle and busy.
   double busy_pct = 0, idle_pct = 0, iowait_pct = 0, steal_pct = 0, unticked_pct = 0;
   double irq_pct = 0;  // irq+softirq, part of busy and of foreign: no process owns it
   double own_pct = 0;
-  std::vector<double> own_pct_by_root;              // in the order of HostWatchOptions::own_roots
-  double foreign_mean_pct = 0;                      // max(0, busy - own) over the whole interval
-  double foreign_max_pct = 0;                       // over runs of foreign_max_span_s (see options)
+  std::vector<double> own_pct_by_root;  // in the order of HostWatchOptions::own_roots
+  double foreign_mean_pct = 0;          // max(0, busy - own) over the whole interval
+  double foreign_max_pct = 0;  // over runs of foreign_max_span_s (see options); >= the mean
   std::vector<ForeignUser> top_foreign;             // at most 3, largest first, only those above 0
   std::optional<double> max_temp_c;                 // over all samples
   std::optional<uint64_t> throttle_core_events;     // sum over CPUs of the increase

@@ -3,8 +3,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
-#include <sys/prctl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -242,8 +242,7 @@ Result<std::unique_ptr<TargetProcess>> TargetProcess::Spawn(SysEnv& env, const S
   if (log.get() < 0) return Status::IoError(Errno("target log " + spec.log_path));
   Fd dev_null(open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (dev_null.get() < 0) return Status::IoError(Errno("/dev/null"));
-  Fd cgroup(spec.cgroup_procs.empty() ? -1
-                                       : open(spec.cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC));
+  Fd cgroup(spec.cgroup_procs.empty() ? -1 : open(spec.cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC));
   if (!spec.cgroup_procs.empty() && cgroup.get() < 0) {
     return Status::IoError(Errno("cgroup " + spec.cgroup_procs));
   }
@@ -267,8 +266,7 @@ Result<std::unique_ptr<TargetProcess>> TargetProcess::Spawn(SysEnv& env, const S
       pid = Launch(*exe, argv.data(), envp.data(), dev_null.get(), log.get(),
                    TargetSetup{spec.cwd.c_str(), want_cpus.empty() ? nullptr : &cpu_set,
                                spec.die_with_parent ? getpid() : 0, cgroup.get()},
-                   ec,
-                   &forked);
+                   ec, &forked);
       if (ec) {
         // The child got as far as fork; it wrote why it failed and exited, and is ours to reap.
         if (forked > 0) waitpid(forked, nullptr, 0);

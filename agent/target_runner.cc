@@ -137,9 +137,8 @@ Result<RunningTarget> StartTarget(SysEnv& env, const TargetDef& def, const std::
     port = static_cast<uint16_t>(std::stoi(def.port));
   }
   for (const auto& tmpl : def.templates) {
-    BENCHLAB_RETURN_IF_ERROR(
-        RenderTemplate(FillPlaceholders(tmpl, port, run_dir, def.campaign_dir), port, run_dir,
-                       def.campaign_dir));
+    BENCHLAB_RETURN_IF_ERROR(RenderTemplate(FillPlaceholders(tmpl, port, run_dir, def.campaign_dir),
+                                            port, run_dir, def.campaign_dir));
   }
 
   SpawnSpec spec;
@@ -208,8 +207,8 @@ Result<RunningTarget> StartTarget(SysEnv& env, const TargetDef& def, const std::
       running.process->Stop(std::chrono::milliseconds(1000));
       return Status::DeadlineExceeded(
           "target \"" + def.name + "\" not ready on port " + std::to_string(port) + " " +
-          def.ready + " within " + std::to_string(def.ready_timeout.count()) + "ms (" +
-          last_error + "); last log lines: " + JoinLines(running.process->LastLogLines(5)));
+          def.ready + " within " + std::to_string(def.ready_timeout.count()) + "ms (" + last_error +
+          "); last log lines: " + JoinLines(running.process->LastLogLines(5)));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -222,8 +221,8 @@ Result<RunningTarget> StartTarget(SysEnv& env, const TargetDef& def, const std::
       Status pinned_ok = CheckThreadAffinity(env, idle->pids, spec.cpus);
       if (!pinned_ok.ok()) {
         running.process->Stop(std::chrono::milliseconds(1000));
-        return Status::FailedPrecondition("target \"" + def.name + "\" left its CPUs: " +
-                                          pinned_ok.message());
+        return Status::FailedPrecondition("target \"" + def.name +
+                                          "\" left its CPUs: " + pinned_ok.message());
       }
     }
   }
