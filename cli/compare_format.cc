@@ -1,0 +1,357 @@
+// The three outputs of `benchlab compare` (docs/compare.md): aligned text, Markdown and JSON,
+// from a RecordComparison made by cli/compare.cc.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "cli/compare.h"
+#include "cli/compare_detail.h"
+#include "coordinator/report/report_format.h"
+
+namespace benchlab {
+
+using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+using compare_detail::Figure;
+using compare_detail::kMissing;
+using compare_detail::kNone;
+using compare_detail::Percent;
+using compare_detail::Printf;
+using compare_detail::SignedPercent;
+
+namespace {
+
+// Columns as display cells: UTF-8 continuation bytes take no width (µ, Δ, →, – are one each).
+size_t Width(const std::string& s) {
+  return static_cast<size_t>(
+      std::count_if(s.begin(), s.end(), [](char ch) { return (ch & 0xC0) != 0x80; }));
+}
+std::string Pad(const std::string& s, size_t width, bool right) {
+  const std::string fill(width > Width(s) ? width - Width(s) : 0, ' ');
+  return right ? fill + s : s + fill;
+}
+
+struct Table {
+  std::vector<std::string> header;
+  std::vector<bool> right;
+  std::vector<std::vector<std::string>> rows;
+};
+
+std::string Render(const Table& t, bool markdown) {
+  std::vector<size_t> width(t.header.size(), markdown ? 3 : 0);
+  auto measure = [&](const std::vector<std::string>& row) {
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], Width(row[i]));
+  };
+  measure(t.header);
+  for (const auto& row : t.rows) measure(row);
+  auto line = [&](const std::vector<std::string>& row) {
+    std::string out = markdown ? "| " : "";
+    for (size_t i = 0; i < row.size(); ++i) {
+      const bool last = i + 1 == row.size();
+      out += Pad(row[i], width[i], t.right[i]) +
+             (markdown ? (last ? " |" : " | ") : (last ? "" : "  "));
+    }
+    while (!markdown && !out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = line(t.header);
+  if (markdown) {
+    std::vector<std::string> rule;
+    for (size_t i = 0; i < width.size(); ++i) {
+      rule.push_back(t.right[i] ? std::string(width[i] - 1, '-') + ":"
+                                : std::string(width[i], '-'));
+    }
+    out += line(rule);
+  }
+  for (const auto& row : t.rows) out += line(row);
+  return out;
+}
+
+std::string WithSpread(CompareMetric m, const SideFigure& s) {
+  std::string v = Figure(m, s.median);
+  if (s.n > 1 && std::isfinite(s.spread_pct)) v += Printf(" (%.1f%%)", s.spread_pct);
+  return v;
+}
+
+// The rows of one group (pair, scenario, load level) as a table of the selected metrics.
+Table GroupTable(const std::vector<const CellDelta*>& group, const CompareOptions& options) {
+  Table t;
+  t.header.push_back("target");
+  t.right.push_back(false);
+  for (CompareMetric m : options.metrics) {
+    const std::string label = CompareMetricLabel(m);
+    if (m == CompareMetric::kRps) {
+      t.header.insert(t.header.end(), {"A req/s (spread)", "B req/s (spread)"});
+      t.right.insert(t.right.end(), {true, true});
+    } else {
+      t.header.push_back(label + " A → B");
+      t.right.push_back(true);
+    }
+    t.header.insert(t.header.end(), {m == CompareMetric::kCpu ? "Δ CPU" : "Δ " + label, "verdict"});
+    t.right.insert(t.right.end(), {true, false});
+  }
+  for (const CellDelta* c : group) {
+    std::vector<std::string> row{c->target};
+    const std::string only = c->presence == Presence::kOnlyA ? "only in A" : "only in B";
+    for (CompareMetric m : options.metrics) {
+      const MetricDelta& d = c->of(m);
+      // req/s, the headline, shows its spread; the other figures stay narrow enough for a terminal.
+      auto shown = [&](const SideFigure& f) {
+        return m == CompareMetric::kRps ? WithSpread(m, f) : Figure(m, f.median);
+      };
+      const std::string fa = c->presence == Presence::kOnlyB ? kNone : shown(d.a);
+      const std::string fb = c->presence == Presence::kOnlyA ? kNone : shown(d.b);
+      if (m == CompareMetric::kRps) {
+        row.insert(row.end(), {fa, fb});
+      } else {
+        row.push_back(fa + " → " + fb);
+      }
+      if (c->presence == Presence::kBoth) {
+        row.insert(row.end(), {SignedPercent(d.delta), DeltaVerdictName(d.verdict)});
+      } else {
+        row.insert(row.end(), {kNone, only});
+      }
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+std::vector<std::vector<const CellDelta*>> Groups(const RecordComparison& c) {
+  std::vector<std::vector<const CellDelta*>> groups;
+  for (const CellDelta& cell : c.cells) {
+    if (groups.empty() || groups.back().front()->pair != cell.pair ||
+        groups.back().front()->scenario != cell.scenario ||
+        groups.back().front()->load_level != cell.load_level) {
+      groups.emplace_back();
+    }
+    groups.back().push_back(&cell);
+  }
+  return groups;
+}
+
+std::string GroupTitle(const CellDelta& c) {
+  return (c.pair.empty() ? "" : c.pair + " · ") + c.scenario + " · " + LoadLevelWords(c.load_level);
+}
+
+std::string FloorsLine(const CompareSide& s, const CompareOptions& options) {
+  std::string out;
+  for (const auto& pf : s.noise_floors) {
+    std::string figures;
+    for (CompareMetric m : options.metrics) {
+      const auto& f = pf.floors[static_cast<int>(m)];
+      if (!f) continue;
+      figures +=
+          (figures.empty() ? "" : ", ") + std::string(CompareMetricLabel(m)) + " " + Percent(*f);
+    }
+    if (figures.empty()) continue;
+    out += (out.empty() ? "" : "; ") + (pf.pair.empty() ? "" : pf.pair + ": ") + figures;
+  }
+  return out.empty() ? "no noise floor" : "noise floor " + out;
+}
+
+std::string SideLine(const char* letter, const CompareSide& s, const CompareOptions& options) {
+  return std::string(letter) + ": " + (s.campaign.empty() ? "?" : s.campaign) + ", " +
+         s.created_at.substr(0, 10) + ", " + s.state + ", from " + s.source + "; " +
+         FloorsLine(s, options);
+}
+
+std::vector<std::string> HeaderLines(const RecordComparison& c, const CompareOptions& options) {
+  std::vector<std::string> lines{SideLine("A", c.a, options), SideLine("B", c.b, options)};
+  if (c.a.hosts != c.b.hosts) {
+    auto join = [](const std::vector<std::string>& v) {
+      std::string out;
+      for (const auto& s : v) out += (out.empty() ? "" : "; ") + s;
+      return out.empty() ? std::string("no host facts") : out;
+    };
+    lines.push_back("Different hosts, absolute figures may not compare: A " + join(c.a.hosts) +
+                    " | B " + join(c.b.hosts));
+  }
+  lines.push_back(
+      "Δ = B / A − 1 of the medians. better/worse: |Δ| beyond the larger noise floor (without "
+      "one, the larger spread) and the ranges apart; else close.");
+  return lines;
+}
+
+struct Counts {
+  int both = 0, only_a = 0, only_b = 0;
+  std::array<std::array<int, 4>, kCompareMetricCount> by_verdict{};  // indexed by DeltaVerdict
+};
+Counts Count(const RecordComparison& c) {
+  Counts n;
+  for (const CellDelta& cell : c.cells) {
+    if (cell.presence == Presence::kOnlyA) ++n.only_a;
+    if (cell.presence == Presence::kOnlyB) ++n.only_b;
+    if (cell.presence != Presence::kBoth) continue;
+    ++n.both;
+    for (CompareMetric m : kCompareMetrics) {
+      ++n.by_verdict[static_cast<int>(m)][static_cast<int>(cell.of(m).verdict)];
+    }
+  }
+  return n;
+}
+
+std::vector<std::string> SummaryLines(const RecordComparison& c, const CompareOptions& options) {
+  const Counts n = Count(c);
+  std::string line = Printf("%d in both, %d only in A, %d only in B.", n.both, n.only_a, n.only_b);
+  for (CompareMetric m : options.metrics) {
+    const auto& v = n.by_verdict[static_cast<int>(m)];
+    line +=
+        Printf(" %s: %d better, %d worse, %d close, %d n/a.", CompareMetricLabel(m),
+               v[static_cast<int>(DeltaVerdict::kBetter)],
+               v[static_cast<int>(DeltaVerdict::kWorse)], v[static_cast<int>(DeltaVerdict::kClose)],
+               v[static_cast<int>(DeltaVerdict::kNotApplicable)]);
+  }
+  std::vector<std::string> lines{"Summary: " + line};
+  if (options.fail_on_regression_pct) {
+    const double pct = *options.fail_on_regression_pct;
+    const auto hits = FindRegressions(c, options.metrics, pct);
+    std::string gated;
+    for (CompareMetric m : GatedMetrics(options.metrics)) {
+      gated += (gated.empty() ? "" : ", ") + std::string(CompareMetricLabel(m));
+    }
+    lines.push_back(
+        Printf("Regressions worse than A by more than %g%% (%s): ", pct, gated.c_str()) +
+        (hits.empty() ? "none" : Printf("%zu", hits.size())));
+    for (const Regression& r : hits) {
+      lines.push_back("REGRESSION " + r.cell + ": " + CompareMetricLabel(r.metric) + " " +
+                      SignedPercent(r.delta) + ", " + r.reason);
+    }
+  }
+  return lines;
+}
+
+}  // namespace
+
+std::string FormatCompareText(const RecordComparison& c, const CompareOptions& options) {
+  std::string out;
+  for (const std::string& l : HeaderLines(c, options)) out += l + "\n";
+  for (const auto& group : Groups(c)) {
+    out += "\n" + GroupTitle(*group.front()) + "\n" + Render(GroupTable(group, options), false);
+  }
+  out += "\n";
+  for (const std::string& l : SummaryLines(c, options)) out += l + "\n";
+  return out;
+}
+
+std::string FormatCompareMarkdown(const RecordComparison& c, const CompareOptions& options) {
+  std::string out = "# benchlab compare: " + c.a.campaign + " → " + c.b.campaign + "\n\n";
+  for (const std::string& l : HeaderLines(c, options)) out += "- " + l + "\n";
+  for (const auto& group : Groups(c)) {
+    out += "\n## " + GroupTitle(*group.front()) + "\n\n" + Render(GroupTable(group, options), true);
+    std::string notes;
+    for (const CellDelta* cell : group) {
+      if (cell->presence != Presence::kBoth) continue;
+      for (CompareMetric m : options.metrics) {
+        const MetricDelta& d = cell->of(m);
+        if (d.verdict == DeltaVerdict::kClose) continue;
+        notes += "- " + cell->target + ", " + CompareMetricLabel(m) + ": " +
+                 DeltaVerdictName(d.verdict) + ", " + d.reason + "\n";
+      }
+    }
+    if (!notes.empty()) out += "\n" + notes;
+  }
+  out += "\n";
+  // The summary, then the regressions' heading and each regression as a list item.
+  const std::vector<std::string> lines = SummaryLines(c, options);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    out += (i < 2 ? "" : "- ") + lines[i] + (i < 2 && i + 1 < lines.size() ? "\n\n" : "\n");
+  }
+  return out;
+}
+
+namespace {
+ojson Num(double v) { return std::isfinite(v) ? ojson(v) : ojson(); }
+ojson SideJson(const CompareSide& s) {
+  ojson floors = ojson::array();
+  for (const auto& pf : s.noise_floors) {
+    ojson entry{{"pair", pf.pair}};
+    for (CompareMetric m : kCompareMetrics) {
+      const auto& f = pf.floors[static_cast<int>(m)];
+      entry[CompareMetricKey(m)] = f ? ojson(*f) : ojson();
+    }
+    floors.push_back(entry);
+  }
+  return {{"source", s.source}, {"campaign", s.campaign},         {"created_at", s.created_at},
+          {"state", s.state},   {"generated_by", s.generated_by}, {"noise_floor", floors},
+          {"hosts", s.hosts}};
+}
+ojson FigureJson(const SideFigure& f) {
+  return {{"n", f.n},
+          {"median", Num(f.median)},
+          {"min", Num(f.min)},
+          {"max", Num(f.max)},
+          {"spread_pct", Num(f.spread_pct)},
+          {"noise_floor", f.noise_floor ? ojson(*f.noise_floor) : ojson()}};
+}
+}  // namespace
+
+std::string FormatCompareJson(const RecordComparison& c, const CompareOptions& options) {
+  ojson out;
+  out["format"] = "benchlab-compare";
+  out["version"] = 1;
+  out["a"] = SideJson(c.a);
+  out["b"] = SideJson(c.b);
+  ojson metrics = ojson::array();
+  for (CompareMetric m : options.metrics) metrics.push_back(CompareMetricKey(m));
+  out["metrics"] = metrics;
+  ojson cells = ojson::array();
+  for (const CellDelta& cell : c.cells) {
+    ojson figures = ojson::object();
+    for (CompareMetric m : options.metrics) {
+      const MetricDelta& d = cell.of(m);
+      figures[CompareMetricKey(m)] = {
+          {"a", cell.presence == Presence::kOnlyB ? ojson() : FigureJson(d.a)},
+          {"b", cell.presence == Presence::kOnlyA ? ojson() : FigureJson(d.b)},
+          {"delta", Num(d.delta)},
+          {"threshold", Num(d.threshold)},
+          {"threshold_from", d.threshold_from},
+          {"verdict", cell.presence == Presence::kBoth    ? DeltaVerdictName(d.verdict)
+                      : cell.presence == Presence::kOnlyA ? "only in A"
+                                                          : "only in B"},
+          {"reason", d.reason}};
+    }
+    cells.push_back({{"pair", cell.pair},
+                     {"scenario", cell.scenario},
+                     {"load_level", cell.load_level},
+                     {"target", cell.target},
+                     {"presence", cell.presence == Presence::kBoth    ? "both"
+                                  : cell.presence == Presence::kOnlyA ? "only in A"
+                                                                      : "only in B"},
+                     {"metrics", figures}});
+  }
+  out["cells"] = cells;
+  const Counts n = Count(c);
+  ojson summary{{"both", n.both}, {"only_in_a", n.only_a}, {"only_in_b", n.only_b}};
+  for (CompareMetric m : options.metrics) {
+    ojson v = ojson::object();
+    for (DeltaVerdict d : {DeltaVerdict::kBetter, DeltaVerdict::kWorse, DeltaVerdict::kClose,
+                           DeltaVerdict::kNotApplicable}) {
+      v[DeltaVerdictName(d)] = n.by_verdict[static_cast<int>(m)][static_cast<int>(d)];
+    }
+    summary[CompareMetricKey(m)] = v;
+  }
+  out["summary"] = summary;
+  out["fail_on_regression_pct"] =
+      options.fail_on_regression_pct ? ojson(*options.fail_on_regression_pct) : ojson();
+  ojson regressions;  // null when not asked
+  if (options.fail_on_regression_pct) {
+    regressions = ojson::array();
+    for (const Regression& r :
+         FindRegressions(c, options.metrics, *options.fail_on_regression_pct)) {
+      regressions.push_back({{"cell", r.cell},
+                             {"pair", r.pair},
+                             {"scenario", r.scenario},
+                             {"load_level", r.load_level},
+                             {"target", r.target},
+                             {"metric", CompareMetricKey(r.metric)},
+                             {"delta", Num(r.delta)},
+                             {"reason", r.reason}});
+    }
+  }
+  out["regressions"] = regressions;
+  return out.dump(2) + "\n";
+}
+
+}  // namespace benchlab
