@@ -1,20 +1,19 @@
 // What the report's three formats share: number formatting, the stored JSON fields, and the
-// campaign analysed once (coordinator/report/report_format.cc). Internal to the report; report_format.h is its
-// interface.
+// campaign analysed once (coordinator/report/report_format.cc). Internal to the report;
+// report_format.h is its interface.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "coordinator/report/report_format.h"
 #include "coordinator/campaign.h"
+#include "coordinator/report/report_format.h"
 
 namespace benchlab::report_detail {
 
@@ -63,14 +62,23 @@ std::string LevelWords(const std::string& level);  // "c64" -> "64 connections"
 std::string WindowName(const WindowRow& w);        // "round 2 · nginx · hello · c64"
 // One target in one cell measured by benchlab's generator and by an external tool (the same
 // pair, scenario and level, "c64" and "c64@wrk"): the valid newest windows' figures side by side
-// and the round-by-round ratio benchlab / tool (both windows of a round, measured close in time).
+// and the round-by-round ratio benchlab / tool. A round's ratio counts only when its two windows
+// were measured together: no further apart than the campaign's first pass put any round's two
+// windows (both first attempts). A window re-run minutes later met another machine; its round
+// is listed apart, not in the ratio.
+struct ToolRound {
+  int round = 0;
+  double ratio = 0;  // benchlab rps / tool rps
+  double gap_s = 0;  // between the two windows' starts; NaN when a start is unreadable
+};
 struct ToolTarget {
   std::string target;
   Summary benchlab_rps, tool_rps;
   Summary benchlab_p99_us, tool_p99_us;  // the tool's NaN where it cannot measure p99
   Summary benchlab_cpu_us, tool_cpu_us;  // server CPU µs per request under each generator
-  Summary ratio;                         // of the rounds' benchlab rps / tool rps
-  std::vector<std::pair<int, double>> rounds;  // (round, ratio)
+  Summary ratio;                         // of the rounds measured together
+  std::vector<ToolRound> rounds;         // measured together, in round order
+  std::vector<ToolRound> apart;          // left out of the ratio
 };
 struct ToolCell {
   std::string pair, scenario, load_level, tool;  // load_level without the tool: "c64"

@@ -2,16 +2,18 @@
 
 #include <algorithm>
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
 
-#include "coordinator/report/report_detail.h"
 #include "coordinator/campaign.h"
+#include "coordinator/report/report_detail.h"
 
 namespace benchlab {
 namespace report_detail {
@@ -109,16 +111,48 @@ Context Analyse(const ReportInput& in) {
   return cx;
 }
 
+namespace {
+
+// "2026-11-30T11:52:32.633Z" (the store's UTC timestamps) as seconds since the epoch.
+double UtcSeconds(const std::string& text) {
+  std::tm tm{};
+  double seconds = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%lfZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &seconds) != 6) {
+    return kNaN;
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<double>(timegm(&tm)) + seconds;
+}
+
+}  // namespace
+
 std::vector<ToolCell> CompareTools(const Context& cx) {
-  // The newest valid matrix windows, by (pair, scenario, level, tool, target, round).
+  // The newest valid matrix windows, by (pair, scenario, level, target, tool, round): one
+  // target's rounds under one tool are adjacent.
   using Key = std::tuple<std::string, std::string, std::string, std::string, std::string, int>;
   std::map<Key, const WindowRow*> windows;
   for (const WindowRow& w : cx.in.windows) {
     if (!cx.newest.count(w.id) || w.noise || w.verdict != "valid") continue;
     const std::string level = ToMeasurement(w).load_level;
     const size_t at = level.find('@');
-    windows[{w.pair, w.scenario, level.substr(0, at), LoadTool(level), w.target, w.round}] = &w;
+    windows[{w.pair, w.scenario, level.substr(0, at), w.target, LoadTool(level), w.round}] = &w;
   }
+  auto gap_s = [](const WindowRow& a, const WindowRow& b) {
+    return std::abs(UtcSeconds(a.started_at) - UtcSeconds(b.started_at));
+  };
+  // How far apart the first pass put a round's two windows: both first attempts, as planned.
+  double first_pass_gap_s = -1;
+  for (const auto& [key, w] : windows) {
+    const auto& [pair, scenario, base, target, tool, round] = key;
+    if (tool == "benchlab" || w->attempt != 1) continue;
+    auto mine = windows.find({pair, scenario, base, target, "benchlab", round});
+    if (mine == windows.end() || mine->second->attempt != 1) continue;
+    const double gap = gap_s(*w, *mine->second);
+    if (std::isfinite(gap)) first_pass_gap_s = std::max(first_pass_gap_s, gap);
+  }
+
   std::vector<ToolCell> out;
   for (const CellStats& cell : cx.stats.cells) {
     const std::string& level = cell.cell.load_level;
@@ -129,26 +163,35 @@ std::vector<ToolCell> CompareTools(const Context& cx) {
       ToolTarget tt;
       tt.target = t.target;
       std::vector<double> b_rps, t_rps, b_p99, t_p99, b_cpu, t_cpu, ratios;
-      for (const auto& [key, w] : windows) {
-        const auto& [pair, scenario, base, tool, target, round] = key;
+      const Key first{tc.pair, tc.scenario, tc.load_level, t.target, tc.tool, INT_MIN};
+      for (auto it = windows.lower_bound(first); it != windows.end(); ++it) {
+        const auto& [pair, scenario, base, target, tool, round] = it->first;
         if (pair != tc.pair || scenario != tc.scenario || base != tc.load_level ||
             target != t.target || tool != tc.tool) {
-          continue;
+          break;
         }
-        const Measurement tool_m = ToMeasurement(*w);
+        const WindowRow& w = *it->second;
+        const Measurement tool_m = ToMeasurement(w);
         t_rps.push_back(tool_m.rps);
         t_p99.push_back(tool_m.p99_us);
-        t_cpu.push_back(w->cpu_us_per_request > 0 ? w->cpu_us_per_request : kNaN);
-        auto mine = windows.find({pair, scenario, base, "benchlab", target, round});
+        t_cpu.push_back(w.cpu_us_per_request > 0 ? w.cpu_us_per_request : kNaN);
+        auto mine = windows.find({pair, scenario, base, target, "benchlab", round});
         if (mine == windows.end()) continue;
-        const Measurement own = ToMeasurement(*mine->second);
+        const WindowRow& own_w = *mine->second;
+        const Measurement own = ToMeasurement(own_w);
         b_rps.push_back(own.rps);
         b_p99.push_back(own.p99_us);
-        b_cpu.push_back(mine->second->cpu_us_per_request > 0 ? mine->second->cpu_us_per_request
-                                                             : kNaN);
-        if (tool_m.rps > 0) {
-          ratios.push_back(own.rps / tool_m.rps);
-          tt.rounds.emplace_back(round, own.rps / tool_m.rps);
+        b_cpu.push_back(own_w.cpu_us_per_request > 0 ? own_w.cpu_us_per_request : kNaN);
+        if (tool_m.rps <= 0) continue;
+        const ToolRound r{round, own.rps / tool_m.rps, gap_s(w, own_w)};
+        // Unreadable starts, or no first pass to judge by: taken as measured together.
+        const bool apart =
+            first_pass_gap_s >= 0 && std::isfinite(r.gap_s) && r.gap_s > first_pass_gap_s + 1.0;
+        if (apart) {
+          tt.apart.push_back(r);
+        } else {
+          ratios.push_back(r.ratio);
+          tt.rounds.push_back(r);
         }
       }
       if (t_rps.empty() && b_rps.empty()) continue;
@@ -204,7 +247,6 @@ std::string LoadTool(const std::string& level) {
   const size_t at = level.find('@');
   return at == std::string::npos ? "benchlab" : level.substr(at + 1);
 }
-
 
 using report_detail::kMissing;
 using report_detail::Printf;
@@ -302,8 +344,8 @@ Result<ReportInput> LoadReportInput(Store& store, const std::string& campaign) {
     if (!all.ok()) return all.status();
     std::string names;
     for (const CampaignRow& c : *all) names += (names.empty() ? "" : ", ") + c.name;
-    return Status::NotFound("no campaign \"" + campaign + "\" (campaigns: " +
-                            (names.empty() ? "none" : names) + ")");
+    return Status::NotFound("no campaign \"" + campaign +
+                            "\" (campaigns: " + (names.empty() ? "none" : names) + ")");
   }
   ReportInput input;
   input.campaign = **row;

@@ -5,10 +5,9 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/stats.h"
 #include "coordinator/store.h"
@@ -58,7 +57,8 @@ std::string FormatReportMarkdown(const ReportInput& input);
 std::string FormatReportJson(const ReportInput& input);
 // One attempt as the run of record's `windows[].attempts[]` holds it (docs/report.md); `samples`
 // may be nullptr (no samples).
-nlohmann::ordered_json AttemptRecordJson(const WindowRow& w, bool newest, const SampleSummary* samples);
+nlohmann::ordered_json AttemptRecordJson(const WindowRow& w, bool newest,
+                                         const SampleSummary* samples);
 // A header row and one row per attempt, RFC 4180 (CRLF, fields quoted when needed).
 std::string FormatReportCsv(const ReportInput& input);
 

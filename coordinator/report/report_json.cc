@@ -243,15 +243,19 @@ std::string FormatReportJson(const ReportInput& in) {
   for (const ToolCell& c : CompareTools(cx)) {
     ojson targets = ojson::array();
     for (const ToolTarget& t : c.targets) {
-      ojson rounds = ojson::array();
-      for (const auto& [round, ratio] : t.rounds) {
-        rounds.push_back({{"round", round}, {"ratio", Num(ratio)}});
-      }
+      auto rounds_json = [](const std::vector<ToolRound>& rounds) {
+        ojson out = ojson::array();
+        for (const ToolRound& r : rounds) {
+          out.push_back({{"round", r.round}, {"ratio", Num(r.ratio)}, {"gap_s", Num(r.gap_s)}});
+        }
+        return out;
+      };
       targets.push_back({{"target", t.target},
                          {"benchlab_rps", SummaryJson(t.benchlab_rps)},
                          {"tool_rps", SummaryJson(t.tool_rps)},
                          {"ratio", SummaryJson(t.ratio)},
-                         {"rounds", rounds},
+                         {"rounds", rounds_json(t.rounds)},
+                         {"rounds_apart", rounds_json(t.apart)},
                          {"benchlab_p99_us", SummaryJson(t.benchlab_p99_us)},
                          {"tool_p99_us", SummaryJson(t.tool_p99_us)},
                          {"benchlab_cpu_us_per_request", SummaryJson(t.benchlab_cpu_us)},

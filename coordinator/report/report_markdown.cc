@@ -112,16 +112,24 @@ std::string ToolsSection(const Context& cx) {
                     Join(std::vector<std::string>(tools.begin(), tools.end()), " and ") +
                     "\n\nThe same targets and load levels measured by benchlab's generator and "
                     "by the external tool, pinned alike, over valid windows. *benchlab / tool*: "
-                    "the median of the round-by-round req/s ratios (both windows of a round are "
-                    "measured close in time), with their range: 1.05× means benchlab counted 5% "
-                    "more requests per second. Latency is each tool's own; *server CPU µs/req* "
-                    "is the target's, under each generator. `–`: not measured (h2load prints "
-                    "no percentiles).\n\n";
+                    "the median of the round-by-round req/s ratios, with their range: 1.05× "
+                    "means benchlab counted 5% more requests per second. A round counts when its "
+                    "two windows were measured together, no further apart than the campaign's "
+                    "first pass put them; a window re-run later met another machine, so its "
+                    "round is listed apart. Latency is each tool's own; *server CPU µs/req* is "
+                    "the target's, under each generator. `–`: not measured (h2load prints no "
+                    "percentiles).\n\n";
   for (const ToolCell& c : cells) {
     out += "### " + (c.pair.empty() ? "" : "Pair " + c.pair + " · ") + c.scenario + " · " +
            LevelWords(c.load_level) + " · benchlab against " + c.tool + "\n\n";
     std::vector<std::vector<std::string>> rows;
+    std::string apart;
     for (const ToolTarget& t : c.targets) {
+      for (const ToolRound& r : t.apart) {
+        apart += "- " + t.target + ", round " + Printf("%d", r.round) + ": " + Ratio(r.ratio) +
+                 ", its two windows started " + Printf("%.0f", r.gap_s) +
+                 " s apart (a re-run): not in the ratio.\n";
+      }
       std::string ratio = kMissing;
       if (t.ratio.n == 1) ratio = Ratio(t.ratio.median);
       if (t.ratio.n > 1) {
@@ -129,15 +137,18 @@ std::string ToolsSection(const Context& cx) {
                 Printf("%.2f", t.ratio.max) + ")";
       }
       rows.push_back({t.target, Thousands(t.benchlab_rps.median), Thousands(t.tool_rps.median),
-                      ratio, Printf("%d", t.ratio.n), Micros(t.benchlab_p99_us.median),
-                      Micros(t.tool_p99_us.median), CpuUs(t.benchlab_cpu_us.median),
-                      CpuUs(t.tool_cpu_us.median)});
+                      ratio,
+                      t.apart.empty() ? Printf("%d", t.ratio.n)
+                                      : Printf("%d (+%zu apart)", t.ratio.n, t.apart.size()),
+                      Micros(t.benchlab_p99_us.median), Micros(t.tool_p99_us.median),
+                      CpuUs(t.benchlab_cpu_us.median), CpuUs(t.tool_cpu_us.median)});
     }
-    out += Table({"target", "benchlab req/s", c.tool + " req/s", "benchlab / " + c.tool,
-                  "rounds", "p99 benchlab", "p99 " + c.tool, "server CPU µs/req (benchlab)",
-                  "(" + c.tool + ")"},
-                 "lrrrrrrrr", rows) +
-           "\n";
+    out +=
+        Table({"target", "benchlab req/s", c.tool + " req/s", "benchlab / " + c.tool, "rounds",
+               "p99 benchlab", "p99 " + c.tool, "server CPU µs/req (benchlab)", "(" + c.tool + ")"},
+              "lrrrrrrrr", rows) +
+        "\n";
+    if (!apart.empty()) out += apart + "\n";
   }
   return out;
 }
@@ -399,8 +410,8 @@ std::string FormatReportMarkdown(const ReportInput& in) {
     out += CellTable(cx, cell) + "\n";
   }
   if (cx.stats.cells.empty()) out += "No matrix window has been stored yet.\n\n";
-  out += ToolsSection(cx) + NoiseSection(cx) + FactsSection(cx) + HostsSection(cx) + MethodSection(cx) +
-         InvalidSection(cx);
+  out += ToolsSection(cx) + NoiseSection(cx) + FactsSection(cx) + HostsSection(cx) +
+         MethodSection(cx) + InvalidSection(cx);
   return out;
 }
 

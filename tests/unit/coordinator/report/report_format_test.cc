@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -372,9 +373,9 @@ ReportInput ToolsFixture() {
   in.campaign.name = "demo";
   in.campaign.state = "done";
   in.campaign.baseline = "nginx";
-  in.campaign.spec_toml = std::string(kSpec).replace(
-      std::string(kSpec).find("[noise]"), std::string("[noise]").size(),
-      "[load]\ntool = [\"benchlab\", \"wrk\"]\n[noise]");
+  in.campaign.spec_toml =
+      std::string(kSpec).replace(std::string(kSpec).find("[noise]"), std::string("[noise]").size(),
+                                 "[load]\ntool = [\"benchlab\", \"wrk\"]\n[noise]");
   in.campaign.source = "demo.toml";
   in.campaign.total_windows = 8;
   int64_t id = 1;
@@ -415,6 +416,65 @@ TEST(ReportFormatTest, AnExternalToolIsComparedRoundByRound) {
   ASSERT_EQ(cell["targets"].size(), 1u);
   EXPECT_DOUBLE_EQ(cell["targets"][0]["ratio"]["median"].get<double>(), 1.075);
   EXPECT_EQ(cell["targets"][0]["rounds"].size(), 2u);
+}
+
+TEST(ReportFormatTest, AWindowReRunLaterIsLeftOutOfTheToolRatio) {
+  // The first pass puts a round's two windows 10 s apart; round 2's benchlab window was invalid
+  // and re-run ten minutes later, on a machine in another state: its round is listed apart.
+  ReportInput in = ToolsFixture();
+  for (WindowRow& w : in.windows) {
+    char at[32];
+    std::snprintf(at, sizeof at, "2026-11-30T10:%02d:%02d.000Z", w.round * 2, w.position * 5);
+    w.started_at = at;
+  }
+  WindowRow rerun;
+  for (WindowRow& w : in.windows) {
+    if (w.round == 2 && w.target == "hello-server" && w.load_level == "c64") {
+      rerun = w;
+      w.verdict = "invalid";
+      w.reasons = R"(["selftest_drift: load host +40% > 25%"])";
+    }
+  }
+  rerun.id = 100;
+  rerun.attempt = 2;
+  rerun.started_at = "2026-11-30T10:14:15.500Z";  // 600.5 s after the wrk window of round 2
+  in.windows.push_back(rerun);
+
+  const std::string md = FormatReportMarkdown(in);
+  const auto row = Row(md.substr(md.find("## benchlab against wrk")), "hello-server");
+  ASSERT_EQ(row.size(), 9u) << md;
+  EXPECT_EQ(row[3], "1.05×");  // round 1 alone
+  EXPECT_EQ(row[4], "1 (+1 apart)");
+  EXPECT_NE(md.find("- hello-server, round 2: 1.10×, its two windows started 600 s apart (a "
+                    "re-run): not in the ratio."),
+            std::string::npos)
+      << md;
+
+  const auto json = nlohmann::json::parse(FormatReportJson(in));
+  const auto& target = json["load_tools"][0]["targets"][0];
+  EXPECT_EQ(target["ratio"]["n"], 1);
+  ASSERT_EQ(target["rounds"].size(), 1u);
+  EXPECT_EQ(target["rounds"][0]["round"], 1);
+  EXPECT_DOUBLE_EQ(target["rounds"][0]["gap_s"].get<double>(), 10);
+  ASSERT_EQ(target["rounds_apart"].size(), 1u);
+  EXPECT_EQ(target["rounds_apart"][0]["round"], 2);
+  EXPECT_DOUBLE_EQ(target["rounds_apart"][0]["gap_s"].get<double>(), 600.5);
+
+  // Both windows re-run together, as close as the first pass put them: back in the ratio.
+  for (WindowRow& w : in.windows) {
+    if (w.id == 100) w.started_at = "2026-11-30T10:13:58.000Z";
+  }
+  WindowRow wrk_rerun;
+  for (const WindowRow& w : in.windows) {
+    if (w.round == 2 && w.load_level == "c64@wrk") wrk_rerun = w;
+  }
+  wrk_rerun.id = 101;
+  wrk_rerun.attempt = 2;
+  wrk_rerun.started_at = "2026-11-30T10:14:06.000Z";
+  in.windows.push_back(wrk_rerun);
+  const auto again = nlohmann::json::parse(FormatReportJson(in));
+  EXPECT_EQ(again["load_tools"][0]["targets"][0]["ratio"]["n"], 2);
+  EXPECT_TRUE(again["load_tools"][0]["targets"][0]["rounds_apart"].empty());
 }
 
 TEST(ReportFormatTest, WithoutExternalToolsThereIsNoToolSection) {
