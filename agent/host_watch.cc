@@ -94,7 +94,9 @@ Result<HostWindow> HostWatch::End() {
   const double charged = static_cast<double>(own_ticks + foreign_process_ticks);
   const bool have_wall = last_stat_.uptime_s && begin_stat_.uptime_s;
   const double bound = counted_busy + unticked + 2.0 * ncpus;
-  const double busy_ticks = std::max(counted_busy, have_wall ? std::min(charged, bound) : charged);
+  const double busy_ticks =
+      std::min(std::max(counted_busy, have_wall ? std::min(charged, bound) : charged),
+               per_cpu_ticks * ncpus);
 
   HostWindow w;
   w.interval_s = per_cpu_ticks / hz;
@@ -163,10 +165,13 @@ void HostWatch::EmitSample() {
   const double unticked = UntickedTicks(last_stat_, period_stat_, hz);
   const double per_cpu_ticks = std::max(1.0, (static_cast<double>(d.Total()) + unticked) / ncpus);
   const double busy_ticks = static_cast<double>(d.Busy());
-  auto pct = [&](double ticks) { return 100.0 * ticks / per_cpu_ticks; };
+  // The sample's own percentages never divide by less than its counters' length, so a reading
+  // a tick late does not put a CPU above 100%; the spans keep the signed length above.
+  const double shown_ticks = std::max(per_cpu_ticks, static_cast<double>(d.Total()) / ncpus);
+  auto pct = [&](double ticks) { return 100.0 * ticks / shown_ticks; };
 
   HostSample s;
-  s.period_s = per_cpu_ticks / hz;
+  s.period_s = shown_ticks / hz;
   s.t_s = last_stat_.uptime_s && begin_stat_.uptime_s
               ? *last_stat_.uptime_s - *begin_stat_.uptime_s
               : static_cast<double>(Sub(last_stat_.total.Total(), begin_stat_.total.Total())) /
