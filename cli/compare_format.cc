@@ -13,12 +13,7 @@ namespace benchlab {
 
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
-using compare_detail::Figure;
-using compare_detail::kMissing;
-using compare_detail::kNone;
-using compare_detail::Percent;
-using compare_detail::Printf;
-using compare_detail::SignedPercent;
+using namespace compare_detail;  // the comparison's own shared helpers
 
 namespace {
 
