@@ -195,7 +195,7 @@ Result<RunningTarget> StartTarget(SysEnv& env, const TargetDef& def, const std::
           "); last log lines: " + JoinLines(running.process->LastLogLines(5)));
     }
     auto sent = std::chrono::steady_clock::now();
-    auto reply = HttpRoundTrip("127.0.0.1", port, probe, std::chrono::milliseconds(500));
+    auto reply = HttpRoundTrip(options.ready_host, port, probe, std::chrono::milliseconds(500));
     auto done = std::chrono::steady_clock::now();
     if (reply.ok() && reply->status >= 200 && reply->status < 300) {
       running.startup_ms = Ms(done - spawn_start).count();
@@ -206,8 +206,9 @@ Result<RunningTarget> StartTarget(SysEnv& env, const TargetDef& def, const std::
     if (done >= deadline) {
       running.process->Stop(std::chrono::milliseconds(1000));
       return Status::DeadlineExceeded(
-          "target \"" + def.name + "\" not ready on port " + std::to_string(port) + " " +
-          def.ready + " within " + std::to_string(def.ready_timeout.count()) + "ms (" + last_error +
+          "target \"" + def.name + "\" not ready at " +
+          HostPort{options.ready_host, port}.ToString() + def.ready + " within " +
+          std::to_string(def.ready_timeout.count()) + "ms (" + last_error +
           "); last log lines: " + JoinLines(running.process->LastLogLines(5)));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

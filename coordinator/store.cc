@@ -7,10 +7,9 @@
 
 #include <algorithm>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <utility>
 #include <variant>
-
-#include <nlohmann/json.hpp>
 
 #include "coordinator/schema.h"
 
@@ -371,11 +370,12 @@ Result<int64_t> Store::CreateCampaign(const CampaignRow& campaign,
   Transaction tx(db_, path_);
   BENCHLAB_RETURN_IF_ERROR(tx.Begin(what));
 
-  Stmt insert(db_,
-              "INSERT INTO campaigns (name, state, baseline, spec_toml, source, created_at, "
-              "finished_at, total_windows, error, gates_mode) VALUES (?1, "
-              "COALESCE(NULLIF(?2, ''), 'queued'), NULLIF(?3, ''), ?4, ?5, COALESCE(NULLIF(?6, ''), "
-              "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')), NULLIF(?7, ''), ?8, NULLIF(?9, ''), ?10)");
+  Stmt insert(
+      db_,
+      "INSERT INTO campaigns (name, state, baseline, spec_toml, source, created_at, "
+      "finished_at, total_windows, error, gates_mode) VALUES (?1, "
+      "COALESCE(NULLIF(?2, ''), 'queued'), NULLIF(?3, ''), ?4, ?5, COALESCE(NULLIF(?6, ''), "
+      "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')), NULLIF(?7, ''), ?8, NULLIF(?9, ''), ?10)");
   insert.Bind(1, campaign.name);
   insert.Bind(2, campaign.state);
   insert.Bind(3, campaign.baseline);
@@ -608,8 +608,9 @@ Result<std::vector<WindowClaim>> Store::ListClaims(int64_t campaign_id) {
   return Collect<WindowClaim>(db_, select, path_, "list window claims", [&](Stmt& s) {
     WindowClaim c;
     c.campaign_id = campaign_id;
-    c.key = {s.Text(0), s.Text(1), s.Text(2), static_cast<int>(s.Int64(3)),
-             static_cast<int>(s.Int64(4)), s.Text(5)};
+    c.key = {
+        s.Text(0), s.Text(1), s.Text(2), static_cast<int>(s.Int64(3)), static_cast<int>(s.Int64(4)),
+        s.Text(5)};
     c.noise = s.Int64(6) != 0;
     c.connections = static_cast<int>(s.Int64(7));
     c.attempt = static_cast<int>(s.Int64(8));
@@ -677,8 +678,12 @@ Result<std::vector<std::string>> Store::RequestReruns(const std::vector<int64_t>
     }
     if (rc != SQLITE_ROW) return SqlError(db_, rc, path_, what);
     const int64_t campaign_id = find.Int64(0);
-    WindowKey key{find.Text(1), find.Text(2), find.Text(3), static_cast<int>(find.Int64(4)),
-                  static_cast<int>(find.Int64(5)), find.Text(8)};
+    WindowKey key{find.Text(1),
+                  find.Text(2),
+                  find.Text(3),
+                  static_cast<int>(find.Int64(4)),
+                  static_cast<int>(find.Int64(5)),
+                  find.Text(8)};
     const std::string name = find.Text(6);
     const std::string state = find.Text(7);
     Stmt request(db_,
@@ -708,12 +713,15 @@ Result<std::vector<WindowKey>> Store::ListRerunRequests(int64_t campaign_id) {
               "SELECT target, scenario, load_level, round, position, pair FROM rerun_requests "
               "WHERE campaign_id = ?1 ORDER BY requested_at, rowid");
   select.Bind(1, campaign_id);
-  return Collect<WindowKey>(
-      db_, select, path_, "list re-runs of campaign " + std::to_string(campaign_id),
-      [](Stmt& s) {
-        return WindowKey{s.Text(0), s.Text(1), s.Text(2), static_cast<int>(s.Int64(3)),
-                         static_cast<int>(s.Int64(4)), s.Text(5)};
-      });
+  return Collect<WindowKey>(db_, select, path_,
+                            "list re-runs of campaign " + std::to_string(campaign_id), [](Stmt& s) {
+                              return WindowKey{s.Text(0),
+                                               s.Text(1),
+                                               s.Text(2),
+                                               static_cast<int>(s.Int64(3)),
+                                               static_cast<int>(s.Int64(4)),
+                                               s.Text(5)};
+                            });
 }
 
 Status Store::SetCampaignPlacement(int64_t campaign_id, const std::string& placement_json,
@@ -761,20 +769,20 @@ Result<std::vector<SampleRow>> Store::ListSamples(int64_t window_id) {
               "SELECT source, t_s, cpu_pct, rss_kb, requests, host_busy_pct, foreign_pct, "
               "steal_pct, p99_us FROM samples WHERE window_id = ?1 ORDER BY rowid");
   select.Bind(1, window_id);
-  return Collect<SampleRow>(
-      db_, select, path_, "list samples of window " + std::to_string(window_id), [](Stmt& s) {
-        SampleRow row;
-        row.source = s.Text(0);
-        row.t_s = s.Double(1);
-        row.cpu_pct = s.Double(2);
-        row.rss_kb = static_cast<uint64_t>(s.Int64(3));
-        row.requests = static_cast<uint64_t>(s.Int64(4));
-        s.Read(5, row.host_busy_pct);
-        s.Read(6, row.foreign_pct);
-        s.Read(7, row.steal_pct);
-        s.Read(8, row.p99_us);
-        return row;
-      });
+  return Collect<SampleRow>(db_, select, path_,
+                            "list samples of window " + std::to_string(window_id), [](Stmt& s) {
+                              SampleRow row;
+                              row.source = s.Text(0);
+                              row.t_s = s.Double(1);
+                              row.cpu_pct = s.Double(2);
+                              row.rss_kb = static_cast<uint64_t>(s.Int64(3));
+                              row.requests = static_cast<uint64_t>(s.Int64(4));
+                              s.Read(5, row.host_busy_pct);
+                              s.Read(6, row.foreign_pct);
+                              s.Read(7, row.steal_pct);
+                              s.Read(8, row.p99_us);
+                              return row;
+                            });
 }
 
 Status Store::KeepAgentResult(const std::string& agent, const std::string& key,
@@ -788,6 +796,17 @@ Status Store::KeepAgentResult(const std::string& agent, const std::string& key,
   insert.Bind(3, Sha256Hex(payload));
   insert.BindBlob(4, payload);
   return Run(db_, insert, path_, "keep spooled result " + key + " of agent " + agent);
+}
+
+Result<std::pair<int64_t, int64_t>> Store::CountWindows(int64_t campaign_id) {
+  std::lock_guard lock(mu_);
+  Stmt count(db_, "SELECT count(*), coalesce(max(id), 0) FROM windows WHERE campaign_id = ?1");
+  count.Bind(1, campaign_id);
+  auto rows = Collect<std::pair<int64_t, int64_t>>(db_, count, path_, "count windows", [](Stmt& s) {
+    return std::make_pair(s.Int64(0), s.Int64(1));
+  });
+  if (!rows.ok()) return rows.status();
+  return rows->empty() ? std::make_pair(int64_t{0}, int64_t{0}) : (*rows)[0];
 }
 
 Result<int> Store::CountAgentResults() {

@@ -28,7 +28,7 @@ struct CampaignRow {
   std::string created_at;  // ISO 8601 UTC
   std::string finished_at;
   int total_windows = 0;
-  std::string error;  // why a campaign failed, when it did
+  std::string error;             // why a campaign failed, when it did
   std::string placement = "{}";  // JSON {"server": name, "load": [names]} once placed
   std::string gates_mode;        // "warn" | "enforce" overrides the file's [gates] mode; "" not
 };
@@ -130,19 +130,19 @@ struct WindowRow {
   std::string server_host = "{}";  // host facts of each agent's machine, JSON
   std::string load_host = "{}";
   // Since schema version 3: the load generator's figures (docs/load.md).
-  int load_depth = 1;                  // requests in flight per connection
-  std::optional<double> load_rate;     // open loop: requested req/s; nullopt: closed loop
-  std::optional<int64_t> sent;         // requests of the interval handed to a connection
-  std::optional<int64_t> dropped;      // open loop: slots never sent
-  uint64_t errors_mismatch = 0;        // responses that failed the scenario's expect
-  int generator_bound = 0;             // 1: the load generator, not the server, limited the run
+  int load_depth = 1;                    // requests in flight per connection
+  std::optional<double> load_rate;       // open loop: requested req/s; nullopt: closed loop
+  std::optional<int64_t> sent;           // requests of the interval handed to a connection
+  std::optional<int64_t> dropped;        // open loop: slots never sent
+  uint64_t errors_mismatch = 0;          // responses that failed the scenario's expect
+  int generator_bound = 0;               // 1: the load generator, not the server, limited the run
   std::optional<double> throughput_rps;  // responses completed inside the interval, per second
   std::optional<int64_t> p99_uncorrected_us;  // open loop: from the actual send
-  std::string histogram_uncorrected;   // open loop: Histogram::Serialize(), else empty
-  std::string load_record = "{}";      // the generator's JSON record, verbatim
-  std::string load_level;              // "c64" or "r5000"; part of the window's name
-  int noise = 0;                       // 1: a noise-phase window (round 0)
-  std::string pair;                    // fleet campaigns: the pair's server agent; else ""
+  std::string histogram_uncorrected;          // open loop: Histogram::Serialize(), else empty
+  std::string load_record = "{}";             // the generator's JSON record, verbatim
+  std::string load_level;                     // "c64" or "r5000"; part of the window's name
+  int noise = 0;                              // 1: a noise-phase window (round 0)
+  std::string pair;                           // fleet campaigns: the pair's server agent; else ""
 
   WindowKey Key() const { return {target, scenario, load_level, round, position, pair}; }
 };
@@ -227,6 +227,9 @@ class Store {
   Status KeepAgentResult(const std::string& agent, const std::string& key,
                          const std::string& payload);
   Result<int> CountAgentResults();
+  // How many window attempts a campaign has stored and the newest one's id (0 when none): what
+  // changes whenever one is stored, read without reading any of them.
+  Result<std::pair<int64_t, int64_t>> CountWindows(int64_t campaign_id);
 
  private:
   Store(sqlite3* db, std::string path);

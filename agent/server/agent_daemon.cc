@@ -1,13 +1,13 @@
 #include "agent/server/agent_daemon.h"
 
-#include <cstdio>
-#include <random>
-
 #include <grpcpp/client_context.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
+
+#include <cstdio>
+#include <random>
 
 #include "agent/orphans.h"
 #include "agent/supervisor.h"
@@ -24,17 +24,32 @@ namespace {
 std::string NewInstanceId(SysEnv& env) { return AgentInstance(env, getpid()); }
 
 AgentIdentity MakeIdentity(SysEnv& env, const AgentConfig& config, const std::string& instance) {
-  AgentIdentity identity{config.name, config.roles, config.run_root, config.allowed_cpus,
-                         AgentCookie(config.name, instance), config.own_roots,
+  AgentIdentity identity{config.name,
+                         config.roles,
+                         config.run_root,
+                         config.allowed_cpus,
+                         AgentCookie(config.name, instance),
+                         config.own_roots,
                          config.sample_period};
   if (identity.allowed_cpus.empty()) {
     auto own = env.GetAffinity(0);
     if (own.ok()) identity.allowed_cpus = *own;
   }
+  identity.target_host = TargetHost(config);
   return identity;
 }
 
 }  // namespace
+
+std::string TargetHost(const AgentConfig& config) {
+  std::string host = config.listen.host;
+  if (!config.advertise.empty()) {
+    auto advertised = ParseHostPort(config.advertise);
+    host = advertised.ok() ? advertised->host : "";
+  }
+  if (host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]") return "127.0.0.1";
+  return host;
+}
 
 AgentDaemon::AgentDaemon(SysEnv& env, AgentConfig config)
     : env_(env),
@@ -91,7 +106,8 @@ void AgentDaemon::RegistrationLoop(std::string address) {
   FillHostFacts(env_, request.mutable_host());
   for (const auto& name : service_.catalogue_names()) request.add_catalogue(name);
   for (const auto& label : config_.labels) request.add_labels(label);
-  for (const auto& [name, version] : service_.versions()) (*request.mutable_versions())[name] = version;
+  for (const auto& [name, version] : service_.versions())
+    (*request.mutable_versions())[name] = version;
 
   std::chrono::milliseconds pause(200);
   std::string last_error;
@@ -127,8 +143,7 @@ void AgentDaemon::RegistrationLoop(std::string address) {
         registered_ = true;
         // Heartbeat three times per lease so one lost beat never expires it.
         pause = std::chrono::milliseconds(std::max<int64_t>(100, reply.lease_ms() / 3));
-        spdlog::info("agent {} registered with coordinator {}", config_.name,
-                     config_.coordinator);
+        spdlog::info("agent {} registered with coordinator {}", config_.name, config_.coordinator);
       }
     } else {
       v1::HeartbeatRequest beat;

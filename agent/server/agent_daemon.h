@@ -4,6 +4,8 @@
 // and, in-process, by the integration tests. Start/Shutdown from one thread.
 #pragma once
 
+#include <grpcpp/server.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <memory>
@@ -11,8 +13,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <grpcpp/server.h>
 
 #include "agent/server/agent_service.h"
 #include "common/parse.h"
@@ -26,9 +26,9 @@ struct AgentConfig {
   std::string name;
   std::vector<std::string> roles;  // "server" and/or "load"
   HostPort listen{"127.0.0.1", 0};
-  std::string advertise;           // address given to the coordinator; default: the bound one
-  std::string coordinator;         // HOST:PORT
-  std::string run_root;            // per-window run directories and logs
+  std::string advertise;    // address given to the coordinator; default: the bound one
+  std::string coordinator;  // HOST:PORT
+  std::string run_root;     // per-window run directories and logs
   std::vector<TargetDef> catalogue;
   std::vector<std::string> labels;  // for placement by label
   std::vector<int> allowed_cpus;    // CPUs targets and load may use; empty: the agent's own
@@ -36,6 +36,10 @@ struct AgentConfig {
   std::vector<pid_t> own_roots;     // other process trees whose CPU is not foreign (the lab's)
   std::chrono::milliseconds sample_period{100};  // the samplers' period over a measured interval
 };
+
+// The host load agents reach this agent's targets at: the advertised address's host, else the
+// one it listens on; 127.0.0.1 when that is every address (0.0.0.0, ::) or unreadable.
+std::string TargetHost(const AgentConfig& config);
 
 class AgentDaemon {
  public:

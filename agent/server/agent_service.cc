@@ -156,6 +156,7 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext*, const v1::StartTarg
   options.tag_env = {{kAgentCookieVar, identity_.cookie}};
   options.spawner = &spawner_;
   options.use_cgroup = true;
+  options.ready_host = identity_.target_host;
   auto started = benchlab::StartTarget(env_, *def, cpus, run_dir, options);
   if (!started.ok()) return ToGrpc(started.status());
 

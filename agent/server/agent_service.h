@@ -15,8 +15,8 @@
 #include "agent/target_runner.h"
 #include "benchlab/v1/agent.grpc.pb.h"
 #include "common/sysenv.h"
-#include "loadgen/load.h"
 #include "common/target.h"
+#include "loadgen/load.h"
 
 namespace benchlab {
 
@@ -29,6 +29,9 @@ struct AgentIdentity {
   // Process trees besides the agent's own whose CPU is not foreign: the embedded lab's.
   std::vector<pid_t> own_roots;
   std::chrono::milliseconds sample_period{100};
+  // The host load agents reach this agent's targets at (its advertised address's); readiness
+  // is probed there. 127.0.0.1 when the agent listens on every address.
+  std::string target_host = "127.0.0.1";
 };
 
 class AgentService final : public v1::Agent::Service {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <utility>
@@ -53,11 +54,16 @@ Counts CountNewest(const std::vector<WindowRow>& windows) {
 }
 
 ojson ClaimJson(const WindowClaim& c) {
-  return {{"pair", c.key.pair},         {"target", c.key.target},
-          {"scenario", c.key.scenario}, {"load_level", c.key.load_level},
-          {"round", c.key.round},       {"position", c.key.position},
-          {"noise", c.noise},           {"attempt", c.attempt},
-          {"server_agent", c.server_agent}, {"load_agent", c.load_agent},
+  return {{"pair", c.key.pair},
+          {"target", c.key.target},
+          {"scenario", c.key.scenario},
+          {"load_level", c.key.load_level},
+          {"round", c.key.round},
+          {"position", c.key.position},
+          {"noise", c.noise},
+          {"attempt", c.attempt},
+          {"server_agent", c.server_agent},
+          {"load_agent", c.load_agent},
           {"started_at", c.started_at}};
 }
 
@@ -78,9 +84,12 @@ ojson AttemptDoc(const WindowRow& w, bool newest, const SampleSummary* samples) 
 
 int HttpStatusOf(const Status& status) {
   switch (status.code()) {
-    case StatusCode::kInvalidArgument: return 400;
-    case StatusCode::kNotFound: return 404;
-    default: return 500;
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kNotFound:
+      return 404;
+    default:
+      return 500;
   }
 }
 
@@ -173,36 +182,80 @@ Result<ojson> CampaignListDoc(Store& store) {
   return ojson{{"campaigns", std::move(list)}};
 }
 
+namespace {
+
+// The campaign, its claims and re-run requests, and the version they and the stored attempts
+// make together: everything that decides whether a page's copy is still current.
+struct CampaignHead {
+  CampaignRow row;
+  std::vector<WindowClaim> claims;
+  std::vector<WindowKey> reruns;
+  std::string version;
+};
+
+Result<CampaignHead> ReadCampaignHead(Store& store, const std::string& name) {
+  auto row = store.FindCampaign(name);
+  if (!row.ok()) return row.status();
+  if (!*row) return LoadReportInput(store, name).status();  // NotFound naming the campaigns
+  CampaignHead head;
+  head.row = **row;
+  auto tally = store.CountWindows(head.row.id);
+  if (!tally.ok()) return tally.status();
+  auto claims = store.ListClaims(head.row.id);
+  if (!claims.ok()) return claims.status();
+  auto reruns = store.ListRerunRequests(head.row.id);
+  if (!reruns.ok()) return reruns.status();
+  head.claims = std::move(*claims);
+  head.reruns = std::move(*reruns);
+  head.version = head.row.state + "/" + std::to_string(tally->first) + "/" +
+                 std::to_string(tally->second) + "/" + std::to_string(head.reruns.size());
+  for (const WindowClaim& c : head.claims) {
+    head.version += "/" + c.key.target + "." + c.key.scenario + "." + c.key.load_level + "." +
+                    std::to_string(c.key.round) + "." + std::to_string(c.attempt);
+  }
+  return head;
+}
+
+// An ETag for a version: quoted, of characters an ETag allows whatever the names hold.
+std::string ETagOf(const std::string& version) {
+  uint64_t hash = 1469598103934665603ULL;  // FNV-1a
+  for (unsigned char ch : version) {
+    hash ^= ch;
+    hash *= 1099511628211ULL;
+  }
+  char text[24];
+  std::snprintf(text, sizeof text, "\"%016llx\"", static_cast<unsigned long long>(hash));
+  return text;
+}
+
+}  // namespace
+
+Result<std::string> CampaignVersion(Store& store, const std::string& name) {
+  auto head = ReadCampaignHead(store, name);
+  if (!head.ok()) return head.status();
+  return head->version;
+}
+
 Result<ojson> CampaignDoc(Store& store, const std::string& name) {
+  // The head first: a document built after it may only be newer than its version says, so a
+  // page never keeps a copy older than the version it was given.
+  auto head = ReadCampaignHead(store, name);
+  if (!head.ok()) return head.status();
   auto input = LoadReportInput(store, name);
   if (!input.ok()) return input.status();
-  auto claims = store.ListClaims(input->campaign.id);
-  if (!claims.ok()) return claims.status();
-  auto reruns = store.ListRerunRequests(input->campaign.id);
-  if (!reruns.ok()) return reruns.status();
 
   const Counts n = CountNewest(input->windows);
   ojson running = ojson::array();
-  // Whatever a page shows changes with one of these: the state, a stored attempt, a claim, a
-  // re-run request.
-  std::string version = input->campaign.state + "/" + std::to_string(input->windows.size()) +
-                        "/" +
-                        std::to_string(input->windows.empty() ? 0 : input->windows.back().id) +
-                        "/" + std::to_string(reruns->size());
-  for (const WindowClaim& c : *claims) {
-    running.push_back(ClaimJson(c));
-    version += "/" + c.key.target + "." + c.key.scenario + "." + c.key.load_level + "." +
-               std::to_string(c.key.round) + "." + std::to_string(c.attempt);
-  }
+  for (const WindowClaim& c : head->claims) running.push_back(ClaimJson(c));
   ojson progress = {{"total", input->campaign.total_windows},
                     {"done", n.windows},
                     {"valid", n.valid},
                     {"invalid", n.invalid},
                     {"failed", n.failed},
                     {"skipped", n.skipped},
-                    {"reruns_pending", reruns->size()},
+                    {"reruns_pending", head->reruns.size()},
                     {"running", std::move(running)},
-                    {"version", version}};
+                    {"version", head->version}};
   return ojson{{"record", ojson::parse(FormatReportJson(*input))},
                {"progress", std::move(progress)}};
 }
@@ -258,11 +311,11 @@ Result<ojson> WindowDoc(Store& store, int64_t id) {
     } else {
       const double period = s.t_s - previous_load_t;
       previous_load_t = s.t_s;
-      load.push_back({{"t_s", s.t_s},
-                      {"requests", s.requests},
-                      {"rps", period > 0 ? ojson(static_cast<double>(s.requests) / period)
-                                         : ojson(nullptr)},
-                      {"p99_us", Opt(s.p99_us)}});
+      load.push_back(
+          {{"t_s", s.t_s},
+           {"requests", s.requests},
+           {"rps", period > 0 ? ojson(static_cast<double>(s.requests) / period) : ojson(nullptr)},
+           {"p99_us", Opt(s.p99_us)}});
     }
   }
   auto histogram = HistogramDoc(row.histogram);
@@ -314,8 +367,8 @@ Result<ojson> HistogramDoc(const std::string& serialized, size_t max_buckets) {
            {"50", 50}, {"90", 90}, {"99", 99}, {"99.9", 99.9}, {"100", 100}}) {
     percentiles[label] = h->ValueAtPercentile(pct);
   }
-  return ojson{{"count", h->Count()}, {"buckets", std::move(bins)},
-               {"percentiles", std::move(percentiles)}};
+  return ojson{
+      {"count", h->Count()}, {"buckets", std::move(bins)}, {"percentiles", std::move(percentiles)}};
 }
 
 HttpApi::HttpApi(Store& store, AgentRegistry& agents, Scheduler& scheduler)
@@ -332,15 +385,34 @@ void HttpApi::Routes(const std::string& web_root) {
   });
   s.Get(R"(/api/v1/campaigns/([^/]+))",
         [this](const httplib::Request& req, httplib::Response& res) {
-          ReplyResult(res, CampaignDoc(store_, req.matches[1].str()));
+          // A page polls this while a campaign runs: unchanged, it costs a few small queries
+          // and a 304 instead of the whole run of record (the browser revalidates by itself).
+          const std::string name = req.matches[1].str();
+          auto version = CampaignVersion(store_, name);
+          if (!version.ok()) {
+            return ReplyError(res, HttpStatusOf(version.status()), version.status().message());
+          }
+          const std::string etag = ETagOf(*version);
+          if (req.get_header_value("If-None-Match") == etag) {
+            res.status = 304;
+            res.set_header("ETag", etag);
+            res.set_header("Cache-Control", "no-cache");
+            return;
+          }
+          auto doc = CampaignDoc(store_, name);
+          if (!doc.ok()) return ReplyError(res, HttpStatusOf(doc.status()), doc.status().message());
+          // The browser keeps it and asks again with If-None-Match (no-cache, not no-store).
+          res.status = 200;
+          res.set_header("ETag", ETagOf((*doc)["progress"]["version"].get<std::string>()));
+          res.set_header("Cache-Control", "no-cache");
+          res.set_content(doc->dump(), "application/json");
         });
   s.Get(R"(/api/v1/campaigns/([^/]+)/report)",
         [this](const httplib::Request& req, httplib::Response& res) {
-          const std::string format =
-              req.has_param("format") ? req.get_param_value("format") : "md";
+          const std::string format = req.has_param("format") ? req.get_param_value("format") : "md";
           auto input = LoadReportInput(store_, req.matches[1].str());
-          if (!input.ok()) return ReplyError(res, HttpStatusOf(input.status()),
-                                             input.status().message());
+          if (!input.ok())
+            return ReplyError(res, HttpStatusOf(input.status()), input.status().message());
           auto text = FormatReport(*input, format);
           if (!text.ok()) return ReplyError(res, 400, text.status().message());
           const char* type = format == "json"  ? "application/json"
@@ -378,8 +450,8 @@ void HttpApi::Routes(const std::string& web_root) {
   s.Get(R"(/api/.*)", unknown);
   s.Post(R"(/api/.*)", unknown);
 
-  const bool have_page = !web_root.empty() &&
-                         std::filesystem::exists(std::filesystem::path(web_root) / "index.html");
+  const bool have_page =
+      !web_root.empty() && std::filesystem::exists(std::filesystem::path(web_root) / "index.html");
   if (have_page && s.set_mount_point("/", web_root)) {
     spdlog::info("dashboard files from {}", web_root);
     // Revalidated on every load, so a rebuilt page is never served from a stale cache.

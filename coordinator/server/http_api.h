@@ -6,10 +6,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "common/parse.h"
 #include "common/status.h"
@@ -28,12 +27,17 @@ Result<nlohmann::ordered_json> CampaignListDoc(Store& store);
 // GET /api/v1/campaigns/NAME: {"record": run of record, "progress": {...}}. NotFound names the
 // campaigns there are.
 Result<nlohmann::ordered_json> CampaignDoc(Store& store, const std::string& name);
+// The campaign document's `progress.version` without building the document (no window or
+// sample is read): it changes with the campaign's state, a stored attempt, a claim or a re-run
+// request. It is the document's ETag, so a page polling a campaign gets 304 while nothing moved.
+Result<std::string> CampaignVersion(Store& store, const std::string& name);
 // GET /api/v1/windows/ID: the attempt, every attempt of its window, its samples and histogram.
 Result<nlohmann::ordered_json> WindowDoc(Store& store, int64_t id);
 // A serialised histogram as {"count", "buckets": [{"from_us", "to_us", "count"}],
 // "percentiles"}, its non-empty buckets merged into at most `max_buckets` bins of equal width
 // on a log scale; null for an empty text. InvalidArgument for text that does not parse.
-Result<nlohmann::ordered_json> HistogramDoc(const std::string& serialized, size_t max_buckets = 200);
+Result<nlohmann::ordered_json> HistogramDoc(const std::string& serialized,
+                                            size_t max_buckets = 200);
 
 class HttpApi {
  public:

@@ -32,8 +32,10 @@ async function request(path, init) {
   return body;
 }
 
+// Revalidated, not refetched: the campaign document carries an ETag, so while a campaign has
+// not moved the browser gets 304 and hands back its copy (the other documents are no-store).
 export function getJSON(path, { signal } = {}) {
-  return request(path, { signal });
+  return request(path, { signal, cache: 'no-cache' });
 }
 
 // The only call that changes anything: JSON only, so a page on another origin cannot send it.

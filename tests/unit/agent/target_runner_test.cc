@@ -1,5 +1,6 @@
 #include "agent/target_runner.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,8 +10,6 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "common/parse.h"
 
@@ -47,10 +46,32 @@ class TargetRunnerTest : public ::testing::Test {
   std::string dir_;
 };
 
+TEST_F(TargetRunnerTest, ReadinessIsProbedWhereLoadWillReachTheTarget) {
+  // A target listening on 127.0.0.2 only, as a server on a lab host listens on its address.
+  TargetDef def = Hello();
+  def.name = "only-on-127.0.0.2";
+  def.command = {"python3", "-m", "http.server", "--bind", "127.0.0.2", "{port}"};
+  def.ready = "/";
+  def.ready_timeout = std::chrono::milliseconds(1500);
+  StartOptions options;
+  options.ready_host = "127.0.0.2";
+  auto running = StartTarget(RealSysEnv(), def, {}, dir_ + "/ready-there", options);
+  ASSERT_TRUE(running.ok()) << running.status().ToString();
+  EXPECT_GT(running->startup_ms, 0);
+  running->process->Stop(std::chrono::milliseconds(2000));
+
+  // Probed on loopback, where it does not listen: not ready, and the error says where.
+  auto elsewhere = StartTarget(RealSysEnv(), def, {}, dir_ + "/ready-elsewhere");
+  ASSERT_FALSE(elsewhere.ok());
+  EXPECT_EQ(elsewhere.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(elsewhere.status().message().find("not ready at 127.0.0.1:"), std::string::npos)
+      << elsewhere.status().message();
+}
+
 TEST(FillPlaceholdersTest, ReplacesEveryKnownPlaceholder) {
-  EXPECT_EQ(FillPlaceholders("{campaign_dir}/x --port={port} {run_dir}/{port}", 8080, "/run",
-                             "/camp"),
-            "/camp/x --port=8080 /run/8080");
+  EXPECT_EQ(
+      FillPlaceholders("{campaign_dir}/x --port={port} {run_dir}/{port}", 8080, "/run", "/camp"),
+      "/camp/x --port=8080 /run/8080");
   EXPECT_EQ(FillPlaceholders("{other} {port", 1, "/r", "/c"), "{other} {port");
 }
 
@@ -112,7 +133,7 @@ TEST_F(TargetRunnerTest, TargetNeverReadyTimesOutAndIsStopped) {
   auto running = StartTarget(RealSysEnv(), def, {}, dir_ + "/run4");
   ASSERT_FALSE(running.ok());
   EXPECT_EQ(running.status().code(), StatusCode::kDeadlineExceeded);
-  EXPECT_NE(running.status().message().find("not ready on port"), std::string::npos)
+  EXPECT_NE(running.status().message().find("not ready at 127.0.0.1:"), std::string::npos)
       << running.status().message();
   pid_t pid = std::atoi(ReadAll(dir_ + "/run4/pid").c_str());
   ASSERT_GT(pid, 0);

@@ -1,11 +1,12 @@
 #include "agent/server/agent_config.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include <gtest/gtest.h>
+#include "agent/server/agent_daemon.h"
 
 namespace benchlab {
 namespace {
@@ -149,11 +150,10 @@ TEST_F(AgentConfigTest, ErrorsNameFileLineKeyAndForm) {
             "\"nowhere\"");
   EXPECT_EQ(Error("name = \"a\"\nroles = [\"load\"]\n").message(),
             "agent.toml:1: missing key \"coordinator\" (the coordinator's HOST:PORT)");
-  EXPECT_EQ(
-      Error("name = \"a\"\nroles = [\"load\"]\ncoordinator = \"h:1\"\nlisten_on = \"x\"\n")
-          .message()
-          .substr(0, 31),
-      "agent.toml:4: listen_on: unknow");
+  EXPECT_EQ(Error("name = \"a\"\nroles = [\"load\"]\ncoordinator = \"h:1\"\nlisten_on = \"x\"\n")
+                .message()
+                .substr(0, 31),
+            "agent.toml:4: listen_on: unknow");
   EXPECT_EQ(Error("name = \"a\"\nroles = [\"server\"]\ncoordinator = \"h:1\"\n"
                   "[[target]]\nname = \"x\"\n")
                 .message(),
@@ -165,6 +165,23 @@ TEST_F(AgentConfigTest, MissingFileIsNotFound) {
   ASSERT_FALSE(config.ok());
   EXPECT_EQ(config.status().code(), StatusCode::kNotFound);
   EXPECT_NE(config.status().message().find("absent.toml"), std::string::npos);
+}
+
+TEST(TargetHostTest, TheAddressLoadAgentsAreGiven) {
+  AgentConfig config;
+  config.listen = {"127.0.0.1", 0};
+  EXPECT_EQ(TargetHost(config), "127.0.0.1");
+  config.listen = {"10.77.0.2", 7701};  // a lab host listening on its own address
+  EXPECT_EQ(TargetHost(config), "10.77.0.2");
+  config.advertise = "server-1.lab:7701";  // advertised: what the coordinator hands out
+  EXPECT_EQ(TargetHost(config), "server-1.lab");
+  config.advertise = "[::1]:7701";
+  EXPECT_EQ(TargetHost(config), "::1");
+  config.advertise.clear();
+  config.listen = {"0.0.0.0", 7701};  // every address: loopback is one of them
+  EXPECT_EQ(TargetHost(config), "127.0.0.1");
+  config.listen = {"::", 7701};
+  EXPECT_EQ(TargetHost(config), "127.0.0.1");
 }
 
 }  // namespace

@@ -92,7 +92,8 @@ class HttpApiTest : public ::testing::Test {
     // Round 1: both valid. Round 2: nginx valid; hello-server invalid, then re-run valid.
     // A window of round 2 is left for the claim test.
     nginx1_ = Insert(Window("nginx", 1, 0, 50000),
-                     {{"server", 0.1, 90, 2048}, {"server", 0.2, 95, 2100},
+                     {{"server", 0.1, 90, 2048},
+                      {"server", 0.2, 95, 2100},
                       {"load", 1.0, 0, 0, 50000, {}, {}, {}, int64_t{300}}});
     Insert(Window("hello-server", 1, 1, 60000), {});
     Insert(Window("nginx", 2, 1, 52000), {});
@@ -152,8 +153,8 @@ TEST_F(HttpApiTest, CampaignDocIsTheRunOfRecordWithProgress) {
   const std::string before = progress["version"];
 
   // A claimed window shows as running and changes the version; so does a re-run request.
-  WindowClaim claim{campaign_id_, {"nginx", "plaintext", "c64", 1, 0, ""}, false, 64, 2,
-                    "server", "load", ""};
+  WindowClaim claim{
+      campaign_id_, {"nginx", "plaintext", "c64", 1, 0, ""}, false, 64, 2, "server", "load", ""};
   ASSERT_TRUE(store_->ClaimWindow(claim).ok());
   auto running = CampaignDoc(*store_, "demo");
   ASSERT_TRUE(running.ok());
@@ -169,6 +170,28 @@ TEST_F(HttpApiTest, CampaignDocIsTheRunOfRecordWithProgress) {
   ASSERT_TRUE(queued.ok());
   EXPECT_EQ((*queued)["progress"]["reruns_pending"], 1);
   EXPECT_NE((*queued)["progress"]["version"], now["version"]);
+}
+
+TEST_F(HttpApiTest, CampaignVersionIsTheDocumentsWithoutBuildingIt) {
+  auto doc = CampaignDoc(*store_, "demo");
+  ASSERT_TRUE(doc.ok());
+  auto version = CampaignVersion(*store_, "demo");
+  ASSERT_TRUE(version.ok()) << version.status().message();
+  EXPECT_EQ(*version, (*doc)["progress"]["version"]);
+  // A stored attempt moves it.
+  WindowRow third = Window("nginx", 2, 1, 53000);
+  third.attempt = 2;
+  Insert(third, {});
+  auto after = CampaignVersion(*store_, "demo");
+  ASSERT_TRUE(after.ok());
+  EXPECT_NE(*after, *version);
+  EXPECT_EQ(*after, (*CampaignDoc(*store_, "demo"))["progress"]["version"]);
+  // So does the state.
+  ASSERT_TRUE(store_->SetCampaignState(campaign_id_, "done", "").ok());
+  EXPECT_NE(*CampaignVersion(*store_, "demo"), *after);
+  auto missing = CampaignVersion(*store_, "helo");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
 }
 
 TEST_F(HttpApiTest, UnknownCampaignIsNotFoundAndNamesTheCampaigns) {
@@ -345,6 +368,38 @@ TEST_F(HttpServerTest, ServesTheApiAndTheDashboardFiles) {
   auto nowhere = client_->Get("/api/v1/nothing");
   ASSERT_TRUE(nowhere);
   EXPECT_EQ(nowhere->status, 404);
+}
+
+TEST_F(HttpServerTest, AnUnchangedCampaignIsNotSentAgain) {
+  Serve((dir_ / "no-web").string());
+  auto first = client_->Get("/api/v1/campaigns/demo");
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->status, 200);
+  const std::string etag = first->get_header_value("ETag");
+  ASSERT_FALSE(etag.empty());
+  EXPECT_EQ(etag.front(), '"');
+  EXPECT_EQ(first->get_header_value("Cache-Control"), "no-cache");
+  EXPECT_EQ(first->get_header_value_count("Cache-Control"), 1u);
+
+  auto same = client_->Get("/api/v1/campaigns/demo", {{"If-None-Match", etag}});
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->status, 304);
+  EXPECT_TRUE(same->body.empty());
+  EXPECT_EQ(same->get_header_value("ETag"), etag);
+
+  // A claimed window: the page must get the new document.
+  WindowClaim claim{
+      campaign_id_, {"nginx", "plaintext", "c64", 1, 0, ""}, false, 64, 2, "server", "load", ""};
+  ASSERT_TRUE(store_->ClaimWindow(claim).ok());
+  auto moved = client_->Get("/api/v1/campaigns/demo", {{"If-None-Match", etag}});
+  ASSERT_TRUE(moved);
+  EXPECT_EQ(moved->status, 200);
+  EXPECT_NE(moved->get_header_value("ETag"), etag);
+  EXPECT_EQ(ojson::parse(moved->body)["progress"]["running"].size(), 1u);
+
+  auto stale = client_->Get("/api/v1/campaigns/helo", {{"If-None-Match", etag}});
+  ASSERT_TRUE(stale);
+  EXPECT_EQ(stale->status, 404);
 }
 
 TEST_F(HttpServerTest, RerunNeedsJsonAndQueuesTheWindow) {
