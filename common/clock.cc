@@ -1,5 +1,7 @@
 #include "common/clock.h"
 
+#include <cmath>
+#include <cstdio>
 #include <ctime>
 
 namespace benchlab {
@@ -20,6 +22,22 @@ std::string FormatIsoTime(std::chrono::system_clock::time_point t) {
   char out[48];
   std::snprintf(out, sizeof(out), "%s.%03dZ", buf, static_cast<int>(ms % 1000));
   return out;
+}
+
+double ParseIsoSeconds(const std::string& text) {
+  std::tm tm{};
+  double seconds = 0;
+  int consumed = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%lfZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &seconds, &consumed) != 6 ||
+      static_cast<size_t>(consumed) != text.size() || tm.tm_mon < 1 || tm.tm_mon > 12 ||
+      tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || seconds < 0 ||
+      seconds >= 61) {
+    return NAN;
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<double>(timegm(&tm)) + seconds;
 }
 
 }  // namespace benchlab

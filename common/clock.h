@@ -27,5 +27,8 @@ Clock& RealClockInstance();
 
 // "2026-11-30T02:38:10.123Z"
 std::string FormatIsoTime(std::chrono::system_clock::time_point t);
+// Seconds since the epoch of a UTC timestamp as FormatIsoTime and the store write it
+// ("2026-11-30T02:38:10.123Z", fraction optional); NaN for any other text.
+double ParseIsoSeconds(const std::string& text);
 
 }  // namespace benchlab

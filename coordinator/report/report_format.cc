@@ -5,13 +5,13 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
 
+#include "common/clock.h"
 #include "coordinator/campaign.h"
 #include "coordinator/report/report_detail.h"
 
@@ -111,23 +111,6 @@ Context Analyse(const ReportInput& in) {
   return cx;
 }
 
-namespace {
-
-// "2026-11-30T11:52:32.633Z" (the store's UTC timestamps) as seconds since the epoch.
-double UtcSeconds(const std::string& text) {
-  std::tm tm{};
-  double seconds = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%lfZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &seconds) != 6) {
-    return kNaN;
-  }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return static_cast<double>(timegm(&tm)) + seconds;
-}
-
-}  // namespace
-
 std::vector<ToolCell> CompareTools(const Context& cx) {
   // The newest valid matrix windows, by (pair, scenario, level, target, tool, round): one
   // target's rounds under one tool are adjacent.
@@ -140,7 +123,7 @@ std::vector<ToolCell> CompareTools(const Context& cx) {
     windows[{w.pair, w.scenario, level.substr(0, at), w.target, LoadTool(level), w.round}] = &w;
   }
   auto gap_s = [](const WindowRow& a, const WindowRow& b) {
-    return std::abs(UtcSeconds(a.started_at) - UtcSeconds(b.started_at));
+    return std::abs(ParseIsoSeconds(a.started_at) - ParseIsoSeconds(b.started_at));
   };
   // How far apart the first pass put a round's two windows: both first attempts, as planned.
   double first_pass_gap_s = -1;

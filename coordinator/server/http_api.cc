@@ -236,28 +236,36 @@ Result<std::string> CampaignVersion(Store& store, const std::string& name) {
   return head->version;
 }
 
-Result<ojson> CampaignDoc(Store& store, const std::string& name) {
-  // The head first: a document built after it may only be newer than its version says, so a
-  // page never keeps a copy older than the version it was given.
-  auto head = ReadCampaignHead(store, name);
-  if (!head.ok()) return head.status();
-  auto input = LoadReportInput(store, name);
+namespace {
+
+// The document of a campaign whose head was read first: built after it, the document may only
+// be newer than the head's version, so a page never keeps a copy older than its version says.
+Result<ojson> CampaignDocAfter(Store& store, const CampaignHead& head) {
+  auto input = LoadReportInput(store, head.row.name);
   if (!input.ok()) return input.status();
 
   const Counts n = CountNewest(input->windows);
   ojson running = ojson::array();
-  for (const WindowClaim& c : head->claims) running.push_back(ClaimJson(c));
+  for (const WindowClaim& c : head.claims) running.push_back(ClaimJson(c));
   ojson progress = {{"total", input->campaign.total_windows},
                     {"done", n.windows},
                     {"valid", n.valid},
                     {"invalid", n.invalid},
                     {"failed", n.failed},
                     {"skipped", n.skipped},
-                    {"reruns_pending", head->reruns.size()},
+                    {"reruns_pending", head.reruns.size()},
                     {"running", std::move(running)},
-                    {"version", head->version}};
+                    {"version", head.version}};
   return ojson{{"record", ojson::parse(FormatReportJson(*input))},
                {"progress", std::move(progress)}};
+}
+
+}  // namespace
+
+Result<ojson> CampaignDoc(Store& store, const std::string& name) {
+  auto head = ReadCampaignHead(store, name);
+  if (!head.ok()) return head.status();
+  return CampaignDocAfter(store, *head);
 }
 
 Result<ojson> WindowDoc(Store& store, int64_t id) {
@@ -387,23 +395,22 @@ void HttpApi::Routes(const std::string& web_root) {
         [this](const httplib::Request& req, httplib::Response& res) {
           // A page polls this while a campaign runs: unchanged, it costs a few small queries
           // and a 304 instead of the whole run of record (the browser revalidates by itself).
-          const std::string name = req.matches[1].str();
-          auto version = CampaignVersion(store_, name);
-          if (!version.ok()) {
-            return ReplyError(res, HttpStatusOf(version.status()), version.status().message());
+          auto head = ReadCampaignHead(store_, req.matches[1].str());
+          if (!head.ok()) {
+            return ReplyError(res, HttpStatusOf(head.status()), head.status().message());
           }
-          const std::string etag = ETagOf(*version);
+          const std::string etag = ETagOf(head->version);
           if (req.get_header_value("If-None-Match") == etag) {
             res.status = 304;
             res.set_header("ETag", etag);
             res.set_header("Cache-Control", "no-cache");
             return;
           }
-          auto doc = CampaignDoc(store_, name);
+          auto doc = CampaignDocAfter(store_, *head);
           if (!doc.ok()) return ReplyError(res, HttpStatusOf(doc.status()), doc.status().message());
           // The browser keeps it and asks again with If-None-Match (no-cache, not no-store).
           res.status = 200;
-          res.set_header("ETag", ETagOf((*doc)["progress"]["version"].get<std::string>()));
+          res.set_header("ETag", etag);  // the document's own progress.version
           res.set_header("Cache-Control", "no-cache");
           res.set_content(doc->dump(), "application/json");
         });
