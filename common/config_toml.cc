@@ -101,7 +101,94 @@ std::string OneLineSyntaxError(std::string_view what, const std::string& source_
   return source_name + ":" + std::to_string(line_number) + ": syntax error: " + message;
 }
 
+Status CheckTomlNesting(std::string_view text, const std::string& source_name, int max_depth) {
+  // One pass over the text. `stack` holds the open arrays ('[') and inline tables ('{') of the
+  // value being read; `keys` counts the parts of the dotted key being read (a key or a table
+  // header), which nest as deeply as brackets do. Strings and comments are skipped whole.
+  std::vector<char> stack;
+  bool in_key = true;  // at a line start outside any value, or after '{' or ',' in a table
+  bool in_header = false;
+  int keys = 1;
+  uint32_t line = 1;
+  auto too_deep = [&](int depth) {
+    return Status::InvalidArgument(
+        source_name + ":" + std::to_string(line) + ": nesting deeper than " +
+        std::to_string(max_depth) + " levels (arrays, inline tables and dotted keys; found " +
+        std::to_string(depth) + "): a campaign or configuration needs a handful");
+  };
+  const size_t n = text.size();
+  for (size_t i = 0; i < n; ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      if (stack.empty()) {
+        in_key = true;
+        in_header = false;
+        keys = 1;
+      }
+      continue;
+    }
+    if (c == '#') {
+      while (i + 1 < n && text[i + 1] != '\n') ++i;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      const bool multi = i + 2 < n && text[i + 1] == c && text[i + 2] == c;
+      const bool escapes = c == '"';
+      size_t j = i + (multi ? 3 : 1);
+      for (; j < n; ++j) {
+        if (text[j] == '\n') {
+          if (!multi) break;  // toml11 reports the unterminated string
+          ++line;
+        } else if (escapes && text[j] == '\\') {
+          if (j + 1 < n && text[j + 1] == '\n') ++line;
+          ++j;
+        } else if (text[j] == c) {
+          if (!multi) break;
+          if (j + 2 < n && text[j + 1] == c && text[j + 2] == c) {
+            // A closing delimiter may be followed by up to two quotes that belong to the string.
+            while (j + 3 < n && text[j + 3] == c) ++j;
+            j += 2;
+            break;
+          }
+        }
+      }
+      // An unterminated one-line string stops before its newline, which the loop then counts.
+      i = (j < n && text[j] == '\n') ? j - 1 : j;
+      continue;
+    }
+    const int depth = static_cast<int>(stack.size());
+    if (in_key || in_header) {
+      if (c == '.') {
+        if (++keys + depth > max_depth) return too_deep(keys + depth);
+      } else if (c == '=' && in_key) {
+        in_key = false;
+        keys = 1;
+      } else if (c == '[' && stack.empty() && !in_header) {
+        in_header = true;  // [table] or [[array of tables]]
+        in_key = false;
+      } else if (c == ']' && in_header) {
+        in_header = false;
+      }
+      continue;
+    }
+    if (c == '[' || c == '{') {
+      stack.push_back(c);
+      if (depth + 1 > max_depth) return too_deep(depth + 1);
+      in_key = c == '{';
+      keys = 1;
+    } else if (c == ']' || c == '}') {
+      if (!stack.empty()) stack.pop_back();
+    } else if (c == ',') {
+      in_key = !stack.empty() && stack.back() == '{';
+      keys = 1;
+    }
+  }
+  return Status::Ok();
+}
+
 Result<Value> ParseToml(const std::string& text, const std::string& source_name) {
+  if (Status nested = CheckTomlNesting(text, source_name); !nested.ok()) return nested;
   std::istringstream in(text);
   // toml11 reports problems by throwing; they stop here and become values.
   try {

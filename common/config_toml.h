@@ -22,6 +22,15 @@ using Value = toml::value;
 // "file:line: syntax error: <what toml11 said>" on one line.
 Result<Value> ParseToml(const std::string& text, const std::string& source_name);
 
+// toml11's parser recurses once per level of nesting, so a deep enough document (20 KB of
+// `[[[[...`) overflows the stack. ParseToml therefore first scans the text, without recursion,
+// and refuses it when any value nests deeper than kMaxTomlDepth levels, counting arrays, inline
+// tables and each part of a dotted key or table header: "FILE:LINE: nesting deeper than 32
+// levels ...". A campaign or agent configuration needs a handful.
+inline constexpr int kMaxTomlDepth = 32;
+Status CheckTomlNesting(std::string_view text, const std::string& source_name,
+                        int max_depth = kMaxTomlDepth);
+
 // Turns toml11's multi-line syntax error report into one line, citing the last source line the
 // report shows (for "defined twice" that is the second definition); fallback_line when it shows
 // none.

@@ -13,6 +13,9 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kUnavailable: return "unavailable";
     case StatusCode::kIoError: return "I/O error";
     case StatusCode::kInternal: return "internal error";
+    case StatusCode::kResourceExhausted: return "resource exhausted";
+    case StatusCode::kPermissionDenied: return "permission denied";
+    case StatusCode::kCancelled: return "cancelled";
   }
   return "unknown";
 }

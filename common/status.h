@@ -19,6 +19,9 @@ enum class StatusCode {
   kUnavailable,
   kIoError,
   kInternal,
+  kResourceExhausted,  // a configured limit (targets, spool size) is reached
+  kPermissionDenied,   // the caller may not do this (another agent's name, another window's target)
+  kCancelled,          // the caller went away or its deadline passed
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -41,6 +44,13 @@ class [[nodiscard]] Status {
   static Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
   static Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+  static Status ResourceExhausted(std::string m) {
+    return {StatusCode::kResourceExhausted, std::move(m)};
+  }
+  static Status PermissionDenied(std::string m) {
+    return {StatusCode::kPermissionDenied, std::move(m)};
+  }
+  static Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

@@ -8,6 +8,7 @@
 // reference for every option and output.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -72,8 +73,18 @@ struct LoadOptions {
   // these (empty: any status), and its decoded body must equal expect_body when set.
   std::vector<int> expect_status;
   std::optional<std::string> expect_body;
+  // A response whose body is longer than this is not read further: it counts as
+  // errors.body_too_large and its connection is closed, so memory stays flat whatever a server
+  // sends (docs/security.md). 0: no limit.
+  uint64_t max_body = kDefaultMaxBody;
+  // When set, the run ends early once *stop is true (the caller went away or its deadline
+  // passed): workers close their connections within kStopLatency and RunLoad returns
+  // Status::Cancelled. Read with relaxed loads; the caller owns the flag and keeps it alive.
+  const std::atomic<bool>* stop = nullptr;
 
   static constexpr int kMaxDepth = 1024;
+  static constexpr uint64_t kDefaultMaxBody = 16ull << 20;
+  static constexpr std::chrono::milliseconds kStopLatency{50};
 };
 
 struct ErrorCounts {
@@ -83,8 +94,9 @@ struct ErrorCounts {
   uint64_t timeout = 0;   // requests without a response after --timeout (latency recorded)
   uint64_t parse = 0;     // requests lost to a malformed response
   uint64_t mismatch = 0;  // responses that failed --expect-status / --expect-body
-  // Requests sent that never got a response: sent == requests + Failed() after a run.
-  uint64_t Failed() const { return read + write + timeout + parse; }
+  uint64_t body_too_large = 0;  // responses cut off at LoadOptions::max_body
+  // Requests sent that never got a complete response: sent == requests + Failed() after a run.
+  uint64_t Failed() const { return read + write + timeout + parse + body_too_large; }
   uint64_t Total() const { return connect + Failed() + mismatch; }
 };
 

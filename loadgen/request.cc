@@ -1,5 +1,7 @@
 #include "loadgen/request.h"
 
+#include "loadgen/http_syntax.h"
+
 namespace benchlab {
 
 namespace {
@@ -50,6 +52,56 @@ std::string BuildRequest(const RequestSpec& spec) {
   }
   out.append("\r\n").append(spec.body);
   return out;
+}
+
+Status CheckRequestParts(std::string_view where, std::string_view method, std::string_view path,
+                         const std::vector<std::pair<std::string, std::string>>& headers) {
+  using http_syntax::kBadValueChar;
+  using http_syntax::kTokenChar;
+  using http_syntax::Quote;
+  auto bad = [&](const std::string& what) {
+    return Status::InvalidArgument(std::string(where) + ": " + what);
+  };
+  auto token = [](std::string_view s) {
+    if (s.empty()) return false;
+    for (char c : s) {
+      if (!kTokenChar[static_cast<unsigned char>(c)]) return false;
+    }
+    return true;
+  };
+  if (method.size() > kMaxMethod || !token(method)) {
+    return bad("method " + Quote(method) + ": expected an HTTP token (letters, digits, " +
+               "!#$%&'*+-.^_`|~) of 1 to " + std::to_string(kMaxMethod) + " bytes");
+  }
+  bool path_ok = !path.empty() && path.size() <= kMaxPath && path.front() == '/';
+  for (size_t i = 0; path_ok && i < path.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(path[i]);
+    path_ok = c >= 0x21 && c <= 0x7e;
+  }
+  if (!path_ok) {
+    return bad("path " + Quote(path) + ": expected '/' then visible ASCII (no spaces or control " +
+               "bytes; percent-encode the rest), at most " + std::to_string(kMaxPath) + " bytes");
+  }
+  if (headers.size() > kMaxHeaders) {
+    return bad(std::to_string(headers.size()) + " headers: at most " +
+               std::to_string(kMaxHeaders) + " are allowed");
+  }
+  for (const auto& [name, value] : headers) {
+    if (name.size() > kMaxHeaderName || !token(name)) {
+      return bad("header name " + Quote(name) + ": expected an HTTP token of 1 to " +
+                 std::to_string(kMaxHeaderName) + " bytes");
+    }
+    bool value_ok = value.size() <= kMaxHeaderValue;
+    for (size_t i = 0; value_ok && i < value.size(); ++i) {
+      value_ok = !kBadValueChar[static_cast<unsigned char>(value[i])];
+    }
+    if (!value_ok) {
+      return bad("header " + name + " value " + Quote(value) +
+                 ": expected no control bytes (CR, LF, NUL, ...) and at most " +
+                 std::to_string(kMaxHeaderValue) + " bytes");
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace benchlab

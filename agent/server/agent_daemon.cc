@@ -118,25 +118,28 @@ void AgentDaemon::RegistrationLoop(std::string address) {
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
     grpc::Status status;
     if (!registered_) {
+      v1::RegisterAgentReply reply;
+      status = stub->RegisterAgent(&ctx, request, &reply);
       // What the spool still holds (a crash, or a coordinator that went away before its
-      // acknowledgement) is offered again with every registration.
-      request.clear_spooled();
-      if (Spool* spool = service_.spool()) {
-        if (auto records = spool->List(); records.ok()) {
+      // acknowledgement) is offered again after every registration.
+      if (status.ok() && service_.spool() != nullptr) {
+        if (auto records = service_.spool()->List(); records.ok() && !records->empty()) {
+          v1::OfferResultsRequest offer;
+          offer.set_name(config_.name);
           for (auto& [key, payload] : *records) {
-            auto* item = request.add_spooled();
+            auto* item = offer.add_spooled();
             item->set_key(key);
             item->set_payload(std::move(payload));
           }
-        }
-      }
-      v1::RegisterAgentReply reply;
-      status = stub->RegisterAgent(&ctx, request, &reply);
-      if (status.ok() && service_.spool() != nullptr) {
-        for (const auto& key : reply.acknowledged()) (void)service_.spool()->Remove(key);
-        if (reply.acknowledged_size() > 0) {
-          spdlog::info("agent {}: coordinator took {} spooled results", config_.name,
-                       reply.acknowledged_size());
+          grpc::ClientContext offer_ctx;
+          offer_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+          v1::OfferResultsReply offered;
+          status = stub->OfferResults(&offer_ctx, offer, &offered);
+          for (const auto& key : offered.acknowledged()) (void)service_.spool()->Remove(key);
+          if (offered.acknowledged_size() > 0) {
+            spdlog::info("agent {}: coordinator took {} spooled results", config_.name,
+                         offered.acknowledged_size());
+          }
         }
       }
       if (status.ok()) {

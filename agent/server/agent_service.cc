@@ -321,8 +321,8 @@ grpc::Status AgentService::CheckHost(grpc::ServerContext*, const v1::CheckHostRe
 grpc::Status AgentService::Acknowledge(grpc::ServerContext*, const v1::AcknowledgeRequest* req,
                                        v1::AcknowledgeReply*) {
   if (!spool_) return grpc::Status::OK;
-  for (const auto& key : req->keys()) {
-    Status removed = spool_->Remove(key);
+  for (const auto& ack : req->acks()) {
+    Status removed = spool_->Remove(ack.key());
     if (!removed.ok()) return ToGrpc(removed);
   }
   return grpc::Status::OK;

@@ -88,12 +88,22 @@ grpc::Status CoordinatorService::RegisterAgent(grpc::ServerContext*,
   }
   agents_.Register(*req);
   reply->set_lease_ms(agents_.lease().count());
+  scheduler_.Notify();  // a campaign may be waiting for this agent
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::OfferResults(grpc::ServerContext*,
+                                              const v1::OfferResultsRequest* req,
+                                              v1::OfferResultsReply* reply) {
+  if (!agents_.StateOf(req->name())) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "agent \"" + req->name() + "\" is not registered: register first");
+  }
   // Whatever an agent still holds in its spool is kept before it may delete it.
   for (const auto& item : req->spooled()) {
     Status kept = store_.KeepAgentResult(req->name(), item.key(), item.payload());
     if (kept.ok()) reply->add_acknowledged(item.key());
   }
-  scheduler_.Notify();  // a campaign may be waiting for this agent
   return grpc::Status::OK;
 }
 

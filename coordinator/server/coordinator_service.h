@@ -18,6 +18,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
                              v1::RegisterAgentReply* reply) override;
   grpc::Status Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* req,
                          v1::HeartbeatReply* reply) override;
+  grpc::Status OfferResults(grpc::ServerContext* ctx, const v1::OfferResultsRequest* req,
+                            v1::OfferResultsReply* reply) override;
   grpc::Status ListAgents(grpc::ServerContext* ctx, const v1::ListAgentsRequest* req,
                           v1::ListAgentsReply* reply) override;
   grpc::Status SubmitCampaign(grpc::ServerContext* ctx, const v1::SubmitCampaignRequest* req,

@@ -128,7 +128,7 @@ void Scheduler::Loop() {
 
 void Scheduler::Acknowledge(const std::vector<std::pair<std::string, std::string>>& spooled) {
   std::map<std::string, v1::AcknowledgeRequest> by_agent;
-  for (const auto& [agent, key] : spooled) by_agent[agent].add_keys(key);
+  for (const auto& [agent, key] : spooled) by_agent[agent].add_acks()->set_key(key);
   for (const auto& [agent, req] : by_agent) {
     auto stub = agents_.Stub(agent);
     if (!stub) continue;
@@ -138,7 +138,7 @@ void Scheduler::Acknowledge(const std::vector<std::pair<std::string, std::string
     grpc::Status status = stub->Acknowledge(&ctx, req, &reply);
     // Not fatal: the agent offers the result again when it next registers, and it is kept then.
     if (!status.ok()) {
-      spdlog::warn("acknowledging {} results to agent {}: {}", req.keys_size(), agent,
+      spdlog::warn("acknowledging {} results to agent {}: {}", req.acks_size(), agent,
                    status.error_message());
     }
   }
