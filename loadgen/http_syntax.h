@@ -56,13 +56,18 @@ inline void ForEachListElement(std::string_view value, Fn fn) {
   }
 }
 
-// Shows untrusted bytes in an error message: bounded, with control bytes escaped.
+// Shows untrusted bytes in an error message: in double quotes, with bytes outside 0x20-0x7e and
+// the quote and backslash themselves written as \xNN; at most kQuotedChars characters between
+// the quotes (escapes included), then "..." when cut, so a quote never exceeds kQuotedChars + 5.
+inline constexpr size_t kQuotedChars = 60;
 inline std::string Quote(std::string_view s) {
-  constexpr size_t kShown = 60;
   std::string out = "\"";
-  for (size_t i = 0; i < s.size() && i < kShown; ++i) {
+  size_t i = 0;
+  for (; i < s.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+    const bool plain = c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+    if (out.size() - 1 + (plain ? 1 : 4) > kQuotedChars) break;
+    if (plain) {
       out += static_cast<char>(c);
     } else {
       static const char kHex[] = "0123456789abcdef";
@@ -71,7 +76,7 @@ inline std::string Quote(std::string_view s) {
       out += kHex[c & 15];
     }
   }
-  if (s.size() > kShown) out += "...";
+  if (i < s.size()) out += "...";
   return out + "\"";
 }
 

@@ -329,6 +329,11 @@ TEST(HttpResponseParserTest, ErrorMessagesEscapeUntrustedBytes) {
   const Parsed p = ParseWhole(std::string("HTTP/1.1 2x0 \x01\"\xff OK\r\n\r\n"));
   ASSERT_EQ(p.state, State::kError);
   EXPECT_NE(p.error.find("\\x01\\x22\\xff"), std::string::npos) << p.error;
+  // However hostile, a quote in a message stays short: escapes count towards its bound.
+  const Parsed binary =
+      ParseWhole("HTTP/1.1 200 OK\r\nX: " + std::string(5000, '\x01') + "\r\n\r\n");
+  ASSERT_EQ(binary.state, State::kError);
+  EXPECT_LT(binary.error.size(), 100u) << binary.error;
 }
 
 TEST(HttpResponseParserTest, WithoutCaptureNothingIsKeptAndNothingAllocated) {
