@@ -44,6 +44,7 @@ struct LoadArgs {
   std::string expect_body_file;
   bool has_expect_body = false;
   std::string json_path;
+  uint64_t max_body = LoadOptions::kDefaultMaxBody;
 };
 
 int BadInput(const std::string& option, const std::string& message) {
@@ -167,6 +168,7 @@ int BuildOptions(const LoadArgs& args, LoadOptions& o) {
     if (!codes.ok()) return BadInput("--expect-status", codes.status().message());
     o.expect_status = *codes;
   }
+  o.max_body = args.max_body;
   if (args.has_expect_body) o.expect_body = args.expect_body;
   if (!args.expect_body_file.empty()) {
     if (args.has_expect_body) {
@@ -261,6 +263,10 @@ CommandRunner AddLoadCommand(CLI::App& root) {
                       "Count a mismatch when the (decoded) body differs from this");
   cmd->add_option("--expect-body-file", args->expect_body_file,
                   "Like --expect-body, with the body read from this file");
+  cmd->add_option("--max-body", args->max_body,
+                  "Count a response whose body exceeds this many bytes as body_too_large, read no "
+                  "further and reopen its connection (0: no limit)")
+      ->capture_default_str();
   cmd->add_option("--json", args->json_path, "Also write the result as JSON to this file");
   return [args, expect_body] { return RunLoadCommand(*args, expect_body->count() > 0); };
 }

@@ -175,6 +175,7 @@ void MergeInto(LoadResult& out, uint64_t& completed, const WorkerResult& w) {
   out.errors.timeout += w.errors.timeout;
   out.errors.parse += w.errors.parse;
   out.errors.mismatch += w.errors.mismatch;
+  out.errors.body_too_large += w.errors.body_too_large;
   out.sent += w.sent;
   out.scheduled += w.scheduled;
   out.dropped += w.dropped;
@@ -229,6 +230,7 @@ Result<LoadResult> RunLoad(const LoadOptions& options, const MeasureMarkFn& on_m
   plan.workers = threads;
   plan.timeout_ns = options.timeout.count();
   plan.spin_ns = plan.open_loop ? options.spin.count() : 0;
+  plan.max_body = options.max_body;
   plan.seconds = static_cast<size_t>((options.duration.count() + 999'999'999) / 1'000'000'000);
 
   const int max_conns = std::max(options.max_conns, options.connections);

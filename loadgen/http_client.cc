@@ -76,7 +76,7 @@ int ConnectOne(const addrinfo* ai, Clock::time_point deadline, Fd& fd) {
 }  // namespace
 
 Result<HttpResponse> HttpRoundTrip(const std::string& host, uint16_t port, const HttpRequest& req,
-                                   std::chrono::milliseconds timeout) {
+                                   std::chrono::milliseconds timeout, uint64_t max_body) {
   const std::string where =
       (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
   const std::string after = "timeout after " + std::to_string(timeout.count()) + "ms ";
@@ -128,6 +128,7 @@ Result<HttpResponse> HttpRoundTrip(const std::string& host, uint16_t port, const
 
   HttpResponseParser parser(/*capture=*/true);
   parser.set_head_request(req.method == "HEAD");
+  parser.set_max_body(max_body);
   char buf[16384];
   while (parser.state() == HttpResponseParser::State::kIncomplete) {
     const ssize_t n = ::recv(fd.get(), buf, sizeof(buf), 0);
@@ -145,6 +146,9 @@ Result<HttpResponse> HttpRoundTrip(const std::string& host, uint16_t port, const
     } else if (errno != EINTR) {
       return Status::IoError("read response from " + where + ": " + std::strerror(errno));
     }
+  }
+  if (parser.body_too_large()) {
+    return Status::ResourceExhausted("read response from " + where + ": " + parser.error());
   }
   if (parser.state() == HttpResponseParser::State::kError) {
     return Status::IoError("bad response from " + where + ": " + parser.error());

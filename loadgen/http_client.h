@@ -1,6 +1,7 @@
 // A blocking one-shot HTTP/1.1 client for readiness probes and conformance checks (not for
 // load). Opens a connection, sends one request with "Connection: close", reads one response
-// with HttpResponseParser (capture on) and returns status, headers and body. Thread-safe.
+// with HttpResponseParser (capture on, the body bounded by max_body) and returns status, headers
+// and body. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "loadgen/load.h"
 
 namespace benchlab {
 
@@ -27,8 +29,11 @@ struct HttpResponse {
 };
 
 // Connection refused, timeouts, and malformed responses come back as non-ok Status with a
-// message naming what failed ("connect 127.0.0.1:8080: Connection refused").
+// message naming what failed ("connect 127.0.0.1:8080: Connection refused"); a body of more
+// than max_body bytes (0: no limit) is ResourceExhausted ("... response body larger than
+// 16 MiB ..."), read no further than the limit.
 Result<HttpResponse> HttpRoundTrip(const std::string& host, uint16_t port, const HttpRequest& req,
-                                   std::chrono::milliseconds timeout);
+                                   std::chrono::milliseconds timeout,
+                                   uint64_t max_body = LoadOptions::kDefaultMaxBody);
 
 }  // namespace benchlab

@@ -1,5 +1,6 @@
 #include "loadgen/http_response_parser.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "loadgen/http_syntax.h"
@@ -9,6 +10,7 @@ namespace benchlab {
 namespace {
 
 using http_syntax::ForEachListElement;
+using http_syntax::FormatSize;
 using http_syntax::HexDigit;
 using http_syntax::IEquals;
 using http_syntax::ParseLength;
@@ -32,6 +34,7 @@ void HttpResponseParser::Reset() {
   keep_alive_ = true;
   body_bytes_ = 0;
   body_differs_ = false;
+  body_too_large_ = false;
   body_.clear();
   ResetHead();
   line_.clear();
@@ -49,6 +52,11 @@ void HttpResponseParser::ResetHead() {
 void HttpResponseParser::Fail(std::string message) {
   state_ = State::kError;
   error_ = std::move(message);
+}
+
+void HttpResponseParser::FailBodyTooLarge(const std::string& what) {
+  body_too_large_ = true;
+  Fail("response body larger than " + FormatSize(max_body_) + " (" + what + ")");
 }
 
 void HttpResponseParser::Complete() {
@@ -224,12 +232,29 @@ void HttpResponseParser::Frame(const Framing& f) {
   status_ = f.status;
   keep_alive_ = f.keep_alive;
   if (f.next == Phase::kDone) return Complete();
+  if (f.next == Phase::kBodyLength && f.length > max_body_) {
+    return FailBodyTooLarge("Content-Length " + std::to_string(f.length));
+  }
   phase_ = f.next;
   remaining_ = f.length;
 }
 
+void HttpResponseParser::Capture(const char* data, size_t n) {
+  const size_t need = body_.size() + n;
+  if (need > body_.capacity()) {
+    // Doubling, as append would, but never past the limit (need is within it: FeedBody checked).
+    // Past kCaptureStep, a limited buffer goes to the limit at once: one allocation whose
+    // untouched pages cost nothing, where further doublings would leave freed buffers that the
+    // allocator may keep resident (about twice the body).
+    uint64_t want = std::max<uint64_t>(2 * body_.capacity(), need);
+    if (want > kCaptureStep && max_body_ != UINT64_MAX) want = max_body_;
+    body_.reserve(static_cast<size_t>(std::min(want, max_body_)));
+  }
+  body_.append(data, n);
+}
+
 void HttpResponseParser::TakeBody(const char* data, size_t n) {
-  if (capture_) body_.append(data, n);
+  if (capture_) Capture(data, n);
   if (expected_body_ != nullptr && !body_differs_) {
     const std::string& want = *expected_body_;
     body_differs_ =
@@ -270,6 +295,11 @@ size_t HttpResponseParser::FeedBody(const char* data, size_t len) {
       return n;
     }
     case Phase::kBodyClose:
+      if (len > max_body_ - body_bytes_) {
+        FailBodyTooLarge("delimited by close, " + std::to_string(body_bytes_ + len) +
+                         " bytes so far");
+        return 0;
+      }
       TakeBody(data, len);
       return len;
     case Phase::kChunkSize: {
@@ -290,6 +320,11 @@ size_t HttpResponseParser::FeedBody(const char* data, size_t len) {
       while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
       if (digits == 0 || (i < line.size() && line[i] != ';')) {
         Fail("bad chunk size " + Quote(line));
+        return used;
+      }
+      if (size > max_body_ - body_bytes_) {
+        FailBodyTooLarge("chunked, a chunk of " + std::to_string(size) + " bytes after " +
+                         std::to_string(body_bytes_));
         return used;
       }
       line_.clear();

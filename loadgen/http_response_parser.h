@@ -5,7 +5,10 @@
 // one Feed is parsed in place, without copying, and a head identical to the last one (the usual
 // case under load) costs one memcmp. Interim 1xx responses are skipped. Malformed input
 // is reported as an error state with a message, never a crash. The body can be compared against
-// an expected one as it streams past, at memcmp cost. One parser per connection; not thread-safe.
+// an expected one as it streams past, at memcmp cost. A body larger than set_max_body() is an
+// error of its own (body_too_large()), found before the bytes past the limit are taken: from
+// the Content-Length, a chunk's size or the bytes of a body delimited by close, so a captured
+// body never exceeds the limit. One parser per connection; not thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -48,6 +51,11 @@ class HttpResponseParser {
   // Compares the (decoded) body with *expected as it arrives; nullptr turns it off. The string
   // must outlive the parser's use of it. Survives Reset().
   void set_expected_body(const std::string* expected) { expected_body_ = expected; }
+  // Bodies (decoded) of more than `bytes` bytes are an error, with body_too_large() set; 0 means
+  // no limit, the default. Survives Reset().
+  void set_max_body(uint64_t bytes) { max_body_ = bytes == 0 ? UINT64_MAX : bytes; }
+  // After kError: the error is a body over the set_max_body() limit.
+  bool body_too_large() const { return body_too_large_; }
   // After kComplete: false when an expected body was set and the body differed from it.
   bool body_matches() const {
     return expected_body_ == nullptr || (!body_differs_ && body_bytes_ == expected_body_->size());
@@ -71,6 +79,7 @@ class HttpResponseParser {
   size_t FeedHead(const char* data, size_t len);
   size_t FeedBody(const char* data, size_t len);
   void TakeBody(const char* data, size_t n);
+  void Capture(const char* data, size_t n);
   // Accumulates one line into line_ (bounded); true once line_ holds a whole line (no CR/LF).
   bool ReadLine(const char* data, size_t len, size_t& consumed, size_t limit);
   // What a final response's head decides; a head seen again gets it from the cache.
@@ -84,12 +93,15 @@ class HttpResponseParser {
   void ParseHead(std::string_view head);
   void Frame(const Framing& framing);
   void Fail(std::string message);
+  void FailBodyTooLarge(const std::string& what);
   void Complete();
   void ResetHead();
 
   const bool capture_;
   bool head_request_ = false;
   bool body_differs_ = false;
+  bool body_too_large_ = false;
+  uint64_t max_body_ = UINT64_MAX;
   const std::string* expected_body_ = nullptr;
   State state_ = State::kIncomplete;
   Phase phase_ = Phase::kHead;
@@ -99,6 +111,8 @@ class HttpResponseParser {
   uint64_t body_bytes_ = 0;
   std::vector<std::pair<std::string, std::string>> headers_;
   std::string body_;
+  // A captured body grows by doubling up to this many bytes, then to max_body_ (see Capture).
+  static constexpr uint64_t kCaptureStep = 1 << 20;
 
   // The head accumulates here until its empty line; cleared, not freed, between responses so
   // the hot path does not allocate once the buffers have grown.

@@ -80,6 +80,13 @@ inline std::string Quote(std::string_view s) {
   return out + "\"";
 }
 
+// A byte count for messages, exact: "16 MiB", "512 KiB", "1000 bytes".
+inline std::string FormatSize(uint64_t bytes) {
+  if (bytes != 0 && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  if (bytes != 0 && bytes % (1u << 10) == 0) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
+
 // "Name: value" with a token name and no control bytes in the value (HTAB aside).
 inline bool SplitHeader(std::string_view line, std::string_view& name, std::string_view& value) {
   const size_t colon = line.find(':');

@@ -88,13 +88,13 @@ struct LoadOptions {
 };
 
 struct ErrorCounts {
-  uint64_t connect = 0;   // connection attempts that failed or timed out
-  uint64_t read = 0;      // requests lost to a read error or a close before their response
-  uint64_t write = 0;     // requests lost to a write error
-  uint64_t timeout = 0;   // requests without a response after --timeout (latency recorded)
-  uint64_t parse = 0;     // requests lost to a malformed response
-  uint64_t mismatch = 0;  // responses that failed --expect-status / --expect-body
-  uint64_t body_too_large = 0;  // responses cut off at LoadOptions::max_body
+  uint64_t connect = 0;         // connection attempts that failed or timed out
+  uint64_t read = 0;            // requests lost to a read error or a close before their response
+  uint64_t write = 0;           // requests lost to a write error
+  uint64_t timeout = 0;         // requests without a response after --timeout (latency recorded)
+  uint64_t parse = 0;           // requests lost to a malformed response
+  uint64_t mismatch = 0;        // responses that failed --expect-status / --expect-body
+  uint64_t body_too_large = 0;  // requests lost to a body over LoadOptions::max_body
   // Requests sent that never got a complete response: sent == requests + Failed() after a run.
   uint64_t Failed() const { return read + write + timeout + parse + body_too_large; }
   uint64_t Total() const { return connect + Failed() + mismatch; }

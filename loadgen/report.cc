@@ -113,7 +113,8 @@ std::string FormatLoadResult(const LoadOptions& options, const LoadResult& resul
   if (e.Total() > 0) {
     out += "  Errors: connect " + std::to_string(e.connect) + ", read " + std::to_string(e.read) +
            ", write " + std::to_string(e.write) + ", timeout " + std::to_string(e.timeout) +
-           ", parse " + std::to_string(e.parse) + ", mismatch " + std::to_string(e.mismatch) + "\n";
+           ", parse " + std::to_string(e.parse) + ", mismatch " + std::to_string(e.mismatch) +
+           ", body too large " + std::to_string(e.body_too_large) + "\n";
   }
   if (result.reconnects > 0) out += "  Reconnects: " + std::to_string(result.reconnects) + "\n";
   if (result.retries > 0) {
@@ -156,9 +157,13 @@ std::string LoadResultToJson(const LoadResult& result) {
     j["latency_uncorrected_us"] = LatencyJson(result.latency_uncorrected_us);
     j["rate"] = result.rate;
   }
-  j["errors"] = {{"connect", result.errors.connect}, {"read", result.errors.read},
-                 {"write", result.errors.write},     {"timeout", result.errors.timeout},
-                 {"parse", result.errors.parse},     {"mismatch", result.errors.mismatch}};
+  j["errors"] = {{"connect", result.errors.connect},
+                 {"read", result.errors.read},
+                 {"write", result.errors.write},
+                 {"timeout", result.errors.timeout},
+                 {"parse", result.errors.parse},
+                 {"mismatch", result.errors.mismatch},
+                 {"body_too_large", result.errors.body_too_large}};
   nlohmann::ordered_json status = nlohmann::ordered_json::object();
   for (const auto& [code, count] : result.status_counts) status[std::to_string(code)] = count;
   j["status"] = status;

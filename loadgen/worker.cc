@@ -48,6 +48,7 @@ Worker::Worker(const WorkerPlan& plan, const WorkerSetup& setup, const std::atom
       read_buf_(new char[kReadBufferBytes]) {
   for (size_t i = 0; i < conns_.size(); ++i) {
     conns_[i].ring = &in_flight_[i * static_cast<size_t>(plan.depth)];
+    conns_[i].parser.set_max_body(plan.max_body);
   }
   if (plan.open_loop) {
     idle_.reserve(conns_.size());
@@ -326,6 +327,9 @@ void Worker::CountFailure(Failure what) {
       break;
     case Failure::kTimeout:
       ++result_.errors.timeout;
+      break;
+    case Failure::kBodyTooLarge:
+      ++result_.errors.body_too_large;
       break;
   }
 }

@@ -52,6 +52,7 @@ struct WorkerPlan {
   int workers = 1;
   int64_t timeout_ns = 0;
   int64_t spin_ns = 0;
+  uint64_t max_body = 0;  // bytes of a response body; 0: no limit
   size_t seconds = 0;            // whole (or final partial) seconds in the measured interval
   int64_t start_ns = 0;          // the schedule's t0 and the start of warm-up
   int64_t measure_start_ns = 0;  // requests sent (scheduled) before this are warm-up
@@ -107,7 +108,7 @@ class Worker {
   const WorkerResult& result() const { return result_; }
 
  private:
-  enum class Failure { kConnect, kRead, kWrite, kParse, kTimeout };
+  enum class Failure { kConnect, kRead, kWrite, kParse, kTimeout, kBodyTooLarge };
 
   // A request handed to a connection, waiting for its response.
   struct InFlight {

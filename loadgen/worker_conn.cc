@@ -237,7 +237,7 @@ void Worker::Read(Conn& c) {
       continue;
     }
     if (c.parser.state() == HttpResponseParser::State::kError) {
-      return Fail(c, Failure::kParse, now);
+      return Fail(c, c.parser.body_too_large() ? Failure::kBodyTooLarge : Failure::kParse, now);
     }
     // Complete: it answers the oldest request in flight.
     const InFlight& f = c.ring[c.head];

@@ -325,6 +325,97 @@ TEST(HttpResponseParserTest, OversizedTrailersAreAnError) {
   EXPECT_NE(p.error.find("trailer section exceeds"), std::string::npos) << p.error;
 }
 
+// Feeds `input` whole (then EOF) to a capturing parser limited to `max_body` bytes of body.
+HttpResponseParser Limited(std::string_view input, uint64_t max_body) {
+  HttpResponseParser parser(/*capture=*/true);
+  parser.set_max_body(max_body);
+  size_t pos = 0;
+  while (pos < input.size() && parser.state() == State::kIncomplete) {
+    const size_t used = parser.Feed(input.data() + pos, input.size() - pos);
+    if (used == 0) break;
+    pos += used;
+  }
+  parser.FeedEof();
+  return parser;
+}
+
+TEST(HttpResponseParserTest, BodiesUpToTheLimitComplete) {
+  for (const char* input : {"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nabcd",
+                            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                            "2\r\nab\r\n2\r\ncd\r\n0\r\n\r\n",
+                            "HTTP/1.1 200 OK\r\n\r\nabcd"}) {
+    const HttpResponseParser p = Limited(input, 4);
+    EXPECT_EQ(p.state(), State::kComplete) << input << ": " << p.error();
+    EXPECT_EQ(p.body(), "abcd");
+    EXPECT_FALSE(p.body_too_large());
+  }
+}
+
+TEST(HttpResponseParserTest, BodiesOverTheLimitAreTheirOwnError) {
+  struct Case {
+    std::string input;
+    const char* want;
+  } cases[] = {
+      // Refused at the head: nothing of the body is read.
+      {"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nabcde",
+       "response body larger than 4 bytes (Content-Length 5)"},
+      {"HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\n",
+       "response body larger than 4 bytes (Content-Length 99999999999)"},
+      // Chunked: refused at the chunk that would cross the limit.
+      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n3\r\ncde\r\n0\r\n\r\n",
+       "response body larger than 4 bytes (chunked, a chunk of 3 bytes after 2)"},
+      // Delimited by close: refused at the read that crosses it.
+      {"HTTP/1.1 200 OK\r\n\r\nabcde", "response body larger than 4 bytes (delimited by close, 5 "},
+  };
+  for (const Case& c : cases) {
+    const HttpResponseParser p = Limited(c.input, 4);
+    EXPECT_EQ(p.state(), State::kError) << c.input;
+    EXPECT_TRUE(p.body_too_large()) << c.input;
+    EXPECT_NE(p.error().find(c.want), std::string::npos) << p.error();
+    EXPECT_LE(p.body().size(), 4u);
+  }
+  // Other errors are not body_too_large, and Reset clears it.
+  HttpResponseParser p = Limited("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", 4);
+  EXPECT_TRUE(p.body_too_large());
+  p.Reset();
+  EXPECT_FALSE(p.body_too_large());
+  const char bad[] = "HTTP/1.1 2x0 OK\r\n\r\n";
+  p.Feed(bad, sizeof(bad) - 1);
+  EXPECT_EQ(p.state(), State::kError);
+  EXPECT_FALSE(p.body_too_large());
+}
+
+TEST(HttpResponseParserTest, ACapturedBodyNeverHoldsMoreThanTheLimit) {
+  // Fed in 16 KiB reads, as the one-shot client does: the buffer grows by doubling, but not
+  // past the limit, so 1 MiB of body never costs 2 MiB of memory.
+  constexpr size_t kLimit = 1 << 20;
+  HttpResponseParser p(/*capture=*/true);
+  p.set_max_body(kLimit);
+  const std::string head = "HTTP/1.1 200 OK\r\n\r\n";
+  p.Feed(head.data(), head.size());
+  const std::string piece(16384, 'x');
+  while (p.state() == State::kIncomplete) p.Feed(piece.data(), piece.size());
+  EXPECT_TRUE(p.body_too_large());
+  EXPECT_EQ(p.body().size(), kLimit);
+  EXPECT_LE(p.body().capacity(), kLimit);
+}
+
+TEST(HttpResponseParserTest, TheLimitIsKeptAcrossResetAndZeroMeansNone) {
+  const std::string twice = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nabcde";
+  HttpResponseParser p(/*capture=*/false);
+  p.set_max_body(5);
+  EXPECT_EQ(p.Feed(twice.data(), twice.size()), twice.size());
+  EXPECT_EQ(p.state(), State::kComplete);
+  p.Reset();
+  p.set_max_body(4);
+  p.Feed(twice.data(), twice.size());  // the head is cached now: the limit still applies
+  EXPECT_TRUE(p.body_too_large());
+  p.Reset();
+  p.set_max_body(0);
+  EXPECT_EQ(p.Feed(twice.data(), twice.size()), twice.size());
+  EXPECT_EQ(p.state(), State::kComplete);
+}
+
 TEST(HttpResponseParserTest, ErrorMessagesEscapeUntrustedBytes) {
   const Parsed p = ParseWhole(std::string("HTTP/1.1 2x0 \x01\"\xff OK\r\n\r\n"));
   ASSERT_EQ(p.state, State::kError);

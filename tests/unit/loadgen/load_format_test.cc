@@ -155,6 +155,7 @@ TEST(LoadResultToJsonTest, HasTheDocumentedFields) {
   EXPECT_EQ(j["errors"]["read"], 0);
   EXPECT_EQ(j["errors"]["write"], 0);
   EXPECT_EQ(j["errors"]["parse"], 0);
+  EXPECT_EQ(j["errors"]["body_too_large"], 0);
   EXPECT_EQ(j["non_2xx"], 10);
   EXPECT_EQ(j["reconnects"], 4);
   EXPECT_EQ(j["per_second"], nlohmann::json({480, 520}));
@@ -180,6 +181,7 @@ LoadResult OpenLoopResult() {
   r.scheduled = 1010;
   r.dropped = 7;
   r.errors.mismatch = 2;
+  r.errors.body_too_large = 4;
   for (int i = 1; i <= 1000; ++i) r.latency_uncorrected_us.Record(static_cast<uint64_t>(i));
   for (int i = 1; i <= 100; ++i) r.generator_lag_us.Record(static_cast<uint64_t>(i * 20));
   r.generator_bound = true;
@@ -205,7 +207,8 @@ TEST(LoadResultToJsonTest, HasTheIssueSchemaInOpenLoop) {
   EXPECT_EQ(j["latency_uncorrected_us"]["max"], 1000);
   EXPECT_EQ(j["latency_uncorrected_us"]["p50"], r.latency_uncorrected_us.ValueAtPercentile(50));
   EXPECT_EQ(j["errors"]["mismatch"], 2);
-  EXPECT_EQ(j["errors"].size(), 6u);
+  EXPECT_EQ(j["errors"]["body_too_large"], 4);
+  EXPECT_EQ(j["errors"].size(), 7u);
   EXPECT_EQ(j["dropped"], 7);
   EXPECT_EQ(j["sent"], 1003);
   EXPECT_EQ(j["scheduled"], 1010);
@@ -243,7 +246,7 @@ TEST(FormatLoadResultTest, OpenLoopShowsBothLatenciesDropsAndTheWarning) {
        {"10 connections, 2 requests deep",
         "Open loop: 500 req/s requested, constant arrivals, up to 40", "  corrected ", "  uncorr. ",
         "Req/Sec   min 480, max 520 over 2 seconds", "Throughput 480 req/s (96.00% of the rate)",
-        "Scheduled 1010, sent 1003, dropped 7", "mismatch 2",
+        "Scheduled 1010, sent 1003, dropped 7", "mismatch 2, body too large 4",
         "CPU 0.75s (user 0.25s, sys 0.50s), 750.00 us/request", "WARNING: generator-bound"}) {
     EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
   }
