@@ -214,10 +214,41 @@ void BuildSeries(LoadResult& out, const std::vector<std::unique_ptr<Worker>>& wo
   }
 }
 
+bool Stopped(const std::atomic<bool>& stop) { return stop.load(std::memory_order_relaxed); }
+
+// Sleeps until `until`, looking at the stop flag at least every kStopPoll. False when stopped.
+bool SleepUnlessStopped(std::chrono::steady_clock::time_point until,
+                        const std::atomic<bool>& stop) {
+  constexpr auto kStopPoll = LoadOptions::kStopLatency / 5;
+  while (!Stopped(stop)) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= until) return true;
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(until - now, kStopPoll));
+  }
+  return false;
+}
+
+// "load stopped by its caller 312 ms into the run, during the warm-up".
+Status CancelledStatus(std::chrono::steady_clock::time_point start,
+                       std::chrono::steady_clock::time_point measure_start,
+                       std::chrono::steady_clock::time_point end,
+                       std::chrono::steady_clock::time_point stopped) {
+  const char* phase = stopped < measure_start ? "the warm-up"
+                      : stopped < end         ? "the measured interval"
+                                              : "the drain after the measured interval";
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(stopped - start).count();
+  return Status::Cancelled("load stopped by its caller " + std::to_string(ms) +
+                           " ms into the run, during " + phase + "; nothing is reported");
+}
+
 }  // namespace
 
 Result<LoadResult> RunLoad(const LoadOptions& options, const MeasureMarkFn& on_mark) {
   BENCHLAB_RETURN_IF_ERROR(Validate(options));
+  static const std::atomic<bool> kNeverStop{false};
+  const std::atomic<bool>& stop = options.stop != nullptr ? *options.stop : kNeverStop;
+  if (Stopped(stop)) return Status::Cancelled("load stopped by its caller before it started");
   WorkerPlan plan;
   BENCHLAB_RETURN_IF_ERROR(Resolve(options.host, options.port, plan));
   PlanRequests(options, plan);
@@ -231,6 +262,7 @@ Result<LoadResult> RunLoad(const LoadOptions& options, const MeasureMarkFn& on_m
   plan.timeout_ns = options.timeout.count();
   plan.spin_ns = plan.open_loop ? options.spin.count() : 0;
   plan.max_body = options.max_body;
+  plan.stop = &stop;
   plan.seconds = static_cast<size_t>((options.duration.count() + 999'999'999) / 1'000'000'000);
 
   const int max_conns = std::max(options.max_conns, options.connections);
@@ -287,17 +319,30 @@ Result<LoadResult> RunLoad(const LoadOptions& options, const MeasureMarkFn& on_m
   go.notify_all();
 
   LoadResult result;
+  bool stopped = false;
   if (setup.ok()) {
-    std::this_thread::sleep_until(measure_start);
-    result.measure_start = std::chrono::system_clock::now();
-    if (on_mark) on_mark(true);
-    std::this_thread::sleep_until(end);
-    result.measure_end = std::chrono::system_clock::now();
-    if (on_mark) on_mark(false);
+    stopped = !SleepUnlessStopped(measure_start, stop);
+    if (!stopped) {
+      result.measure_start = std::chrono::system_clock::now();
+      if (on_mark) on_mark(true);
+      stopped = !SleepUnlessStopped(end, stop);
+    }
+    if (!stopped) {
+      result.measure_end = std::chrono::system_clock::now();
+      if (on_mark) on_mark(false);
+    }
   }
+  // Seen here, the stop happened just now; seen by the workers only (in the drain), it
+  // happened within their kMaxSweepNs of the join's end.
+  auto stopped_at = std::chrono::steady_clock::now();
   for (std::thread& t : pool) t.join();
   BENCHLAB_RETURN_IF_ERROR(setup);
   for (const Status& st : statuses) BENCHLAB_RETURN_IF_ERROR(st);
+  if (!stopped) {
+    stopped_at = std::chrono::steady_clock::now();
+    for (const auto& w : workers) stopped |= w->result().stopped;
+  }
+  if (stopped) return CancelledStatus(start, measure_start, end, stopped_at);
 
   // Workers count the requests sent (scheduled) inside [measure_start, end), so the interval
   // they measured is exactly the planned one, whenever this thread happened to wake.

@@ -4,8 +4,8 @@
 // Each worker thread owns its epoll loop, connections, buffers, prebuilt requests and
 // histograms; nothing is shared, locked or allocated per request. Results merge when the window
 // ends. RunLoad blocks the calling thread for warmup + duration (plus the drain of requests still
-// in flight, at most one timeout) and may be called from any thread. docs/load.md is the
-// reference for every option and output.
+// in flight, at most one timeout), or until LoadOptions::stop, and may be called from any thread.
+// docs/load.md is the reference for every option and output.
 #pragma once
 
 #include <atomic>
@@ -78,8 +78,9 @@ struct LoadOptions {
   // sends (docs/security.md). 0: no limit.
   uint64_t max_body = kDefaultMaxBody;
   // When set, the run ends early once *stop is true (the caller went away or its deadline
-  // passed): workers close their connections within kStopLatency and RunLoad returns
-  // Status::Cancelled. Read with relaxed loads; the caller owns the flag and keeps it alive.
+  // passed), in warm-up, measurement or drain: workers close their connections within
+  // kStopLatency, and RunLoad joins them and returns Status::Cancelled (no partial result).
+  // Read with relaxed loads; the caller owns the flag and keeps it alive during RunLoad.
   const std::atomic<bool>* stop = nullptr;
 
   static constexpr int kMaxDepth = 1024;
@@ -162,7 +163,7 @@ struct LoadResult {
 };
 
 // Called once, from a worker-independent thread, at the instant warm-up ends and the measured
-// interval begins (and again with measuring=false when it ends).
+// interval begins (and again with measuring=false when it ends; not when a stop cut it short).
 using MeasureMarkFn = std::function<void(bool measuring)>;
 
 Result<LoadResult> RunLoad(const LoadOptions& options, const MeasureMarkFn& on_mark = {});

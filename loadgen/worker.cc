@@ -93,8 +93,8 @@ Status Worker::Prepare() {
 }
 
 Status Worker::Run() {
-  // Timeouts and reconnects are checked this often: a tenth of the timeout, 1 to 10 ms.
-  const int64_t sweep_ns = std::clamp<int64_t>(plan_.timeout_ns / 10, 1'000'000, 10'000'000);
+  const int64_t sweep_ns = std::clamp<int64_t>(plan_.timeout_ns / 10, kMinSweepNs, kMaxSweepNs);
+  const std::atomic<bool>& stop = *plan_.stop;
   int64_t now = MonotonicNowNs();
   if (plan_.open_loop) {
     schedule_.emplace(plan_.arrival, plan_.rate, plan_.start_ns, setup_.index, plan_.workers,
@@ -113,6 +113,10 @@ Status Worker::Run() {
   const int64_t drain_deadline = plan_.end_ns + plan_.timeout_ns + 2 * sweep_ns;
   epoll_event events[kMaxEvents];
   while (!abort_.load(std::memory_order_relaxed)) {
+    if (stop.load(std::memory_order_relaxed)) {
+      result_.stopped = true;
+      break;
+    }
     now = MonotonicNowNs();
     if (!measuring && now >= plan_.measure_start_ns) {
       measuring = true;

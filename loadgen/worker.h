@@ -1,9 +1,9 @@
 // Worker: one load-generator thread's event loop (internal to the engine). A worker owns an
 // epoll fd, its connections with their rings of in-flight requests, one read buffer, its
-// histograms and counters; it shares only the read-only WorkerPlan, the start gate and an abort
-// flag, so nothing is locked or allocated per request. Construct, Run() on the thread that owns
-// it, then read the result after joining. worker.cc holds the loop, the open-loop schedule and
-// the accounting; worker_conn.cc the connections' reads and writes.
+// histograms and counters; it shares only the read-only WorkerPlan, the start gate, an abort
+// flag and the caller's stop flag, so nothing is locked or allocated per request. Construct, Run()
+// on the thread that owns it, then read the result after joining. worker.cc holds the loop, the
+// open-loop schedule and the accounting; worker_conn.cc the connections' reads and writes.
 #pragma once
 
 #include <sys/socket.h>
@@ -12,6 +12,7 @@
 #include <array>
 #include <atomic>
 #include <bitset>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -53,6 +54,8 @@ struct WorkerPlan {
   int64_t timeout_ns = 0;
   int64_t spin_ns = 0;
   uint64_t max_body = 0;  // bytes of a response body; 0: no limit
+  // The caller's LoadOptions::stop, or a flag never set: read relaxed once per loop iteration.
+  const std::atomic<bool>* stop = nullptr;
   size_t seconds = 0;            // whole (or final partial) seconds in the measured interval
   int64_t start_ns = 0;          // the schedule's t0 and the start of warm-up
   int64_t measure_start_ns = 0;  // requests sent (scheduled) before this are warm-up
@@ -90,6 +93,7 @@ struct WorkerResult {
   double cpu_sys_s = 0;
   int peak_connections = 0;
   std::vector<int> cpus;  // the affinity the thread ran with
+  bool stopped = false;   // the run ended early because *plan.stop became true
 };
 
 class Worker {
@@ -102,8 +106,9 @@ class Worker {
   // Pins the thread and creates the event loop; call on the worker's own thread before Run.
   Status Prepare();
   // Runs from plan.start_ns until plan.end_ns, then drains the interval's requests still in
-  // flight (each for at most its timeout), or until abort. Network trouble is counted in the
-  // result, not returned.
+  // flight (each for at most its timeout), or until abort or *plan.stop: no wait lasts longer
+  // than kMaxSweepNs, so a stop closes every connection within that (result().stopped). Network
+  // trouble is counted in the result, not returned.
   Status Run();
   const WorkerResult& result() const { return result_; }
 
@@ -174,6 +179,11 @@ class Worker {
   uint64_t Token(const Conn& c) const;
 
   static constexpr size_t kReadBufferBytes = 64 * 1024;
+  // Timeouts and reconnects are checked every tenth of the timeout, within these bounds; the
+  // upper one also bounds every wait of the loop, so a stop is seen well within kStopLatency.
+  static constexpr int64_t kMinSweepNs = 1'000'000;
+  static constexpr int64_t kMaxSweepNs = 10'000'000;
+  static_assert(kMaxSweepNs * 4 <= std::chrono::nanoseconds(LoadOptions::kStopLatency).count());
 
   const WorkerPlan& plan_;
   const WorkerSetup setup_;

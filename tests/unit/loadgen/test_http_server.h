@@ -77,6 +77,8 @@ class TestHttpServer {
   uint64_t requests() const { return requests_.load(); }
   uint64_t accepted() const { return accepted_.load(); }
   int max_waiting() const { return max_waiting_.load(); }  // most requests seen waiting at once
+  // Connections accepted and not yet closed, plus one if another waits in the listen backlog.
+  int open() const { return open_.load() + (accepted_pending_.load() ? 1 : 0); }
   std::map<std::string, uint64_t> paths() const {
     std::lock_guard<std::mutex> lock(mu_);
     return paths_;
