@@ -25,6 +25,19 @@ namespace {
 
 using std::chrono::nanoseconds;
 
+// Headers sent with a mix entry: its own, then the run's that it does not name (all of them,
+// repeated names included).
+HeaderList MergedHeaders(const HeaderList& own, const HeaderList& run) {
+  HeaderList headers = own;
+  for (const auto& [name, value] : run) {
+    const bool overridden = std::any_of(own.begin(), own.end(), [&](const auto& h) {
+      return strcasecmp(h.first.c_str(), name.c_str()) == 0;
+    });
+    if (!overridden) headers.emplace_back(name, value);
+  }
+  return headers;
+}
+
 Status ValidateRequest(const std::string& method, const std::string& path,
                        const HeaderList& headers, const std::vector<int>& expect_status) {
   if (method.empty() || method.find_first_of(" \t\r\n") != std::string::npos) {
@@ -127,13 +140,7 @@ void PlanRequests(const LoadOptions& o, WorkerPlan& plan) {
   }
   std::vector<uint32_t> weights;
   for (const MixRequest& m : mix) {
-    HeaderList headers = m.headers;
-    for (const auto& [name, value] : o.headers) {
-      const bool overridden = std::any_of(headers.begin(), headers.end(), [&](const auto& h) {
-        return strcasecmp(h.first.c_str(), name.c_str()) == 0;
-      });
-      if (!overridden) headers.emplace_back(name, value);
-    }
+    const HeaderList headers = MergedHeaders(m.headers, o.headers);
     PlannedRequest p;
     p.bytes = BuildRequest({.method = m.method,
                             .path = m.path,

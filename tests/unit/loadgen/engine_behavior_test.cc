@@ -6,10 +6,12 @@
 
 #include <chrono>
 #include <numeric>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "loadgen/load.h"
+#include "tests/unit/loadgen/raw_http_server.h"
 #include "tests/unit/loadgen/test_http_server.h"
 
 namespace benchlab {
@@ -197,6 +199,26 @@ TEST(EngineBehaviorTest, RequestMixFollowsTheWeights) {
   EXPECT_EQ(paths.at("/a"), r->mix_sent[0]);
   EXPECT_EQ(paths.at("/b"), r->mix_sent[1]);
   EXPECT_EQ(paths.at("/c"), r->mix_sent[2]);
+}
+
+TEST(EngineBehaviorTest, EveryRunHeaderIsSentUnlessTheMixEntryNamesIt) {
+  RawHttpServer server([](RawHttpServer& s, int fd) {
+    return s.Send(fd, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+  });
+  LoadOptions o = Options(server.port(), 1, 1);
+  o.duration = 50ms;
+  o.headers = {{"X-Twice", "1"}, {"X-Twice", "2"}, {"X-Run", "run"}};
+  o.mix = {Entry("/a", 1)};
+  o.mix[0].headers = {{"x-run", "entry"}};
+  Result<LoadResult> r = RunLoad(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const std::string received = server.received();
+  EXPECT_EQ(received.rfind("GET /a HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(server.port()) +
+                               "\r\nx-run: entry\r\nX-Twice: 1\r\nX-Twice: 2\r\n\r\n",
+                           0),
+            0u)
+      << received.substr(0, 200);
+  EXPECT_EQ(received.find("X-Run: run"), std::string::npos);
 }
 
 TEST(EngineBehaviorTest, ExpectStatusAndBodyCountMismatches) {
