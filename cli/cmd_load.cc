@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "common/parse.h"
 #include "loadgen/load.h"
+#include "loadgen/request.h"
 #include "loadgen/request_mix.h"
 
 namespace benchlab {
@@ -49,6 +50,11 @@ struct LoadArgs {
 
 int BadInput(const std::string& option, const std::string& message) {
   std::cerr << "benchlab load: " << option << ": " << message << "\n";
+  return 2;
+}
+
+int BadRequestPart(const Status& st) {
+  std::cerr << "benchlab load: " << st.message() << "\n";
   return 2;
 }
 
@@ -100,18 +106,20 @@ int BuildOptions(const LoadArgs& args, LoadOptions& o) {
     if (!cpus.ok()) return BadInput("--cpus", cpus.status().message());
     o.cpus = *cpus;
   }
-  if (args.method.empty() || args.method.find_first_of(" \t\r\n") != std::string::npos) {
-    return BadInput("--method", "expected one word such as \"GET\", got \"" + args.method + "\"");
+  // The rules of CheckRequestParts; its message names the option, the part and quotes the bytes.
+  if (Status st = CheckRequestParts("--method", args.method, "/", {}); !st.ok()) {
+    return BadRequestPart(st);
   }
   o.method = args.method;
   for (const std::string& h : args.headers) {
     const size_t colon = h.find(':');
-    const std::string name = colon == std::string::npos ? "" : Trim(h.substr(0, colon));
-    if (name.empty() || name.find_first_of(" \t\r\n") != std::string::npos ||
-        h.find_first_of("\r\n") != std::string::npos) {
+    if (colon == std::string::npos) {
       return BadInput("--header", "expected \"Name: value\", got \"" + h + "\"");
     }
-    o.headers.emplace_back(name, Trim(h.substr(colon + 1)));
+    o.headers.emplace_back(Trim(h.substr(0, colon)), Trim(h.substr(colon + 1)));
+    if (Status st = CheckRequestParts("--header", "GET", "/", {o.headers.back()}); !st.ok()) {
+      return BadRequestPart(st);
+    }
   }
   o.body = args.body;
   if (!args.body_file.empty()) {

@@ -38,23 +38,17 @@ HeaderList MergedHeaders(const HeaderList& own, const HeaderList& run) {
   return headers;
 }
 
-Status ValidateRequest(const std::string& method, const std::string& path,
-                       const HeaderList& headers, const std::vector<int>& expect_status) {
-  if (method.empty() || method.find_first_of(" \t\r\n") != std::string::npos) {
-    return Status::InvalidArgument("method must be one token, got \"" + method + "\"");
-  }
-  if (path.empty() || path.find_first_of(" \t\r\n") != std::string::npos) {
-    return Status::InvalidArgument("path must be non-empty without spaces, got \"" + path + "\"");
-  }
-  for (const auto& [name, value] : headers) {
-    if (name.empty() || name.find_first_of(" :\r\n") != std::string::npos ||
-        value.find_first_of("\r\n") != std::string::npos) {
-      return Status::InvalidArgument("bad request header \"" + name + ": " + value + "\"");
-    }
-  }
+// One request as it will be sent: one well-formed head (no CR/LF to split it), a body framed
+// by its length alone, and status expectations that are codes.
+Status ValidateRequest(const std::string& where, const std::string& method, const std::string& path,
+                       const HeaderList& headers, const std::string& body,
+                       const std::vector<int>& expect_status) {
+  BENCHLAB_RETURN_IF_ERROR(CheckRequestParts(where, method, path, headers));
+  BENCHLAB_RETURN_IF_ERROR(CheckRequestFraming(where, headers, body));
   for (int code : expect_status) {
     if (code < 100 || code > 999) {
-      return Status::InvalidArgument("expected status " + std::to_string(code) + " is not 100-999");
+      return Status::InvalidArgument(where + ": expected status " + std::to_string(code) +
+                                     " is not 100-999");
     }
   }
   return Status::Ok();
@@ -90,20 +84,21 @@ Status Validate(const LoadOptions& o) {
     return Status::InvalidArgument("spin must be between 0 and 1s");
   }
   if (o.host.empty()) return Status::InvalidArgument("host is empty");
-  if (o.mix.empty()) {
-    BENCHLAB_RETURN_IF_ERROR(ValidateRequest(o.method, o.path, o.headers, o.expect_status));
-  }
+  BENCHLAB_RETURN_IF_ERROR(
+      ValidateRequest("request", o.method, o.path, o.headers, o.body, o.expect_status));
   uint64_t weights = 0;
-  for (const MixRequest& m : o.mix) {
-    BENCHLAB_RETURN_IF_ERROR(ValidateRequest(m.method, m.path, m.headers, m.expect_status));
-    if (m.weight < 1) return Status::InvalidArgument("mix weights must be at least 1");
+  for (size_t i = 0; i < o.mix.size(); ++i) {
+    const MixRequest& m = o.mix[i];
+    const std::string where = "mix entry " + std::to_string(i + 1);
+    BENCHLAB_RETURN_IF_ERROR(ValidateRequest(
+        where, m.method, m.path, MergedHeaders(m.headers, o.headers), m.body, m.expect_status));
+    if (m.weight < 1) return Status::InvalidArgument(where + ": weight must be at least 1");
     weights += m.weight;
   }
   if (weights > kMaxMixWeightSum) {
     return Status::InvalidArgument("mix weights add up to more than " +
                                    std::to_string(kMaxMixWeightSum));
   }
-  BENCHLAB_RETURN_IF_ERROR(ValidateRequest("GET", "/", o.headers, o.expect_status));
   for (int cpu : o.cpus) {
     if (cpu < 0 || cpu >= CPU_SETSIZE) {
       return Status::InvalidArgument("cpu " + std::to_string(cpu) + " is out of range");

@@ -77,6 +77,8 @@ int ConnectOne(const addrinfo* ai, Clock::time_point deadline, Fd& fd) {
 
 Result<HttpResponse> HttpRoundTrip(const std::string& host, uint16_t port, const HttpRequest& req,
                                    std::chrono::milliseconds timeout, uint64_t max_body) {
+  BENCHLAB_RETURN_IF_ERROR(CheckRequestParts("request", req.method, req.path, req.headers));
+  BENCHLAB_RETURN_IF_ERROR(CheckRequestFraming("request", req.headers, req.body));
   const std::string where =
       (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
   const std::string after = "timeout after " + std::to_string(timeout.count()) + "ms ";

@@ -1,7 +1,8 @@
 // A blocking one-shot HTTP/1.1 client for readiness probes and conformance checks (not for
-// load). Opens a connection, sends one request with "Connection: close", reads one response
-// with HttpResponseParser (capture on, the body bounded by max_body) and returns status, headers
-// and body. Thread-safe.
+// load). Checks the request (CheckRequestParts, CheckRequestFraming) before it connects, opens a
+// connection, sends one request with "Connection: close", reads one response with
+// HttpResponseParser (capture on, the body bounded by max_body) and returns status, headers and
+// body. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -28,7 +29,8 @@ struct HttpResponse {
   std::string body;
 };
 
-// Connection refused, timeouts, and malformed responses come back as non-ok Status with a
+// A request that would not make one well-formed request is InvalidArgument, and nothing is
+// sent. Connection refused, timeouts, and malformed responses come back as non-ok Status with a
 // message naming what failed ("connect 127.0.0.1:8080: Connection refused"); a body of more
 // than max_body bytes (0: no limit) is ResourceExhausted ("... response body larger than
 // 16 MiB ..."), read no further than the limit.

@@ -166,6 +166,9 @@ struct LoadResult {
 // interval begins (and again with measuring=false when it ends; not when a stop cut it short).
 using MeasureMarkFn = std::function<void(bool measuring)>;
 
+// Before any connection is opened, options are checked: InvalidArgument for a bad value, or a
+// method, path, header or body framing that CheckRequestParts / CheckRequestFraming refuse (for
+// the plain request and each mix entry, named "request" or "mix entry N").
 Result<LoadResult> RunLoad(const LoadOptions& options, const MeasureMarkFn& on_mark = {});
 
 // Human output in the spirit of wrk's.

@@ -83,8 +83,8 @@ Status CheckRequestParts(std::string_view where, std::string_view method, std::s
                "bytes; percent-encode the rest), at most " + std::to_string(kMaxPath) + " bytes");
   }
   if (headers.size() > kMaxHeaders) {
-    return bad(std::to_string(headers.size()) + " headers: at most " +
-               std::to_string(kMaxHeaders) + " are allowed");
+    return bad(std::to_string(headers.size()) + " headers: at most " + std::to_string(kMaxHeaders) +
+               " are allowed");
   }
   for (const auto& [name, value] : headers) {
     if (name.size() > kMaxHeaderName || !token(name)) {
@@ -96,9 +96,28 @@ Status CheckRequestParts(std::string_view where, std::string_view method, std::s
       value_ok = !kBadValueChar[static_cast<unsigned char>(value[i])];
     }
     if (!value_ok) {
-      return bad("header " + name + " value " + Quote(value) +
+      return bad("header " + Quote(name) + " value " + Quote(value) +
                  ": expected no control bytes (CR, LF, NUL, ...) and at most " +
                  std::to_string(kMaxHeaderValue) + " bytes");
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckRequestFraming(std::string_view where,
+                           const std::vector<std::pair<std::string, std::string>>& headers,
+                           std::string_view body) {
+  using http_syntax::IEquals;
+  using http_syntax::Quote;
+  const std::string length = std::to_string(body.size());
+  for (const auto& [name, value] : headers) {
+    if (IEquals(name, "transfer-encoding")) {
+      return Status::InvalidArgument(std::string(where) + ": header " + name +
+                                     ": not allowed; the body is sent with Content-Length");
+    }
+    if (IEquals(name, "content-length") && value != length) {
+      return Status::InvalidArgument(std::string(where) + ": header " + name + " " + Quote(value) +
+                                     ": expected the body's length, " + length);
     }
   }
   return Status::Ok();

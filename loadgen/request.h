@@ -37,6 +37,12 @@ std::string HostHeaderValue(std::string_view host, uint16_t port);
 // quotes at most a short, escaped excerpt of the offending bytes.
 Status CheckRequestParts(std::string_view where, std::string_view method, std::string_view path,
                          const std::vector<std::pair<std::string, std::string>>& headers);
+// Whether the body stays one body: BuildRequest frames it with Content-Length, so a caller's
+// Content-Length must be its exact length and Transfer-Encoding is refused (either could turn
+// the body's bytes into a second request). InvalidArgument names `where` and the header.
+Status CheckRequestFraming(std::string_view where,
+                           const std::vector<std::pair<std::string, std::string>>& headers,
+                           std::string_view body);
 inline constexpr size_t kMaxMethod = 32;
 inline constexpr size_t kMaxPath = 8192;
 inline constexpr size_t kMaxHeaders = 100;

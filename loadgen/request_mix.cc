@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "loadgen/request.h"
+
 namespace benchlab {
 
 namespace {
@@ -159,6 +161,8 @@ Result<std::vector<MixRequest>> ParseRequestMix(std::string_view text, std::stri
     } catch (const Json::exception& e) {
       return Status::InvalidArgument(where + e.what());
     }
+    BENCHLAB_RETURN_IF_ERROR(
+        CheckRequestParts(where.substr(0, where.size() - 2), r.method, r.path, r.headers));
     weight_sum += r.weight;
     if (weight_sum > kMaxMixWeightSum) {
       return Status::InvalidArgument(where + "the weights add up to more than " +

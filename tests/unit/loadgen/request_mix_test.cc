@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 
 namespace benchlab {
 namespace {
@@ -35,7 +36,7 @@ TEST(RequestMixTest, ParsesWeightedRequests) {
 
 TEST(RequestMixTest, ErrorsNameTheLineAndTheProblem) {
   struct Case {
-    const char* text;
+    std::string text;
     const char* want;
   } cases[] = {
       {"{\"path\": \"/\"}\n{\"weight\": 0}", "mix.jsonl:2: weight must be an integer"},
@@ -47,6 +48,9 @@ TEST(RequestMixTest, ErrorsNameTheLineAndTheProblem) {
       {"{\"paht\": \"/\"}", "unknown key \"paht\""},
       {"{\"headers\": {\"Bad Name\": \"1\"}}", "bad header"},
       {"{\"headers\": {\"X\": \"a\\r\\nInjected: 1\"}}", "bad header"},
+      {"{\"headers\": {\"X\": \"a\\u0000b\"}}", "mix.jsonl:1: header \"X\" value \"a\\x00b\""},
+      {"{\"path\": \"/caf\u00e9\"}", "mix.jsonl:1: path \"/caf\\xc3\\xa9\""},
+      {"{\"method\": \"" + std::string(33, 'M') + "\"}", "mix.jsonl:1: method"},
       {"{\"expect_status\": 42}", "status must be 100-999"},
       {"{\"expect_status\": \"2yy\"}", "expected status codes"},
       {"# only a comment\n", "mix.jsonl: no requests"},

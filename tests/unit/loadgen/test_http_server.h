@@ -77,6 +77,7 @@ class TestHttpServer {
   uint64_t requests() const { return requests_.load(); }
   uint64_t accepted() const { return accepted_.load(); }
   int max_waiting() const { return max_waiting_.load(); }  // most requests seen waiting at once
+  uint64_t bytes_received() const { return bytes_received_.load(); }
   // Connections accepted and not yet closed, plus one if another waits in the listen backlog.
   int open() const { return open_.load() + (accepted_pending_.load() ? 1 : 0); }
   std::map<std::string, uint64_t> paths() const {
@@ -207,6 +208,7 @@ class TestHttpServer {
         const ssize_t n = ::recv(conns[i].fd, buf, sizeof(buf), MSG_DONTWAIT);
         bool keep = n > 0 || (n < 0 && errno == EAGAIN);
         if (n > 0) {
+          bytes_received_ += static_cast<uint64_t>(n);
           conns[i].in.append(buf, static_cast<size_t>(n));
           keep = Serve(conns[i]);
         }
@@ -240,6 +242,7 @@ class TestHttpServer {
   std::atomic<uint64_t> responses_{0};
   std::atomic<uint64_t> requests_{0};
   std::atomic<uint64_t> accepted_{0};
+  std::atomic<uint64_t> bytes_received_{0};
   std::atomic<int> open_{0};
   std::atomic<bool> accepted_pending_{false};
   std::atomic<int> max_waiting_{0};
