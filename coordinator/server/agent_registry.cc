@@ -4,12 +4,10 @@
 #include <cctype>
 #include <set>
 
-#include <grpcpp/create_channel.h>
-#include <grpcpp/security/credentials.h>
-
 #include <nlohmann/json.hpp>
 
 #include "common/parse.h"
+#include "coordinator/server/channel.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
@@ -87,8 +85,7 @@ void AgentRegistry::Register(const v1::RegisterAgentRequest& request) {
   std::lock_guard lock(mu_);
   Entry& entry = agents_[request.name()];
   if (entry.info.address() != request.address() || !entry.stub) {
-    auto channel = grpc::CreateChannel(request.address(), grpc::InsecureChannelCredentials());
-    entry.stub = v1::Agent::NewStub(channel);
+    entry.stub = v1::Agent::NewStub(MakeChannel(request.address()));
   }
   entry.info.set_name(request.name());
   entry.info.mutable_roles()->CopyFrom(request.roles());

@@ -3,6 +3,7 @@
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
+#include "coordinator/server/channel.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
@@ -25,6 +26,8 @@ Result<HostPort> CoordinatorDaemon::Start(const HostPort& listen) {
   grpc::ServerBuilder builder;
   int bound_port = 0;
   builder.AddListeningPort(listen.ToString(), grpc::InsecureServerCredentials(), &bound_port);
+  builder.SetMaxReceiveMessageSize(kMaxGrpcMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxGrpcMessageBytes);
   builder.RegisterService(&service_);
   server_ = builder.BuildAndStart();
   if (!server_ || bound_port == 0) {
