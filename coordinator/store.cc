@@ -786,16 +786,35 @@ Result<std::vector<SampleRow>> Store::ListSamples(int64_t window_id) {
 }
 
 Status Store::KeepAgentResult(const std::string& agent, const std::string& key,
-                              const std::string& payload) {
+                              const std::string& payload, uint64_t max_total_bytes) {
   std::lock_guard lock(mu_);
+  const std::string what = "keep spooled result " + key + " of agent " + agent;
+  Transaction tx(db_, path_);
+  BENCHLAB_RETURN_IF_ERROR(tx.Begin(what));
+  const std::string hash = Sha256Hex(payload);
+  // The bytes every other kept result holds: one kept already is offered again for free.
+  Stmt held(db_,
+            "SELECT coalesce(sum(length(payload)), 0) FROM agent_results "
+            "WHERE NOT (agent = ?1 AND key = ?2 AND content_hash = ?3)");
+  held.Bind(1, agent);
+  held.Bind(2, key);
+  held.Bind(3, hash);
+  auto bytes = Collect<int64_t>(db_, held, path_, what, [](Stmt& s) { return s.Int64(0); });
+  if (!bytes.ok()) return bytes.status();
+  if (static_cast<uint64_t>(bytes->at(0)) + payload.size() > max_total_bytes) {
+    return Status::ResourceExhausted(path_ + ": " + what + ": kept results would exceed " +
+                                     std::to_string(max_total_bytes) + " bytes (" +
+                                     std::to_string(bytes->at(0)) + " held)");
+  }
   Stmt insert(db_,
               "INSERT OR IGNORE INTO agent_results (key, agent, content_hash, payload, "
               "received_at) VALUES (?1, ?2, ?3, ?4, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
   insert.Bind(1, key);
   insert.Bind(2, agent);
-  insert.Bind(3, Sha256Hex(payload));
+  insert.Bind(3, hash);
   insert.BindBlob(4, payload);
-  return Run(db_, insert, path_, "keep spooled result " + key + " of agent " + agent);
+  BENCHLAB_RETURN_IF_ERROR(Run(db_, insert, path_, what));
+  return tx.Commit(what);
 }
 
 Result<std::pair<int64_t, int64_t>> Store::CountWindows(int64_t campaign_id) {

@@ -224,8 +224,10 @@ class Store {
   // A result an agent offered from its spool that matched no stored window; kept so that nothing
   // an agent measured is lost, idempotently by agent, key and the SHA-256 of its bytes: the same
   // result offered again is one row, a different one under the same key is a row of its own.
+  // ResourceExhausted, keeping nothing, when the kept results of every agent would hold more
+  // than `max_total_bytes` of payload together (a result kept already is always accepted again).
   Status KeepAgentResult(const std::string& agent, const std::string& key,
-                         const std::string& payload);
+                         const std::string& payload, uint64_t max_total_bytes);
   Result<int> CountAgentResults();
   // How many window attempts a campaign has stored and the newest one's id (0 when none): what
   // changes whenever one is stored, read without reading any of them.

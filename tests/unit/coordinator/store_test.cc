@@ -20,6 +20,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr uint64_t kNoCap = uint64_t{1} << 40;  // KeepAgentResult without a cap to reach
+
 // A plain sqlite3 connection, standing in for `sqlite3 benchlab.db` or a user's script.
 class RawDb {
  public:
@@ -647,9 +649,9 @@ TEST_F(StoreWindowTest, SpooledAgentResultsAreKeptOnce) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   const std::string bytes("\0bytes", 6);
-  ASSERT_TRUE(store->KeepAgentResult("load-1", "7-a.load", bytes).ok());
-  ASSERT_TRUE(store->KeepAgentResult("load-1", "7-a.load", bytes).ok());  // offered again
-  ASSERT_TRUE(store->KeepAgentResult("server-1", "7-a.server", "x").ok());
+  ASSERT_TRUE(store->KeepAgentResult("load-1", "7-a.load", bytes, kNoCap).ok());
+  ASSERT_TRUE(store->KeepAgentResult("load-1", "7-a.load", bytes, kNoCap).ok());  // again
+  ASSERT_TRUE(store->KeepAgentResult("server-1", "7-a.server", "x", kNoCap).ok());
   EXPECT_EQ(*store->CountAgentResults(), 2);
   RawDb raw(path_);
   EXPECT_EQ(raw.One("SELECT length(payload) FROM agent_results WHERE agent = 'load-1'"), "6");
@@ -657,8 +659,22 @@ TEST_F(StoreWindowTest, SpooledAgentResultsAreKeptOnce) {
   EXPECT_EQ(raw.One("SELECT content_hash FROM agent_results WHERE agent = 'server-1'"),
             "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881");
   // Different bytes under the same key are kept beside the first, never over it.
-  ASSERT_TRUE(store->KeepAgentResult("load-1", "7-a.load", "again").ok());
+  ASSERT_TRUE(store->KeepAgentResult("load-1", "7-a.load", "again", kNoCap).ok());
   EXPECT_EQ(*store->CountAgentResults(), 3);
+}
+
+TEST_F(StoreWindowTest, KeptAgentResultsStayUnderTheirCap) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->KeepAgentResult("load-1", "7-a.load", std::string(600, 'a'), 1000).ok());
+  Status over = store->KeepAgentResult("load-2", "7-b.load", std::string(600, 'b'), 1000);
+  EXPECT_EQ(over.code(), StatusCode::kResourceExhausted) << over.ToString();
+  EXPECT_NE(over.message().find("1000 bytes"), std::string::npos) << over.message();
+  EXPECT_EQ(*store->CountAgentResults(), 1);
+  // The result kept already may be offered again: the agent deletes it once it is acknowledged.
+  EXPECT_TRUE(store->KeepAgentResult("load-1", "7-a.load", std::string(600, 'a'), 1000).ok());
+  EXPECT_TRUE(store->KeepAgentResult("load-2", "7-b.load", std::string(400, 'b'), 1000).ok());
+  EXPECT_EQ(*store->CountAgentResults(), 2);
 }
 
 TEST_F(StoreWindowTest, PublicColumnsHaveTheirDocumentedNames) {
