@@ -80,6 +80,7 @@ nlohmann::ordered_json AttemptRecordJson(const WindowRow& w, bool newest, const 
       {"errors_write", w.errors_write},
       {"errors_timeout", w.errors_timeout},
       {"errors_parse", w.errors_parse},
+      {"errors_body_too_large", w.errors_body_too_large},
       {"errors_status", w.errors_status},
       {"errors_mismatch", w.errors_mismatch},
       {"status_counts", ParseJson(w.status_counts, ojson::object())},

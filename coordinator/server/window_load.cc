@@ -252,6 +252,7 @@ std::string WindowProtocol::MergeLoadResults(const ScenarioDef& scenario) {
     row.errors_write += r.errors().write();
     row.errors_timeout += r.errors().timeout();
     row.errors_parse += r.errors().parse();
+    row.errors_body_too_large += r.errors().body_too_large();
     row.errors_mismatch += r.mismatches();
     // A wrong status is one kind of mismatch; the generator checks the body too.
     mismatches_ += std::max<uint64_t>(r.mismatches(), status_mismatches);
@@ -339,8 +340,8 @@ std::string WindowProtocol::MergeLoadResults(const ScenarioDef& scenario) {
   }
   row.status_counts = counts.dump();
   row.errors_status = status_mismatches_;
-  transport_errors_ = row.errors_connect + row.errors_read + row.errors_write +
-                      row.errors_timeout + row.errors_parse;
+  transport_errors_ = row.errors_connect + row.errors_read + row.errors_write + row.errors_timeout +
+                      row.errors_parse + row.errors_body_too_large;
   row.errors = transport_errors_ + mismatches_;
   if (multi()) row.load_record = nlohmann::json{{"agents", records}}.dump();
   if (most_foreign != nullptr) row.load_top_foreign = TopForeignJson(*most_foreign);
