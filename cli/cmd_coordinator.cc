@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/signals.h"
 #include "common/parse.h"
+#include "coordinator/plan.h"
 #include "coordinator/server/coordinator_daemon.h"
 #include "spdlog/spdlog.h"
 
@@ -24,6 +25,7 @@ struct CoordinatorArgs {
   std::string http;  // "" : no dashboard; "PORT" or "HOST:PORT"
   std::string http_port_file;
   std::string web_root;
+  uint64_t max_windows = kDefaultMaxWindows;
 };
 
 // `--http 8080` means 127.0.0.1:8080: the dashboard listens on loopback unless told otherwise.
@@ -66,7 +68,9 @@ int RunCoordinator(const CoordinatorArgs& args) {
   }
   if (args.parent_pid != 0 && !ExitWithParent(args.parent_pid)) return 1;
   BlockTerminationSignals();
-  auto daemon = CoordinatorDaemon::Create(args.db);
+  CoordinatorOptions options;
+  options.max_windows = args.max_windows;
+  auto daemon = CoordinatorDaemon::Create(args.db, options);
   if (!daemon.ok()) {
     std::fprintf(stderr, "benchlab coordinator: %s\n", daemon.status().message().c_str());
     return 1;
@@ -113,6 +117,10 @@ CommandRunner AddCoordinatorCommand(CLI::App& root) {
                   "write the dashboard's bound port to this file once listening");
   cmd->add_option("--web-root", args->web_root,
                   "the dashboard's files (default: web/ beside the bin/ directory of benchlab)");
+  cmd->add_option("--max-windows", args->max_windows,
+                  "refuse campaigns whose plan holds more windows than this")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{10'000'000}))
+      ->capture_default_str();
   cmd->add_option("--parent-pid", args->parent_pid,
                   "exit when this parent process exits (used by benchlab run)")
       ->group("");

@@ -8,15 +8,18 @@
 
 namespace benchlab {
 
-Result<std::unique_ptr<CoordinatorDaemon>> CoordinatorDaemon::Create(const std::string& db_path) {
+Result<std::unique_ptr<CoordinatorDaemon>> CoordinatorDaemon::Create(const std::string& db_path,
+                                                                     CoordinatorOptions options) {
   auto store = Store::Open(db_path);
   if (!store.ok()) return store.status();
-  return std::unique_ptr<CoordinatorDaemon>(new CoordinatorDaemon(std::move(store).value()));
+  return std::unique_ptr<CoordinatorDaemon>(
+      new CoordinatorDaemon(std::move(store).value(), options));
 }
 
-CoordinatorDaemon::CoordinatorDaemon(std::unique_ptr<Store> store)
+CoordinatorDaemon::CoordinatorDaemon(std::unique_ptr<Store> store,
+                                     const CoordinatorOptions& options)
     : store_(std::move(store)),
-      scheduler_(*store_, agents_),
+      scheduler_(*store_, agents_, options.max_windows),
       service_(*store_, agents_, scheduler_),
       http_(*store_, agents_, scheduler_) {}
 

@@ -10,6 +10,7 @@
 
 #include "common/parse.h"
 #include "common/status.h"
+#include "coordinator/plan.h"
 #include "coordinator/server/agent_registry.h"
 #include "coordinator/server/coordinator_service.h"
 #include "coordinator/server/http_api.h"
@@ -18,10 +19,15 @@
 
 namespace benchlab {
 
+struct CoordinatorOptions {
+  uint64_t max_windows = kDefaultMaxWindows;  // the largest plan Submit accepts (--max-windows)
+};
+
 class CoordinatorDaemon {
  public:
   // Opens the store; a bad or newer database fails here.
-  static Result<std::unique_ptr<CoordinatorDaemon>> Create(const std::string& db_path);
+  static Result<std::unique_ptr<CoordinatorDaemon>> Create(const std::string& db_path,
+                                                           CoordinatorOptions options = {});
   ~CoordinatorDaemon();
 
   // Listens (port 0: the kernel picks one) and starts scheduling. Returns the bound address.
@@ -35,7 +41,7 @@ class CoordinatorDaemon {
   Store& store() { return *store_; }
 
  private:
-  explicit CoordinatorDaemon(std::unique_ptr<Store> store);
+  CoordinatorDaemon(std::unique_ptr<Store> store, const CoordinatorOptions& options);
   std::unique_ptr<Store> store_;
   AgentRegistry agents_;
   Scheduler scheduler_;

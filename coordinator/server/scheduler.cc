@@ -18,7 +18,8 @@
 
 namespace benchlab {
 
-Scheduler::Scheduler(Store& store, AgentRegistry& agents) : store_(store), agents_(agents) {}
+Scheduler::Scheduler(Store& store, AgentRegistry& agents, uint64_t max_windows)
+    : store_(store), agents_(agents), max_windows_(max_windows) {}
 
 Scheduler::~Scheduler() { Stop(); }
 
@@ -69,6 +70,7 @@ Result<Submission> Scheduler::Submit(const std::string& spec_toml, const std::st
   }
   auto campaign = ParseCampaignText(spec_toml, source, campaign_dir);
   if (!campaign.ok()) return campaign.status();
+  BENCHLAB_RETURN_IF_ERROR(CheckPlanSize(*campaign, max_windows_));
   CampaignRow row;
   row.name = campaign->name;
   row.state = "queued";
@@ -79,8 +81,7 @@ Result<Submission> Scheduler::Submit(const std::string& spec_toml, const std::st
   row.created_at = FormatIsoTime(std::chrono::system_clock::now());
   // A fleet campaign runs its matrix once per pair; with pairs = "all" the count is known once
   // it is placed.
-  row.total_windows = static_cast<int>(ExpandMatrix(*campaign).size()) *
-                      std::max<int>(1, static_cast<int>(campaign->placement_pairs.size()));
+  row.total_windows = static_cast<int>(SizeOfPlan(*campaign).Total());
   std::vector<TargetRow> targets;
   for (const auto& t : campaign->targets) {
     targets.push_back({t.name, nlohmann::json(t.command).dump(), FormatCpuList(t.cpus)});

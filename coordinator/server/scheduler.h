@@ -42,7 +42,8 @@ struct Submission {
 
 class Scheduler {
  public:
-  Scheduler(Store& store, AgentRegistry& agents);
+  // Campaigns whose plan holds more than `max_windows` windows are refused by Submit.
+  Scheduler(Store& store, AgentRegistry& agents, uint64_t max_windows = kDefaultMaxWindows);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -52,8 +53,8 @@ class Scheduler {
   // the next start.
   void Stop();
 
-  // Validates the whole campaign before anything is stored. InvalidArgument (file:line errors)
-  // or AlreadyExists (name taken).
+  // Validates the whole campaign before anything is stored. InvalidArgument (file:line errors,
+  // a plan over max_windows, counted before it is built) or AlreadyExists (name taken).
   // gates_mode "warn" or "enforce" overrides the file's [gates] mode (`--gates`); "" keeps it.
   Result<Submission> Submit(const std::string& spec_toml, const std::string& source,
                             const std::string& campaign_dir, const std::string& gates_mode = "");
@@ -90,6 +91,7 @@ class Scheduler {
 
   Store& store_;
   AgentRegistry& agents_;
+  const uint64_t max_windows_;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   std::mutex mu_;
