@@ -1,19 +1,19 @@
 #include "coordinator/server/scheduler.h"
 
+#include <grpcpp/client_context.h>
+
 #include <algorithm>
 #include <map>
-#include <set>
-
-#include <grpcpp/client_context.h>
-#include <tuple>
-
 #include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
 
 #include "common/clock.h"
 #include "common/parse.h"
 #include "coordinator/campaign.h"
 #include "coordinator/plan.h"
 #include "coordinator/server/window_runner.h"
+#include "coordinator/window_token.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
@@ -127,9 +127,13 @@ void Scheduler::Loop() {
   }
 }
 
-void Scheduler::Acknowledge(const std::vector<std::pair<std::string, std::string>>& spooled) {
+void Scheduler::Acknowledge(const std::vector<SpoolEntry>& spooled) {
   std::map<std::string, v1::AcknowledgeRequest> by_agent;
-  for (const auto& [agent, key] : spooled) by_agent[agent].add_acks()->set_key(key);
+  for (const SpoolEntry& entry : spooled) {
+    v1::SpoolAck* ack = by_agent[entry.agent].add_acks();
+    ack->set_key(entry.key);
+    ack->set_window(entry.window);
+  }
   for (const auto& [agent, req] : by_agent) {
     auto stub = agents_.Stub(agent);
     if (!stub) continue;
@@ -376,8 +380,10 @@ std::string Scheduler::RunOnPair(const CampaignRow& row, const Campaign& campaig
         break;
       }
       Bump();  // watchers show the window now running
+      const std::string token =
+          WindowToken(store_.lab_secret(), SpoolKey(row.id, planned, p.attempt));
       WindowOutcome outcome = RunWindow(agents_, placement, campaign, row.id, planned, p.attempt,
-                                        calibration, session);
+                                        token, calibration, session);
       outcome.row.campaign_id = row.id;
       outcome.row.pair = pair;
       auto id = store_.InsertWindow(outcome.row, outcome.samples);

@@ -24,6 +24,7 @@
 #include "coordinator/campaign.h"
 #include "coordinator/plan.h"
 #include "coordinator/server/agent_registry.h"
+#include "coordinator/server/window_runner.h"
 #include "coordinator/store.h"
 
 namespace benchlab {
@@ -84,8 +85,9 @@ class Scheduler {
   // Waits until the agents are ready; nullopt when stopping or the campaign was cancelled.
   std::optional<AgentRegistry::Placement> WaitForPlacement(
       const CampaignRow& row, const PlacementSpec& spec, const std::vector<std::string>& targets);
-  // Tells the agents their spooled results for a stored window may go.
-  void Acknowledge(const std::vector<std::pair<std::string, std::string>>& spooled);
+  // Tells the agents their spooled results for a stored window may go, each with the window token
+  // it was spooled under.
+  void Acknowledge(const std::vector<SpoolEntry>& spooled);
   void Bump();
   bool stopping() const { return stopping_.load(); }
 

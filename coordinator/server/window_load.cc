@@ -46,6 +46,7 @@ v1::RunLoadRequest WindowProtocol::LoadRequest(const ScenarioDef& scenario,
   req.set_timeout_ms(2000);
   req.set_tool(planned_.tool);
   req.set_spool_key(share.spool_key);
+  req.set_window(window_);
   // Every response is checked against the scenario's expectation while measuring.
   req.add_expect_status(scenario.expect.status);
   if (scenario.expect.body) {
@@ -75,6 +76,7 @@ bool WindowProtocol::MeasureLoad() {
     v1::MarkRequest mreq;
     mreq.set_handle(handle_);
     mreq.set_kind(kind);
+    mreq.set_window(target_window_);
     if (kind == v1::MarkRequest::END) mreq.set_spool_key(spool_key_);
     grpc::ClientContext mctx;
     SetDeadline(mctx, std::chrono::seconds(5));
@@ -143,7 +145,9 @@ bool WindowProtocol::MeasureLoad() {
     (void)mark(v1::MarkRequest::END, &ignored);
   }
   std::string merge_error = MergeLoadResults(*scenario);
-  if (server_spooled) out_.spooled.emplace_back(placement_.server_agent, spool_key_ + ".server");
+  if (server_spooled) {
+    out_.spooled.push_back({placement_.server_agent, spool_key_ + ".server", target_window_});
+  }
   bool broken = false;
   for (const LoadShare& share : shares_) {
     if (share.status.ok()) continue;
@@ -290,7 +294,7 @@ std::string WindowProtocol::MergeLoadResults(const ScenarioDef& scenario) {
         most_foreign = &h;
       }
     }
-    out_.spooled.emplace_back(share.agent, share.spool_key + ".load");
+    out_.spooled.push_back({share.agent, share.spool_key + ".load", window_});
     // Per second: requests add up; the second's p99 is the slowest agent's, an upper bound on
     // the p99 of the agents' responses together.
     for (int i = 0; i < r.per_second_requests_size(); ++i) {
