@@ -71,12 +71,16 @@ Result<Submission> Scheduler::Submit(const std::string& spec_toml, const std::st
   auto campaign = ParseCampaignText(spec_toml, source, campaign_dir);
   if (!campaign.ok()) return campaign.status();
   BENCHLAB_RETURN_IF_ERROR(CheckPlanSize(*campaign, max_windows_));
+  // The coordinator never runs a target's command or environment (agents run their own
+  // catalogues): secrets in env are kept only as hashes.
+  auto redacted = RedactCampaignText(spec_toml, source);
+  if (!redacted.ok()) return redacted.status();
   CampaignRow row;
   row.name = campaign->name;
   row.state = "queued";
   row.gates_mode = gates_mode;
   row.baseline = campaign->baseline;
-  row.spec_toml = spec_toml;
+  row.spec_toml = std::move(*redacted);
   row.source = source;
   row.created_at = FormatIsoTime(std::chrono::system_clock::now());
   // A fleet campaign runs its matrix once per pair; with pairs = "all" the count is known once

@@ -55,7 +55,8 @@ class Scheduler {
   void Stop();
 
   // Validates the whole campaign before anything is stored. InvalidArgument (file:line errors,
-  // a plan over max_windows, counted before it is built) or AlreadyExists (name taken).
+  // a plan over max_windows, counted before it is built) or AlreadyExists (name taken). The
+  // stored text has its targets' env values redacted (RedactCampaignText).
   // gates_mode "warn" or "enforce" overrides the file's [gates] mode (`--gates`); "" keeps it.
   Result<Submission> Submit(const std::string& spec_toml, const std::string& source,
                             const std::string& campaign_dir, const std::string& gates_mode = "");
