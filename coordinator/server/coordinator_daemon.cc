@@ -44,8 +44,9 @@ Result<HostPort> CoordinatorDaemon::Start(const HostPort& listen) {
   return bound;
 }
 
-Result<HostPort> CoordinatorDaemon::StartHttp(const HostPort& listen, const std::string& web_root) {
-  return http_.Start(listen, web_root);
+Result<HostPort> CoordinatorDaemon::StartHttp(const HostPort& listen, const std::string& web_root,
+                                              const std::vector<std::string>& http_hosts) {
+  return http_.Start(listen, web_root, http_hosts);
 }
 
 void CoordinatorDaemon::Shutdown() {

@@ -3,10 +3,11 @@
 // and, in-process, by the integration tests. Start/Shutdown from one thread.
 #pragma once
 
+#include <grpcpp/server.h>
+
 #include <memory>
 #include <string>
-
-#include <grpcpp/server.h>
+#include <vector>
 
 #include "common/parse.h"
 #include "common/status.h"
@@ -33,8 +34,10 @@ class CoordinatorDaemon {
   // Listens (port 0: the kernel picks one) and starts scheduling. Returns the bound address.
   Result<HostPort> Start(const HostPort& listen);
   // Serves the dashboard and the JSON API (docs/api.md) on `listen`, the dashboard's files from
-  // `web_root`. Returns the bound address. After Start.
-  Result<HostPort> StartHttp(const HostPort& listen, const std::string& web_root);
+  // `web_root`, to requests whose Host is the listen address or one of `http_hosts`
+  // (HttpApi::Start). Returns the bound address. After Start.
+  Result<HostPort> StartHttp(const HostPort& listen, const std::string& web_root,
+                             const std::vector<std::string>& http_hosts = {});
   // Stops scheduling after the current window, then stops serving.
   void Shutdown();
 
