@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "coordinator/campaign.h"
+
 namespace benchlab {
 namespace {
 
@@ -509,6 +511,23 @@ TEST(ReportFormatTest, ResponsesOverTheBodyLimitAreAnErrorClassOfTheirOwn) {
   ASSERT_LT(static_cast<size_t>(col), header.size());
   EXPECT_EQ(records[6][col], "7");
   EXPECT_EQ(records[1][col], "0");
+}
+
+}  // namespace
+}  // namespace benchlab
+
+namespace benchlab {
+namespace {
+
+TEST(ReportFormatTest, ASpecStoredBeforeRedactionIsRedactedInTheRunOfRecord) {
+  ReportInput in = Fixture();
+  std::string spec = kSpec;
+  spec.replace(spec.find("name = \"nginx\"\n"), 15,
+               "name = \"nginx\"\nenv = { API_TOKEN = \"s3cr3t-value\" }\n");
+  in.campaign.spec_toml = spec;
+  const std::string json = FormatReportJson(in);
+  EXPECT_EQ(json.find("s3cr3t-value"), std::string::npos) << json.substr(0, 2000);
+  EXPECT_NE(json.find(RedactedEnvValue("s3cr3t-value")), std::string::npos);
 }
 
 }  // namespace
