@@ -1,7 +1,5 @@
 #include "cli/client.h"
 
-#include <grpcpp/create_channel.h>
-#include <grpcpp/security/credentials.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -14,14 +12,14 @@
 #include "cli/report_lines.h"
 #include "common/clock.h"
 #include "common/parse.h"
+#include "coordinator/server/channel.h"
 
 namespace benchlab {
 
 Result<std::unique_ptr<v1::Coordinator::Stub>> ConnectCoordinator(const std::string& address) {
   auto hp = ParseHostPort(address);
   if (!hp.ok()) return Status::InvalidArgument("--coordinator: " + hp.status().message());
-  auto channel = grpc::CreateChannel(hp->ToString(), grpc::InsecureChannelCredentials());
-  return v1::Coordinator::NewStub(channel);
+  return v1::Coordinator::NewStub(MakeChannel(hp->ToString()));
 }
 
 void SetDeadlineSeconds(grpc::ClientContext& ctx, double seconds) {

@@ -17,7 +17,8 @@
 
 namespace benchlab {
 
-// A stub for HOST:PORT; InvalidArgument when the address is malformed.
+// A stub for HOST:PORT whose channel carries messages up to kMaxGrpcMessageBytes (64 MiB,
+// coordinator/server/channel.h); InvalidArgument when the address is malformed.
 Result<std::unique_ptr<v1::Coordinator::Stub>> ConnectCoordinator(const std::string& address);
 
 // Sets the call's deadline `seconds` from now.

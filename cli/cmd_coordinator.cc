@@ -2,14 +2,16 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/signals.h"
 #include "common/parse.h"
+#include "coordinator/plan.h"
 #include "coordinator/server/coordinator_daemon.h"
 #include "spdlog/spdlog.h"
 
@@ -24,6 +26,8 @@ struct CoordinatorArgs {
   std::string http;  // "" : no dashboard; "PORT" or "HOST:PORT"
   std::string http_port_file;
   std::string web_root;
+  std::vector<std::string> http_hosts;  // more Host names the dashboard answers
+  uint64_t max_windows = kDefaultMaxWindows;
 };
 
 // `--http 8080` means 127.0.0.1:8080: the dashboard listens on loopback unless told otherwise.
@@ -66,7 +70,9 @@ int RunCoordinator(const CoordinatorArgs& args) {
   }
   if (args.parent_pid != 0 && !ExitWithParent(args.parent_pid)) return 1;
   BlockTerminationSignals();
-  auto daemon = CoordinatorDaemon::Create(args.db);
+  CoordinatorOptions options;
+  options.max_windows = args.max_windows;
+  auto daemon = CoordinatorDaemon::Create(args.db, options);
   if (!daemon.ok()) {
     std::fprintf(stderr, "benchlab coordinator: %s\n", daemon.status().message().c_str());
     return 1;
@@ -77,7 +83,8 @@ int RunCoordinator(const CoordinatorArgs& args) {
     return 1;
   }
   if (http) {
-    auto web = (*daemon)->StartHttp(*http, args.web_root.empty() ? DefaultWebRoot() : args.web_root);
+    auto web = (*daemon)->StartHttp(*http, args.web_root.empty() ? DefaultWebRoot() : args.web_root,
+                                    args.http_hosts);
     if (!web.ok()) {
       std::fprintf(stderr, "benchlab coordinator: --http: %s\n", web.status().message().c_str());
       (*daemon)->Shutdown();
@@ -113,6 +120,14 @@ CommandRunner AddCoordinatorCommand(CLI::App& root) {
                   "write the dashboard's bound port to this file once listening");
   cmd->add_option("--web-root", args->web_root,
                   "the dashboard's files (default: web/ beside the bin/ directory of benchlab)");
+  cmd->add_option("--http-host", args->http_hosts,
+                  "a name (or NAME:PORT) the dashboard is reached by, besides its --http address "
+                  "(and localhost when that is loopback); requests for other Host names get 421. "
+                  "Repeatable");
+  cmd->add_option("--max-windows", args->max_windows,
+                  "refuse campaigns whose plan holds more windows than this")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{10'000'000}))
+      ->capture_default_str();
   cmd->add_option("--parent-pid", args->parent_pid,
                   "exit when this parent process exits (used by benchlab run)")
       ->group("");

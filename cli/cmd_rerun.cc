@@ -82,6 +82,28 @@ int RerunAtCoordinator(const RerunArgs& args) {
   return status_code;
 }
 
+// The campaign whose targets the lab runs: the stored text, or, when its env values were stored
+// redacted, the file it was submitted from, which must redact to the stored text.
+Result<Campaign> LabCampaign(const CampaignRow& row) {
+  // Its targets' templates are found beside the file it was submitted from.
+  std::string dir = fs::absolute(fs::path(row.source)).parent_path().string();
+  auto stored = ParseCampaignText(row.spec_toml, row.source, dir);
+  if (!stored.ok() || !HasRedactedEnv(*stored)) return stored;
+  auto file = ParseCampaignFile(row.source);
+  Result<std::string> redacted =
+      file.ok() ? RedactCampaignText(file->text, row.source) : Result<std::string>(file.status());
+  if (!redacted.ok() || *redacted != row.spec_toml) {
+    return Status::FailedPrecondition("campaign \"" + row.name +
+                                      "\" keeps its targets' env values only as hashes; the "
+                                      "embedded lab runs them from " +
+                                      row.source + ", which " +
+                                      (redacted.ok()
+                                           ? "is not the file it was submitted from any more"
+                                           : "cannot be read: " + redacted.status().message()));
+  }
+  return file;
+}
+
 // On a database file: record the requests in it, then start the embedded lab as `run` does;
 // its coordinator finds the campaign queued and measures just those windows.
 int RerunOnDatabase(const RerunArgs& args) {
@@ -120,9 +142,7 @@ int RerunOnDatabase(const RerunArgs& args) {
     return Usage("campaign \"" + (*row)->name + "\" is running (another coordinator has it, or "
                  "one stopped mid-way: `benchlab run --resume` continues it)");
   }
-  // Its targets' templates are found beside the file it was submitted from.
-  std::string dir = fs::absolute(fs::path((*row)->source)).parent_path().string();
-  auto campaign = ParseCampaignText((*row)->spec_toml, (*row)->source, dir);
+  auto campaign = LabCampaign(**row);
   if (!campaign.ok()) return Usage(campaign.status().message());
   if (Status st = RequireCommands(*campaign); !st.ok()) return Usage(st.message());
   auto requested = (*store)->RequestReruns(ids);

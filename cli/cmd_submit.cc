@@ -27,6 +27,13 @@ int RunSubmit(const SubmitArgs& args) {
     std::fprintf(stderr, "%s\n", campaign.status().message().c_str());
     return 2;
   }
+  // A coordinator runs targets from its agents' catalogues, never from the file: the file's env
+  // secrets need not leave this machine, and are sent as the hashes the store keeps.
+  auto redacted = RedactCampaignText(campaign->text, campaign->source_name);
+  if (!redacted.ok()) {
+    std::fprintf(stderr, "%s\n", redacted.status().message().c_str());
+    return 2;
+  }
   auto stub = ConnectCoordinator(args.coordinator);
   if (!stub.ok()) {
     std::fprintf(stderr, "benchlab submit: %s\n", stub.status().message().c_str());
@@ -34,7 +41,7 @@ int RunSubmit(const SubmitArgs& args) {
   }
   BlockTerminationSignals();
   v1::SubmitCampaignRequest req;
-  req.set_spec_toml(campaign->text);
+  req.set_spec_toml(*redacted);
   req.set_source(campaign->source_name);
   req.set_campaign_dir(campaign->campaign_dir);
   req.set_gates_mode(args.gates);

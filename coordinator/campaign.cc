@@ -2,7 +2,10 @@
 // [[target]], [[scenario]] and [[negative]] tables are read in campaign_tables.cc.
 #include "coordinator/campaign.h"
 
+#include <openssl/sha.h>
+
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -25,6 +28,9 @@ namespace fields = config;
 // Campaign files are written by hand; anything larger is a mistake, and the text is stored with
 // every campaign.
 constexpr size_t kMaxCampaignBytes = 1 << 20;
+
+// Hex digits of the SHA-256 a redacted env value keeps (RedactedEnvValue).
+constexpr size_t kRedactedHexDigits = 12;
 
 void ReadConnections(Table& matrix, const Value& v, std::vector<int>& out) {
   if (!v.is_array()) return matrix.Expect(v, "connections", "a list of positive integers");
@@ -270,12 +276,31 @@ const Value* SubTable(Table& root, const Value* v, std::string_view key) {
   return nullptr;
 }
 
+// public_env = ["NODE_ENV", ...]: variable names, each once.
+void ReadPublicEnv(Table& root, const Value& v, Campaign& c) {
+  const char* form = "a list of variable names such as [\"NODE_ENV\"]";
+  if (!v.is_array()) return root.Expect(v, "public_env", form);
+  for (const auto& item : v.as_array()) {
+    const bool name =
+        item.is_string() && !item.as_string().str.empty() &&
+        std::isdigit(static_cast<unsigned char>(item.as_string().str[0])) == 0 &&
+        std::all_of(item.as_string().str.begin(), item.as_string().str.end(), [](char ch) {
+          return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_';
+        });
+    if (!name || std::find(c.public_env.begin(), c.public_env.end(), item.as_string().str) !=
+                     c.public_env.end()) {
+      return root.Expect(item, "public_env", form);
+    }
+    c.public_env.push_back(item.as_string().str);
+  }
+}
+
 void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
-  Table root(
-      doc, "",
-      {"name", "baseline", "matrix", "load", "gates", "noise", "placement", "target", "scenario",
-       "negative"},
-      issues);
+  Table root(doc, "",
+             {"name", "baseline", "matrix", "load", "gates", "noise", "placement", "target",
+              "scenario", "negative", "public_env"},
+             issues);
+  if (const Value* v = root.Get("public_env")) ReadPublicEnv(root, *v, c);
   if (const Value* v = root.Require("name", "a name such as \"hello\"")) {
     if (auto name = fields::ReadName(root, "name", *v)) c.name = *name;
   }
@@ -403,6 +428,101 @@ Result<Campaign> ParseCampaignFile(const std::string& path) {
   fs::path absolute = fs::absolute(path, ec);
   if (ec) return Status::IoError("campaign file " + path + ": " + ec.message());
   return ParseCampaignText(text.str(), path, absolute.lexically_normal().parent_path().string());
+}
+
+std::string RedactedEnvValue(std::string_view value) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(value.data()), value.size(), digest);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text = "sha256:";
+  for (size_t i = 0; i < kRedactedHexDigits / 2; ++i) {
+    text += kHex[digest[i] >> 4];
+    text += kHex[digest[i] & 15];
+  }
+  return text;
+}
+
+bool IsRedactedEnvValue(std::string_view value) {
+  constexpr std::string_view kPrefix = "sha256:";
+  return value.size() == kPrefix.size() + kRedactedHexDigits && value.starts_with(kPrefix) &&
+         value.substr(kPrefix.size()).find_first_not_of("0123456789abcdef") ==
+             std::string_view::npos;
+}
+
+namespace {
+
+// Where each env value to redact lies in the text, as toml11 recorded it.
+struct Span {
+  uint32_t line;    // 1-based
+  uint32_t column;  // 1-based, in bytes
+  size_t length;    // bytes, the quotes included
+  std::string value;
+};
+
+std::vector<Span> SecretEnvSpans(const Value& doc, const Campaign& c) {
+  std::vector<Span> spans;
+  if (!doc.is_table() || !doc.contains("target") || !doc.at("target").is_array()) return spans;
+  for (const Value& target : doc.at("target").as_array()) {
+    if (!target.is_table() || !target.contains("env") || !target.at("env").is_table()) continue;
+    for (const auto& [name, value] : target.at("env").as_table()) {
+      if (!value.is_string() || IsRedactedEnvValue(value.as_string().str) ||
+          std::find(c.public_env.begin(), c.public_env.end(), name) != c.public_env.end()) {
+        continue;
+      }
+      const toml::source_location loc = value.location();
+      spans.push_back({loc.line(), loc.column(), loc.region(), value.as_string().str});
+    }
+  }
+  return spans;
+}
+
+}  // namespace
+
+Result<std::string> RedactCampaignText(const std::string& text, const std::string& source_name) {
+  auto campaign = ParseCampaignText(text, source_name, "");
+  if (!campaign.ok()) return campaign.status();
+  auto doc = config::ParseToml(text, source_name);
+  if (!doc.ok()) return doc.status();
+  std::vector<size_t> line_starts = {0};
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n') line_starts.push_back(i + 1);
+  }
+  std::vector<std::pair<size_t, Span>> at;  // byte offset of each value
+  for (Span& span : SecretEnvSpans(*doc, *campaign)) {
+    const size_t offset = span.line >= 1 && span.line <= line_starts.size()
+                              ? line_starts[span.line - 1] + span.column - 1
+                              : text.size();
+    if (span.column < 1 || offset + span.length > text.size()) {
+      return Status::Internal(source_name + ":" + std::to_string(span.line) +
+                              ": cannot find an env value to redact");
+    }
+    at.emplace_back(offset, std::move(span));
+  }
+  // From the end, so that the offsets still to replace stay where they were.
+  std::sort(at.begin(), at.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string redacted = text;
+  for (const auto& [offset, span] : at) {
+    const std::string hash = RedactedEnvValue(span.value);
+    const auto newlines =
+        std::count(text.begin() + static_cast<ptrdiff_t>(offset),
+                   text.begin() + static_cast<ptrdiff_t>(offset + span.length), '\n');
+    // A multi-line value keeps its lines: a line-ending backslash drops them from the string.
+    redacted.replace(
+        offset, span.length,
+        newlines == 0
+            ? "\"" + hash + "\""
+            : "\"\"\"" + hash + "\\" + std::string(static_cast<size_t>(newlines), '\n') + "\"\"\"");
+  }
+  return redacted;
+}
+
+bool HasRedactedEnv(const Campaign& campaign) {
+  for (const TargetDef& target : campaign.targets) {
+    for (const auto& [name, value] : target.env) {
+      if (IsRedactedEnvValue(value)) return true;
+    }
+  }
+  return false;
 }
 
 Status RequireCommands(const Campaign& campaign) {

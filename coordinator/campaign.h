@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -104,6 +105,9 @@ struct Campaign {
   std::vector<TargetDef> targets;
   std::vector<ScenarioDef> scenarios;
   std::vector<ScenarioDef> negatives;
+  // public_env: the env names whose values the store and reports keep as written; every other
+  // env value of every target is stored redacted (RedactCampaignText).
+  std::vector<std::string> public_env;
 
   std::string source_name;   // the file name errors cite, e.g. "examples/hello.toml"
   std::string campaign_dir;  // absolute directory of the file, for {campaign_dir}
@@ -126,5 +130,20 @@ Result<Campaign> ParseCampaignText(const std::string& text, const std::string& s
 // For the embedded lab, whose targets run from the campaign file itself: every target must have
 // a command. Same error form as parsing.
 Status RequireCommands(const Campaign& campaign);
+
+// A target's env value as the store and reports keep it unless its name is in public_env:
+// "sha256:" and the first 12 hex digits of the SHA-256 of the value (docs/campaign.md).
+std::string RedactedEnvValue(std::string_view value);
+// Whether a value has that form, i.e. was redacted already.
+bool IsRedactedEnvValue(std::string_view value);
+// The campaign text with each target's env values redacted: every value whose name is not in
+// public_env and that is not redacted already is replaced, in place, by its RedactedEnvValue as
+// a TOML string; lines, comments and everything else stay as they were (a multi-line value
+// keeps its line breaks, outside the string), so file:line errors still point where they did,
+// and redacting twice changes nothing. Errors as ParseCampaignText.
+Result<std::string> RedactCampaignText(const std::string& text, const std::string& source_name);
+// Whether a target's env holds a redacted value: the text was stored redacted and its targets
+// cannot run from it as they are (the embedded lab needs the campaign file itself).
+bool HasRedactedEnv(const Campaign& campaign);
 
 }  // namespace benchlab

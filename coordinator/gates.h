@@ -19,7 +19,7 @@ namespace benchlab {
 
 struct GateInputs {
   uint64_t requests = 0;           // responses received in the measured interval
-  uint64_t transport_errors = 0;   // connect, read, write, timeout, parse
+  uint64_t transport_errors = 0;   // connect, read, write, timeout, parse, body too large
   uint64_t status_mismatches = 0;  // responses whose status is not the scenario's expected one
 };
 
@@ -132,7 +132,7 @@ struct WindowMeasures {
   HostMeasures load;              // the host running the load generator (the same machine in `run`)
   bool generator_bound = false;   // LoadResult::generator_bound
   uint64_t requests = 0;          // responses received in the measured interval
-  uint64_t transport_errors = 0;  // connect, read, write, timeout, parse
+  uint64_t transport_errors = 0;  // connect, read, write, timeout, parse, body too large
   uint64_t mismatches = 0;        // responses failing the expectation (status; body if checked)
   // As the agents reported them ("background_scheduling: pid 12 (nginx) ... (agent s1)").
   std::vector<std::string> scheduling_failures;

@@ -1,5 +1,8 @@
 #include "coordinator/plan.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <string>
 #include <utility>
 
 namespace benchlab {
@@ -143,6 +146,62 @@ std::vector<PlannedWindow> ExpandMatrix(const Campaign& campaign) {
         i + 1 == windows.size() || !SharesProcess(campaign.fresh_process, w, windows[i + 1]);
   }
   return windows;
+}
+
+namespace {
+
+uint64_t SaturatingMul(uint64_t a, uint64_t b) {
+  uint64_t product;
+  return __builtin_mul_overflow(a, b, &product) ? UINT64_MAX : product;
+}
+
+// 1200005 -> "1,200,005".
+std::string WithThousands(uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+uint64_t PlanSize::Total() const {
+  uint64_t matrix = SaturatingMul(SaturatingMul(targets, scenarios), SaturatingMul(levels, rounds));
+  uint64_t per_pair = matrix > UINT64_MAX - noise ? UINT64_MAX : matrix + noise;
+  return SaturatingMul(per_pair, pairs);
+}
+
+std::string PlanSize::Describe() const {
+  std::string text = "targets " + WithThousands(targets) + " × scenarios " +
+                     WithThousands(scenarios) + " × load levels " + WithThousands(levels) +
+                     " × rounds " + WithThousands(rounds);
+  if (noise > 0) {
+    text += pairs > 1 ? " + noise windows " + WithThousands(noise)
+                      : " (+ noise windows " + WithThousands(noise) + ")";
+  }
+  if (pairs > 1) text = "(" + text + ") × pairs " + WithThousands(pairs);
+  return text + " = " + WithThousands(Total()) + " windows";
+}
+
+PlanSize SizeOfPlan(const Campaign& campaign) {
+  PlanSize size;
+  size.targets = campaign.targets.size();
+  size.scenarios = campaign.scenarios.size();
+  size.levels = campaign.connections.size() * campaign.load_tools.size() + campaign.rates.size();
+  size.rounds = static_cast<uint64_t>(std::max(campaign.rounds, 0));
+  size.noise = campaign.noise ? static_cast<uint64_t>(std::max(campaign.noise->windows, 0)) : 0;
+  size.pairs = std::max<uint64_t>(1, campaign.placement_pairs.size());
+  return size;
+}
+
+Status CheckPlanSize(const Campaign& campaign, uint64_t max_windows) {
+  const PlanSize size = SizeOfPlan(campaign);
+  if (size.Total() <= max_windows) return Status::Ok();
+  return Status::InvalidArgument(campaign.source_name + ": the plan has " + size.Describe() +
+                                 ", over the limit of " + WithThousands(max_windows) +
+                                 " (--max-windows)");
 }
 
 std::string LoadLevelLabel(const PlannedWindow& window) {

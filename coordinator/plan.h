@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
 #include "coordinator/campaign.h"
 
 namespace benchlab {
@@ -24,6 +25,25 @@ struct PlannedWindow {
   bool start_process = true;  // a new target process must be started before this window
   bool stop_process = true;   // the target process must be stopped after this window
 };
+
+// How many windows a campaign's plan holds, known before it is built: targets x scenarios x
+// load levels x rounds, plus [noise]'s windows, the whole once per named pair of a fleet
+// campaign (pairs = "all" is counted per pair: the number of pairs is known once placed).
+struct PlanSize {
+  uint64_t targets = 0, scenarios = 0, levels = 0, rounds = 0, noise = 0, pairs = 1;
+  // The product, saturating at UINT64_MAX.
+  uint64_t Total() const;
+  // "targets 10 × scenarios 20 × load levels 30 × rounds 200 (+ noise windows 5) = 1,200,005
+  // windows"; with pairs, "(... + noise windows 5) × pairs 3 = ..."; no noise part without any.
+  std::string Describe() const;
+};
+PlanSize SizeOfPlan(const Campaign& campaign);
+
+// The largest plan the coordinator builds by default (`benchlab coordinator --max-windows`).
+inline constexpr uint64_t kDefaultMaxWindows = 100000;
+// InvalidArgument "<source>: the plan has <Describe()>, over the limit of <max> (--max-windows)"
+// when the plan holds more than max_windows windows. Cheap: nothing is built.
+Status CheckPlanSize(const Campaign& campaign, uint64_t max_windows);
 
 // LoadLevelLabel of the window's level: "c64", "r5000", "r2500.5".
 std::string LoadLevelLabel(const PlannedWindow& window);

@@ -339,11 +339,23 @@ ALTER TABLE campaigns ADD COLUMN placement TEXT NOT NULL DEFAULT '{}'
   CHECK (CASE WHEN json_valid(placement) THEN json_type(placement) = 'object' ELSE 0 END);
 )sql";
 
-constexpr std::array<Migration, 3> kMigrations = {{
+// Version 4: responses cut off at the load agent's body limit, an error class of their own, and
+// the lab's settings: one row per name, among them the secret the coordinator derives window
+// tokens from (docs/store.md; never served or logged).
+constexpr const char* kV4 = R"sql(
+ALTER TABLE windows ADD COLUMN errors_body_too_large INTEGER NOT NULL DEFAULT 0;
+
+CREATE TABLE settings (
+  name  TEXT PRIMARY KEY,
+  value BLOB NOT NULL
+);
+)sql";
+
+constexpr std::array<Migration, 4> kMigrations = {{
     {1, "campaigns, targets, scenarios, windows and samples", kV1},
-    {2, "host figures, checks and self-test per window; host samples; spooled agent results",
-     kV2},
+    {2, "host figures, checks and self-test per window; host samples; spooled agent results", kV2},
     {3, "the load generator's record, load levels, window claims, re-runs and placement", kV3},
+    {4, "responses over the body limit; the lab's settings", kV4},
 }};
 
 std::string Errmsg(sqlite3* db) { return sqlite3_errmsg(db); }

@@ -2,10 +2,17 @@
 // run time is column lists from kWindowColumns and the WHERE clause shape of ListWindows.
 #include "coordinator/store.h"
 
+#include <fcntl.h>
+#include <openssl/rand.h>
 #include <openssl/sha.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -67,6 +74,12 @@ class Stmt {
   int64_t Int64(int col) { return sqlite3_column_int64(stmt_, col); }
   double Double(int col) { return sqlite3_column_double(stmt_, col); }
   // NULL reads as "", matching the rows' "empty means absent".
+  std::string Blob(int col) {
+    const void* bytes = sqlite3_column_blob(stmt_, col);
+    return bytes == nullptr ? std::string()
+                            : std::string(static_cast<const char*>(bytes),
+                                          static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+  }
   std::string Text(int col) {
     const unsigned char* text = sqlite3_column_text(stmt_, col);
     return text == nullptr
@@ -267,6 +280,8 @@ const WindowColumn kWindowColumns[] = {
     {"load_record", &WindowRow::load_record},
     {"load_level", &WindowRow::load_level}, {"noise", &WindowRow::noise},
     {"pair", &WindowRow::pair},
+    // Schema version 4.
+    {"errors_body_too_large", &WindowRow::errors_body_too_large},
 };
 // clang-format on
 
@@ -335,6 +350,41 @@ Status Configure(sqlite3* db, const std::string& path) {
   return Status::Ok();
 }
 
+// The missing directories leading to the database, each created 0700: the store is the lab's
+// own state. What exists already is left as it is.
+Status MakeDirectories(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> missing;
+  std::error_code ec;
+  for (fs::path dir = fs::path(path).parent_path(); !dir.empty() && !fs::exists(dir, ec);
+       dir = dir.parent_path()) {
+    missing.push_back(dir);
+    if (dir == dir.parent_path()) break;
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0700) != 0 && errno != EEXIST) {
+      return Status::IoError(path + ": open database: create directory " + it->string() + ": " +
+                             std::strerror(errno));
+    }
+  }
+  return Status::Ok();
+}
+
+// Creates the database file 0600 unless it exists. SQLite gives the -wal and -shm files the
+// mode of the database, so none of the three is ever readable by other users.
+Status CreatePrivateFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd >= 0) {
+    ::close(fd);
+    return Status::Ok();
+  }
+  // An existing file (or a name SQLite will refuse with its own words) is opened as it is.
+  if (errno == EEXIST || errno == EISDIR || errno == ELOOP) return Status::Ok();
+  return Status::IoError(path + ": open database: " + std::strerror(errno));
+}
+
+constexpr const char* kLabSecretName = "lab_secret";
+
 }  // namespace
 
 Store::Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
@@ -343,6 +393,10 @@ Store::~Store() { sqlite3_close_v2(db_); }
 
 Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   if (path.empty()) return Status::InvalidArgument("open store: the database path is empty");
+  if (path != ":memory:") {
+    BENCHLAB_RETURN_IF_ERROR(MakeDirectories(path));
+    BENCHLAB_RETURN_IF_ERROR(CreatePrivateFile(path));
+  }
   sqlite3* db = nullptr;
   const int rc =
       sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
@@ -353,7 +407,39 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
     return SqlError(db, rc, path, "open database");
   }
   BENCHLAB_RETURN_IF_ERROR(Configure(db, path));
+  BENCHLAB_RETURN_IF_ERROR(store->LoadLabSecret());
   return store;
+}
+
+Status Store::LoadLabSecret() {
+  const std::string what = "read the lab secret";
+  auto read = [&]() -> Result<std::vector<std::string>> {
+    Stmt select(db_, "SELECT value FROM settings WHERE name = ?1");
+    select.Bind(1, std::string(kLabSecretName));
+    return Collect<std::string>(db_, select, path_, what, [](Stmt& st) { return st.Blob(0); });
+  };
+  auto secret = read();
+  if (!secret.ok()) return secret.status();
+  if (secret->empty()) {
+    std::string bytes(kLabSecretBytes, '\0');
+    if (RAND_bytes(reinterpret_cast<unsigned char*>(bytes.data()),
+                   static_cast<int>(bytes.size())) != 1) {
+      return Status::Internal(path_ + ": make the lab secret: no random bytes");
+    }
+    // Another process opening a new file at the same moment may win; its secret is the one read.
+    Stmt insert(db_, "INSERT OR IGNORE INTO settings (name, value) VALUES (?1, ?2)");
+    insert.Bind(1, std::string(kLabSecretName));
+    insert.BindBlob(2, bytes);
+    BENCHLAB_RETURN_IF_ERROR(Run(db_, insert, path_, "make the lab secret"));
+    secret = read();
+    if (!secret.ok()) return secret.status();
+  }
+  if (secret->size() != 1 || (*secret)[0].size() != kLabSecretBytes) {
+    return Status::FailedPrecondition(path_ + ": settings." + kLabSecretName + ": expected " +
+                                      std::to_string(kLabSecretBytes) + " bytes");
+  }
+  lab_secret_ = std::move((*secret)[0]);
+  return Status::Ok();
 }
 
 int Store::SchemaVersion() {
@@ -786,16 +872,35 @@ Result<std::vector<SampleRow>> Store::ListSamples(int64_t window_id) {
 }
 
 Status Store::KeepAgentResult(const std::string& agent, const std::string& key,
-                              const std::string& payload) {
+                              const std::string& payload, uint64_t max_total_bytes) {
   std::lock_guard lock(mu_);
+  const std::string what = "keep spooled result " + key + " of agent " + agent;
+  Transaction tx(db_, path_);
+  BENCHLAB_RETURN_IF_ERROR(tx.Begin(what));
+  const std::string hash = Sha256Hex(payload);
+  // The bytes every other kept result holds: one kept already is offered again for free.
+  Stmt held(db_,
+            "SELECT coalesce(sum(length(payload)), 0) FROM agent_results "
+            "WHERE NOT (agent = ?1 AND key = ?2 AND content_hash = ?3)");
+  held.Bind(1, agent);
+  held.Bind(2, key);
+  held.Bind(3, hash);
+  auto bytes = Collect<int64_t>(db_, held, path_, what, [](Stmt& s) { return s.Int64(0); });
+  if (!bytes.ok()) return bytes.status();
+  if (static_cast<uint64_t>(bytes->at(0)) + payload.size() > max_total_bytes) {
+    return Status::ResourceExhausted(path_ + ": " + what + ": kept results would exceed " +
+                                     std::to_string(max_total_bytes) + " bytes (" +
+                                     std::to_string(bytes->at(0)) + " held)");
+  }
   Stmt insert(db_,
               "INSERT OR IGNORE INTO agent_results (key, agent, content_hash, payload, "
               "received_at) VALUES (?1, ?2, ?3, ?4, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
   insert.Bind(1, key);
   insert.Bind(2, agent);
-  insert.Bind(3, Sha256Hex(payload));
+  insert.Bind(3, hash);
   insert.BindBlob(4, payload);
-  return Run(db_, insert, path_, "keep spooled result " + key + " of agent " + agent);
+  BENCHLAB_RETURN_IF_ERROR(Run(db_, insert, path_, what));
+  return tx.Commit(what);
 }
 
 Result<std::pair<int64_t, int64_t>> Store::CountWindows(int64_t campaign_id) {

@@ -143,6 +143,9 @@ struct WindowRow {
   std::string load_level;                     // "c64" or "r5000"; part of the window's name
   int noise = 0;                              // 1: a noise-phase window (round 0)
   std::string pair;                           // fleet campaigns: the pair's server agent; else ""
+  // Since schema version 4: responses cut off at the load agent's body limit (an error class of
+  // its own, counted in `errors`).
+  uint64_t errors_body_too_large = 0;
 
   WindowKey Key() const { return {target, scenario, load_level, round, position, pair}; }
 };
@@ -169,7 +172,9 @@ struct WindowFilter {
 
 class Store {
  public:
-  // Opens or creates the database, sets WAL and applies pending migrations.
+  // Opens or creates the database, sets WAL and applies pending migrations. A new database file
+  // is created 0600 (its -wal and -shm files take the same mode), and missing directories on
+  // its path 0700. The lab secret is made on the first open and read on every one.
   static Result<std::unique_ptr<Store>> Open(const std::string& path);
   ~Store();
   Store(const Store&) = delete;
@@ -177,6 +182,12 @@ class Store {
 
   // The database's PRAGMA user_version, or -1 when it cannot be read.
   int SchemaVersion();
+
+  // kLabSecretBytes random bytes made when the database was created and kept in its settings
+  // table: the key window tokens are derived from (coordinator/window_token.h), the same after a
+  // restart. Never log it or serve it.
+  static constexpr size_t kLabSecretBytes = 32;
+  const std::string& lab_secret() const { return lab_secret_; }
 
   // Inserts the campaign with its targets and scenarios in one transaction; AlreadyExists when
   // the name is taken. An empty state means "queued", an empty created_at means now.
@@ -224,8 +235,10 @@ class Store {
   // A result an agent offered from its spool that matched no stored window; kept so that nothing
   // an agent measured is lost, idempotently by agent, key and the SHA-256 of its bytes: the same
   // result offered again is one row, a different one under the same key is a row of its own.
+  // ResourceExhausted, keeping nothing, when the kept results of every agent would hold more
+  // than `max_total_bytes` of payload together (a result kept already is always accepted again).
   Status KeepAgentResult(const std::string& agent, const std::string& key,
-                         const std::string& payload);
+                         const std::string& payload, uint64_t max_total_bytes);
   Result<int> CountAgentResults();
   // How many window attempts a campaign has stored and the newest one's id (0 when none): what
   // changes whenever one is stored, read without reading any of them.
@@ -233,8 +246,11 @@ class Store {
 
  private:
   Store(sqlite3* db, std::string path);
+  // Reads the lab secret, making it first when the database has none.
+  Status LoadLabSecret();
   sqlite3* const db_;
   const std::string path_;  // names the database in every error message
+  std::string lab_secret_;
   std::mutex mu_;
 };
 

@@ -48,6 +48,8 @@ std::string FormatReportCsv(const ReportInput& in) {
       {"mean_us", [](const WindowRow& w) { return Exact(w.mean_us); }},
       {"errors", [](const WindowRow& w) { return std::to_string(w.errors); }},
       {"errors_mismatch", [](const WindowRow& w) { return std::to_string(w.errors_mismatch); }},
+      {"errors_body_too_large",
+       [](const WindowRow& w) { return std::to_string(w.errors_body_too_large); }},
       {"server_cpu_s", [](const WindowRow& w) { return Exact(w.server_cpu_s); }},
       {"cpu_us_per_request", [](const WindowRow& w) { return Exact(w.cpu_us_per_request); }},
       {"requests_per_cpu_s",

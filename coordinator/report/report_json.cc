@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "coordinator/campaign.h"
 #include "coordinator/report/report_detail.h"
 #include "coordinator/report/report_format.h"
 
@@ -80,6 +81,7 @@ nlohmann::ordered_json AttemptRecordJson(const WindowRow& w, bool newest, const 
       {"errors_write", w.errors_write},
       {"errors_timeout", w.errors_timeout},
       {"errors_parse", w.errors_parse},
+      {"errors_body_too_large", w.errors_body_too_large},
       {"errors_status", w.errors_status},
       {"errors_mismatch", w.errors_mismatch},
       {"status_counts", ParseJson(w.status_counts, ojson::object())},
@@ -146,7 +148,10 @@ std::string FormatReportJson(const ReportInput& in) {
                      {"error", c.error.empty() ? ojson() : ojson(c.error)},
                      {"gates_mode", c.gates_mode},
                      {"placement", ParseJson(c.placement, ojson::object())}};
-  out["spec"] = c.spec_toml;
+  // Stored redacted since schema 4; a campaign stored before is redacted here (a text that no
+  // longer parses is shown as stored).
+  auto spec = RedactCampaignText(c.spec_toml, c.source);
+  out["spec"] = spec.ok() ? *spec : c.spec_toml;
   out["targets"] = TargetOrder(in);
 
   // Host facts: one entry per role, agent and distinct facts, with the attempts that saw them.

@@ -1,15 +1,15 @@
 #include "coordinator/server/agent_registry.h"
 
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
+
 #include <algorithm>
 #include <cctype>
+#include <nlohmann/json.hpp>
 #include <set>
 
-#include <grpcpp/create_channel.h>
-#include <grpcpp/security/credentials.h>
-
-#include <nlohmann/json.hpp>
-
 #include "common/parse.h"
+#include "coordinator/server/channel.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
@@ -83,12 +83,37 @@ AgentRegistry::AgentRegistry() : AgentRegistry(RealClockInstance(), AgentLeaseOp
 AgentRegistry::AgentRegistry(Clock& clock, AgentLeaseOptions options)
     : clock_(clock), options_(options), start_(clock.Now()) {}
 
-void AgentRegistry::Register(const v1::RegisterAgentRequest& request) {
+AgentRegistry::ProofHash AgentRegistry::HashProof(const std::string& proof) {
+  ProofHash hash;
+  SHA256(reinterpret_cast<const unsigned char*>(proof.data()), proof.size(), hash.data());
+  return hash;
+}
+
+Admission AgentRegistry::Register(const v1::RegisterAgentRequest& request) {
   std::lock_guard lock(mu_);
+  const TimePoint now = clock_.Now();
+  const ProofHash proof = HashProof(request.instance_proof());
+  const bool fresh = agents_.count(request.name()) == 0;
+  if (fresh && agents_.size() >= options_.max_agents && !DropLongestLostLocked(now)) {
+    spdlog::warn("agent {}: registration from {} refused: {} agents are registered", request.name(),
+                 request.address(), agents_.size());
+    return Admission::kFull;
+  }
   Entry& entry = agents_[request.name()];
+  Admission admission = Admission::kRegistered;
+  if (!fresh && CRYPTO_memcmp(entry.proof.data(), proof.data(), proof.size()) != 0) {
+    if (StateLocked(entry, now) != AgentState::kLost) {
+      spdlog::warn("agent {}: registration from {} refused: a live instance at {} holds it",
+                   request.name(), request.address(), entry.info.address());
+      return Admission::kRefused;
+    }
+    spdlog::warn("agent {}: a new instance at {} takes the name over from {}, whose lease expired",
+                 request.name(), request.address(), entry.info.address());
+    admission = Admission::kTakenOver;
+  }
+  entry.proof = proof;
   if (entry.info.address() != request.address() || !entry.stub) {
-    auto channel = grpc::CreateChannel(request.address(), grpc::InsecureChannelCredentials());
-    entry.stub = v1::Agent::NewStub(channel);
+    entry.stub = v1::Agent::NewStub(MakeChannel(request.address()));
   }
   entry.info.set_name(request.name());
   entry.info.mutable_roles()->CopyFrom(request.roles());
@@ -97,24 +122,62 @@ void AgentRegistry::Register(const v1::RegisterAgentRequest& request) {
   entry.info.mutable_catalogue()->CopyFrom(request.catalogue());
   entry.info.mutable_labels()->CopyFrom(request.labels());
   *entry.info.mutable_versions() = request.versions();
-  entry.last_seen = clock_.Now();
+  entry.last_seen = now;
   entry.lost_reported = false;
   spdlog::info("agent {} registered from {} (roles: {}, {} catalogue targets{}{})", request.name(),
                request.address(), fmt::join(request.roles(), ","), request.catalogue_size(),
                request.labels().empty() ? "" : ", labels: ", fmt::join(request.labels(), ","));
+  return admission;
 }
 
-bool AgentRegistry::Heartbeat(const std::string& name) {
-  std::lock_guard lock(mu_);
+bool AgentRegistry::DropLongestLostLocked(TimePoint now) {
+  auto oldest = agents_.end();
+  for (auto it = agents_.begin(); it != agents_.end(); ++it) {
+    if (it->second.busy || StateLocked(it->second, now) != AgentState::kLost) continue;
+    if (oldest == agents_.end() || it->second.last_seen < oldest->second.last_seen) oldest = it;
+  }
+  if (oldest == agents_.end()) return false;
+  spdlog::info("agent {} is forgotten: lost, and the registry is full", oldest->first);
+  agents_.erase(oldest);
+  return true;
+}
+
+AgentRegistry::Entry* AgentRegistry::FindWithProofLocked(const std::string& name,
+                                                         const std::string& proof,
+                                                         ProofCheck* check) {
   auto it = agents_.find(name);
-  if (it == agents_.end()) return false;
+  if (it == agents_.end()) {
+    *check = ProofCheck::kUnknown;
+    return nullptr;
+  }
+  const ProofHash hash = HashProof(proof);
+  if (CRYPTO_memcmp(it->second.proof.data(), hash.data(), hash.size()) != 0) {
+    *check = ProofCheck::kWrongProof;
+    return nullptr;
+  }
+  *check = ProofCheck::kMatches;
+  return &it->second;
+}
+
+ProofCheck AgentRegistry::Heartbeat(const std::string& name, const std::string& proof) {
+  std::lock_guard lock(mu_);
+  ProofCheck check;
+  Entry* entry = FindWithProofLocked(name, proof, &check);
+  if (entry == nullptr) return check;
   TimePoint now = clock_.Now();
-  if (StateLocked(it->second, now) == AgentState::kLost) {
+  if (StateLocked(*entry, now) == AgentState::kLost) {
     spdlog::info("agent {} is back after being lost", name);
   }
-  it->second.last_seen = now;
-  it->second.lost_reported = false;
-  return true;
+  entry->last_seen = now;
+  entry->lost_reported = false;
+  return check;
+}
+
+ProofCheck AgentRegistry::CheckProof(const std::string& name, const std::string& proof) {
+  std::lock_guard lock(mu_);
+  ProofCheck check;
+  FindWithProofLocked(name, proof, &check);
+  return check;
 }
 
 void AgentRegistry::SetBusy(const std::string& name, bool busy) {

@@ -12,23 +12,28 @@
 // A registration or heartbeat renews the lease and brings any state back to ready (or busy).
 // No lease expires before the registry's start + `startup_grace`, so a restarted coordinator
 // never marks the agents it learns of lost before they had time to come back.
+// Each name belongs to the agent instance that registered it, known by its instance proof (of
+// which the registry keeps only the SHA-256): while the lease is live (ready, busy, suspect)
+// only the same proof may register the name again, heartbeat or offer results; once it is lost,
+// any instance may take the name over.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "benchlab/v1/agent.grpc.pb.h"
 #include "benchlab/v1/coordinator.pb.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "coordinator/server/agent_limits.h"
 
 namespace benchlab {
 
@@ -36,10 +41,22 @@ enum class AgentState { kReady, kBusy, kSuspect, kLost };
 // "ready", "busy", "suspect", "lost": the words of ListAgents and `benchlab agents`.
 std::string_view AgentStateName(AgentState state);
 
+// What a registration did (AgentRegistry::Register).
+enum class Admission {
+  kRegistered,  // a name not known, or the same instance again (the same proof)
+  kTakenOver,   // another instance took the name over after the lease had expired (lost)
+  kRefused,     // another instance holds the name with a live lease: nothing changed
+  kFull,        // a new name, and max_agents agents are held, none lost and idle
+};
+
+// Whether a call's instance proof is the one its agent registered with.
+enum class ProofCheck { kMatches, kUnknown, kWrongProof };
+
 struct AgentLeaseOptions {
   std::chrono::milliseconds ttl{5000};             // a lease's length from its last renewal
   std::chrono::milliseconds grace{10000};          // suspect this long after expiry, then lost
   std::chrono::milliseconds startup_grace{30000};  // no lease expires before start + this
+  size_t max_agents = kMaxAgents;                  // agents held at once (agent_limits.h)
 };
 
 // Which agents a campaign may use. Each entry selects agents by name ("server-1") or by label
@@ -64,12 +81,17 @@ class AgentRegistry {
 
   // The lease an agent must renew within (its heartbeats come three times per lease).
   std::chrono::milliseconds lease() const { return options_.ttl; }
-  // Adds or replaces the agent and renews its lease. A busy mark survives re-registration: it
-  // is the scheduler's, which clears it when the window or campaign ends.
-  void Register(const v1::RegisterAgentRequest& request);
-  // Renews the lease, also of a suspect or lost agent. False when the agent is unknown (it must
-  // register again).
-  bool Heartbeat(const std::string& name);
+  // Adds or replaces the agent and renews its lease, unless another instance (another
+  // instance_proof) holds the name with a live lease: kRefused. A new name when max_agents are
+  // held replaces the idle agent lost longest ago, or is kFull. A busy mark survives
+  // re-registration: it is the scheduler's, which clears it when the window or campaign ends.
+  // The request is taken as valid (ValidateRegistration, coordinator/server/agent_limits.h).
+  Admission Register(const v1::RegisterAgentRequest& request);
+  // Renews the lease, also of a suspect or lost agent, when `proof` is the registered one.
+  // kUnknown: the agent must register again.
+  ProofCheck Heartbeat(const std::string& name, const std::string& proof);
+  // Whether `proof` is the one `name` registered with, renewing nothing.
+  ProofCheck CheckProof(const std::string& name, const std::string& proof);
   // Marks an agent busy (a window or campaign runs on it) or not. Unknown names are ignored.
   void SetBusy(const std::string& name, bool busy);
 
@@ -110,8 +132,10 @@ class AgentRegistry {
   std::string HostFactsJson(const std::string& name);
 
  private:
+  using ProofHash = std::array<unsigned char, 32>;  // SHA-256 of the instance proof
   struct Entry {
     v1::AgentInfo info;
+    ProofHash proof{};
     std::chrono::steady_clock::time_point last_seen;
     bool busy = false;
     bool lost_reported = false;
@@ -120,6 +144,11 @@ class AgentRegistry {
   struct Candidates;
 
   AgentState StateLocked(const Entry& entry, std::chrono::steady_clock::time_point now) const;
+  static ProofHash HashProof(const std::string& proof);
+  // Forgets the agent that is lost, not busy, and was heard of longest ago; false when none is.
+  bool DropLongestLostLocked(std::chrono::steady_clock::time_point now);
+  // The entry of `name` when `proof` is its own; nullptr with *check saying why not.
+  Entry* FindWithProofLocked(const std::string& name, const std::string& proof, ProofCheck* check);
   // Why the agent cannot take `role` now ("is busy", "lacks nginx"); empty when it can.
   std::string UnfitLocked(const Entry& entry, std::chrono::steady_clock::time_point now,
                           const std::string& role, const std::vector<std::string>& targets) const;

@@ -3,19 +3,23 @@
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
+#include "coordinator/server/channel.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
 
-Result<std::unique_ptr<CoordinatorDaemon>> CoordinatorDaemon::Create(const std::string& db_path) {
+Result<std::unique_ptr<CoordinatorDaemon>> CoordinatorDaemon::Create(const std::string& db_path,
+                                                                     CoordinatorOptions options) {
   auto store = Store::Open(db_path);
   if (!store.ok()) return store.status();
-  return std::unique_ptr<CoordinatorDaemon>(new CoordinatorDaemon(std::move(store).value()));
+  return std::unique_ptr<CoordinatorDaemon>(
+      new CoordinatorDaemon(std::move(store).value(), options));
 }
 
-CoordinatorDaemon::CoordinatorDaemon(std::unique_ptr<Store> store)
+CoordinatorDaemon::CoordinatorDaemon(std::unique_ptr<Store> store,
+                                     const CoordinatorOptions& options)
     : store_(std::move(store)),
-      scheduler_(*store_, agents_),
+      scheduler_(*store_, agents_, options.max_windows),
       service_(*store_, agents_, scheduler_),
       http_(*store_, agents_, scheduler_) {}
 
@@ -25,6 +29,8 @@ Result<HostPort> CoordinatorDaemon::Start(const HostPort& listen) {
   grpc::ServerBuilder builder;
   int bound_port = 0;
   builder.AddListeningPort(listen.ToString(), grpc::InsecureServerCredentials(), &bound_port);
+  builder.SetMaxReceiveMessageSize(kMaxGrpcMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxGrpcMessageBytes);
   builder.RegisterService(&service_);
   server_ = builder.BuildAndStart();
   if (!server_ || bound_port == 0) {
@@ -38,8 +44,9 @@ Result<HostPort> CoordinatorDaemon::Start(const HostPort& listen) {
   return bound;
 }
 
-Result<HostPort> CoordinatorDaemon::StartHttp(const HostPort& listen, const std::string& web_root) {
-  return http_.Start(listen, web_root);
+Result<HostPort> CoordinatorDaemon::StartHttp(const HostPort& listen, const std::string& web_root,
+                                              const std::vector<std::string>& http_hosts) {
+  return http_.Start(listen, web_root, http_hosts);
 }
 
 void CoordinatorDaemon::Shutdown() {

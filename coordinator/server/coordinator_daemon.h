@@ -3,13 +3,15 @@
 // and, in-process, by the integration tests. Start/Shutdown from one thread.
 #pragma once
 
+#include <grpcpp/server.h>
+
 #include <memory>
 #include <string>
-
-#include <grpcpp/server.h>
+#include <vector>
 
 #include "common/parse.h"
 #include "common/status.h"
+#include "coordinator/plan.h"
 #include "coordinator/server/agent_registry.h"
 #include "coordinator/server/coordinator_service.h"
 #include "coordinator/server/http_api.h"
@@ -18,24 +20,31 @@
 
 namespace benchlab {
 
+struct CoordinatorOptions {
+  uint64_t max_windows = kDefaultMaxWindows;  // the largest plan Submit accepts (--max-windows)
+};
+
 class CoordinatorDaemon {
  public:
   // Opens the store; a bad or newer database fails here.
-  static Result<std::unique_ptr<CoordinatorDaemon>> Create(const std::string& db_path);
+  static Result<std::unique_ptr<CoordinatorDaemon>> Create(const std::string& db_path,
+                                                           CoordinatorOptions options = {});
   ~CoordinatorDaemon();
 
   // Listens (port 0: the kernel picks one) and starts scheduling. Returns the bound address.
   Result<HostPort> Start(const HostPort& listen);
   // Serves the dashboard and the JSON API (docs/api.md) on `listen`, the dashboard's files from
-  // `web_root`. Returns the bound address. After Start.
-  Result<HostPort> StartHttp(const HostPort& listen, const std::string& web_root);
+  // `web_root`, to requests whose Host is the listen address or one of `http_hosts`
+  // (HttpApi::Start). Returns the bound address. After Start.
+  Result<HostPort> StartHttp(const HostPort& listen, const std::string& web_root,
+                             const std::vector<std::string>& http_hosts = {});
   // Stops scheduling after the current window, then stops serving.
   void Shutdown();
 
   Store& store() { return *store_; }
 
  private:
-  explicit CoordinatorDaemon(std::unique_ptr<Store> store);
+  CoordinatorDaemon(std::unique_ptr<Store> store, const CoordinatorOptions& options);
   std::unique_ptr<Store> store_;
   AgentRegistry agents_;
   Scheduler scheduler_;

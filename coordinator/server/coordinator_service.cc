@@ -1,12 +1,13 @@
 #include "coordinator/server/coordinator_service.h"
 
 #include <algorithm>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "coordinator/report/report_format.h"
 #include "coordinator/rerun.h"
+#include "coordinator/server/agent_limits.h"
+#include "spdlog/spdlog.h"
 
 namespace benchlab {
 namespace {
@@ -19,6 +20,10 @@ grpc::Status ToGrpc(const Status& status) {
     case StatusCode::kAlreadyExists:
       return grpc::Status(grpc::StatusCode::ALREADY_EXISTS, status.message());
     case StatusCode::kNotFound: return grpc::Status(grpc::StatusCode::NOT_FOUND, status.message());
+    case StatusCode::kPermissionDenied:
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, status.message());
+    case StatusCode::kResourceExhausted:
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, status.message());
     default: return grpc::Status(grpc::StatusCode::INTERNAL, status.message());
   }
 }
@@ -83,33 +88,72 @@ CoordinatorService::CoordinatorService(Store& store, AgentRegistry& agents, Sche
 grpc::Status CoordinatorService::RegisterAgent(grpc::ServerContext*,
                                                const v1::RegisterAgentRequest* req,
                                                v1::RegisterAgentReply* reply) {
-  if (req->name().empty() || req->address().empty()) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "an agent needs a name and address");
+  if (Status valid = ValidateRegistration(*req); !valid.ok()) return ToGrpc(valid);
+  switch (agents_.Register(*req)) {
+    case Admission::kRefused:
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                          "agent " + req->name() +
+                              " is registered by a live instance; a new instance may take over "
+                              "after its lease expires");
+    case Admission::kFull:
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          "the coordinator holds " + std::to_string(kMaxAgents) +
+                              " agents (kMaxAgents), none of them lost: agent " + req->name() +
+                              " cannot register");
+    case Admission::kRegistered:
+    case Admission::kTakenOver:
+      break;
   }
-  agents_.Register(*req);
   reply->set_lease_ms(agents_.lease().count());
   scheduler_.Notify();  // a campaign may be waiting for this agent
   return grpc::Status::OK;
 }
 
+namespace {
+
+// PERMISSION_DENIED for a call under `name` with a proof other than the one it registered with.
+grpc::Status NotTheInstance(const std::string& name) {
+  return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                      "agent " + name + " is registered by another instance (instance_proof)");
+}
+
+}  // namespace
+
 grpc::Status CoordinatorService::OfferResults(grpc::ServerContext*,
                                               const v1::OfferResultsRequest* req,
                                               v1::OfferResultsReply* reply) {
-  if (!agents_.StateOf(req->name())) {
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        "agent \"" + req->name() + "\" is not registered: register first");
+  if (Status valid = ValidateOffer(*req); !valid.ok()) return ToGrpc(valid);
+  switch (agents_.CheckProof(req->name(), req->instance_proof())) {
+    case ProofCheck::kUnknown:
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          "agent \"" + req->name() + "\" is not registered: register first");
+    case ProofCheck::kWrongProof:
+      return NotTheInstance(req->name());
+    case ProofCheck::kMatches:
+      break;
   }
-  // Whatever an agent still holds in its spool is kept before it may delete it.
+  // Whatever an agent still holds in its spool is kept before it may delete it; the reply is its
+  // only acknowledgement. What is not kept stays in the agent's spool.
   for (const auto& item : req->spooled()) {
-    Status kept = store_.KeepAgentResult(req->name(), item.key(), item.payload());
-    if (kept.ok()) reply->add_acknowledged(item.key());
+    Status kept =
+        store_.KeepAgentResult(req->name(), item.key(), item.payload(), kMaxKeptResultBytes);
+    if (kept.ok()) {
+      reply->add_acknowledged(item.key());
+    } else {
+      spdlog::warn("agent {}: offered result not kept: {}", req->name(), kept.message());
+      if (kept.code() == StatusCode::kResourceExhausted) break;
+    }
   }
   return grpc::Status::OK;
 }
 
 grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* req,
                                            v1::HeartbeatReply* reply) {
-  reply->set_known(agents_.Heartbeat(req->name()));
+  Status valid = ValidateInstanceProof(req->instance_proof(), "HeartbeatRequest");
+  if (!valid.ok()) return ToGrpc(valid);
+  const ProofCheck check = agents_.Heartbeat(req->name(), req->instance_proof());
+  if (check == ProofCheck::kWrongProof) return NotTheInstance(req->name());
+  reply->set_known(check == ProofCheck::kMatches);
   return grpc::Status::OK;
 }
 

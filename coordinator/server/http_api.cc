@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -93,10 +94,16 @@ int HttpStatusOf(const Status& status) {
   }
 }
 
+// JSON text of a document: bytes that are not UTF-8 (a name taken from a request path) become
+// U+FFFD rather than an exception.
+std::string Dump(const ojson& doc) {
+  return doc.dump(-1, ' ', false, ojson::error_handler_t::replace);
+}
+
 void ReplyJson(httplib::Response& res, int status, const ojson& body) {
   res.status = status;
   res.set_header("Cache-Control", "no-store");
-  res.set_content(body.dump(), "application/json");
+  res.set_content(Dump(body), "application/json");
 }
 
 void ReplyError(httplib::Response& res, int status, const std::string& message) {
@@ -139,6 +146,97 @@ Result<RerunSelection> ParseRerunBody(const std::string& body) {
     }
   }
   return selection;
+}
+
+// Well-formed UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing past U+10FFFF.
+bool IsUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char lead = byte(i);
+    size_t length = 0;
+    unsigned char low = 0x80, high = 0xbf;  // the second byte's range
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    } else if (lead >= 0xc2 && lead <= 0xdf) {
+      length = 2;
+    } else if (lead >= 0xe0 && lead <= 0xef) {
+      length = 3;
+      if (lead == 0xe0) low = 0xa0;
+      if (lead == 0xed) high = 0x9f;
+    } else if (lead >= 0xf0 && lead <= 0xf4) {
+      length = 4;
+      if (lead == 0xf0) low = 0x90;
+      if (lead == 0xf4) high = 0x8f;
+    } else {
+      return false;
+    }
+    if (i + length > text.size() || byte(i + 1) < low || byte(i + 1) > high) return false;
+    for (size_t k = 2; k < length; ++k) {
+      if (byte(i + k) < 0x80 || byte(i + k) > 0xbf) return false;
+    }
+    i += length;
+  }
+  return true;
+}
+
+// What an error the HTTP layer answered by itself (a request it cannot parse) was.
+std::string StatusWords(int status) {
+  switch (status) {
+    case 400:
+      return "bad request";
+    case 404:
+      return "not found";
+    case 405:
+      return "method not allowed";
+    case 413:
+      return "payload too large";
+    case 414:
+      return "URI too long";
+    default:
+      return "HTTP error " + std::to_string(status);
+  }
+}
+
+std::string Lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// A Host header's form: a name or IPv4 address ("example.com"), or an IPv6 address in
+// brackets ("[::1]"), with an optional ":PORT". *has_port tells which.
+bool IsHostValue(std::string_view value, bool* has_port) {
+  std::string_view host = value, rest;
+  if (value.starts_with('[')) {
+    const size_t close = value.find(']');
+    if (close == std::string_view::npos || close < 2) return false;
+    const std::string_view inner = value.substr(1, close - 1);
+    if (inner.find_first_not_of("0123456789abcdefABCDEF:.") != std::string_view::npos) {
+      return false;
+    }
+    host = value.substr(0, close + 1);
+    rest = value.substr(close + 1);
+  } else {
+    const size_t colon = value.find(':');
+    host = value.substr(0, colon);
+    rest = colon == std::string_view::npos ? "" : value.substr(colon);
+    const bool name = std::all_of(host.begin(), host.end(), [](unsigned char c) {
+      return std::isalnum(c) != 0 || c == '-' || c == '.';
+    });
+    if (host.empty() || !name) return false;
+  }
+  *has_port = !rest.empty();
+  if (rest.empty()) return true;
+  const std::string_view port = rest.substr(1);
+  return rest[0] == ':' && !port.empty() && port.size() <= 5 &&
+         port.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// 127.0.0.0/8, localhost, ::1, and the wildcard addresses, which reach loopback too.
+bool ServesLoopback(const std::string& host) {
+  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1" || host == "0.0.0.0" ||
+         host == "::" || host.empty();
 }
 
 constexpr const char* kNoDashboard =
@@ -379,6 +477,57 @@ Result<ojson> HistogramDoc(const std::string& serialized, size_t max_buckets) {
       {"count", h->Count()}, {"buckets", std::move(bins)}, {"percentiles", std::move(percentiles)}};
 }
 
+Result<std::set<std::string>> AllowedHosts(const HostPort& bound,
+                                           const std::vector<std::string>& names) {
+  const std::string port = std::to_string(bound.port);
+  std::set<std::string> hosts;
+  if (bound.host != "0.0.0.0" && bound.host != "::" && !bound.host.empty()) {
+    hosts.insert(Lower(bound.ToString()));
+  }
+  if (ServesLoopback(bound.host)) {
+    for (const char* loopback : {"127.0.0.1:", "localhost:", "[::1]:"}) {
+      hosts.insert(loopback + port);
+    }
+  }
+  for (const std::string& name : names) {
+    bool has_port = false;
+    if (!IsHostValue(name, &has_port)) {
+      return Status::InvalidArgument(
+          "--http-host: expected a host name or address with an optional :PORT, such as "
+          "\"bench.example.com\" or \"10.0.0.7:8080\", got \"" +
+          name + "\"");
+    }
+    hosts.insert(Lower(name));
+    if (!has_port) hosts.insert(Lower(name) + ":" + port);
+  }
+  return hosts;
+}
+
+bool HttpApi::Refused(const httplib::Request& req, httplib::Response& res) const {
+  const std::string host = Lower(req.get_header_value("Host"));
+  if (hosts_.count(host) == 0) {
+    ReplyError(res, 421,
+               "Host \"" + host +
+                   "\" is not one this dashboard serves; start the coordinator "
+                   "with --http-host NAME to serve it under another name (docs/api.md)");
+    return true;
+  }
+  if (req.method == "POST" && req.has_header("Origin")) {
+    const std::string origin = Lower(req.get_header_value("Origin"));
+    if (origin.rfind("http://", 0) != 0 || hosts_.count(origin.substr(7)) == 0) {
+      ReplyError(res, 403, "Origin \"" + origin + "\" may not change anything here");
+      return true;
+    }
+  }
+  bool utf8 = IsUtf8(req.path);
+  for (const auto& [key, value] : req.params) utf8 = utf8 && IsUtf8(key) && IsUtf8(value);
+  if (!utf8) {
+    ReplyError(res, 400, "the request's path or query is not UTF-8");
+    return true;
+  }
+  return false;
+}
+
 HttpApi::HttpApi(Store& store, AgentRegistry& agents, Scheduler& scheduler)
     : store_(store), agents_(agents), scheduler_(scheduler) {}
 
@@ -387,6 +536,29 @@ HttpApi::~HttpApi() { Stop(); }
 void HttpApi::Routes(const std::string& web_root) {
   httplib::Server& s = *server_;
   s.set_payload_max_length(64 * 1024);  // the only body is a re-run request
+  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    return Refused(req, res) ? httplib::Server::HandlerResponse::Handled
+                             : httplib::Server::HandlerResponse::Unhandled;
+  });
+  // Whatever fails, and whatever the HTTP layer itself refuses, is answered in JSON too.
+  s.set_exception_handler(
+      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr error) {
+        std::string what = "unknown error";
+        try {
+          std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        spdlog::warn("http api: {} {}: {}", req.method, req.path, what);
+        ReplyError(res, 500, "internal error: " + what);
+      });
+  s.set_error_handler(
+      httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        ReplyError(res, res.status, StatusWords(res.status));
+        return httplib::Server::HandlerResponse::Handled;
+      }));
 
   s.Get("/api/v1/campaigns", [this](const httplib::Request&, httplib::Response& res) {
     ReplyResult(res, CampaignListDoc(store_));
@@ -412,7 +584,7 @@ void HttpApi::Routes(const std::string& web_root) {
           res.status = 200;
           res.set_header("ETag", etag);  // the document's own progress.version
           res.set_header("Cache-Control", "no-cache");
-          res.set_content(doc->dump(), "application/json");
+          res.set_content(Dump(*doc), "application/json");
         });
   s.Get(R"(/api/v1/campaigns/([^/]+)/report)",
         [this](const httplib::Request& req, httplib::Response& res) {
@@ -474,8 +646,10 @@ void HttpApi::Routes(const std::string& web_root) {
   }
 }
 
-Result<HostPort> HttpApi::Start(const HostPort& listen, const std::string& web_root) {
+Result<HostPort> HttpApi::Start(const HostPort& listen, const std::string& web_root,
+                                const std::vector<std::string>& http_hosts) {
   if (server_) return Status::FailedPrecondition("the HTTP server is already started");
+  BENCHLAB_RETURN_IF_ERROR(AllowedHosts(listen, http_hosts).status());
   server_ = std::make_unique<httplib::Server>();
   Routes(web_root);
   int port = listen.port;
@@ -489,13 +663,14 @@ Result<HostPort> HttpApi::Start(const HostPort& listen, const std::string& web_r
     return Status::Unavailable("dashboard cannot listen on " + listen.ToString() +
                                " (address in use or not local?)");
   }
+  HostPort bound{listen.host, static_cast<uint16_t>(port)};
+  hosts_ = *AllowedHosts(bound, http_hosts);
   thread_ = std::thread([server = server_.get()] { server->listen_after_bind(); });
   // stop() only stops a server that is running: wait for it, so Stop() right after Start()
   // cannot miss it and leave the thread serving.
   for (int i = 0; i < 2000 && !server_->is_running(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  HostPort bound{listen.host, static_cast<uint16_t>(port)};
   spdlog::info("dashboard on http://{}/", bound.ToString());
   return bound;
 }

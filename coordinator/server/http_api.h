@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/parse.h"
 #include "common/status.h"
@@ -18,6 +20,8 @@
 
 namespace httplib {
 class Server;
+struct Request;
+struct Response;
 }
 
 namespace benchlab {
@@ -33,6 +37,13 @@ Result<nlohmann::ordered_json> CampaignDoc(Store& store, const std::string& name
 Result<std::string> CampaignVersion(Store& store, const std::string& name);
 // GET /api/v1/windows/ID: the attempt, every attempt of its window, its samples and histogram.
 Result<nlohmann::ordered_json> WindowDoc(Store& store, int64_t id);
+// The Host header values the dashboard answers (lower case): the address it listens on as
+// HOST:PORT; with a loopback or wildcard address also 127.0.0.1:PORT, localhost:PORT and
+// [::1]:PORT; and each of `names` (`--http-host`) as given and, when it has no port, with
+// :PORT. InvalidArgument for a name that is not a host name or address (with an optional port).
+Result<std::set<std::string>> AllowedHosts(const HostPort& bound,
+                                           const std::vector<std::string>& names);
+
 // A serialised histogram as {"count", "buckets": [{"from_us", "to_us", "count"}],
 // "percentiles"}, its non-empty buckets merged into at most `max_buckets` bins of equal width
 // on a log scale; null for an empty text. InvalidArgument for text that does not parse.
@@ -48,18 +59,26 @@ class HttpApi {
 
   // Binds (port 0: the kernel picks one) and serves on a thread of its own. `web_root` is the
   // dashboard's directory (index.html, assets/); when it has no index.html, / says how to build
-  // it and the API still works. Returns the bound address.
-  Result<HostPort> Start(const HostPort& listen, const std::string& web_root);
+  // it and the API still works. Only requests whose Host is one of AllowedHosts(bound address,
+  // http_hosts) are answered (else 421), and a POST whose Origin is present must be
+  // http://<one of them> (else 403): a page of another site, even one whose name resolves to
+  // this machine (DNS rebinding), reads and changes nothing. Returns the bound address.
+  Result<HostPort> Start(const HostPort& listen, const std::string& web_root,
+                         const std::vector<std::string>& http_hosts = {});
   // Stops serving; requests in flight finish first. Safe to call twice.
   void Stop();
 
  private:
   void Routes(const std::string& web_root);
+  // Refuses a request for another host, from another origin or with a path that is not UTF-8;
+  // true when it answered.
+  bool Refused(const httplib::Request& req, httplib::Response& res) const;
 
   Store& store_;
   AgentRegistry& agents_;
   Scheduler& scheduler_;
   std::unique_ptr<httplib::Server> server_;
+  std::set<std::string> hosts_;  // AllowedHosts of the bound address
   std::thread thread_;
 };
 

@@ -1,24 +1,25 @@
 #include "coordinator/server/scheduler.h"
 
+#include <grpcpp/client_context.h>
+
 #include <algorithm>
 #include <map>
-#include <set>
-
-#include <grpcpp/client_context.h>
-#include <tuple>
-
 #include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
 
 #include "common/clock.h"
 #include "common/parse.h"
 #include "coordinator/campaign.h"
 #include "coordinator/plan.h"
 #include "coordinator/server/window_runner.h"
+#include "coordinator/window_token.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
 
-Scheduler::Scheduler(Store& store, AgentRegistry& agents) : store_(store), agents_(agents) {}
+Scheduler::Scheduler(Store& store, AgentRegistry& agents, uint64_t max_windows)
+    : store_(store), agents_(agents), max_windows_(max_windows) {}
 
 Scheduler::~Scheduler() { Stop(); }
 
@@ -69,18 +70,22 @@ Result<Submission> Scheduler::Submit(const std::string& spec_toml, const std::st
   }
   auto campaign = ParseCampaignText(spec_toml, source, campaign_dir);
   if (!campaign.ok()) return campaign.status();
+  BENCHLAB_RETURN_IF_ERROR(CheckPlanSize(*campaign, max_windows_));
+  // The coordinator never runs a target's command or environment (agents run their own
+  // catalogues): secrets in env are kept only as hashes.
+  auto redacted = RedactCampaignText(spec_toml, source);
+  if (!redacted.ok()) return redacted.status();
   CampaignRow row;
   row.name = campaign->name;
   row.state = "queued";
   row.gates_mode = gates_mode;
   row.baseline = campaign->baseline;
-  row.spec_toml = spec_toml;
+  row.spec_toml = std::move(*redacted);
   row.source = source;
   row.created_at = FormatIsoTime(std::chrono::system_clock::now());
   // A fleet campaign runs its matrix once per pair; with pairs = "all" the count is known once
   // it is placed.
-  row.total_windows = static_cast<int>(ExpandMatrix(*campaign).size()) *
-                      std::max<int>(1, static_cast<int>(campaign->placement_pairs.size()));
+  row.total_windows = static_cast<int>(SizeOfPlan(*campaign).Total());
   std::vector<TargetRow> targets;
   for (const auto& t : campaign->targets) {
     targets.push_back({t.name, nlohmann::json(t.command).dump(), FormatCpuList(t.cpus)});
@@ -126,9 +131,13 @@ void Scheduler::Loop() {
   }
 }
 
-void Scheduler::Acknowledge(const std::vector<std::pair<std::string, std::string>>& spooled) {
+void Scheduler::Acknowledge(const std::vector<SpoolEntry>& spooled) {
   std::map<std::string, v1::AcknowledgeRequest> by_agent;
-  for (const auto& [agent, key] : spooled) by_agent[agent].add_acks()->set_key(key);
+  for (const SpoolEntry& entry : spooled) {
+    v1::SpoolAck* ack = by_agent[entry.agent].add_acks();
+    ack->set_key(entry.key);
+    ack->set_window(entry.window);
+  }
   for (const auto& [agent, req] : by_agent) {
     auto stub = agents_.Stub(agent);
     if (!stub) continue;
@@ -375,8 +384,10 @@ std::string Scheduler::RunOnPair(const CampaignRow& row, const Campaign& campaig
         break;
       }
       Bump();  // watchers show the window now running
+      const std::string token =
+          WindowToken(store_.lab_secret(), SpoolKey(row.id, planned, p.attempt));
       WindowOutcome outcome = RunWindow(agents_, placement, campaign, row.id, planned, p.attempt,
-                                        calibration, session);
+                                        token, calibration, session);
       outcome.row.campaign_id = row.id;
       outcome.row.pair = pair;
       auto id = store_.InsertWindow(outcome.row, outcome.samples);

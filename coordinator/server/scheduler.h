@@ -24,6 +24,7 @@
 #include "coordinator/campaign.h"
 #include "coordinator/plan.h"
 #include "coordinator/server/agent_registry.h"
+#include "coordinator/server/window_runner.h"
 #include "coordinator/store.h"
 
 namespace benchlab {
@@ -42,7 +43,8 @@ struct Submission {
 
 class Scheduler {
  public:
-  Scheduler(Store& store, AgentRegistry& agents);
+  // Campaigns whose plan holds more than `max_windows` windows are refused by Submit.
+  Scheduler(Store& store, AgentRegistry& agents, uint64_t max_windows = kDefaultMaxWindows);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -52,8 +54,9 @@ class Scheduler {
   // the next start.
   void Stop();
 
-  // Validates the whole campaign before anything is stored. InvalidArgument (file:line errors)
-  // or AlreadyExists (name taken).
+  // Validates the whole campaign before anything is stored. InvalidArgument (file:line errors,
+  // a plan over max_windows, counted before it is built) or AlreadyExists (name taken). The
+  // stored text has its targets' env values redacted (RedactCampaignText).
   // gates_mode "warn" or "enforce" overrides the file's [gates] mode (`--gates`); "" keeps it.
   Result<Submission> Submit(const std::string& spec_toml, const std::string& source,
                             const std::string& campaign_dir, const std::string& gates_mode = "");
@@ -83,13 +86,15 @@ class Scheduler {
   // Waits until the agents are ready; nullopt when stopping or the campaign was cancelled.
   std::optional<AgentRegistry::Placement> WaitForPlacement(
       const CampaignRow& row, const PlacementSpec& spec, const std::vector<std::string>& targets);
-  // Tells the agents their spooled results for a stored window may go.
-  void Acknowledge(const std::vector<std::pair<std::string, std::string>>& spooled);
+  // Tells the agents their spooled results for a stored window may go, each with the window token
+  // it was spooled under.
+  void Acknowledge(const std::vector<SpoolEntry>& spooled);
   void Bump();
   bool stopping() const { return stopping_.load(); }
 
   Store& store_;
   AgentRegistry& agents_;
+  const uint64_t max_windows_;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   std::mutex mu_;

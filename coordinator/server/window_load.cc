@@ -46,6 +46,7 @@ v1::RunLoadRequest WindowProtocol::LoadRequest(const ScenarioDef& scenario,
   req.set_timeout_ms(2000);
   req.set_tool(planned_.tool);
   req.set_spool_key(share.spool_key);
+  req.set_window(window_);
   // Every response is checked against the scenario's expectation while measuring.
   req.add_expect_status(scenario.expect.status);
   if (scenario.expect.body) {
@@ -75,6 +76,7 @@ bool WindowProtocol::MeasureLoad() {
     v1::MarkRequest mreq;
     mreq.set_handle(handle_);
     mreq.set_kind(kind);
+    mreq.set_window(target_window_);
     if (kind == v1::MarkRequest::END) mreq.set_spool_key(spool_key_);
     grpc::ClientContext mctx;
     SetDeadline(mctx, std::chrono::seconds(5));
@@ -143,7 +145,9 @@ bool WindowProtocol::MeasureLoad() {
     (void)mark(v1::MarkRequest::END, &ignored);
   }
   std::string merge_error = MergeLoadResults(*scenario);
-  if (server_spooled) out_.spooled.emplace_back(placement_.server_agent, spool_key_ + ".server");
+  if (server_spooled) {
+    out_.spooled.push_back({placement_.server_agent, spool_key_ + ".server", target_window_});
+  }
   bool broken = false;
   for (const LoadShare& share : shares_) {
     if (share.status.ok()) continue;
@@ -252,6 +256,7 @@ std::string WindowProtocol::MergeLoadResults(const ScenarioDef& scenario) {
     row.errors_write += r.errors().write();
     row.errors_timeout += r.errors().timeout();
     row.errors_parse += r.errors().parse();
+    row.errors_body_too_large += r.errors().body_too_large();
     row.errors_mismatch += r.mismatches();
     // A wrong status is one kind of mismatch; the generator checks the body too.
     mismatches_ += std::max<uint64_t>(r.mismatches(), status_mismatches);
@@ -289,7 +294,7 @@ std::string WindowProtocol::MergeLoadResults(const ScenarioDef& scenario) {
         most_foreign = &h;
       }
     }
-    out_.spooled.emplace_back(share.agent, share.spool_key + ".load");
+    out_.spooled.push_back({share.agent, share.spool_key + ".load", window_});
     // Per second: requests add up; the second's p99 is the slowest agent's, an upper bound on
     // the p99 of the agents' responses together.
     for (int i = 0; i < r.per_second_requests_size(); ++i) {
@@ -339,8 +344,8 @@ std::string WindowProtocol::MergeLoadResults(const ScenarioDef& scenario) {
   }
   row.status_counts = counts.dump();
   row.errors_status = status_mismatches_;
-  transport_errors_ = row.errors_connect + row.errors_read + row.errors_write +
-                      row.errors_timeout + row.errors_parse;
+  transport_errors_ = row.errors_connect + row.errors_read + row.errors_write + row.errors_timeout +
+                      row.errors_parse + row.errors_body_too_large;
   row.errors = transport_errors_ + mismatches_;
   if (multi()) row.load_record = nlohmann::json{{"agents", records}}.dump();
   if (most_foreign != nullptr) row.load_top_foreign = TopForeignJson(*most_foreign);

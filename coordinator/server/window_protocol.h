@@ -57,7 +57,8 @@ class WindowProtocol {
  public:
   WindowProtocol(AgentRegistry& agents, const AgentRegistry::Placement& placement,
                  const Campaign& campaign, const PlannedWindow& planned, std::string spool_key,
-                 Calibration& calibration, TargetSession& session, WindowOutcome& out);
+                 std::string window, Calibration& calibration, TargetSession& session,
+                 WindowOutcome& out);
 
   void Run();
 
@@ -78,6 +79,8 @@ class WindowProtocol {
   // a non-empty return is why the results could not be merged.
   std::string MergeLoadResults(const ScenarioDef& scenario);
   void StopTarget();
+  // Stops the process `session_` keeps (when the window cannot use it), forgetting any failure.
+  void StopKeptTarget();
   void Judge();
   void Finish();
   bool multi() const { return shares_.size() > 1; }
@@ -92,12 +95,14 @@ class WindowProtocol {
   const Campaign& campaign_;
   const PlannedWindow& planned_;
   const std::string spool_key_;
+  const std::string window_;  // this window's token: StartTarget, RunLoad and their spools
   Calibration& calibration_;
   WindowOutcome& out_;
   std::shared_ptr<v1::Agent::Stub> server_;
   std::vector<LoadShare> shares_;  // the load agents this window uses; the first checks conformance
   std::vector<std::string> reasons_;
   std::string handle_;
+  std::string target_window_;  // the token handle_ was started with: StopTarget and Mark send it
   int port_ = 0;
   bool target_died_ = false;
   uint64_t status_mismatches_ = 0;  // responses whose status was not the expected one

@@ -70,10 +70,9 @@ void AddCase(const ScenarioDef& def, bool negative, v1::CheckConformanceRequest&
   }
 }
 
-
 WindowProtocol::WindowProtocol(AgentRegistry& agents, const AgentRegistry::Placement& placement,
                                const Campaign& campaign, const PlannedWindow& planned,
-                               std::string spool_key, Calibration& calibration,
+                               std::string spool_key, std::string window, Calibration& calibration,
                                TargetSession& session, WindowOutcome& out)
     : agents_(agents),
       session_(session),
@@ -81,6 +80,7 @@ WindowProtocol::WindowProtocol(AgentRegistry& agents, const AgentRegistry::Place
       campaign_(campaign),
       planned_(planned),
       spool_key_(std::move(spool_key)),
+      window_(std::move(window)),
       calibration_(calibration),
       out_(out),
       server_(agents.Stub(placement.server_agent)) {
@@ -240,6 +240,7 @@ bool WindowProtocol::StartTarget() {
                        planned_.target + "-" + planned_.scenario + "-" +
                        LoadLevelLabel(planned_) +
                        (planned_.noise ? "-n" + std::to_string(planned_.position) : ""));
+  req.set_window(window_);
   v1::StartTargetReply reply;
   grpc::ClientContext ctx;
   auto ready_budget = def != nullptr ? def->ready_timeout : std::chrono::milliseconds(10000);
@@ -249,6 +250,7 @@ bool WindowProtocol::StartTarget() {
     return Fail("failed", Failure("start_target", placement_.server_agent, status));
   }
   handle_ = reply.handle();
+  target_window_ = window_;
   port_ = reply.port();
   out_.row.target_version = reply.version();
   for (const auto& failure : reply.check_failures()) {
@@ -287,6 +289,7 @@ void WindowProtocol::StopTarget() {
   v1::StopTargetRequest req;
   req.set_handle(handle_);
   req.set_grace_ms(2000);
+  req.set_window(target_window_);
   v1::StopTargetReply reply;
   grpc::ClientContext ctx;
   SetDeadline(ctx, std::chrono::seconds(10));
@@ -341,17 +344,15 @@ void WindowProtocol::Run() {
                      session_.target == planned_.target;
   if (!reuse && !session_.handle.empty()) {
     // The plan wants a fresh process: the kept one goes first, so only one target runs.
-    std::string kept = std::exchange(handle_, session_.handle);
-    StopTarget();
-    handle_ = kept;
+    StopKeptTarget();
     reasons_.clear();
     out_.row.verdict = "valid";
-    session_ = {};
   }
   if (CheckHosts()) {
     bool ready = false;
     if (reuse) {
       handle_ = session_.handle;
+      target_window_ = session_.window;
       port_ = session_.port;
       ready = true;
     } else {
@@ -360,17 +361,24 @@ void WindowProtocol::Run() {
     if (ready && MeasureLoad()) Judge();
     const bool measured = out_.row.verdict == "valid" || out_.row.verdict == "invalid";
     if (ready && measured && !planned_.stop_process && !target_died_) {
-      session_ = {planned_.target, handle_, port_};
+      session_ = {planned_.target, handle_, port_, target_window_};
     } else {
       StopTarget();
       session_ = {};
     }
   } else if (!session_.handle.empty()) {
-    handle_ = session_.handle;
-    StopTarget();
-    session_ = {};
+    StopKeptTarget();
   }
   Finish();
+}
+
+void WindowProtocol::StopKeptTarget() {
+  const std::string handle = std::exchange(handle_, session_.handle);
+  const std::string window = std::exchange(target_window_, session_.window);
+  StopTarget();
+  handle_ = handle;
+  target_window_ = window;
+  session_ = {};
 }
 
 void WindowProtocol::Finish() {
@@ -436,6 +444,7 @@ void EndSession(AgentRegistry& agents, const AgentRegistry::Placement& placement
     v1::StopTargetRequest req;
     req.set_handle(session.handle);
     req.set_grace_ms(2000);
+    req.set_window(session.window);
     v1::StopTargetReply reply;
     grpc::ClientContext ctx;
     SetDeadline(ctx, std::chrono::seconds(10));
@@ -449,8 +458,8 @@ void EndSession(AgentRegistry& agents, const AgentRegistry::Placement& placement
 }
 
 WindowOutcome RunWindow(AgentRegistry& agents, const AgentRegistry::Placement& placement,
-                        const Campaign& campaign, int64_t campaign_id,
-                        const PlannedWindow& planned, int attempt, Calibration& calibration,
+                        const Campaign& campaign, int64_t campaign_id, const PlannedWindow& planned,
+                        int attempt, const std::string& window_token, Calibration& calibration,
                         TargetSession& session) {
   WindowOutcome out;
   auto& row = out.row;
@@ -470,7 +479,7 @@ WindowOutcome RunWindow(AgentRegistry& agents, const AgentRegistry::Placement& p
   row.load_host = agents.HostFactsJson(placement.load_agent);
   auto begin = FormatIsoTime(std::chrono::system_clock::now());
   WindowProtocol(agents, placement, campaign, planned, SpoolKey(campaign_id, planned, attempt),
-                 calibration, session, out)
+                 window_token, calibration, session, out)
       .Run();
   if (row.started_at.empty()) row.started_at = begin;
   if (row.ended_at.empty()) row.ended_at = FormatIsoTime(std::chrono::system_clock::now());

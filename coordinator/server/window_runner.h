@@ -26,11 +26,20 @@
 
 namespace benchlab {
 
+// A result an agent spooled during a window: acknowledged with the token it was spooled under
+// (the window's own, or for the server's figures of a kept process the token that started it)
+// once the window is stored.
+struct SpoolEntry {
+  std::string agent;
+  std::string key;     // "<spool key>.server", "<spool key>.load" or "<spool key>.<agent>.load"
+  std::string window;  // the window token
+  auto operator<=>(const SpoolEntry&) const = default;
+};
+
 struct WindowOutcome {
   WindowRow row;
   std::vector<SampleRow> samples;
-  // Results the agents spooled for this window: (agent, key), acknowledged once it is stored.
-  std::vector<std::pair<std::string, std::string>> spooled;
+  std::vector<SpoolEntry> spooled;
 };
 
 // The campaign's self-test calibration per agent: its most recent self-tests (three of their
@@ -54,18 +63,21 @@ struct TargetSession {
   std::string target;
   std::string handle;
   int port = 0;
+  std::string window;  // the token of the window that started it: its StopTarget and Mark send it
 };
 
 // Runs one window. The target process is started unless `session` holds one of the same target
 // and the plan does not ask for a fresh one; it is stopped afterwards when the plan says so or
 // the window did not end valid/invalid, else left in `session`. The conformance gate runs once
-// per fresh process.
+// per fresh process. `window_token` is WindowToken(lab secret, SpoolKey(campaign_id, planned,
+// attempt)) (coordinator/window_token.h): every call of the window to an agent carries it.
 WindowOutcome RunWindow(AgentRegistry& agents, const AgentRegistry::Placement& placement,
-                        const Campaign& campaign, int64_t campaign_id,
-                        const PlannedWindow& planned, int attempt, Calibration& calibration,
+                        const Campaign& campaign, int64_t campaign_id, const PlannedWindow& planned,
+                        int attempt, const std::string& window_token, Calibration& calibration,
                         TargetSession& session);
 
-// Stops the process a session holds, if any (best effort, with a deadline).
+// Stops the process a session holds, if any (best effort, with a deadline), with the token that
+// started it.
 void EndSession(AgentRegistry& agents, const AgentRegistry::Placement& placement,
                 TargetSession& session);
 

@@ -462,7 +462,7 @@ TEST_F(CampaignTest, UnknownKeysAreErrorsEvenWhenTheyHideARequiredOne) {
             "open_connections, rounds, order, seed, fresh_process, warmup, duration)");
   EXPECT_EQ(ErrorFor(Edit(kGood, "name = \"hello\"\nbaseline", "nmae = \"hello\"\nbaseline")),
             "hello.toml:1: nmae: unknown key (known: name, baseline, matrix, load, gates, noise, "
-            "placement, target, scenario, negative)");
+            "placement, target, scenario, negative, public_env)");
   EXPECT_EQ(ErrorFor(Edit(kGood, "{ status = 404 }", "{ status = 404, bdy = \"\" }")),
             "hello.toml:30: negative \"missing\".expect.bdy: unknown key (known: status, body, "
             "headers)");
@@ -663,6 +663,84 @@ TEST_F(CampaignTest, RequireCommandsNamesTheTarget) {
                           "command = []")),
             "hello.toml:16: target \"nginx\".command: expected a non-empty list of strings (argv, "
             "no shell), got []");
+}
+
+}  // namespace
+}  // namespace benchlab
+
+namespace benchlab {
+namespace {
+
+// --- env values kept as hashes ----------------------------------------------------------------
+
+constexpr char kSecrets[] = R"(name = "secret"
+baseline = "a"
+public_env = ["NODE_ENV"]
+[matrix]
+connections = [1]
+[[target]]
+name = "a"
+env = { API_TOKEN = "s3cr3t-value", NODE_ENV = "production" }  # inline
+[[target]]
+name = "b"
+[target.env]
+DB_PASSWORD = 'lit"eral'
+MULTI = """
+two
+lines"""
+[[scenario]]
+name = "s"
+path = "/"
+expect = { status = 200 }
+)";
+
+TEST(RedactCampaignTest, SecretValuesBecomeHashesAndEverythingElseStays) {
+  auto redacted = RedactCampaignText(kSecrets, "secret.toml");
+  ASSERT_TRUE(redacted.ok()) << redacted.status().ToString();
+  for (const char* secret : {"s3cr3t-value", "lit\"eral", "two\nlines"}) {
+    EXPECT_EQ(redacted->find(secret), std::string::npos) << secret << " in\n" << *redacted;
+  }
+  EXPECT_EQ(RedactedEnvValue("s3cr3t-value").size(), 19u);  // "sha256:" + 12 hex digits
+  EXPECT_NE(redacted->find("env = { API_TOKEN = \"" + RedactedEnvValue("s3cr3t-value") +
+                           "\", NODE_ENV = \"production\" }  # inline\n"),
+            std::string::npos)
+      << *redacted;
+  EXPECT_NE(redacted->find("DB_PASSWORD = \"" + RedactedEnvValue("lit\"eral") + "\"\n"),
+            std::string::npos);
+  EXPECT_NE(redacted->find("MULTI = \"\"\"" + RedactedEnvValue("two\nlines") + "\\\n\n\"\"\"\n"),
+            std::string::npos)
+      << "its line breaks stay, outside the string: " << *redacted;
+
+  auto campaign = ParseCampaignText(*redacted, "secret.toml", "/");
+  ASSERT_TRUE(campaign.ok()) << campaign.status().ToString();
+  EXPECT_EQ(campaign->targets[0].env.at("NODE_ENV"), "production") << "listed in public_env";
+  EXPECT_TRUE(IsRedactedEnvValue(campaign->targets[0].env.at("API_TOKEN")));
+  EXPECT_TRUE(HasRedactedEnv(*campaign));
+  EXPECT_EQ(campaign->targets[1].line, 9) << "lines stay where they were";
+  EXPECT_EQ(campaign->scenarios[0].line, 16);
+  EXPECT_EQ(campaign->targets[1].env.at("MULTI"), RedactedEnvValue("two\nlines"));
+
+  auto twice = RedactCampaignText(*redacted, "secret.toml");
+  ASSERT_TRUE(twice.ok());
+  EXPECT_EQ(*twice, *redacted) << "a redacted value is kept as it is";
+}
+
+TEST(RedactCampaignTest, ACampaignWithoutSecretsIsUnchanged) {
+  auto redacted = RedactCampaignText(kMinimal, "min.toml");
+  ASSERT_TRUE(redacted.ok());
+  EXPECT_EQ(*redacted, kMinimal);
+  auto campaign = ParseCampaignText(kMinimal, "min.toml", "/");
+  ASSERT_TRUE(campaign.ok());
+  EXPECT_FALSE(HasRedactedEnv(*campaign));
+}
+
+TEST(RedactCampaignTest, PublicEnvIsAListOfVariableNames) {
+  auto bad = ParseCampaignText(Edit(kMinimal, "[matrix]", "public_env = [\"1X\"]\n[matrix]"),
+                               "min.toml", "/");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "min.toml:3: public_env: expected a list of variable names such as [\"NODE_ENV\"], "
+            "got \"1X\"");
 }
 
 }  // namespace

@@ -414,3 +414,49 @@ TEST(PlanTest, EmptyCampaignHasNoWindows) {
 
 }  // namespace
 }  // namespace benchlab
+
+namespace benchlab {
+namespace {
+
+TEST(PlanSizeTest, CountsWhatExpandMatrixBuilds) {
+  Campaign c = MakeCampaign({"a", "b", "c"}, {"hello", "json"}, {16, 64}, 3, Order::kRotate);
+  c.rates = {1000, 2000};
+  c.load_tools = {"benchlab", "wrk"};
+  c.noise = NoiseSpec{"a", "hello", LoadLevel{16, 0, "benchlab"}, 4, 0};
+  for (FreshProcess mode : {FreshProcess::kWindow, FreshProcess::kRound}) {
+    c.fresh_process = mode;
+    EXPECT_EQ(SizeOfPlan(c).Total(), ExpandMatrix(c).size());
+  }
+  EXPECT_EQ(SizeOfPlan(c).Total(), 3u * 2 * (2 * 2 + 2) * 3 + 4);
+  c.placement_pairs = {{"s1", "l1"}, {"s2", "l2"}};
+  EXPECT_EQ(SizeOfPlan(c).Total(), 2 * ExpandMatrix(c).size()) << "the matrix once per pair";
+}
+
+TEST(PlanSizeTest, AnOversizedPlanIsRefusedWithItsProductSpelledOut) {
+  std::vector<std::string> targets, scenarios;
+  std::vector<int> levels;
+  for (int i = 0; i < 10; ++i) targets.push_back("t" + std::to_string(i));
+  for (int i = 0; i < 20; ++i) scenarios.push_back("s" + std::to_string(i));
+  for (int i = 1; i <= 30; ++i) levels.push_back(i);
+  Campaign c = MakeCampaign(targets, scenarios, levels, 200, Order::kRotate);
+  c.noise = NoiseSpec{"t0", "s0", LoadLevel{1, 0, "benchlab"}, 5, 0};
+  c.source_name = "campaign.toml";
+  Status st = CheckPlanSize(c, kDefaultMaxWindows);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message(),
+            "campaign.toml: the plan has targets 10 × scenarios 20 × load levels 30 × rounds 200 "
+            "(+ noise windows 5) = 1,200,005 windows, over the limit of 100,000 (--max-windows)");
+  EXPECT_TRUE(CheckPlanSize(c, 1'200'005).ok());
+  c.placement_pairs = {{"s1", "l1"}, {"s2", "l2"}};
+  EXPECT_EQ(SizeOfPlan(c).Describe(),
+            "(targets 10 × scenarios 20 × load levels 30 × rounds 200 + noise windows 5) × pairs "
+            "2 = 2,400,010 windows");
+}
+
+TEST(PlanSizeTest, AProductBeyond64BitsSaturates) {
+  PlanSize size{1ull << 40, 1ull << 30, 1, 1, 0, 1};
+  EXPECT_EQ(size.Total(), UINT64_MAX);
+}
+
+}  // namespace
+}  // namespace benchlab

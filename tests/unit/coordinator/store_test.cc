@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -19,6 +20,8 @@ namespace benchlab {
 namespace {
 
 namespace fs = std::filesystem;
+
+constexpr uint64_t kNoCap = uint64_t{1} << 40;  // KeepAgentResult without a cap to reach
 
 // A plain sqlite3 connection, standing in for `sqlite3 benchlab.db` or a user's script.
 class RawDb {
@@ -185,6 +188,7 @@ class StoreTest : public ::testing::Test {
     w.p99_uncorrected_us = 1100;
     w.histogram_uncorrected = "h1:AAEC";
     w.load_record = R"({"requests":1234567,"dropped":12})";
+    w.errors_body_too_large = 8;
     return w;
   }
 
@@ -204,6 +208,7 @@ void ExpectSameWindow(const WindowRow& got, const WindowRow& want) {
   EXPECT_EQ(got.sent, want.sent);
   EXPECT_EQ(got.dropped, want.dropped);
   EXPECT_EQ(got.errors_mismatch, want.errors_mismatch);
+  EXPECT_EQ(got.errors_body_too_large, want.errors_body_too_large);
   EXPECT_EQ(got.generator_bound, want.generator_bound);
   EXPECT_EQ(got.throughput_rps, want.throughput_rps);
   EXPECT_EQ(got.p99_uncorrected_us, want.p99_uncorrected_us);
@@ -303,10 +308,10 @@ TEST_F(StoreOpenTest, CreatesTheFileAtTheLatestSchemaVersionInWalMode) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(fs::exists(path_));
-  EXPECT_EQ(schema::LatestVersion(), 3);
+  EXPECT_EQ(schema::LatestVersion(), 4);
   EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   RawDb raw(path_);
-  EXPECT_EQ(raw.One("PRAGMA user_version"), "3");
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "4");
   EXPECT_EQ(raw.One("PRAGMA journal_mode"), "wal");
 }
 
@@ -336,7 +341,7 @@ TEST_F(StoreOpenTest, RefusesANewerDatabaseAndLeavesItUntouched) {
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(store.status().message(),
             path_ +
-                ": database schema version 999 is newer than this benchlab (knows 3); "
+                ": database schema version 999 is newer than this benchlab (knows 4); "
                 "upgrade benchlab");
   RawDb raw(path_);
   EXPECT_EQ(raw.One("PRAGMA user_version"), "999");
@@ -353,13 +358,52 @@ TEST_F(StoreOpenTest, RefusesAFileThatIsNotADatabase) {
   EXPECT_NE(store.status().message().find("not a database"), std::string::npos);
 }
 
-TEST_F(StoreOpenTest, NamesThePathWhenTheDirectoryIsMissing) {
-  const std::string missing = (dir_ / "no" / "such" / "dir" / "benchlab.db").string();
+mode_t ModeOf(const fs::path& path) {
+  struct stat st {};
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+TEST_F(StoreOpenTest, TheFilesAreTheOwnersAloneAndMissingDirectoriesAreMade0700) {
+  const fs::path db = dir_ / "state" / "lab" / "benchlab.db";
+  const mode_t umask_was = ::umask(022);  // the usual umask, which would leave files 0644
+  auto store = Store::Open(db.string());
+  ::umask(umask_was);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  CreateCampaign(**store, "hello");  // a write: the -wal and -shm files exist now
+  EXPECT_EQ(ModeOf(dir_ / "state"), 0700u);
+  EXPECT_EQ(ModeOf(dir_ / "state" / "lab"), 0700u);
+  EXPECT_EQ(ModeOf(db), 0600u);
+  EXPECT_EQ(ModeOf(db.string() + "-wal"), 0600u);
+  EXPECT_EQ(ModeOf(db.string() + "-shm"), 0600u);
+}
+
+TEST_F(StoreOpenTest, NamesThePathWhenADirectoryCannotBeMade) {
+  std::ofstream(dir_ / "file") << "not a directory\n";
+  const std::string missing = (dir_ / "file" / "sub" / "benchlab.db").string();
   auto store = Store::Open(missing);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kIoError);
   EXPECT_EQ(store.status().message().rfind(missing + ": open database: ", 0), 0u)
       << store.status().message();
+}
+
+TEST_F(StoreOpenTest, TheLabSecretIsMadeOnceAndKeptInTheFile) {
+  std::string secret;
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    secret = store->lab_secret();
+  }
+  EXPECT_EQ(secret.size(), Store::kLabSecretBytes);
+  auto again = OpenStore();
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->lab_secret(), secret) << "window tokens must survive a restart";
+  auto other = Store::Open((dir_ / "other.db").string());
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE((*other)->lab_secret(), secret) << "random per database";
+  RawDb raw(path_);
+  EXPECT_EQ(raw.One("SELECT length(value) FROM settings WHERE name = 'lab_secret'"), "32");
 }
 
 TEST_F(StoreOpenTest, RejectsAnEmptyPathAndAcceptsMemory) {
@@ -410,6 +454,39 @@ TEST_F(StoreOpenTest, AVersionOneDatabaseIsUpgradedKeepingItsWindows) {
   auto samples = store->ListSamples((*rows)[0].id);
   ASSERT_TRUE(samples.ok());
   EXPECT_EQ(samples->size(), 1u);
+}
+
+TEST_F(StoreOpenTest, AVersionThreeDatabaseIsUpgradedKeepingItsRows) {
+  {
+    RawDb raw(path_);
+    ASSERT_TRUE(schema::Migrate(raw.get(), path_, schema::Migrations().first(3)).ok());
+    ASSERT_EQ(raw.One("PRAGMA user_version"), "3");
+  }
+  {
+    // Rows written by the version 3 store (the same columns but the new one).
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    const int64_t campaign = CreateCampaign(*store, "hello");
+    ASSERT_TRUE(store->InsertWindow(FullWindow(campaign, "alpha", 1), Samples()).ok());
+    ASSERT_TRUE(store->KeepAgentResult("load-1", "1-a.load", "bytes", kNoCap).ok());
+  }
+  {
+    RawDb raw(path_);
+    ASSERT_EQ(raw.Exec("ALTER TABLE windows DROP COLUMN errors_body_too_large;"
+                       "DROP TABLE settings; PRAGMA user_version = 3"),
+              "");
+  }
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->SchemaVersion(), 4);
+  auto rows = store->ListWindows({});
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].requests, 1234567u);
+  EXPECT_EQ((*rows)[0].errors_body_too_large, 0u) << "none counted before version 4";
+  EXPECT_EQ(store->ListSamples((*rows)[0].id)->size(), 3u);
+  EXPECT_EQ(*store->CountAgentResults(), 1);
+  EXPECT_EQ(store->lab_secret().size(), Store::kLabSecretBytes);
 }
 
 // --- migrations ----------------------------------------------------------------------------
@@ -647,9 +724,9 @@ TEST_F(StoreWindowTest, SpooledAgentResultsAreKeptOnce) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   const std::string bytes("\0bytes", 6);
-  ASSERT_TRUE(store->KeepAgentResult("load-1", "7-a.load", bytes).ok());
-  ASSERT_TRUE(store->KeepAgentResult("load-1", "7-a.load", bytes).ok());  // offered again
-  ASSERT_TRUE(store->KeepAgentResult("server-1", "7-a.server", "x").ok());
+  ASSERT_TRUE(store->KeepAgentResult("load-1", "7-a.load", bytes, kNoCap).ok());
+  ASSERT_TRUE(store->KeepAgentResult("load-1", "7-a.load", bytes, kNoCap).ok());  // again
+  ASSERT_TRUE(store->KeepAgentResult("server-1", "7-a.server", "x", kNoCap).ok());
   EXPECT_EQ(*store->CountAgentResults(), 2);
   RawDb raw(path_);
   EXPECT_EQ(raw.One("SELECT length(payload) FROM agent_results WHERE agent = 'load-1'"), "6");
@@ -657,8 +734,22 @@ TEST_F(StoreWindowTest, SpooledAgentResultsAreKeptOnce) {
   EXPECT_EQ(raw.One("SELECT content_hash FROM agent_results WHERE agent = 'server-1'"),
             "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881");
   // Different bytes under the same key are kept beside the first, never over it.
-  ASSERT_TRUE(store->KeepAgentResult("load-1", "7-a.load", "again").ok());
+  ASSERT_TRUE(store->KeepAgentResult("load-1", "7-a.load", "again", kNoCap).ok());
   EXPECT_EQ(*store->CountAgentResults(), 3);
+}
+
+TEST_F(StoreWindowTest, KeptAgentResultsStayUnderTheirCap) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->KeepAgentResult("load-1", "7-a.load", std::string(600, 'a'), 1000).ok());
+  Status over = store->KeepAgentResult("load-2", "7-b.load", std::string(600, 'b'), 1000);
+  EXPECT_EQ(over.code(), StatusCode::kResourceExhausted) << over.ToString();
+  EXPECT_NE(over.message().find("1000 bytes"), std::string::npos) << over.message();
+  EXPECT_EQ(*store->CountAgentResults(), 1);
+  // The result kept already may be offered again: the agent deletes it once it is acknowledged.
+  EXPECT_TRUE(store->KeepAgentResult("load-1", "7-a.load", std::string(600, 'a'), 1000).ok());
+  EXPECT_TRUE(store->KeepAgentResult("load-2", "7-b.load", std::string(400, 'b'), 1000).ok());
+  EXPECT_EQ(*store->CountAgentResults(), 2);
 }
 
 TEST_F(StoreWindowTest, PublicColumnsHaveTheirDocumentedNames) {
@@ -779,7 +870,8 @@ TEST_F(StoreWindowTest, PublicColumnsHaveTheirDocumentedNames) {
                                             "load_record",
                                             "load_level",
                                             "noise",
-                                            "pair"};
+                                            "pair",
+                                            "errors_body_too_large"};
   EXPECT_EQ(columns, documented);
   EXPECT_EQ(raw.One("SELECT count(*) FROM pragma_index_list('windows') "
                     "WHERE name = 'windows_by_campaign'"),

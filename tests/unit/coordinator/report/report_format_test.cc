@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "coordinator/campaign.h"
+
 namespace benchlab {
 namespace {
 
@@ -480,6 +482,52 @@ TEST(ReportFormatTest, AWindowReRunLaterIsLeftOutOfTheToolRatio) {
 TEST(ReportFormatTest, WithoutExternalToolsThereIsNoToolSection) {
   EXPECT_EQ(FormatReportMarkdown(Fixture()).find("benchlab against"), std::string::npos);
   EXPECT_TRUE(nlohmann::json::parse(FormatReportJson(Fixture()))["load_tools"].empty());
+}
+
+}  // namespace
+}  // namespace benchlab
+
+namespace benchlab {
+namespace {
+
+TEST(ReportFormatTest, ResponsesOverTheBodyLimitAreAnErrorClassOfTheirOwn) {
+  ReportInput in = Fixture();
+  in.windows[5].errors_body_too_large = 7;
+  in.windows[5].errors = 7;
+  const auto json = nlohmann::json::parse(FormatReportJson(in));
+  int with_errors = 0;
+  for (const auto& window : json["windows"]) {
+    for (const auto& attempt : window["attempts"]) {
+      const bool that_one = attempt["id"] == in.windows[5].id;
+      EXPECT_EQ(attempt["errors_body_too_large"], that_one ? 7 : 0);
+      with_errors += that_one;
+    }
+  }
+  EXPECT_EQ(with_errors, 1);
+  const auto records = ParseCsv(FormatReportCsv(in));
+  const auto& header = records[0];
+  const auto col =
+      std::find(header.begin(), header.end(), "errors_body_too_large") - header.begin();
+  ASSERT_LT(static_cast<size_t>(col), header.size());
+  EXPECT_EQ(records[6][col], "7");
+  EXPECT_EQ(records[1][col], "0");
+}
+
+}  // namespace
+}  // namespace benchlab
+
+namespace benchlab {
+namespace {
+
+TEST(ReportFormatTest, ASpecStoredBeforeRedactionIsRedactedInTheRunOfRecord) {
+  ReportInput in = Fixture();
+  std::string spec = kSpec;
+  spec.replace(spec.find("name = \"nginx\"\n"), 15,
+               "name = \"nginx\"\nenv = { API_TOKEN = \"s3cr3t-value\" }\n");
+  in.campaign.spec_toml = spec;
+  const std::string json = FormatReportJson(in);
+  EXPECT_EQ(json.find("s3cr3t-value"), std::string::npos) << json.substr(0, 2000);
+  EXPECT_NE(json.find(RedactedEnvValue("s3cr3t-value")), std::string::npos);
 }
 
 }  // namespace

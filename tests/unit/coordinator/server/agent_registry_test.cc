@@ -32,7 +32,13 @@ v1::RegisterAgentRequest Agent(const std::string& name, std::vector<std::string>
   for (auto& c : catalogue) req.add_catalogue(c);
   for (auto& l : labels) req.add_labels(l);
   req.set_address("10.0.0.1:7000");
+  req.set_instance_proof("proof-" + name);
   return req;
+}
+
+// A heartbeat with the proof Agent() registers `name` with; true when the lease was renewed.
+bool Beat(AgentRegistry& registry, const std::string& name) {
+  return registry.Heartbeat(name, "proof-" + name) == ProofCheck::kMatches;
 }
 
 // TTL 5 s and grace 10 s as by default, without the start-up grace unless a test wants it.
@@ -90,7 +96,7 @@ TEST(AgentLeaseTest, HeartbeatsKeepTheLeaseFresh) {
   registry.Register(Agent("s", {"server"}));
   for (int i = 0; i < 10; ++i) {
     clock.Advance(seconds(4));
-    ASSERT_TRUE(registry.Heartbeat("s"));
+    ASSERT_TRUE(Beat(registry, "s"));
   }
   clock.Advance(seconds(5));
   EXPECT_EQ(State(registry, "s"), "ready");
@@ -113,9 +119,9 @@ TEST(AgentLeaseTest, HeartbeatAfterLostBringsItBackToReady) {
   registry.Register(Agent("s", {"server"}));
   clock.Advance(seconds(60));
   ASSERT_EQ(State(registry, "s"), "lost");
-  EXPECT_TRUE(registry.Heartbeat("s"));
+  EXPECT_TRUE(Beat(registry, "s"));
   EXPECT_EQ(State(registry, "s"), "ready");
-  EXPECT_FALSE(registry.Heartbeat("unknown")) << "an unknown agent must register again";
+  EXPECT_FALSE(Beat(registry, "unknown")) << "an unknown agent must register again";
   EXPECT_EQ(State(registry, "unknown"), "unknown");
 }
 
@@ -130,6 +136,86 @@ TEST(AgentLeaseTest, RegistrationAfterLostBringsItBackAndKeepsTheBusyMark) {
   registry.SetBusy("s", true);
   registry.Register(Agent("s", {"server"}));
   EXPECT_EQ(State(registry, "s"), "busy") << "busy is the scheduler's to clear";
+}
+
+// --- names belong to instances ------------------------------------------------------------------
+
+// Agent `name` at `address` registered by the instance holding `proof`.
+v1::RegisterAgentRequest Instance(const std::string& name, const std::string& address,
+                                  const std::string& proof) {
+  v1::RegisterAgentRequest req = Agent(name, {"server"});
+  req.set_address(address);
+  req.set_instance_proof(proof);
+  return req;
+}
+
+std::string AddressOf(AgentRegistry& registry, const std::string& name) {
+  for (const auto& agent : registry.List()) {
+    if (agent.name() == name) return agent.address();
+  }
+  return "";
+}
+
+TEST(AgentInstanceTest, ANameHeldByALiveInstanceCannotBeTakenOver) {
+  FakeClock clock;
+  AgentRegistry registry(clock, NoStartupGrace());
+  ASSERT_EQ(registry.Register(Instance("s", "10.0.0.1:7000", "first")), Admission::kRegistered);
+  EXPECT_EQ(registry.Register(Instance("s", "10.6.6.6:7000", "other")), Admission::kRefused);
+  EXPECT_EQ(AddressOf(registry, "s"), "10.0.0.1:7000") << "not re-pointed";
+  EXPECT_EQ(registry.Heartbeat("s", "other"), ProofCheck::kWrongProof);
+  EXPECT_EQ(registry.CheckProof("s", "other"), ProofCheck::kWrongProof);
+  clock.Advance(seconds(6));
+  ASSERT_EQ(State(registry, "s"), "suspect");
+  EXPECT_EQ(registry.Register(Instance("s", "10.6.6.6:7000", "other")), Admission::kRefused)
+      << "a suspect lease is still live";
+  registry.SetBusy("s", true);
+  clock.Advance(seconds(9));
+  EXPECT_EQ(registry.Register(Instance("s", "10.6.6.6:7000", "other")), Admission::kRefused);
+  EXPECT_EQ(AddressOf(registry, "s"), "10.0.0.1:7000");
+}
+
+TEST(AgentInstanceTest, TheSameInstanceRegistersAgainFromANewAddress) {
+  FakeClock clock;
+  AgentRegistry registry(clock, NoStartupGrace());
+  ASSERT_EQ(registry.Register(Instance("s", "10.0.0.1:7000", "first")), Admission::kRegistered);
+  clock.Advance(seconds(3));
+  EXPECT_EQ(registry.Register(Instance("s", "10.0.0.2:7001", "first")), Admission::kRegistered);
+  EXPECT_EQ(AddressOf(registry, "s"), "10.0.0.2:7001");
+  EXPECT_EQ(registry.Heartbeat("s", "first"), ProofCheck::kMatches);
+  EXPECT_EQ(registry.CheckProof("s", "first"), ProofCheck::kMatches);
+  EXPECT_EQ(registry.CheckProof("nobody", "first"), ProofCheck::kUnknown);
+}
+
+TEST(AgentInstanceTest, AnyInstanceTakesTheNameOverOnceTheLeaseIsLost) {
+  FakeClock clock;
+  AgentRegistry registry(clock, NoStartupGrace());
+  ASSERT_EQ(registry.Register(Instance("s", "10.0.0.1:7000", "first")), Admission::kRegistered);
+  registry.SetBusy("s", true);
+  clock.Advance(seconds(15) + milliseconds(1));
+  ASSERT_EQ(State(registry, "s"), "lost");
+  EXPECT_EQ(registry.Register(Instance("s", "10.0.0.9:7000", "second")), Admission::kTakenOver);
+  EXPECT_EQ(AddressOf(registry, "s"), "10.0.0.9:7000");
+  EXPECT_EQ(State(registry, "s"), "busy") << "the scheduler's mark stays";
+  EXPECT_EQ(registry.Heartbeat("s", "first"), ProofCheck::kWrongProof)
+      << "the old instance holds the name no more";
+  EXPECT_EQ(registry.Heartbeat("s", "second"), ProofCheck::kMatches);
+}
+
+TEST(AgentInstanceTest, AFullRegistryMakesRoomOnlyByForgettingALostAgent) {
+  FakeClock clock;
+  AgentLeaseOptions options = NoStartupGrace();
+  options.max_agents = 2;
+  AgentRegistry registry(clock, options);
+  ASSERT_EQ(registry.Register(Agent("a", {"server"})), Admission::kRegistered);
+  clock.Advance(seconds(1));
+  ASSERT_EQ(registry.Register(Agent("b", {"load"})), Admission::kRegistered);
+  EXPECT_EQ(registry.Register(Agent("c", {"load"})), Admission::kFull);
+  clock.Advance(seconds(1));
+  EXPECT_EQ(registry.Register(Agent("a", {"server"})), Admission::kRegistered) << "a known name";
+  clock.Advance(seconds(16));  // a and b lost; b was heard of longest ago
+  EXPECT_EQ(registry.Register(Agent("c", {"load"})), Admission::kRegistered);
+  EXPECT_EQ(State(registry, "b"), "unknown");
+  EXPECT_EQ(State(registry, "a"), "lost");
 }
 
 TEST(AgentLeaseTest, RestartGraceHoldsEveryLeaseUntilStartPlusGrace) {
@@ -160,13 +246,13 @@ TEST(AgentLeaseTest, TakeNewlyLostReportsEachLossOnce) {
   registry.Register(Agent("b", {"load"}));
   clock.Advance(seconds(10));
   EXPECT_TRUE(registry.TakeNewlyLost().empty()) << "suspect is not lost";
-  ASSERT_TRUE(registry.Heartbeat("b"));
+  ASSERT_TRUE(Beat(registry, "b"));
   clock.Advance(seconds(6));
   EXPECT_EQ(registry.TakeNewlyLost(), std::vector<std::string>{"a"});
   EXPECT_TRUE(registry.TakeNewlyLost().empty());
   clock.Advance(seconds(10));
   EXPECT_EQ(registry.TakeNewlyLost(), std::vector<std::string>{"b"});
-  ASSERT_TRUE(registry.Heartbeat("a"));
+  ASSERT_TRUE(Beat(registry, "a"));
   EXPECT_TRUE(registry.TakeNewlyLost().empty());
   clock.Advance(seconds(16));
   EXPECT_EQ(registry.TakeNewlyLost(), std::vector<std::string>{"a"}) << "lost again";
@@ -180,7 +266,7 @@ TEST(AgentLeaseTest, ListShowsStateLeaseAgeAndWhatTheAgentRegistered) {
   registry.Register(req);
   registry.Register(Agent("t", {"load"}));
   clock.Advance(milliseconds(1500));
-  ASSERT_TRUE(registry.Heartbeat("t"));
+  ASSERT_TRUE(Beat(registry, "t"));
   clock.Advance(milliseconds(250));
   registry.SetBusy("t", true);
   auto agents = registry.List();
@@ -233,8 +319,8 @@ TEST_F(PlacementTest, MissingTargetSaysWhichAgentLacksWhatAndWhichIsNotReady) {
   registry_.Register(Agent("l", {"load"}));
   for (int i = 0; i < 4; ++i) {  // srv2 falls silent for 16 s
     clock_.Advance(seconds(4));
-    ASSERT_TRUE(registry_.Heartbeat("srv1"));
-    ASSERT_TRUE(registry_.Heartbeat("l"));
+    ASSERT_TRUE(Beat(registry_, "srv1"));
+    ASSERT_TRUE(Beat(registry_, "l"));
   }
   EXPECT_FALSE(registry_.Place({"nginx", "hello-server"}, &why_).has_value());
   EXPECT_EQ(why_,
@@ -262,10 +348,10 @@ TEST_F(PlacementTest, OnlyReadyAgentsArePlaced) {
   EXPECT_EQ(why_, "no ready server agent has targets a: s is busy");
   registry_.SetBusy("s", false);
   clock_.Advance(seconds(6));
-  ASSERT_TRUE(registry_.Heartbeat("s"));
+  ASSERT_TRUE(Beat(registry_, "s"));
   EXPECT_FALSE(registry_.Place({"a"}, &why_).has_value());
   EXPECT_EQ(why_, "no ready load agent: l is suspect");
-  ASSERT_TRUE(registry_.Heartbeat("l"));
+  ASSERT_TRUE(Beat(registry_, "l"));
   EXPECT_TRUE(registry_.Place({"a"}, &why_).has_value()) << why_;
 }
 

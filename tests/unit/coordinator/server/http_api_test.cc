@@ -2,8 +2,11 @@
 // temporary directory, then the same through a real socket with cpp-httplib's client.
 #include "coordinator/server/http_api.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -294,14 +297,44 @@ TEST(HistogramDocTest, EmptyIsNullAndGarbageIsAnError) {
 // requirement on POST, static files.
 class HttpServerTest : public HttpApiTest {
  protected:
-  void Serve(const std::string& web_root) {
+  void Serve(const std::string& web_root, const std::vector<std::string>& http_hosts = {}) {
     scheduler_ = std::make_unique<Scheduler>(*store_, agents_);
     api_ = std::make_unique<HttpApi>(*store_, agents_, *scheduler_);
-    auto bound = api_->Start({"127.0.0.1", 0}, web_root);
+    auto bound = api_->Start({"127.0.0.1", 0}, web_root, http_hosts);
     ASSERT_TRUE(bound.ok()) << bound.status().message();
+    port_ = bound->port;
     client_ = std::make_unique<httplib::Client>("127.0.0.1", bound->port);
     client_->set_read_timeout(10, 0);
   }
+  // The request's bytes as given (no URL encoding), on a connection of its own; the response
+  // as it came, up to the end of its body (Content-Length).
+  std::string Raw(const std::string& request) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port_);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
+    std::string response;
+    char buffer[4096];
+    auto complete = [&] {
+      const size_t head = response.find("\r\n\r\n");
+      const size_t length = response.find("Content-Length: ");
+      return head != std::string::npos && length != std::string::npos &&
+             response.size() >= head + 4 + std::stoul(response.substr(length + 16));
+    };
+    for (ssize_t n; !complete() && (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) {
+      response.append(buffer, n);
+    }
+    ::close(fd);
+    return response;
+  }
+  size_t RerunRequests() {
+    auto rows = store_->ListRerunRequests(campaign_id_);
+    return rows.ok() ? rows->size() : 0;
+  }
+  uint16_t port_ = 0;
   void TearDown() override {
     if (api_) api_->Stop();
     api_.reset();
@@ -439,6 +472,122 @@ TEST_F(HttpServerTest, RerunNeedsJsonAndQueuesTheWindow) {
   ASSERT_TRUE(index);
   EXPECT_EQ(index->status, 503);
   EXPECT_NE(index->body.find("make build"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, AForeignHostIsMisdirectedOnGetAndPost) {
+  Serve("");
+  const httplib::Headers evil = {{"Host", "evil.example:" + std::to_string(port_)}};
+  auto get = client_->Get("/api/v1/campaigns", evil);
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->status, 421);
+  EXPECT_EQ(get->get_header_value("Content-Type"), "application/json");
+  EXPECT_NE(ojson::parse(get->body)["error"].get<std::string>().find("evil.example"),
+            std::string::npos);
+  auto page = client_->Get("/", evil);
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 421) << "the dashboard's files too";
+  const std::string body = R"({"window_ids": [)" + std::to_string(nginx1_) + "]}";
+  auto post = client_->Post("/api/v1/rerun", evil, body, "application/json");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->status, 421);
+  EXPECT_EQ(RerunRequests(), 0u) << "nothing queued by a refused request";
+
+  for (const std::string host : {"127.0.0.1", "localhost", "LocalHost", "[::1]"}) {
+    auto ok = client_->Get("/api/v1/campaigns", {{"Host", host + ":" + std::to_string(port_)}});
+    ASSERT_TRUE(ok);
+    EXPECT_EQ(ok->status, 200) << host;
+  }
+  auto portless = client_->Get("/api/v1/campaigns", {{"Host", "127.0.0.1"}});
+  ASSERT_TRUE(portless);
+  EXPECT_EQ(portless->status, 421) << "another port is another origin";
+}
+
+TEST_F(HttpServerTest, APostFromAnotherOriginIsForbidden) {
+  Serve("");
+  const std::string body = R"({"window_ids": [)" + std::to_string(nginx1_) + "]}";
+  auto foreign =
+      client_->Post("/api/v1/rerun", {{"Origin", "http://evil.example"}}, body, "application/json");
+  ASSERT_TRUE(foreign);
+  EXPECT_EQ(foreign->status, 403);
+  EXPECT_TRUE(ojson::parse(foreign->body).contains("error"));
+  for (const char* origin : {"null", "https://127.0.0.1", "http://127.0.0.1"}) {
+    auto other = client_->Post("/api/v1/rerun", {{"Origin", origin}}, body, "application/json");
+    ASSERT_TRUE(other);
+    EXPECT_EQ(other->status, 403) << origin;
+  }
+  EXPECT_EQ(RerunRequests(), 0u);
+  auto own =
+      client_->Post("/api/v1/rerun", {{"Origin", "http://127.0.0.1:" + std::to_string(port_)}},
+                    body, "application/json");
+  ASSERT_TRUE(own);
+  EXPECT_EQ(own->status, 202) << own->body;
+  EXPECT_EQ(RerunRequests(), 1u);
+}
+
+TEST_F(HttpServerTest, NamesGivenWithHttpHostAreServed) {
+  Serve("", {"bench.example.com", "10.0.0.7:8080"});
+  const std::string port = std::to_string(port_);
+  for (const std::string& host : std::vector<std::string>{
+           "bench.example.com", "bench.example.com:" + port, "10.0.0.7:8080"}) {
+    auto ok = client_->Get("/api/v1/campaigns", {{"Host", host}});
+    ASSERT_TRUE(ok);
+    EXPECT_EQ(ok->status, 200) << host;
+  }
+  auto other_port = client_->Get("/api/v1/campaigns", {{"Host", "10.0.0.7:" + port}});
+  ASSERT_TRUE(other_port);
+  EXPECT_EQ(other_port->status, 421) << "a name given with its port is served on that port only";
+  const std::string body = R"({"window_ids": [)" + std::to_string(nginx1_) + "]}";
+  auto post = client_->Post(
+      "/api/v1/rerun",
+      {{"Host", "bench.example.com:" + port}, {"Origin", "http://bench.example.com:" + port}}, body,
+      "application/json");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->status, 202) << post->body;
+}
+
+TEST_F(HttpServerTest, APathThatIsNotUtf8IsAJsonBadRequest) {
+  Serve("");
+  auto encoded = client_->Get("/api/v1/campaigns/%FF");
+  ASSERT_TRUE(encoded);
+  EXPECT_EQ(encoded->status, 400);
+  EXPECT_EQ(encoded->get_header_value("Content-Type"), "application/json");
+  EXPECT_NE(ojson::parse(encoded->body)["error"].get<std::string>().find("UTF-8"),
+            std::string::npos);
+  auto query = client_->Get("/api/v1/campaigns/demo/report?format=%C0%AF");
+  ASSERT_TRUE(query);
+  EXPECT_EQ(query->status, 400) << "an overlong form is not UTF-8";
+
+  const std::string host = "Host: 127.0.0.1:" + std::to_string(port_) + "\r\n";
+  const std::string raw =
+      Raw("GET /api/v1/campaigns/\xff\xfe HTTP/1.1\r\n" + host + "Connection: close\r\n\r\n");
+  ASSERT_EQ(raw.rfind("HTTP/1.1 400", 0), 0u) << raw;
+  const std::string raw_body = raw.substr(raw.find("\r\n\r\n") + 4);
+  EXPECT_TRUE(ojson::parse(raw_body).contains("error")) << raw;
+  const std::string garbage = Raw("\x01\x02 nonsense\r\n\r\n");
+  ASSERT_EQ(garbage.rfind("HTTP/1.1 400", 0), 0u) << garbage;
+  EXPECT_TRUE(ojson::parse(garbage.substr(garbage.find("\r\n\r\n") + 4)).contains("error"))
+      << "whatever the HTTP layer refuses is JSON too";
+
+  auto still = client_->Get("/api/v1/campaigns");
+  ASSERT_TRUE(still);
+  EXPECT_EQ(still->status, 200);
+}
+
+TEST(AllowedHostsTest, LoopbackAndWildcardAddressesServeTheLoopbackNames) {
+  auto loopback = AllowedHosts({"127.0.0.1", 8080}, {});
+  ASSERT_TRUE(loopback.ok());
+  EXPECT_EQ(*loopback, (std::set<std::string>{"127.0.0.1:8080", "localhost:8080", "[::1]:8080"}));
+  auto any = AllowedHosts({"0.0.0.0", 8080}, {"Bench.Example.com"});
+  ASSERT_TRUE(any.ok());
+  EXPECT_EQ(*any, (std::set<std::string>{"127.0.0.1:8080", "localhost:8080", "[::1]:8080",
+                                         "bench.example.com", "bench.example.com:8080"}));
+  auto lan = AllowedHosts({"10.0.0.7", 8080}, {});
+  ASSERT_TRUE(lan.ok());
+  EXPECT_EQ(*lan, (std::set<std::string>{"10.0.0.7:8080"}));
+  auto bad = AllowedHosts({"127.0.0.1", 8080}, {"http://x/"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("--http-host"), std::string::npos);
 }
 
 TEST_F(HttpServerTest, StopRightAfterStartReturns) {

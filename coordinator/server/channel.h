@@ -1,0 +1,19 @@
+// gRPC channels with benchlab's message limit. gRPC refuses messages over 4 MiB by default, less
+// than the report (GetReport) or the window list (ListWindows) of a long campaign, and than the
+// figures of a long window; benchlab's channels and the coordinator's server take messages up to
+// kMaxGrpcMessageBytes both ways (docs/api.md, "Message size").
+#pragma once
+
+#include <grpcpp/channel.h>
+
+#include <memory>
+#include <string>
+
+namespace benchlab {
+
+inline constexpr int kMaxGrpcMessageBytes = 64 << 20;
+
+// An insecure channel to HOST:PORT that sends and receives messages up to kMaxGrpcMessageBytes.
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address);
+
+}  // namespace benchlab

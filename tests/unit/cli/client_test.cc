@@ -1,0 +1,64 @@
+// The CLI's channel to a coordinator against a real one on loopback: replies past gRPC's
+// default 4 MiB (the report of a long campaign) arrive whole.
+#include "cli/client.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "coordinator/server/channel.h"
+#include "coordinator/server/coordinator_daemon.h"
+
+namespace benchlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(ClientTest, AReportOverFourMebibytesCrossesTheChannel) {
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("benchlab_client_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto daemon = CoordinatorDaemon::Create((dir / "bench.db").string());
+  ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
+  Store& store = (*daemon)->store();
+  CampaignRow campaign;
+  campaign.name = "long";
+  campaign.spec_toml = "name = \"long\"\n";
+  campaign.source = "long.toml";
+  campaign.state = "done";
+  auto id = store.CreateCampaign(campaign, {}, {});
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  // 1,200 attempts whose records hold 4 KB each: a run of record of more than 5 MB.
+  const std::string record = R"({"note": ")" + std::string(4096, 'x') + R"("})";
+  for (int round = 1; round <= 1200; ++round) {
+    WindowRow w;
+    w.campaign_id = *id;
+    w.target = "t";
+    w.scenario = "s";
+    w.connections = 1;
+    w.load_level = "c1";
+    w.round = round;
+    w.verdict = "valid";
+    w.started_at = w.ended_at = "2026-12-01T10:00:00Z";
+    w.server_agent = "srv";
+    w.load_agent = "ld";
+    w.load_record = record;
+    ASSERT_TRUE(store.InsertWindow(w, {}).ok());
+  }
+  auto bound = (*daemon)->Start({"127.0.0.1", 0});
+  ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+
+  auto stub = ConnectCoordinator(bound->ToString());
+  ASSERT_TRUE(stub.ok());
+  auto report = FetchReport(**stub, bound->ToString(), "long", "json");
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_GT(report->size(), size_t{4} << 20);
+  EXPECT_LT(report->size(), size_t{kMaxGrpcMessageBytes});
+  (*daemon)->Shutdown();
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace benchlab

@@ -1,0 +1,290 @@
+// The coordinator's service in process, called as gRPC would call it: what agents may register,
+// who may renew a name's lease or offer results under it, and what is kept of what they send.
+#include "coordinator/server/coordinator_service.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
+
+#include "coordinator/server/agent_limits.h"
+
+namespace benchlab {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+class FakeClock : public Clock {
+ public:
+  std::chrono::steady_clock::time_point Now() override { return now_; }
+  std::chrono::system_clock::time_point WallNow() override {
+    return std::chrono::system_clock::time_point(now_.time_since_epoch());
+  }
+  void Advance(std::chrono::milliseconds d) { now_ += d; }
+
+ private:
+  std::chrono::steady_clock::time_point now_ = std::chrono::steady_clock::time_point(seconds(1000));
+};
+
+AgentLeaseOptions NoStartupGrace() {
+  AgentLeaseOptions options;
+  options.startup_grace = milliseconds(0);
+  return options;
+}
+
+v1::RegisterAgentRequest Registration(const std::string& proof = "proof-1") {
+  v1::RegisterAgentRequest req;
+  req.set_name("srv-1");
+  req.add_roles("server");
+  req.set_address("127.0.0.1:7001");
+  req.mutable_host()->set_hostname("box");
+  req.mutable_host()->set_cpu_model("Test CPU");
+  req.add_catalogue("nginx");
+  (*req.mutable_versions())["nginx"] = "nginx version: nginx/1.24.0";
+  req.add_labels("rack-1");
+  req.set_instance_proof(proof);
+  return req;
+}
+
+v1::SpooledResult Result(const std::string& key, const google::protobuf::Message& payload) {
+  v1::SpooledResult result;
+  result.set_key(key);
+  result.set_payload(payload.SerializeAsString());
+  return result;
+}
+
+class CoordinatorServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::path(::testing::TempDir()) /
+           ("benchlab_service_" + std::string(info->name()) + "_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    auto store = Store::Open((dir_ / "bench.db").string());
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(*store);
+    registry_ = std::make_unique<AgentRegistry>(clock_, NoStartupGrace());
+    scheduler_ = std::make_unique<Scheduler>(*store_, *registry_);
+    service_ = std::make_unique<CoordinatorService>(*store_, *registry_, *scheduler_);
+  }
+  void TearDown() override {
+    service_.reset();
+    scheduler_.reset();
+    registry_.reset();
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+
+  grpc::Status Register(const v1::RegisterAgentRequest& req) {
+    v1::RegisterAgentReply reply;
+    return service_->RegisterAgent(nullptr, &req, &reply);
+  }
+  grpc::Status Heartbeat(const std::string& name, const std::string& proof, bool* known) {
+    v1::HeartbeatRequest req;
+    req.set_name(name);
+    req.set_instance_proof(proof);
+    v1::HeartbeatReply reply;
+    grpc::Status status = service_->Heartbeat(nullptr, &req, &reply);
+    *known = reply.known();
+    return status;
+  }
+  grpc::Status Offer(const std::vector<v1::SpooledResult>& results, v1::OfferResultsReply* reply,
+                     const std::string& proof = "proof-1") {
+    v1::OfferResultsRequest req;
+    req.set_name("srv-1");
+    req.set_instance_proof(proof);
+    for (const auto& r : results) *req.add_spooled() = r;
+    return service_->OfferResults(nullptr, &req, reply);
+  }
+  // The database and its write-ahead log, in bytes.
+  uintmax_t DatabaseBytes() {
+    uintmax_t bytes = 0;
+    for (const char* suffix : {"", "-wal"}) {
+      std::error_code ec;
+      const uintmax_t size = fs::file_size(dir_ / ("bench.db" + std::string(suffix)), ec);
+      if (!ec) bytes += size;
+    }
+    return bytes;
+  }
+
+  fs::path dir_;
+  FakeClock clock_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<AgentRegistry> registry_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<CoordinatorService> service_;
+};
+
+TEST_F(CoordinatorServiceTest, ANameIsTakenOverOnlyByItsInstanceOrAfterItsLeaseExpired) {
+  ASSERT_TRUE(Register(Registration("proof-1")).ok());
+  v1::RegisterAgentRequest intruder = Registration("proof-2");
+  intruder.set_address("127.0.0.1:6666");
+  grpc::Status refused = Register(intruder);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(refused.error_message(),
+            "agent srv-1 is registered by a live instance; a new instance may take over after "
+            "its lease expires");
+  EXPECT_EQ(registry_->List()[0].address(), "127.0.0.1:7001");
+
+  v1::RegisterAgentRequest moved = Registration("proof-1");
+  moved.set_address("127.0.0.1:7002");
+  EXPECT_TRUE(Register(moved).ok()) << "the same instance, restarted elsewhere";
+  EXPECT_EQ(registry_->List()[0].address(), "127.0.0.1:7002");
+
+  clock_.Advance(seconds(15) + milliseconds(1));  // lost
+  EXPECT_TRUE(Register(intruder).ok()) << "a lost lease may be taken over";
+  EXPECT_EQ(registry_->List()[0].address(), "127.0.0.1:6666");
+  bool known = true;
+  EXPECT_EQ(Heartbeat("srv-1", "proof-1", &known).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+}
+
+TEST_F(CoordinatorServiceTest, HeartbeatsNeedTheRegisteredProof) {
+  ASSERT_TRUE(Register(Registration()).ok());
+  bool known = false;
+  EXPECT_TRUE(Heartbeat("srv-1", "proof-1", &known).ok());
+  EXPECT_TRUE(known);
+  grpc::Status wrong = Heartbeat("srv-1", "proof-2", &known);
+  EXPECT_EQ(wrong.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(Heartbeat("srv-1", "", &known).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(Heartbeat("nobody", "proof-1", &known).ok());
+  EXPECT_FALSE(known) << "an unknown agent registers again";
+}
+
+TEST_F(CoordinatorServiceTest, EveryRegisteredFieldHasAFormAndALimit) {
+  struct Case {
+    const char* what;
+    std::function<void(v1::RegisterAgentRequest&)> edit;
+    const char* error;
+  };
+  const std::string big(kMaxHostFactBytes + 1, 'x');
+  const std::vector<Case> cases = {
+      {"no proof", [](auto& r) { r.clear_instance_proof(); },
+       "RegisterAgentRequest.instance_proof: expected the agent's instance proof, got none"},
+      {"long proof", [](auto& r) { r.set_instance_proof(std::string(257, 'p')); },
+       "RegisterAgentRequest.instance_proof: expected at most 256 bytes, got 257"},
+      {"name", [](auto& r) { r.set_name("Srv 1"); },
+       "RegisterAgentRequest.name: expected a name of [a-z0-9-]+, at most 64 bytes, got "
+       "\"Srv 1\""},
+      {"address", [](auto& r) { r.set_address("nowhere"); },
+       "RegisterAgentRequest.address: expected HOST:PORT, got \"nowhere\""},
+      {"long address", [](auto& r) { r.set_address(std::string(300, 'a') + ":1"); },
+       "RegisterAgentRequest.address: expected at most 270 bytes, got 302"},
+      {"role", [](auto& r) { r.set_roles(0, "admin"); },
+       "RegisterAgentRequest.roles: expected \"server\" and/or \"load\" once each, got "
+       "\"admin\""},
+      {"no role", [](auto& r) { r.clear_roles(); },
+       "RegisterAgentRequest.roles: expected \"server\", \"load\" or both, got 0 roles"},
+      {"host fact", [&](auto& r) { r.mutable_host()->set_cpu_model(big); },
+       "RegisterAgentRequest.host.cpu_model: expected at most 256 bytes, got 257"},
+      {"labels",
+       [](auto& r) {
+         for (int i = 0; i < 64; ++i) r.add_labels("l" + std::to_string(i));
+       },
+       "RegisterAgentRequest.labels: expected at most 64 labels, got 65"},
+      {"label", [](auto& r) { r.add_labels(std::string(65, 'l')); },
+       "RegisterAgentRequest.labels: expected a name of [a-z0-9-]+, at most 64 bytes, got "
+       "\"llllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllll\"..."},
+      {"catalogue",
+       [](auto& r) {
+         for (int i = 0; i < 1024; ++i) r.add_catalogue("t" + std::to_string(i));
+       },
+       "RegisterAgentRequest.catalogue: expected at most 1024 targets, got 1025"},
+      {"version", [](auto& r) { (*r.mutable_versions())["nginx"] = std::string(257, 'v'); },
+       "RegisterAgentRequest.versions[nginx]: expected at most 256 bytes, got 257"},
+      {"version of nothing", [](auto& r) { (*r.mutable_versions())["ghost"] = "1.0"; },
+       "RegisterAgentRequest.versions: expected targets of the catalogue, got \"ghost\""},
+      {"whole request",
+       [](auto& r) {
+         r.GetReflection()->MutableUnknownFields(&r)->AddLengthDelimited(99,
+                                                                         std::string(2 << 20, 'u'));
+       },
+       "RegisterAgentRequest: expected at most 1048576 bytes, got 2097"},
+  };
+  for (const Case& c : cases) {
+    v1::RegisterAgentRequest req = Registration();
+    c.edit(req);
+    grpc::Status status = Register(req);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.what;
+    EXPECT_EQ(status.error_message().rfind(c.error, 0), 0u)
+        << c.what << ": " << status.error_message();
+  }
+  EXPECT_TRUE(registry_->List().empty()) << "nothing refused was registered";
+  EXPECT_TRUE(Register(Registration()).ok());
+}
+
+TEST_F(CoordinatorServiceTest, OfferedResultsAreCheckedKeptAndAcknowledged) {
+  v1::OfferResultsReply reply;
+  v1::RunLoadEvent event;
+  event.set_kind(v1::RunLoadEvent::RESULT);
+  event.mutable_result()->set_requests(1000);
+  v1::MarkReply figures;
+  figures.set_cpu_user_s(1.5);
+  EXPECT_EQ(Offer({Result("7-a-s-c1-r1-a1.load", event)}, &reply).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION)
+      << "register first";
+  ASSERT_TRUE(Register(Registration()).ok());
+
+  ASSERT_TRUE(
+      Offer({Result("7-a-s-c1-r1-a1.load", event), Result("7-a-s-c1-r1-a1.server", figures)},
+            &reply)
+          .ok());
+  EXPECT_EQ(reply.acknowledged_size(), 2);
+  EXPECT_EQ(*store_->CountAgentResults(), 2);
+
+  EXPECT_EQ(Offer({Result("7-a-s-c1-r1-a2.load", event)}, &reply, "proof-2").error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  v1::SpooledResult garbage;
+  garbage.set_key("7-a-s-c1-r1-a2.server");
+  garbage.set_payload("\xff\xff\xff\xff");
+  grpc::Status unparsed = Offer({garbage}, &reply);
+  EXPECT_EQ(unparsed.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(unparsed.error_message(),
+            "OfferResultsRequest.spooled[\"7-a-s-c1-r1-a2.server\"].payload: expected a "
+            "serialised benchlab.v1.MarkReply");
+  for (const char* key : {"../../etc/passwd.load", "7-a.json", ".load", "7 a.load"}) {
+    grpc::Status bad_key = Offer({Result(key, event)}, &reply);
+    EXPECT_EQ(bad_key.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << key;
+    EXPECT_NE(bad_key.error_message().find("expected a spool key"), std::string::npos) << key;
+  }
+  std::vector<v1::SpooledResult> page(kMaxOfferedResults + 1, Result("7-x.load", event));
+  grpc::Status too_many = Offer(page, &reply);
+  EXPECT_EQ(too_many.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(too_many.error_message(),
+            "OfferResultsRequest.spooled: expected at most 64 results per call, got 65");
+  EXPECT_EQ(*store_->CountAgentResults(), 2) << "nothing refused was kept";
+}
+
+// Five registrations and five offers of megabytes each, as an intruder would send them: the
+// database does not grow by what they carry.
+TEST_F(CoordinatorServiceTest, MegabytePayloadsAreRefusedAndTheDatabaseStaysSmall) {
+  ASSERT_TRUE(Register(Registration()).ok());
+  const uintmax_t before = DatabaseBytes();
+  v1::RunLoadEvent event;
+  event.set_kind(v1::RunLoadEvent::RESULT);
+  event.mutable_result()->set_record_json(std::string(3 << 20, 'x'));  // parses, 3 MiB
+  for (int i = 0; i < 5; ++i) {
+    v1::RegisterAgentRequest fat = Registration();
+    fat.mutable_host()->set_hostname(std::string(3 << 20, 'h'));
+    EXPECT_EQ(Register(fat).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    v1::OfferResultsReply reply;
+    const std::string key = "7-a-s-c1-r1-a" + std::to_string(i);
+    grpc::Status status =
+        Offer({Result(key + ".load", event), Result(key + ".l2.load", event)}, &reply);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(status.error_message(), "OfferResultsRequest.spooled[\"" + key +
+                                          ".load\"].payload: expected at most 1048576 bytes, got " +
+                                          std::to_string(event.ByteSizeLong()));
+    EXPECT_EQ(reply.acknowledged_size(), 0);
+  }
+  EXPECT_EQ(registry_->List()[0].host().hostname(), "box");
+  EXPECT_EQ(*store_->CountAgentResults(), 0);
+  EXPECT_LT(DatabaseBytes(), before + 64 * 1024) << "before: " << before;
+}
+
+}  // namespace
+}  // namespace benchlab

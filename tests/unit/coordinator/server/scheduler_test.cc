@@ -1,0 +1,302 @@
+// The scheduler against fake agents in process (gRPC on loopback): every call of a window to an
+// agent, and every acknowledgement, carries the window's token; and the coordinator's own
+// server refuses a plan too large to build before it builds it.
+#include "coordinator/server/scheduler.h"
+
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "benchlab/v1/agent.grpc.pb.h"
+#include "benchlab/v1/coordinator.grpc.pb.h"
+#include "common/histogram.h"
+#include "coordinator/server/channel.h"
+#include "coordinator/server/coordinator_daemon.h"
+#include "coordinator/window_token.h"
+
+namespace benchlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+// An agent that measures nothing: it answers every call at once and records what it was sent.
+class FakeAgent final : public v1::Agent::Service {
+ public:
+  struct Call {
+    std::string rpc;     // "StartTarget", "Mark BEGIN", "Mark END", "StopTarget", "RunLoad"
+    std::string window;  // the token it carried
+    std::string key;     // RunLoad and Mark END: the spool key
+  };
+
+  grpc::Status CheckHost(grpc::ServerContext*, const v1::CheckHostRequest*,
+                         v1::CheckHostReply* reply) override {
+    reply->set_selftest_wall_ms(10);
+    return grpc::Status::OK;
+  }
+  grpc::Status StartTarget(grpc::ServerContext*, const v1::StartTargetRequest* req,
+                           v1::StartTargetReply* reply) override {
+    Record({"StartTarget", req->window(), ""});
+    reply->set_handle("h-" + req->window());
+    reply->set_port(8080);
+    return grpc::Status::OK;
+  }
+  grpc::Status StopTarget(grpc::ServerContext*, const v1::StopTargetRequest* req,
+                          v1::StopTargetReply*) override {
+    Record({"StopTarget", req->window(), ""});
+    return grpc::Status::OK;
+  }
+  grpc::Status CheckConformance(grpc::ServerContext*, const v1::CheckConformanceRequest*,
+                                v1::CheckConformanceReply* reply) override {
+    reply->set_ok(true);
+    return grpc::Status::OK;
+  }
+  grpc::Status Mark(grpc::ServerContext*, const v1::MarkRequest* req,
+                    v1::MarkReply* reply) override {
+    const bool end = req->kind() == v1::MarkRequest::END;
+    Record({end ? "Mark END" : "Mark BEGIN", req->window(), req->spool_key()});
+    reply->set_target_alive(true);
+    reply->set_cpu_user_s(0.5);
+    return grpc::Status::OK;
+  }
+  grpc::Status RunLoad(grpc::ServerContext*, const v1::RunLoadRequest* req,
+                       grpc::ServerWriter<v1::RunLoadEvent>* writer) override {
+    Record({"RunLoad", req->window(), req->spool_key()});
+    v1::RunLoadEvent event;
+    event.set_kind(v1::RunLoadEvent::MEASURE_START);
+    writer->Write(event);
+    event.set_kind(v1::RunLoadEvent::MEASURE_END);
+    writer->Write(event);
+    event.set_kind(v1::RunLoadEvent::RESULT);
+    v1::LoadResult* result = event.mutable_result();
+    Histogram latency;
+    latency.RecordN(100, 1000);
+    result->set_requests(1000);
+    result->set_duration_s(1);
+    result->set_rps(1000);
+    result->set_histogram(latency.Serialize());
+    v1::StatusCount* ok = result->add_status_counts();
+    ok->set_status(200);
+    ok->set_count(1000);
+    result->mutable_errors()->set_body_too_large(3);
+    writer->Write(event);
+    return grpc::Status::OK;
+  }
+  grpc::Status Acknowledge(grpc::ServerContext*, const v1::AcknowledgeRequest* req,
+                           v1::AcknowledgeReply*) override {
+    std::lock_guard lock(mu_);
+    for (const auto& ack : req->acks()) acks_[ack.key()] = ack.window();
+    return grpc::Status::OK;
+  }
+
+  std::vector<Call> calls() {
+    std::lock_guard lock(mu_);
+    return calls_;
+  }
+  std::map<std::string, std::string> acks() {
+    std::lock_guard lock(mu_);
+    return acks_;
+  }
+
+ private:
+  void Record(Call call) {
+    std::lock_guard lock(mu_);
+    calls_.push_back(std::move(call));
+  }
+  std::mutex mu_;
+  std::vector<Call> calls_;
+  std::map<std::string, std::string> acks_;  // key -> window token
+};
+
+// A fake agent served on loopback.
+struct Served {
+  FakeAgent agent;
+  std::unique_ptr<grpc::Server> server;
+  std::string address;
+
+  Served() {
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(&agent);
+    server = builder.BuildAndStart();
+    address = "127.0.0.1:" + std::to_string(port);
+  }
+  ~Served() { server->Shutdown(); }
+};
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::path(::testing::TempDir()) /
+           ("benchlab_scheduler_" + std::string(info->name()) + "_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+v1::RegisterAgentRequest Registration(const std::string& name, const std::string& role,
+                                      const std::string& address) {
+  v1::RegisterAgentRequest req;
+  req.set_name(name);
+  req.add_roles(role);
+  req.set_address(address);
+  if (role == "server") req.add_catalogue("t1");
+  req.set_instance_proof("proof-" + name);
+  return req;
+}
+
+// Two windows of one target on one process (fresh_process = "round"): the second window's Mark
+// and the process's StopTarget carry the token of the window that started it.
+constexpr const char* kTwoWindows = R"(name = "tokens"
+baseline = "t1"
+[matrix]
+connections = [1, 2]
+rounds = 1
+fresh_process = "round"
+warmup = "0s"
+duration = "10ms"
+[[target]]
+name = "t1"
+[[scenario]]
+name = "s"
+path = "/"
+expect = { status = 200 }
+)";
+
+TEST_F(SchedulerTest, EveryCallOfAWindowCarriesItsToken) {
+  auto store = Store::Open((dir_ / "bench.db").string());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  Served server, load;
+  AgentRegistry registry;
+  ASSERT_EQ(registry.Register(Registration("srv", "server", server.address)),
+            Admission::kRegistered);
+  ASSERT_EQ(registry.Register(Registration("ld", "load", load.address)), Admission::kRegistered);
+  Scheduler scheduler(**store, registry);
+  auto submitted = scheduler.Submit(kTwoWindows, "tokens.toml", "");
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  scheduler.Start();
+  std::string state;
+  for (int i = 0; i < 400 && state != "done" && state != "failed"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto row = (*store)->FindCampaign("tokens");
+    ASSERT_TRUE(row.ok() && row->has_value());
+    state = (*row)->state;
+  }
+  scheduler.Stop();
+  ASSERT_EQ(state, "done");
+
+  auto campaign = ParseCampaignText(kTwoWindows, "tokens.toml", "");
+  ASSERT_TRUE(campaign.ok());
+  const std::vector<PlannedWindow> plan = ExpandMatrix(*campaign);
+  ASSERT_EQ(plan.size(), 2u);
+  const std::string key1 = SpoolKey(submitted->campaign_id, plan[0], 1);
+  const std::string key2 = SpoolKey(submitted->campaign_id, plan[1], 1);
+  const std::string token1 = WindowToken((*store)->lab_secret(), key1);
+  const std::string token2 = WindowToken((*store)->lab_secret(), key2);
+  ASSERT_NE(token1, token2);
+
+  std::vector<std::string> server_calls;
+  for (const auto& call : server.agent.calls()) {
+    server_calls.push_back(call.rpc + " " + call.window + " " + call.key);
+  }
+  EXPECT_EQ(server_calls, (std::vector<std::string>{
+                              "StartTarget " + token1 + " ",
+                              "Mark BEGIN " + token1 + " ",
+                              "Mark END " + token1 + " " + key1,
+                              "Mark BEGIN " + token1 + " ",
+                              "Mark END " + token1 + " " + key2,
+                              "StopTarget " + token1 + " ",
+                          }));
+  std::vector<std::string> load_calls;
+  for (const auto& call : load.agent.calls()) {
+    load_calls.push_back(call.rpc + " " + call.window + " " + call.key);
+  }
+  EXPECT_EQ(load_calls, (std::vector<std::string>{"RunLoad " + token1 + " " + key1,
+                                                  "RunLoad " + token2 + " " + key2}));
+  // Each result is acknowledged with the token it was spooled under.
+  EXPECT_EQ(server.agent.acks(), (std::map<std::string, std::string>{{key1 + ".server", token1},
+                                                                     {key2 + ".server", token1}}));
+  EXPECT_EQ(load.agent.acks(), (std::map<std::string, std::string>{{key1 + ".load", token1},
+                                                                   {key2 + ".load", token2}}));
+
+  // What the load agent counted as over its body limit is stored, and is an error.
+  auto rows = (*store)->ListWindows({});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].errors_body_too_large, 3u);
+  EXPECT_EQ((*rows)[0].errors, 3u);
+}
+
+// 10 targets x 20 scenarios x 30 levels x 200 rounds + 5 noise windows: 1.2 million windows,
+// refused from their count before a single one is built.
+std::string HugeCampaign() {
+  std::string text = "name = \"huge\"\nbaseline = \"t0\"\n[matrix]\nconnections = [";
+  for (int c = 1; c <= 30; ++c) text += (c > 1 ? ", " : "") + std::to_string(c);
+  text += "]\nrounds = 200\n[noise]\ntarget = \"t0\"\nscenario = \"s0\"\nwindows = 5\n";
+  for (int t = 0; t < 10; ++t) text += "[[target]]\nname = \"t" + std::to_string(t) + "\"\n";
+  for (int s = 0; s < 20; ++s) {
+    text += "[[scenario]]\nname = \"s" + std::to_string(s) +
+            "\"\npath = \"/\"\nexpect = { status = 200 }\n";
+  }
+  return text;
+}
+
+TEST_F(SchedulerTest, APlanOverTheLimitIsRefusedBeforeItIsBuilt) {
+  auto daemon = CoordinatorDaemon::Create((dir_ / "bench.db").string());
+  ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
+  auto bound = (*daemon)->Start({"127.0.0.1", 0});
+  ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+  auto stub = v1::Coordinator::NewStub(MakeChannel(bound->ToString()));
+
+  v1::SubmitCampaignRequest req;
+  req.set_spec_toml(HugeCampaign());
+  req.set_source("campaign.toml");
+  v1::SubmitCampaignReply reply;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  const auto start = std::chrono::steady_clock::now();
+  grpc::Status status = stub->SubmitCampaign(&ctx, req, &reply);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(),
+            "campaign.toml: the plan has targets 10 × scenarios 20 × load levels 30 × rounds 200 "
+            "(+ noise windows 5) = 1,200,005 windows, over the limit of 100,000 (--max-windows)");
+  // Parsing the text is all it costs (milliseconds); 2 s leaves room for a loaded machine.
+  EXPECT_LT(took, std::chrono::seconds(2));
+
+  v1::ListCampaignsReply campaigns;
+  grpc::ClientContext list_ctx;
+  list_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  ASSERT_TRUE(stub->ListCampaigns(&list_ctx, v1::ListCampaignsRequest(), &campaigns).ok())
+      << "the coordinator still answers";
+  EXPECT_EQ(campaigns.campaigns_size(), 0);
+  (*daemon)->Shutdown();
+}
+
+TEST_F(SchedulerTest, TheLimitIsTheCoordinators) {
+  auto store = Store::Open((dir_ / "bench.db").string());
+  ASSERT_TRUE(store.ok());
+  AgentRegistry registry;
+  Scheduler small(**store, registry, 1);
+  auto refused = small.Submit(kTwoWindows, "tokens.toml", "");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "tokens.toml: the plan has targets 1 × scenarios 1 × load levels 2 × rounds 1 = 2 "
+            "windows, over the limit of 1 (--max-windows)");
+  Scheduler enough(**store, registry, 2);
+  auto submitted = enough.Submit(kTwoWindows, "tokens.toml", "");
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  EXPECT_EQ(submitted->total_windows, 2);
+}
+
+}  // namespace
+}  // namespace benchlab
