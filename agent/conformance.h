@@ -1,16 +1,20 @@
 // Conformance: before any measurement, a target must answer every contract case (scenarios and
 // negative cases) with the expected status, exact body bytes and named headers. The check runs
 // from the load host over the same network path as the load. Pure comparison is split from I/O
-// so the diff logic is unit-tested without sockets. Thread-safe.
+// so the diff logic is unit-tested without sockets. What the target sent is untrusted: a diff
+// line quotes at most a short excerpt of it, escaped (QuoteBytes), so every line stays under
+// kMaxDiffLine bytes without control bytes, whatever the response. Thread-safe.
 #pragma once
 
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "loadgen/http_client.h"
+#include "loadgen/load.h"
 
 namespace benchlab {
 
@@ -28,11 +32,18 @@ struct ContractCase {
 std::string DiffResponse(const ContractCase& c, const HttpResponse& response);
 
 // Runs every case against host:port; returns one diff line per failing case (empty: conformant).
+// A case whose request is malformed (CheckRequestParts) fails without reaching the network; a
+// response body over max_body bytes (0: no limit) is a difference, read no further.
 std::vector<std::string> CheckContract(const std::string& host, uint16_t port,
                                        const std::vector<ContractCase>& cases,
-                                       std::chrono::milliseconds timeout);
+                                       std::chrono::milliseconds timeout,
+                                       uint64_t max_body = LoadOptions::kDefaultMaxBody);
 
-// Bytes as a short printable quote: "hello\n", with long bodies cut to `limit` characters.
-std::string QuoteBytes(const std::string& bytes, size_t limit = 60);
+// Bytes as a short printable quote: "hello\n", with \n \r \t \" \\ and \xNN escapes, at most
+// `limit` characters between the quotes (escapes included), then "..." when cut.
+std::string QuoteBytes(std::string_view bytes, size_t limit = 60);
+
+// No diff line is longer: a quoted case name, the difference and its excerpts.
+inline constexpr size_t kMaxDiffLine = 300;
 
 }  // namespace benchlab
