@@ -117,6 +117,11 @@ Status CheckTomlNesting(std::string_view text, const std::string& source_name, i
         std::to_string(depth) + "): a campaign or configuration needs a handful");
   };
   const size_t n = text.size();
+  if (n > kMaxTomlBytes) {
+    return Status::InvalidArgument(source_name + ": " + std::to_string(n) +
+                                   " bytes, over the limit of " + std::to_string(kMaxTomlBytes) +
+                                   " for a campaign or configuration");
+  }
   for (size_t i = 0; i < n; ++i) {
     const char c = text[i];
     if (c == '\n') {
@@ -183,6 +188,20 @@ Status CheckTomlNesting(std::string_view text, const std::string& source_name, i
       in_key = !stack.empty() && stack.back() == '{';
       keys = 1;
     }
+  }
+  // Line lengths, after nesting: a deep document is one long line, and its nesting is the
+  // better message.
+  line = 1;
+  for (size_t start = 0; start < n; ++line) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = n;
+    if (end - start > kMaxTomlLineBytes) {
+      return Status::InvalidArgument(source_name + ":" + std::to_string(line) + ": line of " +
+                                     std::to_string(end - start) + " bytes, over the limit of " +
+                                     std::to_string(kMaxTomlLineBytes) +
+                                     ": split the value over several lines");
+    }
+    start = end + 1;
   }
   return Status::Ok();
 }

@@ -23,11 +23,16 @@ using Value = toml::value;
 Result<Value> ParseToml(const std::string& text, const std::string& source_name);
 
 // toml11's parser recurses once per level of nesting, so a deep enough document (20 KB of
-// `[[[[...`) overflows the stack. ParseToml therefore first scans the text, without recursion,
-// and refuses it when any value nests deeper than kMaxTomlDepth levels, counting arrays, inline
-// tables and each part of a dotted key or table header: "FILE:LINE: nesting deeper than 32
-// levels ...". A campaign or agent configuration needs a handful.
+// `[[[[...`) overflows the stack; and it scans back to the start of the line for every value,
+// so one line of 100,000 numbers (689 KB) takes minutes. ParseToml therefore first scans the
+// text, without recursion, and refuses it when it is longer than kMaxTomlBytes, when a line is
+// longer than kMaxTomlLineBytes ("FILE:LINE: line of N bytes, over the limit of 16384"), or when
+// any value nests deeper than kMaxTomlDepth levels, counting arrays, inline tables and each
+// part of a dotted key or table header ("FILE:LINE: nesting deeper than 32 levels ..."). A
+// campaign or agent configuration needs a few kilobytes and a handful of levels.
 inline constexpr int kMaxTomlDepth = 32;
+inline constexpr size_t kMaxTomlLineBytes = 16 * 1024;
+inline constexpr size_t kMaxTomlBytes = 4 * 1024 * 1024;
 Status CheckTomlNesting(std::string_view text, const std::string& source_name,
                         int max_depth = kMaxTomlDepth);
 

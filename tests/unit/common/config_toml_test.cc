@@ -62,3 +62,33 @@ TEST(TomlNesting, LineNumbersCountMultilineStrings) {
 
 }  // namespace
 }  // namespace benchlab::config
+
+namespace benchlab::config {
+namespace {
+
+TEST(TomlShape, ALongLineIsRefusedWithItsNumberBeforeToml11ScansIt) {
+  // One line of 100,000 numbers took toml11 minutes (it scans back along the line per value).
+  std::string numbers;
+  for (int i = 0; i < 100000; ++i) numbers += (i ? "," : "") + std::to_string(i);
+  auto parsed = ParseToml("name = \"x\"\nx = [" + numbers + "]\n", "long.toml");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("long.toml:2: line of"), std::string::npos)
+      << parsed.status().message();
+  EXPECT_NE(parsed.status().message().find("over the limit of 16384"), std::string::npos);
+}
+
+TEST(TomlShape, ManyShortLinesParseAndATooLargeTextIsRefused) {
+  std::string lines = "x = [\n";
+  for (int i = 0; i < 2000; ++i) lines += std::to_string(i) + ",\n";
+  lines += "]\n";
+  EXPECT_TRUE(ParseToml(lines, "ok.toml").ok());
+  std::string huge(kMaxTomlBytes + 1, '\n');
+  auto parsed = ParseToml(huge, "huge.toml");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("huge.toml: 4194305 bytes, over the limit"),
+            std::string::npos)
+      << parsed.status().message();
+}
+
+}  // namespace
+}  // namespace benchlab::config
