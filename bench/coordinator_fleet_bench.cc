@@ -127,6 +127,7 @@ v1::RegisterAgentRequest AgentRequest(const Options& o, int i) {
   std::snprintf(name, sizeof name, "%sagent-%04d", o.prefix.c_str(), i);
   v1::RegisterAgentRequest r;
   r.set_name(name);
+  r.set_instance_proof(std::string("proof-") + name);
   const bool server = i % 2 == 0;
   r.add_roles(server ? "server" : "load");
   r.set_address("127.0.0.1:" + std::to_string(20000 + i));  // never called: no campaign runs
@@ -215,6 +216,7 @@ struct Beat {
 void SendBeat(Fleet& fleet, int i) {
   auto* beat = new Beat;
   beat->req.set_name(fleet.names[static_cast<size_t>(i)]);
+  beat->req.set_instance_proof("proof-" + fleet.names[static_cast<size_t>(i)]);
   beat->agent = i;
   // The real agent's deadline (agent/server/agent_daemon.cc).
   beat->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));

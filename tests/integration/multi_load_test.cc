@@ -21,6 +21,7 @@
 #include "coordinator/plan.h"
 #include "coordinator/server/coordinator_daemon.h"
 #include "coordinator/server/window_runner.h"
+#include "coordinator/window_token.h"
 
 namespace benchlab {
 namespace {
@@ -176,7 +177,8 @@ class MultiLoadTest : public ::testing::Test {
       req.set_name(name);
       req.set_address(address);
       req.add_roles(name == "server" ? "server" : "load");
-      registry->Register(req);
+      req.set_instance_proof("proof-" + name);
+      (void)registry->Register(req);
     }
     return registry;
   }
@@ -337,27 +339,30 @@ TEST_F(MultiLoadTest, EveryAgentSpoolsItsResultAndAFailingAgentIsNamed) {
 
   // l1 and l2: both spool their results under their own keys, the server its figures.
   AgentRegistry::Placement pair{"server", "127.0.0.1", "l1", {"l1", "l2"}};
+  const std::string secret(32, 's');
+  auto token = [&](int attempt) { return WindowToken(secret, SpoolKey(7, planned, attempt)); };
   WindowOutcome outcome =
-      RunWindow(*registry, pair, *campaign, 7, planned, 1, calibration, session);
+      RunWindow(*registry, pair, *campaign, 7, planned, 1, token(1), calibration, session);
   EndSession(*registry, pair, session);
   EXPECT_EQ(outcome.row.verdict, "valid") << outcome.row.reasons;
   EXPECT_EQ(outcome.row.load_agent, "l1,l2");
   const std::string key = SpoolKey(7, planned, 1);
-  using Spool = std::pair<std::string, std::string>;
-  std::set<Spool> spooled(outcome.spooled.begin(), outcome.spooled.end());
-  EXPECT_EQ(spooled, (std::set<Spool>{{"l1", key + ".l1.load"},
-                                      {"l2", key + ".l2.load"},
-                                      {"server", key + ".server"}}));
+  std::set<SpoolEntry> spooled(outcome.spooled.begin(), outcome.spooled.end());
+  EXPECT_EQ(spooled, (std::set<SpoolEntry>{{"l1", key + ".l1.load", token(1)},
+                                           {"l2", key + ".l2.load", token(1)},
+                                           {"server", key + ".server", token(1)}}));
   EXPECT_EQ(Spooled(SpoolDir("l1")), std::set<std::string>{key + ".l1.load"});
   EXPECT_EQ(Spooled(SpoolDir("l2")), std::set<std::string>{key + ".l2.load"});
   EXPECT_EQ(Spooled(SpoolDir("server")), std::set<std::string>{key + ".server"});
-  for (const auto& [agent, spool_key] : outcome.spooled) {
+  for (const SpoolEntry& entry : outcome.spooled) {
     v1::AcknowledgeRequest ack;
-    ack.add_keys(spool_key);
+    v1::SpoolAck* item = ack.add_acks();
+    item->set_key(entry.key);
+    item->set_window(entry.window);
     v1::AcknowledgeReply reply;
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-    EXPECT_TRUE(registry->Stub(agent)->Acknowledge(&ctx, ack, &reply).ok());
+    EXPECT_TRUE(registry->Stub(entry.agent)->Acknowledge(&ctx, ack, &reply).ok());
   }
   for (const char* agent : {"server", "l1", "l2"}) {
     EXPECT_TRUE(Spooled(SpoolDir(agent)).empty()) << agent;
@@ -366,14 +371,14 @@ TEST_F(MultiLoadTest, EveryAgentSpoolsItsResultAndAFailingAgentIsNamed) {
   // l3 may not use the load CPU: its RunLoad fails, and with it the window, naming l3. What l1
   // measured is still spooled and listed for acknowledgement.
   AgentRegistry::Placement broken{"server", "127.0.0.1", "l1", {"l1", "l3"}};
-  outcome = RunWindow(*registry, broken, *campaign, 7, planned, 2, calibration, session);
+  outcome = RunWindow(*registry, broken, *campaign, 7, planned, 2, token(2), calibration, session);
   EndSession(*registry, broken, session);
   EXPECT_EQ(outcome.row.verdict, "failed");
   EXPECT_NE(outcome.row.reasons.find("run_load: agent l3: load CPUs"), std::string::npos)
       << outcome.row.reasons;
   const std::string key2 = SpoolKey(7, planned, 2);
-  spooled = std::set<Spool>(outcome.spooled.begin(), outcome.spooled.end());
-  EXPECT_TRUE(spooled.count({"l1", key2 + ".l1.load"})) << outcome.row.reasons;
+  spooled = std::set<SpoolEntry>(outcome.spooled.begin(), outcome.spooled.end());
+  EXPECT_TRUE(spooled.count({"l1", key2 + ".l1.load", token(2)})) << outcome.row.reasons;
   EXPECT_EQ(Spooled(SpoolDir("l3")), std::set<std::string>{});
 
   // An agent nobody can reach is lost to the window, named.
@@ -381,9 +386,10 @@ TEST_F(MultiLoadTest, EveryAgentSpoolsItsResultAndAFailingAgentIsNamed) {
   ghost.set_name("ghost");
   ghost.set_address("127.0.0.1:1");
   ghost.add_roles("load");
-  registry->Register(ghost);
+  ghost.set_instance_proof("ghost-proof");
+  (void)registry->Register(ghost);
   AgentRegistry::Placement lost{"server", "127.0.0.1", "l1", {"l1", "ghost"}};
-  outcome = RunWindow(*registry, lost, *campaign, 7, planned, 3, calibration, session);
+  outcome = RunWindow(*registry, lost, *campaign, 7, planned, 3, token(3), calibration, session);
   EndSession(*registry, lost, session);
   EXPECT_EQ(outcome.row.verdict, "failed");
   EXPECT_NE(outcome.row.reasons.find("agent_lost: check_host: agent ghost: "), std::string::npos)
