@@ -99,7 +99,9 @@ int RunLab(const RunArgs& args) {
                      campaign.name.c_str(), args.db.c_str());
         return 2;
       }
-      if ((*existing)->spec_toml != spec_text) {
+      // The store holds the text with env values redacted (docs/campaign.md); the file has them.
+      auto redacted = RedactCampaignText(spec_text, campaign.source_name);
+      if (!redacted.ok() || (*existing)->spec_toml != *redacted) {
         std::fprintf(stderr,
                      "benchlab run: --resume: campaign \"%s\" in %s was submitted from a "
                      "different file; resume it with the file it was run with\n",
