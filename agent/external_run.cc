@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "agent/private_dir.h"
 #include "agent/supervisor.h"
 
 namespace benchlab {
@@ -14,14 +15,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-double Seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; }
+// SIGTERM to a cancelled tool's group, then SIGKILL after this: wrk and h2load die at SIGTERM.
+constexpr std::chrono::milliseconds kCancelGrace{50};
 
-Status WriteFile(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  return out ? Status::Ok() : Status::IoError("cannot write " + path);
-}
+double Seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; }
 
 std::string Tail(const std::vector<std::string>& lines) {
   std::string out;
@@ -31,14 +28,14 @@ std::string Tail(const std::vector<std::string>& lines) {
 
 // One run of the tool to its end. Fills `run` (argv, output, CPU, wall time).
 Status RunOnce(SysEnv& env, const ExternalLoadSpec& spec, const std::vector<int>& cpus,
-               const std::string& log_path, ExternalRun& run) {
+               const std::string& log_path, const CancelFlag* cancel, ExternalRun& run) {
   auto command = BuildExternalCommand(spec);
   if (!command.ok()) return command.status();
   if (!command->script.empty()) {
-    if (Status st = WriteFile(spec.script_path, command->script); !st.ok()) return st;
+    if (Status st = WritePrivateFile(spec.script_path, command->script); !st.ok()) return st;
   }
   if (!command->body_file.empty()) {
-    if (Status st = WriteFile(spec.body_path, command->body_file); !st.ok()) return st;
+    if (Status st = WritePrivateFile(spec.body_path, command->body_file); !st.ok()) return st;
   }
   SpawnSpec s;
   s.argv = command->argv;
@@ -63,9 +60,13 @@ Status RunOnce(SysEnv& env, const ExternalLoadSpec& spec, const std::vector<int>
                         std::chrono::milliseconds(static_cast<int64_t>(spec.duration_s * 1000)) +
                         std::chrono::seconds(10);
   ExitInfo exit;
-  // Asleep until the tool ends: this thread must not wake up on the load CPUs while they are
-  // being measured.
-  if (!(*process)->WaitExit(deadline, &exit)) {
+  // Asleep until the tool ends or the run is cancelled: this thread must not wake up on the
+  // load CPUs while they are being measured.
+  if (!(*process)->WaitExit(deadline, &exit, cancel)) {
+    if (cancel != nullptr && cancel->cancelled()) {
+      (*process)->Stop(kCancelGrace);
+      return Status::Cancelled("load tool " + spec.tool + " stopped: the run was cancelled");
+    }
     (*process)->Stop(std::chrono::milliseconds(500));
     return Status::DeadlineExceeded("load tool " + spec.tool + " was still running " +
                                     std::to_string(spec.duration_s + 10) + " s after it started");
@@ -91,10 +92,11 @@ Status RunOnce(SysEnv& env, const ExternalLoadSpec& spec, const std::vector<int>
 Result<ExternalRun> RunExternalLoad(SysEnv& env, ExternalLoadSpec spec,
                                     const std::vector<int>& cpus, std::chrono::milliseconds warmup,
                                     const std::string& scratch_dir,
-                                    const std::function<void(bool measuring)>& on_measure) {
-  std::error_code ec;
-  fs::create_directories(scratch_dir, ec);
-  if (ec) return Status::IoError("cannot create " + scratch_dir + ": " + ec.message());
+                                    const std::function<void(bool measuring)>& on_measure,
+                                    const CancelFlag* cancel) {
+  BENCHLAB_RETURN_IF_ERROR(
+      EnsurePrivateDir("run_root", fs::path(scratch_dir).parent_path().string()));
+  BENCHLAB_RETURN_IF_ERROR(MakePrivateDir(scratch_dir));
   spec.script_path = (fs::path(scratch_dir) / (spec.tool + ".lua")).string();
   spec.body_path = (fs::path(scratch_dir) / (spec.tool + ".body")).string();
 
@@ -102,12 +104,14 @@ Result<ExternalRun> RunExternalLoad(SysEnv& env, ExternalLoadSpec spec,
     ExternalLoadSpec warm = spec;
     warm.duration_s = std::max(warmup.count() / 1000.0, MinimumRunSeconds(spec.tool));
     ExternalRun ignored;
-    Status st = RunOnce(env, warm, cpus, (fs::path(scratch_dir) / "warmup.log").string(), ignored);
+    Status st =
+        RunOnce(env, warm, cpus, (fs::path(scratch_dir) / "warmup.log").string(), cancel, ignored);
     if (!st.ok()) return Status(st.code(), "warm-up: " + st.message());
   }
   ExternalRun run;
   on_measure(true);
-  Status st = RunOnce(env, spec, cpus, (fs::path(scratch_dir) / "measure.log").string(), run);
+  Status st =
+      RunOnce(env, spec, cpus, (fs::path(scratch_dir) / "measure.log").string(), cancel, run);
   on_measure(false);
   if (!st.ok()) return st;
   auto figures = spec.tool == "wrk" ? ParseWrkOutput(run.output) : ParseH2loadOutput(run.output);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/cancel.h"
 #include "agent/external_load.h"
 #include "common/status.h"
 #include "common/sysenv.h"
@@ -28,11 +29,14 @@ struct ExternalRun {
 // after it ends, so the server's interval is the tool's. A warm-up shorter than the tool's
 // shortest run is rounded up to it; a zero warm-up runs none. Errors name the tool and the agent's
 // view: not installed, exited with a status (and its last lines), output that does not parse,
-// still running past duration + 10 s (then killed).
+// still running past duration + 10 s (then killed). When `cancel` is set the tool's process group
+// is stopped at once (SIGTERM, SIGKILL 50 ms later) and the result is Cancelled. scratch_dir must
+// not exist yet; it is made 0700, the script and body file 0600; its parent, the run root, is
+// made 0700 when missing and must be private.
 Result<ExternalRun> RunExternalLoad(SysEnv& env, ExternalLoadSpec spec,
-                                    const std::vector<int>& cpus,
-                                    std::chrono::milliseconds warmup,
+                                    const std::vector<int>& cpus, std::chrono::milliseconds warmup,
                                     const std::string& scratch_dir,
-                                    const std::function<void(bool measuring)>& on_measure);
+                                    const std::function<void(bool measuring)>& on_measure,
+                                    const CancelFlag* cancel = nullptr);
 
 }  // namespace benchlab

@@ -238,7 +238,8 @@ Result<std::unique_ptr<TargetProcess>> TargetProcess::Spawn(SysEnv& env, const S
     CPU_SET(cpu, &cpu_set);
   }
 
-  Fd log(open(spec.log_path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644));
+  // 0600: a target's log may hold what its environment holds; it is the agent's to read.
+  Fd log(open(spec.log_path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (log.get() < 0) return Status::IoError(Errno("target log " + spec.log_path));
   Fd dev_null(open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (dev_null.get() < 0) return Status::IoError(Errno("/dev/null"));
@@ -308,20 +309,23 @@ bool TargetProcess::Exited(ExitInfo* info) {
   return true;
 }
 
-bool TargetProcess::WaitExit(std::chrono::steady_clock::time_point deadline, ExitInfo* info) {
+bool TargetProcess::WaitExit(std::chrono::steady_clock::time_point deadline, ExitInfo* info,
+                             const CancelFlag* cancel) {
   using std::chrono::milliseconds;
   // The pid is ours until it is reaped (Reap is the only waitpid on it), so the pidfd cannot
   // name a recycled pid. A pidfd (close-on-exec) turns readable when the process exits.
   Fd pidfd(impl_->reaped ? -1 : static_cast<int>(syscall(SYS_pidfd_open, impl_->pid, 0)));
+  const int cancel_fd = cancel != nullptr ? cancel->fd() : -1;
   while (!Exited(info)) {
+    if (cancel != nullptr && cancel->cancelled()) return false;
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return false;
     // Rounded up, so the last wait does not end just short of the deadline and spin.
     const auto left = std::chrono::ceil<milliseconds>(deadline - now);
-    if (pidfd.get() >= 0) {
-      pollfd p{pidfd.get(), POLLIN, 0};
+    if (pidfd.get() >= 0 && (cancel == nullptr || cancel_fd >= 0)) {
+      pollfd p[2] = {{pidfd.get(), POLLIN, 0}, {cancel_fd, POLLIN, 0}};
       const int wait_ms = static_cast<int>(std::min<int64_t>(left.count(), 60'000));
-      if (poll(&p, 1, wait_ms) < 0 && errno != EINTR) pidfd.reset();
+      if (poll(p, cancel_fd >= 0 ? 2 : 1, wait_ms) < 0 && errno != EINTR) pidfd.reset();
     } else {
       std::this_thread::sleep_for(std::min<milliseconds>(left, milliseconds(50)));
     }

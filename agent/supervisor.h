@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/cancel.h"
 #include "common/status.h"
 #include "common/sysenv.h"
 
@@ -25,7 +26,7 @@ struct SpawnSpec {
   std::string cwd;                         // must exist
   std::map<std::string, std::string> env;  // the whole environment of the child
   std::vector<int> cpus;                   // empty: inherit
-  std::string log_path;                    // stdout+stderr, created/truncated
+  std::string log_path;                    // stdout+stderr, created/truncated, mode 0600
   // PR_SET_PDEATHSIG: the child is killed when the thread that spawned it ends, so spawn from a
   // thread that lives as long as the agent (SpawnThread).
   bool die_with_parent = false;
@@ -52,8 +53,10 @@ class TargetProcess {
   // Blocks until the process exits (true, reaped, info filled) or `deadline` passes (false),
   // asleep in between: it waits on a pidfd, so a run being measured is not disturbed by a
   // waiting thread that wakes up to look (a 2 ms poll cost an external load tool ~10% of its
-  // throughput on a 2-core VM). Where pidfds are unavailable it looks every 50 ms.
-  bool WaitExit(std::chrono::steady_clock::time_point deadline, ExitInfo* info = nullptr);
+  // throughput on a 2-core VM). Where pidfds are unavailable it looks every 50 ms. With `cancel`
+  // it also returns false as soon as that flag is set (its fd wakes the wait).
+  bool WaitExit(std::chrono::steady_clock::time_point deadline, ExitInfo* info = nullptr,
+                const CancelFlag* cancel = nullptr);
   // SIGTERM to the group, up to `grace`, then SIGKILL to the group; reaps. Returns how it ended.
   ExitInfo Stop(std::chrono::milliseconds grace);
   // The last n lines of the log file.

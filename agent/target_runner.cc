@@ -1,6 +1,7 @@
 #include "agent/target_runner.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -8,12 +9,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
+#include "agent/private_dir.h"
 #include "agent/proc.h"
 #include "common/parse.h"
 #include "loadgen/http_client.h"
@@ -31,19 +33,58 @@ void ReplaceAll(std::string& text, const std::string& from, const std::string& t
   }
 }
 
-Status RenderTemplate(const std::string& source, uint16_t port, const std::string& run_dir,
-                      const std::string& campaign_dir) {
-  std::ifstream in(source, std::ios::binary);
-  if (!in) return Status::NotFound("template " + source + ": cannot read it");
-  std::ostringstream text;
-  text << in.rdbuf();
+// `path` resolved by realpath(3) when it lies inside one of `dirs` (each resolved too);
+// PermissionDenied naming the directories otherwise.
+Result<std::string> ResolveInside(const std::string& path, const std::vector<std::string>& dirs) {
+  char resolved[PATH_MAX];
+  if (realpath(path.c_str(), resolved) == nullptr) {
+    return Status::NotFound("template " + path + ": cannot read it: " + std::strerror(errno));
+  }
+  const std::string file = resolved;
+  std::string allowed;
+  for (const auto& dir : dirs) {
+    char root[PATH_MAX];
+    if (dir.empty() || realpath(dir.c_str(), root) == nullptr) continue;
+    std::string prefix = root;
+    if (prefix.back() != '/') prefix += '/';
+    if (file.starts_with(prefix)) return file;
+    allowed += (allowed.empty() ? "" : " or ") + std::string(root);
+  }
+  return Status::PermissionDenied("template " + path + " resolves to " + file +
+                                  ", outside the directories templates may come from (" +
+                                  (allowed.empty() ? "none" : allowed) + ")");
+}
+
+Result<std::string> ReadNoFollow(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    return Status::NotFound("template " + path + ": cannot read it: " + std::strerror(errno));
+  }
+  std::string text;
+  char buf[16 * 1024];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  int err = errno;
+  close(fd);
+  if (n < 0) return Status::IoError("template " + path + ": " + std::strerror(err));
+  return text;
+}
+
+Status RenderTemplate(const std::string& source, const std::vector<std::string>& dirs,
+                      uint16_t port, const std::string& run_dir, const std::string& campaign_dir) {
+  auto resolved = ResolveInside(source, dirs);
+  if (!resolved.ok()) return resolved.status();
+  auto text = ReadNoFollow(*resolved);
+  if (!text.ok()) return text.status();
   std::string name = fs::path(source).filename().string();
   if (name.size() > 3 && name.ends_with(".in")) name.resize(name.size() - 3);
   std::string dest = (fs::path(run_dir) / name).string();
-  std::ofstream out(dest, std::ios::binary | std::ios::trunc);
-  out << FillPlaceholders(text.str(), port, run_dir, campaign_dir);
-  out.close();
-  if (!out) return Status::IoError("template " + source + ": cannot write " + dest);
+  Status written = WritePrivateFile(dest, FillPlaceholders(*text, port, run_dir, campaign_dir));
+  if (!written.ok()) return Status(written.code(), "template " + source + ": " + written.message());
   return Status::Ok();
 }
 
@@ -67,8 +108,7 @@ std::string FillPlaceholders(const std::string& text, uint16_t port, const std::
 Result<std::string> ReadTargetVersion(SysEnv& env, const TargetDef& def,
                                       const std::string& scratch_dir) {
   if (def.version.empty()) return std::string("unavailable");
-  std::error_code ec;
-  fs::create_directories(scratch_dir, ec);
+  BENCHLAB_RETURN_IF_ERROR(EnsurePrivateDir("run_root", scratch_dir));
   SpawnSpec spec;
   for (const auto& arg : def.version) {
     spec.argv.push_back(FillPlaceholders(arg, 0, scratch_dir, def.campaign_dir));
@@ -124,9 +164,11 @@ Result<RunningTarget> StartTarget(SysEnv& env, const TargetDef& def, const std::
                                    " are outside this agent's allowed CPUs " +
                                    FormatCpuList(allowed));
   }
-  std::error_code ec;
-  fs::create_directories(run_dir, ec);
-  if (ec) return Status::IoError("run directory " + run_dir + ": " + ec.message());
+  // The run root is checked at every start: it must still be the agent's own.
+  BENCHLAB_RETURN_IF_ERROR(EnsurePrivateDir("run_root", fs::path(run_dir).parent_path().string()));
+  if (Status made = MakePrivateDir(run_dir); !made.ok()) {
+    return Status(made.code(), "run directory: " + made.message());
+  }
 
   uint16_t port = 0;
   if (def.port == "auto") {
@@ -136,9 +178,11 @@ Result<RunningTarget> StartTarget(SysEnv& env, const TargetDef& def, const std::
   } else {
     port = static_cast<uint16_t>(std::stoi(def.port));
   }
+  std::vector<std::string> template_dirs = options.template_dirs;
+  template_dirs.push_back(def.campaign_dir);
   for (const auto& tmpl : def.templates) {
     BENCHLAB_RETURN_IF_ERROR(RenderTemplate(FillPlaceholders(tmpl, port, run_dir, def.campaign_dir),
-                                            port, run_dir, def.campaign_dir));
+                                            template_dirs, port, run_dir, def.campaign_dir));
   }
 
   SpawnSpec spec;
@@ -188,6 +232,10 @@ Result<RunningTarget> StartTarget(SysEnv& env, const TargetDef& def, const std::
   auto deadline = spawn_start + def.ready_timeout;
   std::string last_error = "no answer yet";
   while (true) {
+    if (options.cancel != nullptr && options.cancel->cancelled()) {
+      running.process->Stop(std::chrono::milliseconds(1000));
+      return Status::Cancelled("target \"" + def.name + "\": start abandoned before it was ready");
+    }
     ExitInfo exit;
     if (running.process->Exited(&exit)) {
       return Status::FailedPrecondition(

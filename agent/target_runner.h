@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/cancel.h"
 #include "agent/cgroup.h"
 #include "agent/spawn_thread.h"
 #include "agent/supervisor.h"
@@ -53,6 +54,12 @@ struct StartOptions {
   // Where readiness is probed: the address load generators will reach the target at (the
   // agent's advertised host), so a target that does not listen there fails here, by name.
   std::string ready_host = "127.0.0.1";
+  // Directories a template may be read from besides the target's campaign_dir (the agent's
+  // configuration directory). Templates are resolved with realpath(3) when the target starts;
+  // one that lies outside all of them, through a symbolic link or "..", is refused.
+  std::vector<std::string> template_dirs;
+  // Set: the start is abandoned (Cancelled) at the next readiness probe, the process stopped.
+  const CancelFlag* cancel = nullptr;
 };
 
 // Starts `def` with its pinning overridden by `cpus` when non-empty; a target with no pinning on
@@ -60,7 +67,9 @@ struct StartOptions {
 // readiness every thread of the target's tree is checked to run only on its CPUs. run_dir is
 // created; the log goes to run_dir/target.log. On any failure nothing is left running and the
 // error names the step (CPUs, template, spawn, readiness, affinity) and, when the target ran, the
-// last log lines.
+// last log lines. run_dir must not exist yet: it is made with mode 0700, the log and rendered
+// templates with 0600; its parent, the run root, is made 0700 when missing and must be private
+// (agent/private_dir.h).
 Result<RunningTarget> StartTarget(SysEnv& env, const TargetDef& def, const std::vector<int>& cpus,
                                   const std::string& run_dir, const StartOptions& options = {});
 

@@ -150,7 +150,11 @@ int RunOnEmbeddedLab(const LabJob& job) {
       config.name = std::string(role);
       config.roles = {role};
       config.coordinator = address;
-      config.run_root = work_dir + "/" + role;
+      // Below the lab's own mkdtemp directory (0700, unpredictable name), like everything else
+      // the lab writes.
+      config.state_dir = work_dir + "/" + role;
+      config.run_root = config.state_dir + "/run";
+      config.spool_dir = config.state_dir + "/spool";
       if (std::string(role) == "server") config.catalogue = campaign.targets;
       std::string path = work_dir + "/agent-" + role + ".toml";
       Status written = WriteAgentConfig(config, path);

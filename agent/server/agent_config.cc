@@ -1,5 +1,6 @@
 #include "agent/server/agent_config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -39,11 +40,35 @@ std::optional<HostPort> ReadAddress(Table& root, std::string_view key, const Val
   return std::nullopt;
 }
 
+std::optional<std::string> ReadDir(Table& root, std::string_view key, const Value& v) {
+  if (v.is_string() && v.as_string().str.starts_with('/')) return v.as_string().str;
+  root.Expect(v, key, "an absolute directory path");
+  return std::nullopt;
+}
+
+void ReadAllowedTargets(Table& root, const Value& v, AllowedTargets& out) {
+  const char* form =
+      "a list of CIDRs such as \"10.0.0.0/8\" or \"::1/128\", addresses and host names";
+  if (!v.is_array()) return root.Expect(v, "allowed_targets", form);
+  AllowedTargets read;
+  for (const auto& item : v.as_array()) {
+    if (!item.is_string()) return root.Expect(item, "allowed_targets", form);
+    Status added = read.Add(item.as_string().str);
+    if (!added.ok()) {
+      return root.Fail(item, "allowed_targets",
+                       added.message() + ", got " + config::Describe(item));
+    }
+  }
+  out = std::move(read);
+}
+
 void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, AgentConfig& c) {
   Table root(doc, "",
-             {"name", "roles", "labels", "listen", "advertise", "coordinator", "run_root",
-              "allowed_cpus", "spool_dir", "sample_period", "target"},
+             {"name", "roles", "labels", "listen", "advertise", "coordinator", "state_dir",
+              "run_root", "allowed_cpus", "spool_dir", "sample_period", "allowed_targets", "limits",
+              "campaign_dir", "target"},
              issues);
+  c.config_dir = config_dir;
   if (const Value* v = root.Require("name", "a name such as \"server-1\"")) {
     if (auto name = config::ReadName(root, "name", *v)) c.name = *name;
   }
@@ -59,12 +84,11 @@ void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, 
   if (const Value* v = root.Require("coordinator", "the coordinator's HOST:PORT")) {
     if (auto hp = ReadAddress(root, "coordinator", *v)) c.coordinator = hp->ToString();
   }
+  if (const Value* v = root.Get("state_dir")) {
+    if (auto dir = ReadDir(root, "state_dir", *v)) c.state_dir = *dir;
+  }
   if (const Value* v = root.Get("run_root")) {
-    if (v->is_string() && v->as_string().str.starts_with('/')) {
-      c.run_root = v->as_string().str;
-    } else {
-      root.Expect(*v, "run_root", "an absolute directory path");
-    }
+    if (auto dir = ReadDir(root, "run_root", *v)) c.run_root = *dir;
   }
   if (const Value* v = root.Get("labels")) {
     if (v->is_array()) {
@@ -79,12 +103,10 @@ void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, 
     if (auto cpus = config::ReadCpus(root, "allowed_cpus", *v)) c.allowed_cpus = *cpus;
   }
   if (const Value* v = root.Get("spool_dir")) {
-    if (v->is_string() && v->as_string().str.starts_with('/')) {
-      c.spool_dir = v->as_string().str;
-    } else {
-      root.Expect(*v, "spool_dir", "an absolute directory path");
-    }
+    if (auto dir = ReadDir(root, "spool_dir", *v)) c.spool_dir = *dir;
   }
+  if (const Value* v = root.Get("allowed_targets")) ReadAllowedTargets(root, *v, c.allowed_targets);
+  if (const Value* v = root.Get("limits")) ReadLimits(root, *v, issues, c.limits);
   if (const Value* v = root.Get("sample_period")) {
     auto period = config::ReadDuration(root, "sample_period", *v, /*allow_zero=*/false);
     if (period && *period >= std::chrono::milliseconds(10) && *period <= std::chrono::seconds(10)) {
@@ -93,10 +115,22 @@ void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, 
       root.Expect(*v, "sample_period", "a duration from \"10ms\" to \"10s\"");
     }
   }
+  // {campaign_dir} in the targets: the campaign_dir key's directory (a relative one is relative
+  // to this file's), else this file's.
+  std::string campaign_dir = config_dir;
+  if (const Value* v = root.Get("campaign_dir")) {
+    if (v->is_string() && !v->as_string().str.empty()) {
+      std::filesystem::path dir = std::filesystem::path(config_dir) / v->as_string().str;
+      campaign_dir = dir.lexically_normal().string();
+      if (campaign_dir.size() > 1 && campaign_dir.back() == '/') campaign_dir.pop_back();
+    } else {
+      root.Expect(*v, "campaign_dir", "a directory path (relative to this file's directory)");
+    }
+  }
   if (const Value* v = root.Get("target")) {
     NameBook names;
     for (const auto& [label, item] : config::TablesOf(root, *v, "target", names, issues)) {
-      config::ReadTarget(*item, label, issues, config_dir, c.catalogue.emplace_back());
+      config::ReadTarget(*item, label, issues, campaign_dir, c.catalogue.emplace_back());
     }
     for (const auto& def : c.catalogue) {
       if (def.command.empty() && !def.name.empty()) {
@@ -127,15 +161,20 @@ toml::array StringArray(const std::vector<std::string>& items, const std::string
 }  // namespace
 
 Result<AgentConfig> ParseAgentConfigText(const std::string& text, const std::string& source_name,
-                                         const std::string& config_dir) {
+                                         const std::string& config_dir, const StateEnv& env) {
   auto doc = config::ParseToml(text, source_name);
   if (!doc.ok()) return doc.status();
   AgentConfig c;
   Issues issues(source_name);
   ReadAgent(*doc, issues, config_dir, c);
   if (!issues.empty()) return issues.First();
-  if (c.run_root.empty()) c.run_root = "/tmp/benchlab-agent-" + c.name;
-  if (c.spool_dir.empty()) c.spool_dir = c.run_root + "/spool";
+  if (c.state_dir.empty()) {
+    auto state = DefaultStateDir(c.name, env);
+    if (!state.ok()) return Status::InvalidArgument(source_name + ": " + state.status().message());
+    c.state_dir = *state;
+  }
+  if (c.run_root.empty()) c.run_root = c.state_dir + "/run";
+  if (c.spool_dir.empty()) c.spool_dir = c.state_dir + "/spool";
   return c;
 }
 
@@ -161,6 +200,20 @@ Status WriteAgentConfig(const AgentConfig& config, const std::string& path) {
       {"coordinator", config.coordinator},
       {"run_root", config.run_root},
   };
+  if (!config.state_dir.empty()) root["state_dir"] = config.state_dir;
+  if (!(config.allowed_targets == AllowedTargets::Loopback())) {
+    root["allowed_targets"] = StringArray(config.allowed_targets.entries(), "");
+  }
+  if (toml::table limits = LimitsToToml(config.limits); !limits.empty()) root["limits"] = limits;
+  // {campaign_dir} is written out below; the key keeps the directory templates may come from.
+  if (!config.catalogue.empty() &&
+      std::all_of(config.catalogue.begin(), config.catalogue.end(),
+                  [&](const TargetDef& def) {
+                    return def.campaign_dir == config.catalogue.front().campaign_dir;
+                  }) &&
+      config.catalogue.front().campaign_dir.starts_with('/')) {
+    root["campaign_dir"] = config.catalogue.front().campaign_dir;
+  }
   if (!config.advertise.empty()) root["advertise"] = config.advertise;
   if (!config.labels.empty()) root["labels"] = StringArray(config.labels, "");
   if (!config.allowed_cpus.empty()) root["allowed_cpus"] = FormatCpuList(config.allowed_cpus);

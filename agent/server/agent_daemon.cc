@@ -7,12 +7,14 @@
 #include <grpcpp/server_builder.h>
 
 #include <cstdio>
-#include <random>
+#include <set>
 
 #include "agent/orphans.h"
+#include "agent/private_dir.h"
+#include "agent/server/agent_state.h"
 #include "agent/supervisor.h"
 #include "agent/target_runner.h"
-#include "benchlab/v1/coordinator.grpc.pb.h"
+#include "agent/window_token.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
@@ -24,19 +26,29 @@ namespace {
 std::string NewInstanceId(SysEnv& env) { return AgentInstance(env, getpid()); }
 
 AgentIdentity MakeIdentity(SysEnv& env, const AgentConfig& config, const std::string& instance) {
-  AgentIdentity identity{config.name,
-                         config.roles,
-                         config.run_root,
-                         config.allowed_cpus,
-                         AgentCookie(config.name, instance),
-                         config.own_roots,
-                         config.sample_period};
+  AgentIdentity identity;
+  identity.name = config.name;
+  identity.roles = config.roles;
+  identity.run_root = config.run_root;
+  identity.allowed_cpus = config.allowed_cpus;
+  identity.cookie = AgentCookie(config.name, instance);
+  identity.own_roots = config.own_roots;
+  identity.sample_period = config.sample_period;
   if (identity.allowed_cpus.empty()) {
     auto own = env.GetAffinity(0);
     if (own.ok()) identity.allowed_cpus = *own;
   }
   identity.target_host = TargetHost(config);
+  identity.allowed_targets = config.allowed_targets;
+  identity.limits = config.limits;
+  if (!config.config_dir.empty()) identity.template_dirs.push_back(config.config_dir);
   return identity;
+}
+
+// The coordinator could not be reached (or was too slow): offer again later.
+bool Unreachable(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+         status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
 }
 
 }  // namespace
@@ -60,6 +72,18 @@ AgentDaemon::AgentDaemon(SysEnv& env, AgentConfig config)
 AgentDaemon::~AgentDaemon() { Shutdown(); }
 
 Result<HostPort> AgentDaemon::Start() {
+  if (config_.state_dir.empty()) {
+    // Built in process without a state directory: the proof lives as long as this daemon.
+    auto proof = RandomHex(32);
+    if (!proof.ok()) return proof.status();
+    instance_proof_ = *proof;
+  } else {
+    BENCHLAB_RETURN_IF_ERROR(EnsurePrivateDir("state_dir", config_.state_dir));
+    auto proof = LoadInstanceProof(config_.state_dir);
+    if (!proof.ok()) return Status(proof.status().code(), "state_dir: " + proof.status().message());
+    instance_proof_ = *proof;
+  }
+  BENCHLAB_RETURN_IF_ERROR(EnsurePrivateDir("run_root", config_.run_root));
   for (pid_t pid : StopOrphans(env_, config_.name, instance_, std::chrono::seconds(2))) {
     spdlog::warn("agent {}: stopped pid {}, left running by an earlier agent of this name",
                  config_.name, pid);
@@ -72,7 +96,7 @@ Result<HostPort> AgentDaemon::Start() {
   }
   service_.SetVersions(versions);
   if (!config_.spool_dir.empty()) {
-    auto spool = Spool::Open(config_.spool_dir);
+    auto spool = Spool::Open(config_.spool_dir, service_.identity().limits.spool_max_bytes);
     if (!spool.ok()) return spool.status();
     service_.SetSpool(std::move(spool).value());
   }
@@ -90,10 +114,22 @@ Result<HostPort> AgentDaemon::Start() {
   }
   HostPort bound{config_.listen.host, static_cast<uint16_t>(bound_port)};
   std::string address = config_.advertise.empty() ? bound.ToString() : config_.advertise;
-  spdlog::info("agent {} listening on {} (roles: {})", config_.name, bound.ToString(),
-               fmt::join(config_.roles, ","));
+  spdlog::info("agent {} listening on {} (roles: {}); work in {}, spool in {}", config_.name,
+               bound.ToString(), fmt::join(config_.roles, ","), config_.run_root,
+               config_.spool_dir.empty() ? "none" : config_.spool_dir);
   thread_ = std::thread([this, address] { RegistrationLoop(address); });
   return bound;
+}
+
+AgentDaemon::InFlight::InFlight(AgentDaemon& daemon, grpc::ClientContext& ctx) : daemon_(daemon) {
+  std::lock_guard lock(daemon_.mu_);
+  daemon_.in_flight_ = &ctx;
+  if (daemon_.stopping_) ctx.TryCancel();
+}
+
+AgentDaemon::InFlight::~InFlight() {
+  std::lock_guard lock(daemon_.mu_);
+  daemon_.in_flight_ = nullptr;
 }
 
 void AgentDaemon::RegistrationLoop(std::string address) {
@@ -108,62 +144,14 @@ void AgentDaemon::RegistrationLoop(std::string address) {
   for (const auto& label : config_.labels) request.add_labels(label);
   for (const auto& [name, version] : service_.versions())
     (*request.mutable_versions())[name] = version;
+  request.set_instance_proof(instance_proof_);
 
-  std::chrono::milliseconds pause(200);
   std::string last_error;
   std::unique_lock lock(mu_);
   while (!stopping_) {
     lock.unlock();
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
-    grpc::Status status;
-    if (!registered_) {
-      v1::RegisterAgentReply reply;
-      status = stub->RegisterAgent(&ctx, request, &reply);
-      // What the spool still holds (a crash, or a coordinator that went away before its
-      // acknowledgement) is offered again after every registration.
-      if (status.ok() && service_.spool() != nullptr) {
-        if (auto records = service_.spool()->List(); records.ok() && !records->empty()) {
-          v1::OfferResultsRequest offer;
-          offer.set_name(config_.name);
-          for (auto& [key, payload] : *records) {
-            auto* item = offer.add_spooled();
-            item->set_key(key);
-            item->set_payload(std::move(payload));
-          }
-          grpc::ClientContext offer_ctx;
-          offer_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-          v1::OfferResultsReply offered;
-          status = stub->OfferResults(&offer_ctx, offer, &offered);
-          for (const auto& key : offered.acknowledged()) (void)service_.spool()->Remove(key);
-          if (offered.acknowledged_size() > 0) {
-            spdlog::info("agent {}: coordinator took {} spooled results", config_.name,
-                         offered.acknowledged_size());
-          }
-        }
-      }
-      if (status.ok()) {
-        registered_ = true;
-        // Heartbeat three times per lease so one lost beat never expires it.
-        pause = std::chrono::milliseconds(std::max<int64_t>(100, reply.lease_ms() / 3));
-        spdlog::info("agent {} registered with coordinator {}", config_.name, config_.coordinator);
-      }
-    } else {
-      v1::HeartbeatRequest beat;
-      beat.set_name(config_.name);
-      v1::HeartbeatReply reply;
-      status = stub->Heartbeat(&ctx, beat, &reply);
-      if (status.ok() && !reply.known()) {
-        // The coordinator restarted: the windows it was running are gone with it (it records
-        // them as failed and runs them again), so their targets must not run on beside the next.
-        registered_ = false;
-        const size_t stopped = service_.StopAll();
-        if (stopped > 0) {
-          spdlog::warn("agent {}: coordinator {} restarted; stopped {} target(s) of its windows",
-                       config_.name, config_.coordinator, stopped);
-        }
-      }
-    }
+    grpc::Status status = RegisterOrBeat(*stub, request);
+    if (status.ok() && registered_ && offer_pending_) offer_pending_ = !OfferSpool(*stub);
     if (!status.ok() && status.error_message() != last_error) {
       spdlog::warn("agent {}: coordinator {}: {}", config_.name, config_.coordinator,
                    status.error_message());
@@ -171,20 +159,112 @@ void AgentDaemon::RegistrationLoop(std::string address) {
     last_error = status.ok() ? "" : status.error_message();
     ReapOrphans();
     lock.lock();
-    cv_.wait_for(lock, registered_ ? pause : std::chrono::milliseconds(200),
+    cv_.wait_for(lock, registered_ ? pause_ : std::chrono::milliseconds(200),
                  [this] { return stopping_; });
   }
 }
 
+grpc::Status AgentDaemon::RegisterOrBeat(v1::Coordinator::Stub& stub,
+                                         const v1::RegisterAgentRequest& request) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  InFlight call(*this, ctx);
+  if (!registered_) {
+    v1::RegisterAgentReply reply;
+    grpc::Status status = stub.RegisterAgent(&ctx, request, &reply);
+    if (status.ok()) {
+      registered_ = true;
+      // What the spool still holds (a crash, or a coordinator that went away before its
+      // acknowledgement) is offered again after every registration.
+      offer_pending_ = service_.spool() != nullptr;
+      // Heartbeat three times per lease so one lost beat never expires it.
+      pause_ = std::chrono::milliseconds(std::max<int64_t>(100, reply.lease_ms() / 3));
+      spdlog::info("agent {} registered with coordinator {}", config_.name, config_.coordinator);
+    }
+    return status;
+  }
+  v1::HeartbeatRequest beat;
+  beat.set_name(config_.name);
+  beat.set_instance_proof(instance_proof_);
+  v1::HeartbeatReply reply;
+  grpc::Status status = stub.Heartbeat(&ctx, beat, &reply);
+  if (status.ok() && !reply.known()) {
+    // The coordinator restarted: the windows it was running are gone with it (it records them
+    // as failed and runs them again), so their targets must not run on beside the next.
+    registered_ = false;
+    const size_t stopped = service_.StopAll();
+    if (stopped > 0) {
+      spdlog::warn("agent {}: coordinator {} restarted; stopped {} target(s) of its windows",
+                   config_.name, config_.coordinator, stopped);
+    }
+  }
+  return status;
+}
+
+bool AgentDaemon::OfferSpool(v1::Coordinator::Stub& stub) {
+  Spool& spool = *service_.spool();
+  std::string after;
+  size_t taken = 0;
+  for (;;) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return false;
+    }
+    auto page = spool.Page(after, kOfferPageBytes);
+    if (!page.ok()) {
+      spdlog::error("agent {}: {}", config_.name, page.status().message());
+      return false;
+    }
+    if (page->empty()) break;
+    after = page->back().key;
+    v1::OfferResultsRequest offer;
+    offer.set_name(config_.name);
+    offer.set_instance_proof(instance_proof_);
+    std::set<std::string> offered;
+    for (auto& record : *page) {
+      auto* item = offer.add_spooled();
+      item->set_key(record.key);
+      item->set_payload(std::move(record.payload));
+      offered.insert(record.key);
+    }
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    InFlight call(*this, ctx);
+    v1::OfferResultsReply reply;
+    grpc::Status status = stub.OfferResults(&ctx, offer, &reply);
+    if (Unreachable(status)) return false;
+    if (!status.ok()) {
+      // Kept: it is offered again after the next registration.
+      spdlog::error("agent {}: coordinator refused {} spooled result(s) from {}: {}", config_.name,
+                    offer.spooled_size(), offer.spooled(0).key(), status.error_message());
+      continue;
+    }
+    for (const auto& key : reply.acknowledged()) {
+      if (offered.count(key) == 0) continue;
+      Status removed = spool.Remove(key);
+      if (!removed.ok()) spdlog::error("agent {}: {}", config_.name, removed.message());
+      ++taken;
+    }
+  }
+  if (taken > 0) {
+    spdlog::info("agent {}: coordinator took {} spooled results", config_.name, taken);
+  }
+  return true;
+}
+
 void AgentDaemon::Shutdown() {
+  // First, so that load, external tools and starting targets end while the rest shuts down.
+  service_.BeginShutdown();
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
+    if (in_flight_ != nullptr) in_flight_->TryCancel();
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   if (server_) {
-    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    // Calls still running at the deadline are cancelled by gRPC; each watches for that.
+    server_->Shutdown(std::chrono::system_clock::now() + kShutdownGrace);
     server_->Wait();
     server_.reset();
   }

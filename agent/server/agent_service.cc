@@ -1,5 +1,6 @@
 #include "agent/server/agent_service.h"
 
+#include <strings.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,8 +15,11 @@
 #include "agent/host_facts.h"
 #include "agent/orphans.h"
 #include "agent/selftest.h"
+#include "agent/window_token.h"
+#include "common/config_toml.h"
 #include "common/parse.h"
 #include "loadgen/load.h"
+#include "loadgen/request.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
@@ -31,6 +35,9 @@ grpc::Status ToGrpc(const Status& status) {
     case StatusCode::kFailedPrecondition: code = grpc::StatusCode::FAILED_PRECONDITION; break;
     case StatusCode::kDeadlineExceeded: code = grpc::StatusCode::DEADLINE_EXCEEDED; break;
     case StatusCode::kUnavailable: code = grpc::StatusCode::UNAVAILABLE; break;
+    case StatusCode::kResourceExhausted: code = grpc::StatusCode::RESOURCE_EXHAUSTED; break;
+    case StatusCode::kPermissionDenied: code = grpc::StatusCode::PERMISSION_DENIED; break;
+    case StatusCode::kCancelled: code = grpc::StatusCode::CANCELLED; break;
     default: break;
   }
   return grpc::Status(code, status.message());
@@ -43,7 +50,72 @@ std::vector<std::pair<std::string, std::string>> Headers(
   return out;
 }
 
+// A request to a checked name goes to its address; the Host header keeps naming the host as the
+// caller gave it (unless the caller set one).
+HeaderList WithHost(HeaderList headers, const CheckedTarget& target, uint16_t port) {
+  if (target.name.empty()) return headers;
+  for (const auto& [name, value] : headers) {
+    if (strcasecmp(name.c_str(), "host") == 0) return headers;
+  }
+  headers.emplace_back("Host", HostHeaderValue(target.name, port));
+  return headers;
+}
+
+// Why a call's CancelFlag was set, for its error.
+std::string CancelReason(const grpc::ServerContext* ctx) {
+  if (ctx != nullptr && std::chrono::system_clock::now() >= ctx->deadline()) {
+    return "its deadline passed";
+  }
+  if (ctx != nullptr && ctx->IsCancelled()) return "the caller cancelled it";
+  return "the agent is stopping";
+}
+
+Status CheckPort(int port) {
+  if (port >= 1 && port <= 65535) return Status::Ok();
+  return Status::InvalidArgument("port " + std::to_string(port) + ": expected 1 to 65535");
+}
+
+// Names the window and its log; it goes into a directory name.
+constexpr size_t kMaxWindowLabel = 128;
+
+AgentIdentity Resolved(AgentIdentity identity) {
+  identity.limits = ResolveLimits(identity.limits, identity.allowed_cpus.size());
+  return identity;
+}
+
 }  // namespace
+
+AgentService::CallWatch::CallWatch(AgentService& service, grpc::ServerContext* ctx)
+    : service_(service) {
+  {
+    std::lock_guard lock(service_.mu_);
+    if (service_.shutting_down_) cancel_.Cancel();
+    service_.calls_.insert(&cancel_);
+  }
+  if (ctx == nullptr || cancel_.cancelled()) return;
+  const auto deadline = ctx->deadline();
+  thread_ = std::thread([this, ctx, deadline] {
+    std::unique_lock lock(mu_);
+    while (!done_) {
+      if (ctx->IsCancelled() || std::chrono::system_clock::now() >= deadline) {
+        cancel_.Cancel();
+        return;
+      }
+      cv_.wait_for(lock, kCallPoll);
+    }
+  });
+}
+
+AgentService::CallWatch::~CallWatch() {
+  {
+    std::lock_guard lock(mu_);
+    done_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard lock(service_.mu_);
+  service_.calls_.erase(&cancel_);
+}
 
 void HostFiguresToProto(const HostWindow& in, v1::HostFigures* out) {
   out->set_interval_s(in.interval_s);
@@ -83,7 +155,7 @@ void FillHostFacts(SysEnv& env, v1::HostFacts* out) {
 }
 
 AgentService::AgentService(SysEnv& env, AgentIdentity identity, std::vector<TargetDef> catalogue)
-    : env_(env), identity_(std::move(identity)), catalogue_(std::move(catalogue)) {
+    : env_(env), identity_(Resolved(std::move(identity))), catalogue_(std::move(catalogue)) {
   for (const auto& def : catalogue_) catalogue_names_.push_back(def.name);
 }
 
@@ -105,18 +177,36 @@ size_t AgentService::StopAll() {
     std::lock_guard lock(mu_);
     active.swap(active_);
   }
+  // Side by side, so that stopping N targets takes one grace period, not N.
+  std::vector<std::thread> stoppers;
   for (auto& [handle, target] : active) {
-    std::lock_guard lock(target->mu);
-    target->sampler.reset();
-    if (target->target.process) target->target.process->Stop(std::chrono::milliseconds(2000));
+    stoppers.emplace_back([target = target] {
+      std::lock_guard lock(target->mu);
+      target->sampler.reset();
+      if (target->target.process) target->target.process->Stop(std::chrono::milliseconds(2000));
+    });
   }
+  for (auto& stopper : stoppers) stopper.join();
   return active.size();
 }
 
-std::shared_ptr<AgentService::Active> AgentService::Find(const std::string& handle) {
+void AgentService::BeginShutdown() {
+  std::lock_guard lock(mu_);
+  shutting_down_ = true;
+  for (CancelFlag* call : calls_) call->Cancel();
+}
+
+Result<std::shared_ptr<AgentService::Active>> AgentService::Owned(const std::string& handle,
+                                                                  const std::string& window) {
+  BENCHLAB_RETURN_IF_ERROR(CheckWindowToken("window", window));
   std::lock_guard lock(mu_);
   auto it = active_.find(handle);
-  return it == active_.end() ? nullptr : it->second;
+  if (it == active_.end()) return Status::NotFound("no running target " + config::Quote(handle));
+  if (!TokensEqual(it->second->window, window)) {
+    return Status::PermissionDenied("target " + config::Quote(handle) +
+                                    " was not started by this window");
+  }
+  return it->second;
 }
 
 grpc::Status AgentService::DescribeHost(grpc::ServerContext*, const v1::DescribeHostRequest*,
@@ -128,8 +218,15 @@ grpc::Status AgentService::DescribeHost(grpc::ServerContext*, const v1::Describe
   return grpc::Status::OK;
 }
 
-grpc::Status AgentService::StartTarget(grpc::ServerContext*, const v1::StartTargetRequest* req,
+grpc::Status AgentService::StartTarget(grpc::ServerContext* ctx, const v1::StartTargetRequest* req,
                                        v1::StartTargetReply* reply) {
+  CallWatch call(*this, ctx);
+  if (Status token = CheckWindowToken("window", req->window()); !token.ok()) return ToGrpc(token);
+  if (req->window_label().size() > kMaxWindowLabel) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "window_label: at most " + std::to_string(kMaxWindowLabel) +
+                            " characters, got " + std::to_string(req->window_label().size()));
+  }
   const TargetDef* def = nullptr;
   for (const auto& entry : catalogue_) {
     if (entry.name == req->target()) def = &entry;
@@ -140,11 +237,33 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext*, const v1::StartTarg
                             "\" in its catalogue");
   }
   std::vector<int> cpus(req->cpus().begin(), req->cpus().end());
-  std::string handle;
+  auto random = RandomHex(16);
+  if (!random.ok()) return ToGrpc(random.status());
+  const std::string handle = *random;
   {
     std::lock_guard lock(mu_);
-    handle = "t" + std::to_string(next_handle_++);
+    if (shutting_down_) {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                          "agent \"" + identity_.name + "\" is stopping");
+    }
+    const size_t held = active_.size() + starting_;
+    if (held >= static_cast<size_t>(identity_.limits.max_targets)) {
+      return grpc::Status(
+          grpc::StatusCode::RESOURCE_EXHAUSTED,
+          "agent \"" + identity_.name + "\" already runs " + std::to_string(held) +
+              " target(s), limits.max_targets = " + std::to_string(identity_.limits.max_targets) +
+              ": a window must stop its target first");
+    }
+    ++starting_;
   }
+  // The slot is held until the target is running (in active_) or its start failed.
+  struct Slot {
+    AgentService& service;
+    ~Slot() {
+      std::lock_guard lock(service.mu_);
+      --service.starting_;
+    }
+  } slot{*this};
   std::string label = req->window_label().empty() ? handle : req->window_label();
   for (char& ch : label) {
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_') ch = '_';
@@ -157,11 +276,14 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext*, const v1::StartTarg
   options.spawner = &spawner_;
   options.use_cgroup = true;
   options.ready_host = identity_.target_host;
+  options.template_dirs = identity_.template_dirs;
+  options.cancel = &call.cancel();
   auto started = benchlab::StartTarget(env_, *def, cpus, run_dir, options);
   if (!started.ok()) return ToGrpc(started.status());
 
   auto active = std::make_shared<Active>();
   active->target = std::move(started).value();
+  active->window = req->window();
   reply->set_handle(handle);
   reply->set_pid(active->target.process->pid());
   reply->set_port(active->target.port);
@@ -191,23 +313,27 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext*, const v1::StartTarg
 
 grpc::Status AgentService::StopTarget(grpc::ServerContext*, const v1::StopTargetRequest* req,
                                       v1::StopTargetReply* reply) {
-  std::shared_ptr<Active> active;
+  auto owned = Owned(req->handle(), req->window());
+  if (!owned.ok()) return ToGrpc(owned.status());
+  std::shared_ptr<Active> active = *owned;
   {
+    // Another StopTarget of the same window may have taken it meanwhile.
     std::lock_guard lock(mu_);
     auto it = active_.find(req->handle());
-    if (it == active_.end()) {
-      return grpc::Status(grpc::StatusCode::NOT_FOUND, "no running target " + req->handle());
+    if (it == active_.end() || it->second != active) {
+      return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                          "no running target " + config::Quote(req->handle()));
     }
-    active = it->second;
     active_.erase(it);
   }
   std::lock_guard lock(active->mu);
   active->sampler.reset();
+  const auto grace = std::chrono::milliseconds(std::clamp(req->grace_ms(), 0, 60'000));
   ExitInfo before;
   bool exited_before = active->target.process->Exited(&before);
   // Stop() also clears what the leader left of its group when it exited by itself.
-  ExitInfo info = active->target.process->Stop(
-      std::chrono::milliseconds(req->grace_ms() > 0 ? req->grace_ms() : 2000));
+  ExitInfo info =
+      active->target.process->Stop(grace.count() > 0 ? grace : std::chrono::milliseconds(2000));
   if (exited_before) info = before;
   reply->set_exited_before_stop(exited_before);
   reply->set_exit_description(info.Describe());
@@ -219,8 +345,9 @@ grpc::Status AgentService::StopTarget(grpc::ServerContext*, const v1::StopTarget
 
 grpc::Status AgentService::Mark(grpc::ServerContext*, const v1::MarkRequest* req,
                                 v1::MarkReply* reply) {
-  auto active = Find(req->handle());
-  if (!active) return grpc::Status(grpc::StatusCode::NOT_FOUND, "no running target " + req->handle());
+  auto owned = Owned(req->handle(), req->window());
+  if (!owned.ok()) return ToGrpc(owned.status());
+  std::shared_ptr<Active> active = *owned;
   std::lock_guard lock(active->mu);
   if (req->kind() == v1::MarkRequest::BEGIN) {
     pid_t pid = active->target.process->pid();
@@ -276,7 +403,8 @@ grpc::Status AgentService::Mark(grpc::ServerContext*, const v1::MarkRequest* req
     spdlog::warn("host figures unavailable for {}: {}", req->handle(), figures->host_error);
   }
   if (!req->spool_key().empty()) {
-    Status spooled = SpoolPut(req->spool_key() + ".server", reply->SerializeAsString());
+    Status spooled =
+        SpoolPut(req->spool_key() + ".server", req->window(), reply->SerializeAsString());
     if (!spooled.ok()) return ToGrpc(spooled);
   }
   return grpc::Status::OK;
@@ -291,9 +419,10 @@ std::unique_ptr<HostWatch> AgentService::NewHostWatch(pid_t target, const std::v
   return std::make_unique<HostWatch>(env_, options);
 }
 
-Status AgentService::SpoolPut(const std::string& key, const std::string& bytes) {
+Status AgentService::SpoolPut(const std::string& key, const std::string& window,
+                              const std::string& bytes) {
   if (!spool_) return Status::Ok();
-  Status st = spool_->Put(key, bytes);
+  Status st = spool_->Put(key, window, bytes);
   if (!st.ok()) spdlog::error("spool: {}", st.message());
   return st;
 }
@@ -301,7 +430,17 @@ Status AgentService::SpoolPut(const std::string& key, const std::string& bytes) 
 grpc::Status AgentService::CheckHost(grpc::ServerContext*, const v1::CheckHostRequest* req,
                                      v1::CheckHostReply* reply) {
   std::vector<int> cpus(req->cpus().begin(), req->cpus().end());
-  if (cpus.empty()) cpus = identity_.allowed_cpus;
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  const auto& allowed = identity_.allowed_cpus;
+  if (cpus.empty()) {
+    cpus = allowed;
+  } else if (!allowed.empty() &&
+             !std::includes(allowed.begin(), allowed.end(), cpus.begin(), cpus.end())) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "cpus " + FormatCpuList(cpus) + " are outside agent \"" + identity_.name +
+                            "\"'s allowed CPUs " + FormatCpuList(allowed));
+  }
   auto add = [reply](const CheckResult& result) {
     for (const auto& reason : result.reasons) {
       if (result.outcome == CheckOutcome::kFail) reply->add_failures(reason);
@@ -322,87 +461,118 @@ grpc::Status AgentService::Acknowledge(grpc::ServerContext*, const v1::Acknowled
                                        v1::AcknowledgeReply*) {
   if (!spool_) return grpc::Status::OK;
   for (const auto& ack : req->acks()) {
-    Status removed = spool_->Remove(ack.key());
-    if (!removed.ok()) return ToGrpc(removed);
+    auto removed = spool_->RemoveForWindow(ack.key(), ack.window());
+    if (!removed.ok()) return ToGrpc(removed.status());
+    if (!*removed) {
+      // Absent already, or spooled under another window: that caller does not own it.
+      spdlog::debug("acknowledgement of {} ignored: no result of that window", ack.key());
+    }
   }
   return grpc::Status::OK;
 }
 
-grpc::Status AgentService::CheckConformance(grpc::ServerContext*,
+grpc::Status AgentService::CheckConformance(grpc::ServerContext* ctx,
                                             const v1::CheckConformanceRequest* req,
                                             v1::CheckConformanceReply* reply) {
-  if (req->port() <= 0 || req->port() > 65535) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "port out of range");
+  CallWatch call(*this, ctx);
+  if (Status port = CheckPort(req->port()); !port.ok()) return ToGrpc(port);
+  if (Status limits = CheckConformanceLimits(*req, identity_.limits); !limits.ok()) {
+    return ToGrpc(limits);
   }
+  const auto port = static_cast<uint16_t>(req->port());
   std::vector<ContractCase> cases;
   for (const auto& in : req->cases()) {
     ContractCase c;
     c.name = in.name();
     c.negative = in.negative();
-    c.request.method = in.method();
-    c.request.path = in.path();
+    c.request.method = in.method().empty() ? "GET" : in.method();
+    c.request.path = in.path().empty() ? "/" : in.path();
     c.request.headers = Headers(in.headers());
+    Status head = CheckRequestParts("case " + QuoteBytes(c.name, 40), c.request.method,
+                                    c.request.path, c.request.headers);
+    if (!head.ok()) return ToGrpc(head);
     c.request.body = in.body();
     c.expect_status = in.expect_status();
     if (in.check_body()) c.expect_body = in.expect_body();
     c.expect_headers = Headers(in.expect_headers());
     cases.push_back(std::move(c));
   }
+  auto target = identity_.allowed_targets.Check(req->host());
+  if (!target.ok()) return ToGrpc(target.status());
+  for (ContractCase& c : cases) c.request.headers = WithHost(c.request.headers, *target, port);
   auto timeout = std::chrono::milliseconds(req->timeout_ms() > 0 ? req->timeout_ms() : 2000);
-  auto diffs = CheckContract(req->host(), static_cast<uint16_t>(req->port()), cases, timeout);
+  std::vector<std::string> diffs;
+  for (const ContractCase& c : cases) {
+    if (call.cancel().cancelled()) {
+      return grpc::Status(grpc::StatusCode::CANCELLED, "CheckConformance cancelled");
+    }
+    for (auto& d : CheckContract(target->address, port, {c}, timeout)) diffs.push_back(d);
+  }
   reply->set_ok(diffs.empty());
   for (auto& d : diffs) reply->add_diffs(std::move(d));
   return grpc::Status::OK;
 }
 
-grpc::Status AgentService::RunLoad(grpc::ServerContext*, const v1::RunLoadRequest* req,
-                                   grpc::ServerWriter<v1::RunLoadEvent>* writer) {
+Result<LoadOptions> AgentService::LoadOptionsFor(const v1::RunLoadRequest& req) {
+  BENCHLAB_RETURN_IF_ERROR(CheckPort(req.port()));
+  BENCHLAB_RETURN_IF_ERROR(CheckLoadLimits(req, identity_.limits));
+  if (!req.spool_key().empty() || !req.window().empty()) {
+    BENCHLAB_RETURN_IF_ERROR(CheckWindowToken("window", req.window()));
+  }
   LoadOptions options;
-  options.host = req->host();
-  options.port = static_cast<uint16_t>(req->port());
-  options.method = req->method().empty() ? "GET" : req->method();
-  options.path = req->path().empty() ? "/" : req->path();
-  options.headers = Headers(req->headers());
-  options.body = req->body();
-  options.connections = req->connections();
-  options.threads = req->threads() > 0 ? req->threads() : 1;
-  options.cpus.assign(req->cpus().begin(), req->cpus().end());
+  options.port = static_cast<uint16_t>(req.port());
+  options.method = req.method().empty() ? "GET" : req.method();
+  options.path = req.path().empty() ? "/" : req.path();
+  options.headers = Headers(req.headers());
+  BENCHLAB_RETURN_IF_ERROR(
+      CheckRequestParts("RunLoad", options.method, options.path, options.headers));
+  options.body = req.body();
+  options.connections = req.connections();
+  options.threads = req.threads() > 0 ? req.threads() : 1;
+  options.cpus.assign(req.cpus().begin(), req.cpus().end());
   const auto& allowed = identity_.allowed_cpus;
   if (options.cpus.empty()) {
     options.cpus = allowed;
   } else if (!allowed.empty() && !std::includes(allowed.begin(), allowed.end(),
                                                 options.cpus.begin(), options.cpus.end())) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "load CPUs " + FormatCpuList(options.cpus) +
-                            " are outside agent \"" + identity_.name + "\"'s allowed CPUs " +
-                            FormatCpuList(allowed));
+    return Status::InvalidArgument("load CPUs " + FormatCpuList(options.cpus) +
+                                   " are outside agent \"" + identity_.name + "\"'s allowed CPUs " +
+                                   FormatCpuList(allowed));
   }
-  options.warmup = std::chrono::milliseconds(req->warmup_ms());
-  options.duration = std::chrono::milliseconds(req->duration_ms());
-  if (req->timeout_ms() > 0) options.timeout = std::chrono::milliseconds(req->timeout_ms());
-  if (req->depth() < 0 || req->depth() > LoadOptions::kMaxDepth) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "depth " + std::to_string(req->depth()) + " is outside 1.." +
-                            std::to_string(LoadOptions::kMaxDepth));
+  options.warmup = std::chrono::milliseconds(req.warmup_ms());
+  options.duration = std::chrono::milliseconds(req.duration_ms());
+  if (req.timeout_ms() > 0) options.timeout = std::chrono::milliseconds(req.timeout_ms());
+  if (req.depth() > 0) options.depth = req.depth();
+  options.rate = req.rate();
+  options.arrival = req.poisson() ? Arrival::kPoisson : Arrival::kConstant;
+  if (req.seed() != 0) options.seed = req.seed();
+  options.max_conns = req.max_conns();
+  options.expect_status.assign(req.expect_status().begin(), req.expect_status().end());
+  if (req.check_body()) options.expect_body = req.expect_body();
+  options.max_body = identity_.limits.max_body;
+  // Last: the one check that may wait for DNS.
+  auto target = identity_.allowed_targets.Check(req.host());
+  if (!target.ok()) return target.status();
+  options.host = target->address;
+  options.headers = WithHost(std::move(options.headers), *target, options.port);
+  return options;
+}
+
+grpc::Status AgentService::RunLoad(grpc::ServerContext* ctx, const v1::RunLoadRequest* req,
+                                   grpc::ServerWriter<v1::RunLoadEvent>* writer) {
+  CallWatch call(*this, ctx);
+  auto checked = LoadOptionsFor(*req);
+  if (!checked.ok()) return ToGrpc(checked.status());
+  LoadOptions& options = *checked;
+  options.stop = call.cancel().flag();
+  if (!req->tool().empty() && req->tool() != "benchlab") {
+    return RunExternal(*req, options, call.cancel(), writer);
   }
-  if (req->depth() > 0) options.depth = req->depth();
-  if (!(req->rate() >= 0) || !std::isfinite(req->rate())) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "rate must be a finite number >= 0");
-  }
-  options.rate = req->rate();
-  options.arrival = req->poisson() ? Arrival::kPoisson : Arrival::kConstant;
-  if (req->seed() != 0) options.seed = req->seed();
-  options.max_conns = std::max(0, req->max_conns());
-  options.expect_status.assign(req->expect_status().begin(), req->expect_status().end());
-  if (req->check_body()) options.expect_body = req->expect_body();
 
   // The load host is watched over exactly the generator's measured interval.
   IntervalSampler host(env_, 0, identity_.sample_period, NewHostWatch(0, options.cpus));
   bool watching = false;
   Result<IntervalFigures> host_figures = Status::Unavailable("the load host was not watched");
-  if (!req->tool().empty() && req->tool() != "benchlab") {
-    return RunExternal(*req, options, writer);
-  }
   auto result = benchlab::RunLoad(options, [&](bool measuring) {
     if (measuring) {
       watching = host.Begin().ok();
@@ -415,6 +585,10 @@ grpc::Status AgentService::RunLoad(grpc::ServerContext*, const v1::RunLoadReques
     writer->Write(event);
   });
   if (watching) (void)host.End();
+  if (call.cancel().cancelled()) {
+    // Nothing is spooled: a window whose caller went away has no result to keep.
+    return grpc::Status(grpc::StatusCode::CANCELLED, "RunLoad cancelled: " + CancelReason(ctx));
+  }
   if (!result.ok()) return ToGrpc(result.status());
   v1::RunLoadEvent event;
   event.set_kind(v1::RunLoadEvent::RESULT);
@@ -434,6 +608,7 @@ grpc::Status AgentService::RunLoad(grpc::ServerContext*, const v1::RunLoadReques
   errors->set_write(result->errors.write);
   errors->set_timeout(result->errors.timeout);
   errors->set_parse(result->errors.parse);
+  errors->set_body_too_large(result->errors.body_too_large);
   out->set_reconnects(result->reconnects);
   for (double cpu : result->thread_cpu_s) out->add_thread_cpu_s(cpu);
   for (uint64_t n : result->per_second_requests) out->add_per_second_requests(n);
@@ -455,7 +630,7 @@ grpc::Status AgentService::RunLoad(grpc::ServerContext*, const v1::RunLoadReques
     HostFiguresToProto(*host_figures->host, out->mutable_host());
   }
   if (!req->spool_key().empty()) {
-    Status spooled = SpoolPut(req->spool_key() + ".load", event.SerializeAsString());
+    Status spooled = SpoolPut(req->spool_key() + ".load", req->window(), event.SerializeAsString());
     if (!spooled.ok()) return ToGrpc(spooled);
   }
   writer->Write(event);
@@ -463,6 +638,7 @@ grpc::Status AgentService::RunLoad(grpc::ServerContext*, const v1::RunLoadReques
 }
 
 grpc::Status AgentService::RunExternal(const v1::RunLoadRequest& req, const LoadOptions& options,
+                                       const CancelFlag& cancel,
                                        grpc::ServerWriter<v1::RunLoadEvent>* writer) {
   if (req.tool() != "wrk" && req.tool() != "h2load") {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
@@ -490,15 +666,16 @@ grpc::Status AgentService::RunExternal(const v1::RunLoadRequest& req, const Load
   {
     std::lock_guard lock(mu_);
     scratch = (std::filesystem::path(identity_.run_root) /
-               ("load-" + req.tool() + "-" + std::to_string(next_handle_++)))
+               ("load-" + req.tool() + "-" + std::to_string(next_scratch_++)))
                   .string();
   }
   IntervalSampler host(env_, 0, identity_.sample_period, NewHostWatch(0, options.cpus));
   bool watching = false;
   Result<IntervalFigures> host_figures = Status::Unavailable("the load host was not watched");
   auto run = RunExternalLoad(
-      env_, spec, options.cpus, std::chrono::duration_cast<std::chrono::milliseconds>(options.warmup),
-      scratch, [&](bool measuring) {
+      env_, spec, options.cpus,
+      std::chrono::duration_cast<std::chrono::milliseconds>(options.warmup), scratch,
+      [&](bool measuring) {
         if (measuring) {
           watching = host.Begin().ok();
         } else if (watching) {
@@ -509,7 +686,8 @@ grpc::Status AgentService::RunExternal(const v1::RunLoadRequest& req, const Load
         event.set_kind(measuring ? v1::RunLoadEvent::MEASURE_START
                                  : v1::RunLoadEvent::MEASURE_END);
         writer->Write(event);
-      });
+      },
+      &cancel);
   if (watching) (void)host.End();
   std::error_code ec;
   std::filesystem::remove_all(scratch, ec);
@@ -577,7 +755,7 @@ grpc::Status AgentService::RunExternal(const v1::RunLoadRequest& req, const Load
     HostFiguresToProto(*host_figures->host, out->mutable_host());
   }
   if (!req.spool_key().empty()) {
-    Status spooled = SpoolPut(req.spool_key() + ".load", event.SerializeAsString());
+    Status spooled = SpoolPut(req.spool_key() + ".load", req.window(), event.SerializeAsString());
     if (!spooled.ok()) return ToGrpc(spooled);
   }
   writer->Write(event);

@@ -1,16 +1,27 @@
 // AgentService: the agent's side of benchlab.v1.Agent. It starts only targets from its own
 // catalogue (a request names a target; it never carries a command line), samples the target's
 // process tree over the measured interval, checks conformance and runs the load generator.
-// gRPC calls it from its own threads; every method is thread-safe.
+// What it refuses (docs/agent.md, "What the agent refuses"): requests to hosts outside
+// allowed_targets (PERMISSION_DENIED), malformed request heads and calls over the [limits]
+// (INVALID_ARGUMENT naming the limit), more running targets than limits.max_targets and a full
+// spool (RESOURCE_EXHAUSTED), and a target or spooled result of another window
+// (PERMISSION_DENIED). A call stops when its caller cancels it, its deadline passes or the
+// agent shuts down. gRPC calls it from its own threads; every method is thread-safe.
 #pragma once
 
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "agent/cancel.h"
 #include "agent/interval_sampler.h"
+#include "agent/server/allowed_targets.h"
+#include "agent/server/limits.h"
 #include "agent/spool.h"
 #include "agent/target_runner.h"
 #include "benchlab/v1/agent.grpc.pb.h"
@@ -32,6 +43,9 @@ struct AgentIdentity {
   // The host load agents reach this agent's targets at (its advertised address's); readiness
   // is probed there. 127.0.0.1 when the agent listens on every address.
   std::string target_host = "127.0.0.1";
+  AllowedTargets allowed_targets = AllowedTargets::Loopback();
+  AgentLimits limits;  // per-CPU defaults are resolved against allowed_cpus by the service
+  std::vector<std::string> template_dirs;  // besides each target's campaign_dir
 };
 
 class AgentService final : public v1::Agent::Service {
@@ -51,7 +65,7 @@ class AgentService final : public v1::Agent::Service {
                        grpc::ServerWriter<v1::RunLoadEvent>* writer) override;
   // RunLoad with wrk or h2load instead of benchlab's generator (docs/load.md, "External tools").
   grpc::Status RunExternal(const v1::RunLoadRequest& req, const LoadOptions& options,
-                           grpc::ServerWriter<v1::RunLoadEvent>* writer);
+                           const CancelFlag& cancel, grpc::ServerWriter<v1::RunLoadEvent>* writer);
   grpc::Status Mark(grpc::ServerContext* ctx, const v1::MarkRequest* req,
                     v1::MarkReply* reply) override;
   grpc::Status CheckHost(grpc::ServerContext* ctx, const v1::CheckHostRequest* req,
@@ -64,23 +78,51 @@ class AgentService final : public v1::Agent::Service {
   Spool* spool() { return spool_.get(); }
 
   // Stops every target still running (agent shutdown, or a coordinator that restarted and so
-  // no longer runs their windows); returns how many there were.
+  // no longer runs their windows), all at once; returns how many there were.
   size_t StopAll();
+  // Agent shutdown: every call in progress is cancelled and new calls are refused (UNAVAILABLE).
+  void BeginShutdown();
   // Each catalogue target's version, as its `version` command printed it.
   void SetVersions(std::map<std::string, std::string> versions);
   std::map<std::string, std::string> versions();
   const std::vector<std::string>& catalogue_names() const { return catalogue_names_; }
   const AgentIdentity& identity() const { return identity_; }
 
+  // How often a call's watcher looks whether its client cancelled: with the load generator's
+  // stop latency (LoadOptions::kStopLatency) load stops within 100 ms of a cancellation.
+  static constexpr std::chrono::milliseconds kCallPoll{20};
+
  private:
   struct Active {
     std::mutex mu;  // one call at a time per target
     RunningTarget target;
     std::unique_ptr<IntervalSampler> sampler;
+    std::string window;  // the token that started it: Mark and StopTarget must give it
   };
-  std::shared_ptr<Active> Find(const std::string& handle);
+  // One call's cancellation: its flag is set when the client cancels, the call's deadline
+  // passes (a thread looks every kCallPoll) or the agent shuts down.
+  class CallWatch {
+   public:
+    CallWatch(AgentService& service, grpc::ServerContext* ctx);
+    ~CallWatch();
+    const CancelFlag& cancel() const { return cancel_; }
+
+   private:
+    AgentService& service_;
+    CancelFlag cancel_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool done_ = false;
+    std::thread thread_;
+  };
+
+  // The target `handle` when `window` is the token that started it: NotFound for no such
+  // target, PermissionDenied for another token (saying nothing else about the target).
+  Result<std::shared_ptr<Active>> Owned(const std::string& handle, const std::string& window);
+  // A RunLoad request checked (limits, request head, allowed target) and made load options.
+  Result<LoadOptions> LoadOptionsFor(const v1::RunLoadRequest& req);
   std::unique_ptr<HostWatch> NewHostWatch(pid_t target, const std::vector<int>& cpus);
-  Status SpoolPut(const std::string& key, const std::string& bytes);
+  Status SpoolPut(const std::string& key, const std::string& window, const std::string& bytes);
 
   SysEnv& env_;
   const AgentIdentity identity_;
@@ -90,8 +132,11 @@ class AgentService final : public v1::Agent::Service {
   std::unique_ptr<Spool> spool_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<Active>> active_;
+  size_t starting_ = 0;  // StartTarget calls holding a slot of limits.max_targets
   std::map<std::string, std::string> versions_;
-  int next_handle_ = 1;
+  std::set<CancelFlag*> calls_;  // of the calls in progress
+  bool shutting_down_ = false;
+  uint64_t next_scratch_ = 1;  // names external tools' scratch directories
 };
 
 // Fills the protocol's HostFacts from the agent's reading of its machine.

@@ -85,6 +85,7 @@ cat > "$work/server.toml" <<TOML
 name = "browser-server"
 roles = ["server"]
 coordinator = "127.0.0.1:$port"
+state_dir = "$work/server-state"
 run_root = "$work/runs"
 spool_dir = "$work/spool"
 [[target]]
@@ -98,6 +99,7 @@ cat > "$work/load.toml" <<TOML
 name = "browser-load"
 roles = ["load"]
 coordinator = "127.0.0.1:$port"
+state_dir = "$work/load-state"
 run_root = "$work/load-runs"
 TOML
 "$bin/benchlab" agent --config "$work/server.toml" 2> "$work/server.log" &

@@ -62,6 +62,7 @@ cat > "$work/server.toml" <<TOML
 name = "crash-server"
 roles = ["server"]
 coordinator = "127.0.0.1:$port"
+state_dir = "$work/server-state"
 run_root = "$work/runs"
 spool_dir = "$work/spool"
 [[target]]
@@ -72,6 +73,7 @@ cat > "$work/load.toml" <<TOML
 name = "crash-load"
 roles = ["load"]
 coordinator = "127.0.0.1:$port"
+state_dir = "$work/load-state"
 run_root = "$work/load-runs"
 TOML
 "$bin/benchlab" agent --config "$work/server.toml" 2> "$work/server.log" &

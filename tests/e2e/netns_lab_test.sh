@@ -100,6 +100,7 @@ cat > "$work/server.toml" <<TOML
 name = "$server_agent"
 roles = ["server"]
 coordinator = "$coord"
+state_dir = "$work/server-state"
 listen = "$server_addr:7701"
 advertise = "$server_addr:7701"
 run_root = "$work/server-runs"
@@ -111,6 +112,8 @@ cat > "$work/load.toml" <<TOML
 name = "$load_agent"
 roles = ["load"]
 coordinator = "$coord"
+state_dir = "$work/load-state"
+allowed_targets = ["$server_addr"]
 listen = "$load_addr:7701"
 advertise = "$load_addr:7701"
 run_root = "$work/load-runs"

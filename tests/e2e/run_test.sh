@@ -120,6 +120,7 @@ cat > "$work/agent-server.toml" <<TOML
 name = "server-1"
 roles = ["server"]
 coordinator = "127.0.0.1:$port"
+state_dir = "$work/server-state"
 run_root = "$work/server-runs"
 [[target]]
 name = "nginx"
@@ -133,6 +134,7 @@ cat > "$work/agent-load.toml" <<TOML
 name = "load-1"
 roles = ["load"]
 coordinator = "127.0.0.1:$port"
+state_dir = "$work/load-state"
 TOML
 "$bin/benchlab" agent --config "$work/agent-server.toml" 2> "$work/agent-server.log" &
 daemons+=($!)

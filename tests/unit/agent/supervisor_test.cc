@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -300,6 +301,41 @@ TEST_F(SupervisorTest, WaitExitSleepsInsteadOfPolling) {
   ASSERT_EQ(getrusage(RUSAGE_THREAD, &after), 0);
   EXPECT_EQ(info.exit_code, 0);
   EXPECT_LE(after.ru_nvcsw - before.ru_nvcsw, 5) << "voluntary context switches while waiting";
+}
+
+TEST_F(SupervisorTest, WaitExitEndsAtOnceWhenCancelled) {
+  auto t = MustSpawn(Spec({"sleep", "30"}));
+  ASSERT_NE(t, nullptr);
+  CancelFlag cancel;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(milliseconds(200));
+    cancel.Cancel();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  rusage before{}, after{};
+  ASSERT_EQ(getrusage(RUSAGE_THREAD, &before), 0);
+  EXPECT_FALSE(t->WaitExit(start + std::chrono::seconds(30), nullptr, &cancel));
+  ASSERT_EQ(getrusage(RUSAGE_THREAD, &after), 0);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  canceller.join();
+  EXPECT_GE(waited, milliseconds(200));
+  // Woken by the flag's fd, not by looking: well under the 50 ms a poll would add.
+  EXPECT_LT(waited, milliseconds(250));
+  EXPECT_LE(after.ru_nvcsw - before.ru_nvcsw, 5) << "voluntary context switches while waiting";
+  EXPECT_EQ(kill(t->pid(), 0), 0) << "the caller decides what to do with it";
+  // Already cancelled: no wait at all.
+  EXPECT_FALSE(
+      t->WaitExit(std::chrono::steady_clock::now() + std::chrono::seconds(30), nullptr, &cancel));
+  t->Stop(milliseconds(1000));
+}
+
+TEST_F(SupervisorTest, TheLogIsPrivate) {
+  auto t = MustSpawn(Spec({"sh", "-c", "echo hi"}));
+  ASSERT_NE(t, nullptr);
+  WaitExit(*t);
+  struct stat st;
+  ASSERT_EQ(stat((dir_ + "/target.log").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
 TEST_F(SupervisorTest, DestructorStopsARunningTarget) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -217,6 +218,91 @@ TEST_F(TargetRunnerTest, VersionCommandGivesItsFirstLine) {
   auto failed = ReadTargetVersion(RealSysEnv(), def, dir_ + "/v");
   ASSERT_FALSE(failed.ok());
   EXPECT_NE(failed.status().message().find("exit status 4"), std::string::npos);
+}
+
+TEST_F(TargetRunnerTest, TemplatesComeOnlyFromTheirAllowedDirectories) {
+  // The campaign directory and one more; a file beside them, and links out of them.
+  fs::create_directories(dir_ + "/campaign");
+  fs::create_directories(dir_ + "/config");
+  std::ofstream(dir_ + "/campaign/app.conf.in") << "listen {port}\n";
+  std::ofstream(dir_ + "/config/extra.conf.in") << "extra\n";
+  std::ofstream(dir_ + "/secret") << "not for templates\n";
+  fs::create_symlink(dir_ + "/secret", dir_ + "/campaign/link.conf.in");
+  TargetDef def = Hello();
+  def.campaign_dir = dir_ + "/campaign";
+  StartOptions options;
+  options.template_dirs = {dir_ + "/config"};
+  int run = 0;
+  auto start = [&](std::vector<std::string> templates) {
+    def.templates = std::move(templates);
+    return StartTarget(RealSysEnv(), def, {}, dir_ + "/t" + std::to_string(++run), options);
+  };
+
+  auto good = start({"{campaign_dir}/app.conf.in", dir_ + "/config/extra.conf.in"});
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  EXPECT_TRUE(fs::exists(dir_ + "/t1/app.conf"));
+  EXPECT_TRUE(fs::exists(dir_ + "/t1/extra.conf"));
+  good->process->Stop(std::chrono::milliseconds(2000));
+
+  for (const std::string& outside :
+       {std::string("{campaign_dir}/../secret"), std::string("{campaign_dir}/link.conf.in"),
+        std::string("/etc/passwd")}) {
+    auto refused = start({outside});
+    ASSERT_FALSE(refused.ok()) << outside;
+    EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied) << outside;
+    EXPECT_NE(refused.status().message().find("outside the directories templates may come from"),
+              std::string::npos)
+        << refused.status().message();
+  }
+  EXPECT_FALSE(fs::exists(dir_ + "/t2/secret"));
+}
+
+TEST_F(TargetRunnerTest, RunDirectoryLogAndRenderedTemplatesArePrivate) {
+  std::ofstream(dir_ + "/app.conf.in") << "listen {port}\n";
+  TargetDef def = Hello();
+  def.templates = {"{campaign_dir}/app.conf.in"};
+  auto running = StartTarget(RealSysEnv(), def, {}, dir_ + "/private");
+  ASSERT_TRUE(running.ok()) << running.status().ToString();
+  struct stat st;
+  ASSERT_EQ(stat((dir_ + "/private").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(stat((dir_ + "/private/target.log").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(stat((dir_ + "/private/app.conf").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  running->process->Stop(std::chrono::milliseconds(2000));
+  EXPECT_FALSE(StartTarget(RealSysEnv(), def, {}, dir_ + "/private").ok())
+      << "a run directory is never reused";
+  // A run root swapped for a link to somewhere else is noticed at the next start.
+  fs::create_directory_symlink(dir_, dir_ + "/swapped");
+  auto refused = StartTarget(RealSysEnv(), def, {}, dir_ + "/swapped/run");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(
+      refused.status().message().rfind("run_root " + dir_ + "/swapped: is a symbolic link", 0), 0u)
+      << refused.status().message();
+}
+
+TEST_F(TargetRunnerTest, ACancelledStartStopsTheTarget) {
+  TargetDef def = Hello();
+  def.command = {"/bin/sh", "-c", "echo $$ > {run_dir}/pid; exec sleep 30"};  // never ready
+  def.ready_timeout = std::chrono::milliseconds(30000);
+  CancelFlag cancel;
+  StartOptions options;
+  options.cancel = &cancel;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    cancel.Cancel();
+  });
+  const auto begin = std::chrono::steady_clock::now();
+  auto running = StartTarget(RealSysEnv(), def, {}, dir_ + "/cancelled", options);
+  const auto took = std::chrono::steady_clock::now() - begin;
+  canceller.join();
+  ASSERT_FALSE(running.ok());
+  EXPECT_EQ(running.status().code(), StatusCode::kCancelled) << running.status().ToString();
+  EXPECT_LT(took, std::chrono::seconds(2)) << "a readiness probe (500 ms at most) and the stop";
+  const pid_t pid = std::stoi(ReadAll(dir_ + "/cancelled/pid"));
+  EXPECT_NE(kill(pid, 0), 0) << "nothing is left running";
 }
 
 TEST_F(TargetRunnerTest, MissingCommandIsNotFound) {

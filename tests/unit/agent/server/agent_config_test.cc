@@ -94,15 +94,109 @@ version = ["t", "--version"]
             "agent.toml:4: allowed_cpus: ");
 }
 
-TEST_F(AgentConfigTest, DefaultsListenOnLoopback) {
+TEST_F(AgentConfigTest, DefaultsListenOnLoopbackAndKeepStateInTheStateDirectory) {
+  StateEnv env;
+  env.home = "/home/u";
   auto config = ParseAgentConfigText(
-      "name = \"load-1\"\nroles = [\"load\"]\ncoordinator = \"127.0.0.1:7700\"\n", "a.toml", "/");
+      "name = \"load-1\"\nroles = [\"load\"]\ncoordinator = \"127.0.0.1:7700\"\n", "a.toml", "/",
+      env);
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   EXPECT_EQ(config->listen.host, "127.0.0.1");
   EXPECT_EQ(config->listen.port, 0);
-  EXPECT_EQ(config->run_root, "/tmp/benchlab-agent-load-1");
-  EXPECT_EQ(config->spool_dir, "/tmp/benchlab-agent-load-1/spool");
+  EXPECT_EQ(config->state_dir, "/home/u/.local/state/benchlab/agent-load-1");
+  EXPECT_EQ(config->run_root, "/home/u/.local/state/benchlab/agent-load-1/run");
+  EXPECT_EQ(config->spool_dir, "/home/u/.local/state/benchlab/agent-load-1/spool");
   EXPECT_TRUE(config->catalogue.empty());
+  EXPECT_TRUE(config->allowed_targets == AllowedTargets::Loopback());
+  EXPECT_EQ(config->limits.max_duration, AgentLimits().max_duration);
+
+  env.root = true;
+  config = ParseAgentConfigText(
+      "name = \"load-1\"\nroles = [\"load\"]\ncoordinator = \"127.0.0.1:7700\"\n"
+      "state_dir = \"/srv/benchlab\"\n",
+      "a.toml", "/", env);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->state_dir, "/srv/benchlab");
+  EXPECT_EQ(config->run_root, "/srv/benchlab/run");
+}
+
+TEST_F(AgentConfigTest, AllowedTargetsLimitsAndCampaignDir) {
+  auto config = ParseAgentConfigText(R"(name = "load-1"
+roles = ["load", "server"]
+coordinator = "127.0.0.1:7700"
+state_dir = "/srv/agent"
+allowed_targets = ["10.0.0.0/8", "fd00::/8", "server-1.lab"]
+campaign_dir = "/srv/campaigns"
+[limits]
+max_duration = "30m"
+max_warmup = "10s"
+max_timeout = "5s"
+max_connections = 50000
+max_threads = 8
+max_rate = 2500.5
+max_depth = 64
+max_body = 1048576
+max_conformance_cases = 50
+max_targets = 3
+spool_max_bytes = 10485760
+[[target]]
+name = "t"
+command = ["{campaign_dir}/t"]
+templates = ["{campaign_dir}/t.conf.in"]
+)",
+                                     "a.toml", "/etc/benchlab");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->allowed_targets.entries(),
+            (std::vector<std::string>{"10.0.0.0/8", "fd00::/8", "server-1.lab"}));
+  const AgentLimits& l = config->limits;
+  EXPECT_EQ(l.max_duration, std::chrono::minutes(30));
+  EXPECT_EQ(l.max_warmup, std::chrono::seconds(10));
+  EXPECT_EQ(l.max_timeout, std::chrono::seconds(5));
+  EXPECT_EQ(l.max_connections, 50000);
+  EXPECT_EQ(l.max_threads, 8);
+  EXPECT_EQ(l.max_rate, 2500.5);
+  EXPECT_EQ(l.max_depth, 64);
+  EXPECT_EQ(l.max_body, 1048576u);
+  EXPECT_EQ(l.max_conformance_cases, 50);
+  EXPECT_EQ(l.max_targets, 3);
+  EXPECT_EQ(l.spool_max_bytes, 10485760u);
+  EXPECT_EQ(config->config_dir, "/etc/benchlab");
+  EXPECT_EQ(config->catalogue[0].campaign_dir, "/srv/campaigns");
+  auto relative = ParseAgentConfigText(
+      "name = \"s\"\nroles = [\"server\"]\ncoordinator = \"h:1\"\ncampaign_dir = \"../examples/\"\n"
+      "[[target]]\nname = \"t\"\ncommand = [\"t\"]\n",
+      "a.toml", "/src/deploy");
+  ASSERT_TRUE(relative.ok()) << relative.status().ToString();
+  EXPECT_EQ(relative->catalogue[0].campaign_dir, "/src/examples") << "relative to the file";
+}
+
+TEST_F(AgentConfigTest, BadAllowedTargetsAndLimitsNameFileLineAndForm) {
+  const std::string head = "name = \"a\"\nroles = [\"load\"]\ncoordinator = \"h:1\"\n";
+  EXPECT_EQ(Error(head + "allowed_targets = [\"10.0.0.0/8\", \"10.0.0.0/40\"]\n").message(),
+            "agent.toml:4: allowed_targets: prefix length /40: expected 0 to 32, got "
+            "\"10.0.0.0/40\"");
+  EXPECT_EQ(Error(head + "allowed_targets = [\"not a host\"]\n").message(),
+            "agent.toml:4: allowed_targets: expected a CIDR such as \"10.0.0.0/8\" or \"::1/128\", "
+            "an address or a host name, got \"not a host\"");
+  EXPECT_EQ(Error(head + "allowed_targets = \"10.0.0.0/8\"\n").message().substr(0, 43),
+            "agent.toml:4: allowed_targets: expected a l");
+  EXPECT_EQ(Error(head + "[limits]\nmax_duration = 600\n").message(),
+            "agent.toml:5: limits.max_duration: expected a duration such as \"500ms\" or \"2s\", "
+            "got 600");
+  EXPECT_EQ(Error(head + "[limits]\nmax_connections = 0\n").message(),
+            "agent.toml:5: limits.max_connections: expected an integer from 1 to 1000000, got 0");
+  EXPECT_EQ(Error(head + "[limits]\nmax_depth = 2048\n").message(),
+            "agent.toml:5: limits.max_depth: expected an integer from 1 to 1024, got 2048");
+  EXPECT_EQ(Error(head + "[limits]\nmax_rate = -1\n").message(),
+            "agent.toml:5: limits.max_rate: expected requests per second, more than 0 and at most "
+            "1000000000, got -1");
+  EXPECT_EQ(Error(head + "[limits]\nspool_max_bytes = 10\n").message(),
+            "agent.toml:5: limits.spool_max_bytes: expected a number of bytes from 1048576 to "
+            "1099511627776 such as 268435456, got 10");
+  EXPECT_EQ(Error(head + "[limits]\nmax_duraton = \"1m\"\n").message().substr(0, 41),
+            "agent.toml:5: limits.max_duraton: unknown");
+  EXPECT_EQ(Error(head + "state_dir = \"relative\"\n").message(),
+            "agent.toml:4: state_dir: expected an absolute directory path, got \"relative\"");
 }
 
 TEST_F(AgentConfigTest, WrittenConfigReadsBackWithDirectoriesResolved) {
@@ -139,6 +233,31 @@ TEST_F(AgentConfigTest, WrittenConfigReadsBackWithDirectoriesResolved) {
   EXPECT_EQ(b.ready, "/health");
   EXPECT_EQ(b.ready_timeout, std::chrono::milliseconds(2500));
   EXPECT_EQ(b.env, t.env);
+  EXPECT_EQ(b.campaign_dir, "/src/examples") << "templates may still come from there";
+}
+
+TEST_F(AgentConfigTest, WrittenConfigKeepsStateAllowedTargetsAndLimits) {
+  AgentConfig config;
+  config.name = "load";
+  config.roles = {"load"};
+  config.coordinator = "127.0.0.1:41000";
+  config.state_dir = "/srv/state";
+  config.run_root = "/srv/state/run";
+  config.spool_dir = "/srv/state/spool";
+  config.allowed_targets = AllowedTargets();
+  ASSERT_TRUE(config.allowed_targets.Add("10.1.0.0/16").ok());
+  config.limits.max_duration = std::chrono::minutes(2);
+  config.limits.max_targets = 5;
+  const std::string path = dir_ + "/written.toml";
+  ASSERT_TRUE(WriteAgentConfig(config, path).ok());
+  auto back = LoadAgentConfig(path);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->state_dir, "/srv/state");
+  EXPECT_EQ(back->spool_dir, "/srv/state/spool");
+  EXPECT_TRUE(back->allowed_targets == config.allowed_targets);
+  EXPECT_EQ(back->limits.max_duration, std::chrono::minutes(2));
+  EXPECT_EQ(back->limits.max_targets, 5);
+  EXPECT_EQ(back->limits.max_warmup, AgentLimits().max_warmup);
 }
 
 TEST_F(AgentConfigTest, ErrorsNameFileLineKeyAndForm) {

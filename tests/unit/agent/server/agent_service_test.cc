@@ -1,0 +1,482 @@
+// AgentService over real gRPC on loopback, against a small HTTP server that counts connections:
+// what the agent refuses (hosts outside allowed_targets, malformed request heads, calls over
+// its limits, another window's targets and results) and how fast load stops when its caller
+// goes away.
+#include "agent/server/agent_service.h"
+
+#include <grpcpp/client_context.h>
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "agent/orphans.h"
+#include "tests/unit/agent/server/test_http_server.h"
+
+namespace benchlab {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using test_support::CountingHttpServer;
+using Clock = std::chrono::steady_clock;
+
+const std::string kWindowA = "window-A-0123456789";
+const std::string kWindowB = "window-B-0123456789";
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+class AgentServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/benchlab-agent-service-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    fs::create_directory(dir_ + "/run");
+    fs::permissions(dir_ + "/run", fs::perms::owner_all);
+  }
+  void TearDown() override {
+    if (server_) {
+      service_->BeginShutdown();
+      server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+      server_->Wait();
+    }
+    service_.reset();
+    fs::remove_all(dir_);
+  }
+
+  AgentIdentity Identity() {
+    AgentIdentity identity;
+    identity.name = "svc-test";
+    identity.roles = {"server", "load"};
+    identity.run_root = dir_ + "/run";
+    identity.cookie = AgentCookie("svc-test", "1");
+    return identity;
+  }
+
+  TargetDef Hello() {
+    TargetDef def;
+    def.name = "hello";
+    def.command = {std::string(BENCHLAB_BINARY_DIR) + "/bin/hello-server", "--port", "{port}"};
+    def.campaign_dir = dir_;
+    def.ready_timeout = milliseconds(5000);
+    return def;
+  }
+
+  void Serve(AgentIdentity identity, std::vector<TargetDef> catalogue = {}) {
+    service_ =
+        std::make_unique<AgentService>(RealSysEnv(), std::move(identity), std::move(catalogue));
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(service_.get());
+    server_ = builder.BuildAndStart();
+    ASSERT_TRUE(server_ != nullptr && port > 0);
+    stub_ = v1::Agent::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
+                                                   grpc::InsecureChannelCredentials()));
+  }
+
+  static v1::RunLoadRequest Load(uint16_t port, int64_t duration_ms = 200) {
+    v1::RunLoadRequest req;
+    req.set_host("127.0.0.1");
+    req.set_port(port);
+    req.set_connections(4);
+    req.set_threads(1);
+    req.set_duration_ms(duration_ms);
+    return req;
+  }
+
+  static void Deadline(grpc::ClientContext& ctx, milliseconds after = milliseconds(30000)) {
+    ctx.set_deadline(std::chrono::system_clock::now() + after);
+  }
+
+  grpc::Status RunLoad(const v1::RunLoadRequest& req, v1::LoadResult* result = nullptr) {
+    grpc::ClientContext ctx;
+    Deadline(ctx);
+    auto reader = stub_->RunLoad(&ctx, req);
+    v1::RunLoadEvent event;
+    while (reader->Read(&event)) {
+      if (event.kind() == v1::RunLoadEvent::RESULT && result != nullptr) *result = event.result();
+    }
+    return reader->Finish();
+  }
+
+  grpc::Status Conformance(const v1::CheckConformanceRequest& req) {
+    grpc::ClientContext ctx;
+    Deadline(ctx);
+    v1::CheckConformanceReply reply;
+    return stub_->CheckConformance(&ctx, req, &reply);
+  }
+
+  grpc::Status Start(const std::string& window, v1::StartTargetReply* reply) {
+    v1::StartTargetRequest req;
+    req.set_target("hello");
+    req.set_window(window);
+    req.set_window_label("test");
+    grpc::ClientContext ctx;
+    Deadline(ctx);
+    return stub_->StartTarget(&ctx, req, reply);
+  }
+
+  grpc::Status Stop(const std::string& handle, const std::string& window) {
+    v1::StopTargetRequest req;
+    req.set_handle(handle);
+    req.set_window(window);
+    req.set_grace_ms(1000);
+    grpc::ClientContext ctx;
+    Deadline(ctx);
+    v1::StopTargetReply reply;
+    return stub_->StopTarget(&ctx, req, &reply);
+  }
+
+  grpc::Status Mark(const std::string& handle, const std::string& window,
+                    v1::MarkRequest::Kind kind) {
+    v1::MarkRequest req;
+    req.set_handle(handle);
+    req.set_window(window);
+    req.set_kind(kind);
+    grpc::ClientContext ctx;
+    Deadline(ctx);
+    v1::MarkReply reply;
+    return stub_->Mark(&ctx, req, &reply);
+  }
+
+  // Starts a long RunLoad, lets it run ~300 ms, then ends it with `end` (which returns the
+  // instant it acted); returns how long after that instant the HTTP server saw the last of the
+  // load's connections close.
+  template <typename End>
+  milliseconds CloseLatency(v1::RunLoadRequest req, grpc::ClientContext& ctx, End end,
+                            grpc::Status* status) {
+    CountingHttpServer& http = *http_;
+    req.set_port(http.port());
+    auto reader = stub_->RunLoad(&ctx, req);
+    EXPECT_TRUE(http.WaitOpen(req.connections(), milliseconds(5000)));
+    std::this_thread::sleep_for(milliseconds(300));
+    const Clock::time_point ended = end();
+    const Clock::time_point closed = http.WaitAllClosed(milliseconds(40000));
+    v1::RunLoadEvent event;
+    while (reader->Read(&event)) {
+    }
+    *status = reader->Finish();
+    EXPECT_NE(closed, Clock::time_point::max()) << "the load's connections never closed";
+    const auto latency = std::chrono::duration_cast<std::chrono::microseconds>(closed - ended);
+    RecordProperty("close_latency_us", static_cast<int>(latency.count()));
+    return std::chrono::duration_cast<milliseconds>(latency);
+  }
+
+  std::string dir_;
+  std::unique_ptr<AgentService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<v1::Agent::Stub> stub_;
+  std::unique_ptr<CountingHttpServer> http_ = std::make_unique<CountingHttpServer>();
+};
+
+// --- where requests may go -------------------------------------------------------------------
+
+TEST_F(AgentServiceTest, RunLoadAndConformanceGoOnlyToAllowedTargets) {
+  AgentIdentity identity = Identity();
+  Serve(identity);
+  v1::RunLoadRequest load = Load(80);
+  load.set_host("192.0.2.1");  // TEST-NET-1: outside the default, loopback only
+  grpc::Status refused = RunLoad(load);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_TRUE(Contains(refused.error_message(),
+                       "host 192.0.2.1 is not in this agent's "
+                       "allowed_targets (127.0.0.0/8, ::1/128, localhost)"))
+      << refused.error_message();
+
+  v1::CheckConformanceRequest check;
+  check.set_host("[::ffff:192.0.2.1]");  // an IPv4-mapped address is its IPv4 address
+  check.set_port(80);
+  check.add_cases()->set_name("hello");
+  refused = Conformance(check);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_TRUE(Contains(refused.error_message(), "host 192.0.2.1 ")) << refused.error_message();
+
+  check.set_host("127.0.0.1");
+  check.set_port(http_->port());
+  check.mutable_cases(0)->set_expect_status(200);
+  EXPECT_TRUE(Conformance(check).ok());
+  EXPECT_EQ(http_->accepted(), 1) << "loopback is allowed by default";
+}
+
+TEST_F(AgentServiceTest, ANameMustResolveInsideTheAllowedNetworks) {
+  AgentIdentity identity = Identity();
+  identity.allowed_targets = AllowedTargets();
+  ASSERT_TRUE(identity.allowed_targets.Add("10.0.0.0/8").ok());
+  Serve(identity);
+  v1::RunLoadRequest load = Load(http_->port());
+  load.set_host("localhost");
+  grpc::Status refused = RunLoad(load);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_TRUE(Contains(refused.error_message(), "host localhost (it resolves to "))
+      << refused.error_message();
+  EXPECT_TRUE(Contains(refused.error_message(), "allowed_targets (10.0.0.0/8)"))
+      << refused.error_message();
+  EXPECT_EQ(http_->accepted(), 0);
+}
+
+TEST_F(AgentServiceTest, ALoadToACheckedNameGoesToTheCheckedAddressWithItsHostHeader) {
+  Serve(Identity());
+  v1::RunLoadRequest load = Load(http_->port());
+  load.set_host("localhost");
+  v1::LoadResult result;
+  grpc::Status status = RunLoad(load, &result);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_GT(result.requests(), 0u);
+  EXPECT_TRUE(Contains(http_->last_head(), "\r\nHost: localhost:" + std::to_string(http_->port())))
+      << http_->last_head();
+}
+
+// --- request heads ---------------------------------------------------------------------------
+
+TEST_F(AgentServiceTest, ARequestLineWithCrLfIsRefusedEverywhere) {
+  Serve(Identity());
+  v1::RunLoadRequest load = Load(http_->port());
+  load.set_method("GET / HTTP/1.1\r\nHost: x\r\n\r\nDELETE");
+  grpc::Status refused = RunLoad(load);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(refused.error_message(), "RunLoad: method")) << refused.error_message();
+
+  load = Load(http_->port());
+  auto* header = load.add_headers();
+  header->set_name("X-Injected");
+  header->set_value("a\r\nSet-Cookie: b");
+  EXPECT_EQ(RunLoad(load).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  v1::CheckConformanceRequest check;
+  check.set_host("127.0.0.1");
+  check.set_port(http_->port());
+  auto* c = check.add_cases();
+  c->set_name("smuggle");
+  c->set_method("GET");
+  c->set_path("/ HTTP/1.1\r\n\r\nGET /admin");
+  refused = Conformance(check);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(refused.error_message(), "case \"smuggle\": path"))
+      << refused.error_message();
+  EXPECT_EQ(http_->accepted(), 0) << "nothing reached the server";
+}
+
+// --- limits ------------------------------------------------------------------------------------
+
+TEST_F(AgentServiceTest, RequestsOverTheLimitsAreRefusedNamingTheLimit) {
+  Serve(Identity());
+  v1::RunLoadRequest load = Load(http_->port());
+  load.set_duration_ms(20000000000);
+  grpc::Status refused = RunLoad(load);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(refused.error_message(), "duration_ms 20000000000 exceeds limits.max_duration = 10m");
+
+  load = Load(http_->port());
+  load.set_connections(50000);
+  EXPECT_EQ(RunLoad(load).error_message(),
+            "connections 50000 exceeds limits.max_connections = 10000");
+  load = Load(http_->port());
+  load.set_threads(64);
+  EXPECT_EQ(RunLoad(load).error_message(), "threads 64 exceeds limits.max_threads = 1")
+      << "one per allowed CPU; the test agent has none set, so one";
+
+  v1::CheckConformanceRequest check;
+  check.set_host("127.0.0.1");
+  check.set_port(http_->port());
+  for (int i = 0; i < 1001; ++i) check.add_cases()->set_name("c");
+  refused = Conformance(check);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(refused.error_message(), "cases 1001 exceeds limits.max_conformance_cases = 1000");
+  EXPECT_EQ(http_->accepted(), 0);
+}
+
+TEST_F(AgentServiceTest, CheckHostRunsOnlyOnAllowedCpus) {
+  AgentIdentity identity = Identity();
+  identity.allowed_cpus = {0};
+  Serve(identity);
+  v1::CheckHostRequest req;
+  req.add_cpus(0);
+  req.add_cpus(1);
+  grpc::ClientContext ctx;
+  Deadline(ctx);
+  v1::CheckHostReply reply;
+  grpc::Status refused = stub_->CheckHost(&ctx, req, &reply);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(refused.error_message(), "cpus 0-1 are outside agent \"svc-test\"'s allowed CPUs 0");
+}
+
+// --- cancellation --------------------------------------------------------------------------
+
+TEST_F(AgentServiceTest, LoadStopsWithin100msOfItsCallerCancelling) {
+  Serve(Identity());
+  grpc::ClientContext ctx;
+  Deadline(ctx, milliseconds(60000));
+  grpc::Status status;
+  const milliseconds latency = CloseLatency(
+      Load(0, 30000), ctx,
+      [&] {
+        const auto now = Clock::now();
+        ctx.TryCancel();
+        return now;
+      },
+      &status);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_LT(latency, milliseconds(100))
+      << "connections closed " << latency.count() << " ms after the caller cancelled";
+}
+
+TEST_F(AgentServiceTest, LoadStopsWithin100msOfItsDeadline) {
+  Serve(Identity());
+  grpc::ClientContext ctx;
+  const auto deadline = Clock::now() + milliseconds(800);
+  ctx.set_deadline(std::chrono::system_clock::now() + milliseconds(800));
+  grpc::Status status;
+  const milliseconds latency = CloseLatency(
+      Load(0, 30000), ctx,
+      [&] {
+        std::this_thread::sleep_until(deadline);
+        return deadline;
+      },
+      &status);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_LT(latency, milliseconds(100))
+      << "connections closed " << latency.count() << " ms after the deadline";
+}
+
+TEST_F(AgentServiceTest, AnExternalToolIsKilledWithin100msOfCancellation) {
+  if (system("command -v wrk > /dev/null 2>&1") != 0) GTEST_SKIP() << "wrk is not installed";
+  Serve(Identity());
+  v1::RunLoadRequest req = Load(0, 30000);
+  req.set_tool("wrk");
+  grpc::ClientContext ctx;
+  Deadline(ctx, milliseconds(60000));
+  grpc::Status status;
+  const milliseconds latency = CloseLatency(
+      req, ctx,
+      [&] {
+        const auto now = Clock::now();
+        ctx.TryCancel();
+        return now;
+      },
+      &status);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_LT(latency, milliseconds(100))
+      << "wrk's connections closed " << latency.count() << " ms after the caller cancelled";
+}
+
+// --- targets -------------------------------------------------------------------------------
+
+TEST_F(AgentServiceTest, ATargetNeedsAWindowTokenAndGetsAnUnguessableHandle) {
+  AgentIdentity identity = Identity();
+  identity.limits.max_targets = 2;
+  Serve(identity, {Hello()});
+  v1::StartTargetReply reply;
+  grpc::Status refused = Start("", &reply);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(refused.error_message(), "window: expected a window token"))
+      << refused.error_message();
+  EXPECT_EQ(Start("too-short", &reply).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  v1::StartTargetReply a, b;
+  ASSERT_TRUE(Start(kWindowA, &a).ok());
+  ASSERT_TRUE(Start(kWindowB, &b).ok());
+  EXPECT_EQ(a.handle().size(), 32u) << "128 random bits in hex";
+  EXPECT_EQ(a.handle().find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_NE(a.handle(), b.handle());
+  EXPECT_TRUE(Stop(a.handle(), kWindowA).ok());
+  EXPECT_TRUE(Stop(b.handle(), kWindowB).ok());
+}
+
+TEST_F(AgentServiceTest, AnotherWindowCannotStopOrMarkATarget) {
+  Serve(Identity(), {Hello()});
+  v1::StartTargetReply started;
+  ASSERT_TRUE(Start(kWindowA, &started).ok());
+  for (const grpc::Status& refused :
+       {Stop(started.handle(), kWindowB), Mark(started.handle(), kWindowB, v1::MarkRequest::BEGIN),
+        Mark(started.handle(), kWindowB, v1::MarkRequest::END)}) {
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+    EXPECT_EQ(refused.error_message(),
+              "target \"" + started.handle() + "\" was not started by this window");
+  }
+  EXPECT_EQ(kill(started.pid(), 0), 0) << "still running";
+  EXPECT_EQ(Stop(started.handle(), "").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(Stop("00000000000000000000000000000000", kWindowB).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+
+  EXPECT_TRUE(Mark(started.handle(), kWindowA, v1::MarkRequest::BEGIN).ok());
+  EXPECT_TRUE(Mark(started.handle(), kWindowA, v1::MarkRequest::END).ok());
+  EXPECT_TRUE(Stop(started.handle(), kWindowA).ok());
+}
+
+TEST_F(AgentServiceTest, RunningTargetsAreLimited) {
+  AgentIdentity identity = Identity();
+  identity.limits.max_targets = 1;
+  Serve(identity, {Hello()});
+  v1::StartTargetReply first, second;
+  ASSERT_TRUE(Start(kWindowA, &first).ok());
+  grpc::Status full = Start(kWindowB, &second);
+  EXPECT_EQ(full.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(full.error_message(),
+            "agent \"svc-test\" already runs 1 target(s), limits.max_targets = 1: a window must "
+            "stop its target first");
+  ASSERT_TRUE(Stop(first.handle(), kWindowA).ok());
+  ASSERT_TRUE(Start(kWindowB, &second).ok()) << "a stopped target frees its slot";
+  EXPECT_TRUE(Stop(second.handle(), kWindowB).ok());
+}
+
+// --- the spool -----------------------------------------------------------------------------
+
+TEST_F(AgentServiceTest, AcknowledgeDropsOnlyTheCallersOwnResults) {
+  Serve(Identity());
+  auto spool = Spool::Open(dir_ + "/spool");
+  ASSERT_TRUE(spool.ok());
+  service_->SetSpool(std::move(spool).value());
+  v1::RunLoadRequest load = Load(http_->port());
+  load.set_spool_key("7-hello-hello-c4-r1-a1");
+  EXPECT_EQ(RunLoad(load).error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+      << "a spooled result needs the window it belongs to";
+  load.set_window(kWindowA);
+  ASSERT_TRUE(RunLoad(load).ok());
+  auto held = [&] { return service_->spool()->Page("", UINT64_MAX)->size(); };
+  ASSERT_EQ(held(), 1u);
+
+  auto acknowledge = [&](const std::string& window) {
+    v1::AcknowledgeRequest req;
+    auto* ack = req.add_acks();
+    ack->set_key("7-hello-hello-c4-r1-a1.load");
+    ack->set_window(window);
+    grpc::ClientContext ctx;
+    Deadline(ctx);
+    v1::AcknowledgeReply reply;
+    return stub_->Acknowledge(&ctx, req, &reply);
+  };
+  EXPECT_TRUE(acknowledge(kWindowB).ok()) << "ignored, not an error";
+  EXPECT_EQ(held(), 1u) << "another window's acknowledgement leaves it";
+  EXPECT_TRUE(acknowledge(kWindowA).ok());
+  EXPECT_EQ(held(), 0u);
+}
+
+TEST_F(AgentServiceTest, AFullSpoolFailsTheWindowAndKeepsWhatItHolds) {
+  Serve(Identity());
+  auto spool = Spool::Open(dir_ + "/spool", 1 << 20);
+  ASSERT_TRUE(spool.ok());
+  ASSERT_TRUE((*spool)->Put("old", kWindowB, std::string((1 << 20) - 100, 'x')).ok());
+  service_->SetSpool(std::move(spool).value());
+  v1::RunLoadRequest load = Load(http_->port());
+  load.set_spool_key("8-hello-hello-c4-r1-a1");
+  load.set_window(kWindowA);
+  grpc::Status full = RunLoad(load);
+  EXPECT_EQ(full.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_TRUE(Contains(full.error_message(), "spool full")) << full.error_message();
+  auto records = service_->spool()->Page("", UINT64_MAX);
+  ASSERT_EQ(records->size(), 1u);
+  EXPECT_EQ((*records)[0].key, "old");
+}
+
+}  // namespace
+}  // namespace benchlab
