@@ -4,11 +4,10 @@
 // repeated heads may change an outcome) or if it ever consumes more than it was given. Control
 // bytes choose capture, HEAD requests (alternating per response if asked), EOF, an expected
 // body, and the largest piece.
-// Memory errors and UB are the sanitizers' to catch. Not part of the CMake build; build, seed and
-// run it with tests/fuzz/run_parser_fuzz.sh [SECONDS], which amounts to:
-//   clang++ -g -O1 -fsanitize=fuzzer,address,undefined -std=c++20 -I. \
-//     tests/fuzz/http_response_parser_fuzz.cc loadgen/http_response_parser.cc -o parser_fuzz
-//   ./parser_fuzz -max_total_time=60 -max_len=4096 -dict=tests/fuzz/http.dict CORPUS_DIR
+// Memory errors and UB are the sanitizers' to catch. Built and run as every fuzz target is
+// (docs/fuzzing.md: `make fuzz`), with -max_len=1048576 so that inputs reach body handling and
+// with tests/fuzz/http.dict; its seeds (tests/fuzz/corpus/http_response_parser/) are responses
+// of nginx, Node.js and Python's http.server captured on loopback, and hand-made streams.
 #include <cstddef>
 #include <cstdint>
 #include <string>
