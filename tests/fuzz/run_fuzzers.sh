@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs benchlab's libFuzzer targets (docs/fuzzing.md), one after the other. For each target NAME:
-# first every input of tests/fuzz/regressions/NAME/ once (inputs that once failed), then fuzzing
-# for SECONDS on its committed seed corpus, tests/fuzz/corpus/NAME/ (read only), and a working
-# corpus under the build tree, BUILD_DIR/fuzz/corpus/NAME/, where new inputs go and accumulate
-# from run to run. A crash, leak, timeout or out-of-memory stops that target; a new input is
-# saved under BUILD_DIR/fuzz/artifacts/NAME/, and the script exits 1 after the others ran, naming
-# each failing input and the command that replays it. Output: BUILD_DIR/fuzz/logs/NAME.log.
+# first every input of tests/fuzz/regressions/NAME/ once (inputs that once failed; when one still
+# fails, the target is not fuzzed), then fuzzing for SECONDS on its committed seed corpus,
+# tests/fuzz/corpus/NAME/ (read only), and a working corpus under the build tree,
+# BUILD_DIR/fuzz/corpus/NAME/, where new inputs go and accumulate from run to run. A crash, leak,
+# timeout or out-of-memory stops that target; its input is saved under
+# BUILD_DIR/fuzz/artifacts/NAME/. The script exits 1 after the others ran, naming each failing
+# input and the command that replays it. Output: BUILD_DIR/fuzz/logs/NAME.log.
 # Usage: tests/fuzz/run_fuzzers.sh BUILD_DIR SECONDS [NAME...]   (default: every target)
 set -uo pipefail
 if [ $# -lt 2 ]; then
@@ -48,23 +49,31 @@ for name in "${names[@]}"; do
   log=$build/fuzz/logs/$name.log
   mkdir -p "$work" "$artifacts" "$(dirname "$log")"
   : >"$log"
-  status=0
-  if [ -d "$regressions" ] && [ -n "$(ls -A "$regressions")" ]; then
+  # Regressions one by one, so that every one still failing is named.
+  regressed=0
+  for input in "$regressions"/*; do
+    [ -f "$input" ] || continue
     # shellcheck disable=SC2046  # options() gives words on purpose
-    "$bin" $(options "$name") "$regressions"/* >>"$log" 2>&1
-    status=$?
-    input=$(sed -n 's/^Running: \(.*\)$/\1/p' "$log" | tail -n 1)
-  fi
-  if [ $status -eq 0 ]; then
-    # shellcheck disable=SC2046
-    "$bin" -max_total_time="$seconds" -print_final_stats=1 \
-      -artifact_prefix="$artifacts/" $(options "$name") "$work" "$seeds" >>"$log" 2>&1
-    status=$?
-    input=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -n 1)
-  fi
+    if ! "$bin" $(options "$name") "$input" >"$log.last" 2>&1; then
+      regressed=1
+      echo "fuzz: $name: regression $(basename "$input") fails"
+      grep -E '^(==[0-9]+==ERROR|SUMMARY|FUZZ_CHECK failed)' "$log.last" | head -n 2 | sed 's/^/  /'
+      echo "  replay: $bin $input"
+      failed+=("$name: $input")
+    fi
+    cat "$log.last" >>"$log"
+    rm -f "$log.last"
+  done
+  [ $regressed -eq 0 ] || continue
+
+  # shellcheck disable=SC2046
+  "$bin" -max_total_time="$seconds" -print_final_stats=1 \
+    -artifact_prefix="$artifacts/" $(options "$name") "$work" "$seeds" >>"$log" 2>&1
+  status=$?
   summary=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1)
   echo "fuzz: $name: ${summary:-no final stats} (log: $log)"
   if [ $status -ne 0 ]; then
+    input=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -n 1)
     grep -E '^(==[0-9]+==ERROR|SUMMARY|FUZZ_CHECK failed)' "$log" | head -n 3 | sed 's/^/  /'
     echo "  input: ${input:-none saved}; replay: $bin ${input:-}"
     failed+=("$name: ${input:-exit status $status}")
@@ -72,7 +81,7 @@ for name in "${names[@]}"; do
 done
 
 if [ ${#failed[@]} -ne 0 ]; then
-  echo "fuzz: ${#failed[@]} target(s) failed:" >&2
+  echo "fuzz: ${#failed[@]} failing input(s):" >&2
   printf '  %s\n' "${failed[@]}" >&2
   exit 1
 fi
