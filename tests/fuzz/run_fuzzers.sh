@@ -34,6 +34,12 @@ options() {
   esac
 }
 
+# The targets' scratch directories (tests/fuzz/scratch_dir.h), emptied at each run: a target that
+# fails leaves its own for inspection.
+export TMPDIR=$build/fuzz/tmp
+rm -rf "$TMPDIR"
+mkdir -p "$TMPDIR"
+
 failed=()
 for name in "${names[@]}"; do
   bin=$build/bin/${name}_fuzz
