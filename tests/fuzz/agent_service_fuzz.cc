@@ -21,8 +21,9 @@
 // Checked beyond the sanitizers, as agent.proto and docs/agent.md state the agent's contract:
 // nothing is pinned to CPUs outside the agent's allowed CPUs; a StartTarget that succeeds had a
 // well-formed window token and returns a handle; StopTarget and Mark of a target with another
-// window's token fail. A StopTarget or Mark whose handle (or window token) is empty gets the
-// handle (and token) of the input's last started target, so that inputs reach a running target.
+// window's token fail; RunLoad refuses a port outside 1..65535. A StopTarget or Mark whose handle
+// (or window token) is empty gets the handle (and token) of the input's last started target, so
+// that inputs reach a running target.
 #include <google/protobuf/stubs/logging.h>
 #include <grpcpp/grpcpp.h>
 #include <sched.h>
@@ -321,7 +322,10 @@ struct Session {
         v1::RunLoadRequest req;
         if (!Parse(message, req)) return NotParsed();
         ClampLoad(req);
-        return h.RunLoad(*service, req);
+        grpc::Status status = h.RunLoad(*service, req);
+        FUZZ_CHECK(!status.ok() || (req.port() > 0 && req.port() <= 65535),
+                   "RunLoad ran against port " + std::to_string(req.port()));
+        return status;
       }
       case kMark: {
         v1::MarkRequest req;
