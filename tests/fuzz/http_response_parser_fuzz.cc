@@ -26,7 +26,7 @@ struct Outcome {
   bool keep_alive;
   uint64_t body_bytes;
   bool body_matches;
-  size_t end;  // stream offset where this response ended
+  size_t end;  // stream offset where this response ended; 0 for an error (see record)
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string error;
@@ -43,9 +43,14 @@ std::vector<Outcome> ParseStream(const uint8_t* data, size_t size, bool capture,
   parser.set_head_request(head);
   parser.set_expected_body(expected);
   std::vector<Outcome> out;
+  // Where an error is noticed may depend on the pieces (a head too long is found whole or line
+  // by line) and does not matter: the caller drops the connection. That it is an error, and
+  // which, must not depend on them.
   auto record = [&](size_t end) {
+    const bool failed = parser.state() == HttpResponseParser::State::kError;
     out.push_back({parser.state(), parser.status(), parser.keep_alive(), parser.body_bytes(),
-                   parser.body_matches(), end, parser.body(), parser.headers(), parser.error()});
+                   parser.body_matches(), failed ? 0 : end, parser.body(), parser.headers(),
+                   parser.error()});
   };
   size_t pos = 0;
   while (pos < size) {
