@@ -72,8 +72,9 @@ frameworks: build frameworks-deps
 	done; exit $$status
 
 # Every test: the normal build (unit, integration, end-to-end), then the unit and integration
-# tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
-test: deps-browser build build-asan
+# tests again under AddressSanitizer and UndefinedBehaviorSanitizer; first, every fuzz target
+# runs for FUZZ_SMOKE_SECONDS (fuzz-smoke, below).
+test: deps-browser build build-asan fuzz-smoke
 	cd $(BUILD) && ctest --output-on-failure -j 2
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j 2
 
@@ -92,8 +93,36 @@ bench-coordinator: deps $(BUILD)/build.ninja
 	$(BUILD)/bin/coordinator_fleet_bench
 	$(BUILD)/bin/store_bench
 
+# --- fuzzing (tests/fuzz/, docs/fuzzing.md) ---------------------------------------------------
+# A separate build tree with clang: benchlab's code under libFuzzer's instrumentation, ASan and
+# UBSan, and the fuzz targets. `make fuzz SECONDS=N` runs each target for N seconds on its seed
+# corpus (new inputs go under $(FUZZ_BUILD)/fuzz/, never into the repository); a crash fails
+# it and names the saved input. `make test` runs each for FUZZ_SMOKE_SECONDS (fuzz-smoke).
+FUZZ_BUILD         ?= build-fuzz
+FUZZ_PACKAGES      := clang libclang-rt-14-dev
+SECONDS            ?= 60
+FUZZ_SMOKE_SECONDS ?= 20
+
+.PHONY: fuzz fuzz-build fuzz-deps fuzz-smoke
+fuzz-deps:
+	@scripts/install-deps.sh $(FUZZ_PACKAGES)
+
+$(FUZZ_BUILD)/build.ninja:
+	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_COMPILER=clang++ -DBENCHLAB_FUZZ=ON -DBENCHLAB_WEB=OFF
+
+fuzz-build: deps fuzz-deps $(FUZZ_BUILD)/build.ninja
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
+
+fuzz: fuzz-build
+	tests/fuzz/run_fuzzers.sh $(FUZZ_BUILD) $(SECONDS)
+
+fuzz-smoke: fuzz-build
+	tests/fuzz/run_fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS)
+# --- end of fuzzing ---------------------------------------------------------------------------
+
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
