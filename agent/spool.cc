@@ -184,13 +184,15 @@ Result<SpoolRecord> Spool::ReadLocked(const std::string& key) {
   return record;
 }
 
-Result<std::vector<SpoolRecord>> Spool::Page(const std::string& after, uint64_t max_bytes) {
+Result<std::vector<SpoolRecord>> Spool::Page(const std::string& after, uint64_t max_bytes,
+                                             size_t max_records) {
   std::lock_guard lock(mu_);
   auto keys = Keys(dir_);
   if (!keys.ok()) return keys.status();
   std::vector<SpoolRecord> page;
   uint64_t size = 0;
-  for (auto it = std::upper_bound(keys->begin(), keys->end(), after); it != keys->end(); ++it) {
+  for (auto it = std::upper_bound(keys->begin(), keys->end(), after);
+       it != keys->end() && page.size() < max_records; ++it) {
     auto record = ReadLocked(*it);
     if (!record.ok()) {
       if (record.status().code() == StatusCode::kNotFound) continue;

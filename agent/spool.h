@@ -43,8 +43,10 @@ class Spool {
   // returns whether it did. An absent key or another window leaves the spool as it was.
   Result<bool> RemoveForWindow(const std::string& key, const std::string& window);
   // The records with keys after `after` ("": from the first), in key order, as many as fit in
-  // `max_bytes` of keys and payloads; a record larger than that comes alone. Empty at the end.
-  Result<std::vector<SpoolRecord>> Page(const std::string& after, uint64_t max_bytes);
+  // `max_bytes` of keys and payloads and at most `max_records`; a record larger than max_bytes
+  // comes alone. Empty at the end.
+  Result<std::vector<SpoolRecord>> Page(const std::string& after, uint64_t max_bytes,
+                                        size_t max_records = SIZE_MAX);
 
   uint64_t bytes_held();
   uint64_t max_bytes() const { return max_bytes_; }

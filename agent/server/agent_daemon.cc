@@ -210,7 +210,7 @@ bool AgentDaemon::OfferSpool(v1::Coordinator::Stub& stub) {
       std::lock_guard lock(mu_);
       if (stopping_) return false;
     }
-    auto page = spool.Page(after, kOfferPageBytes);
+    auto page = spool.Page(after, kOfferPageBytes, kOfferPageResults);
     if (!page.ok()) {
       spdlog::error("agent {}: {}", config_.name, page.status().message());
       return false;

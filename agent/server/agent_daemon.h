@@ -75,6 +75,8 @@ class AgentDaemon {
   // The most one OfferResults page carries (keys and payloads), well under gRPC's 4 MiB default
   // message limit; a record larger than that goes alone.
   static constexpr uint64_t kOfferPageBytes = 1 << 20;
+  // And at most this many results, the coordinator's kMaxOfferedResults (docs/security.md).
+  static constexpr size_t kOfferPageResults = 64;
 
  private:
   void RegistrationLoop(std::string address);

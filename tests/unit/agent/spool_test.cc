@@ -148,6 +148,21 @@ TEST_F(SpoolTest, PagesStayUnderTheirSizeAndALargeRecordComesAlone) {
   EXPECT_EQ(pages, 5u) << "3+3 small ones, the big one alone, then 3+1";
 }
 
+TEST_F(SpoolTest, APageHoldsAtMostMaxRecords) {
+  // The coordinator takes at most 64 results per OfferResults call, however small they are.
+  auto spool = Spool::Open(dir_);
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE((*spool)->Put("k" + std::to_string(i), kWindow, "x").ok());
+  }
+  auto first = (*spool)->Page("", UINT64_MAX, 4);
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->size(), 4u);
+  auto second = (*spool)->Page(first->back().key, UINT64_MAX, 4);
+  ASSERT_TRUE(second.ok());
+  ASSERT_EQ(second->size(), 4u);
+  EXPECT_EQ(second->front().key, "k4");
+}
+
 TEST_F(SpoolTest, DirectoryAndRecordsArePrivate) {
   auto spool = Spool::Open(dir_);
   ASSERT_TRUE((*spool)->Put("k", kWindow, "secret-ish").ok());
