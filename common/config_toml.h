@@ -63,10 +63,14 @@ class Issues {
   Status First() const;
 
  private:
+  // A value's issue keeps the value and its byte offset: its line number, a scan from the start
+  // of the text, is found only for the issue reported.
   struct Issue {
     bool missing;
-    uint32_t line;
+    uint32_t line;     // missing keys: the table's line; values: 0 until reported
     uint32_t column;
+    size_t offset;     // values: byte offset in the text
+    const Value* at;   // values; nullptr for missing keys
     std::string text;
   };
   std::string source_name_;
