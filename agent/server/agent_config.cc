@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <sstream>
 
@@ -246,7 +247,9 @@ Status WriteAgentConfig(const AgentConfig& config, const std::string& path) {
   std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << toml::format(root);
+    // No width: toml11 wraps longer strings across lines, and a blank right after a break is
+    // lost when the file is read back.
+    out << toml::format(root, std::numeric_limits<std::size_t>::max());
     if (!out) return Status::IoError("cannot write agent configuration " + tmp);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
