@@ -30,8 +30,9 @@ using std::chrono::nanoseconds;
 HeaderList MergedHeaders(const HeaderList& own, const HeaderList& run) {
   HeaderList headers = own;
   for (const auto& [name, value] : run) {
-    const bool overridden = std::any_of(own.begin(), own.end(), [&](const auto& h) {
-      return strcasecmp(h.first.c_str(), name.c_str()) == 0;
+    // A named capture: clang 14 cannot capture a structured binding.
+    const bool overridden = std::any_of(own.begin(), own.end(), [&name_ = name](const auto& h) {
+      return strcasecmp(h.first.c_str(), name_.c_str()) == 0;
     });
     if (!overridden) headers.emplace_back(name, value);
   }
