@@ -506,7 +506,9 @@ grpc::Status AgentService::CheckConformance(grpc::ServerContext* ctx,
     if (call.cancel().cancelled()) {
       return grpc::Status(grpc::StatusCode::CANCELLED, "CheckConformance cancelled");
     }
-    for (auto& d : CheckContract(target->address, port, {c}, timeout)) diffs.push_back(d);
+    for (auto& d : CheckContract(target->address, port, {c}, timeout, identity_.limits.max_body)) {
+      diffs.push_back(d);
+    }
   }
   reply->set_ok(diffs.empty());
   for (auto& d : diffs) reply->add_diffs(std::move(d));
