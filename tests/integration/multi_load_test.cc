@@ -368,17 +368,17 @@ TEST_F(MultiLoadTest, EveryAgentSpoolsItsResultAndAFailingAgentIsNamed) {
     EXPECT_TRUE(Spooled(SpoolDir(agent)).empty()) << agent;
   }
 
-  // l3 may not use the load CPU: its RunLoad fails, and with it the window, naming l3. What l1
-  // measured is still spooled and listed for acknowledgement.
+  // l3 may not use the load CPU: the check before the window (its self-test on the load CPUs)
+  // is refused, and with it the window, naming l3, before any load is sent; nothing is spooled.
   AgentRegistry::Placement broken{"server", "127.0.0.1", "l1", {"l1", "l3"}};
   outcome = RunWindow(*registry, broken, *campaign, 7, planned, 2, token(2), calibration, session);
   EndSession(*registry, broken, session);
   EXPECT_EQ(outcome.row.verdict, "failed");
-  EXPECT_NE(outcome.row.reasons.find("run_load: agent l3: load CPUs"), std::string::npos)
+  EXPECT_NE(outcome.row.reasons.find("check_host: agent l3: cpus 1 are outside agent"),
+            std::string::npos)
       << outcome.row.reasons;
-  const std::string key2 = SpoolKey(7, planned, 2);
-  spooled = std::set<SpoolEntry>(outcome.spooled.begin(), outcome.spooled.end());
-  EXPECT_TRUE(spooled.count({"l1", key2 + ".l1.load", token(2)})) << outcome.row.reasons;
+  EXPECT_TRUE(outcome.spooled.empty()) << outcome.row.reasons;
+  EXPECT_EQ(Spooled(SpoolDir("l1")), std::set<std::string>{});
   EXPECT_EQ(Spooled(SpoolDir("l3")), std::set<std::string>{});
 
   // An agent nobody can reach is lost to the window, named.
