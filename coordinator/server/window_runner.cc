@@ -140,6 +140,10 @@ void FillHostMeasures(const v1::HostFigures& h, HostMeasures& out) {
 std::string WindowProtocol::Failure(const std::string& step, const std::string& agent,
                                    const grpc::Status& status) {
   std::string text = StepFailure(step, agent, status);
+  // The coordinator never cancels its own calls (they end by deadline), so CANCELLED comes from
+  // an agent that is stopping and cancelled the calls it was serving (docs/agent.md): the agent
+  // is going away, as when its transport is lost.
+  if (status.error_code() == grpc::StatusCode::CANCELLED) return "agent_lost: " + text;
   if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     std::optional<AgentState> state = agents_.StateOf(agent);
     if (state && (*state == AgentState::kSuspect || *state == AgentState::kLost)) {
