@@ -90,8 +90,10 @@ tr '\0' '\n' < "/proc/$orphan/environ" | grep -q '^BENCHLAB_AGENT=restart-server
   fail "the orphan carries no cookie"
 check "a SIGKILLed agent leaves an orphan that carries its cookie"
 
-# A result written to the spool before the crash, never acknowledged.
-printf 'measured-before-the-crash' > "$work/spool/1-forker-hello-c2-r9-a1.server.rec"
+# A result written to the spool before the crash, never acknowledged: a MarkReply (the
+# coordinator keeps only payloads that parse as their key's message) with cpu_user_s = 1.0, in a
+# record of the format spools wrote before records named their window.
+printf '\x09\x00\x00\x00\x00\x00\x00\xf0\x3f' > "$work/spool/1-forker-hello-c2-r9-a1.server.rec"
 
 "$bin/benchlab" agent --config "$work/server.toml" 2> "$work/server2.log" &
 pids+=($!)
@@ -101,7 +103,7 @@ check "the restarted agent stops its predecessor's orphans"
 
 wait_for 10 test ! -e "$work/spool/1-forker-hello-c2-r9-a1.server.rec" ||
   fail "the spooled result was not acknowledged"
-kept=$(sqlite3 "$work/lab.db" "select count(*) from agent_results where agent = 'restart-server' and key = '1-forker-hello-c2-r9-a1.server' and payload = cast('measured-before-the-crash' as blob)")
+kept=$(sqlite3 "$work/lab.db" "select count(*) from agent_results where agent = 'restart-server' and key = '1-forker-hello-c2-r9-a1.server' and payload = X'09000000000000F03F'")
 [ "$kept" -eq 1 ] || fail "the coordinator did not keep the spooled result"
 check "the spool is offered again and kept by the coordinator"
 
