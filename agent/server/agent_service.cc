@@ -20,28 +20,11 @@
 #include "common/parse.h"
 #include "loadgen/load.h"
 #include "loadgen/request.h"
+#include "rpc/status.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
 namespace {
-
-grpc::Status ToGrpc(const Status& status) {
-  grpc::StatusCode code = grpc::StatusCode::INTERNAL;
-  switch (status.code()) {
-    case StatusCode::kOk: return grpc::Status::OK;
-    case StatusCode::kInvalidArgument: code = grpc::StatusCode::INVALID_ARGUMENT; break;
-    case StatusCode::kNotFound: code = grpc::StatusCode::NOT_FOUND; break;
-    case StatusCode::kAlreadyExists: code = grpc::StatusCode::ALREADY_EXISTS; break;
-    case StatusCode::kFailedPrecondition: code = grpc::StatusCode::FAILED_PRECONDITION; break;
-    case StatusCode::kDeadlineExceeded: code = grpc::StatusCode::DEADLINE_EXCEEDED; break;
-    case StatusCode::kUnavailable: code = grpc::StatusCode::UNAVAILABLE; break;
-    case StatusCode::kResourceExhausted: code = grpc::StatusCode::RESOURCE_EXHAUSTED; break;
-    case StatusCode::kPermissionDenied: code = grpc::StatusCode::PERMISSION_DENIED; break;
-    case StatusCode::kCancelled: code = grpc::StatusCode::CANCELLED; break;
-    default: break;
-  }
-  return grpc::Status(code, status.message());
-}
 
 std::vector<std::pair<std::string, std::string>> Headers(
     const google::protobuf::RepeatedPtrField<v1::Header>& headers) {
@@ -221,38 +204,35 @@ grpc::Status AgentService::DescribeHost(grpc::ServerContext*, const v1::Describe
 grpc::Status AgentService::StartTarget(grpc::ServerContext* ctx, const v1::StartTargetRequest* req,
                                        v1::StartTargetReply* reply) {
   CallWatch call(*this, ctx);
-  if (Status token = CheckWindowToken("window", req->window()); !token.ok()) return ToGrpc(token);
+  if (Status token = CheckWindowToken("window", req->window()); !token.ok()) return rpc::ToGrpcStatus(token);
   if (req->window_label().size() > kMaxWindowLabel) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "window_label: at most " + std::to_string(kMaxWindowLabel) +
-                            " characters, got " + std::to_string(req->window_label().size()));
+    return rpc::ToGrpcStatus(Status::InvalidArgument("window_label: at most " + std::to_string(kMaxWindowLabel) +
+                            " characters, got " + std::to_string(req->window_label().size())));
   }
   const TargetDef* def = nullptr;
   for (const auto& entry : catalogue_) {
     if (entry.name == req->target()) def = &entry;
   }
   if (def == nullptr) {
-    return grpc::Status(grpc::StatusCode::NOT_FOUND,
-                        "agent \"" + identity_.name + "\" has no target \"" + req->target() +
-                            "\" in its catalogue");
+    return rpc::ToGrpcStatus(Status::NotFound("agent \"" + identity_.name + "\" has no target \"" + req->target() +
+                            "\" in its catalogue"));
   }
   std::vector<int> cpus(req->cpus().begin(), req->cpus().end());
   auto random = RandomHex(16);
-  if (!random.ok()) return ToGrpc(random.status());
+  if (!random.ok()) return rpc::ToGrpcStatus(random.status());
   const std::string handle = *random;
   {
     std::lock_guard lock(mu_);
     if (shutting_down_) {
-      return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                          "agent \"" + identity_.name + "\" is stopping");
+      // Cancelled: the agent is going away (docs/agent.md), as when its calls are cancelled.
+      return rpc::ToGrpcStatus(Status::Cancelled("agent \"" + identity_.name + "\" is stopping"));
     }
     const size_t held = active_.size() + starting_;
     if (held >= static_cast<size_t>(identity_.limits.max_targets)) {
-      return grpc::Status(
-          grpc::StatusCode::RESOURCE_EXHAUSTED,
+      return rpc::ToGrpcStatus(Status::ResourceExhausted(
           "agent \"" + identity_.name + "\" already runs " + std::to_string(held) +
-              " target(s), limits.max_targets = " + std::to_string(identity_.limits.max_targets) +
-              ": a window must stop its target first");
+          " target(s), limits.max_targets = " + std::to_string(identity_.limits.max_targets) +
+          ": a window must stop its target first"));
     }
     ++starting_;
   }
@@ -279,7 +259,7 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext* ctx, const v1::Start
   options.template_dirs = identity_.template_dirs;
   options.cancel = &call.cancel();
   auto started = benchlab::StartTarget(env_, *def, cpus, run_dir, options);
-  if (!started.ok()) return ToGrpc(started.status());
+  if (!started.ok()) return rpc::ToGrpcStatus(started.status());
 
   auto active = std::make_shared<Active>();
   active->target = std::move(started).value();
@@ -314,15 +294,14 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext* ctx, const v1::Start
 grpc::Status AgentService::StopTarget(grpc::ServerContext*, const v1::StopTargetRequest* req,
                                       v1::StopTargetReply* reply) {
   auto owned = Owned(req->handle(), req->window());
-  if (!owned.ok()) return ToGrpc(owned.status());
+  if (!owned.ok()) return rpc::ToGrpcStatus(owned.status());
   std::shared_ptr<Active> active = *owned;
   {
     // Another StopTarget of the same window may have taken it meanwhile.
     std::lock_guard lock(mu_);
     auto it = active_.find(req->handle());
     if (it == active_.end() || it->second != active) {
-      return grpc::Status(grpc::StatusCode::NOT_FOUND,
-                          "no running target " + config::Quote(req->handle()));
+      return rpc::ToGrpcStatus(Status::NotFound("no running target " + config::Quote(req->handle())));
     }
     active_.erase(it);
   }
@@ -346,7 +325,7 @@ grpc::Status AgentService::StopTarget(grpc::ServerContext*, const v1::StopTarget
 grpc::Status AgentService::Mark(grpc::ServerContext*, const v1::MarkRequest* req,
                                 v1::MarkReply* reply) {
   auto owned = Owned(req->handle(), req->window());
-  if (!owned.ok()) return ToGrpc(owned.status());
+  if (!owned.ok()) return rpc::ToGrpcStatus(owned.status());
   std::shared_ptr<Active> active = *owned;
   std::lock_guard lock(active->mu);
   if (req->kind() == v1::MarkRequest::BEGIN) {
@@ -357,18 +336,17 @@ grpc::Status AgentService::Mark(grpc::ServerContext*, const v1::MarkRequest* req
     Status begun = active->sampler->Begin();
     if (!begun.ok()) {
       active->sampler.reset();
-      return ToGrpc(begun);
+      return rpc::ToGrpcStatus(begun);
     }
     reply->set_target_alive(true);
     return grpc::Status::OK;
   }
   if (req->kind() != v1::MarkRequest::END || !active->sampler) {
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        "Mark END needs a Mark BEGIN on the same target first");
+    return rpc::ToGrpcStatus(Status::FailedPrecondition("Mark END needs a Mark BEGIN on the same target first"));
   }
   auto figures = active->sampler->End();
   active->sampler.reset();
-  if (!figures.ok()) return ToGrpc(figures.status());
+  if (!figures.ok()) return rpc::ToGrpcStatus(figures.status());
   reply->set_cpu_user_s(figures->cpu_user_s);
   reply->set_cpu_sys_s(figures->cpu_sys_s);
   reply->set_rss_mean_kb(figures->rss_mean_kb);
@@ -405,7 +383,7 @@ grpc::Status AgentService::Mark(grpc::ServerContext*, const v1::MarkRequest* req
   if (!req->spool_key().empty()) {
     Status spooled =
         SpoolPut(req->spool_key() + ".server", req->window(), reply->SerializeAsString());
-    if (!spooled.ok()) return ToGrpc(spooled);
+    if (!spooled.ok()) return rpc::ToGrpcStatus(spooled);
   }
   return grpc::Status::OK;
 }
@@ -437,9 +415,8 @@ grpc::Status AgentService::CheckHost(grpc::ServerContext*, const v1::CheckHostRe
     cpus = allowed;
   } else if (!allowed.empty() &&
              !std::includes(allowed.begin(), allowed.end(), cpus.begin(), cpus.end())) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "cpus " + FormatCpuList(cpus) + " are outside agent \"" + identity_.name +
-                            "\"'s allowed CPUs " + FormatCpuList(allowed));
+    return rpc::ToGrpcStatus(Status::InvalidArgument("cpus " + FormatCpuList(cpus) + " are outside agent \"" + identity_.name +
+                            "\"'s allowed CPUs " + FormatCpuList(allowed)));
   }
   auto add = [reply](const CheckResult& result) {
     for (const auto& reason : result.reasons) {
@@ -451,7 +428,7 @@ grpc::Status AgentService::CheckHost(grpc::ServerContext*, const v1::CheckHostRe
   auto own = CheckScheduling(env_, getpid());
   if (own.ok()) add(*own);
   auto selftest = RunSelfTest(env_, cpus);
-  if (!selftest.ok()) return ToGrpc(selftest.status());
+  if (!selftest.ok()) return rpc::ToGrpcStatus(selftest.status());
   reply->set_selftest_wall_ms(selftest->wall_ms);
   reply->set_selftest_cpu_ms(selftest->cpu_ms);
   return grpc::Status::OK;
@@ -462,7 +439,7 @@ grpc::Status AgentService::Acknowledge(grpc::ServerContext*, const v1::Acknowled
   if (!spool_) return grpc::Status::OK;
   for (const auto& ack : req->acks()) {
     auto removed = spool_->RemoveForWindow(ack.key(), ack.window());
-    if (!removed.ok()) return ToGrpc(removed.status());
+    if (!removed.ok()) return rpc::ToGrpcStatus(removed.status());
     if (!*removed) {
       // Absent already, or spooled under another window: that caller does not own it.
       spdlog::debug("acknowledgement of {} ignored: no result of that window", ack.key());
@@ -475,9 +452,9 @@ grpc::Status AgentService::CheckConformance(grpc::ServerContext* ctx,
                                             const v1::CheckConformanceRequest* req,
                                             v1::CheckConformanceReply* reply) {
   CallWatch call(*this, ctx);
-  if (Status port = CheckPort(req->port()); !port.ok()) return ToGrpc(port);
+  if (Status port = CheckPort(req->port()); !port.ok()) return rpc::ToGrpcStatus(port);
   if (Status limits = CheckConformanceLimits(*req, identity_.limits); !limits.ok()) {
-    return ToGrpc(limits);
+    return rpc::ToGrpcStatus(limits);
   }
   const auto port = static_cast<uint16_t>(req->port());
   std::vector<ContractCase> cases;
@@ -490,7 +467,7 @@ grpc::Status AgentService::CheckConformance(grpc::ServerContext* ctx,
     c.request.headers = Headers(in.headers());
     Status head = CheckRequestParts("case " + QuoteBytes(c.name, 40), c.request.method,
                                     c.request.path, c.request.headers);
-    if (!head.ok()) return ToGrpc(head);
+    if (!head.ok()) return rpc::ToGrpcStatus(head);
     c.request.body = in.body();
     c.expect_status = in.expect_status();
     if (in.check_body()) c.expect_body = in.expect_body();
@@ -498,13 +475,13 @@ grpc::Status AgentService::CheckConformance(grpc::ServerContext* ctx,
     cases.push_back(std::move(c));
   }
   auto target = identity_.allowed_targets.Check(req->host());
-  if (!target.ok()) return ToGrpc(target.status());
+  if (!target.ok()) return rpc::ToGrpcStatus(target.status());
   for (ContractCase& c : cases) c.request.headers = WithHost(c.request.headers, *target, port);
   auto timeout = std::chrono::milliseconds(req->timeout_ms() > 0 ? req->timeout_ms() : 2000);
   std::vector<std::string> diffs;
   for (const ContractCase& c : cases) {
     if (call.cancel().cancelled()) {
-      return grpc::Status(grpc::StatusCode::CANCELLED, "CheckConformance cancelled");
+      return rpc::ToGrpcStatus(Status::Cancelled("CheckConformance cancelled"));
     }
     for (auto& d : CheckContract(target->address, port, {c}, timeout, identity_.limits.max_body)) {
       diffs.push_back(d);
@@ -564,7 +541,7 @@ grpc::Status AgentService::RunLoad(grpc::ServerContext* ctx, const v1::RunLoadRe
                                    grpc::ServerWriter<v1::RunLoadEvent>* writer) {
   CallWatch call(*this, ctx);
   auto checked = LoadOptionsFor(*req);
-  if (!checked.ok()) return ToGrpc(checked.status());
+  if (!checked.ok()) return rpc::ToGrpcStatus(checked.status());
   LoadOptions& options = *checked;
   options.stop = call.cancel().flag();
   if (!req->tool().empty() && req->tool() != "benchlab") {
@@ -589,9 +566,9 @@ grpc::Status AgentService::RunLoad(grpc::ServerContext* ctx, const v1::RunLoadRe
   if (watching) (void)host.End();
   if (call.cancel().cancelled()) {
     // Nothing is spooled: a window whose caller went away has no result to keep.
-    return grpc::Status(grpc::StatusCode::CANCELLED, "RunLoad cancelled: " + CancelReason(ctx));
+    return rpc::ToGrpcStatus(Status::Cancelled("RunLoad cancelled: " + CancelReason(ctx)));
   }
-  if (!result.ok()) return ToGrpc(result.status());
+  if (!result.ok()) return rpc::ToGrpcStatus(result.status());
   v1::RunLoadEvent event;
   event.set_kind(v1::RunLoadEvent::RESULT);
   auto* out = event.mutable_result();
@@ -633,7 +610,7 @@ grpc::Status AgentService::RunLoad(grpc::ServerContext* ctx, const v1::RunLoadRe
   }
   if (!req->spool_key().empty()) {
     Status spooled = SpoolPut(req->spool_key() + ".load", req->window(), event.SerializeAsString());
-    if (!spooled.ok()) return ToGrpc(spooled);
+    if (!spooled.ok()) return rpc::ToGrpcStatus(spooled);
   }
   writer->Write(event);
   return grpc::Status::OK;
@@ -643,12 +620,10 @@ grpc::Status AgentService::RunExternal(const v1::RunLoadRequest& req, const Load
                                        const CancelFlag& cancel,
                                        grpc::ServerWriter<v1::RunLoadEvent>* writer) {
   if (req.tool() != "wrk" && req.tool() != "h2load") {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "tool: expected benchlab, wrk or h2load, got \"" + req.tool() + "\"");
+    return rpc::ToGrpcStatus(Status::InvalidArgument("tool: expected benchlab, wrk or h2load, got \"" + req.tool() + "\""));
   }
   if (options.rate > 0) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        req.tool() + " measures closed loop only, not a rate");
+    return rpc::ToGrpcStatus(Status::InvalidArgument(req.tool() + " measures closed loop only, not a rate"));
   }
   ExternalLoadSpec spec;
   spec.tool = req.tool();
@@ -693,7 +668,7 @@ grpc::Status AgentService::RunExternal(const v1::RunLoadRequest& req, const Load
   if (watching) (void)host.End();
   std::error_code ec;
   std::filesystem::remove_all(scratch, ec);
-  if (!run.ok()) return ToGrpc(run.status());
+  if (!run.ok()) return rpc::ToGrpcStatus(run.status());
 
   const ExternalLoadFigures& f = run->figures;
   v1::RunLoadEvent event;
@@ -758,7 +733,7 @@ grpc::Status AgentService::RunExternal(const v1::RunLoadRequest& req, const Load
   }
   if (!req.spool_key().empty()) {
     Status spooled = SpoolPut(req.spool_key() + ".load", req.window(), event.SerializeAsString());
-    if (!spooled.ok()) return ToGrpc(spooled);
+    if (!spooled.ok()) return rpc::ToGrpcStatus(spooled);
   }
   writer->Write(event);
   return grpc::Status::OK;

@@ -7,26 +7,11 @@
 #include "coordinator/report/report_format.h"
 #include "coordinator/rerun.h"
 #include "coordinator/server/agent_limits.h"
+#include "rpc/status.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
 namespace {
-
-grpc::Status ToGrpc(const Status& status) {
-  switch (status.code()) {
-    case StatusCode::kOk: return grpc::Status::OK;
-    case StatusCode::kInvalidArgument:
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, status.message());
-    case StatusCode::kAlreadyExists:
-      return grpc::Status(grpc::StatusCode::ALREADY_EXISTS, status.message());
-    case StatusCode::kNotFound: return grpc::Status(grpc::StatusCode::NOT_FOUND, status.message());
-    case StatusCode::kPermissionDenied:
-      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, status.message());
-    case StatusCode::kResourceExhausted:
-      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, status.message());
-    default: return grpc::Status(grpc::StatusCode::INTERNAL, status.message());
-  }
-}
 
 bool Terminal(const std::string& state) {
   return state == "done" || state == "failed" || state == "cancelled";
@@ -88,18 +73,16 @@ CoordinatorService::CoordinatorService(Store& store, AgentRegistry& agents, Sche
 grpc::Status CoordinatorService::RegisterAgent(grpc::ServerContext*,
                                                const v1::RegisterAgentRequest* req,
                                                v1::RegisterAgentReply* reply) {
-  if (Status valid = ValidateRegistration(*req); !valid.ok()) return ToGrpc(valid);
+  if (Status valid = ValidateRegistration(*req); !valid.ok()) return rpc::ToGrpcStatus(valid);
   switch (agents_.Register(*req)) {
     case Admission::kRefused:
-      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                          "agent " + req->name() +
+      return rpc::ToGrpcStatus(Status::PermissionDenied("agent " + req->name() +
                               " is registered by a live instance; a new instance may take over "
-                              "after its lease expires");
+                              "after its lease expires"));
     case Admission::kFull:
-      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                          "the coordinator holds " + std::to_string(kMaxAgents) +
+      return rpc::ToGrpcStatus(Status::ResourceExhausted("the coordinator holds " + std::to_string(kMaxAgents) +
                               " agents (kMaxAgents), none of them lost: agent " + req->name() +
-                              " cannot register");
+                              " cannot register"));
     case Admission::kRegistered:
     case Admission::kTakenOver:
       break;
@@ -113,8 +96,7 @@ namespace {
 
 // PERMISSION_DENIED for a call under `name` with a proof other than the one it registered with.
 grpc::Status NotTheInstance(const std::string& name) {
-  return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                      "agent " + name + " is registered by another instance (instance_proof)");
+  return rpc::ToGrpcStatus(Status::PermissionDenied("agent " + name + " is registered by another instance (instance_proof)"));
 }
 
 }  // namespace
@@ -122,11 +104,10 @@ grpc::Status NotTheInstance(const std::string& name) {
 grpc::Status CoordinatorService::OfferResults(grpc::ServerContext*,
                                               const v1::OfferResultsRequest* req,
                                               v1::OfferResultsReply* reply) {
-  if (Status valid = ValidateOffer(*req); !valid.ok()) return ToGrpc(valid);
+  if (Status valid = ValidateOffer(*req); !valid.ok()) return rpc::ToGrpcStatus(valid);
   switch (agents_.CheckProof(req->name(), req->instance_proof())) {
     case ProofCheck::kUnknown:
-      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                          "agent \"" + req->name() + "\" is not registered: register first");
+      return rpc::ToGrpcStatus(Status::FailedPrecondition("agent \"" + req->name() + "\" is not registered: register first"));
     case ProofCheck::kWrongProof:
       return NotTheInstance(req->name());
     case ProofCheck::kMatches:
@@ -150,7 +131,7 @@ grpc::Status CoordinatorService::OfferResults(grpc::ServerContext*,
 grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* req,
                                            v1::HeartbeatReply* reply) {
   Status valid = ValidateInstanceProof(req->instance_proof(), "HeartbeatRequest");
-  if (!valid.ok()) return ToGrpc(valid);
+  if (!valid.ok()) return rpc::ToGrpcStatus(valid);
   const ProofCheck check = agents_.Heartbeat(req->name(), req->instance_proof());
   if (check == ProofCheck::kWrongProof) return NotTheInstance(req->name());
   reply->set_known(check == ProofCheck::kMatches);
@@ -168,7 +149,7 @@ grpc::Status CoordinatorService::SubmitCampaign(grpc::ServerContext*,
                                                 v1::SubmitCampaignReply* reply) {
   auto submitted =
       scheduler_.Submit(req->spec_toml(), req->source(), req->campaign_dir(), req->gates_mode());
-  if (!submitted.ok()) return ToGrpc(submitted.status());
+  if (!submitted.ok()) return rpc::ToGrpcStatus(submitted.status());
   reply->set_campaign_id(submitted->campaign_id);
   reply->set_name(submitted->name);
   reply->set_total_windows(submitted->total_windows);
@@ -179,7 +160,7 @@ grpc::Status CoordinatorService::ListCampaigns(grpc::ServerContext*,
                                                const v1::ListCampaignsRequest*,
                                                v1::ListCampaignsReply* reply) {
   auto campaigns = store_.ListCampaigns();
-  if (!campaigns.ok()) return ToGrpc(campaigns.status());
+  if (!campaigns.ok()) return rpc::ToGrpcStatus(campaigns.status());
   for (const auto& row : *campaigns) {
     WindowFilter filter;
     filter.campaign = row.name;
@@ -201,16 +182,16 @@ grpc::Status CoordinatorService::WatchCampaign(grpc::ServerContext* ctx,
   while (!ctx->IsCancelled()) {
     uint64_t seen = scheduler_.version();
     auto campaign = store_.FindCampaign(req->name());
-    if (!campaign.ok()) return ToGrpc(campaign.status());
+    if (!campaign.ok()) return rpc::ToGrpcStatus(campaign.status());
     if (!*campaign) {
-      return grpc::Status(grpc::StatusCode::NOT_FOUND, "no campaign \"" + req->name() + "\"");
+      return rpc::ToGrpcStatus(Status::NotFound("no campaign \"" + req->name() + "\""));
     }
     if (first) {
       // A resumed watch numbers its windows after those the client has already seen.
       WindowFilter earlier;
       earlier.campaign = req->name();
       auto seen_before = store_.ListWindows(earlier);
-      if (!seen_before.ok()) return ToGrpc(seen_before.status());
+      if (!seen_before.ok()) return rpc::ToGrpcStatus(seen_before.status());
       for (const auto& row : *seen_before) index_base += row.id <= last_id ? 1 : 0;
       first = false;
     }
@@ -218,7 +199,7 @@ grpc::Status CoordinatorService::WatchCampaign(grpc::ServerContext* ctx,
     filter.campaign = req->name();
     filter.after_id = last_id;
     auto windows = store_.ListWindows(filter);
-    if (!windows.ok()) return ToGrpc(windows.status());
+    if (!windows.ok()) return rpc::ToGrpcStatus(windows.status());
     for (const auto& row : *windows) {
       v1::CampaignEvent event;
       WindowToProto(row, (*campaign)->total_windows, event.mutable_window());
@@ -230,7 +211,7 @@ grpc::Status CoordinatorService::WatchCampaign(grpc::ServerContext* ctx,
     }
     // The window running now, once per claim (a claim stays until its attempt is stored).
     auto claims = store_.ListClaims((*campaign)->id);
-    if (!claims.ok()) return ToGrpc(claims.status());
+    if (!claims.ok()) return rpc::ToGrpcStatus(claims.status());
     for (const WindowClaim& claim : *claims) {
       std::string id = claim.key.pair + "|" + claim.key.target + "|" + claim.key.scenario + "|" +
                        claim.key.load_level + "|" + std::to_string(claim.key.round) + "|" +
@@ -267,7 +248,7 @@ grpc::Status CoordinatorService::ListWindows(grpc::ServerContext*,
   WindowFilter filter;
   if (!req->campaign().empty()) filter.campaign = req->campaign();
   auto windows = store_.ListWindows(filter);
-  if (!windows.ok()) return ToGrpc(windows.status());
+  if (!windows.ok()) return rpc::ToGrpcStatus(windows.status());
   for (const auto& row : *windows) WindowToProto(row, 0, reply->add_windows());
   return grpc::Status::OK;
 }
@@ -281,7 +262,7 @@ grpc::Status CoordinatorService::RerunWindows(grpc::ServerContext*,
   selection.failed = req->failed();
   selection.campaign = req->campaign();
   auto requested = RequestRerun(store_, selection);
-  if (!requested.ok()) return ToGrpc(requested.status());
+  if (!requested.ok()) return rpc::ToGrpcStatus(requested.status());
   for (int64_t id : requested->window_ids) reply->add_window_ids(id);
   for (const auto& name : requested->campaigns) reply->add_campaigns(name);
   scheduler_.Notify();
@@ -291,9 +272,9 @@ grpc::Status CoordinatorService::RerunWindows(grpc::ServerContext*,
 grpc::Status CoordinatorService::GetReport(grpc::ServerContext*, const v1::GetReportRequest* req,
                                            v1::GetReportReply* reply) {
   auto input = LoadReportInput(store_, req->campaign());
-  if (!input.ok()) return ToGrpc(input.status());
+  if (!input.ok()) return rpc::ToGrpcStatus(input.status());
   auto text = FormatReport(*input, req->format().empty() ? "md" : req->format());
-  if (!text.ok()) return ToGrpc(text.status());
+  if (!text.ok()) return rpc::ToGrpcStatus(text.status());
   reply->set_text(std::move(*text));
   return grpc::Status::OK;
 }
@@ -302,17 +283,16 @@ grpc::Status CoordinatorService::CancelCampaign(grpc::ServerContext*,
                                                 const v1::CancelCampaignRequest* req,
                                                 v1::CancelCampaignReply* reply) {
   auto campaign = store_.FindCampaign(req->name());
-  if (!campaign.ok()) return ToGrpc(campaign.status());
+  if (!campaign.ok()) return rpc::ToGrpcStatus(campaign.status());
   if (!*campaign) {
-    return grpc::Status(grpc::StatusCode::NOT_FOUND, "no campaign \"" + req->name() + "\"");
+    return rpc::ToGrpcStatus(Status::NotFound("no campaign \"" + req->name() + "\""));
   }
   const std::string state = (*campaign)->state;
   if (Terminal(state)) {
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        "campaign \"" + req->name() + "\" is already " + state);
+    return rpc::ToGrpcStatus(Status::FailedPrecondition("campaign \"" + req->name() + "\" is already " + state));
   }
   Status cancelled = store_.SetCampaignState((*campaign)->id, "cancelled");
-  if (!cancelled.ok()) return ToGrpc(cancelled);
+  if (!cancelled.ok()) return rpc::ToGrpcStatus(cancelled);
   reply->set_previous_state(state);
   scheduler_.Notify();
   return grpc::Status::OK;

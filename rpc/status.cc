@@ -1,0 +1,92 @@
+#include "rpc/status.h"
+
+#include <string>
+#include <string_view>
+
+namespace benchlab::rpc {
+namespace {
+
+constexpr std::string_view kMark = "benchlab:";
+
+// Every StatusCode with its gRPC code; the first entry of a gRPC code is the one it maps back to.
+struct CodePair {
+  StatusCode ours;
+  grpc::StatusCode grpc;
+  const char* name;  // in the mark
+};
+constexpr CodePair kCodes[] = {
+    {StatusCode::kInvalidArgument, grpc::StatusCode::INVALID_ARGUMENT, "invalid_argument"},
+    {StatusCode::kNotFound, grpc::StatusCode::NOT_FOUND, "not_found"},
+    {StatusCode::kAlreadyExists, grpc::StatusCode::ALREADY_EXISTS, "already_exists"},
+    {StatusCode::kFailedPrecondition, grpc::StatusCode::FAILED_PRECONDITION,
+     "failed_precondition"},
+    {StatusCode::kDeadlineExceeded, grpc::StatusCode::DEADLINE_EXCEEDED, "deadline_exceeded"},
+    {StatusCode::kUnavailable, grpc::StatusCode::UNAVAILABLE, "unavailable"},
+    {StatusCode::kInternal, grpc::StatusCode::INTERNAL, "internal"},
+    {StatusCode::kIoError, grpc::StatusCode::INTERNAL, "io_error"},
+    {StatusCode::kResourceExhausted, grpc::StatusCode::RESOURCE_EXHAUSTED, "resource_exhausted"},
+    {StatusCode::kPermissionDenied, grpc::StatusCode::PERMISSION_DENIED, "permission_denied"},
+    {StatusCode::kCancelled, grpc::StatusCode::CANCELLED, "cancelled"},
+};
+
+}  // namespace
+
+grpc::Status ToGrpcStatus(const Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  for (const CodePair& c : kCodes) {
+    if (c.ours == status.code()) {
+      return grpc::Status(c.grpc, status.message(), std::string(kMark) + c.name);
+    }
+  }
+  return grpc::Status(grpc::StatusCode::INTERNAL, status.message(),
+                      std::string(kMark) + "internal");
+}
+
+bool FromHandler(const grpc::Status& status) {
+  return !status.ok() && std::string_view(status.error_details()).starts_with(kMark);
+}
+
+bool TransportLost(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE && !FromHandler(status);
+}
+
+Status FromGrpcStatus(const grpc::Status& status) {
+  if (status.ok()) return Status::Ok();
+  if (FromHandler(status)) {
+    // error_details() returns a copy: keep it alive while `name` looks into it.
+    const std::string details = status.error_details();
+    const std::string_view name = std::string_view(details).substr(kMark.size());
+    for (const CodePair& c : kCodes) {
+      if (name == c.name) return Status(c.ours, status.error_message());
+    }
+  }
+  for (const CodePair& c : kCodes) {
+    if (c.grpc == status.error_code()) return Status(c.ours, status.error_message());
+  }
+  return Status::Internal(status.error_message());
+}
+
+const char* GrpcCodeName(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK: return "OK";
+    case grpc::StatusCode::CANCELLED: return "CANCELLED";
+    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
+    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ABORTED: return "ABORTED";
+    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
+    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL: return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
+    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
+    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
+    default: return "UNKNOWN";
+  }
+}
+
+}  // namespace benchlab::rpc

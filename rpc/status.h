@@ -1,0 +1,39 @@
+// The one mapping between benchlab's Status (common/status.h) and gRPC's status, for the agent's
+// and the coordinator's services and for the coordinator's calls to agents (docs/api.md,
+// "Errors").
+//
+// A handler's status carries a mark in its binary details ("benchlab:<code>"), so a caller can
+// tell an error the peer's code returned from one the transport made: UNAVAILABLE from a handler
+// (a name that did not resolve, a thread that could not start) is that call's failure, while
+// UNAVAILABLE without the mark means the peer could not be reached or went away mid-call. Free
+// functions on values: safe from any thread.
+#pragma once
+
+#include <grpcpp/support/status.h>
+
+#include "common/status.h"
+
+namespace benchlab::rpc {
+
+// kOk -> OK; kInvalidArgument -> INVALID_ARGUMENT; kNotFound -> NOT_FOUND; kAlreadyExists ->
+// ALREADY_EXISTS; kFailedPrecondition -> FAILED_PRECONDITION; kDeadlineExceeded ->
+// DEADLINE_EXCEEDED; kUnavailable -> UNAVAILABLE; kResourceExhausted -> RESOURCE_EXHAUSTED;
+// kPermissionDenied -> PERMISSION_DENIED; kCancelled -> CANCELLED; kIoError, kInternal ->
+// INTERNAL. The message is kept; every non-OK status gets the handler mark.
+grpc::Status ToGrpcStatus(const Status& status);
+
+// A status a call ended with, as a benchlab Status: the handler's own code when it carries the
+// mark, else the code mapped back from gRPC's (UNKNOWN and codes without a match: kInternal).
+Status FromGrpcStatus(const grpc::Status& status);
+
+// Whether a handler on the peer returned this status (it carries the mark).
+bool FromHandler(const grpc::Status& status);
+
+// Whether the call failed because the peer could not be reached or the connection broke:
+// UNAVAILABLE without the handler mark.
+bool TransportLost(const grpc::Status& status);
+
+// The gRPC code's name as the protocol spells it: "UNAVAILABLE", "DEADLINE_EXCEEDED", ...
+const char* GrpcCodeName(grpc::StatusCode code);
+
+}  // namespace benchlab::rpc
