@@ -89,15 +89,17 @@ class Judge {
  private:
   const HostMeasures& Host(bool server) const { return server ? m_.server : m_.load; }
 
-  void Add(const char* gate, const std::string& detail, double value, double threshold) {
-    reasons_.push_back({gate, std::string(gate) + ": " + detail, value, threshold});
+  void Add(const char* gate, const std::string& detail, double value, double threshold,
+           const char* host = "") {
+    reasons_.push_back({gate, std::string(gate) + ": " + detail, value, threshold, host});
   }
 
   // "<gate>: <host> host <value>% > <max>%" when value > max.
   void AbovePct(const char* gate, bool server, const std::optional<double>& value, double max) {
     if (!value || !(*value > max)) return;
     auto [v, t] = Compared(*value, max, 1);
-    Add(gate, std::string(HostName(server)) + " host " + v + "% > " + t + "%", *value, max);
+    Add(gate, std::string(HostName(server)) + " host " + v + "% > " + t + "%", *value, max,
+        HostName(server));
   }
 
   void TargetExited() {
@@ -110,7 +112,8 @@ class Judge {
 
   void OnBattery(bool server) {
     if (!c_.on_battery.enabled || !Host(server).on_battery.value_or(false)) return;
-    Add("on_battery", std::string(HostName(server)) + " host is on battery power", 1, 0);
+    Add("on_battery", std::string(HostName(server)) + " host is on battery power", 1, 0,
+        HostName(server));
   }
 
   void SelftestDrift(bool server) {
@@ -123,9 +126,9 @@ class Judge {
     auto [v, t] = Compared(std::abs(pct), max, 1);
     std::string host = std::string(HostName(server)) + " host ";
     if (pct > 0) {
-      Add("selftest_drift", host + "+" + v + "% > " + t + "%", pct, max);
+      Add("selftest_drift", host + "+" + v + "% > " + t + "%", pct, max, HostName(server));
     } else {
-      Add("selftest_drift", host + "-" + v + "% < -" + t + "%", pct, -max);
+      Add("selftest_drift", host + "-" + v + "% < -" + t + "%", pct, -max, HostName(server));
     }
   }
 
@@ -134,7 +137,7 @@ class Judge {
     if (!c_.throttling.enabled || !events || *events == 0) return;
     Add("throttling",
         std::string(HostName(server)) + " host " + std::to_string(*events) + " throttle events > 0",
-        static_cast<double>(*events), 0);
+        static_cast<double>(*events), 0, HostName(server));
   }
 
   void Frequency(bool server) {
@@ -142,7 +145,8 @@ class Judge {
     double min = c_.frequency.min_ratio;
     if (!c_.frequency.enabled || !ratio || !(*ratio < min)) return;
     auto [v, t] = Compared(*ratio, min, 2);
-    Add("frequency", std::string(HostName(server)) + " host cur/max " + v + " < " + t, *ratio, min);
+    Add("frequency", std::string(HostName(server)) + " host cur/max " + v + " < " + t, *ratio, min,
+        HostName(server));
   }
 
   void Swap(bool server) {
@@ -159,7 +163,7 @@ class Judge {
     Add("swap",
         std::string(HostName(server)) + " host " + std::to_string(pages) + " pages > " +
             std::to_string(c_.swap.max_pages) + " (" + parts + ")",
-        static_cast<double>(pages), static_cast<double>(c_.swap.max_pages));
+        static_cast<double>(pages), static_cast<double>(c_.swap.max_pages), HostName(server));
   }
 
   void GeneratorBound() {
@@ -171,7 +175,7 @@ class Judge {
     double max = c_.generator_bound.load_busy_max_pct;
     if (busy && *busy > max) {
       auto [v, t] = Compared(*busy, max, 1);
-      Add("generator_bound", "load host " + v + "% busy > " + t + "%", *busy, max);
+      Add("generator_bound", "load host " + v + "% busy > " + t + "%", *busy, max, "load");
     }
   }
 
@@ -183,7 +187,7 @@ class Judge {
     double rate = static_cast<double>(errors) / static_cast<double>(attempts);
     if (!(rate > c_.error_rate.max)) return;
     std::string text = ErrorRateText(errors, attempts, c_.error_rate.max);
-    reasons_.push_back({"error_rate", text, rate * 100, c_.error_rate.max * 100});
+    reasons_.push_back({"error_rate", text, rate * 100, c_.error_rate.max * 100, ""});
   }
 
   const WindowMeasures& m_;
@@ -228,38 +232,8 @@ void ReadLimit(Table& t, std::string_view key, double lo, double hi, std::string
 
 }  // namespace
 
-double ErrorRate(const GateInputs& in) {
-  uint64_t attempts = in.requests + in.transport_errors;
-  if (attempts == 0) return 0;
-  return static_cast<double>(in.transport_errors + in.status_mismatches) /
-         static_cast<double>(attempts);
-}
-
-std::vector<std::string> EvaluateGates(const GateInputs& in, const GateThresholds& thresholds) {
-  std::vector<std::string> reasons;
-  double rate = ErrorRate(in);
-  if (rate > thresholds.error_rate_max) {
-    char buf[160];
-    std::snprintf(buf, sizeof(buf), "error_rate: %.2f%% > %.2f%% (%llu errors of %llu attempts)",
-                  rate * 100, thresholds.error_rate_max * 100,
-                  static_cast<unsigned long long>(in.transport_errors + in.status_mismatches),
-                  static_cast<unsigned long long>(in.requests + in.transport_errors));
-    reasons.push_back(buf);
-  }
-  return reasons;
-}
-
 std::vector<GateReason> JudgeWindow(const WindowMeasures& m, const GateConfig& config) {
   return Judge(m, config).Run();
-}
-
-bool InvalidatesWindow(const std::vector<GateReason>& reasons, GateMode mode) {
-  for (const auto& r : reasons) {
-    if (mode == GateMode::kEnforce || r.gate == "target_exited" || r.gate == "conformance") {
-      return true;
-    }
-  }
-  return false;
 }
 
 void ReadGatesTable(const config::Value& table, config::Issues& issues, GateConfig& out) {

@@ -15,31 +15,14 @@
 
 namespace benchlab {
 
-// --- The error-rate gate alone (window_runner.cc's current call; JudgeWindow supersedes it). ---
-
-struct GateInputs {
-  uint64_t requests = 0;           // responses received in the measured interval
-  uint64_t transport_errors = 0;   // connect, read, write, timeout, parse, body too large
-  uint64_t status_mismatches = 0;  // responses whose status is not the scenario's expected one
-};
-
-struct GateThresholds {
-  double error_rate_max = 0.01;
-};
-
-// (transport errors + status mismatches) / (responses + transport errors); 0 with no traffic.
-double ErrorRate(const GateInputs& in);
-
-// Reasons the window is invalid; empty when every gate passes.
-std::vector<std::string> EvaluateGates(const GateInputs& in, const GateThresholds& thresholds);
-
 // --- Configurable gates. ---
 
 // kEnforce: any reason invalidates the window. kWarn: the same reasons are produced and recorded
-// with the window, but only target_exited and conformance invalidate it, since a window whose
-// target died or answered wrongly has no measurement to keep (upstream these are "failed" and
-// "skipped" whatever the mode). Warn mode is for machines that cannot be quiet (a shared CI
-// runner): the numbers are kept, and every reason says how far to trust them.
+// with the window, but only target_exited and conformance decide its verdict, since a window
+// whose target died or answered wrongly has no measurement to keep: they make it "failed" and
+// "skipped" whatever the mode (DecideVerdict, coordinator/outcome.h). Warn mode is for machines
+// that cannot be quiet (a shared CI runner): the numbers are kept, and every reason says how far
+// to trust them.
 enum class GateMode { kEnforce, kWarn };
 
 // A gate with nothing to set but whether it applies.
@@ -153,6 +136,7 @@ struct GateReason {
   std::string text;
   double value = 0;
   double threshold = 0;
+  std::string host;  // "server" or "load" for a host's reading; "" for the window's own
 };
 
 // The reasons `m` fails `config`'s enabled gates; empty when all pass. A value equal to its
@@ -178,9 +162,6 @@ struct GateReason {
 // dropped (212%, 7.1%, 0.7); where that would print a failing value the same as its threshold,
 // more decimals are shown ("25.04% > 25%"). The error rate always shows two decimals or more.
 std::vector<GateReason> JudgeWindow(const WindowMeasures& m, const GateConfig& config);
-
-// Whether `reasons` make the window invalid under `mode` (see GateMode).
-bool InvalidatesWindow(const std::vector<GateReason>& reasons, GateMode mode);
 
 // Reads a campaign file's [gates] table into `out`, leaving absent keys at what `out` holds.
 // Problems go to `issues` as one line each, e.g.

@@ -351,11 +351,35 @@ CREATE TABLE settings (
 );
 )sql";
 
-constexpr std::array<Migration, 4> kMigrations = {{
+// Version 5: each window's reasons for machines (coordinator/outcome.h): one object per text of
+// `reasons`, in the same order. Windows stored before have theirs made from their texts, by the
+// name before the first ':' (the gates' names are fixed; "conformance: agent ..." was the
+// conformance call failing, not the gate).
+constexpr const char* kV5 = R"sql(
+ALTER TABLE windows ADD COLUMN outcome TEXT NOT NULL DEFAULT '[]'
+  CHECK (CASE WHEN json_valid(outcome) THEN json_type(outcome) = 'array' ELSE 0 END);
+
+UPDATE windows SET outcome = (
+  SELECT json_group_array(json_object(
+    'kind', CASE
+      WHEN r.value LIKE 'agent_lost:%' THEN 'agent_lost'
+      WHEN r.value LIKE 'coordinator_restart:%' THEN 'coordinator_restart'
+      WHEN r.value LIKE 'conformance: agent %' THEN 'step'
+      WHEN substr(r.value, 1, instr(r.value, ':') - 1) IN ('conformance', 'target_exited',
+        'background_scheduling', 'on_battery', 'selftest_drift', 'foreign_cpu', 'steal',
+        'throttling', 'frequency', 'swap', 'generator_bound', 'error_rate') THEN 'gate'
+      ELSE 'step' END,
+    'name', substr(r.value, 1, instr(r.value, ':') - 1)))
+  FROM (SELECT value FROM json_each(windows.reasons) ORDER BY key) AS r)
+WHERE json_valid(reasons) AND json_array_length(reasons) > 0;
+)sql";
+
+constexpr std::array<Migration, 5> kMigrations = {{
     {1, "campaigns, targets, scenarios, windows and samples", kV1},
     {2, "host figures, checks and self-test per window; host samples; spooled agent results", kV2},
     {3, "the load generator's record, load levels, window claims, re-runs and placement", kV3},
     {4, "responses over the body limit; the lab's settings", kV4},
+    {5, "each window's reasons for machines", kV5},
 }};
 
 std::string Errmsg(sqlite3* db) { return sqlite3_errmsg(db); }

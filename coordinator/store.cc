@@ -18,6 +18,7 @@
 #include <utility>
 #include <variant>
 
+#include "coordinator/outcome.h"
 #include "coordinator/schema.h"
 
 namespace benchlab {
@@ -282,6 +283,8 @@ const WindowColumn kWindowColumns[] = {
     {"pair", &WindowRow::pair},
     // Schema version 4.
     {"errors_body_too_large", &WindowRow::errors_body_too_large},
+    // Schema version 5.
+    {"outcome", &WindowRow::outcome},
 };
 // clang-format on
 
@@ -510,9 +513,34 @@ Result<int64_t> Store::CreateCampaign(const CampaignRow& campaign,
   return id;
 }
 
-Status Store::SetCampaignState(int64_t campaign_id, const std::string& state,
+const char* CampaignStateName(CampaignState state) {
+  switch (state) {
+    case CampaignState::kQueued: return "queued";
+    case CampaignState::kRunning: return "running";
+    case CampaignState::kDone: return "done";
+    case CampaignState::kFailed: return "failed";
+    case CampaignState::kCancelled: return "cancelled";
+  }
+  return "failed";
+}
+
+std::optional<CampaignState> ParseCampaignState(std::string_view text) {
+  for (CampaignState s : {CampaignState::kQueued, CampaignState::kRunning, CampaignState::kDone,
+                          CampaignState::kFailed, CampaignState::kCancelled}) {
+    if (text == CampaignStateName(s)) return s;
+  }
+  return std::nullopt;
+}
+
+bool Ended(CampaignState state) {
+  return state == CampaignState::kDone || state == CampaignState::kFailed ||
+         state == CampaignState::kCancelled;
+}
+
+Status Store::SetCampaignState(int64_t campaign_id, CampaignState state_value,
                                const std::string& error) {
   std::lock_guard lock(mu_);
+  const std::string state = CampaignStateName(state_value);
   const std::string what =
       "set state of campaign " + std::to_string(campaign_id) + " to " + Quoted(state);
   Stmt update(db_,
@@ -619,6 +647,7 @@ Result<int64_t> Store::InsertWindow(const WindowRow& window,
   WindowRow row = window;
   if (row.load_level.empty()) row.load_level = "c" + std::to_string(row.connections);
   if (row.reasons.empty()) row.reasons = "[]";
+  if (row.outcome.empty()) row.outcome = "[]";
   if (row.status_counts.empty()) row.status_counts = "{}";
   for (std::string* json : {&row.server_top_foreign, &row.load_top_foreign}) {
     if (json->empty()) *json = "[]";
@@ -731,8 +760,13 @@ Result<int> Store::FailClaimedWindows(const std::string& reason) {
       w.started_at = s.Text(11);
       w.pair = s.Text(12);
       w.ended_at = w.started_at;
-      w.verdict = "failed";
-      w.reasons = nlohmann::json::array({reason}).dump();
+      WindowReason cut;
+      cut.kind = ReasonKind::kCoordinatorRestart;
+      cut.name = "coordinator_restart";
+      cut.text = reason;
+      w.verdict = VerdictName(Verdict::kFailed);
+      w.reasons = ReasonTextsJson({cut});
+      w.outcome = OutcomeJson({cut});
       return w;
     });
     if (!claims.ok()) return claims.status();

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -18,10 +19,20 @@ struct sqlite3;
 
 namespace benchlab {
 
+// Where a campaign is: queued, running, or ended (done, failed, cancelled).
+enum class CampaignState { kQueued, kRunning, kDone, kFailed, kCancelled };
+// "queued", "running", "done", "failed", "cancelled": the store's spelling.
+const char* CampaignStateName(CampaignState state);
+// nullopt for any other text.
+std::optional<CampaignState> ParseCampaignState(std::string_view text);
+// done, failed or cancelled.
+bool Ended(CampaignState state);
+
 struct CampaignRow {
   int64_t id = 0;
   std::string name;
-  std::string state;  // "queued" | "running" | "done" | "failed" | "cancelled"
+  std::string state;  // CampaignStateName, as stored: "queued" | "running" | ... (Is() compares)
+  bool Is(CampaignState s) const { return state == CampaignStateName(s); }
   std::string baseline;
   std::string spec_toml;   // the campaign file's text
   std::string source;      // the file name it came from
@@ -85,8 +96,12 @@ struct WindowRow {
   int round = 0;
   int position = 0;
   int attempt = 1;
-  std::string verdict;  // "valid" | "invalid" | "failed" | "skipped"
-  std::string reasons;  // JSON array of strings, "[]" when valid
+  std::string verdict;  // VerdictName (coordinator/outcome.h): "valid" | "invalid" | "failed" | "skipped"
+  std::string reasons;  // JSON array of the reasons' texts, "[]" when there are none
+  // The reasons for machines, one object per text of `reasons` in the same order (OutcomeJson,
+  // coordinator/outcome.h): {"kind": "gate" | "step" | "agent_lost" | "coordinator_restart",
+  // "name", "code", "host", "value", "threshold"}; "[]" when there are none.
+  std::string outcome;
   std::string started_at;
   std::string ended_at;
   std::string server_agent;
@@ -195,7 +210,7 @@ class Store {
                                  const std::vector<ScenarioRow>& scenarios);
   // Sets finished_at to now for done/failed/cancelled and clears it otherwise; NotFound when
   // no campaign has the id.
-  Status SetCampaignState(int64_t campaign_id, const std::string& state,
+  Status SetCampaignState(int64_t campaign_id, CampaignState state,
                           const std::string& error = "");
   Result<std::vector<CampaignRow>> ListCampaigns();
   Result<std::optional<CampaignRow>> FindCampaign(const std::string& name);
@@ -216,7 +231,8 @@ class Store {
   // The windows a campaign is measuring now (one per pair), oldest claim first.
   Result<std::vector<WindowClaim>> ListClaims(int64_t campaign_id);
   // Turns every claim left by a coordinator that stopped mid-window into a failed attempt with
-  // `reason`, in one transaction; returns how many there were.
+  // `reason` (a reason of kind coordinator_restart), in one transaction; returns how many there
+  // were.
   Result<int> FailClaimedWindows(const std::string& reason);
   // Asks for the windows with these ids to be measured again (a new attempt each): records a
   // re-run request per window and puts a campaign that is not running back in the queue.

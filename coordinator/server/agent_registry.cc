@@ -113,7 +113,9 @@ Admission AgentRegistry::Register(const v1::RegisterAgentRequest& request) {
   }
   entry.proof = proof;
   if (entry.info.address() != request.address() || !entry.stub) {
-    entry.stub = v1::Agent::NewStub(MakeChannel(request.address()));
+    entry.stub = stub_factory_ ? stub_factory_(request.address())
+                               : std::shared_ptr<v1::Agent::StubInterface>(
+                                     v1::Agent::NewStub(MakeChannel(request.address())));
   }
   entry.info.set_name(request.name());
   entry.info.mutable_roles()->CopyFrom(request.roles());
@@ -123,7 +125,6 @@ Admission AgentRegistry::Register(const v1::RegisterAgentRequest& request) {
   entry.info.mutable_labels()->CopyFrom(request.labels());
   *entry.info.mutable_versions() = request.versions();
   entry.last_seen = now;
-  entry.lost_reported = false;
   spdlog::info("agent {} registered from {} (roles: {}, {} catalogue targets{}{})", request.name(),
                request.address(), fmt::join(request.roles(), ","), request.catalogue_size(),
                request.labels().empty() ? "" : ", labels: ", fmt::join(request.labels(), ","));
@@ -169,7 +170,6 @@ ProofCheck AgentRegistry::Heartbeat(const std::string& name, const std::string& 
     spdlog::info("agent {} is back after being lost", name);
   }
   entry->last_seen = now;
-  entry->lost_reported = false;
   return check;
 }
 
@@ -200,21 +200,6 @@ std::optional<AgentState> AgentRegistry::StateOf(const std::string& name) {
   auto it = agents_.find(name);
   if (it == agents_.end()) return std::nullopt;
   return StateLocked(it->second, clock_.Now());
-}
-
-std::vector<std::string> AgentRegistry::TakeNewlyLost() {
-  std::lock_guard lock(mu_);
-  TimePoint now = clock_.Now();
-  std::vector<std::string> lost;
-  for (auto& [name, entry] : agents_) {
-    if (entry.lost_reported || StateLocked(entry, now) != AgentState::kLost) continue;
-    entry.lost_reported = true;
-    spdlog::warn(
-        "agent {} is lost: no heartbeat for {} ms", name,
-        std::chrono::duration_cast<std::chrono::milliseconds>(now - entry.last_seen).count());
-    lost.push_back(name);
-  }
-  return lost;
 }
 
 std::string AgentRegistry::UnfitLocked(const Entry& entry, TimePoint now, const std::string& role,
@@ -429,7 +414,12 @@ std::vector<AgentRegistry::Placement> AgentRegistry::PlacePairs(
   return pairs;
 }
 
-std::shared_ptr<v1::Agent::Stub> AgentRegistry::Stub(const std::string& name) {
+void AgentRegistry::SetStubFactory(StubFactory factory) {
+  std::lock_guard lock(mu_);
+  stub_factory_ = std::move(factory);
+}
+
+std::shared_ptr<v1::Agent::StubInterface> AgentRegistry::Stub(const std::string& name) {
   std::lock_guard lock(mu_);
   auto it = agents_.find(name);
   return it == agents_.end() ? nullptr : it->second.stub;

@@ -8,7 +8,7 @@
 //   ready    the lease is fresh and no window runs on the agent; only ready agents are placed
 //   busy     the lease is fresh and the scheduler marked the agent busy (SetBusy)
 //   suspect  the lease expired at most `grace` ago; not placed, its running window goes on
-//   lost     the lease expired more than `grace` ago; TakeNewlyLost reports it once
+//   lost     the lease expired more than `grace` ago
 // A registration or heartbeat renews the lease and brings any state back to ready (or busy).
 // No lease expires before the registry's start + `startup_grace`, so a restarted coordinator
 // never marks the agents it learns of lost before they had time to come back.
@@ -20,6 +20,7 @@
 
 #include <array>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -97,9 +98,6 @@ class AgentRegistry {
 
   // nullopt when the agent is unknown.
   std::optional<AgentState> StateOf(const std::string& name);
-  // Agents that became lost since the previous call, by name, each once per loss (a renewal
-  // followed by another expiry reports it again). The scheduler fails their windows.
-  std::vector<std::string> TakeNewlyLost();
 
   struct Placement {
     std::string server_agent;
@@ -125,7 +123,15 @@ class AgentRegistry {
                                     const std::vector<std::string>& targets, std::string* why);
 
   // A stub for calling the agent; nullptr when unknown.
-  std::shared_ptr<v1::Agent::Stub> Stub(const std::string& name);
+  std::shared_ptr<v1::Agent::StubInterface> Stub(const std::string& name);
+  // How stubs are made from an agent's address: by default a channel to it (MakeChannel,
+  // coordinator/server/channel.h). Tests hand out mock agents (agent_mock.grpc.pb.h). Applies
+  // to agents that register afterwards.
+  using StubFactory =
+      std::function<std::shared_ptr<v1::Agent::StubInterface>(const std::string& address)>;
+  void SetStubFactory(StubFactory factory);
+  // The clock the registry and the window protocol read time from.
+  Clock& clock() { return clock_; }
   // Every known agent, by name, with its state and lease age filled in.
   std::vector<v1::AgentInfo> List();
   // The agent's host facts as a JSON object ("{}" when unknown), for the window record.
@@ -138,8 +144,7 @@ class AgentRegistry {
     ProofHash proof{};
     std::chrono::steady_clock::time_point last_seen;
     bool busy = false;
-    bool lost_reported = false;
-    std::shared_ptr<v1::Agent::Stub> stub;
+    std::shared_ptr<v1::Agent::StubInterface> stub;
   };
   struct Candidates;
 
@@ -168,6 +173,7 @@ class AgentRegistry {
   const std::chrono::steady_clock::time_point start_;
   std::mutex mu_;
   std::map<std::string, Entry> agents_;
+  StubFactory stub_factory_;  // under mu_
 };
 
 // Host facts as stored with every window and shown by `benchlab agents --json`.

@@ -14,7 +14,8 @@ namespace benchlab {
 namespace {
 
 bool Terminal(const std::string& state) {
-  return state == "done" || state == "failed" || state == "cancelled";
+  std::optional<CampaignState> known = ParseCampaignState(state);
+  return known && Ended(*known);
 }
 
 void CampaignToProto(const CampaignRow& row, int finished, v1::CampaignInfo* out) {
@@ -291,7 +292,7 @@ grpc::Status CoordinatorService::CancelCampaign(grpc::ServerContext*,
   if (Terminal(state)) {
     return rpc::ToGrpcStatus(Status::FailedPrecondition("campaign \"" + req->name() + "\" is already " + state));
   }
-  Status cancelled = store_.SetCampaignState((*campaign)->id, "cancelled");
+  Status cancelled = store_.SetCampaignState((*campaign)->id, CampaignState::kCancelled);
   if (!cancelled.ok()) return rpc::ToGrpcStatus(cancelled);
   reply->set_previous_state(state);
   scheduler_.Notify();

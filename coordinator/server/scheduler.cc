@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/parse.h"
 #include "coordinator/campaign.h"
+#include "coordinator/outcome.h"
 #include "coordinator/plan.h"
 #include "coordinator/server/window_runner.h"
 #include "coordinator/window_token.h"
@@ -77,7 +78,7 @@ Result<Submission> Scheduler::Submit(const std::string& spec_toml, const std::st
   if (!redacted.ok()) return redacted.status();
   CampaignRow row;
   row.name = campaign->name;
-  row.state = "queued";
+  row.state = CampaignStateName(CampaignState::kQueued);
   row.gates_mode = gates_mode;
   row.baseline = campaign->baseline;
   row.spec_toml = std::move(*redacted);
@@ -113,13 +114,13 @@ void Scheduler::Loop() {
       // A campaign interrupted by a stop resumes before queued ones start.
       const CampaignRow* next = nullptr;
       for (const auto& c : *campaigns) {
-        if (c.state == "running") {
+        if (c.Is(CampaignState::kRunning)) {
           next = &c;
           break;
         }
       }
       for (const auto& c : *campaigns) {
-        if (next == nullptr && c.state == "queued") next = &c;
+        if (next == nullptr && c.Is(CampaignState::kQueued)) next = &c;
       }
       if (next != nullptr) {
         RunCampaign(*next);
@@ -159,25 +160,24 @@ namespace {
 // its own before it is left failed.
 constexpr int kMaxAutomaticAttempts = 5;
 
+// A failed window cut off by a coordinator restart or a lost agent, to be measured again.
 bool RequeuedByReason(const WindowRow& w) {
-  if (w.verdict != "failed") return false;
-  nlohmann::json reasons = nlohmann::json::parse(w.reasons, nullptr, false);
-  if (!reasons.is_array()) return false;
-  for (const auto& r : reasons) {
-    if (!r.is_string()) continue;
-    const std::string& text = r.get_ref<const std::string&>();
-    if (text.rfind("coordinator_restart", 0) == 0 || text.rfind("agent_lost", 0) == 0) return true;
-  }
-  return false;
+  return w.verdict == VerdictName(Verdict::kFailed) &&
+         MeasuredAgain(ParseOutcome(w.outcome, w.reasons));
 }
 
-bool LostAnAgent(const WindowRow& w) { return w.reasons.find("\"agent_lost") != std::string::npos; }
+bool LostAnAgent(const std::vector<WindowReason>& reasons) {
+  return std::any_of(reasons.begin(), reasons.end(),
+                     [](const WindowReason& r) { return r.kind == ReasonKind::kAgentLost; });
+}
 
-std::string PlacementJson(const AgentRegistry::Placement& p) {
+// Where a campaign runs, as the campaigns table keeps it (docs/store.md): one pair
+// {"server": "s1", "load": ["l1", "l2"]}, or for a fleet {"pairs": [["s1", "l1"], ...]}.
+nlohmann::json PlacementJson(const AgentRegistry::Placement& p) {
   nlohmann::json load = nlohmann::json::array();
   for (const auto& name : p.load_agents) load.push_back(name);
   if (load.empty()) load.push_back(p.load_agent);
-  return nlohmann::json{{"server", p.server_agent}, {"load", load}}.dump();
+  return nlohmann::json{{"server", p.server_agent}, {"load", load}};
 }
 
 // The load agents of a placement joined as windows.load_agent stores them ("l1,l2").
@@ -223,7 +223,7 @@ Result<std::vector<PendingWindow>> Scheduler::Pending(int64_t campaign_id,
 
 bool Scheduler::Cancelled(int64_t campaign_id) {
   auto row = store_.FindCampaignById(campaign_id);
-  return row.ok() && row->has_value() && (*row)->state == "cancelled";
+  return row.ok() && row->has_value() && (*row)->Is(CampaignState::kCancelled);
 }
 
 std::optional<AgentRegistry::Placement> Scheduler::WaitForPlacement(
@@ -242,7 +242,9 @@ std::optional<AgentRegistry::Placement> Scheduler::WaitForPlacement(
 void Scheduler::RunCampaign(const CampaignRow& row) {
   auto fail = [&](const std::string& error) {
     spdlog::error("campaign {} failed: {}", row.name, error);
-    (void)store_.SetCampaignState(row.id, "failed", error);
+    if (Status st = store_.SetCampaignState(row.id, CampaignState::kFailed, error); !st.ok()) {
+      spdlog::error("campaign {}: recording that it failed: {}", row.name, st.ToString());
+    }
     Bump();
   };
   auto campaign = ParseCampaignText(row.spec_toml, row.source, "");
@@ -301,7 +303,7 @@ void Scheduler::RunCampaign(const CampaignRow& row) {
   }
   if (placements.empty()) return;
 
-  Status running = store_.SetCampaignState(row.id, "running");
+  Status running = store_.SetCampaignState(row.id, CampaignState::kRunning);
   if (!running.ok()) return fail(running.message());
   const bool fleet = campaign->Fleet() || placed.contains("pairs");
   nlohmann::json where;
@@ -309,10 +311,14 @@ void Scheduler::RunCampaign(const CampaignRow& row) {
     where["pairs"] = nlohmann::json::array();
     for (const auto& p : placements) where["pairs"].push_back({p.server_agent, p.load_agent});
   } else {
-    where = nlohmann::json::parse(PlacementJson(placements[0]));
+    where = PlacementJson(placements[0]);
   }
-  (void)store_.SetCampaignPlacement(
-      row.id, where.dump(), static_cast<int>(plan.size() * placements.size()));
+  if (Status st = store_.SetCampaignPlacement(row.id, where.dump(),
+                                              static_cast<int>(plan.size() * placements.size()));
+      !st.ok()) {
+    // A resume would place the campaign again from its file, perhaps on other agents.
+    return fail("recording where the campaign runs: " + st.message());
+  }
   Bump();
 
   // One thread per pair; each runs the whole matrix on its pair, one window at a time.
@@ -340,11 +346,18 @@ void Scheduler::RunCampaign(const CampaignRow& row) {
     Bump();
     return;
   }
-  Status done_state = store_.SetCampaignState(row.id, "done");
+  Status done_state = store_.SetCampaignState(row.id, CampaignState::kDone);
   if (!done_state.ok()) spdlog::error("campaign {}: {}", row.name, done_state.message());
   // A re-run asked for while the last window ran would otherwise wait for the next request.
   auto late = store_.ListRerunRequests(row.id);
-  if (late.ok() && !late->empty()) (void)store_.SetCampaignState(row.id, "queued");
+  if (!late.ok()) {
+    spdlog::error("campaign {}: listing re-runs: {}", row.name, late.status().ToString());
+  } else if (!late->empty()) {
+    if (Status st = store_.SetCampaignState(row.id, CampaignState::kQueued); !st.ok()) {
+      spdlog::error("campaign {}: queueing {} late re-run(s): {}", row.name, late->size(),
+                    st.ToString());
+    }
+  }
   Bump();
 }
 
@@ -401,7 +414,7 @@ std::string Scheduler::RunOnPair(const CampaignRow& row, const Campaign& campaig
                    planned.round, p.attempt > 1 ? " attempt " + std::to_string(p.attempt) : "",
                    pair.empty() ? "" : " on " + pair, outcome.row.verdict, outcome.row.rps);
       Bump();
-      if (LostAnAgent(outcome.row)) {
+      if (LostAnAgent(ParseOutcome(outcome.row.outcome, outcome.row.reasons))) {
         // The window goes back in the queue; this pair waits for its agents to come back.
         EndSession(agents_, placement, session);
         busy(false);

@@ -56,65 +56,62 @@ v1::RunLoadRequest WindowProtocol::LoadRequest(const ScenarioDef& scenario,
   return req;
 }
 
-bool WindowProtocol::MeasureLoad() {
-  const ScenarioDef* scenario = campaign_.FindScenario(planned_.scenario);
+LoadStreams WindowProtocol::StreamLoads(const ScenarioDef& scenario) {
   const auto budget = std::chrono::duration_cast<std::chrono::milliseconds>(
                           campaign_.warmup + campaign_.duration) +
                       std::chrono::seconds(30);
   using SteadyTime = std::chrono::steady_clock::time_point;
-  // What the load streams share; every field below, and every Mark, under `mu`.
+  LoadStreams out;
+  // What the load streams share; every field below, `out` and every Mark, under `mu`.
   std::mutex mu;
   bool marked = false;
-  bool server_spooled = false;  // an END mark succeeded: the server spooled its figures
   size_t starts = 0, ends = 0;
   SteadyTime first_start, last_start, first_end, last_end;
-  double align_ms = 0;
-  v1::MarkReply figures;
-  std::string mark_error;
   auto mark = [&](v1::MarkRequest::Kind kind, v1::MarkReply* reply) {
-    auto received = std::chrono::steady_clock::now();
+    const SteadyTime received = clock_.Now();
     v1::MarkRequest mreq;
     mreq.set_handle(handle_);
     mreq.set_kind(kind);
     mreq.set_window(target_window_);
     if (kind == v1::MarkRequest::END) mreq.set_spool_key(spool_key_);
     grpc::ClientContext mctx;
-    SetDeadline(mctx, std::chrono::seconds(5));
+    SetDeadline(mctx, clock_, std::chrono::seconds(5));
     grpc::Status status = server_->Mark(&mctx, mreq, reply);
     // The server's cut happened within this round trip of the load generator's event.
-    align_ms = std::max(align_ms, Ms(std::chrono::steady_clock::now() - received).count());
-    if (kind == v1::MarkRequest::END && status.ok()) server_spooled = true;
-    return status;
+    out.align_ms = std::max(out.align_ms, Ms(clock_.Now() - received).count());
+    if (kind == v1::MarkRequest::END && status.ok()) out.server_spooled = true;
+    if (!status.ok() && !out.mark_failure) {
+      out.mark_failure = Failure(kind == v1::MarkRequest::BEGIN ? "mark_begin" : "mark_end",
+                                 placement_.server_agent, status);
+    }
+    return status.ok();
   };
   // The server's interval opens at the first agent's MEASURE_START and closes at the last one's
   // MEASURE_END, so it covers every agent's measured interval.
   auto stream_load = [&](LoadShare& share) {
-    v1::RunLoadRequest req = LoadRequest(*scenario, share);
+    v1::RunLoadRequest req = LoadRequest(scenario, share);
     grpc::ClientContext ctx;
-    SetDeadline(ctx, budget);
+    SetDeadline(ctx, clock_, budget);
     auto stream = share.stub->RunLoad(&ctx, req);
     v1::RunLoadEvent event;
     while (stream->Read(&event)) {
-      const SteadyTime arrived = std::chrono::steady_clock::now();
+      const SteadyTime arrived = clock_.Now();
       if (event.kind() == v1::RunLoadEvent::MEASURE_START) {
         std::lock_guard<std::mutex> lock(mu);
         last_start = arrived;
         if (starts++ > 0) continue;
         first_start = arrived;
-        out_.row.started_at = FormatIsoTime(std::chrono::system_clock::now());
+        out_.row.started_at = FormatIsoTime(clock_.WallNow());
         v1::MarkReply ignored;
-        grpc::Status status = mark(v1::MarkRequest::BEGIN, &ignored);
-        if (!status.ok()) mark_error = Failure("mark_begin", placement_.server_agent, status);
-        marked = status.ok();
+        marked = mark(v1::MarkRequest::BEGIN, &ignored);
       } else if (event.kind() == v1::RunLoadEvent::MEASURE_END) {
         std::lock_guard<std::mutex> lock(mu);
         if (ends++ == 0) first_end = arrived;
         last_end = arrived;
         if (ends < shares_.size()) continue;
-        out_.row.ended_at = FormatIsoTime(std::chrono::system_clock::now());
+        out_.row.ended_at = FormatIsoTime(clock_.WallNow());
         if (marked) {
-          grpc::Status status = mark(v1::MarkRequest::END, &figures);
-          if (!status.ok()) mark_error = Failure("mark_end", placement_.server_agent, status);
+          mark(v1::MarkRequest::END, &out.figures);
           marked = false;
         }
       } else if (event.kind() == v1::RunLoadEvent::RESULT) {
@@ -140,34 +137,52 @@ bool WindowProtocol::MeasureLoad() {
     stream_load(shares_.front());
     for (std::thread& thread : threads) thread.join();
   }
-  if (marked) {  // a stream broke inside the interval: close the server's interval anyway
+  if (marked) {
+    // A stream broke inside the interval: close the server's interval anyway. Its failure is
+    // the stream's; the mark is only tidying up.
     v1::MarkReply ignored;
-    (void)mark(v1::MarkRequest::END, &ignored);
+    const std::optional<WindowReason> kept = out.mark_failure;
+    mark(v1::MarkRequest::END, &ignored);
+    out.mark_failure = kept;
   }
-  std::string merge_error = MergeLoadResults(*scenario);
-  if (server_spooled) {
+  // Each agent's interval lies inside the server's within the Mark round trip plus how far the
+  // agents' own starts (or ends) were apart; with one agent the spread is 0.
+  out.spread_ms = std::max(Ms(last_start - first_start).count(), Ms(last_end - first_end).count());
+  return out;
+}
+
+bool WindowProtocol::MeasureLoad() {
+  const ScenarioDef* scenario = campaign_.FindScenario(planned_.scenario);
+  LoadStreams streams = StreamLoads(*scenario);
+  std::optional<WindowReason> merge_failure = MergeLoadResults(*scenario);
+  if (streams.server_spooled) {
     out_.spooled.push_back({placement_.server_agent, spool_key_ + ".server", target_window_});
   }
   bool broken = false;
   for (const LoadShare& share : shares_) {
     if (share.status.ok()) continue;
-    Fail("failed", Failure("run_load", share.agent, share.status));
+    Failed(Failure("run_load", share.agent, share.status));
     broken = true;
   }
   if (broken) return false;
   for (const LoadShare& share : shares_) {
     if (share.have_result) continue;
-    return Fail("failed", multi() ? "run_load: load agent " + share.agent + " sent no result"
-                                  : "run_load: the load agent sent no result");
+    WindowReason none;
+    none.name = "run_load";
+    none.host = share.agent;
+    none.text = multi() ? "run_load: load agent " + share.agent + " sent no result"
+                        : "run_load: the load agent sent no result";
+    return Failed(std::move(none));
   }
-  if (!merge_error.empty()) return Fail("failed", merge_error);
-  if (!mark_error.empty()) return Fail("failed", mark_error);
+  if (merge_failure) return Failed(std::move(*merge_failure));
+  if (streams.mark_failure) return Failed(std::move(*streams.mark_failure));
+  CopyServerFigures(streams.figures, streams.align_ms + streams.spread_ms);
+  return true;
+}
+
+void WindowProtocol::CopyServerFigures(const v1::MarkReply& figures, double align_error_ms) {
   auto& row = out_.row;
-  // Each agent's interval lies inside the server's within the Mark round trip plus how far the
-  // agents' own starts (or ends) were apart; with one agent the spread is 0.
-  const double spread_ms =
-      std::max(Ms(last_start - first_start).count(), Ms(last_end - first_end).count());
-  row.align_error_ms = align_ms + spread_ms;
+  row.align_error_ms = align_error_ms;
   row.server_cpu_s = figures.cpu_user_s() + figures.cpu_sys_s();
   row.cpu_us_per_request = row.requests ? row.server_cpu_s * 1e6 / row.requests : 0;
   row.rss_peak_kb = figures.rss_peak_kb();
@@ -207,127 +222,164 @@ bool WindowProtocol::MeasureLoad() {
     }
     out_.samples.push_back(sample);
   }
-  return true;
 }
 
-std::string WindowProtocol::MergeLoadResults(const ScenarioDef& scenario) {
-  auto& row = out_.row;
-  std::string error;
-  bool any = false, latency_ok = true, uncorrected_ok = true, open_loop = false;
-  Histogram latency, uncorrected;
-  nlohmann::json counts = nlohmann::json::object();
-  nlohmann::json records = nlohmann::json::object();
-  std::vector<SampleRow> seconds;
-  const v1::HostFigures* most_foreign = nullptr;
-  auto merge_histogram = [&](const LoadShare& share, const std::string& text, const char* what,
-                             Histogram& into, bool& ok) {
-    auto histogram = Histogram::Deserialize(text);
-    if (histogram.ok()) return into.Merge(*histogram);
-    ok = false;
-    if (multi() && error.empty()) {
-      error = "run_load: load agent " + share.agent + " sent a " + what +
-              " histogram that does not parse: " + histogram.status().message();
-    }
-  };
+namespace {
+
+// The results of a window's load agents, added one share at a time and then written into the
+// window's row: counts and rates summed, histograms merged, percentiles recomputed, per-second
+// samples added up.
+class LoadMerge {
+ public:
+  LoadMerge(const ScenarioDef& scenario, bool multi) : scenario_(scenario), multi_(multi) {}
+
+  void Add(const LoadShare& share, WindowRow& row);
+  // The merged figures into `row` and the load's per-second samples into `samples`.
+  void WriteTo(const LoadShare& first, WindowRow& row, std::vector<SampleRow>& samples);
+
+  bool any() const { return any_; }
+  uint64_t status_mismatches() const { return status_mismatches_; }
+  uint64_t mismatches() const { return mismatches_; }
+  // Why the results could not be merged (a histogram that does not parse), if so.
+  std::optional<WindowReason>& failure() { return failure_; }
+
+ private:
+  void MergeHistogram(const LoadShare& share, const std::string& text, const char* what,
+                      Histogram& into, bool& ok);
+  void AddHostFigures(const v1::HostFigures& h, WindowRow& row);
+  void AddSeconds(const v1::LoadResult& r);
+
+  const ScenarioDef& scenario_;
+  const bool multi_;
+  bool any_ = false, latency_ok_ = true, uncorrected_ok_ = true, open_loop_ = false;
+  Histogram latency_, uncorrected_;
+  nlohmann::json counts_ = nlohmann::json::object();
+  nlohmann::json records_ = nlohmann::json::object();
+  std::vector<SampleRow> seconds_;
+  const v1::HostFigures* most_foreign_ = nullptr;
+  uint64_t status_mismatches_ = 0;  // responses whose status was not the expected one
+  uint64_t mismatches_ = 0;         // responses failing the expectation (status or body)
+  std::optional<WindowReason> failure_;
+};
+
+void LoadMerge::MergeHistogram(const LoadShare& share, const std::string& text, const char* what,
+                               Histogram& into, bool& ok) {
+  auto histogram = Histogram::Deserialize(text);
+  if (histogram.ok()) return into.Merge(*histogram);
+  ok = false;
+  if (multi_ && !failure_) {
+    WindowReason bad;
+    bad.name = "run_load";
+    bad.host = share.agent;
+    bad.text = "run_load: load agent " + share.agent + " sent a " + what +
+               " histogram that does not parse: " + histogram.status().message();
+    failure_ = std::move(bad);
+  }
+}
+
+void LoadMerge::AddHostFigures(const v1::HostFigures& h, WindowRow& row) {
   auto higher = [](double value, std::optional<double>& kept) {
     if (!kept || value > *kept) kept = value;
   };
-  for (LoadShare& share : shares_) {
-    if (!share.have_result) continue;
-    any = true;
-    const v1::LoadResult& r = share.result;
-    row.requests += r.requests();
-    row.duration_s = std::max(row.duration_s, r.duration_s());
-    row.rps += r.rps();
-    if (r.histogram().empty()) {
-      latency_ok = false;  // an external tool keeps no histogram: its own figures follow
-    } else {
-      merge_histogram(share, r.histogram(), "latency", latency, latency_ok);
+  higher(h.busy_pct(), row.load_busy_pct);
+  higher(h.steal_pct(), row.load_steal_pct);
+  higher(h.foreign_mean_pct(), row.load_foreign_cpu_pct);
+  higher(h.foreign_max_pct(), row.load_foreign_cpu_max_pct);
+  if (!most_foreign_ || h.foreign_mean_pct() > most_foreign_->foreign_mean_pct()) {
+    most_foreign_ = &h;
+  }
+}
+
+void LoadMerge::AddSeconds(const v1::LoadResult& r) {
+  // Per second: requests add up; the second's p99 is the slowest agent's, an upper bound on
+  // the p99 of the agents' responses together.
+  for (int i = 0; i < r.per_second_requests_size(); ++i) {
+    if (seconds_.size() <= static_cast<size_t>(i)) {
+      SampleRow second;
+      second.source = "load";
+      second.t_s = i + 1;
+      seconds_.push_back(second);
     }
-    uint64_t status_mismatches = 0;
-    for (const auto& sc : r.status_counts()) {
-      const std::string code = std::to_string(sc.status());
-      counts[code] = counts.value(code, uint64_t{0}) + sc.count();
-      if (sc.status() != scenario.expect.status) status_mismatches += sc.count();
-    }
-    status_mismatches_ += status_mismatches;
-    row.errors_connect += r.errors().connect();
-    row.errors_read += r.errors().read();
-    row.errors_write += r.errors().write();
-    row.errors_timeout += r.errors().timeout();
-    row.errors_parse += r.errors().parse();
-    row.errors_body_too_large += r.errors().body_too_large();
-    row.errors_mismatch += r.mismatches();
-    // A wrong status is one kind of mismatch; the generator checks the body too.
-    mismatches_ += std::max<uint64_t>(r.mismatches(), status_mismatches);
-    double cpu = r.cpu_user_s() + r.cpu_sys_s();
-    if (cpu == 0) {  // an agent that predates the field reports per thread only
-      for (double thread_cpu : r.thread_cpu_s()) cpu += thread_cpu;
-    }
-    row.load_cpu_s += cpu;
-    row.load_depth = r.depth() > 0 ? r.depth() : 1;
-    row.sent = row.sent.value_or(0) + static_cast<int64_t>(r.sent());
-    if (r.generator_bound()) row.generator_bound = 1;
-    row.throughput_rps = row.throughput_rps.value_or(0) + r.throughput_rps();
-    if (r.open_loop()) {
-      open_loop = true;
-      row.load_rate = row.load_rate.value_or(0) + r.rate();
-      row.dropped = row.dropped.value_or(0) + static_cast<int64_t>(r.dropped());
-      merge_histogram(share, r.histogram_uncorrected(), "uncorrected", uncorrected,
-                      uncorrected_ok);
-    }
-    // The histograms are columns of their own; the record keeps everything else.
-    nlohmann::json record = nlohmann::json::parse(r.record_json(), nullptr, false);
-    if (record.is_object()) {
-      record.erase("histogram");
-      record.erase("histogram_uncorrected");
-      if (!multi()) row.load_record = record.dump();
-    }
-    if (multi()) records[share.agent] = record.is_object() ? record : nlohmann::json::object();
-    if (r.has_host()) {
-      const auto& h = r.host();
-      higher(h.busy_pct(), row.load_busy_pct);
-      higher(h.steal_pct(), row.load_steal_pct);
-      higher(h.foreign_mean_pct(), row.load_foreign_cpu_pct);
-      higher(h.foreign_max_pct(), row.load_foreign_cpu_max_pct);
-      if (!most_foreign || h.foreign_mean_pct() > most_foreign->foreign_mean_pct()) {
-        most_foreign = &h;
-      }
-    }
-    out_.spooled.push_back({share.agent, share.spool_key + ".load", window_});
-    // Per second: requests add up; the second's p99 is the slowest agent's, an upper bound on
-    // the p99 of the agents' responses together.
-    for (int i = 0; i < r.per_second_requests_size(); ++i) {
-      if (seconds.size() <= static_cast<size_t>(i)) {
-        SampleRow second;
-        second.source = "load";
-        second.t_s = i + 1;
-        seconds.push_back(second);
-      }
-      SampleRow& second = seconds[static_cast<size_t>(i)];
-      second.requests += r.per_second_requests(i);
-      if (i < r.per_second_p99_us_size()) {
-        const auto p99 = static_cast<int64_t>(r.per_second_p99_us(i));
-        if (!second.p99_us || p99 > *second.p99_us) second.p99_us = p99;
-      }
+    SampleRow& second = seconds_[static_cast<size_t>(i)];
+    second.requests += r.per_second_requests(i);
+    if (i < r.per_second_p99_us_size()) {
+      const auto p99 = static_cast<int64_t>(r.per_second_p99_us(i));
+      if (!second.p99_us || p99 > *second.p99_us) second.p99_us = p99;
     }
   }
-  if (!any) return error;
+}
+
+void LoadMerge::Add(const LoadShare& share, WindowRow& row) {
+  any_ = true;
+  const v1::LoadResult& r = share.result;
+  row.requests += r.requests();
+  row.duration_s = std::max(row.duration_s, r.duration_s());
+  row.rps += r.rps();
+  if (r.histogram().empty()) {
+    latency_ok_ = false;  // an external tool keeps no histogram: its own figures follow
+  } else {
+    MergeHistogram(share, r.histogram(), "latency", latency_, latency_ok_);
+  }
+  uint64_t status_mismatches = 0;
+  for (const auto& sc : r.status_counts()) {
+    const std::string code = std::to_string(sc.status());
+    counts_[code] = counts_.value(code, uint64_t{0}) + sc.count();
+    if (sc.status() != scenario_.expect.status) status_mismatches += sc.count();
+  }
+  status_mismatches_ += status_mismatches;
+  row.errors_connect += r.errors().connect();
+  row.errors_read += r.errors().read();
+  row.errors_write += r.errors().write();
+  row.errors_timeout += r.errors().timeout();
+  row.errors_parse += r.errors().parse();
+  row.errors_body_too_large += r.errors().body_too_large();
+  row.errors_mismatch += r.mismatches();
+  // A wrong status is one kind of mismatch; the generator checks the body too.
+  mismatches_ += std::max<uint64_t>(r.mismatches(), status_mismatches);
+  double cpu = r.cpu_user_s() + r.cpu_sys_s();
+  if (cpu == 0) {  // an agent that predates the field reports per thread only
+    for (double thread_cpu : r.thread_cpu_s()) cpu += thread_cpu;
+  }
+  row.load_cpu_s += cpu;
+  row.load_depth = r.depth() > 0 ? r.depth() : 1;
+  row.sent = row.sent.value_or(0) + static_cast<int64_t>(r.sent());
+  if (r.generator_bound()) row.generator_bound = 1;
+  row.throughput_rps = row.throughput_rps.value_or(0) + r.throughput_rps();
+  if (r.open_loop()) {
+    open_loop_ = true;
+    row.load_rate = row.load_rate.value_or(0) + r.rate();
+    row.dropped = row.dropped.value_or(0) + static_cast<int64_t>(r.dropped());
+    MergeHistogram(share, r.histogram_uncorrected(), "uncorrected", uncorrected_,
+                   uncorrected_ok_);
+  }
+  // The histograms are columns of their own; the record keeps everything else.
+  nlohmann::json record = nlohmann::json::parse(r.record_json(), nullptr, false);
+  if (record.is_object()) {
+    record.erase("histogram");
+    record.erase("histogram_uncorrected");
+    if (!multi_) row.load_record = record.dump();
+  }
+  if (multi_) records_[share.agent] = record.is_object() ? record : nlohmann::json::object();
+  if (r.has_host()) AddHostFigures(r.host(), row);
+  AddSeconds(r);
+}
+
+void LoadMerge::WriteTo(const LoadShare& first, WindowRow& row, std::vector<SampleRow>& samples) {
   // With one agent its serialised histograms are kept as they came.
-  row.histogram = multi() ? latency.Serialize() : shares_.front().result.histogram();
-  if (latency_ok) {
-    row.p50_us = latency.ValueAtPercentile(50);
-    row.p90_us = latency.ValueAtPercentile(90);
-    row.p99_us = latency.ValueAtPercentile(99);
-    row.p999_us = latency.ValueAtPercentile(99.9);
-    row.max_us = latency.Max();
-    row.mean_us = latency.Mean();
+  row.histogram = multi_ ? latency_.Serialize() : first.result.histogram();
+  if (latency_ok_) {
+    row.p50_us = latency_.ValueAtPercentile(50);
+    row.p90_us = latency_.ValueAtPercentile(90);
+    row.p99_us = latency_.ValueAtPercentile(99);
+    row.p999_us = latency_.ValueAtPercentile(99.9);
+    row.max_us = latency_.Max();
+    row.mean_us = latency_.Mean();
   }
-  const v1::LoadResult& first = shares_.front().result;
-  if (!first.tool().empty() && first.tool() != "benchlab" && !multi()) {
+  const v1::LoadResult& r = first.result;
+  if (!r.tool().empty() && r.tool() != "benchlab" && !multi_) {
     // wrk / h2load: the percentiles they print; what they do not print stays 0 and is listed
     // in the record's "unavailable" (the report shows it as unavailable, never as 0).
-    const v1::ExternalLatency& l = first.external_latency();
+    const v1::ExternalLatency& l = r.external_latency();
     row.p50_us = l.has_p50_us() ? l.p50_us() : 0;
     row.p90_us = l.has_p90_us() ? l.p90_us() : 0;
     row.p99_us = l.has_p99_us() ? l.p99_us() : 0;
@@ -335,27 +387,43 @@ std::string WindowProtocol::MergeLoadResults(const ScenarioDef& scenario) {
     row.max_us = l.has_max_us() ? static_cast<uint64_t>(l.max_us()) : 0;
     row.mean_us = l.has_mean_us() ? l.mean_us() : 0;
   }
-  if (open_loop) {
-    row.histogram_uncorrected =
-        multi() ? uncorrected.Serialize() : shares_.front().result.histogram_uncorrected();
-    if (uncorrected_ok) {
-      row.p99_uncorrected_us = static_cast<int64_t>(uncorrected.ValueAtPercentile(99));
+  if (open_loop_) {
+    row.histogram_uncorrected = multi_ ? uncorrected_.Serialize() : r.histogram_uncorrected();
+    if (uncorrected_ok_) {
+      row.p99_uncorrected_us = static_cast<int64_t>(uncorrected_.ValueAtPercentile(99));
     }
   }
-  row.status_counts = counts.dump();
+  row.status_counts = counts_.dump();
   row.errors_status = status_mismatches_;
+  if (multi_) row.load_record = nlohmann::json{{"agents", records_}}.dump();
+  if (most_foreign_ != nullptr) row.load_top_foreign = TopForeignJson(*most_foreign_);
+  // A second cut short by the end of the interval ends there: a 250 ms window's one sample is
+  // at 0.25 s, so its requests per second come out right.
+  if (!seconds_.empty() && row.duration_s > 0 && seconds_.back().t_s > row.duration_s) {
+    seconds_.back().t_s =
+        std::max(row.duration_s, seconds_.size() > 1 ? seconds_.size() - 1.0 : 0.0);
+  }
+  for (SampleRow& second : seconds_) samples.push_back(std::move(second));
+}
+
+}  // namespace
+
+std::optional<WindowReason> WindowProtocol::MergeLoadResults(const ScenarioDef& scenario) {
+  auto& row = out_.row;
+  LoadMerge merge(scenario, multi());
+  for (const LoadShare& share : shares_) {
+    if (!share.have_result) continue;
+    merge.Add(share, row);
+    out_.spooled.push_back({share.agent, share.spool_key + ".load", window_});
+  }
+  if (!merge.any()) return std::move(merge.failure());
+  merge.WriteTo(shares_.front(), row, out_.samples);
+  status_mismatches_ = merge.status_mismatches();
+  mismatches_ = merge.mismatches();
   transport_errors_ = row.errors_connect + row.errors_read + row.errors_write + row.errors_timeout +
                       row.errors_parse + row.errors_body_too_large;
   row.errors = transport_errors_ + mismatches_;
-  if (multi()) row.load_record = nlohmann::json{{"agents", records}}.dump();
-  if (most_foreign != nullptr) row.load_top_foreign = TopForeignJson(*most_foreign);
-  // A second cut short by the end of the interval ends there: a 250 ms window's one sample is
-  // at 0.25 s, so its requests per second come out right.
-  if (!seconds.empty() && row.duration_s > 0 && seconds.back().t_s > row.duration_s) {
-    seconds.back().t_s = std::max(row.duration_s, seconds.size() > 1 ? seconds.size() - 1.0 : 0.0);
-  }
-  for (SampleRow& second : seconds) out_.samples.push_back(std::move(second));
-  return error;
+  return std::move(merge.failure());
 }
 
 }  // namespace benchlab::window_detail

@@ -13,19 +13,23 @@
 
 #include "benchlab/v1/agent.grpc.pb.h"
 #include "coordinator/gates.h"
+#include "coordinator/outcome.h"
 #include "coordinator/server/window_runner.h"
 
 namespace benchlab::window_detail {
 
 using Ms = std::chrono::duration<double, std::milli>;
 
-void SetDeadline(grpc::ClientContext& ctx, std::chrono::milliseconds budget);
+// Sets `ctx`'s deadline `budget` from the clock's wall time.
+void SetDeadline(grpc::ClientContext& ctx, Clock& clock, std::chrono::milliseconds budget);
 std::string Describe(const grpc::Status& status);
-// A step's failure, named: "<step>: agent <name>: <what gRPC said>". An agent that cannot be
-// reached is lost to the window ("agent_lost: <step>: ..."): the window is measured again once
-// the agent is back, where any other failure is the window's own.
-std::string StepFailure(const std::string& step, const std::string& agent,
-                        const grpc::Status& status);
+// A step's failure, named: "<step>: agent <name>: <what gRPC said>", as a reason. An agent that
+// cannot be reached (rpc::TransportLost) or that cancelled the call because it is stopping is
+// lost to the window (kind kAgentLost, text "agent_lost: <step>: ..."): the window is measured
+// again once the agent is back, where any other failure, UNAVAILABLE from the agent's handler
+// included, is the window's own (kStep).
+WindowReason StepFailure(const std::string& step, const std::string& agent,
+                         const grpc::Status& status);
 // The top foreign users of a host as JSON [{"comm": ..., "cpu_pct": ...}].
 std::string TopForeignJson(const v1::HostFigures& h);
 // A host's figures as the gates read them; a reading the machine does not offer stays unset.
@@ -34,12 +38,14 @@ void FillHostMeasures(const v1::HostFigures& h, HostMeasures& out);
 // throttle and swap counts, the lowest frequency ratio, the self-test drift farthest from 0, on
 // battery if any. With several load agents the gates judge the load side by this.
 void KeepWorst(const HostMeasures& h, HostMeasures& worst);
+// The request that stops a target process started under the window token `window`.
+v1::StopTargetRequest StopRequest(const std::string& handle, const std::string& window);
 
 // One load agent's part of a window: its share of the level, and what it sent back. With one
 // load agent the share is the whole level and everything is as it always was.
 struct LoadShare {
   std::string agent;
-  std::shared_ptr<v1::Agent::Stub> stub;
+  std::shared_ptr<v1::Agent::StubInterface> stub;
   int connections = 0;
   double rate = 0;
   int max_conns = 0;
@@ -52,7 +58,17 @@ struct LoadShare {
   grpc::Status status;  // of the RunLoad stream
 };
 
-// The protocol's steps, with the window's row filled as they go.
+// What the load streams and the server's marks left behind (WindowProtocol::StreamLoads).
+struct LoadStreams {
+  v1::MarkReply figures;            // the server's figures for the interval (the END mark's reply)
+  bool server_spooled = false;      // an END mark succeeded: the server spooled its figures
+  std::optional<WindowReason> mark_failure;  // the first failed mark
+  double align_ms = 0;              // the slowest Mark round trip
+  double spread_ms = 0;             // how far the agents' starts (or ends) were apart
+};
+
+// The protocol's steps, with the window's row filled as they go. Each step that fails adds its
+// reason and returns false; the verdict follows from the reasons (DecideVerdict) in Finish.
 class WindowProtocol {
  public:
   WindowProtocol(AgentRegistry& agents, const AgentRegistry::Placement& placement,
@@ -63,31 +79,41 @@ class WindowProtocol {
   void Run();
 
  private:
-  bool Fail(const std::string& verdict, const std::string& reason) {
-    out_.row.verdict = verdict;
-    reasons_.push_back(reason);
+  bool Failed(WindowReason reason) {
+    reasons_.push_back(std::move(reason));
     return false;
   }
-  bool CheckHosts();
-  bool CheckHost(v1::Agent::Stub& stub, const std::string& agent, const std::vector<int>& cpus,
-                 std::optional<double>& selftest_ms, HostMeasures& host);
-  bool StartTarget();
-  bool CheckConformance();
-  v1::RunLoadRequest LoadRequest(const ScenarioDef& scenario, const LoadShare& share) const;
-  bool MeasureLoad();
-  // Fills the row's load columns and the load samples from every share that sent a result;
-  // a non-empty return is why the results could not be merged.
-  std::string MergeLoadResults(const ScenarioDef& scenario);
-  void StopTarget();
-  // Stops the process `session_` keeps (when the window cannot use it), forgetting any failure.
-  void StopKeptTarget();
-  void Judge();
-  void Finish();
-  bool multi() const { return shares_.size() > 1; }
   // StepFailure, and a step that timed out against an agent whose lease has since expired is
   // that agent lost too (a machine gone silent, not a slow step).
-  std::string Failure(const std::string& step, const std::string& agent,
-                      const grpc::Status& status);
+  WindowReason Failure(const std::string& step, const std::string& agent,
+                       const grpc::Status& status);
+  bool CheckHosts();
+  bool CheckHost(v1::Agent::StubInterface& stub, const std::string& agent,
+                 const std::vector<int>& cpus, std::optional<double>& selftest_ms,
+                 HostMeasures& host);
+  bool StartTargetProcess();
+  // Fills measures_.conformance_diffs; false when the target failed the contract and the
+  // conformance gate is on (the window is skipped), or the call failed.
+  bool CheckConformance();
+  v1::RunLoadRequest LoadRequest(const ScenarioDef& scenario, const LoadShare& share) const;
+  // Runs the load on every share and marks the server's interval; then merges the results into
+  // the row. False (with the reasons) when a stream, a mark or the merge failed.
+  bool MeasureLoad();
+  LoadStreams StreamLoads(const ScenarioDef& scenario);
+  // The server's figures for the measured interval into the row and its samples.
+  void CopyServerFigures(const v1::MarkReply& figures, double align_error_ms);
+  // Fills the row's load columns and the load samples from every share that sent a result;
+  // a reason when the results could not be merged.
+  std::optional<WindowReason> MergeLoadResults(const ScenarioDef& scenario);
+  // Stops the window's process; a target that exited before the stop fills the measures'
+  // target fields, for the target_exited gate.
+  void StopTargetProcess();
+  // Applies the gates: all of them to a measured window, only conformance and target_exited
+  // to one whose load was not measured.
+  void Judge(bool measured);
+  void Finish();
+  bool multi() const { return shares_.size() > 1; }
+  bool StepFailedSoFar() const;
 
   AgentRegistry& agents_;
   TargetSession& session_;
@@ -98,9 +124,10 @@ class WindowProtocol {
   const std::string window_;  // this window's token: StartTarget, RunLoad and their spools
   Calibration& calibration_;
   WindowOutcome& out_;
-  std::shared_ptr<v1::Agent::Stub> server_;
+  Clock& clock_;
+  std::shared_ptr<v1::Agent::StubInterface> server_;
   std::vector<LoadShare> shares_;  // the load agents this window uses; the first checks conformance
-  std::vector<std::string> reasons_;
+  std::vector<WindowReason> reasons_;
   std::string handle_;
   std::string target_window_;  // the token handle_ was started with: StopTarget and Mark send it
   int port_ = 0;

@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "coordinator/gates.h"
 #include "coordinator/server/window_protocol.h"
+#include "rpc/status.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
@@ -21,8 +22,8 @@ namespace window_detail {
 // Self-tests an agent runs at the start of a campaign, before its first window's, to calibrate.
 constexpr int kCalibrationRuns = 3;
 
-void SetDeadline(grpc::ClientContext& ctx, std::chrono::milliseconds budget) {
-  ctx.set_deadline(std::chrono::system_clock::now() + budget);
+void SetDeadline(grpc::ClientContext& ctx, Clock& clock, std::chrono::milliseconds budget) {
+  ctx.set_deadline(clock.WallNow() + budget);
 }
 
 std::string Describe(const grpc::Status& status) {
@@ -33,11 +34,30 @@ std::string Describe(const grpc::Status& status) {
                                         : status.error_message();
 }
 
-std::string StepFailure(const std::string& step, const std::string& agent,
-                        const grpc::Status& status) {
-  std::string text = step + ": agent " + agent + ": " + Describe(status);
-  if (status.error_code() == grpc::StatusCode::UNAVAILABLE) return "agent_lost: " + text;
-  return text;
+WindowReason StepFailure(const std::string& step, const std::string& agent,
+                         const grpc::Status& status) {
+  WindowReason reason;
+  reason.kind = ReasonKind::kStep;
+  reason.name = step;
+  reason.code = rpc::GrpcCodeName(status.error_code());
+  reason.host = agent;
+  reason.text = step + ": agent " + agent + ": " + Describe(status);
+  // The coordinator never cancels its own calls (they end by deadline), so CANCELLED comes from
+  // an agent that is stopping and cancelled the calls it was serving (docs/agent.md): the agent
+  // is going away, as when its transport is lost.
+  if (rpc::TransportLost(status) || status.error_code() == grpc::StatusCode::CANCELLED) {
+    reason.kind = ReasonKind::kAgentLost;
+    reason.text = "agent_lost: " + reason.text;
+  }
+  return reason;
+}
+
+v1::StopTargetRequest StopRequest(const std::string& handle, const std::string& window) {
+  v1::StopTargetRequest req;
+  req.set_handle(handle);
+  req.set_grace_ms(2000);
+  req.set_window(window);
+  return req;
 }
 
 std::string TopForeignJson(const v1::HostFigures& h) {
@@ -83,6 +103,7 @@ WindowProtocol::WindowProtocol(AgentRegistry& agents, const AgentRegistry::Place
       window_(std::move(window)),
       calibration_(calibration),
       out_(out),
+      clock_(agents.clock()),
       server_(agents.Stub(placement.server_agent)) {
   std::vector<std::string> names = placement.load_agents;
   if (names.empty()) names.push_back(placement.load_agent);
@@ -137,35 +158,38 @@ void FillHostMeasures(const v1::HostFigures& h, HostMeasures& out) {
   if (h.has_swap_out_pages()) out.swap_out_pages = h.swap_out_pages();
 }
 
-std::string WindowProtocol::Failure(const std::string& step, const std::string& agent,
-                                   const grpc::Status& status) {
-  std::string text = StepFailure(step, agent, status);
-  // The coordinator never cancels its own calls (they end by deadline), so CANCELLED comes from
-  // an agent that is stopping and cancelled the calls it was serving (docs/agent.md): the agent
-  // is going away, as when its transport is lost.
-  if (status.error_code() == grpc::StatusCode::CANCELLED) return "agent_lost: " + text;
-  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+WindowReason WindowProtocol::Failure(const std::string& step, const std::string& agent,
+                                    const grpc::Status& status) {
+  WindowReason reason = StepFailure(step, agent, status);
+  if (reason.kind == ReasonKind::kStep &&
+      status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     std::optional<AgentState> state = agents_.StateOf(agent);
     if (state && (*state == AgentState::kSuspect || *state == AgentState::kLost)) {
-      return "agent_lost: " + text + " (its lease has expired)";
+      reason.kind = ReasonKind::kAgentLost;
+      reason.text = "agent_lost: " + reason.text + " (its lease has expired)";
     }
   }
-  return text;
+  return reason;
 }
 
-bool WindowProtocol::CheckHost(v1::Agent::Stub& stub, const std::string& agent,
+bool WindowProtocol::StepFailedSoFar() const {
+  return std::any_of(reasons_.begin(), reasons_.end(),
+                     [](const WindowReason& r) { return r.kind != ReasonKind::kGate; });
+}
+
+bool WindowProtocol::CheckHost(v1::Agent::StubInterface& stub, const std::string& agent,
                                const std::vector<int>& cpus, std::optional<double>& selftest_ms,
                                HostMeasures& host) {
   v1::CheckHostRequest req;
   for (int cpu : cpus) req.add_cpus(cpu);
   auto check = [&](v1::CheckHostReply& reply) {
     grpc::ClientContext ctx;
-    SetDeadline(ctx, std::chrono::seconds(10));
+    SetDeadline(ctx, clock_, std::chrono::seconds(10));
     return stub.CheckHost(&ctx, req, &reply);
   };
   v1::CheckHostReply reply;
   grpc::Status status = check(reply);
-  if (!status.ok()) return Fail("failed", Failure("check_host", agent, status));
+  if (!status.ok()) return Failed(Failure("check_host", agent, status));
   selftest_ms = reply.selftest_wall_ms();
   if (calibration_.count(agent) == 0) {
     // The campaign's calibration starts from kCalibrationRuns self-tests of their own at its
@@ -233,7 +257,7 @@ bool WindowProtocol::CheckHosts() {
   return true;
 }
 
-bool WindowProtocol::StartTarget() {
+bool WindowProtocol::StartTargetProcess() {
   const TargetDef* def = campaign_.FindTarget(planned_.target);
   v1::StartTargetRequest req;
   req.set_target(planned_.target);
@@ -248,11 +272,9 @@ bool WindowProtocol::StartTarget() {
   v1::StartTargetReply reply;
   grpc::ClientContext ctx;
   auto ready_budget = def != nullptr ? def->ready_timeout : std::chrono::milliseconds(10000);
-  SetDeadline(ctx, ready_budget + std::chrono::seconds(10));
+  SetDeadline(ctx, clock_, ready_budget + std::chrono::seconds(10));
   grpc::Status status = server_->StartTarget(&ctx, req, &reply);
-  if (!status.ok()) {
-    return Fail("failed", Failure("start_target", placement_.server_agent, status));
-  }
+  if (!status.ok()) return Failed(Failure("start_target", placement_.server_agent, status));
   handle_ = reply.handle();
   target_window_ = window_;
   port_ = reply.port();
@@ -275,45 +297,59 @@ bool WindowProtocol::CheckConformance() {
   for (const auto& n : campaign_.negatives) AddCase(n, true, req);
   v1::CheckConformanceReply reply;
   grpc::ClientContext ctx;
-  SetDeadline(ctx, std::chrono::milliseconds(5000 + 2000 * req.cases_size()));
+  SetDeadline(ctx, clock_, std::chrono::milliseconds(5000 + 2000 * req.cases_size()));
   // From the first load agent only: the others take the same network path to the same target.
   const LoadShare& first = shares_.front();
   grpc::Status status = first.stub->CheckConformance(&ctx, req, &reply);
-  if (!status.ok()) return Fail("failed", Failure("conformance", first.agent, status));
-  if (!reply.ok()) {
-    out_.row.verdict = "skipped";
-    for (const auto& diff : reply.diffs()) reasons_.push_back("conformance: " + diff);
-    return false;
-  }
+  if (!status.ok()) return Failed(Failure("conformance", first.agent, status));
+  if (reply.ok()) return true;
+  // Judged with the other gates (Judge); with the gate off the load goes ahead.
+  measures_.conformance_diffs.assign(reply.diffs().begin(), reply.diffs().end());
+  if (campaign_.gates.conformance.enabled) return false;
+  spdlog::warn("window {} {} {} round {}: the target fails conformance ({} differences) but "
+               "[gates] conformance = false: measuring it anyway",
+               planned_.target, planned_.scenario, LoadLevelLabel(planned_), planned_.round,
+               reply.diffs_size());
   return true;
 }
 
-void WindowProtocol::StopTarget() {
+void WindowProtocol::StopTargetProcess() {
   if (handle_.empty()) return;
-  v1::StopTargetRequest req;
-  req.set_handle(handle_);
-  req.set_grace_ms(2000);
-  req.set_window(target_window_);
   v1::StopTargetReply reply;
   grpc::ClientContext ctx;
-  SetDeadline(ctx, std::chrono::seconds(10));
-  grpc::Status status = server_->StopTarget(&ctx, req, &reply);
+  SetDeadline(ctx, clock_, std::chrono::seconds(10));
+  grpc::Status status = server_->StopTarget(&ctx, StopRequest(handle_, target_window_), &reply);
   if (!status.ok()) {
-    Fail("failed", Failure("stop_target", placement_.server_agent, status));
+    Failed(Failure("stop_target", placement_.server_agent, status));
     return;
   }
   if (reply.exited_before_stop() || target_died_) {
-    std::string lines;
-    for (const auto& line : reply.last_log_lines()) lines += (lines.empty() ? "" : " | ") + line;
-    Fail("failed", "target_exited: " + reply.exit_description() + " during the window" +
-                       (lines.empty() ? "" : "; last log lines: " + lines));
+    measures_.target_exited = true;
+    measures_.target_exit_text = reply.exit_description();
+    measures_.target_last_log_lines.assign(reply.last_log_lines().begin(),
+                                           reply.last_log_lines().end());
   }
 }
 
-void WindowProtocol::Judge() {
+void WindowProtocol::Judge(bool measured) {
   auto& row = out_.row;
-  if (row.requests == 0) {
-    Fail("failed", "no_responses: the target answered no request in the measured interval");
+  if (measured && row.requests == 0) {
+    WindowReason none;
+    none.name = "no_responses";
+    none.text = "no_responses: the target answered no request in the measured interval";
+    reasons_.push_back(std::move(none));
+    measured = false;
+  }
+  if (!measured) {
+    // Nothing was measured: only what the target did can be judged.
+    WindowMeasures target;
+    target.conformance_diffs = measures_.conformance_diffs;
+    target.target_exited = measures_.target_exited;
+    target.target_exit_text = measures_.target_exit_text;
+    target.target_last_log_lines = measures_.target_last_log_lines;
+    for (const GateReason& gate : JudgeWindow(target, campaign_.gates)) {
+      reasons_.push_back(FromGate(gate));
+    }
     return;
   }
   WindowMeasures& m = measures_;
@@ -329,77 +365,64 @@ void WindowProtocol::Judge() {
   m.requests = row.requests;
   m.transport_errors = transport_errors_;
   m.mismatches = mismatches_;
-  std::vector<GateReason> reasons = JudgeWindow(m, campaign_.gates);
-  for (const GateReason& reason : reasons) reasons_.push_back(reason.text);
-  if (InvalidatesWindow(reasons, campaign_.gates.mode)) row.verdict = "invalid";
+  for (const GateReason& gate : JudgeWindow(m, campaign_.gates)) reasons_.push_back(FromGate(gate));
 }
 
 void WindowProtocol::Run() {
-  out_.row.verdict = "valid";
   std::string unknown = server_ ? "" : placement_.server_agent;
   for (const LoadShare& share : shares_) {
     if (unknown.empty() && !share.stub) unknown = share.agent;
   }
   if (!unknown.empty()) {
-    Fail("failed", "placement: agent " + unknown + " is unknown");
+    WindowReason placement;
+    placement.name = "placement";
+    placement.host = unknown;
+    placement.text = "placement: agent " + unknown + " is unknown";
+    reasons_.push_back(std::move(placement));
     return Finish();
   }
   const bool reuse = !planned_.start_process && !session_.handle.empty() &&
                      session_.target == planned_.target;
-  if (!reuse && !session_.handle.empty()) {
-    // The plan wants a fresh process: the kept one goes first, so only one target runs.
-    StopKeptTarget();
-    reasons_.clear();
-    out_.row.verdict = "valid";
+  // The plan wants a fresh process: the kept one goes first, so only one target runs. So does
+  // a kept one when the hosts fail their check.
+  if (!reuse) EndSession(agents_, placement_, session_);
+  if (!CheckHosts()) {
+    EndSession(agents_, placement_, session_);
+    return Finish();
   }
-  if (CheckHosts()) {
-    bool ready = false;
-    if (reuse) {
-      handle_ = session_.handle;
-      target_window_ = session_.window;
-      port_ = session_.port;
-      ready = true;
-    } else {
-      ready = StartTarget() && CheckConformance();
-    }
-    if (ready && MeasureLoad()) Judge();
-    const bool measured = out_.row.verdict == "valid" || out_.row.verdict == "invalid";
-    if (ready && measured && !planned_.stop_process && !target_died_) {
-      session_ = {planned_.target, handle_, port_, target_window_};
-    } else {
-      StopTarget();
-      session_ = {};
-    }
-  } else if (!session_.handle.empty()) {
-    StopKeptTarget();
+  bool ready = true;
+  if (reuse) {
+    handle_ = session_.handle;
+    target_window_ = session_.window;
+    port_ = session_.port;
+  } else {
+    ready = StartTargetProcess() && CheckConformance();
   }
+  const bool measured = ready && MeasureLoad();
+  if (measured && out_.row.requests > 0 && !StepFailedSoFar() && !planned_.stop_process &&
+      !target_died_) {
+    session_ = {planned_.target, handle_, port_, target_window_};
+  } else {
+    StopTargetProcess();
+    session_ = {};
+  }
+  Judge(measured);
   Finish();
 }
 
-void WindowProtocol::StopKeptTarget() {
-  const std::string handle = std::exchange(handle_, session_.handle);
-  const std::string window = std::exchange(target_window_, session_.window);
-  StopTarget();
-  handle_ = handle;
-  target_window_ = window;
-  session_ = {};
-}
-
 void WindowProtocol::Finish() {
-  // A failure outranks an invalid verdict; the reasons keep everything that was seen.
-  for (const auto& reason : reasons_) {
-    if (reason.rfind("target_exited", 0) == 0 || reason.rfind("stop_target", 0) == 0 ||
-        reason.rfind("agent_lost", 0) == 0) {
-      out_.row.verdict = "failed";
-    }
-  }
-  out_.row.reasons = nlohmann::json(reasons_).dump();
+  // A failure outranks a skipped or invalid verdict; the reasons keep everything that was seen.
+  const Verdict verdict = DecideVerdict(reasons_, campaign_.gates.mode);
+  out_.row.verdict = VerdictName(verdict);
+  out_.row.reasons = ReasonTextsJson(reasons_);
+  out_.row.outcome = OutcomeJson(reasons_);
 }
 
 }  // namespace window_detail
 
 using window_detail::Describe;
 using window_detail::SetDeadline;
+using window_detail::StopRequest;
 using window_detail::WindowProtocol;
 
 std::optional<double> SelfTestDrift(Calibration& calibration, const std::string& agent,
@@ -445,14 +468,10 @@ void EndSession(AgentRegistry& agents, const AgentRegistry::Placement& placement
   if (session.handle.empty()) return;
   auto stub = agents.Stub(placement.server_agent);
   if (stub) {
-    v1::StopTargetRequest req;
-    req.set_handle(session.handle);
-    req.set_grace_ms(2000);
-    req.set_window(session.window);
     v1::StopTargetReply reply;
     grpc::ClientContext ctx;
-    SetDeadline(ctx, std::chrono::seconds(10));
-    grpc::Status status = stub->StopTarget(&ctx, req, &reply);
+    SetDeadline(ctx, agents.clock(), std::chrono::seconds(10));
+    grpc::Status status = stub->StopTarget(&ctx, StopRequest(session.handle, session.window), &reply);
     if (!status.ok()) {
       spdlog::warn("stopping kept target {} on agent {}: {}", session.target,
                    placement.server_agent, Describe(status));
@@ -481,12 +500,12 @@ WindowOutcome RunWindow(AgentRegistry& agents, const AgentRegistry::Placement& p
   row.status_counts = "{}";
   row.server_host = agents.HostFactsJson(placement.server_agent);
   row.load_host = agents.HostFactsJson(placement.load_agent);
-  auto begin = FormatIsoTime(std::chrono::system_clock::now());
+  auto begin = FormatIsoTime(agents.clock().WallNow());
   WindowProtocol(agents, placement, campaign, planned, SpoolKey(campaign_id, planned, attempt),
                  window_token, calibration, session, out)
       .Run();
   if (row.started_at.empty()) row.started_at = begin;
-  if (row.ended_at.empty()) row.ended_at = FormatIsoTime(std::chrono::system_clock::now());
+  if (row.ended_at.empty()) row.ended_at = FormatIsoTime(agents.clock().WallNow());
   return out;
 }
 

@@ -9,35 +9,6 @@
 namespace benchlab {
 namespace {
 
-// --- The error-rate gate alone (EvaluateGates), as window_runner.cc calls it today. ---
-
-TEST(GatesTest, ErrorRateCountsTransportErrorsAndStatusMismatches) {
-  GateInputs in;
-  in.requests = 90;
-  in.transport_errors = 10;
-  in.status_mismatches = 5;
-  EXPECT_DOUBLE_EQ(ErrorRate(in), 15.0 / 100.0);
-}
-
-TEST(GatesTest, NoTrafficHasNoErrorRate) { EXPECT_DOUBLE_EQ(ErrorRate(GateInputs{}), 0.0); }
-
-TEST(GatesTest, CleanWindowPasses) {
-  GateInputs in;
-  in.requests = 1000;
-  EXPECT_TRUE(EvaluateGates(in, GateThresholds{}).empty());
-}
-
-TEST(GatesTest, ErrorRateAtThresholdPassesAboveFailsWithValueAndThreshold) {
-  GateInputs in;
-  in.requests = 1000;
-  in.status_mismatches = 10;  // exactly 1%
-  EXPECT_TRUE(EvaluateGates(in, GateThresholds{0.01}).empty());
-  in.status_mismatches = 11;
-  auto reasons = EvaluateGates(in, GateThresholds{0.01});
-  ASSERT_EQ(reasons.size(), 1u);
-  EXPECT_EQ(reasons[0], "error_rate: 1.10% > 1.00% (11 errors of 1000 attempts)");
-}
-
 // --- JudgeWindow. ---
 
 // A quiet host with every sensor present, each reading well inside the defaults.
@@ -434,7 +405,7 @@ TEST(GatesJudgeTest, ChangedThresholdsApply) {
   EXPECT_TRUE(JudgeWindow(m, c).empty()) << ::testing::PrintToString(Texts(JudgeWindow(m, c)));
 }
 
-TEST(GatesModeTest, WarnRecordsTheSameReasonsWithoutInvalidating) {
+TEST(GatesModeTest, WarnRecordsTheSameReasonsAsEnforce) {
   WindowMeasures m = QuietWindow();
   m.server.foreign_mean_pct = 212;
   m.load.steal_pct = 7.1;
@@ -444,21 +415,19 @@ TEST(GatesModeTest, WarnRecordsTheSameReasonsWithoutInvalidating) {
   auto enforced = JudgeWindow(m, GateConfig{});
   EXPECT_EQ(Texts(warned), Texts(enforced));
   EXPECT_EQ(warned.size(), 2u);
-  EXPECT_FALSE(InvalidatesWindow(warned, GateMode::kWarn));
-  EXPECT_TRUE(InvalidatesWindow(enforced, GateMode::kEnforce));
 }
 
-TEST(GatesModeTest, NoReasonsNeverInvalidate) {
-  EXPECT_FALSE(InvalidatesWindow({}, GateMode::kEnforce));
-  EXPECT_FALSE(InvalidatesWindow({}, GateMode::kWarn));
-}
-
-TEST(GatesModeTest, WarnStillInvalidatesAWindowWithNoMeasurement) {
-  for (const char* gate : {"target_exited", "conformance"}) {
-    std::vector<GateReason> reasons = {{"steal", "steal: load host 7.1% > 5%", 7.1, 5},
-                                       {gate, std::string(gate) + ": ...", 1, 0}};
-    EXPECT_TRUE(InvalidatesWindow(reasons, GateMode::kWarn)) << gate;
-  }
+TEST(GatesTest, EachHostReadingNamesItsHost) {
+  WindowMeasures m = QuietWindow();
+  m.server.foreign_mean_pct = 212;
+  m.load.steal_pct = 7.1;
+  m.mismatches = 500;
+  auto reasons = JudgeWindow(m, GateConfig{});
+  ASSERT_EQ(reasons.size(), 3u);
+  EXPECT_EQ(reasons[0].host, "server");
+  EXPECT_EQ(reasons[1].host, "load");
+  EXPECT_EQ(reasons[2].gate, "error_rate");
+  EXPECT_EQ(reasons[2].host, "");
 }
 
 // --- Reading [gates]. ---

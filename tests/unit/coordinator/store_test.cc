@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "coordinator/outcome.h"
 #include "coordinator/schema.h"
 
 namespace benchlab {
@@ -308,10 +309,10 @@ TEST_F(StoreOpenTest, CreatesTheFileAtTheLatestSchemaVersionInWalMode) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(fs::exists(path_));
-  EXPECT_EQ(schema::LatestVersion(), 4);
+  EXPECT_EQ(schema::LatestVersion(), 5);
   EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   RawDb raw(path_);
-  EXPECT_EQ(raw.One("PRAGMA user_version"), "4");
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "5");
   EXPECT_EQ(raw.One("PRAGMA journal_mode"), "wal");
 }
 
@@ -341,7 +342,7 @@ TEST_F(StoreOpenTest, RefusesANewerDatabaseAndLeavesItUntouched) {
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(store.status().message(),
             path_ +
-                ": database schema version 999 is newer than this benchlab (knows 4); "
+                ": database schema version 999 is newer than this benchlab (knows 5); "
                 "upgrade benchlab");
   RawDb raw(path_);
   EXPECT_EQ(raw.One("PRAGMA user_version"), "999");
@@ -472,13 +473,14 @@ TEST_F(StoreOpenTest, AVersionThreeDatabaseIsUpgradedKeepingItsRows) {
   }
   {
     RawDb raw(path_);
-    ASSERT_EQ(raw.Exec("ALTER TABLE windows DROP COLUMN errors_body_too_large;"
+    ASSERT_EQ(raw.Exec("ALTER TABLE windows DROP COLUMN outcome;"
+                       "ALTER TABLE windows DROP COLUMN errors_body_too_large;"
                        "DROP TABLE settings; PRAGMA user_version = 3"),
               "");
   }
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->SchemaVersion(), 4);
+  EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   auto rows = store->ListWindows({});
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
   ASSERT_EQ(rows->size(), 1u);
@@ -487,6 +489,81 @@ TEST_F(StoreOpenTest, AVersionThreeDatabaseIsUpgradedKeepingItsRows) {
   EXPECT_EQ(store->ListSamples((*rows)[0].id)->size(), 3u);
   EXPECT_EQ(*store->CountAgentResults(), 1);
   EXPECT_EQ(store->lab_secret().size(), Store::kLabSecretBytes);
+}
+
+TEST_F(StoreOpenTest, AVersionFourDatabaseGetsEachWindowsOutcomeFromItsReasons) {
+  {
+    // Rows written by the version 4 store: the same columns but the new one.
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    const int64_t campaign = CreateCampaign(*store, "hello");
+    const char* reasons[] = {
+        R"(["foreign_cpu: load host 30% > 25%", "agent_lost: run_load: agent l: gone"])",
+        R"x(["conformance: agent l: deadline exceeded ()", "coordinator_restart: stopped"])x",
+        "[]"};
+    for (int round = 1; round <= 3; ++round) {
+      WindowRow w = FullWindow(campaign, "alpha", round);
+      w.verdict = round == 3 ? "valid" : "failed";
+      w.reasons = reasons[round - 1];
+      ASSERT_TRUE(store->InsertWindow(w, {}).ok());
+    }
+  }
+  {
+    RawDb raw(path_);
+    ASSERT_EQ(raw.Exec("ALTER TABLE windows DROP COLUMN outcome; PRAGMA user_version = 4"), "");
+  }
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  RawDb raw(path_);
+  EXPECT_EQ(raw.One("SELECT outcome FROM windows WHERE round = 1"),
+            R"([{"kind":"gate","name":"foreign_cpu"},{"kind":"agent_lost","name":"agent_lost"}])");
+  EXPECT_EQ(raw.One("SELECT outcome FROM windows WHERE round = 2"),
+            R"([{"kind":"step","name":"conformance"},)"
+            R"({"kind":"coordinator_restart","name":"coordinator_restart"}])");
+  EXPECT_EQ(raw.One("SELECT outcome FROM windows WHERE round = 3"), "[]");
+  auto rows = store->ListWindows({});
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 3u);
+  std::vector<WindowReason> first = ParseOutcome((*rows)[0].outcome, (*rows)[0].reasons);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[1].kind, ReasonKind::kAgentLost);
+  EXPECT_EQ(first[1].text, "agent_lost: run_load: agent l: gone");
+  EXPECT_TRUE(MeasuredAgain(first));
+}
+
+TEST_F(StoreTest, AStoredWindowKeepsItsOutcome) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t campaign = CreateCampaign(*store, "hello");
+  WindowRow w = FullWindow(campaign, "alpha", 1);
+  WindowReason lost{ReasonKind::kAgentLost, "run_load", "UNAVAILABLE", "l1", std::nullopt,
+                    std::nullopt, "agent_lost: run_load: agent l1: gone"};
+  w.verdict = "failed";
+  w.reasons = ReasonTextsJson({lost});
+  w.outcome = OutcomeJson({lost});
+  ASSERT_TRUE(store->InsertWindow(w, {}).ok());
+  auto rows = store->ListWindows({});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ(ParseOutcome((*rows)[0].outcome, (*rows)[0].reasons),
+            std::vector<WindowReason>{lost});
+}
+
+TEST_F(StoreTest, AWindowCutByARestartIsACoordinatorRestartOutcome) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t campaign = CreateCampaign(*store, "hello");
+  WindowClaim claim{campaign, {"alpha", "get", "c1", 1, 0, ""}, false, 1, 1, "s", "l", ""};
+  ASSERT_TRUE(store->ClaimWindow(claim).ok());
+  ASSERT_EQ(*store->FailClaimedWindows("coordinator_restart: stopped"), 1);
+  auto rows = store->ListWindows({});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  std::vector<WindowReason> reasons = ParseOutcome((*rows)[0].outcome, (*rows)[0].reasons);
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_EQ(reasons[0].kind, ReasonKind::kCoordinatorRestart);
+  EXPECT_EQ(reasons[0].text, "coordinator_restart: stopped");
+  EXPECT_EQ((*rows)[0].verdict, "failed");
 }
 
 // --- migrations ----------------------------------------------------------------------------
@@ -617,23 +694,24 @@ TEST_F(StoreCampaignTest, SetStateRecordsFinishAndError) {
   ASSERT_NE(store, nullptr);
   const int64_t id = CreateCampaign(*store, "hello");
 
-  ASSERT_TRUE(store->SetCampaignState(id, "running").ok());
+  ASSERT_TRUE(store->SetCampaignState(id, CampaignState::kRunning).ok());
   auto running = store->FindCampaignById(id);
   ASSERT_TRUE(running.ok() && running->has_value());
   EXPECT_EQ((*running)->state, "running");
   EXPECT_EQ((*running)->finished_at, "");
 
-  ASSERT_TRUE(store->SetCampaignState(id, "failed", "no load agent connected").ok());
+  ASSERT_TRUE(store->SetCampaignState(id, CampaignState::kFailed, "no load agent connected").ok());
   auto failed = store->FindCampaign("hello");
   ASSERT_TRUE(failed.ok() && failed->has_value());
   EXPECT_EQ((*failed)->state, "failed");
   EXPECT_EQ((*failed)->error, "no load agent connected");
   EXPECT_FALSE((*failed)->finished_at.empty());
 
-  Status bad = store->SetCampaignState(id, "paused");
-  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(bad.message().find("CHECK constraint failed"), std::string::npos) << bad.message();
-  Status missing = store->SetCampaignState(id + 1, "done");
+  RawDb raw(path_);
+  EXPECT_NE(raw.Exec("UPDATE campaigns SET state = 'paused'").find("CHECK constraint failed"),
+            std::string::npos)
+      << "the schema holds the states too";
+  Status missing = store->SetCampaignState(id + 1, CampaignState::kDone);
   EXPECT_EQ(missing.code(), StatusCode::kNotFound);
   EXPECT_NE(missing.message().find(path_), std::string::npos);
 }
@@ -871,7 +949,8 @@ TEST_F(StoreWindowTest, PublicColumnsHaveTheirDocumentedNames) {
                                             "load_level",
                                             "noise",
                                             "pair",
-                                            "errors_body_too_large"};
+                                            "errors_body_too_large",
+                                            "outcome"};
   EXPECT_EQ(columns, documented);
   EXPECT_EQ(raw.One("SELECT count(*) FROM pragma_index_list('windows') "
                     "WHERE name = 'windows_by_campaign'"),
@@ -1195,7 +1274,16 @@ TEST_F(StoreDocsTest, ExampleQueriesRunAndReturnRows) {
       ASSERT_TRUE(store->InsertWindow(w, Samples()).ok());
     }
   }
-  ASSERT_TRUE(store->SetCampaignState(hello, "done").ok());
+  // A noise window whose load agent was lost.
+  WindowRow lost = FullWindow(hello, "alpha", 0);
+  lost.noise = 1;
+  lost.verdict = "failed";
+  const WindowReason gone{ReasonKind::kAgentLost, "run_load", "UNAVAILABLE", "load-1",
+                          std::nullopt, std::nullopt, "agent_lost: run_load: agent load-1: gone"};
+  lost.reasons = ReasonTextsJson({gone});
+  lost.outcome = OutcomeJson({gone});
+  ASSERT_TRUE(store->InsertWindow(lost, Samples()).ok());
+  ASSERT_TRUE(store->SetCampaignState(hello, CampaignState::kDone).ok());
 
   const auto queries = DocumentedQueries();
   ASSERT_GE(queries.size(), 4u) << "docs/store.md lost its example queries";
@@ -1270,7 +1358,7 @@ TEST_F(StoreStateTest, RerunRequestsRequeueAFinishedCampaignUntilTheNewAttemptIs
   WindowRow w = FullWindow(campaign, "alpha", 1);
   auto id = store->InsertWindow(w, {});
   ASSERT_TRUE(id.ok());
-  ASSERT_TRUE(store->SetCampaignState(campaign, "done").ok());
+  ASSERT_TRUE(store->SetCampaignState(campaign, CampaignState::kDone).ok());
 
   auto missing = store->RequestReruns({*id, 999999});
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);

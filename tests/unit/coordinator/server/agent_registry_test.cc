@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/support/fake_clock.h"
+
 namespace benchlab {
 namespace {
 
@@ -11,18 +13,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 // Time stands still until a test advances it.
-class FakeClock : public Clock {
- public:
-  std::chrono::steady_clock::time_point Now() override { return now_; }
-  std::chrono::system_clock::time_point WallNow() override {
-    return std::chrono::system_clock::time_point(now_.time_since_epoch());
-  }
-  void Advance(std::chrono::milliseconds d) { now_ += d; }
-
- private:
-  std::chrono::steady_clock::time_point now_ = std::chrono::steady_clock::time_point(seconds(1000));
-};
-
 v1::RegisterAgentRequest Agent(const std::string& name, std::vector<std::string> roles,
                                std::vector<std::string> catalogue = {},
                                std::vector<std::string> labels = {}) {
@@ -227,7 +217,6 @@ TEST(AgentLeaseTest, RestartGraceHoldsEveryLeaseUntilStartPlusGrace) {
   clock.Advance(seconds(2));  // start + 30 s: both leases still held
   EXPECT_EQ(State(registry, "early"), "ready");
   EXPECT_EQ(State(registry, "late"), "ready");
-  EXPECT_TRUE(registry.TakeNewlyLost().empty());
   clock.Advance(milliseconds(1));
   EXPECT_EQ(State(registry, "early"), "suspect") << "its own lease ended long before the grace";
   EXPECT_EQ(State(registry, "late"), "ready") << "its own lease runs to start + 33 s";
@@ -236,26 +225,6 @@ TEST(AgentLeaseTest, RestartGraceHoldsEveryLeaseUntilStartPlusGrace) {
   clock.Advance(seconds(7));  // start + 40 s + 1 ms
   EXPECT_EQ(State(registry, "early"), "lost");
   EXPECT_EQ(State(registry, "late"), "suspect");
-  EXPECT_EQ(registry.TakeNewlyLost(), std::vector<std::string>{"early"});
-}
-
-TEST(AgentLeaseTest, TakeNewlyLostReportsEachLossOnce) {
-  FakeClock clock;
-  AgentRegistry registry(clock, NoStartupGrace());
-  registry.Register(Agent("a", {"server"}));
-  registry.Register(Agent("b", {"load"}));
-  clock.Advance(seconds(10));
-  EXPECT_TRUE(registry.TakeNewlyLost().empty()) << "suspect is not lost";
-  ASSERT_TRUE(Beat(registry, "b"));
-  clock.Advance(seconds(6));
-  EXPECT_EQ(registry.TakeNewlyLost(), std::vector<std::string>{"a"});
-  EXPECT_TRUE(registry.TakeNewlyLost().empty());
-  clock.Advance(seconds(10));
-  EXPECT_EQ(registry.TakeNewlyLost(), std::vector<std::string>{"b"});
-  ASSERT_TRUE(Beat(registry, "a"));
-  EXPECT_TRUE(registry.TakeNewlyLost().empty());
-  clock.Advance(seconds(16));
-  EXPECT_EQ(registry.TakeNewlyLost(), std::vector<std::string>{"a"}) << "lost again";
 }
 
 TEST(AgentLeaseTest, ListShowsStateLeaseAgeAndWhatTheAgentRegistered) {

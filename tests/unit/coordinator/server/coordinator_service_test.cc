@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "coordinator/server/agent_limits.h"
+#include "tests/unit/support/fake_clock.h"
 
 namespace benchlab {
 namespace {
@@ -16,18 +17,6 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-class FakeClock : public Clock {
- public:
-  std::chrono::steady_clock::time_point Now() override { return now_; }
-  std::chrono::system_clock::time_point WallNow() override {
-    return std::chrono::system_clock::time_point(now_.time_since_epoch());
-  }
-  void Advance(std::chrono::milliseconds d) { now_ += d; }
-
- private:
-  std::chrono::steady_clock::time_point now_ = std::chrono::steady_clock::time_point(seconds(1000));
-};
 
 AgentLeaseOptions NoStartupGrace() {
   AgentLeaseOptions options;

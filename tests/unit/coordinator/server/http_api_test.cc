@@ -190,7 +190,7 @@ TEST_F(HttpApiTest, CampaignVersionIsTheDocumentsWithoutBuildingIt) {
   EXPECT_NE(*after, *version);
   EXPECT_EQ(*after, (*CampaignDoc(*store_, "demo"))["progress"]["version"]);
   // So does the state.
-  ASSERT_TRUE(store_->SetCampaignState(campaign_id_, "done", "").ok());
+  ASSERT_TRUE(store_->SetCampaignState(campaign_id_, CampaignState::kDone, "").ok());
   EXPECT_NE(*CampaignVersion(*store_, "demo"), *after);
   auto missing = CampaignVersion(*store_, "helo");
   ASSERT_FALSE(missing.ok());

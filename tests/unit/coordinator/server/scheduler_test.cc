@@ -19,6 +19,7 @@
 #include "coordinator/server/channel.h"
 #include "coordinator/server/coordinator_daemon.h"
 #include "coordinator/window_token.h"
+#include "rpc/status.h"
 
 namespace benchlab {
 namespace {
@@ -67,6 +68,7 @@ class FakeAgent final : public v1::Agent::Service {
   grpc::Status RunLoad(grpc::ServerContext*, const v1::RunLoadRequest* req,
                        grpc::ServerWriter<v1::RunLoadEvent>* writer) override {
     Record({"RunLoad", req->window(), req->spool_key()});
+    if (!run_load_fails.ok()) return rpc::ToGrpcStatus(run_load_fails);
     v1::RunLoadEvent event;
     event.set_kind(v1::RunLoadEvent::MEASURE_START);
     writer->Write(event);
@@ -98,6 +100,8 @@ class FakeAgent final : public v1::Agent::Service {
     std::lock_guard lock(mu_);
     return calls_;
   }
+
+  Status run_load_fails;  // set before the scheduler starts: what every RunLoad returns
   std::map<std::string, std::string> acks() {
     std::lock_guard lock(mu_);
     return acks_;
@@ -234,6 +238,44 @@ TEST_F(SchedulerTest, EveryCallOfAWindowCarriesItsToken) {
   ASSERT_EQ(rows->size(), 2u);
   EXPECT_EQ((*rows)[0].errors_body_too_large, 3u);
   EXPECT_EQ((*rows)[0].errors, 3u);
+}
+
+// A failure the load agent's own code reports as UNAVAILABLE (a name it could not resolve) is
+// the window's failure: stored once, not taken for a lost agent and measured again and again.
+TEST_F(SchedulerTest, UnavailableFromAnAgentsHandlerIsNotMeasuredAgain) {
+  auto store = Store::Open((dir_ / "bench.db").string());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  Served server, load;
+  load.agent.run_load_fails = Status::Unavailable("resolve t1.invalid: Name or service not known");
+  AgentRegistry registry;
+  ASSERT_EQ(registry.Register(Registration("srv", "server", server.address)),
+            Admission::kRegistered);
+  ASSERT_EQ(registry.Register(Registration("ld", "load", load.address)), Admission::kRegistered);
+  Scheduler scheduler(**store, registry);
+  auto submitted = scheduler.Submit(kTwoWindows, "tokens.toml", "");
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  scheduler.Start();
+  std::string state;
+  for (int i = 0; i < 400 && state != "done" && state != "failed"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto row = (*store)->FindCampaign("tokens");
+    ASSERT_TRUE(row.ok() && row->has_value());
+    state = (*row)->state;
+  }
+  scheduler.Stop();
+  ASSERT_EQ(state, "done");
+  auto rows = (*store)->ListWindows({});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u) << "one attempt per window";
+  for (const WindowRow& w : *rows) {
+    EXPECT_EQ(w.attempt, 1);
+    EXPECT_EQ(w.verdict, "failed");
+    EXPECT_EQ(w.reasons,
+              R"(["run_load: agent ld: resolve t1.invalid: Name or service not known"])");
+  }
+  size_t run_loads = 0;
+  for (const auto& call : load.agent.calls()) run_loads += call.rpc == "RunLoad";
+  EXPECT_EQ(run_loads, 2u);
 }
 
 // 10 targets x 20 scenarios x 30 levels x 200 rounds + 5 noise windows: 1.2 million windows,
