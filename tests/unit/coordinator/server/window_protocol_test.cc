@@ -1,0 +1,395 @@
+// The window protocol against mock agents (gMock stubs of Agent::StubInterface, handed out by the
+// registry's stub factory): a failure or a deadline at each step, a lost agent, the gates that
+// judge what the target did, several load agents. No network and no clock but a fake one.
+#include <gmock/gmock.h>
+#include <grpcpp/test/mock_stream.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "benchlab/v1/agent_mock.grpc.pb.h"
+#include "common/histogram.h"
+#include "coordinator/outcome.h"
+#include "coordinator/server/window_runner.h"
+#include "rpc/status.h"
+#include "tests/unit/support/fake_clock.h"
+
+namespace benchlab {
+namespace {
+
+using ::testing::_;
+using ::testing::DoAll;
+using ::testing::Invoke;
+using ::testing::NiceMock;
+using ::testing::Return;
+using ::testing::SetArgPointee;
+
+using MockAgent = NiceMock<v1::MockAgentStub>;
+using EventReader = grpc::testing::MockClientReader<v1::RunLoadEvent>;
+
+constexpr const char* kCampaign = R"(name = "mocked"
+baseline = "t1"
+[matrix]
+connections = [2]
+rounds = 1
+warmup = "0s"
+duration = "1s"
+[[target]]
+name = "t1"
+[[scenario]]
+name = "s"
+path = "/"
+expect = { status = 200 }
+)";
+
+// A load agent's RunLoad stream: START, END and a result of `requests` 200s, then `status`.
+EventReader* LoadStream(uint64_t requests, grpc::Status status = grpc::Status::OK) {
+  auto* reader = new NiceMock<EventReader>();
+  std::vector<v1::RunLoadEvent> events(3);
+  events[0].set_kind(v1::RunLoadEvent::MEASURE_START);
+  events[1].set_kind(v1::RunLoadEvent::MEASURE_END);
+  events[2].set_kind(v1::RunLoadEvent::RESULT);
+  v1::LoadResult* result = events[2].mutable_result();
+  Histogram latency;
+  latency.RecordN(100, requests);
+  result->set_requests(requests);
+  result->set_duration_s(1);
+  result->set_rps(static_cast<double>(requests));
+  result->set_histogram(latency.Serialize());
+  v1::StatusCount* ok = result->add_status_counts();
+  ok->set_status(200);
+  ok->set_count(requests);
+  ::testing::Sequence seq;
+  for (const v1::RunLoadEvent& event : events) {
+    EXPECT_CALL(*reader, Read(_))
+        .InSequence(seq)
+        .WillOnce(DoAll(SetArgPointee<0>(event), Return(true)));
+  }
+  EXPECT_CALL(*reader, Read(_)).InSequence(seq).WillOnce(Return(false));
+  EXPECT_CALL(*reader, Finish()).WillOnce(Return(status));
+  return reader;
+}
+
+class WindowProtocolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    AgentLeaseOptions options;
+    options.startup_grace = std::chrono::milliseconds(0);
+    registry_ = std::make_unique<AgentRegistry>(clock_, options);
+    registry_->SetStubFactory([this](const std::string& address) {
+      auto& mock = agents_[address];
+      if (!mock) mock = std::make_shared<MockAgent>();
+      return std::shared_ptr<v1::Agent::StubInterface>(mock);
+    });
+    Register("srv", "server");
+    Register("ld", "load");
+    // What a healthy agent answers.
+    for (auto& [address, agent] : agents_) {
+      ON_CALL(*agent, CheckHost(_, _, _))
+          .WillByDefault(DoAll(Invoke([](auto*, auto&, v1::CheckHostReply* reply) {
+                                 reply->set_selftest_wall_ms(10);
+                               }),
+                               Return(grpc::Status::OK)));
+    }
+    ON_CALL(server(), StartTarget(_, _, _))
+        .WillByDefault(Invoke([](auto*, const v1::StartTargetRequest& req,
+                                 v1::StartTargetReply* reply) {
+          reply->set_handle("h-" + req.window());
+          reply->set_port(8080);
+          return grpc::Status::OK;
+        }));
+    ON_CALL(server(), Mark(_, _, _))
+        .WillByDefault(DoAll(Invoke([](auto*, auto&, v1::MarkReply* reply) {
+                               reply->set_target_alive(true);
+                               reply->set_cpu_user_s(0.5);
+                             }),
+                             Return(grpc::Status::OK)));
+    ON_CALL(load(), CheckConformance(_, _, _))
+        .WillByDefault(DoAll(Invoke([](auto*, auto&, v1::CheckConformanceReply* reply) {
+                               reply->set_ok(true);
+                             }),
+                             Return(grpc::Status::OK)));
+    ON_CALL(load(), RunLoadRaw(_, _)).WillByDefault(Invoke([](auto*, auto&) {
+      return LoadStream(1000);
+    }));
+  }
+
+  void Register(const std::string& name, const std::string& role) {
+    v1::RegisterAgentRequest req;
+    req.set_name(name);
+    req.add_roles(role);
+    req.set_address(name + ":7000");
+    if (role == "server") req.add_catalogue("t1");
+    req.set_instance_proof("proof-" + name);
+    ASSERT_EQ(registry_->Register(req), Admission::kRegistered);
+  }
+
+  MockAgent& server() { return *agents_.at("srv:7000"); }
+  MockAgent& load() { return *agents_.at("ld:7000"); }
+
+  // Runs the campaign's first window, with `gates` appended to the campaign file.
+  WindowOutcome Run(const std::string& gates = "", AgentRegistry::Placement placement = {}) {
+    auto campaign = ParseCampaignText(std::string(kCampaign) + gates, "mocked.toml", "");
+    EXPECT_TRUE(campaign.ok()) << campaign.status().ToString();
+    if (!campaign.ok()) return {};
+    campaign_ = std::move(*campaign);
+    plan_ = ExpandMatrix(campaign_);
+    if (placement.server_agent.empty()) placement = {"srv", "127.0.0.1", "ld", {}};
+    placement_ = placement;
+    return RunWindow(*registry_, placement_, campaign_, 1, plan_.front(), 1, "token-1",
+                     calibration_, session_);
+  }
+
+  std::vector<WindowReason> Reasons(const WindowOutcome& out) {
+    return ParseOutcome(out.row.outcome, out.row.reasons);
+  }
+
+  FakeClock clock_;
+  std::map<std::string, std::shared_ptr<MockAgent>> agents_;
+  std::unique_ptr<AgentRegistry> registry_;
+  Campaign campaign_;
+  std::vector<PlannedWindow> plan_;
+  AgentRegistry::Placement placement_;
+  Calibration calibration_;
+  TargetSession session_;
+};
+
+TEST_F(WindowProtocolTest, AHealthyWindowIsValidAndItsProcessStopped) {
+  EXPECT_CALL(server(), StopTarget(_, _, _)).WillOnce(Return(grpc::Status::OK));
+  WindowOutcome out = Run();
+  EXPECT_EQ(out.row.verdict, "valid") << out.row.reasons;
+  EXPECT_EQ(out.row.reasons, "[]");
+  EXPECT_EQ(out.row.outcome, "[]");
+  EXPECT_EQ(out.row.requests, 1000u);
+  EXPECT_TRUE(session_.handle.empty());
+  EXPECT_EQ(out.spooled.size(), 2u) << "the server's figures and the load result";
+}
+
+TEST_F(WindowProtocolTest, UnavailableFromTheAgentsOwnCodeIsTheWindowsFailure) {
+  // A name the agent could not resolve: not a lost agent, so not measured again on its own.
+  EXPECT_CALL(server(), StartTarget(_, _, _))
+      .WillOnce(Return(rpc::ToGrpcStatus(Status::Unavailable("resolve t1.invalid: not known"))));
+  WindowOutcome out = Run();
+  EXPECT_EQ(out.row.verdict, "failed");
+  std::vector<WindowReason> reasons = Reasons(out);
+  ASSERT_EQ(reasons.size(), 1u) << out.row.reasons;
+  EXPECT_EQ(reasons[0].kind, ReasonKind::kStep);
+  EXPECT_EQ(reasons[0].name, "start_target");
+  EXPECT_EQ(reasons[0].code, "UNAVAILABLE");
+  EXPECT_EQ(reasons[0].host, "srv");
+  EXPECT_EQ(reasons[0].text, "start_target: agent srv: resolve t1.invalid: not known");
+  EXPECT_FALSE(MeasuredAgain(reasons));
+}
+
+TEST_F(WindowProtocolTest, AnAgentTheTransportCannotReachIsLost) {
+  EXPECT_CALL(server(), StartTarget(_, _, _))
+      .WillOnce(Return(grpc::Status(grpc::StatusCode::UNAVAILABLE, "failed to connect")));
+  WindowOutcome out = Run();
+  EXPECT_EQ(out.row.verdict, "failed");
+  std::vector<WindowReason> reasons = Reasons(out);
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_EQ(reasons[0].kind, ReasonKind::kAgentLost);
+  EXPECT_EQ(reasons[0].text, "agent_lost: start_target: agent srv: failed to connect");
+  EXPECT_TRUE(MeasuredAgain(reasons));
+}
+
+TEST_F(WindowProtocolTest, AnAgentThatCancelsBecauseItStopsIsLost) {
+  EXPECT_CALL(load(), RunLoadRaw(_, _)).WillOnce(Invoke([](auto*, auto&) {
+    return LoadStream(10, rpc::ToGrpcStatus(Status::Cancelled("the agent is stopping")));
+  }));
+  WindowOutcome out = Run();
+  std::vector<WindowReason> reasons = Reasons(out);
+  ASSERT_EQ(reasons.size(), 1u) << out.row.reasons;
+  EXPECT_EQ(reasons[0].kind, ReasonKind::kAgentLost);
+  EXPECT_EQ(reasons[0].name, "run_load");
+  EXPECT_EQ(reasons[0].host, "ld");
+}
+
+// Each step, failing with DEADLINE_EXCEEDED: while the agent's lease holds it is a slow step,
+// the window's own failure; when the lease ran out meanwhile, the agent is lost.
+struct StepCase {
+  const char* step;
+  const char* agent;
+};
+
+class WindowDeadlineTest : public WindowProtocolTest,
+                           public ::testing::WithParamInterface<std::tuple<StepCase, bool>> {};
+
+TEST_P(WindowDeadlineTest, ADeadlineFailsTheStepOrLosesTheSilentAgent) {
+  const auto [c, lease_expires] = GetParam();
+  const std::string step = c.step;
+  auto late = [this, lease_expires] {
+    if (lease_expires) clock_.Advance(std::chrono::seconds(20));
+    return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded");
+  };
+  if (step == "check_host") {
+    EXPECT_CALL(server(), CheckHost(_, _, _)).WillRepeatedly(Invoke([=](auto...) {
+      return late();
+    }));
+  } else if (step == "start_target") {
+    EXPECT_CALL(server(), StartTarget(_, _, _)).WillOnce(Invoke([=](auto...) { return late(); }));
+  } else if (step == "conformance") {
+    EXPECT_CALL(load(), CheckConformance(_, _, _)).WillOnce(Invoke([=](auto...) {
+      return late();
+    }));
+  } else if (step == "run_load") {
+    EXPECT_CALL(load(), RunLoadRaw(_, _)).WillOnce(Invoke([=](auto...) {
+      return LoadStream(1000, late());
+    }));
+  } else if (step == "mark_begin" || step == "mark_end") {
+    const auto kind = step == "mark_begin" ? v1::MarkRequest::BEGIN : v1::MarkRequest::END;
+    EXPECT_CALL(server(), Mark(_, _, _))
+        .WillRepeatedly(Invoke([=](auto*, const v1::MarkRequest& req, v1::MarkReply* reply) {
+          if (req.kind() == kind) return late();
+          reply->set_target_alive(true);
+          return grpc::Status::OK;
+        }));
+  } else if (step == "stop_target") {
+    EXPECT_CALL(server(), StopTarget(_, _, _)).WillOnce(Invoke([=](auto...) { return late(); }));
+  }
+  WindowOutcome out = Run();
+  EXPECT_EQ(out.row.verdict, "failed") << out.row.reasons;
+  std::vector<WindowReason> reasons = Reasons(out);
+  ASSERT_FALSE(reasons.empty());
+  const WindowReason& r = reasons.front();
+  EXPECT_EQ(r.name, step) << out.row.reasons;
+  EXPECT_EQ(r.host, c.agent);
+  EXPECT_EQ(r.code, "DEADLINE_EXCEEDED");
+  EXPECT_EQ(r.kind, lease_expires ? ReasonKind::kAgentLost : ReasonKind::kStep) << r.text;
+  EXPECT_EQ(MeasuredAgain(reasons), lease_expires);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EachStep, WindowDeadlineTest,
+    ::testing::Combine(::testing::Values(StepCase{"check_host", "srv"},
+                                         StepCase{"start_target", "srv"},
+                                         StepCase{"conformance", "ld"}, StepCase{"run_load", "ld"},
+                                         StepCase{"mark_begin", "srv"},
+                                         StepCase{"mark_end", "srv"},
+                                         StepCase{"stop_target", "srv"}),
+                       ::testing::Bool()),
+    [](const auto& info) {
+      return std::string(std::get<0>(info.param).step) +
+             (std::get<1>(info.param) ? "_LeaseExpired" : "_LeaseHeld");
+    });
+
+void FailConformance(v1::MockAgentStub& agent) {
+  EXPECT_CALL(agent, CheckConformance(_, _, _))
+      .WillOnce(DoAll(Invoke([](auto*, auto&, v1::CheckConformanceReply* reply) {
+                        reply->set_ok(false);
+                        reply->add_diffs("s: GET / answered 404, expected 200");
+                      }),
+                      Return(grpc::Status::OK)));
+}
+
+TEST_F(WindowProtocolTest, ATargetFailingConformanceIsSkippedWithoutLoad) {
+  FailConformance(load());
+  EXPECT_CALL(load(), RunLoadRaw(_, _)).Times(0);
+  EXPECT_CALL(server(), StopTarget(_, _, _)).WillOnce(Return(grpc::Status::OK));
+  WindowOutcome out = Run();
+  EXPECT_EQ(out.row.verdict, "skipped");
+  std::vector<WindowReason> reasons = Reasons(out);
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_EQ(reasons[0].kind, ReasonKind::kGate);
+  EXPECT_EQ(reasons[0].text, "conformance: s: GET / answered 404, expected 200");
+}
+
+TEST_F(WindowProtocolTest, WithTheConformanceGateOffTheWindowIsMeasured) {
+  FailConformance(load());
+  EXPECT_CALL(load(), RunLoadRaw(_, _)).WillOnce(Invoke([](auto*, auto&) {
+    return LoadStream(1000);
+  }));
+  WindowOutcome out = Run("[gates]\nconformance = false\n");
+  EXPECT_EQ(out.row.verdict, "valid") << out.row.reasons;
+  EXPECT_EQ(out.row.requests, 1000u);
+  EXPECT_EQ(out.row.reasons, "[]");
+}
+
+void ExitDuringTheWindow(v1::MockAgentStub& agent) {
+  EXPECT_CALL(agent, Mark(_, _, _))
+      .WillRepeatedly(Invoke([](auto*, const v1::MarkRequest& req, v1::MarkReply* reply) {
+        reply->set_target_alive(req.kind() == v1::MarkRequest::BEGIN);
+        return grpc::Status::OK;
+      }));
+  EXPECT_CALL(agent, StopTarget(_, _, _))
+      .WillOnce(DoAll(Invoke([](auto*, auto&, v1::StopTargetReply* reply) {
+                        reply->set_exited_before_stop(true);
+                        reply->set_exit_description("exit status 3");
+                        reply->add_last_log_lines("panic: out of cheese");
+                      }),
+                      Return(grpc::Status::OK)));
+}
+
+TEST_F(WindowProtocolTest, ATargetThatExitsFailsTheWindowThroughItsGate) {
+  ExitDuringTheWindow(server());
+  WindowOutcome out = Run();
+  EXPECT_EQ(out.row.verdict, "failed");
+  std::vector<WindowReason> reasons = Reasons(out);
+  ASSERT_EQ(reasons.size(), 1u) << out.row.reasons;
+  EXPECT_EQ(reasons[0].kind, ReasonKind::kGate);
+  EXPECT_EQ(reasons[0].name, "target_exited");
+  EXPECT_EQ(reasons[0].text,
+            "target_exited: exit status 3 during the window; last log lines: panic: out of cheese");
+  EXPECT_TRUE(session_.handle.empty());
+}
+
+TEST_F(WindowProtocolTest, WithTheTargetExitedGateOffTheWindowIsJudgedByTheOthers) {
+  ExitDuringTheWindow(server());
+  WindowOutcome out = Run("[gates]\ntarget_exited = false\n");
+  EXPECT_EQ(out.row.verdict, "valid") << out.row.reasons;
+  EXPECT_EQ(out.row.reasons, "[]");
+  EXPECT_TRUE(session_.handle.empty()) << "a process that exited is never kept";
+}
+
+TEST_F(WindowProtocolTest, NoResponsesIsAFailureNotAGate) {
+  EXPECT_CALL(load(), RunLoadRaw(_, _)).WillOnce(Invoke([](auto*, auto&) {
+    return LoadStream(0);
+  }));
+  WindowOutcome out = Run();
+  EXPECT_EQ(out.row.verdict, "failed");
+  std::vector<WindowReason> reasons = Reasons(out);
+  ASSERT_EQ(reasons.size(), 1u) << out.row.reasons;
+  EXPECT_EQ(reasons[0].kind, ReasonKind::kStep);
+  EXPECT_EQ(reasons[0].name, "no_responses");
+}
+
+TEST_F(WindowProtocolTest, AnUnknownAgentFailsThePlacement) {
+  WindowOutcome out = Run("", {"srv", "127.0.0.1", "nobody", {}});
+  EXPECT_EQ(out.row.verdict, "failed");
+  std::vector<WindowReason> reasons = Reasons(out);
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_EQ(reasons[0].name, "placement");
+  EXPECT_EQ(reasons[0].text, "placement: agent nobody is unknown");
+}
+
+TEST_F(WindowProtocolTest, SeveralLoadAgentsShareTheLevelAndTheirResultsAdd) {
+  Register("ld2", "load");
+  MockAgent& second = *agents_.at("ld2:7000");
+  ON_CALL(second, CheckHost(_, _, _))
+      .WillByDefault(DoAll(Invoke([](auto*, auto&, v1::CheckHostReply* reply) {
+                             reply->set_selftest_wall_ms(10);
+                           }),
+                           Return(grpc::Status::OK)));
+  std::vector<int> connections;
+  std::mutex mu;
+  for (MockAgent* agent : {&load(), &second}) {
+    EXPECT_CALL(*agent, RunLoadRaw(_, _))
+        .WillOnce(Invoke([&](auto*, const v1::RunLoadRequest& req) {
+          std::lock_guard lock(mu);
+          connections.push_back(req.connections());
+          return LoadStream(600);
+        }));
+  }
+  WindowOutcome out = Run("", {"srv", "127.0.0.1", "ld", {"ld", "ld2"}});
+  EXPECT_EQ(out.row.verdict, "valid") << out.row.reasons;
+  EXPECT_EQ(out.row.requests, 1200u);
+  EXPECT_EQ(out.row.load_agent, "ld,ld2");
+  EXPECT_EQ(connections, (std::vector<int>{1, 1}));
+  EXPECT_EQ(out.spooled.size(), 3u);
+}
+
+}  // namespace
+}  // namespace benchlab
