@@ -86,6 +86,39 @@ grep -q "^$work/bad.toml:4: matrix.connections\[0\]: expected" "$work/bad.err" |
 [ ! -e "$work/bad.db" ] || fail "a bad campaign must not create a database"
 check "a bad campaign gets a one-line file:line error and exit 2"
 
+# A lab that cannot start still says where its logs are: the server agent's registration is
+# refused (its target's version line is over the coordinator's 256 bytes), so the agents never
+# all register and the run gives up.
+cat > "$work/no-lab.toml" <<TOML
+name = "no-lab"
+baseline = "hello-server"
+[matrix]
+connections = [4]
+rounds = 1
+warmup = "100ms"
+duration = "300ms"
+[[target]]
+name = "hello-server"
+command = ["$bin/hello-server", "--port", "{port}"]
+version = ["/bin/sh", "-c", "printf 'v%0300d\\\\n' 0"]
+[[scenario]]
+name = "hello"
+path = "/"
+expect = { status = 200, body = "hello\n" }
+TOML
+set +e
+"$bin/benchlab" run "$work/no-lab.toml" --db "$work/no-lab.db" > /dev/null 2> "$work/no-lab.err"
+status=$?
+set -e
+kept=$(sed -n 's/^benchlab run: logs kept in \(.*\)$/\1/p' "$work/no-lab.err")
+logs=0
+[[ "$kept" == /tmp/benchlab-run-* && -s "$kept/coordinator.log" ]] && logs=1
+[ -z "$kept" ] || rm -rf "$kept"
+[ "$status" -eq 1 ] || { cat "$work/no-lab.err"; fail "a lab that cannot start should exit 1, got $status"; }
+[ "$logs" -eq 1 ] ||
+  { cat "$work/no-lab.err"; fail "a run that failed to start its lab should say where its logs are"; }
+check "a lab that cannot start exits 1 and says where its logs are"
+
 for cmd in run coordinator agent submit windows load; do
   "$bin/benchlab" "$cmd" --help > /dev/null || fail "benchlab $cmd --help"
 done
