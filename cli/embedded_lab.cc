@@ -132,8 +132,10 @@ int RunOnEmbeddedLab(const LabJob& job) {
   if (mkdtemp(tmpl) == nullptr) return Fail("cannot create a work directory in /tmp");
   std::string work_dir = tmpl;
   BlockTerminationSignals();
-  int status = 1;
-  {
+  // The lab, stopped when this returns: every way out of it, early ones included, comes back
+  // below to say where the daemons' logs are (or to remove them after a clean run).
+  auto run = [&]() -> int {
+    int status = 1;
     Lab lab(work_dir);
     std::string exe = SelfExe();
     std::string db = fs::absolute(job.db).string();
@@ -202,7 +204,9 @@ int RunOnEmbeddedLab(const LabJob& job) {
       }
     }
     lab.Stop();
-  }
+    return status;
+  };
+  int status = run();
   if (!job.keep_work_dir && status == 0) {
     std::error_code ec;
     fs::remove_all(work_dir, ec);

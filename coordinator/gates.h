@@ -1,4 +1,4 @@
-// Gates: validity rules applied to a measured window (design.md, "Gates"; docs/gates.md). Each
+// Gates: validity rules applied to a measured window (docs/gates.md; docs/architecture.md). Each
 // failing gate yields one reason that names the gate, the host, the measured value and the
 // threshold ("foreign_cpu: server host 212% > 25%"), so a person can see why a window was judged
 // invalid. Judging is a pure function of the window's measures and the campaign's GateConfig;

@@ -3,30 +3,16 @@
 # named, the restarted agent stops the orphans its predecessor left (found by their cookie), it
 # offers its spool to the coordinator, which keeps it, and the campaign still finishes.
 # Usage: agent_restart_test.sh BIN_DIR SOURCE_DIR
-set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 bin=$(cd "$1" && pwd)
-work=$(mktemp -d /tmp/benchlab-restart-XXXXXX)
-pids=()
 orphan=
-cleanup() {
-  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
-  # The orphan, by its id, in case the restarted agent did not stop it.
-  [ -z "$orphan" ] || kill -9 "$orphan" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do echo "== $f" >&2; tail -5 "$f" >&2; done; exit 1; }
-passed=0
-check() { echo "ok: $*"; passed=$((passed + 1)); }
-wait_for() {  # wait_for SECONDS COMMAND...
-  local deadline=$((SECONDS + $1)); shift
-  until "$@"; do [ "$SECONDS" -lt "$deadline" ] || return 1; sleep 0.05; done
-}
+# The orphan, by its id, in case the restarted agent did not stop it.
+on_exit() { [ -z "$orphan" ] || kill -9 "$orphan" 2>/dev/null || true; }
 
 "$bin/benchlab" coordinator --listen 127.0.0.1:0 --db "$work/lab.db" \
   --port-file "$work/port" 2> "$work/coordinator.log" &
-pids+=($!)
-wait_for 10 test -s "$work/port" || fail "coordinator did not start"
+track $!
+wait_until 10 "the coordinator's port file" test -s "$work/port"
 port=$(cat "$work/port")
 # A unique sleep length marks this test's orphan.
 nap=$((310 + RANDOM % 10))
@@ -50,9 +36,8 @@ run_root = "$work/load-runs"
 TOML
 "$bin/benchlab" agent --config "$work/server.toml" 2> "$work/server.log" &
 server=$!
-pids+=($server)
 "$bin/benchlab" agent --config "$work/load.toml" 2> "$work/load.log" &
-pids+=($!)
+track $server $!
 
 cat > "$work/campaign.toml" <<TOML
 name = "restart"
@@ -80,11 +65,14 @@ TOML
   fail "submit"
 
 # Kill the server agent while its target (and the target's child) run.
-wait_for 15 pgrep -f "^sleep $nap\$" > /dev/null || fail "the target never started"
-sleep 0.5
+# The agent reports the target started once it answers; the window then goes on to the load
+# and the marks, which the server agent is no longer there to answer.
+wait_until 15 "the target's child" pgrep -f "^sleep $nap\$"
+wait_until 15 "the server agent to report the target started" \
+  grep -q "started target forker" "$work/server.log"
 kill -9 "$server"
 wait "$server" 2>/dev/null || true
-wait_for 5 pgrep -f "^sleep $nap\$" > /dev/null || fail "expected the target's child to outlive the agent"
+poll 5 pgrep -f "^sleep $nap\$" || fail "expected the target's child to outlive the agent"
 orphan=$(pgrep -f "^sleep $nap\$" | head -1)
 tr '\0' '\n' < "/proc/$orphan/environ" | grep -q '^BENCHLAB_AGENT=restart-server:' ||
   fail "the orphan carries no cookie"
@@ -96,19 +84,22 @@ check "a SIGKILLed agent leaves an orphan that carries its cookie"
 printf '\x09\x00\x00\x00\x00\x00\x00\xf0\x3f' > "$work/spool/1-forker-hello-c2-r9-a1.server.rec"
 
 "$bin/benchlab" agent --config "$work/server.toml" 2> "$work/server2.log" &
-pids+=($!)
-wait_for 10 sh -c "! pgrep -f '^sleep $nap\$' > /dev/null" || fail "the orphan was not stopped"
-wait_for 5 grep -q "left running by an earlier agent" "$work/server2.log" || fail "the cleanup was not logged"
+track $!
+wait_until 10 "the orphan to be stopped" sh -c "! pgrep -f '^sleep $nap\$'"
+wait_until 5 "the restarted agent to log the cleanup" \
+  grep -q "left running by an earlier agent" "$work/server2.log"
 check "the restarted agent stops its predecessor's orphans"
 
-wait_for 10 test ! -e "$work/spool/1-forker-hello-c2-r9-a1.server.rec" ||
-  fail "the spooled result was not acknowledged"
+wait_until 10 "the spooled result to be acknowledged (its file removed)" \
+  test ! -e "$work/spool/1-forker-hello-c2-r9-a1.server.rec"
 kept=$(sqlite3 "$work/lab.db" "select count(*) from agent_results where agent = 'restart-server' and key = '1-forker-hello-c2-r9-a1.server' and payload = X'09000000000000F03F'")
 [ "$kept" -eq 1 ] || fail "the coordinator did not keep the spooled result"
 check "the spool is offered again and kept by the coordinator"
 
-wait_for 60 sh -c "[ \"\$(sqlite3 '$work/lab.db' \"select state from campaigns where name = 'restart'\")\" = done ]" ||
-  fail "the campaign did not finish"
+campaign_done() {
+  [ "$(sqlite3 "$work/lab.db" "select state from campaigns where name = 'restart'")" = "done" ]
+}
+wait_until 60 "the campaign to be done" campaign_done
 failed=$(sqlite3 "$work/lab.db" "select count(*) from windows where verdict = 'failed' and (reasons like '%mark %' or reasons like '%stop_target%' or reasons like '%start_target%' or reasons like '%check_host%')")
 [ "$failed" -ge 1 ] || fail "the window in flight should have failed with its step named"
 valid=$(sqlite3 "$work/lab.db" "select count(*) from windows where verdict = 'valid'")

@@ -4,45 +4,11 @@
 # server agent holding that window's target each exit 0 within 5 s, and leave no process behind
 # (no load tool, no target).
 # Usage: agent_sigterm_test.sh BIN_DIR SOURCE_DIR
-set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 bin=$(cd "$1" && pwd)
-work=$(mktemp -d /tmp/benchlab-sigterm-XXXXXX)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for _ in $(seq 50); do
-    local alive=0
-    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
-    [ "$alive" -eq 0 ] && break
-    sleep 0.1
-  done
-  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  for f in "$work"/*.log; do echo "== $f" >&2; tail -8 "$f" >&2; done
-  exit 1
-}
-passed=0
-check() { echo "ok: $*"; passed=$((passed + 1)); }
-wait_for() {  # wait_for SECONDS COMMAND...
-  local deadline=$((SECONDS + $1)); shift
-  until "$@"; do [ "$SECONDS" -lt "$deadline" ] || return 1; sleep 0.05; done
-}
+# The load tools too: a load agent's children.
+kinds="$kinds|wrk|h2load"
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-# Processes of this test other than the coordinator: their command lines name the work directory
-# (the agents' configurations, the target's symlink).
-left_behind() {
-  local p cmd
-  for p in /proc/[0-9]*; do
-    [ "${p#/proc/}" = "$coordinator" ] && continue
-    cmd=$(tr '\0' ' ' 2>/dev/null < "$p/cmdline") || continue
-    [[ "$cmd" == *"$work"* ]] && echo -n "${p#/proc/}($cmd) "
-  done
-  return 0
-}
 # Established connections to port $1 held by process $2.
 connections() { ss -Htnp state established "( dport = :$1 )" 2>/dev/null | grep -c "pid=$2," || true; }
 
@@ -61,7 +27,8 @@ stop_agents() {  # stop_agents PID WHAT PID WHAT
         left=$((left - 1))
       fi
     done
-    [ $(($(now_ms) - start)) -lt 5000 ] || fail "still running 5 s after SIGTERM: $(left_behind)"
+    [ $(($(now_ms) - start)) -lt 5000 ] ||
+      fail "still running 5 s after SIGTERM: $(left_behind "$coordinator")"
     sleep 0.02
   done
   for i in 0 1; do
@@ -83,8 +50,8 @@ run_round() {  # run_round TOOL
   "$bin/benchlab" coordinator --listen 127.0.0.1:0 --db "$dir/lab.db" \
     --port-file "$dir/port" 2> "$work/$tool-coordinator.log" &
   coordinator=$!
-  pids+=($coordinator)
-  wait_for 10 test -s "$dir/port" || fail "coordinator did not start"
+  track $coordinator
+  wait_until 10 "the coordinator's port file ($tool)" test -s "$dir/port"
   port=$(cat "$dir/port")
   cat > "$dir/server.toml" <<TOML
 name = "sigterm-server-$tool"
@@ -103,10 +70,9 @@ state_dir = "$dir/load-state"
 TOML
   "$bin/benchlab" agent --config "$dir/server.toml" 2> "$work/$tool-server.log" &
   server=$!
-  pids+=($server)
   "$bin/benchlab" agent --config "$dir/load.toml" 2> "$work/$tool-load.log" &
   load=$!
-  pids+=($load)
+  track $server $load
   cat > "$dir/campaign.toml" <<TOML
 name = "sigterm-$tool"
 baseline = "hello"
@@ -130,26 +96,26 @@ TOML
     fail "submit"
 
   # In the middle of the window's RunLoad: the target runs and the load holds its connections.
-  wait_for 30 grep -q "started target hello" "$work/$tool-server.log" ||
-    fail "the window's target never started ($tool)"
+  wait_until 30 "the server agent to report the window's target started ($tool)" \
+    grep -q "started target hello" "$work/$tool-server.log"
   tport=$(sed -n 's/.*started target hello as [0-9a-f]* (pid [0-9]*, port \([0-9]*\),.*/\1/p' \
     "$work/$tool-server.log" | head -1)
   if [ "$tool" = wrk ]; then
-    wait_for 10 pgrep -P "$load" -x wrk > /dev/null || fail "wrk never started"
+    wait_until 10 "wrk to start" pgrep -P "$load" -x wrk
     tool_pid=$(pgrep -P "$load" -x wrk)
   else
     tool_pid=$load
   fi
-  wait_for 10 sh -c "[ \$(ss -Htnp state established '( dport = :$tport )' | grep -c 'pid=$tool_pid,') -ge 2 ]" ||
-    fail "the load never reached the target on port $tport ($tool)"
-  sleep 1
+  load_connected() { [ "$(connections "$tport" "$tool_pid")" -ge 2 ]; }
+  wait_until 10 "the load's 2 connections to the target on port $tport ($tool)" load_connected
   check "$tool: a 30 s RunLoad is under way ($(connections "$tport" "$tool_pid") connections to port $tport)"
 
   stop_agents "$load" "load agent running $tool" "$server" "server agent running the target"
   [ "$(connections "$tport" "$tool_pid")" -eq 0 ] || fail "the load's connections outlived it"
-  [ -z "$(left_behind)" ] || fail "left behind: $(left_behind)"
+  expect_none_left "the agents ($tool)" "$coordinator"
   kill -TERM "$coordinator"
   wait "$coordinator" || true
+  tracked=()
 }
 
 run_round benchlab

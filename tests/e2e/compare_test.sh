@@ -5,20 +5,8 @@
 # record (B at half the req/s, a target dropped) makes --fail-on-regression exit 1 and shows
 # "only in A"; bad input exits 2 with one line.
 # Usage: compare_test.sh BIN_DIR SOURCE_DIR
-set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 bin=$(cd "$1" && pwd)
-work=$(mktemp -d /tmp/benchlab-compare-XXXXXX)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-passed=0
-check() { echo "ok: $*"; passed=$((passed + 1)); }
 # expect_status STATUS COMMAND...: runs it with stdout to $work/out, stderr to $work/err.
 expect_status() {
   local want=$1; shift
@@ -129,9 +117,8 @@ check "by name, by exported file and mixed give the same cells"
 # --- through a coordinator --------------------------------------------------------------------
 "$bin/benchlab" coordinator --listen 127.0.0.1:0 --db "$db" --port-file "$work/port" \
   2> "$work/coordinator.log" &
-pids+=($!)
-for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
-[ -s "$work/port" ] || { cat "$work/coordinator.log"; fail "coordinator did not start"; }
+track $!
+wait_until 10 "the coordinator's port file" test -s "$work/port"
 expect_status 0 "$bin/benchlab" compare cmp-a cmp-b --coordinator "127.0.0.1:$(cat "$work/port")" \
   --format json
 python3 - "$work/out" "$work/by-name.json" <<'PY' || fail "the coordinator's cells differ"

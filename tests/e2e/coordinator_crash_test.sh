@@ -4,47 +4,12 @@
 # and is measured again, no other window is measured twice, the campaign finishes, and nothing
 # is left running.
 # Usage: coordinator_crash_test.sh BIN_DIR SOURCE_DIR
-set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 bin=$(cd "$1" && pwd)
-work=$(mktemp -d /tmp/benchlab-crash-XXXXXX)
-pids=()
-cleanup() {
-  # SIGTERM first, so that an agent stops its targets and removes their cgroups; then SIGKILL.
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for _ in $(seq 50); do
-    local alive=0
-    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
-    [ "$alive" -eq 0 ] && break
-    sleep 0.1
-  done
-  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  for f in "$work"/*.log; do echo "== $f" >&2; tail -8 "$f" >&2; done
-  [ -e "$work/lab.db" ] && sqlite3 "$work/lab.db" \
-    "select id, round, attempt, verdict, reasons from windows" >&2
-  exit 1
-}
-passed=0
-check() { echo "ok: $*"; passed=$((passed + 1)); }
-wait_for() {  # wait_for SECONDS COMMAND...
-  local deadline=$((SECONDS + $1)); shift
-  until "$@"; do [ "$SECONDS" -lt "$deadline" ] || return 1; sleep 0.05; done
+on_fail() {
+  [ -e "$work/lab.db" ] && sqlite3 "$work/lab.db" "select id, round, attempt, verdict, reasons from windows"
 }
 sql() { sqlite3 "$work/lab.db" "$1"; }
-# Every process of this test: its command line names the work directory (the daemons' files,
-# the target's symlink).
-left_behind() {
-  local p cmd
-  for p in /proc/[0-9]*; do
-    cmd=$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null) || continue
-    [[ "$cmd" == *"$work"* ]] && echo -n "${p#/proc/}($cmd) "
-  done
-  return 0
-}
 # The targets the server agent runs now (its children; it reaps, so no zombie is counted).
 targets() { pgrep -P "$server" -f "$work/hello-server" || true; }
 
@@ -53,8 +18,8 @@ targets() { pgrep -P "$server" -f "$work/hello-server" || true; }
 "$bin/benchlab" coordinator --listen 127.0.0.1:0 --db "$work/lab.db" \
   --port-file "$work/port" 2> "$work/coordinator.log" &
 coordinator=$!
-pids+=($coordinator)
-wait_for 10 test -s "$work/port" || fail "coordinator did not start"
+track $coordinator
+wait_until 10 "the coordinator's port file" test -s "$work/port"
 port=$(cat "$work/port")
 
 ln -s "$bin/hello-server" "$work/hello-server"
@@ -78,10 +43,9 @@ run_root = "$work/load-runs"
 TOML
 "$bin/benchlab" agent --config "$work/server.toml" 2> "$work/server.log" &
 server=$!
-pids+=($server)
 "$bin/benchlab" agent --config "$work/load.toml" 2> "$work/load.log" &
 load=$!
-pids+=($load)
+track $server $load
 
 cat > "$work/campaign.toml" <<TOML
 name = "crash"
@@ -111,16 +75,19 @@ TOML
 "$bin/benchlab" submit "$work/campaign.toml" --coordinator "127.0.0.1:$port" > /dev/null ||
   fail "submit"
 
-# Kill the coordinator inside a window's measured interval: a window stored, the next one claimed
-# and its target started, then into its 100 ms warm-up and 500 ms interval.
+# Kill the coordinator inside a window's load: a window stored, the next one claimed and its
+# target started (the server agent logs it with its port), and the load agent holding its 4
+# connections to that port (warm-up or measured interval).
 in_flight() {
-  local stored
+  local stored tport
   stored=$(sql "select count(*) from windows") || return 1
   [ "$stored" -ge 1 ] && [ "$(sql "select count(*) from window_claims")" -eq 1 ] &&
-    [ "$(grep -c 'started target' "$work/server.log")" -gt "$stored" ]
+    [ "$(grep -c 'started target' "$work/server.log")" -gt "$stored" ] || return 1
+  tport=$(sed -n 's/.*started target hello as [0-9a-f]* (pid [0-9]*, port \([0-9]*\),.*/\1/p' \
+    "$work/server.log" | tail -1)
+  [ "$(ss -Htnp state established "( dport = :$tport )" | grep -c "pid=$load,")" -ge 4 ]
 }
-wait_for 30 in_flight || fail "no window in flight"
-sleep 0.3
+wait_until 30 "a window in flight (stored one, claimed the next, its load running)" in_flight
 claim=$(sql "select target || '|' || scenario || '|' || load_level || '|' || round || '|' || position || '|' || attempt from window_claims")
 stored=$(sql "select count(*) from windows")
 running=$(targets | wc -l)
@@ -134,18 +101,20 @@ check "coordinator killed in window round $cut_round after $stored window(s) sto
 "$bin/benchlab" coordinator --listen "127.0.0.1:$port" --db "$work/lab.db" \
   --port-file "$work/port2" 2> "$work/coordinator2.log" &
 coordinator=$!
-pids+=($coordinator)
-wait_for 10 test -s "$work/port2" || fail "the coordinator did not start again on port $port"
-grep -q "1 window(s) were cut off by a coordinator restart" "$work/coordinator2.log" ||
-  fail "the restart should report the window cut off"
-wait_for 20 grep -q "agent crash-server registered" "$work/coordinator2.log" ||
-  fail "the server agent did not register with the new coordinator"
-wait_for 20 grep -q "agent crash-load registered" "$work/coordinator2.log" ||
-  fail "the load agent did not register with the new coordinator"
+track $coordinator
+wait_until 10 "the coordinator to start again on port $port" test -s "$work/port2"
+wait_until 5 "the restarted coordinator to report the window cut off" \
+  grep -q "1 window(s) were cut off by a coordinator restart" "$work/coordinator2.log"
+# The new coordinator's registry starts empty: an agent it lists has registered again.
+listed() { "$bin/benchlab" agents --coordinator "127.0.0.1:$port" | grep -q "^$1 "; }
+wait_until 20 "the server agent to register with the new coordinator" listed crash-server
+wait_until 20 "the load agent to register with the new coordinator" listed crash-load
 check "the agents register again with the coordinator on the same port"
 
-wait_for 60 sh -c "[ \"\$(sqlite3 '$work/lab.db' \"select state from campaigns where name = 'crash'\")\" = done ]" ||
-  fail "the campaign did not finish"
+campaign_done() {
+  [ "$(sql "select state from campaigns where name = 'crash'")" = "done" ]
+}
+wait_until 60 "the campaign to be done" campaign_done
 check "the campaign reaches done"
 
 # The cut window: attempt 1 failed with coordinator_restart, attempt 2 measured.
@@ -169,17 +138,14 @@ check "the cut window: attempt 1 failed ($reason), attempt 2 measured"
 check "no other window was measured twice, and no claim is left"
 
 # Only one target runs at a time (docs/campaign.md): the cut window's target must not outlive it.
-sleep 0.3
-running=$(targets | tr '\n' ' ')
-[ -z "$running" ] ||
-  fail "the server agent still runs target(s) $running after the campaign is done (the cut window's, started before the crash)"
+no_target() { [ -z "$(targets)" ]; }
+poll 5 no_target ||
+  fail "the server agent still runs target(s) $(targets | tr '\n' ' ')5 s after the campaign is done (the cut window's, started before the crash)"
 check "no target runs once the campaign is done"
 
 for pid in "$coordinator" "$server" "$load"; do kill -TERM "$pid"; done
 for pid in "$coordinator" "$server" "$load"; do wait "$pid" || fail "a daemon exited non-zero after SIGTERM"; done
-pids=()
-sleep 0.2
-left=$(left_behind)
-[ -z "$left" ] || fail "processes left behind: $left"
+tracked=()
+expect_none_left "the daemons"
 check "no process left running"
 echo "$passed checks passed"

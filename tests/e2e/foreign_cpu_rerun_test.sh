@@ -6,40 +6,17 @@
 # On a machine shared with other work, a re-run that someone else's burst spoilt is tried again
 # (at most 3 times, each one more attempt of that window only).
 # Usage: foreign_cpu_rerun_test.sh BIN_DIR SOURCE_DIR
-set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 bin=$(cd "$1" && pwd)
-work=$(mktemp -d /tmp/benchlab-foreign-XXXXXX)
-pids=()     # processes this test started
-labs=()     # `benchlab run` and `benchlab rerun`: the lab's daemons carry --parent-pid <it>
-cleanup() {
-  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  for f in "$work"/*.out "$work"/*.err; do [ -e "$f" ] && { echo "== $f" >&2; tail -20 "$f" >&2; }; done
+# The busy loop too (it is killed once the run ends).
+kinds="$kinds|cpu-hog"
+on_fail() {
+  for f in "$work"/*.out "$work"/*.err; do [ -e "$f" ] && { echo "== $f"; tail -20 "$f"; }; done
   [ -e "$work/lab.db" ] && sqlite3 "$work/lab.db" \
-    "select id, round, attempt, verdict, reasons, server_foreign_cpu_pct, server_foreign_cpu_max_pct, server_busy_pct, server_top_foreign from windows" >&2
-  exit 1
+    "select id, round, attempt, verdict, reasons, server_foreign_cpu_pct, server_foreign_cpu_max_pct, server_busy_pct, server_top_foreign from windows"
 }
-passed=0
-check() { echo "ok: $*"; passed=$((passed + 1)); }
 sql() { sqlite3 "$work/lab.db" "$1"; }
 
-# Every process of this test: its command line names the work directory (the database, the
-# target's symlink, the busy loop) or one of the labs it started (--parent-pid).
-left_behind() {
-  local p cmd lab
-  for p in /proc/[0-9]*; do
-    cmd=$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null) || continue
-    if [[ "$cmd" == *"$work"* ]]; then echo -n "${p#/proc/}($cmd) "; continue; fi
-    for lab in "${labs[@]}"; do
-      [[ "$cmd" == *"--parent-pid $lab "* ]] && echo -n "${p#/proc/}($cmd) "
-    done
-  done
-  return 0
-}
 # Waits until the machine has been quiet (under 15% of one core busy) for 1.5 s running, or
 # until the deadline: the gaps between a build's compiler runs are not quiet.
 wait_for_quiet() {  # wait_for_quiet DEADLINE
@@ -91,10 +68,9 @@ TOML
 # --- every window measured beside a busy loop on the server's CPU ----------------------------
 taskset -c 0 "$work/cpu-hog" -c 'while :; do :; done' &
 hog=$!
-pids+=($hog)
-"$bin/benchlab" run "$work/foreign.toml" --db "$work/lab.db" > "$work/run.out" 2> "$work/run.err" &
-labs+=($!)
-wait "${labs[0]}" || fail "benchlab run exited $?"
+track $hog
+"$bin/benchlab" run "$work/foreign.toml" --db "$work/lab.db" > "$work/run.out" 2> "$work/run.err" ||
+  fail "benchlab run exited $?"
 kill -9 "$hog"
 wait "$hog" 2>/dev/null || true
 
@@ -134,9 +110,8 @@ tries=0
 while :; do
   wait_for_quiet "$deadline"
   tries=$((tries + 1))
-  "$bin/benchlab" rerun "$id" --db "$work/lab.db" > "$work/rerun.out" 2> "$work/rerun.err" &
-  labs+=($!)
-  wait "${labs[-1]}" || fail "benchlab rerun exited $?"
+  "$bin/benchlab" rerun "$id" --db "$work/lab.db" > "$work/rerun.out" 2> "$work/rerun.err" ||
+    fail "benchlab rerun exited $?"
   grep -q "^re-running 1 window(s) of foreign" "$work/rerun.out" || fail "rerun's first line"
   [ "$(sql "select count(*) from windows")" -eq $((3 + tries)) ] ||
     fail "re-run $tries should add exactly one row"
@@ -162,8 +137,6 @@ after=$(sql "select $columns from windows where round != 2 order by id")
   fail "a re-run request or a claim is left over"
 check "every other window is untouched: same ids, attempts and figures, no new rows"
 
-sleep 0.2
-left=$(left_behind)
-[ -z "$left" ] || fail "processes left behind: $left"
+expect_none_left "benchlab run, benchlab rerun and the busy loop"
 check "no process left running"
 echo "$passed checks passed"

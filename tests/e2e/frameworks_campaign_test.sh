@@ -6,7 +6,7 @@
 # 200 to everything must be skipped by the same gate, so the gate is seen to bite. One round,
 # 300 ms windows, gates in warn mode (the shared CI machine's neighbours are not under test).
 # Usage: frameworks_campaign_test.sh BIN_DIR SOURCE_DIR (exit 77: skipped, no Node.js 20+)
-set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 bin=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 fw="$src/examples/frameworks"
@@ -17,19 +17,10 @@ if [ -z "$node_bin" ] || ! "$node_bin" -e 'process.exit(+process.versions.node.s
   exit 77
 fi
 
-work=$(mktemp -d /tmp/benchlab-frameworks-XXXXXX)
-trap 'rm -rf "$work"' EXIT
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-passed=0
-check() { echo "ok: $*"; passed=$((passed + 1)); }
-
 "$fw/install.sh" > "$work/install.log" 2>&1 || { cat "$work/install.log"; fail "npm ci in $fw"; }
 
-# Processes a run starts (the apps and benchlab's daemons), to tell which ones it left behind.
-ours() { { pgrep -f -- "$fw/" ; pgrep -x benchlab; } | sort || true; }
-before=$(ours)
-left_behind() { comm -13 <(echo "$before") <(ours) | tr '\n' ' '; }
+# The apps run on node (Bun's on bun).
+kinds="$kinds|node|bun"
 
 # `node` is found in the agent's PATH, as in the example campaigns; the scenarios and negatives
 # are node.toml's own, from its contract section to the end.
@@ -102,9 +93,7 @@ grep -q '^| node (baseline) ' "$work/report.md" || { cat "$work/report.md"; fail
 grep -q '^| express ' "$work/report.md" || { cat "$work/report.md"; fail "report: express"; }
 check "the report names both targets"
 
-sleep 0.2
-left=$(left_behind)
-[ -z "$left" ] || fail "processes left behind: $left"
+expect_none_left "benchlab run"
 check "no process left running"
 
 echo "$passed passed, 0 failed"

@@ -7,7 +7,7 @@
 # ci). Apps run as a benchlab agent runs them: only PORT and NODE_ENV in their environment.
 # Bun's apps are skipped, saying so, only when the Bun binary from npm cannot run here.
 # Usage: frameworks_contract_test.sh BIN_DIR SOURCE_DIR (exit 77: skipped, no Node.js 20+)
-set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 src=$(cd "$2" && pwd)
 fw="$src/examples/frameworks"
 
@@ -17,19 +17,8 @@ if [ -z "$node_bin" ] || ! "$node_bin" -e 'process.exit(+process.versions.node.s
   exit 77
 fi
 
-work=$(mktemp -d /tmp/benchlab-frameworks-XXXXXX)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-passed=0
+kinds="$kinds|node|bun"
 failed=0
-check() { echo "ok: $*"; passed=$((passed + 1)); }
 
 "$fw/install.sh" > "$work/install.log" 2>&1 || { cat "$work/install.log"; fail "npm ci in $fw"; }
 check "the apps' packages are installed (npm ci)"
@@ -55,7 +44,7 @@ check_app() {
   log="$work/$name.log"
   env -i PORT="$port" NODE_ENV=production "$runtime" "$fw/$script" > "$log" 2>&1 &
   pid=$!
-  pids+=("$pid")
+  track "$pid"
   if ! python3 "$fw/contract_check.py" "http://127.0.0.1:$port" --wait 20 "$@" > "$work/$name.out" 2>&1; then
     sed "s/^/  $name: /" "$work/$name.out" "$log" >&2
     echo "FAIL: $name does not answer the contract" >&2
@@ -89,7 +78,8 @@ port=$(free_port)
 env -i PORT="$port" "$node_bin" -e '
   require("http").createServer((req, res) => res.end("{\"status\":\"ok\"}")).listen(process.env.PORT)
 ' > "$work/impostor.log" 2>&1 &
-pids+=($!)
+impostor=$!
+track $impostor
 set +e
 python3 "$fw/contract_check.py" "http://127.0.0.1:$port" --wait 20 > "$work/impostor.out" 2>&1
 status=$?
@@ -98,13 +88,12 @@ set -e
 grep -q '^FAIL json (GET /json): body: expected' "$work/impostor.out" || fail "impostor: no body diff"
 check "the checker refuses a server that does not answer the contract"
 
-started=("${pids[@]}")
-cleanup
-pids=()
-left=""
-for pid in "${started[@]}"; do kill -0 "$pid" 2>/dev/null && left="$left $pid"; done
-[ -z "$left" ] || fail "processes left behind:$left"
-check "no app left running (${#started[@]} started)"
+started=${#tracked[@]}
+kill "$impostor"
+wait "$impostor" 2>/dev/null || true
+tracked=()
+expect_none_left "the apps"
+check "no app left running ($started started)"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

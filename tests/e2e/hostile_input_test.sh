@@ -6,23 +6,8 @@
 # to a non-UTF-8 URL; a target's secret environment value is absent from the reports, the API
 # and the database file, which is created 0600.
 # Usage: hostile_input_test.sh BIN_DIR SOURCE_DIR
-set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 bin=$(cd "$1" && pwd)
-work=$(mktemp -d /tmp/benchlab-hostile-XXXXXX)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do echo "== $f" >&2; tail -5 "$f" >&2; done; exit 1; }
-passed=0
-check() { echo "ok: $*"; passed=$((passed + 1)); }
-wait_for() {  # wait_for SECONDS COMMAND...
-  local deadline=$((SECONDS + $1)); shift
-  until "$@"; do [ "$SECONDS" -lt "$deadline" ] || return 1; sleep 0.05; done
-}
 # expect_exit CODE OUTFILE COMMAND...: runs COMMAND, its stdout and stderr to OUTFILE.
 expect_exit() {
   local want=$1 out=$2; shift 2
@@ -50,9 +35,9 @@ umask 022  # the database must be private whatever the caller's umask
 "$bin/benchlab" coordinator --listen 127.0.0.1:0 --db "$work/lab.db" --port-file "$work/port" \
   --http 127.0.0.1:0 --http-port-file "$work/http-port" --max-windows 1000 \
   2> "$work/coordinator.log" &
-pids+=($!)
-wait_for 10 test -s "$work/port" || fail "coordinator did not start"
-wait_for 10 test -s "$work/http-port" || fail "dashboard did not start"
+track $!
+wait_until 10 "the coordinator's port file" test -s "$work/port"
+wait_until 10 "the dashboard's port file" test -s "$work/http-port"
 port=$(cat "$work/port")
 http=$(cat "$work/http-port")
 expect_exit 2 "$work/submit-deep.out" \
@@ -134,8 +119,9 @@ done
 [ "$(stat -c %a "$work/lab.db")" = 600 ] || fail "the coordinator's database is not 0600"
 "$bin/benchlab" coordinator --listen 127.0.0.1:0 --db "$work/secret.db" --port-file "$work/port2" \
   --http 127.0.0.1:0 --http-port-file "$work/http-port2" 2> "$work/coordinator2.log" &
-pids+=($!)
-wait_for 10 test -s "$work/http-port2" || fail "second dashboard did not start"
+track $!
+wait_until 10 "the second coordinator's port file" test -s "$work/port2"
+wait_until 10 "the second dashboard's port file" test -s "$work/http-port2"
 curl -sf "http://127.0.0.1:$(cat "$work/http-port2")/api/v1/campaigns/secret" > "$work/api.json" ||
   fail "GET the campaign"
 ! grep -q "$secret" "$work/api.json" || fail "the secret is served by the API"

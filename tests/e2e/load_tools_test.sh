@@ -5,17 +5,11 @@
 # unavailable, and the report puts benchlab beside each tool. Skipped (77) when wrk or h2load is
 # not installed (make test installs both).
 # Usage: load_tools_test.sh BIN_DIR SOURCE_DIR
-set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 bin=$(cd "$1" && pwd)
 for tool in wrk h2load; do
   command -v "$tool" > /dev/null || { echo "SKIP: $tool is not installed"; exit 77; }
 done
-work=$(mktemp -d /tmp/benchlab-e2e-XXXXXX)
-trap 'rm -rf "$work"' EXIT
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-passed=0
-check() { echo "ok: $*"; passed=$((passed + 1)); }
 
 cat > "$work/tools.toml" <<TOML
 name = "tools"

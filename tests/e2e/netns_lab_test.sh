@@ -10,7 +10,7 @@
 # gate is off (the three hosts share one machine's CPUs); the others judge the window as usual.
 # Skips (exit 77) where the machine cannot create network namespaces.
 # Usage: netns_lab_test.sh BIN_DIR SOURCE_DIR
-set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 bin=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 lab=$src/deploy/netns-lab.sh
@@ -25,48 +25,10 @@ server_addr=10.77.0.2 load_addr=10.77.0.3
 # Unique agent names: a starting agent stops processes left by earlier agents of its name.
 server_agent=netns-server-$$
 load_agent=netns-load-$$
-work=$(mktemp -d /tmp/benchlab-netns-XXXXXX)
-pids=()
 lab_up=0
-any_alive() {  # a zombie (exited, not yet waited for) does not count
-  local pid stat
-  for pid; do
-    stat=$(cat "/proc/$pid/stat" 2> /dev/null) || continue
-    stat=${stat##*) }
-    [ "${stat:0:1}" = Z ] || return 0
-  done
-  return 1
-}
-cleanup() {
-  local status=$?
-  if [ ${#pids[@]} -gt 0 ]; then
-    kill -TERM "${pids[@]}" 2> /dev/null || true
-    local deadline=$((SECONDS + 5))
-    while any_alive "${pids[@]}" && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
-    kill -KILL "${pids[@]}" 2> /dev/null || true
-    for pid in "${pids[@]}"; do wait "$pid" 2> /dev/null || true; done
-  fi
-  # down also stops anything still inside the namespaces (a target the agent left, say).
-  if [ "$lab_up" -eq 1 ]; then "$lab" down --prefix "$prefix" || status=1; fi
-  rm -rf "$work"
-  exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-fail() {
-  echo "FAIL: $*" >&2
-  for f in "$work"/*.log "$work"/*.out; do
-    if [ -e "$f" ]; then echo "== $f" >&2; tail -8 "$f" >&2; fi
-  done
-  exit 1
-}
-passed=0
-check() { echo "ok: $*"; passed=$((passed + 1)); }
-wait_for() {  # wait_for SECONDS COMMAND...
-  local deadline=$((SECONDS + $1)); shift
-  until "$@"; do [ "$SECONDS" -lt "$deadline" ] || return 1; sleep 0.05; done
-}
+# down also stops anything still inside the namespaces (a target the agent left, say).
+on_exit() { [ "$lab_up" -eq 0 ] || "$lab" down --prefix "$prefix"; }
+on_fail() { for f in "$work"/*.out; do [ ! -e "$f" ] || { echo "== $f"; tail -8 "$f"; }; done; }
 # Daemons are started with `ip netns exec` itself (it execs, so $! is the daemon), never through a
 # function, whose subshell would stand between the test and the daemon.
 in_ns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
@@ -91,8 +53,9 @@ check "the lab is up: three namespaces, one address each"
 # --- the fleet ----------------------------------------------------------------------------------
 ip netns exec "$coord_ns" "$bin/benchlab" coordinator --listen "$coord" --db "$work/lab.db" \
   --port-file "$work/port" 2> "$work/coordinator.log" &
-pids+=($!)
-wait_for 10 test -s "$work/port" || fail "the coordinator did not start"
+coordinator=$!
+track $coordinator
+wait_until 10 "the coordinator's port file" test -s "$work/port"
 
 # The target listens on every address of the server namespace: the agent probes readiness on
 # 127.0.0.1 (agent/target_runner.cc), so a target bound to 10.77.0.2 alone never gets ready.
@@ -120,14 +83,18 @@ run_root = "$work/load-runs"
 TOML
 ip netns exec "$server_ns" "$bin/benchlab" agent --config "$work/server.toml" \
   2> "$work/server.log" &
-pids+=($!)
+server=$!
 ip netns exec "$load_ns" "$bin/benchlab" agent --config "$work/load.toml" 2> "$work/load.log" &
-pids+=($!)
-registered() { grep -q "agent $1 registered from $2:7701" "$work/coordinator.log"; }
-wait_for 15 registered "$server_agent" "$server_addr" ||
-  fail "the server agent did not register from $server_addr"
-wait_for 15 registered "$load_agent" "$load_addr" ||
-  fail "the load agent did not register from $load_addr"
+load=$!
+track $server $load
+# The coordinator lists an agent with the address it registered from.
+registered() {
+  in_ns "$coord_ns" "$bin/benchlab" agents --coordinator "$coord" | awk -v name="$1" \
+    -v address="$2:7701" '$1 == name && $5 == address { found = 1 } END { exit !found }'
+}
+wait_until 15 "the server agent to register from $server_addr" \
+  registered "$server_agent" "$server_addr"
+wait_until 15 "the load agent to register from $load_addr" registered "$load_agent" "$load_addr"
 check "the coordinator has both agents at their namespaces' addresses"
 
 cat > "$work/campaign.toml" <<TOML
@@ -197,9 +164,10 @@ check "the load crossed the lab's network ($requests requests measured," \
   "$load_tx packets out of the load host's eth0, none on its loopback)"
 
 # --- stopping -----------------------------------------------------------------------------------
-for pid in "${pids[@]}"; do kill -TERM "$pid"; done
-for pid in "${pids[@]}"; do wait "$pid" || fail "a daemon exited non-zero after SIGTERM"; done
-pids=()
+daemons=("$coordinator" "$server" "$load")
+for pid in "${daemons[@]}"; do kill -TERM "$pid"; done
+for pid in "${daemons[@]}"; do wait "$pid" || fail "a daemon exited non-zero after SIGTERM"; done
+tracked=()
 for ns in "$coord_ns" "$server_ns" "$load_ns"; do
   left=$(ip netns pids "$ns" | tr '\n' ' ')
   [ -z "$left" ] || fail "processes left in $ns: $left"

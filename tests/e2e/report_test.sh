@@ -4,14 +4,8 @@
 # a JSON run of record and CSV, each checked by a parser; the database is left unchanged; a
 # missing campaign, a missing database file and an unknown format exit 2 with one line.
 # Usage: report_test.sh BIN_DIR SOURCE_DIR
-set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 bin=$(cd "$1" && pwd)
-work=$(mktemp -d /tmp/benchlab-e2e-XXXXXX)
-trap 'rm -rf "$work"' EXIT
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-passed=0
-check() { echo "ok: $*"; passed=$((passed + 1)); }
 
 cat > "$work/tiny.toml" <<TOML
 name = "tiny-report"
@@ -121,9 +115,10 @@ cp "$db" "$work/served.db"
 "$bin/benchlab" coordinator --db "$work/served.db" --listen 127.0.0.1:0 --port-file "$work/grpc.port" \
   --http 127.0.0.1:0 --http-port-file "$work/http.port" 2> "$work/coordinator.err" &
 coordinator=$!
-trap 'kill $coordinator 2>/dev/null || true; wait $coordinator 2>/dev/null || true; rm -rf "$work"' EXIT
-for _ in $(seq 100); do [ -s "$work/grpc.port" ] && [ -s "$work/http.port" ] && break; sleep 0.1; done
-[ -s "$work/http.port" ] || { cat "$work/coordinator.err"; fail "the coordinator did not start"; }
+track $coordinator
+on_fail() { [ ! -f "$work/coordinator.err" ] || tail -8 "$work/coordinator.err"; }
+wait_until 10 "the coordinator's port file" test -s "$work/grpc.port"
+wait_until 10 "the dashboard's port file" test -s "$work/http.port"
 address="127.0.0.1:$(cat "$work/grpc.port")"
 for format in md json csv; do
   "$bin/benchlab" report tiny-report --coordinator "$address" --format "$format" \
@@ -159,6 +154,7 @@ PY
 check "the HTTP API serves the same run of record, the window and its histogram"
 kill "$coordinator"
 wait "$coordinator" || true
+tracked=()
 
 # --- bad input ------------------------------------------------------------------------------
 set +e

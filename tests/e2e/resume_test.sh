@@ -4,23 +4,10 @@
 # database finds the cut window failed (coordinator_restart from its claim, or agent_lost when
 # an agent died first), measures it again and finishes the rest, measuring nothing twice. The killed run's daemons die with it.
 # Usage: resume_test.sh BIN_DIR SOURCE_DIR
-set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 bin=$(cd "$1" && pwd)
-work=$(mktemp -d /tmp/benchlab-resume-XXXXXX)
-run_pid=
-cleanup() {
-  [[ -n "$run_pid" ]] && kill -9 "$run_pid" 2>/dev/null || true
-  [[ -n "${KEEP:-}" ]] || rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; [[ -f "$work/run1.out" ]] && tail -5 "$work/run1.out" >&2; exit 1; }
-passed=0
-check() { echo "ok: $*"; passed=$((passed + 1)); }
-wait_for() {  # wait_for SECONDS COMMAND...
-  local deadline=$((SECONDS + $1)); shift
-  until "$@"; do [ "$SECONDS" -lt "$deadline" ] || return 1; sleep 0.05; done
-}
-sql() { sqlite3 "$work/r.db" "$1"; }
+on_fail() { [[ ! -f "$work/run1.out" ]] || tail -5 "$work/run1.out"; }
+sql() { sqlite3 -cmd ".timeout 5000" "$work/r.db" "$1"; }
 
 cat > "$work/resume.toml" <<TOML
 name = "resume"
@@ -44,14 +31,20 @@ TOML
 
 "$bin/benchlab" run "$work/resume.toml" --db "$work/r.db" > "$work/run1.out" 2>&1 &
 run_pid=$!
-# Kill it while a window runs: one window stored, the next one claimed.
+track $run_pid
+# Kill it while a window runs: one window stored, the next one claimed and its target running
+# (the previous window's target is stopped before that window is stored).
 claimed() { [[ "$(sql "SELECT count(*) FROM windows" 2>/dev/null || echo 0)" -ge 1 ]] &&
-            [[ "$(sql "SELECT count(*) FROM window_claims" 2>/dev/null || echo 0)" -ge 1 ]]; }
-wait_for 60 claimed || fail "no window was claimed after the first one was stored"
-sleep 0.3
+            [[ "$(sql "SELECT count(*) FROM window_claims" 2>/dev/null || echo 0)" -ge 1 ]] &&
+            pgrep -s "$session" -x hello-server; }
+wait_until 60 "a window in flight after the first one was stored" claimed
 kill -9 "$run_pid"
 wait "$run_pid" 2>/dev/null || true
-run_pid=
+tracked=()
+# The lab's daemons die with the run (PR_SET_PDEATHSIG); the database is read once they are gone.
+gone() { ! pgrep -s "$session" -f "benchlab (coordinator|agent) .*--parent-pid"; }
+wait_until 10 "the killed run's daemons to exit" gone
+check "the killed run's daemons died with it"
 # The window cut: still claimed (the coordinator died first), or already stored as failed (an
 # agent died first, was cancelled while stopping, and the coordinator stored that before dying).
 cut=$(sql "SELECT round FROM window_claims UNION SELECT round FROM windows WHERE verdict = 'failed'
@@ -59,10 +52,6 @@ cut=$(sql "SELECT round FROM window_claims UNION SELECT round FROM windows WHERE
 [[ "$(sql "SELECT state FROM campaigns WHERE name = 'resume'")" == running ]] ||
   fail "the campaign should be left running"
 check "killed mid-window: round $cut claimed, campaign left running"
-# The lab's daemons die with the run (PR_SET_PDEATHSIG).
-gone() { ! pgrep -f "benchlab (coordinator|agent) .*--parent-pid" >/dev/null; }
-wait_for 10 gone || fail "the killed run's daemons are still running"
-check "the killed run's daemons died with it"
 
 set +e
 "$bin/benchlab" run "$work/resume.toml" --db "$work/r.db" --resume > "$work/run2.out" 2>&1

@@ -4,26 +4,9 @@
 # file:line error and exit status 2; the daemons (coordinator, two agents, submit --wait,
 # windows) do the same campaign by hand.
 # Usage: run_test.sh BIN_DIR SOURCE_DIR
-set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 bin=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
-work=$(mktemp -d /tmp/benchlab-e2e-XXXXXX)
-daemons=()
-cleanup() {
-  for pid in "${daemons[@]}"; do kill "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-passed=0
-check() { echo "ok: $*"; passed=$((passed + 1)); }
-
-# Processes of the kinds a run starts, so that the test can tell which ones it left behind.
-ours() { { pgrep -x nginx; pgrep -x hello-server; pgrep -x benchlab; } | sort || true; }
-before=$(ours)
-# New processes of those kinds, not there when the test began (ones that ended are fine).
-left_behind() { comm -13 <(echo "$before") <(ours) | tr '\n' ' '; }
 
 cp "$src/examples/nginx.conf.in" "$work/"
 cat > "$work/tiny.toml" <<TOML
@@ -76,9 +59,7 @@ mode=$(sqlite3 "$work/run.db" "pragma journal_mode")
 [ "$mode" = "wal" ] || fail "journal mode $mode"
 check "the database holds every window with its figures"
 
-sleep 0.2
-left=$(left_behind)
-[ -z "$left" ] || fail "processes left behind: $left"
+expect_none_left "benchlab run"
 check "no process left running"
 
 "$bin/benchlab" windows --db "$work/run.db" > "$work/windows.out"
@@ -105,6 +86,39 @@ grep -q "^$work/bad.toml:4: matrix.connections\[0\]: expected" "$work/bad.err" |
 [ ! -e "$work/bad.db" ] || fail "a bad campaign must not create a database"
 check "a bad campaign gets a one-line file:line error and exit 2"
 
+# A lab that cannot start still says where its logs are: the server agent's registration is
+# refused (its target's version line is over the coordinator's 256 bytes), so the agents never
+# all register and the run gives up.
+cat > "$work/no-lab.toml" <<TOML
+name = "no-lab"
+baseline = "hello-server"
+[matrix]
+connections = [4]
+rounds = 1
+warmup = "100ms"
+duration = "300ms"
+[[target]]
+name = "hello-server"
+command = ["$bin/hello-server", "--port", "{port}"]
+version = ["/bin/sh", "-c", "printf 'v%0300d\\\\n' 0"]
+[[scenario]]
+name = "hello"
+path = "/"
+expect = { status = 200, body = "hello\n" }
+TOML
+set +e
+"$bin/benchlab" run "$work/no-lab.toml" --db "$work/no-lab.db" > /dev/null 2> "$work/no-lab.err"
+status=$?
+set -e
+kept=$(sed -n 's/^benchlab run: logs kept in \(.*\)$/\1/p' "$work/no-lab.err")
+logs=0
+[[ "$kept" == /tmp/benchlab-run-* && -s "$kept/coordinator.log" ]] && logs=1
+[ -z "$kept" ] || rm -rf "$kept"
+[ "$status" -eq 1 ] || { cat "$work/no-lab.err"; fail "a lab that cannot start should exit 1, got $status"; }
+[ "$logs" -eq 1 ] ||
+  { cat "$work/no-lab.err"; fail "a run that failed to start its lab should say where its logs are"; }
+check "a lab that cannot start exits 1 and says where its logs are"
+
 for cmd in run coordinator agent submit windows load; do
   "$bin/benchlab" "$cmd" --help > /dev/null || fail "benchlab $cmd --help"
 done
@@ -113,8 +127,9 @@ check "every subcommand has --help"
 # --- the same parts as daemons ----------------------------------------------------------------
 "$bin/benchlab" coordinator --listen 127.0.0.1:0 --db "$work/daemons.db" \
   --port-file "$work/coordinator.port" 2> "$work/coordinator.log" &
-daemons+=($!)
-for _ in $(seq 100); do [ -s "$work/coordinator.port" ] && break; sleep 0.05; done
+coordinator=$!
+track $coordinator
+wait_until 10 "the coordinator's port file" test -s "$work/coordinator.port"
 port=$(cat "$work/coordinator.port")
 cat > "$work/agent-server.toml" <<TOML
 name = "server-1"
@@ -137,9 +152,10 @@ coordinator = "127.0.0.1:$port"
 state_dir = "$work/load-state"
 TOML
 "$bin/benchlab" agent --config "$work/agent-server.toml" 2> "$work/agent-server.log" &
-daemons+=($!)
+server=$!
 "$bin/benchlab" agent --config "$work/agent-load.toml" 2> "$work/agent-load.log" &
-daemons+=($!)
+load=$!
+track $server $load
 # The submitted campaign's commands are ignored: the agent runs its own catalogue.
 sed -e 's/^name = "tiny"/name = "tiny-daemons"/' "$work/tiny.toml" > "$work/tiny-daemons.toml"
 "$bin/benchlab" submit "$work/tiny-daemons.toml" --coordinator "127.0.0.1:$port" --wait \
@@ -151,12 +167,11 @@ servers=$(sqlite3 "$work/daemons.db" "select distinct server_agent || '/' || loa
 [ "$servers" = "server-1/load-1" ] || fail "windows should name their agents, got $servers"
 check "coordinator, agents and submit --wait as daemons"
 
+daemons=("$coordinator" "$server" "$load")
 for pid in "${daemons[@]}"; do kill -TERM "$pid"; done
 for pid in "${daemons[@]}"; do wait "$pid" || fail "a daemon exited non-zero after SIGTERM"; done
-daemons=()
-sleep 0.2
-left=$(left_behind)
-[ -z "$left" ] || fail "processes left behind by the daemons: $left"
+tracked=()
+expect_none_left "the daemons"
 check "daemons stop cleanly on SIGTERM"
 
 echo "$passed checks passed"
