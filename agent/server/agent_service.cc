@@ -537,41 +537,13 @@ Result<LoadOptions> AgentService::LoadOptionsFor(const v1::RunLoadRequest& req) 
   return options;
 }
 
-grpc::Status AgentService::RunLoad(grpc::ServerContext* ctx, const v1::RunLoadRequest* req,
-                                   grpc::ServerWriter<v1::RunLoadEvent>* writer) {
-  CallWatch call(*this, ctx);
-  auto checked = LoadOptionsFor(*req);
-  if (!checked.ok()) return rpc::ToGrpcStatus(checked.status());
-  LoadOptions& options = *checked;
-  options.stop = call.cancel().flag();
-  if (!req->tool().empty() && req->tool() != "benchlab") {
-    return RunExternal(*req, options, call.cancel(), writer);
-  }
+namespace {
 
-  // The load host is watched over exactly the generator's measured interval.
-  IntervalSampler host(env_, 0, identity_.sample_period, NewHostWatch(0, options.cpus));
-  bool watching = false;
-  Result<IntervalFigures> host_figures = Status::Unavailable("the load host was not watched");
-  auto result = benchlab::RunLoad(options, [&](bool measuring) {
-    if (measuring) {
-      watching = host.Begin().ok();
-    } else if (watching) {
-      host_figures = host.End();
-      watching = false;
-    }
-    v1::RunLoadEvent event;
-    event.set_kind(measuring ? v1::RunLoadEvent::MEASURE_START : v1::RunLoadEvent::MEASURE_END);
-    writer->Write(event);
-  });
-  if (watching) (void)host.End();
-  if (call.cancel().cancelled()) {
-    // Nothing is spooled: a window whose caller went away has no result to keep.
-    return rpc::ToGrpcStatus(Status::Cancelled("RunLoad cancelled: " + CancelReason(ctx)));
-  }
-  if (!result.ok()) return rpc::ToGrpcStatus(result.status());
-  v1::RunLoadEvent event;
-  event.set_kind(v1::RunLoadEvent::RESULT);
-  auto* out = event.mutable_result();
+// Runs benchlab's own generator (loadgen's RunLoad) and fills its RESULT.
+Status LoadWithGenerator(const LoadOptions& options, const MeasureMarkFn& mark,
+                         v1::LoadResult* out) {
+  auto result = RunLoad(options, mark);
+  if (!result.ok()) return result.status();
   out->set_requests(result->requests);
   out->set_duration_s(result->duration_s);
   out->set_rps(result->rps);
@@ -605,25 +577,17 @@ grpc::Status AgentService::RunLoad(grpc::ServerContext* ctx, const v1::RunLoadRe
   out->set_depth(options.depth);
   out->set_tool("benchlab");
   out->set_record_json(LoadResultToJson(*result));
-  if (host_figures.ok() && host_figures->host) {
-    HostFiguresToProto(*host_figures->host, out->mutable_host());
-  }
-  if (!req->spool_key().empty()) {
-    Status spooled = SpoolPut(req->spool_key() + ".load", req->window(), event.SerializeAsString());
-    if (!spooled.ok()) return rpc::ToGrpcStatus(spooled);
-  }
-  writer->Write(event);
-  return grpc::Status::OK;
+  return Status::Ok();
 }
 
-grpc::Status AgentService::RunExternal(const v1::RunLoadRequest& req, const LoadOptions& options,
-                                       const CancelFlag& cancel,
-                                       grpc::ServerWriter<v1::RunLoadEvent>* writer) {
+// The wrk or h2load command a RunLoad request asks for (docs/load.md, "External tools").
+Result<ExternalLoadSpec> ToolSpecFor(const v1::RunLoadRequest& req, const LoadOptions& options) {
   if (req.tool() != "wrk" && req.tool() != "h2load") {
-    return rpc::ToGrpcStatus(Status::InvalidArgument("tool: expected benchlab, wrk or h2load, got \"" + req.tool() + "\""));
+    return Status::InvalidArgument("tool: expected benchlab, wrk or h2load, got \"" + req.tool() +
+                                   "\"");
   }
   if (options.rate > 0) {
-    return rpc::ToGrpcStatus(Status::InvalidArgument(req.tool() + " measures closed loop only, not a rate"));
+    return Status::InvalidArgument(req.tool() + " measures closed loop only, not a rate");
   }
   ExternalLoadSpec spec;
   spec.tool = req.tool();
@@ -639,41 +603,21 @@ grpc::Status AgentService::RunExternal(const v1::RunLoadRequest& req, const Load
   spec.depth = options.depth;
   spec.duration_s = std::chrono::duration<double>(options.duration).count();
   spec.timeout_s = std::chrono::duration<double>(options.timeout).count();
-  std::string scratch;
-  {
-    std::lock_guard lock(mu_);
-    scratch = (std::filesystem::path(identity_.run_root) /
-               ("load-" + req.tool() + "-" + std::to_string(next_scratch_++)))
-                  .string();
-  }
-  IntervalSampler host(env_, 0, identity_.sample_period, NewHostWatch(0, options.cpus));
-  bool watching = false;
-  Result<IntervalFigures> host_figures = Status::Unavailable("the load host was not watched");
-  auto run = RunExternalLoad(
-      env_, spec, options.cpus,
-      std::chrono::duration_cast<std::chrono::milliseconds>(options.warmup), scratch,
-      [&](bool measuring) {
-        if (measuring) {
-          watching = host.Begin().ok();
-        } else if (watching) {
-          host_figures = host.End();
-          watching = false;
-        }
-        v1::RunLoadEvent event;
-        event.set_kind(measuring ? v1::RunLoadEvent::MEASURE_START
-                                 : v1::RunLoadEvent::MEASURE_END);
-        writer->Write(event);
-      },
-      &cancel);
-  if (watching) (void)host.End();
+  return spec;
+}
+
+// Runs wrk or h2load in `scratch` (removed afterwards) and fills its RESULT.
+Status LoadWithTool(SysEnv& env, const ExternalLoadSpec& spec, const LoadOptions& options,
+                    const std::string& scratch, const CancelFlag& cancel, const MeasureMarkFn& mark,
+                    v1::LoadResult* out) {
+  auto run = RunExternalLoad(env, spec, options.cpus,
+                             std::chrono::duration_cast<std::chrono::milliseconds>(options.warmup),
+                             scratch, mark, &cancel);
   std::error_code ec;
   std::filesystem::remove_all(scratch, ec);
-  if (!run.ok()) return rpc::ToGrpcStatus(run.status());
+  if (!run.ok()) return run.status();
 
   const ExternalLoadFigures& f = run->figures;
-  v1::RunLoadEvent event;
-  event.set_kind(v1::RunLoadEvent::RESULT);
-  auto* out = event.mutable_result();
   out->set_tool(spec.tool);
   out->set_requests(f.requests);
   out->set_duration_s(f.duration_s);
@@ -728,6 +672,71 @@ grpc::Status AgentService::RunExternal(const v1::RunLoadRequest& req, const Load
       {"output", run->output},
   };
   out->set_record_json(record.dump());
+  return Status::Ok();
+}
+
+}  // namespace
+
+grpc::Status AgentService::RunLoad(grpc::ServerContext* ctx, const v1::RunLoadRequest* req,
+                                   grpc::ServerWriter<v1::RunLoadEvent>* writer) {
+  CallWatch call(*this, ctx);
+  auto checked = LoadOptionsFor(*req);
+  if (!checked.ok()) return rpc::ToGrpcStatus(checked.status());
+  LoadOptions& options = *checked;
+  options.stop = call.cancel().flag();
+  const CancelFlag& cancel = call.cancel();
+  if (req->tool().empty() || req->tool() == "benchlab") {
+    return MeasureLoad(ctx, *req, options.cpus, cancel, writer,
+                       [&](const MeasureMarkFn& mark, v1::LoadResult* out) {
+                         return LoadWithGenerator(options, mark, out);
+                       });
+  }
+  auto spec = ToolSpecFor(*req, options);
+  if (!spec.ok()) return rpc::ToGrpcStatus(spec.status());
+  const std::string scratch = NewToolScratch(req->tool());
+  return MeasureLoad(ctx, *req, options.cpus, cancel, writer,
+                     [&](const MeasureMarkFn& mark, v1::LoadResult* out) {
+                       return LoadWithTool(env_, *spec, options, scratch, cancel, mark, out);
+                     });
+}
+
+std::string AgentService::NewToolScratch(const std::string& tool) {
+  std::lock_guard lock(mu_);
+  return (std::filesystem::path(identity_.run_root) /
+          ("load-" + tool + "-" + std::to_string(next_scratch_++)))
+      .string();
+}
+
+grpc::Status AgentService::MeasureLoad(grpc::ServerContext* ctx, const v1::RunLoadRequest& req,
+                                       const std::vector<int>& cpus, const CancelFlag& cancel,
+                                       grpc::ServerWriter<v1::RunLoadEvent>* writer,
+                                       const LoadProducer& produce) {
+  // The load host is watched over exactly the producer's measured interval.
+  IntervalSampler host(env_, 0, identity_.sample_period, NewHostWatch(0, cpus));
+  bool watching = false;
+  Result<IntervalFigures> host_figures = Status::Unavailable("the load host was not watched");
+  v1::RunLoadEvent event;
+  event.set_kind(v1::RunLoadEvent::RESULT);
+  v1::LoadResult* out = event.mutable_result();
+  Status produced = produce(
+      [&](bool measuring) {
+        if (measuring) {
+          watching = host.Begin().ok();
+        } else if (watching) {
+          host_figures = host.End();
+          watching = false;
+        }
+        v1::RunLoadEvent edge;
+        edge.set_kind(measuring ? v1::RunLoadEvent::MEASURE_START : v1::RunLoadEvent::MEASURE_END);
+        writer->Write(edge);
+      },
+      out);
+  if (watching) (void)host.End();
+  if (cancel.cancelled()) {
+    // Nothing is spooled: a window whose caller went away has no result to keep.
+    return rpc::ToGrpcStatus(Status::Cancelled("RunLoad cancelled: " + CancelReason(ctx)));
+  }
+  if (!produced.ok()) return rpc::ToGrpcStatus(produced);
   if (host_figures.ok() && host_figures->host) {
     HostFiguresToProto(*host_figures->host, out->mutable_host());
   }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -63,9 +64,6 @@ class AgentService final : public v1::Agent::Service {
                                 v1::CheckConformanceReply* reply) override;
   grpc::Status RunLoad(grpc::ServerContext* ctx, const v1::RunLoadRequest* req,
                        grpc::ServerWriter<v1::RunLoadEvent>* writer) override;
-  // RunLoad with wrk or h2load instead of benchlab's generator (docs/load.md, "External tools").
-  grpc::Status RunExternal(const v1::RunLoadRequest& req, const LoadOptions& options,
-                           const CancelFlag& cancel, grpc::ServerWriter<v1::RunLoadEvent>* writer);
   grpc::Status Mark(grpc::ServerContext* ctx, const v1::MarkRequest* req,
                     v1::MarkReply* reply) override;
   grpc::Status CheckHost(grpc::ServerContext* ctx, const v1::CheckHostRequest* req,
@@ -122,6 +120,21 @@ class AgentService final : public v1::Agent::Service {
   // A RunLoad request checked (limits, request head, allowed target) and made load options.
   Result<LoadOptions> LoadOptionsFor(const v1::RunLoadRequest& req);
   std::unique_ptr<HostWatch> NewHostWatch(pid_t target, const std::vector<int>& cpus);
+  // What makes one RunLoad's load, benchlab's generator or wrk or h2load: it runs the load,
+  // calls `mark(true)` just before the measured interval and `mark(false)` just after it, and
+  // fills `out` with what it measured.
+  using LoadProducer = std::function<Status(const MeasureMarkFn& mark, v1::LoadResult* out)>;
+  // RunLoad's one path around whatever produces the load: the load host is watched on `cpus`
+  // over the measured interval, MEASURE_START and MEASURE_END are streamed at its edges, a
+  // cancelled call ends CANCELLED with nothing spooled, a producer's error ends the call, and
+  // the result (with the host's figures) is spooled under req.spool_key() + ".load" and the
+  // window token before the RESULT event is written.
+  grpc::Status MeasureLoad(grpc::ServerContext* ctx, const v1::RunLoadRequest& req,
+                           const std::vector<int>& cpus, const CancelFlag& cancel,
+                           grpc::ServerWriter<v1::RunLoadEvent>* writer,
+                           const LoadProducer& produce);
+  // A scratch directory name below the run root for one run of an external tool.
+  std::string NewToolScratch(const std::string& tool);
   Status SpoolPut(const std::string& key, const std::string& window, const std::string& bytes);
 
   SysEnv& env_;

@@ -1,7 +1,7 @@
 // AgentService over real gRPC on loopback, against a small HTTP server that counts connections:
 // what the agent refuses (hosts outside allowed_targets, malformed request heads, calls over
-// its limits, another window's targets and results) and how fast load stops when its caller
-// goes away.
+// its limits, another window's targets and results), how fast load stops when its caller
+// goes away, and that benchlab's generator, wrk and h2load stream, spool and stop alike.
 #include "agent/server/agent_service.h"
 
 #include <grpcpp/client_context.h>
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "agent/orphans.h"
@@ -50,7 +51,27 @@ class AgentServiceTest : public ::testing::Test {
       server_->Wait();
     }
     service_.reset();
+    if (!saved_path_.empty()) setenv("PATH", saved_path_.c_str(), 1);
     fs::remove_all(dir_);
+  }
+
+  // Stand-ins for wrk and h2load, found first in PATH: each prints a real output of its tool
+  // (tests/unit/agent/testdata) after 300 ms, or with `hang` sleeps 30 s and prints nothing.
+  void FakeTools(bool hang) {
+    const std::string bin = dir_ + "/tools";
+    fs::create_directory(bin);
+    const std::string testdata = std::string(BENCHLAB_SOURCE_DIR) + "/tests/unit/agent/testdata/";
+    for (const auto& [tool, output] :
+         {std::pair<std::string, std::string>{"wrk", "wrk-4.1-latency.txt"},
+          {"h2load", "h2load-1.52.txt"}}) {
+      const std::string script = bin + "/" + tool;
+      std::ofstream(script) << "#!/bin/sh\n"
+                            << (hang ? "exec sleep 30\n"
+                                     : "sleep 0.3\ncat '" + testdata + output + "'\n");
+      fs::permissions(script, fs::perms::owner_all);
+    }
+    saved_path_ = getenv("PATH") != nullptr ? getenv("PATH") : "/usr/bin:/bin";
+    setenv("PATH", (bin + ":" + saved_path_).c_str(), 1);
   }
 
   AgentIdentity Identity() {
@@ -173,6 +194,7 @@ class AgentServiceTest : public ::testing::Test {
   }
 
   std::string dir_;
+  std::string saved_path_;  // PATH before FakeTools
   std::unique_ptr<AgentService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<v1::Agent::Stub> stub_;
@@ -477,6 +499,87 @@ TEST_F(AgentServiceTest, AFullSpoolFailsTheWindowAndKeepsWhatItHolds) {
   ASSERT_EQ(records->size(), 1u);
   EXPECT_EQ((*records)[0].key, "old");
 }
+
+// --- every kind of load ----------------------------------------------------------------------
+
+// benchlab's own generator, wrk and h2load (stand-ins: FakeTools) take one path through RunLoad.
+class AgentServiceLoadKindTest : public AgentServiceTest,
+                                 public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(AgentServiceLoadKindTest, StreamsStartEndThenResultAndSpoolsItUnderItsWindow) {
+  FakeTools(/*hang=*/false);
+  Serve(Identity());
+  auto spool = Spool::Open(dir_ + "/spool");
+  ASSERT_TRUE(spool.ok());
+  service_->SetSpool(std::move(spool).value());
+  v1::RunLoadRequest load = Load(http_->port());
+  load.set_tool(GetParam());
+  load.set_spool_key("9-hello-hello-c4-r1-a1");
+  load.set_window(kWindowA);
+
+  grpc::ClientContext ctx;
+  Deadline(ctx);
+  auto reader = stub_->RunLoad(&ctx, load);
+  std::vector<v1::RunLoadEvent> events;
+  for (v1::RunLoadEvent event; reader->Read(&event);) events.push_back(event);
+  grpc::Status status = reader->Finish();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].kind(), v1::RunLoadEvent::MEASURE_START);
+  EXPECT_EQ(events[1].kind(), v1::RunLoadEvent::MEASURE_END);
+  ASSERT_EQ(events[2].kind(), v1::RunLoadEvent::RESULT);
+  const v1::LoadResult& result = events[2].result();
+  EXPECT_EQ(result.tool(), GetParam());
+  EXPECT_GT(result.requests(), 0u);
+  EXPECT_FALSE(result.record_json().empty());
+  EXPECT_TRUE(result.has_host()) << "the load host was watched over the measured interval";
+
+  auto records = service_->spool()->Page("", UINT64_MAX);
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->size(), 1u);
+  EXPECT_EQ((*records)[0].key, "9-hello-hello-c4-r1-a1.load");
+  EXPECT_EQ((*records)[0].window, kWindowA);
+  EXPECT_EQ((*records)[0].payload, events[2].SerializeAsString()) << "the RESULT event as sent";
+}
+
+TEST_P(AgentServiceLoadKindTest, ALoadCancelledMidwayEndsCancelledAndSpoolsNothing) {
+  FakeTools(/*hang=*/true);
+  Serve(Identity());
+  auto spool = Spool::Open(dir_ + "/spool");
+  ASSERT_TRUE(spool.ok());
+  service_->SetSpool(std::move(spool).value());
+  v1::RunLoadRequest load = Load(http_->port(), 30000);
+  load.set_tool(GetParam());
+  load.set_spool_key("10-hello-hello-c4-r1-a1");
+  load.set_window(kWindowA);
+
+  grpc::ClientContext ctx;
+  Deadline(ctx, milliseconds(60000));
+  auto reader = stub_->RunLoad(&ctx, load);
+  v1::RunLoadEvent event;
+  ASSERT_TRUE(reader->Read(&event));
+  EXPECT_EQ(event.kind(), v1::RunLoadEvent::MEASURE_START);
+  std::this_thread::sleep_for(milliseconds(200));
+  // The agent stopping cancels the call on its side, so the status read here is the agent's.
+  const auto cancelled_at = Clock::now();
+  service_->BeginShutdown();
+  std::vector<v1::RunLoadEvent::Kind> after;
+  while (reader->Read(&event)) after.push_back(event.kind());
+  grpc::Status status = reader->Finish();
+  EXPECT_LT(Clock::now() - cancelled_at, milliseconds(1000));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_EQ(status.error_message(), "RunLoad cancelled: the agent is stopping");
+  for (v1::RunLoadEvent::Kind kind : after) {
+    EXPECT_NE(kind, v1::RunLoadEvent::RESULT) << "a cancelled load sends no result";
+  }
+  auto records = service_->spool()->Page("", UINT64_MAX);
+  ASSERT_TRUE(records.ok());
+  EXPECT_TRUE(records->empty()) << "a cancelled load spools nothing";
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, AgentServiceLoadKindTest,
+                         ::testing::Values("benchlab", "wrk", "h2load"),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace benchlab
