@@ -118,7 +118,7 @@ Status WaitForAgents(Lab& lab, v1::Coordinator::Stub& stub, size_t count) {
   return Status::DeadlineExceeded("the agents did not register within 15s");
 }
 
-int Fail(const std::string& verb, const std::string& message) {
+int LabFailed(const std::string& verb, const std::string& message) {
   std::fprintf(stderr, "benchlab %s: %s\n", verb.c_str(), message.c_str());
   return 1;
 }
@@ -127,9 +127,9 @@ int Fail(const std::string& verb, const std::string& message) {
 
 int RunOnEmbeddedLab(const LabJob& job) {
   const Campaign& campaign = job.campaign;
-  auto Fail = [&](const std::string& message) { return benchlab::Fail(job.verb, message); };
+  auto fail = [&](const std::string& message) { return LabFailed(job.verb, message); };
   char tmpl[] = "/tmp/benchlab-run-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) return Fail("cannot create a work directory in /tmp");
+  if (mkdtemp(tmpl) == nullptr) return fail("cannot create a work directory in /tmp");
   std::string work_dir = tmpl;
   BlockTerminationSignals();
   // The lab, stopped when this returns: every way out of it, early ones included, comes back
@@ -142,9 +142,9 @@ int RunOnEmbeddedLab(const LabJob& job) {
     std::string port_file = work_dir + "/coordinator.port";
     auto coordinator = lab.Spawn("coordinator", {exe, "coordinator", "--listen", "127.0.0.1:0",
                                                  "--db", db, "--port-file", port_file});
-    if (!coordinator.ok()) return Fail(coordinator.status().message());
+    if (!coordinator.ok()) return fail(coordinator.status().message());
     auto port = WaitForPortFile(lab, port_file);
-    if (!port.ok()) return Fail(port.status().message());
+    if (!port.ok()) return fail(port.status().message());
     std::string address = "127.0.0.1:" + std::to_string(*port);
 
     for (const char* role : {"server", "load"}) {
@@ -160,14 +160,14 @@ int RunOnEmbeddedLab(const LabJob& job) {
       if (std::string(role) == "server") config.catalogue = campaign.targets;
       std::string path = work_dir + "/agent-" + role + ".toml";
       Status written = WriteAgentConfig(config, path);
-      if (!written.ok()) return Fail(written.message());
+      if (!written.ok()) return fail(written.message());
       auto agent = lab.Spawn(std::string(role) + " agent", {exe, "agent", "--config", path});
-      if (!agent.ok()) return Fail(agent.status().message());
+      if (!agent.ok()) return fail(agent.status().message());
     }
     auto stub = ConnectCoordinator(address);
-    if (!stub.ok()) return Fail(stub.status().message());
+    if (!stub.ok()) return fail(stub.status().message());
     Status agents = WaitForAgents(lab, **stub, 2);
-    if (!agents.ok()) return Fail(agents.message());
+    if (!agents.ok()) return fail(agents.message());
 
     int total_windows = job.total_windows;
     if (!job.submit_text.empty()) {
@@ -180,7 +180,7 @@ int RunOnEmbeddedLab(const LabJob& job) {
       grpc::ClientContext ctx;
       SetDeadlineSeconds(ctx, 10);
       grpc::Status submitted = (*stub)->SubmitCampaign(&ctx, req, &reply);
-      if (!submitted.ok()) return Fail(submitted.error_message());
+      if (!submitted.ok()) return fail(submitted.error_message());
       total_windows = reply.total_windows();
     }
     std::printf("campaign %s: %d windows, server and load agents on this machine, results in %s\n",
@@ -198,7 +198,7 @@ int RunOnEmbeddedLab(const LabJob& job) {
         status = 130;
       } else if (!outcome.ok()) {
         lab.AllAlive();
-        status = Fail(outcome.status().message());
+        status = fail(outcome.status().message());
       } else {
         status = ReportOutcome(*outcome, campaign.baseline, total_windows);
       }

@@ -686,7 +686,7 @@ grpc::Status AgentService::RunLoad(grpc::ServerContext* ctx, const v1::RunLoadRe
   options.stop = call.cancel().flag();
   const CancelFlag& cancel = call.cancel();
   if (req->tool().empty() || req->tool() == "benchlab") {
-    return MeasureLoad(ctx, *req, options.cpus, cancel, writer,
+    return WatchAndSpoolLoad(ctx, *req, options.cpus, cancel, writer,
                        [&](const MeasureMarkFn& mark, v1::LoadResult* out) {
                          return LoadWithGenerator(options, mark, out);
                        });
@@ -694,7 +694,7 @@ grpc::Status AgentService::RunLoad(grpc::ServerContext* ctx, const v1::RunLoadRe
   auto spec = ToolSpecFor(*req, options);
   if (!spec.ok()) return rpc::ToGrpcStatus(spec.status());
   const std::string scratch = NewToolScratch(req->tool());
-  return MeasureLoad(ctx, *req, options.cpus, cancel, writer,
+  return WatchAndSpoolLoad(ctx, *req, options.cpus, cancel, writer,
                      [&](const MeasureMarkFn& mark, v1::LoadResult* out) {
                        return LoadWithTool(env_, *spec, options, scratch, cancel, mark, out);
                      });
@@ -707,7 +707,7 @@ std::string AgentService::NewToolScratch(const std::string& tool) {
       .string();
 }
 
-grpc::Status AgentService::MeasureLoad(grpc::ServerContext* ctx, const v1::RunLoadRequest& req,
+grpc::Status AgentService::WatchAndSpoolLoad(grpc::ServerContext* ctx, const v1::RunLoadRequest& req,
                                        const std::vector<int>& cpus, const CancelFlag& cancel,
                                        grpc::ServerWriter<v1::RunLoadEvent>* writer,
                                        const LoadProducer& produce) {

@@ -129,7 +129,7 @@ class AgentService final : public v1::Agent::Service {
   // cancelled call ends CANCELLED with nothing spooled, a producer's error ends the call, and
   // the result (with the host's figures) is spooled under req.spool_key() + ".load" and the
   // window token before the RESULT event is written.
-  grpc::Status MeasureLoad(grpc::ServerContext* ctx, const v1::RunLoadRequest& req,
+  grpc::Status WatchAndSpoolLoad(grpc::ServerContext* ctx, const v1::RunLoadRequest& req,
                            const std::vector<int>& cpus, const CancelFlag& cancel,
                            grpc::ServerWriter<v1::RunLoadEvent>* writer,
                            const LoadProducer& produce);
