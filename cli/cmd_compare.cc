@@ -1,6 +1,6 @@
 // `benchlab compare A B`: two campaigns or runs of record, cell by cell (docs/compare.md). This
 // file finds and reads the two records (a .json file, a database, a coordinator); the comparison
-// and its formats are cli/compare.h's pure functions. Exit status as diff's: 0 compared, 1 a
+// and its formats are analysis/compare.h's pure functions. Exit status as diff's: 0 compared, 1 a
 // regression beyond --fail-on-regression, 2 trouble (bad input, an unreadable source).
 #include <algorithm>
 #include <cerrno>
@@ -14,10 +14,10 @@
 #include <optional>
 #include <sstream>
 
+#include "analysis/compare.h"
+#include "analysis/report_format.h"
 #include "cli/client.h"
 #include "cli/commands.h"
-#include "cli/compare.h"
-#include "coordinator/report/report_format.h"
 #include "coordinator/store.h"
 
 namespace benchlab {

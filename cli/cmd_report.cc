@@ -1,15 +1,15 @@
 // `benchlab report CAMPAIGN --db FILE | --coordinator HOST:PORT`: a campaign's results as
 // Markdown, a JSON run of record or CSV (docs/report.md). Reads the database, or asks a running
 // coordinator (GetReport), which makes the same text from its own; the formatting is
-// coordinator/report/report_format.h's either way.
+// analysis/report_format.h's either way.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 
+#include "analysis/report_format.h"
 #include "cli/client.h"
 #include "cli/commands.h"
-#include "coordinator/report/report_format.h"
 #include "coordinator/store.h"
 
 namespace benchlab {

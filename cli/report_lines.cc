@@ -1,6 +1,6 @@
 #include "cli/report_lines.h"
-#include "coordinator/report/report_detail.h"
-#include "coordinator/report/report_format.h"
+#include "analysis/report_detail.h"
+#include "analysis/report_format.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "coordinator/report/report_format.h"
+#include "analysis/report_format.h"
 #include "coordinator/rerun.h"
 #include "coordinator/server/agent_limits.h"
 #include "rpc/status.h"

@@ -11,8 +11,8 @@
 #include <map>
 #include <utility>
 
+#include "analysis/report_format.h"
 #include "common/histogram.h"
-#include "coordinator/report/report_format.h"
 #include "coordinator/rerun.h"
 #include "spdlog/spdlog.h"
 

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "coordinator/report/report_format.h"
+#include "analysis/report_format.h"
 #include "coordinator/server/coordinator_service.h"
 #include "coordinator/server/http_api.h"
 #include "coordinator/server/scheduler.h"

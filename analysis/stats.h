@@ -2,7 +2,8 @@
 // baseline computed round by round, rounds won, the noise floor and the verdict that respects it.
 // docs/methodology.md states the rules in plain words with a worked example. No I/O and no state:
 // every function may be called from any thread. The input is a plain value (Measurement), so
-// common/ depends on neither the store nor the protocol; the report maps WindowRows onto it.
+// the statistics depend on neither the store nor the protocol; the report
+// (analysis/report_format.cc) maps WindowRows onto it.
 #pragma once
 
 #include <array>

@@ -1,5 +1,5 @@
 // What the report's three formats share: number formatting, the stored JSON fields, and the
-// campaign analysed once (coordinator/report/report_format.cc). Internal to the report;
+// campaign analysed once (analysis/report_format.cc). Internal to the report;
 // report_format.h is its interface.
 #pragma once
 
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/report_format.h"
 #include "coordinator/campaign.h"
-#include "coordinator/report/report_format.h"
 
 namespace benchlab::report_detail {
 

@@ -1,13 +1,13 @@
 // The three outputs of `benchlab compare` (docs/compare.md): aligned text, Markdown and JSON,
-// from a RecordComparison made by cli/compare.cc.
+// from a RecordComparison made by analysis/compare.cc.
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 
-#include "cli/compare.h"
-#include "cli/compare_detail.h"
-#include "coordinator/report/report_format.h"
+#include "analysis/compare.h"
+#include "analysis/compare_detail.h"
+#include "analysis/report_format.h"
 
 namespace benchlab {
 

@@ -1,4 +1,4 @@
-#include "cli/compare.h"
+#include "analysis/compare.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "coordinator/report/report_format.h"
+#include "analysis/report_format.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The statistics of reports against hand-computed fixtures. The arithmetic is written beside each
 // expectation so a reader can check it without running anything.
-#include "common/stats.h"
+#include "analysis/stats.h"
 
 #include <gtest/gtest.h>
 

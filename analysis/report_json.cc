@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "analysis/report_detail.h"
+#include "analysis/report_format.h"
 #include "coordinator/campaign.h"
-#include "coordinator/report/report_detail.h"
-#include "coordinator/report/report_format.h"
 
 namespace benchlab {
 

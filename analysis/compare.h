@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "common/stats.h"
+#include "analysis/stats.h"
 #include "common/status.h"
 
 namespace benchlab {

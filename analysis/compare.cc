@@ -1,4 +1,4 @@
-#include "cli/compare.h"
+#include "analysis/compare.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +9,8 @@
 #include <set>
 #include <tuple>
 
-#include "cli/compare_detail.h"
-#include "coordinator/report/report_format.h"
+#include "analysis/compare_detail.h"
+#include "analysis/report_format.h"
 
 namespace benchlab {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/report/report_detail.h"
-#include "coordinator/report/report_format.h"
+#include "analysis/report_detail.h"
+#include "analysis/report_format.h"
 
 namespace benchlab {
 

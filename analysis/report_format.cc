@@ -1,4 +1,4 @@
-#include "coordinator/report/report_format.h"
+#include "analysis/report_format.h"
 
 #include <algorithm>
 #include <charconv>
@@ -11,9 +11,9 @@
 #include <tuple>
 #include <utility>
 
+#include "analysis/report_detail.h"
 #include "common/clock.h"
 #include "coordinator/campaign.h"
-#include "coordinator/report/report_detail.h"
 
 namespace benchlab {
 namespace report_detail {

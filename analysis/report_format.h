@@ -1,6 +1,6 @@
 // What `benchlab report` writes: a campaign's Markdown summary, its JSON run of record and its
 // CSV of attempts (docs/report.md documents all three). Pure functions of stored rows: no I/O,
-// no database; the statistics are common/stats.h's. Any thread may call them.
+// no database; the statistics are analysis/stats.h's. Any thread may call them.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "common/stats.h"
+#include "analysis/stats.h"
 #include "coordinator/store.h"
 
 namespace benchlab {

@@ -1,13 +1,13 @@
-// Helpers the comparison (cli/compare.cc) and its formats (cli/compare_format.cc) share: how a
-// figure, a fraction and a missing value are written. Internal to `benchlab compare`.
+// Helpers the comparison (analysis/compare.cc) and its formats (analysis/compare_format.cc)
+// share: how a figure, a fraction and a missing value are written. Internal to `benchlab compare`.
 #pragma once
 
 #include <cmath>
 #include <cstdio>
 #include <string>
 
-#include "cli/compare.h"
-#include "coordinator/report/report_format.h"
+#include "analysis/compare.h"
+#include "analysis/report_format.h"
 
 namespace benchlab::compare_detail {
 

@@ -1,4 +1,4 @@
-#include "common/stats.h"
+#include "analysis/stats.h"
 
 #include <algorithm>
 #include <cmath>
