@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "cli/progress.h"
+#include "cli/progress_mode.h"
 #include "coordinator/campaign.h"
 
 namespace benchlab {

@@ -14,17 +14,10 @@
 
 #include "benchlab/v1/common.pb.h"
 #include "benchlab/v1/coordinator.pb.h"
+#include "cli/progress_mode.h"
 #include "common/clock.h"
 
 namespace benchlab {
-
-// kAuto: kTty when stdout is a terminal, else kPlain. kOff: the window lines only.
-enum class ProgressMode { kAuto, kTty, kPlain, kOff };
-
-// "auto" | "tty" | "plain" | "off"; nullopt for anything else.
-std::optional<ProgressMode> ParseProgressMode(const std::string& text);
-// kAuto resolved for where stdout goes; any other mode is returned as it is.
-ProgressMode ResolveProgressMode(ProgressMode requested, bool stdout_is_terminal);
 
 class Progress {
  public:

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "coordinator/campaign_tables.h"
+#include "coordinator/gates_toml.h"
 
 namespace benchlab {
 namespace {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/config_fields.h"
+#include "coordinator/gates_toml.h"
 
 namespace benchlab {
 namespace {

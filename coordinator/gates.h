@@ -2,7 +2,8 @@
 // failing gate yields one reason that names the gate, the host, the measured value and the
 // threshold ("foreign_cpu: server host 212% > 25%"), so a person can see why a window was judged
 // invalid. Judging is a pure function of the window's measures and the campaign's GateConfig;
-// reading the [gates] table of a campaign file is the only part that touches TOML. Value types
+// reading the [gates] table of a campaign file (coordinator/gates_toml.h) is the only part that
+// touches TOML. Value types
 // and free functions: safe to call from any thread.
 #pragma once
 
@@ -11,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "common/config_toml.h"
 
 namespace benchlab {
 
@@ -162,11 +162,5 @@ struct GateReason {
 // dropped (212%, 7.1%, 0.7); where that would print a failing value the same as its threshold,
 // more decimals are shown ("25.04% > 25%"). The error rate always shows two decimals or more.
 std::vector<GateReason> JudgeWindow(const WindowMeasures& m, const GateConfig& config);
-
-// Reads a campaign file's [gates] table into `out`, leaving absent keys at what `out` holds.
-// Problems go to `issues` as one line each, e.g.
-//   hello.toml:13: gates.foreign_cpu_max_pct: expected a number from 0 to 10000, got "ten"
-// Unknown keys are problems too. campaign.cc calls it as ReadGatesTable(*v, issues, c.gates).
-void ReadGatesTable(const config::Value& table, config::Issues& issues, GateConfig& out);
 
 }  // namespace benchlab

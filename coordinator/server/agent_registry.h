@@ -35,6 +35,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "coordinator/server/agent_limits.h"
+#include "coordinator/server/placement.h"
 
 namespace benchlab {
 
@@ -59,17 +60,6 @@ struct AgentLeaseOptions {
   std::chrono::milliseconds startup_grace{30000};  // no lease expires before start + this
   size_t max_agents = kMaxAgents;                  // agents held at once (agent_limits.h)
 };
-
-// Which agents a campaign may use. Each entry selects agents by name ("server-1") or by label
-// ("label:rack-1": every agent carrying the label "rack-1"; the text after "label:" is compared
-// with the agent's labels as written). Empty lists select every agent of the role.
-struct PlacementSpec {
-  std::vector<std::string> server;
-  std::vector<std::string> load;
-};
-// InvalidArgument naming the bad entry when one is empty, "label:" without a label, or holds
-// whitespace. `where` prefixes the message ("campaign.toml: placement").
-Status ValidatePlacementSpec(const PlacementSpec& spec, std::string_view where);
 
 class AgentRegistry {
  public:
@@ -99,12 +89,7 @@ class AgentRegistry {
   // nullopt when the agent is unknown.
   std::optional<AgentState> StateOf(const std::string& name);
 
-  struct Placement {
-    std::string server_agent;
-    std::string server_host;  // where the load agents reach the server's targets
-    std::string load_agent;   // the first of load_agents
-    std::vector<std::string> load_agents;
-  };
+  using Placement = benchlab::Placement;  // coordinator/server/placement.h
   // A ready server agent selected by spec.server whose catalogue holds every target, and ready
   // load agents: every agent named in spec.load, one more agent per label entry, or, when
   // spec.load is empty, one load agent (another agent than the server when one is ready).

@@ -3,8 +3,6 @@
 // and, in-process, by the integration tests. Start/Shutdown from one thread.
 #pragma once
 
-#include <grpcpp/server.h>
-
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,10 +10,6 @@
 #include "common/parse.h"
 #include "common/status.h"
 #include "coordinator/plan.h"
-#include "coordinator/server/agent_registry.h"
-#include "coordinator/server/coordinator_service.h"
-#include "coordinator/server/http_api.h"
-#include "coordinator/server/scheduler.h"
 #include "coordinator/store.h"
 
 namespace benchlab {
@@ -41,16 +35,14 @@ class CoordinatorDaemon {
   // Stops scheduling after the current window, then stops serving.
   void Shutdown();
 
-  Store& store() { return *store_; }
+  Store& store();
 
  private:
-  CoordinatorDaemon(std::unique_ptr<Store> store, const CoordinatorOptions& options);
-  std::unique_ptr<Store> store_;
-  AgentRegistry agents_;
-  Scheduler scheduler_;
-  CoordinatorService service_;
-  HttpApi http_;
-  std::unique_ptr<grpc::Server> server_;
+  // The registry, scheduler, services and gRPC server, out of this header so that its users
+  // compile without gRPC's (coordinator_daemon.cc).
+  struct Parts;
+  explicit CoordinatorDaemon(std::unique_ptr<Parts> parts);
+  std::unique_ptr<Parts> parts_;
 };
 
 }  // namespace benchlab

@@ -11,8 +11,12 @@
 #include <map>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/report_format.h"
 #include "common/histogram.h"
+#include "coordinator/server/agent_registry.h"
+#include "coordinator/server/scheduler.h"
 #include "coordinator/rerun.h"
 #include "spdlog/spdlog.h"
 

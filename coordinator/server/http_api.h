@@ -6,7 +6,7 @@
 
 #include <cstdint>
 #include <memory>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <set>
 #include <string>
 #include <thread>
@@ -14,8 +14,6 @@
 
 #include "common/parse.h"
 #include "common/status.h"
-#include "coordinator/server/agent_registry.h"
-#include "coordinator/server/scheduler.h"
 #include "coordinator/store.h"
 
 namespace httplib {
@@ -25,6 +23,9 @@ struct Response;
 }
 
 namespace benchlab {
+
+class AgentRegistry;
+class Scheduler;
 
 // GET /api/v1/campaigns: every campaign, newest first, with counts over newest attempts.
 Result<nlohmann::ordered_json> CampaignListDoc(Store& store);

@@ -13,6 +13,7 @@
 #include "coordinator/campaign.h"
 #include "coordinator/outcome.h"
 #include "coordinator/plan.h"
+#include "coordinator/server/agent_registry.h"
 #include "coordinator/server/window_runner.h"
 #include "coordinator/window_token.h"
 #include "spdlog/spdlog.h"

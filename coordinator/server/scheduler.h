@@ -23,11 +23,13 @@
 #include "common/status.h"
 #include "coordinator/campaign.h"
 #include "coordinator/plan.h"
-#include "coordinator/server/agent_registry.h"
+#include "coordinator/server/placement.h"
 #include "coordinator/server/window_runner.h"
 #include "coordinator/store.h"
 
 namespace benchlab {
+
+class AgentRegistry;
 
 // A window of the plan that must be measured, and the attempt it will be.
 struct PendingWindow {
@@ -80,11 +82,11 @@ class Scheduler {
   // the campaign, or "" (also when stopping or cancelled, which `cancelled` tells).
   std::string RunOnPair(const CampaignRow& row, const Campaign& campaign,
                         const std::vector<PlannedWindow>& plan,
-                        AgentRegistry::Placement placement, const std::string& pair,
+                        Placement placement, const std::string& pair,
                         const std::vector<std::string>& target_names, bool& cancelled);
   bool Cancelled(int64_t campaign_id);
   // Waits until the agents are ready; nullopt when stopping or the campaign was cancelled.
-  std::optional<AgentRegistry::Placement> WaitForPlacement(
+  std::optional<Placement> WaitForPlacement(
       const CampaignRow& row, const PlacementSpec& spec, const std::vector<std::string>& targets);
   // Tells the agents their spooled results for a stored window may go, each with the window token
   // it was spooled under.

@@ -14,6 +14,7 @@
 #include "benchlab/v1/agent.grpc.pb.h"
 #include "coordinator/gates.h"
 #include "coordinator/outcome.h"
+#include "coordinator/server/agent_registry.h"
 #include "coordinator/server/window_runner.h"
 
 namespace benchlab::window_detail {

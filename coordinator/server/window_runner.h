@@ -21,10 +21,12 @@
 
 #include "coordinator/campaign.h"
 #include "coordinator/plan.h"
-#include "coordinator/server/agent_registry.h"
+#include "coordinator/server/placement.h"
 #include "coordinator/store.h"
 
 namespace benchlab {
+
+class AgentRegistry;
 
 // A result an agent spooled during a window: acknowledged with the token it was spooled under
 // (the window's own, or for the server's figures of a kept process the token that started it)
@@ -71,14 +73,14 @@ struct TargetSession {
 // the window did not end valid/invalid, else left in `session`. The conformance gate runs once
 // per fresh process. `window_token` is WindowToken(lab secret, SpoolKey(campaign_id, planned,
 // attempt)) (coordinator/window_token.h): every call of the window to an agent carries it.
-WindowOutcome RunWindow(AgentRegistry& agents, const AgentRegistry::Placement& placement,
+WindowOutcome RunWindow(AgentRegistry& agents, const Placement& placement,
                         const Campaign& campaign, int64_t campaign_id, const PlannedWindow& planned,
                         int attempt, const std::string& window_token, Calibration& calibration,
                         TargetSession& session);
 
 // Stops the process a session holds, if any (best effort, with a deadline), with the token that
 // started it.
-void EndSession(AgentRegistry& agents, const AgentRegistry::Placement& placement,
+void EndSession(AgentRegistry& agents, const Placement& placement,
                 TargetSession& session);
 
 // A load level's total (connections, or max_conns) split over `parts` load agents as evenly as

@@ -19,6 +19,7 @@
 #include "common/histogram.h"
 #include "coordinator/campaign.h"
 #include "coordinator/plan.h"
+#include "coordinator/server/agent_registry.h"
 #include "coordinator/server/coordinator_daemon.h"
 #include "coordinator/server/window_runner.h"
 #include "coordinator/window_token.h"

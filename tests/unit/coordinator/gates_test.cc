@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "coordinator/gates_toml.h"
+
 namespace benchlab {
 namespace {
 

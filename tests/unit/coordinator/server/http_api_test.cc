@@ -4,6 +4,8 @@
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 #include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -13,6 +15,8 @@
 #include <fstream>
 
 #include "common/histogram.h"
+#include "coordinator/server/agent_registry.h"
+#include "coordinator/server/scheduler.h"
 
 namespace benchlab {
 namespace {

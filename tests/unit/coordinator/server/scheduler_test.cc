@@ -16,6 +16,7 @@
 #include "benchlab/v1/agent.grpc.pb.h"
 #include "benchlab/v1/coordinator.grpc.pb.h"
 #include "common/histogram.h"
+#include "coordinator/server/agent_registry.h"
 #include "coordinator/server/channel.h"
 #include "coordinator/server/coordinator_daemon.h"
 #include "coordinator/window_token.h"

@@ -13,6 +13,7 @@
 #include "benchlab/v1/agent_mock.grpc.pb.h"
 #include "common/histogram.h"
 #include "coordinator/outcome.h"
+#include "coordinator/server/agent_registry.h"
 #include "coordinator/server/window_runner.h"
 #include "rpc/status.h"
 #include "tests/unit/support/fake_clock.h"
