@@ -73,10 +73,12 @@ frameworks: build frameworks-deps
 
 # Every test: the normal build (unit, integration, end-to-end), then the unit and integration
 # tests again under AddressSanitizer and UndefinedBehaviorSanitizer; first, every fuzz target
-# runs for FUZZ_SMOKE_SECONDS (fuzz-smoke, below).
+# runs for FUZZ_SMOKE_SECONDS (fuzz-smoke, below). Last, the layout of the C++ and the
+# JavaScript (format-check, below).
 test: deps-browser build build-asan fuzz-smoke
 	cd $(BUILD) && ctest --output-on-failure -j 2
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j 2
+	@$(MAKE) --no-print-directory format-check
 
 test-unit: build
 	cd $(BUILD) && ctest --output-on-failure -j 2 -L unit
@@ -121,8 +123,26 @@ fuzz-smoke: fuzz-build
 	tests/fuzz/run_fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS)
 # --- end of fuzzing ---------------------------------------------------------------------------
 
-format:
-	clang-format -i $$(git ls-files '*.cc' '*.h')
+# --- layout (.clang-format, web/.prettierrc.json) --------------------------------------------
+# `make format` lays out benchlab's C++ with clang-format and the dashboard's JavaScript and CSS
+# with prettier (web/); `make format-check` changes nothing and fails when either differs.
+CLANG_FORMAT   ?= clang-format
+FORMAT_CXX     := git ls-files -- '*.cc' '*.h' ':!:tests/fuzz/corpus/' ':!:tests/fuzz/regressions/'
+.PHONY: format-check format-deps
+format-deps: deps
+	@scripts/install-deps.sh clang-format
+	@# prettier is one of web/'s devDependencies: npm ci unless web/node_modules holds the lock.
+	@node web/install.mjs
+
+format: format-deps
+	$(CLANG_FORMAT) -i $$($(FORMAT_CXX))
+	cd web && npm run --silent format
+
+format-check: format-deps
+	@status=0; \
+	$(CLANG_FORMAT) --dry-run -Werror $$($(FORMAT_CXX)) || status=1; \
+	(cd web && npm run --silent format:check) || status=1; \
+	if [ $$status -ne 0 ]; then echo "format-check: run 'make format'" >&2; fi; exit $$status
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
