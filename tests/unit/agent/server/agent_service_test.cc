@@ -584,7 +584,8 @@ TEST_P(AgentServiceLoadKindTest, ALoadCancelledMidwayEndsCancelledAndSpoolsNothi
 
 INSTANTIATE_TEST_SUITE_P(Kinds, AgentServiceLoadKindTest,
                          ::testing::Values("benchlab", "wrk", "h2load"),
-                         [](const auto& info) { return info.param; });
+                         // Not `info`: INSTANTIATE_TEST_SUITE_P's own parameter has that name.
+                         [](const auto& kind) { return kind.param; });
 
 }  // namespace
 }  // namespace benchlab
