@@ -3,6 +3,7 @@
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc)
 CAMPAIGN   ?= examples/hello.toml
 RESULTS    ?= results
@@ -13,7 +14,7 @@ DEB_PACKAGES := cmake ninja-build g++ pkg-config \
   nlohmann-json3-dev libcli11-dev libtoml11-dev libcpp-httplib-dev sqlite3 \
   nginx-light wrk nghttp2-client procps
 
-.PHONY: all deps build build-asan run dashboard frameworks frameworks-deps test test-unit bench bench-coordinator clean format
+.PHONY: all deps build build-asan build-tsan test-tsan run dashboard frameworks frameworks-deps test test-unit bench bench-coordinator clean format
 
 all: build
 
@@ -34,11 +35,29 @@ $(BUILD)/build.ninja:
 $(ASAN_BUILD)/build.ninja:
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DBENCHLAB_SANITIZE=ON
 
+# ThreadSanitizer: the unit and integration test executables alone (target benchlab_tests), at
+# -O1 with line tables only (-g1), which is enough for TSan's stacks and cheaper to build.
+$(TSAN_BUILD)/build.ninja:
+	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DBENCHLAB_TSAN=ON
+
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 build-asan: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+build-tsan: deps $(TSAN_BUILD)/build.ninja
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target benchlab_tests
+
+# The unit and integration tests under ThreadSanitizer. tests/tsan.supp silences reports inside
+# the uninstrumented gRPC, protobuf and abseil alone; any other report fails the test (TSan exits
+# 66). A test stuck for 600 s fails too, rather than after ctest's default 1500 s.
+TSAN_CTEST = cd $(TSAN_BUILD) && \
+  TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp second_deadlock_stack=1 $$TSAN_OPTIONS" \
+  ctest --output-on-failure -j 2 --timeout 600
+test-tsan: build-tsan
+	$(TSAN_CTEST)
 
 # The example campaign on the embedded lab; every run gets its own database under results/.
 run: build
@@ -71,12 +90,15 @@ frameworks: build frameworks-deps
 	  echo "frameworks-$$c: $$out.md, $$out.json" || status=1; \
 	done; exit $$status
 
-# Every test: the normal build (unit, integration, end-to-end), then the unit and integration
-# tests again under AddressSanitizer and UndefinedBehaviorSanitizer; first, every fuzz target
-# runs for FUZZ_SMOKE_SECONDS (fuzz-smoke, below).
-test: deps-browser build build-asan fuzz-smoke
+# Every test: the normal build (unit, integration, end-to-end, dashboard), then the unit and
+# integration tests again under AddressSanitizer and UndefinedBehaviorSanitizer, and under
+# ThreadSanitizer; first, every fuzz target runs for FUZZ_SMOKE_SECONDS (fuzz-smoke, below).
+# Last, the layout of the C++ and the JavaScript (format-check, below).
+test: deps-browser build build-asan build-tsan fuzz-smoke
 	cd $(BUILD) && ctest --output-on-failure -j 2
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j 2
+	$(TSAN_CTEST)
+	@$(MAKE) --no-print-directory format-check
 
 test-unit: build
 	cd $(BUILD) && ctest --output-on-failure -j 2 -L unit
@@ -121,8 +143,26 @@ fuzz-smoke: fuzz-build
 	tests/fuzz/run_fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS)
 # --- end of fuzzing ---------------------------------------------------------------------------
 
-format:
-	clang-format -i $$(git ls-files '*.cc' '*.h')
+# --- layout (.clang-format, web/.prettierrc.json) --------------------------------------------
+# `make format` lays out benchlab's C++ with clang-format and the dashboard's JavaScript and CSS
+# with prettier (web/); `make format-check` changes nothing and fails when either differs.
+CLANG_FORMAT   ?= clang-format
+FORMAT_CXX     := git ls-files -- '*.cc' '*.h' ':!:tests/fuzz/corpus/' ':!:tests/fuzz/regressions/'
+.PHONY: format-check format-deps
+format-deps: deps
+	@scripts/install-deps.sh clang-format
+	@# prettier is one of web/'s devDependencies: npm ci unless web/node_modules holds the lock.
+	@node web/install.mjs
+
+format: format-deps
+	$(CLANG_FORMAT) -i $$($(FORMAT_CXX))
+	cd web && npm run --silent format
+
+format-check: format-deps
+	@status=0; \
+	$(CLANG_FORMAT) --dry-run -Werror $$($(FORMAT_CXX)) || status=1; \
+	(cd web && npm run --silent format:check) || status=1; \
+	if [ $$status -ne 0 ]; then echo "format-check: run 'make format'" >&2; fi; exit $$status
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

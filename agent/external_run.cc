@@ -18,7 +18,9 @@ namespace fs = std::filesystem;
 // SIGTERM to a cancelled tool's group, then SIGKILL after this: wrk and h2load die at SIGTERM.
 constexpr std::chrono::milliseconds kCancelGrace{50};
 
-double Seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; }
+double Seconds(const timeval& tv) {
+  return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+}
 
 std::string Tail(const std::vector<std::string>& lines) {
   std::string out;
@@ -102,7 +104,8 @@ Result<ExternalRun> RunExternalLoad(SysEnv& env, ExternalLoadSpec spec,
 
   if (warmup.count() > 0) {
     ExternalLoadSpec warm = spec;
-    warm.duration_s = std::max(warmup.count() / 1000.0, MinimumRunSeconds(spec.tool));
+    warm.duration_s =
+        std::max(std::chrono::duration<double>(warmup).count(), MinimumRunSeconds(spec.tool));
     ExternalRun ignored;
     Status st =
         RunOnce(env, warm, cpus, (fs::path(scratch_dir) / "warmup.log").string(), cancel, ignored);

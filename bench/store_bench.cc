@@ -298,9 +298,11 @@ int Run(const Options& o) {
       "%.0f windows/s, %.0f samples/s, %d failed%s%s\n",
       s, wall, o.windows / s, samples / s, failures, last_error.empty() ? "" : ": ",
       last_error.c_str());
+  // Microseconds and bytes as printed figures: doubles, exact up to 2^53.
+  const auto ms = [](uint64_t us) { return static_cast<double>(us) / 1000.0; };
   std::printf("  per window: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
-              insert_us.ValueAtPercentile(50) / 1000.0, insert_us.ValueAtPercentile(99) / 1000.0,
-              insert_us.Max() / 1000.0);
+              ms(insert_us.ValueAtPercentile(50)), ms(insert_us.ValueAtPercentile(99)),
+              ms(insert_us.Max()));
 
   WindowFilter filter;
   filter.campaign = campaign.name;
@@ -324,11 +326,12 @@ int Run(const Options& o) {
   owned.reset();
   const double close_s = Seconds(Steady::now() - close_start);
   const uint64_t closed_bytes = FileSize(db);
+  const auto mb = [](uint64_t bytes) { return static_cast<double>(bytes) / 1e6; };
   std::printf(
       "  database: %.1f MB after close (%.1f KB per window; the close, which folds the WAL "
       "into the file, took %.2f s); while open: file %.1f MB + WAL %.1f MB\n",
-      closed_bytes / 1e6, closed_bytes / 1024.0 / o.windows, close_s, db_bytes / 1e6,
-      wal_bytes / 1e6);
+      mb(closed_bytes), static_cast<double>(closed_bytes) / 1024.0 / o.windows, close_s,
+      mb(db_bytes), mb(wal_bytes));
 
   if (!o.keep && o.dir.empty()) std::filesystem::remove_all(dir);
   return 0;

@@ -41,8 +41,9 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   }
   try {
     const result = await buildDashboard(outdir, { dev: args.includes('--dev') });
-    const sizes = Object.entries(result.metafile.outputs)
-      .map(([file, o]) => `${file.split('/').slice(-1)[0]} ${(o.bytes / 1024).toFixed(0)} KiB`);
+    const sizes = Object.entries(result.metafile.outputs).map(
+      ([file, o]) => `${file.split('/').slice(-1)[0]} ${(o.bytes / 1024).toFixed(0)} KiB`,
+    );
     console.log(`web: built ${resolve(outdir)} (${sizes.join(', ')})`);
   } catch (err) {
     console.error(`web: build failed: ${err.message}`);

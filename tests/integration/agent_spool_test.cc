@@ -10,6 +10,7 @@
 #include "agent/server/agent_daemon.h"
 #include "agent/spool.h"
 #include "coordinator/server/coordinator_daemon.h"
+#include "tests/sanitizer.h"
 
 namespace benchlab {
 namespace {
@@ -66,7 +67,8 @@ TEST(AgentSpoolTest, ASpoolOverFourMiBIsHandedOverAfterARestart) {
 
   AgentDaemon agent(RealSysEnv(), config);
   ASSERT_TRUE(agent.Start().ok());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(60) * kSanitizerTimeScale;
   int kept = 0;
   while (std::chrono::steady_clock::now() < deadline) {
     auto count = (*coordinator)->store().CountAgentResults();

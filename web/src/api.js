@@ -24,11 +24,14 @@ async function request(path, init) {
     // Not JSON: an error page from something in between, or a server without the API.
   }
   if (!res.ok) {
-    const message = body && typeof body.error === 'string' ? body.error
-      : `${res.status} ${res.statusText}${text && !body ? `: ${text.slice(0, 200)}` : ''}`;
+    const message =
+      body && typeof body.error === 'string'
+        ? body.error
+        : `${res.status} ${res.statusText}${text && !body ? `: ${text.slice(0, 200)}` : ''}`;
     throw new ApiError(res.status, message);
   }
-  if (body === null) throw new ApiError(res.status, `${path}: expected JSON, got ${text.slice(0, 80) || 'nothing'}`);
+  if (body === null)
+    throw new ApiError(res.status, `${path}: expected JSON, got ${text.slice(0, 80) || 'nothing'}`);
   return body;
 }
 
@@ -50,7 +53,8 @@ export function postJSON(path, payload) {
 export const api = {
   campaigns: (opts) => getJSON('/api/v1/campaigns', opts),
   campaign: (name, opts) => getJSON(`/api/v1/campaigns/${encodeURIComponent(name)}`, opts),
-  reportUrl: (name, format) => `/api/v1/campaigns/${encodeURIComponent(name)}/report?format=${format}`,
+  reportUrl: (name, format) =>
+    `/api/v1/campaigns/${encodeURIComponent(name)}/report?format=${format}`,
   window: (id, opts) => getJSON(`/api/v1/windows/${encodeURIComponent(id)}`, opts),
   agents: (opts) => getJSON('/api/v1/agents', opts),
   rerun: (ids) => postJSON('/api/v1/rerun', { window_ids: ids }),

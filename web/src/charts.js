@@ -3,20 +3,53 @@
 // ratio of 1) and vertical markers (percentiles on the latency histogram).
 
 import {
-  Chart, BarController, BarElement, LineController, LineElement, PointElement,
-  CategoryScale, LinearScale, LogarithmicScale, Tooltip, Legend, Filler,
+  Chart,
+  BarController,
+  BarElement,
+  LineController,
+  LineElement,
+  PointElement,
+  CategoryScale,
+  LinearScale,
+  LogarithmicScale,
+  Tooltip,
+  Legend,
+  Filler,
 } from 'chart.js';
 
-Chart.register(BarController, BarElement, LineController, LineElement, PointElement,
-  CategoryScale, LinearScale, LogarithmicScale, Tooltip, Legend, Filler);
+Chart.register(
+  BarController,
+  BarElement,
+  LineController,
+  LineElement,
+  PointElement,
+  CategoryScale,
+  LinearScale,
+  LogarithmicScale,
+  Tooltip,
+  Legend,
+  Filler,
+);
 
 // Okabe–Ito: told apart by people with any common colour-vision deficiency.
-export const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#F0E442', '#000000'];
+export const PALETTE = [
+  '#0072B2',
+  '#E69F00',
+  '#009E73',
+  '#CC79A7',
+  '#56B4E9',
+  '#D55E00',
+  '#F0E442',
+  '#000000',
+];
 export const colourOf = (i) => PALETTE[i % PALETTE.length];
 
-const ink = () => getComputedStyle(document.documentElement).getPropertyValue('--ink').trim() || '#1d2329';
-const muted = () => getComputedStyle(document.documentElement).getPropertyValue('--muted').trim() || '#5b6670';
-const grid = () => getComputedStyle(document.documentElement).getPropertyValue('--grid').trim() || '#e3e7eb';
+const ink = () =>
+  getComputedStyle(document.documentElement).getPropertyValue('--ink').trim() || '#1d2329';
+const muted = () =>
+  getComputedStyle(document.documentElement).getPropertyValue('--muted').trim() || '#5b6670';
+const grid = () =>
+  getComputedStyle(document.documentElement).getPropertyValue('--grid').trim() || '#e3e7eb';
 
 // dataset.whiskers[i] = {min, max}: a vertical line with caps through bar/point i.
 const whiskerPlugin = {
@@ -37,9 +70,12 @@ const whiskerPlugin = {
         ctx.strokeStyle = ink();
         ctx.lineWidth = 1.5;
         ctx.beginPath();
-        ctx.moveTo(el.x, top); ctx.lineTo(el.x, bottom);
-        ctx.moveTo(el.x - half, top); ctx.lineTo(el.x + half, top);
-        ctx.moveTo(el.x - half, bottom); ctx.lineTo(el.x + half, bottom);
+        ctx.moveTo(el.x, top);
+        ctx.lineTo(el.x, bottom);
+        ctx.moveTo(el.x - half, top);
+        ctx.lineTo(el.x + half, top);
+        ctx.moveTo(el.x - half, bottom);
+        ctx.lineTo(el.x + half, bottom);
         ctx.stroke();
         ctx.restore();
       });
@@ -65,10 +101,13 @@ const bandPlugin = {
       const width = n > 0 ? (chartArea.right - chartArea.left) / n : 0;
       const pixel = (v) => {
         const px = y.getPixelForValue(v);
-        return Number.isFinite(px) ? px : chartArea.bottom;  // below 0 on a log axis
+        return Number.isFinite(px) ? px : chartArea.bottom; // below 0 on a log axis
       };
       const top = Math.max(chartArea.top, pixel(around + f));
-      const bottom = Math.min(chartArea.bottom, around - f > 0 ? pixel(around - f) : chartArea.bottom);
+      const bottom = Math.min(
+        chartArea.bottom,
+        around - f > 0 ? pixel(around - f) : chartArea.bottom,
+      );
       ctx.fillStyle = 'rgba(120, 130, 140, 0.18)';
       ctx.fillRect(center - width / 2, top, width, bottom - top);
     });
@@ -77,7 +116,8 @@ const bandPlugin = {
     ctx.setLineDash([4, 3]);
     ctx.lineWidth = 1;
     ctx.beginPath();
-    ctx.moveTo(chartArea.left, line); ctx.lineTo(chartArea.right, line);
+    ctx.moveTo(chartArea.left, line);
+    ctx.lineTo(chartArea.right, line);
     ctx.stroke();
     ctx.restore();
   },
@@ -100,10 +140,11 @@ const markerPlugin = {
       const px = x.getPixelForValue(m.value);
       if (!(px >= chartArea.left && px <= chartArea.right)) return;
       ctx.beginPath();
-      ctx.moveTo(px, chartArea.top); ctx.lineTo(px, chartArea.bottom);
+      ctx.moveTo(px, chartArea.top);
+      ctx.lineTo(px, chartArea.bottom);
       ctx.stroke();
       const width = ctx.measureText(m.label).width;
-      const left = px + 3 + width > chartArea.right ? px - 3 - width : px + 3;  // keep it inside
+      const left = px + 3 + width > chartArea.right ? px - 3 - width : px + 3; // keep it inside
       ctx.fillText(m.label, left, chartArea.top + 10 + (i % 3) * 12);
     });
     ctx.restore();
@@ -117,14 +158,16 @@ export function applyTheme() {
   Chart.defaults.font.size = 12;
   Chart.defaults.color = muted();
   Chart.defaults.borderColor = grid();
-  Chart.defaults.animation = false;  // redraws on every poll: no motion, and stable screenshots
+  Chart.defaults.animation = false; // redraws on every poll: no motion, and stable screenshots
   Chart.defaults.maintainAspectRatio = false;
   Chart.defaults.plugins.legend.labels.boxWidth = 12;
 }
 
 // The charts of the page on screen, destroyed when it goes away or redraws.
 export class ChartSet {
-  constructor() { this.charts = []; }
+  constructor() {
+    this.charts = [];
+  }
   add(canvas, config) {
     const chart = new Chart(canvas, config);
     this.charts.push(chart);

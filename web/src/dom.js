@@ -8,12 +8,15 @@ export function h(tag, attrs, ...children) {
   if (attrs) {
     for (const [key, value] of Object.entries(attrs)) {
       if (value === null || value === undefined || value === false) continue;
-      if (key === 'class') el.className = Array.isArray(value) ? value.filter(Boolean).join(' ') : value;
-      else if (key === 'dataset') for (const [k, v] of Object.entries(value)) {
-        if (v !== null && v !== undefined) el.dataset[k] = String(v);
-      }
+      if (key === 'class')
+        el.className = Array.isArray(value) ? value.filter(Boolean).join(' ') : value;
+      else if (key === 'dataset')
+        for (const [k, v] of Object.entries(value)) {
+          if (v !== null && v !== undefined) el.dataset[k] = String(v);
+        }
       else if (key === 'style' && typeof value === 'object') Object.assign(el.style, value);
-      else if (key.startsWith('on') && typeof value === 'function') el.addEventListener(key.slice(2), value);
+      else if (key.startsWith('on') && typeof value === 'function')
+        el.addEventListener(key.slice(2), value);
       else if (key === 'text') el.textContent = value;
       else el.setAttribute(key, value === true ? '' : String(value));
     }
@@ -39,17 +42,42 @@ export function replace(el, ...children) {
 
 // A table from column definitions: [{label, cls, get(row) -> node|text}], rows, options.
 export function table(columns, rows, { id, cls, rowAttrs, caption } = {}) {
-  return h('div', { class: 'table-wrap' },
-    h('table', { id, class: ['data', cls] },
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h(
+      'table',
+      { id, class: ['data', cls] },
       caption ? h('caption', null, caption) : null,
-      h('thead', null, h('tr', null, columns.map((c) =>
-        h('th', { class: c.cls, scope: 'col', title: c.title }, c.label)))),
-      h('tbody', null, rows.map((row) =>
-        h('tr', rowAttrs ? rowAttrs(row) : null,
-          columns.map((c) => h('td', { class: c.cls }, c.get(row))))))));
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          columns.map((c) => h('th', { class: c.cls, scope: 'col', title: c.title }, c.label)),
+        ),
+      ),
+      h(
+        'tbody',
+        null,
+        rows.map((row) =>
+          h(
+            'tr',
+            rowAttrs ? rowAttrs(row) : null,
+            columns.map((c) => h('td', { class: c.cls }, c.get(row))),
+          ),
+        ),
+      ),
+    ),
+  );
 }
 
 // A verdict or state as a coloured badge with its word (colour is never the only signal).
 export function badge(word, kind = word) {
-  return h('span', { class: `badge badge-${String(kind).replace(/[^a-z0-9-]/gi, '')}`, dataset: { badge: word } }, word);
+  return h(
+    'span',
+    { class: `badge badge-${String(kind).replace(/[^a-z0-9-]/gi, '')}`, dataset: { badge: word } },
+    word,
+  );
 }

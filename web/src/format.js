@@ -75,7 +75,9 @@ export function levelLabel(level) {
   const m = /^([cr])(\d+(?:\.\d+)?)$/.exec(level ?? '');
   if (!m) return String(level ?? '');
   const n = Number(m[2]);
-  return m[1] === 'c' ? `${fmtInt(n)} connection${n === 1 ? '' : 's'}` : `${fmtNum(n)} req/s open loop`;
+  return m[1] === 'c'
+    ? `${fmtInt(n)} connection${n === 1 ? '' : 's'}`
+    : `${fmtNum(n)} req/s open loop`;
 }
 
 export function cellLabel(cell) {

@@ -13,8 +13,16 @@ import { errorBox } from './ui.js';
 const routes = [
   { pattern: /^#?\/?$/, nav: 'campaigns', mount: (el) => campaignsPage(el) },
   { pattern: /^#\/campaigns\/?$/, nav: 'campaigns', mount: (el) => campaignsPage(el) },
-  { pattern: /^#\/campaigns\/([^/]+)$/, nav: 'campaigns', mount: (el, m) => campaignPage(el, decodeURIComponent(m[1])) },
-  { pattern: /^#\/windows\/(\d+)$/, nav: 'campaigns', mount: (el, m) => windowPage(el, Number(m[1])) },
+  {
+    pattern: /^#\/campaigns\/([^/]+)$/,
+    nav: 'campaigns',
+    mount: (el, m) => campaignPage(el, decodeURIComponent(m[1])),
+  },
+  {
+    pattern: /^#\/windows\/(\d+)$/,
+    nav: 'campaigns',
+    mount: (el, m) => windowPage(el, Number(m[1])),
+  },
   { pattern: /^#\/agents\/?$/, nav: 'agents', mount: (el) => agentsPage(el) },
 ];
 
@@ -40,26 +48,59 @@ function route() {
     return;
   }
   main.dataset.page = 'not-found';
-  replace(main, h('h1', null, 'Not found'),
+  replace(
+    main,
+    h('h1', null, 'Not found'),
     errorBox({ message: `no page at ${hash}` }, 'Unknown address'),
-    h('p', null, h('a', { href: '#/' }, 'Back to the campaigns')));
+    h('p', null, h('a', { href: '#/' }, 'Back to the campaigns')),
+  );
 }
 
 function shell() {
   const body = document.body;
-  replace(body,
-    h('a', { class: 'skip', href: '#main', onclick: (e) => { e.preventDefault(); document.getElementById('main').focus(); } }, 'Skip to content'),
-    h('header', { class: 'top' },
-      h('div', { class: 'top-inner' },
-        h('a', { class: 'brand', href: '#/' }, h('span', { class: 'brand-mark', 'aria-hidden': 'true' }, '▮▮▯'), 'benchlab'),
-        h('nav', { 'aria-label': 'Sections' },
+  replace(
+    body,
+    h(
+      'a',
+      {
+        class: 'skip',
+        href: '#main',
+        onclick: (e) => {
+          e.preventDefault();
+          document.getElementById('main').focus();
+        },
+      },
+      'Skip to content',
+    ),
+    h(
+      'header',
+      { class: 'top' },
+      h(
+        'div',
+        { class: 'top-inner' },
+        h(
+          'a',
+          { class: 'brand', href: '#/' },
+          h('span', { class: 'brand-mark', 'aria-hidden': 'true' }, '▮▮▯'),
+          'benchlab',
+        ),
+        h(
+          'nav',
+          { 'aria-label': 'Sections' },
           h('a', { href: '#/', dataset: { nav: 'campaigns' } }, 'Campaigns'),
-          h('a', { href: '#/agents', dataset: { nav: 'agents' } }, 'Agents')))),
+          h('a', { href: '#/agents', dataset: { nav: 'agents' } }, 'Agents'),
+        ),
+      ),
+    ),
     h('main', { id: 'main', tabindex: '-1' }),
-    h('footer', { class: 'bottom' },
+    h(
+      'footer',
+      { class: 'bottom' },
       h('span', null, 'benchlab coordinator · '),
       h('a', { href: '/api/v1/campaigns' }, 'JSON API'),
-      h('span', null, ' (docs/api.md)')));
+      h('span', null, ' (docs/api.md)'),
+    ),
+  );
 }
 
 shell();

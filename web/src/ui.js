@@ -5,9 +5,13 @@ import { h } from './dom.js';
 // An error the page could not get past, with the API's own words.
 export function errorBox(err, what) {
   const status = err && err.status ? ` (HTTP ${err.status})` : '';
-  return h('div', { class: 'alert alert-error', role: 'alert', id: 'error', dataset: { error: '' } },
+  return h(
+    'div',
+    { class: 'alert alert-error', role: 'alert', id: 'error', dataset: { error: '' } },
     h('strong', null, what ? `${what}: ` : 'Error: '),
-    h('span', { class: 'error-message' }, err?.message ?? String(err)), status);
+    h('span', { class: 'error-message' }, err?.message ?? String(err)),
+    status,
+  );
 }
 
 export function loading(what) {
@@ -50,11 +54,27 @@ export class Poller {
 
 // [[term, value], ...] as a <dl> of key figures.
 export function figures(pairs, attrs) {
-  return h('dl', { class: 'figures', ...attrs }, pairs.filter(Boolean).map(([term, value, key]) =>
-    h('div', { class: 'figure', dataset: { figure: key ?? term } }, h('dt', null, term), h('dd', null, value))));
+  return h(
+    'dl',
+    { class: 'figures', ...attrs },
+    pairs
+      .filter(Boolean)
+      .map(([term, value, key]) =>
+        h(
+          'div',
+          { class: 'figure', dataset: { figure: key ?? term } },
+          h('dt', null, term),
+          h('dd', null, value),
+        ),
+      ),
+  );
 }
 
 export function section(id, title, ...children) {
-  return h('section', { id, class: 'panel', 'aria-labelledby': `${id}-title` },
-    h('h2', { id: `${id}-title` }, title), ...children);
+  return h(
+    'section',
+    { id, class: 'panel', 'aria-labelledby': `${id}-title` },
+    h('h2', { id: `${id}-title` }, title),
+    ...children,
+  );
 }

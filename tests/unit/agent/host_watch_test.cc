@@ -81,7 +81,9 @@ class HostWatchTest : public ::testing::Test {
     }
   }
 
-  double TicksToSeconds(double ticks) { return ticks / env_.ClockTicksPerSecond(); }
+  double TicksToSeconds(double ticks) {
+    return ticks / static_cast<double>(env_.ClockTicksPerSecond());  // 100 on Linux: exact
+  }
 
   FakeProcRoot fake_;
   RootedSysEnv env_{fake_.root()};

@@ -184,8 +184,9 @@ class ProcTreeSamplerTest : public ::testing::TestWithParam<bool> {
 };
 
 INSTANTIATE_TEST_SUITE_P(LastPid, ProcTreeSamplerTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "Known" : "Unreadable";
+                         // Not `info`: INSTANTIATE_TEST_SUITE_P's own parameter has that name.
+                         [](const ::testing::TestParamInfo<bool>& known) {
+                           return known.param ? "Known" : "Unreadable";
                          });
 
 TEST_P(ProcTreeSamplerTest, SumsOnlyTheTree) {

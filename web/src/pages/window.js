@@ -4,7 +4,18 @@
 
 import { h, replace, table, badge } from '../dom.js';
 import { api, ApiError } from '../api.js';
-import { fmtTime, fmtInt, fmtNum, fmtUs, fmtMs, fmtPct, fmtKb, windowName, levelLabel, isNum } from '../format.js';
+import {
+  fmtTime,
+  fmtInt,
+  fmtNum,
+  fmtUs,
+  fmtMs,
+  fmtPct,
+  fmtKb,
+  windowName,
+  levelLabel,
+  isNum,
+} from '../format.js';
 import { ChartSet, chartBox, PALETTE } from '../charts.js';
 import { logBins, loadRates } from '../model.js';
 import { errorBox, loading, Poller, figures, section } from '../ui.js';
@@ -14,54 +25,100 @@ const RERUN_POLL_MS = 1500;
 function reasonsBox(w) {
   const reasons = w.reasons ?? [];
   if (w.verdict === 'valid' && reasons.length === 0) {
-    return h('div', { class: 'alert alert-ok', id: 'reasons', dataset: { verdict: w.verdict } }, 'Valid: every gate passed. This window counts if it is the newest attempt.');
+    return h(
+      'div',
+      { class: 'alert alert-ok', id: 'reasons', dataset: { verdict: w.verdict } },
+      'Valid: every gate passed. This window counts if it is the newest attempt.',
+    );
   }
   const kind = w.verdict === 'valid' ? 'alert-warn' : 'alert-error';
-  const head = {
-    invalid: 'Invalid: a gate failed, so this window is left out of the figures.',
-    failed: 'Failed: the window could not be measured.',
-    skipped: 'Skipped: the window was not measured.',
-    valid: 'Valid, with gate warnings (gates in warn mode):',
-  }[w.verdict] ?? w.verdict;
-  return h('div', { class: ['alert', kind], role: w.verdict === 'valid' ? null : 'alert', id: 'reasons', dataset: { verdict: w.verdict } },
+  const head =
+    {
+      invalid: 'Invalid: a gate failed, so this window is left out of the figures.',
+      failed: 'Failed: the window could not be measured.',
+      skipped: 'Skipped: the window was not measured.',
+      valid: 'Valid, with gate warnings (gates in warn mode):',
+    }[w.verdict] ?? w.verdict;
+  return h(
+    'div',
+    {
+      class: ['alert', kind],
+      role: w.verdict === 'valid' ? null : 'alert',
+      id: 'reasons',
+      dataset: { verdict: w.verdict },
+    },
     h('strong', null, head),
-    reasons.length ? h('ul', { class: 'reason-list', id: 'reason-list' }, reasons.map((r) => h('li', { class: 'reason' }, r)))
-      : h('p', null, 'No reason was stored.'));
+    reasons.length
+      ? h(
+          'ul',
+          { class: 'reason-list', id: 'reason-list' },
+          reasons.map((r) => h('li', { class: 'reason' }, r)),
+        )
+      : h('p', null, 'No reason was stored.'),
+  );
 }
 
 function keyFigures(w) {
   const errors = w.errors ?? 0;
-  return figures([
-    ['req/s', fmtInt(w.rps), 'rps'],
-    ['p50', fmtUs(w.p50_us), 'p50'],
-    ['p99', fmtUs(w.p99_us), 'p99'],
-    ['p99.9', fmtUs(w.p999_us), 'p999'],
-    ['max', fmtUs(w.max_us), 'max'],
-    ['CPU µs/request', fmtNum(w.cpu_us_per_request), 'cpu_us_per_request'],
-    ['req/CPU-s', fmtInt(w.requests_per_cpu_s), 'requests_per_cpu_s'],
-    ['errors', h('span', { class: errors ? 'count-invalid' : null }, fmtInt(errors)), 'errors'],
-    ['requests', fmtInt(w.requests), 'requests'],
-    ['measured', isNum(w.duration_s) ? `${fmtNum(w.duration_s)} s` : '–', 'duration'],
-    ['peak RSS', fmtKb(w.rss_peak_kb), 'rss_peak'],
-    ['start-up', fmtMs(w.startup_ms), 'startup'],
-  ], { id: 'key-figures' });
+  return figures(
+    [
+      ['req/s', fmtInt(w.rps), 'rps'],
+      ['p50', fmtUs(w.p50_us), 'p50'],
+      ['p99', fmtUs(w.p99_us), 'p99'],
+      ['p99.9', fmtUs(w.p999_us), 'p999'],
+      ['max', fmtUs(w.max_us), 'max'],
+      ['CPU µs/request', fmtNum(w.cpu_us_per_request), 'cpu_us_per_request'],
+      ['req/CPU-s', fmtInt(w.requests_per_cpu_s), 'requests_per_cpu_s'],
+      ['errors', h('span', { class: errors ? 'count-invalid' : null }, fmtInt(errors)), 'errors'],
+      ['requests', fmtInt(w.requests), 'requests'],
+      ['measured', isNum(w.duration_s) ? `${fmtNum(w.duration_s)} s` : '–', 'duration'],
+      ['peak RSS', fmtKb(w.rss_peak_kb), 'rss_peak'],
+      ['start-up', fmtMs(w.startup_ms), 'startup'],
+    ],
+    { id: 'key-figures' },
+  );
 }
 
 function conditions(w) {
   const rows = [
-    ['server agent', w.server_agent ?? '–'], ['load agent', w.load_agent ?? '–'],
-    ['started', fmtTime(w.started_at)], ['ended', fmtTime(w.ended_at)],
-    ['server CPU (target tree)', isNum(w.server_cpu_s) ? `${fmtNum(w.server_cpu_s)} s (${w.cpu_accounting ?? '?'})` : '–'],
-    ['server host busy / foreign / steal', `${fmtPct(w.server_busy_pct)} / ${fmtPct(w.server_foreign_cpu_pct)} / ${fmtPct(w.server_steal_pct)}`],
-    ['load host busy / foreign / steal', `${fmtPct(w.load_busy_pct)} / ${fmtPct(w.load_foreign_cpu_pct)} / ${fmtPct(w.load_steal_pct)}`],
+    ['server agent', w.server_agent ?? '–'],
+    ['load agent', w.load_agent ?? '–'],
+    ['started', fmtTime(w.started_at)],
+    ['ended', fmtTime(w.ended_at)],
+    [
+      'server CPU (target tree)',
+      isNum(w.server_cpu_s) ? `${fmtNum(w.server_cpu_s)} s (${w.cpu_accounting ?? '?'})` : '–',
+    ],
+    [
+      'server host busy / foreign / steal',
+      `${fmtPct(w.server_busy_pct)} / ${fmtPct(w.server_foreign_cpu_pct)} / ${fmtPct(w.server_steal_pct)}`,
+    ],
+    [
+      'load host busy / foreign / steal',
+      `${fmtPct(w.load_busy_pct)} / ${fmtPct(w.load_foreign_cpu_pct)} / ${fmtPct(w.load_steal_pct)}`,
+    ],
     ['self-test drift', isNum(w.selftest_drift) ? fmtPct(w.selftest_drift * 100) : '–'],
     ['generator bound', w.generator_bound ? 'yes' : 'no'],
     ['load CPU', isNum(w.load_cpu_s) ? `${fmtNum(w.load_cpu_s)} s` : '–'],
-    ['status codes', w.status_counts ? Object.entries(w.status_counts).map(([k, v]) => `${k}: ${fmtInt(v)}`).join(', ') || '–' : '–'],
-    ['top foreign (server host)', (w.server_top_foreign ?? []).map((p) => `${p.comm} ${fmtPct(p.cpu_pct)}`).join(', ') || '–'],
+    [
+      'status codes',
+      w.status_counts
+        ? Object.entries(w.status_counts)
+            .map(([k, v]) => `${k}: ${fmtInt(v)}`)
+            .join(', ') || '–'
+        : '–',
+    ],
+    [
+      'top foreign (server host)',
+      (w.server_top_foreign ?? []).map((p) => `${p.comm} ${fmtPct(p.cpu_pct)}`).join(', ') || '–',
+    ],
     ['target version', w.target_version ?? '–'],
   ];
-  return h('dl', { class: 'kv', id: 'conditions' }, rows.map(([k, v]) => h('div', null, h('dt', null, k), h('dd', null, v))));
+  return h(
+    'dl',
+    { class: 'kv', id: 'conditions' },
+    rows.map(([k, v]) => h('div', null, h('dt', null, k), h('dd', null, v))),
+  );
 }
 
 function lineConfig(datasets, xTitle, yTitle, yFormat, xMax) {
@@ -74,7 +131,11 @@ function lineConfig(datasets, xTitle, yTitle, yFormat, xMax) {
         x: { type: 'linear', min: 0, suggestedMax: xMax, title: { display: true, text: xTitle } },
         y: { beginAtZero: true, title: { display: true, text: yTitle } },
       },
-      plugins: { tooltip: { callbacks: { label: (ctx) => `${ctx.dataset.label}: ${yFormat(ctx.parsed.y)}` } } },
+      plugins: {
+        tooltip: {
+          callbacks: { label: (ctx) => `${ctx.dataset.label}: ${yFormat(ctx.parsed.y)}` },
+        },
+      },
       elements: { point: { radius: 2 } },
     },
   };
@@ -90,47 +151,116 @@ function pointRadius(samples) {
 }
 
 function histogramConfig(hist) {
-  const data = logBins(hist.buckets, 48).map((b) => ({ x: Math.sqrt(b.from_us * b.to_us), y: b.count, b }));
+  const data = logBins(hist.buckets, 48).map((b) => ({
+    x: Math.sqrt(b.from_us * b.to_us),
+    y: b.count,
+    b,
+  }));
   const p = hist.percentiles ?? {};
   return {
     type: 'bar',
-    data: { datasets: [{ label: 'requests', data, backgroundColor: `${PALETTE[0]}aa`, borderColor: PALETTE[0], borderWidth: 0,
-      barPercentage: 1, categoryPercentage: 1 }] },
+    data: {
+      datasets: [
+        {
+          label: 'requests',
+          data,
+          backgroundColor: `${PALETTE[0]}aa`,
+          borderColor: PALETTE[0],
+          borderWidth: 0,
+          barPercentage: 1,
+          categoryPercentage: 1,
+        },
+      ],
+    },
     options: {
       parsing: false,
       scales: {
-        x: { type: 'logarithmic', title: { display: true, text: 'latency (µs, log scale)' },
-          ticks: { autoSkip: false, maxRotation: 0, callback: (v) => (/^[125]0*$/.test(String(v)) ? fmtUs(v) : '') } },
+        x: {
+          type: 'logarithmic',
+          title: { display: true, text: 'latency (µs, log scale)' },
+          ticks: {
+            autoSkip: false,
+            maxRotation: 0,
+            callback: (v) => (/^[125]0*$/.test(String(v)) ? fmtUs(v) : ''),
+          },
+        },
         y: { beginAtZero: true, title: { display: true, text: 'requests' } },
       },
       plugins: {
         legend: { display: false },
-        markers: { list: [['p50', p['50']], ['p99', p['99']], ['p99.9', p['99.9']]].filter(([, v]) => isNum(v) && v > 0).map(([label, value]) => ({ label: `${label} ${fmtUs(value)}`, value })) },
-        tooltip: { callbacks: {
-          title: (items) => { const b = items[0].raw.b; return `${fmtUs(Math.round(b.from_us))} – ${fmtUs(Math.round(b.to_us))}`; },
-          label: (ctx) => `${fmtInt(ctx.raw.y)} requests`,
-        } },
+        markers: {
+          list: [
+            ['p50', p['50']],
+            ['p99', p['99']],
+            ['p99.9', p['99.9']],
+          ]
+            .filter(([, v]) => isNum(v) && v > 0)
+            .map(([label, value]) => ({ label: `${label} ${fmtUs(value)}`, value })),
+        },
+        tooltip: {
+          callbacks: {
+            title: (items) => {
+              const b = items[0].raw.b;
+              return `${fmtUs(Math.round(b.from_us))} – ${fmtUs(Math.round(b.to_us))}`;
+            },
+            label: (ctx) => `${fmtInt(ctx.raw.y)} requests`,
+          },
+        },
       },
     },
   };
 }
 
 function attemptsTable(doc, shownId, freshId) {
-  return table([
-    { label: 'attempt', cls: 'num', get: (a) => String(a.attempt) },
-    { label: 'id', get: (a) => (a.id === shownId ? h('strong', null, `#${a.id} (shown)`) : h('a', { href: `#/windows/${a.id}` }, `#${a.id}`)) },
-    { label: 'verdict', get: (a) => badge(a.verdict) },
-    { label: 'counts', get: (a) => (a.newest ? h('span', { class: 'newest-mark', dataset: { newest: 'true' } }, '★ newest') : h('span', { class: 'muted' }, 'replaced')) },
-    { label: 'req/s', cls: 'num', get: (a) => fmtInt(a.rps) },
-    { label: 'p99', cls: 'num', get: (a) => fmtUs(a.p99_us) },
-    { label: 'CPU µs/req', cls: 'num', get: (a) => fmtNum(a.cpu_us_per_request) },
-    { label: 'started', cls: 'nowrap', get: (a) => fmtTime(a.started_at) },
-    { label: 'reasons', cls: 'reasons', get: (a) => ((a.reasons ?? []).length ? h('ul', { class: 'reason-list' }, a.reasons.map((r) => h('li', null, r))) : '–') },
-  ], doc.attempts ?? [], {
-    id: 'attempts',
-    rowAttrs: (a) => ({ class: [a.newest ? 'is-newest' : null, a.id === freshId ? 'is-fresh' : null],
-      dataset: { attemptId: a.id, attempt: a.attempt, verdict: a.verdict, newest: String(Boolean(a.newest)) } }),
-  });
+  return table(
+    [
+      { label: 'attempt', cls: 'num', get: (a) => String(a.attempt) },
+      {
+        label: 'id',
+        get: (a) =>
+          a.id === shownId
+            ? h('strong', null, `#${a.id} (shown)`)
+            : h('a', { href: `#/windows/${a.id}` }, `#${a.id}`),
+      },
+      { label: 'verdict', get: (a) => badge(a.verdict) },
+      {
+        label: 'counts',
+        get: (a) =>
+          a.newest
+            ? h('span', { class: 'newest-mark', dataset: { newest: 'true' } }, '★ newest')
+            : h('span', { class: 'muted' }, 'replaced'),
+      },
+      { label: 'req/s', cls: 'num', get: (a) => fmtInt(a.rps) },
+      { label: 'p99', cls: 'num', get: (a) => fmtUs(a.p99_us) },
+      { label: 'CPU µs/req', cls: 'num', get: (a) => fmtNum(a.cpu_us_per_request) },
+      { label: 'started', cls: 'nowrap', get: (a) => fmtTime(a.started_at) },
+      {
+        label: 'reasons',
+        cls: 'reasons',
+        get: (a) =>
+          (a.reasons ?? []).length
+            ? h(
+                'ul',
+                { class: 'reason-list' },
+                a.reasons.map((r) => h('li', null, r)),
+              )
+            : '–',
+      },
+    ],
+    doc.attempts ?? [],
+    {
+      id: 'attempts',
+      rowAttrs: (a) => ({
+        class: [a.newest ? 'is-newest' : null, a.id === freshId ? 'is-fresh' : null],
+        dataset: {
+          attemptId: a.id,
+          attempt: a.attempt,
+          verdict: a.verdict,
+          newest: String(Boolean(a.newest)),
+        },
+      }),
+    },
+  );
 }
 
 export function windowPage(el, id) {
@@ -142,13 +272,36 @@ export function windowPage(el, id) {
   replace(el, h('h1', null, `Window #${id}`), loading('the window'));
 
   const rerunControls = () => {
-    const status = h('p', { id: 'rerun-status', role: 'status', class: ['rerun-status', `rerun-${rerun.state}`], dataset: { state: rerun.state } }, rerun.message);
+    const status = h(
+      'p',
+      {
+        id: 'rerun-status',
+        role: 'status',
+        class: ['rerun-status', `rerun-${rerun.state}`],
+        dataset: { state: rerun.state },
+      },
+      rerun.message,
+    );
     const canRerun = doc.rerunnable && rerun.state !== 'queued' && rerun.state !== 'sending';
-    return h('div', { class: 'rerun' },
+    return h(
+      'div',
+      { class: 'rerun' },
       doc.rerunnable || rerun.state === 'queued' || rerun.state === 'sending'
-        ? h('button', { type: 'button', id: 'rerun', class: 'button', disabled: !canRerun, onclick: startRerun,
-          title: 'Measure this window again as a new attempt; the newest attempt counts' }, 'Re-run this window') : null,
-      status);
+        ? h(
+            'button',
+            {
+              type: 'button',
+              id: 'rerun',
+              class: 'button',
+              disabled: !canRerun,
+              onclick: startRerun,
+              title: 'Measure this window again as a new attempt; the newest attempt counts',
+            },
+            'Re-run this window',
+          )
+        : null,
+      status,
+    );
   };
 
   const render = () => {
@@ -159,43 +312,178 @@ export function windowPage(el, id) {
     const server = doc.samples?.server ?? [];
     const rps = chartBox('chart-load-rps', 'Requests per second, per second of the window');
     const p99 = chartBox('chart-load-p99', 'p99 latency per second of the window');
-    const cpu = chartBox('chart-server-cpu', 'Server CPU: target process tree, host busy and foreign CPU');
+    const cpu = chartBox(
+      'chart-server-cpu',
+      'Server CPU: target process tree, host busy and foreign CPU',
+    );
     const hist = chartBox('chart-histogram', 'Latency histogram, log scale', 280);
     const noLoad = load.length === 0;
-    replace(el,
-      h('div', { class: 'page-head' },
-        h('p', { class: 'crumbs' }, h('a', { href: '#/' }, 'Campaigns'), ' / ',
-          h('a', { href: `#/campaigns/${encodeURIComponent(doc.campaign)}`, id: 'campaign-link' }, doc.campaign), ' / '),
+    replace(
+      el,
+      h(
+        'div',
+        { class: 'page-head' },
+        h(
+          'p',
+          { class: 'crumbs' },
+          h('a', { href: '#/' }, 'Campaigns'),
+          ' / ',
+          h(
+            'a',
+            { href: `#/campaigns/${encodeURIComponent(doc.campaign)}`, id: 'campaign-link' },
+            doc.campaign,
+          ),
+          ' / ',
+        ),
         h('h1', null, h('span', { id: 'window-name' }, windowName(w)), ' ', badge(w.verdict)),
-        h('p', { class: 'meta' }, `Window #${w.id} · attempt ${w.attempt} of ${(doc.attempts ?? []).length}`,
-          w.newest ? ' · the newest: it counts' : newest ? [' · replaced by ', h('a', { href: `#/windows/${newest.id}` }, `attempt ${newest.attempt} (#${newest.id}, ${newest.verdict})`)] : '',
-          ` · ${w.target} · ${w.scenario} · ${levelLabel(w.load_level)}`, w.noise ? ' · noise window' : ` · round ${w.round}`, w.pair ? ` · pair ${w.pair}` : '')),
+        h(
+          'p',
+          { class: 'meta' },
+          `Window #${w.id} · attempt ${w.attempt} of ${(doc.attempts ?? []).length}`,
+          w.newest
+            ? ' · the newest: it counts'
+            : newest
+              ? [
+                  ' · replaced by ',
+                  h(
+                    'a',
+                    { href: `#/windows/${newest.id}` },
+                    `attempt ${newest.attempt} (#${newest.id}, ${newest.verdict})`,
+                  ),
+                ]
+              : '',
+          ` · ${w.target} · ${w.scenario} · ${levelLabel(w.load_level)}`,
+          w.noise ? ' · noise window' : ` · round ${w.round}`,
+          w.pair ? ` · pair ${w.pair}` : '',
+        ),
+      ),
       reasonsBox(w),
       rerunControls(),
       section('key', 'Key figures', keyFigures(w)),
-      section('samples', 'Over the window',
-        h('div', { class: 'chart-grid' },
-          h('figure', { class: 'chart' }, h('figcaption', null, 'Requests per second (load generator, per second)'), noLoad ? h('p', { class: 'muted' }, 'No load samples stored.') : rps.box),
-          h('figure', { class: 'chart' }, h('figcaption', null, 'p99 latency per second'), noLoad ? h('p', { class: 'muted' }, 'No load samples stored.') : p99.box),
-          h('figure', { class: 'chart chart-wide' }, h('figcaption', null, 'Server CPU, % of one core: the target\'s process tree, the whole host, and other processes (foreign)'),
-            server.length ? cpu.box : h('p', { class: 'muted' }, 'No server samples stored.')),
-          h('figure', { class: 'chart chart-wide' }, h('figcaption', null, 'Latency histogram (requests per bucket, log latency axis)'),
-            doc.histogram && (doc.histogram.buckets ?? []).length ? hist.box : h('p', { class: 'muted' }, 'No histogram stored.')))),
-      section('attempts-section', 'Every attempt of this window', attemptsTable(doc, w.id, rerun.freshId)),
-      section('conditions-section', 'Conditions', conditions(w)));
+      section(
+        'samples',
+        'Over the window',
+        h(
+          'div',
+          { class: 'chart-grid' },
+          h(
+            'figure',
+            { class: 'chart' },
+            h('figcaption', null, 'Requests per second (load generator, per second)'),
+            noLoad ? h('p', { class: 'muted' }, 'No load samples stored.') : rps.box,
+          ),
+          h(
+            'figure',
+            { class: 'chart' },
+            h('figcaption', null, 'p99 latency per second'),
+            noLoad ? h('p', { class: 'muted' }, 'No load samples stored.') : p99.box,
+          ),
+          h(
+            'figure',
+            { class: 'chart chart-wide' },
+            h(
+              'figcaption',
+              null,
+              "Server CPU, % of one core: the target's process tree, the whole host, and other processes (foreign)",
+            ),
+            server.length ? cpu.box : h('p', { class: 'muted' }, 'No server samples stored.'),
+          ),
+          h(
+            'figure',
+            { class: 'chart chart-wide' },
+            h('figcaption', null, 'Latency histogram (requests per bucket, log latency axis)'),
+            doc.histogram && (doc.histogram.buckets ?? []).length
+              ? hist.box
+              : h('p', { class: 'muted' }, 'No histogram stored.'),
+          ),
+        ),
+      ),
+      section(
+        'attempts-section',
+        'Every attempt of this window',
+        attemptsTable(doc, w.id, rerun.freshId),
+      ),
+      section('conditions-section', 'Conditions', conditions(w)),
+    );
     if (!noLoad) {
-      charts.add(rps.canvas, lineConfig([{ label: 'req/s', data: points(load, 'rps'), borderColor: PALETTE[0], backgroundColor: PALETTE[0], pointRadius: pointRadius(load) }], 'seconds into the window', 'req/s', fmtInt, w.duration_s));
-      charts.add(p99.canvas, lineConfig([{ label: 'p99', data: points(load, 'p99_us'), borderColor: PALETTE[5], backgroundColor: PALETTE[5], pointRadius: pointRadius(load) }], 'seconds into the window', 'µs', fmtUs, w.duration_s));
+      charts.add(
+        rps.canvas,
+        lineConfig(
+          [
+            {
+              label: 'req/s',
+              data: points(load, 'rps'),
+              borderColor: PALETTE[0],
+              backgroundColor: PALETTE[0],
+              pointRadius: pointRadius(load),
+            },
+          ],
+          'seconds into the window',
+          'req/s',
+          fmtInt,
+          w.duration_s,
+        ),
+      );
+      charts.add(
+        p99.canvas,
+        lineConfig(
+          [
+            {
+              label: 'p99',
+              data: points(load, 'p99_us'),
+              borderColor: PALETTE[5],
+              backgroundColor: PALETTE[5],
+              pointRadius: pointRadius(load),
+            },
+          ],
+          'seconds into the window',
+          'µs',
+          fmtUs,
+          w.duration_s,
+        ),
+      );
     }
     if (server.length) {
-      charts.add(cpu.canvas, lineConfig([
-        { label: 'target CPU %', data: points(server, 'cpu_pct'), borderColor: PALETTE[0], backgroundColor: PALETTE[0] },
-        { label: 'host busy %', data: points(server, 'host_busy_pct'), borderColor: PALETTE[2], backgroundColor: PALETTE[2], borderDash: [5, 3] },
-        { label: 'foreign %', data: points(server, 'foreign_pct'), borderColor: PALETTE[5], backgroundColor: PALETTE[5] },
-        { label: 'steal %', data: points(server, 'steal_pct'), borderColor: PALETTE[3], backgroundColor: PALETTE[3], hidden: true },
-      ], 'seconds into the window', '% of one core', (v) => fmtPct(v), w.duration_s));
+      charts.add(
+        cpu.canvas,
+        lineConfig(
+          [
+            {
+              label: 'target CPU %',
+              data: points(server, 'cpu_pct'),
+              borderColor: PALETTE[0],
+              backgroundColor: PALETTE[0],
+            },
+            {
+              label: 'host busy %',
+              data: points(server, 'host_busy_pct'),
+              borderColor: PALETTE[2],
+              backgroundColor: PALETTE[2],
+              borderDash: [5, 3],
+            },
+            {
+              label: 'foreign %',
+              data: points(server, 'foreign_pct'),
+              borderColor: PALETTE[5],
+              backgroundColor: PALETTE[5],
+            },
+            {
+              label: 'steal %',
+              data: points(server, 'steal_pct'),
+              borderColor: PALETTE[3],
+              backgroundColor: PALETTE[3],
+              hidden: true,
+            },
+          ],
+          'seconds into the window',
+          '% of one core',
+          (v) => fmtPct(v),
+          w.duration_s,
+        ),
+      );
     }
-    if (doc.histogram && (doc.histogram.buckets ?? []).length) charts.add(hist.canvas, histogramConfig(doc.histogram));
+    if (doc.histogram && (doc.histogram.buckets ?? []).length)
+      charts.add(hist.canvas, histogramConfig(doc.histogram));
     document.title = `${windowName(w)} · benchlab`;
   };
 
@@ -206,7 +494,12 @@ export function windowPage(el, id) {
 
   async function startRerun() {
     if (rerun.state === 'sending' || rerun.state === 'queued') return;
-    rerun = { state: 'sending', message: 'Asking the coordinator…', before: (doc.attempts ?? []).length, freshId: null };
+    rerun = {
+      state: 'sending',
+      message: 'Asking the coordinator…',
+      before: (doc.attempts ?? []).length,
+      freshId: null,
+    };
     render();
     try {
       await api.rerun([id]);
@@ -215,32 +508,58 @@ export function windowPage(el, id) {
       render();
       return;
     }
-    rerun = { ...rerun, state: 'queued', message: `Queued: attempt ${rerun.before + 1} will be measured when its agents are free; this page shows it when it is stored.` };
+    rerun = {
+      ...rerun,
+      state: 'queued',
+      message: `Queued: attempt ${rerun.before + 1} will be measured when its agents are free; this page shows it when it is stored.`,
+    };
     render();
     poller?.stop();
-    poller = new Poller(RERUN_POLL_MS, async () => {
-      const next = await api.window(id);
-      if ((next.attempts ?? []).length > rerun.before) {
-        const fresh = next.attempts[next.attempts.length - 1];
+    poller = new Poller(
+      RERUN_POLL_MS,
+      async () => {
+        const next = await api.window(id);
+        if ((next.attempts ?? []).length > rerun.before) {
+          const fresh = next.attempts[next.attempts.length - 1];
+          doc = next;
+          rerun = {
+            state: 'done',
+            before: rerun.before,
+            freshId: fresh.id,
+            message: `Attempt ${fresh.attempt} stored (#${fresh.id}): ${fresh.verdict}.`,
+          };
+          render();
+          return false;
+        }
         doc = next;
-        rerun = { state: 'done', before: rerun.before, freshId: fresh.id,
-          message: `Attempt ${fresh.attempt} stored (#${fresh.id}): ${fresh.verdict}.` };
-        render();
-        return false;
-      }
-      doc = next;
-      if (rerun.message.startsWith('Queued')) { /* keep the message; the page data may have moved on */ }
-      return true;
-    }, (err) => {
-      const s = document.getElementById('rerun-status');
-      if (s) s.textContent = `Queued; cannot check the window just now (${err.message}), retrying…`;
-    }).start();
+        if (rerun.message.startsWith('Queued')) {
+          /* keep the message; the page data may have moved on */
+        }
+        return true;
+      },
+      (err) => {
+        const s = document.getElementById('rerun-status');
+        if (s)
+          s.textContent = `Queued; cannot check the window just now (${err.message}), retrying…`;
+      },
+    ).start();
   }
 
   load().catch((err) => {
-    replace(el, h('h1', null, `Window #${id}`),
-      errorBox(err, err instanceof ApiError && err.status === 404 ? 'No such window' : 'Cannot load the window'),
-      h('p', null, h('a', { href: '#/' }, 'Back to the campaigns')));
+    replace(
+      el,
+      h('h1', null, `Window #${id}`),
+      errorBox(
+        err,
+        err instanceof ApiError && err.status === 404 ? 'No such window' : 'Cannot load the window',
+      ),
+      h('p', null, h('a', { href: '#/' }, 'Back to the campaigns')),
+    );
   });
-  return { destroy: () => { poller?.stop(); charts.destroy(); } };
+  return {
+    destroy: () => {
+      poller?.stop();
+      charts.destroy();
+    },
+  };
 }

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "benchlab/v1/coordinator.grpc.pb.h"
+#include "tests/sanitizer.h"
 #include "tests/unit/agent/server/test_http_server.h"
 
 namespace benchlab {
@@ -139,7 +140,8 @@ TEST_F(AgentDaemonTest, ASpoolOverTheMessageLimitIsOfferedInPagesAfterRestart) {
     auto left = Spool::Open(dir_ + "/state/spool");
     return left.ok() && (*left)->bytes_held() == 0;
   };
-  ASSERT_TRUE(Eventually(drained, milliseconds(30000))) << "the spool was never handed over";
+  ASSERT_TRUE(Eventually(drained, milliseconds(30000) * kSanitizerTimeScale))
+      << "the spool was never handed over";
   EXPECT_TRUE(daemon.registered());
   daemon.Shutdown();
 
