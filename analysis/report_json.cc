@@ -245,15 +245,15 @@ std::string FormatReportJson(const ReportInput& in) {
 
   // benchlab's generator against external tools on the same cells (empty without [load] tool).
   ojson tools = ojson::array();
-  for (const ToolCell& c : CompareTools(cx)) {
+  for (const ToolCell& cell : CompareTools(cx)) {
     ojson targets = ojson::array();
-    for (const ToolTarget& t : c.targets) {
+    for (const ToolTarget& t : cell.targets) {
       auto rounds_json = [](const std::vector<ToolRound>& rounds) {
-        ojson out = ojson::array();
+        ojson list = ojson::array();
         for (const ToolRound& r : rounds) {
-          out.push_back({{"round", r.round}, {"ratio", Num(r.ratio)}, {"gap_s", Num(r.gap_s)}});
+          list.push_back({{"round", r.round}, {"ratio", Num(r.ratio)}, {"gap_s", Num(r.gap_s)}});
         }
-        return out;
+        return list;
       };
       targets.push_back({{"target", t.target},
                          {"benchlab_rps", SummaryJson(t.benchlab_rps)},
@@ -266,10 +266,10 @@ std::string FormatReportJson(const ReportInput& in) {
                          {"benchlab_cpu_us_per_request", SummaryJson(t.benchlab_cpu_us)},
                          {"tool_cpu_us_per_request", SummaryJson(t.tool_cpu_us)}});
     }
-    tools.push_back({{"pair", c.pair},
-                     {"scenario", c.scenario},
-                     {"load_level", c.load_level},
-                     {"tool", c.tool},
+    tools.push_back({{"pair", cell.pair},
+                     {"scenario", cell.scenario},
+                     {"load_level", cell.load_level},
+                     {"tool", cell.tool},
                      {"targets", targets}});
   }
   out["load_tools"] = tools;

@@ -184,7 +184,8 @@ void WindowProtocol::CopyServerFigures(const v1::MarkReply& figures, double alig
   auto& row = out_.row;
   row.align_error_ms = align_error_ms;
   row.server_cpu_s = figures.cpu_user_s() + figures.cpu_sys_s();
-  row.cpu_us_per_request = row.requests ? row.server_cpu_s * 1e6 / row.requests : 0;
+  row.cpu_us_per_request =
+      row.requests ? row.server_cpu_s * 1e6 / static_cast<double>(row.requests) : 0;
   row.rss_peak_kb = figures.rss_peak_kb();
   row.rss_mean_kb = figures.rss_mean_kb();
   if (!figures.target_alive()) target_died_ = true;
@@ -401,7 +402,8 @@ void LoadMerge::WriteTo(const LoadShare& first, WindowRow& row, std::vector<Samp
   // at 0.25 s, so its requests per second come out right.
   if (!seconds_.empty() && row.duration_s > 0 && seconds_.back().t_s > row.duration_s) {
     seconds_.back().t_s =
-        std::max(row.duration_s, seconds_.size() > 1 ? seconds_.size() - 1.0 : 0.0);
+        std::max(row.duration_s,
+                 seconds_.size() > 1 ? static_cast<double>(seconds_.size()) - 1.0 : 0.0);
   }
   for (SampleRow& second : seconds_) samples.push_back(std::move(second));
 }

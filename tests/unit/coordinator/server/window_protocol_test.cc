@@ -272,9 +272,9 @@ INSTANTIATE_TEST_SUITE_P(
                                          StepCase{"mark_end", "srv"},
                                          StepCase{"stop_target", "srv"}),
                        ::testing::Bool()),
-    [](const auto& info) {
-      return std::string(std::get<0>(info.param).step) +
-             (std::get<1>(info.param) ? "_LeaseExpired" : "_LeaseHeld");
+    [](const auto& test) {
+      return std::string(std::get<0>(test.param).step) +
+             (std::get<1>(test.param) ? "_LeaseExpired" : "_LeaseHeld");
     });
 
 void FailConformance(v1::MockAgentStub& agent) {
