@@ -63,7 +63,8 @@ Result<std::unique_ptr<WindowCgroup>> WindowCgroup::Create(SysEnv& env, const st
     // so a group with processes in it is never taken over.
     made = env.MakeDir(path);
   }
-  if (!made.ok()) return Status::FailedPrecondition("cannot create " + path + ": " + made.message());
+  if (!made.ok())
+    return Status::FailedPrecondition("cannot create " + path + ": " + made.message());
   return std::unique_ptr<WindowCgroup>(new WindowCgroup(env, path));
 }
 

@@ -42,7 +42,7 @@ class WindowCgroup {
   // The real path of cgroup.procs, which the child writes "0" to before exec to join.
   std::string procs_path() const;
   Result<CgroupCpu> ReadCpu();
-  std::optional<uint64_t> MemoryPeakKb();     // nullopt: the memory controller is not enabled
+  std::optional<uint64_t> MemoryPeakKb();  // nullopt: the memory controller is not enabled
   std::optional<uint64_t> MemoryCurrentKb();
 
  private:

@@ -22,7 +22,7 @@ struct ExternalRun {
   std::string output;             // its stdout and stderr, as printed
   double cpu_user_s = 0;          // the tool's CPU over the measured run (all its threads)
   double cpu_sys_s = 0;
-  double wall_s = 0;              // from just before the start to the exit
+  double wall_s = 0;  // from just before the start to the exit
 };
 
 // `on_measure(true)` is called just before the measured run starts and `on_measure(false)` just

@@ -52,7 +52,8 @@ HostFacts ReadHostFacts(SysEnv& env) {
   if (auto smt = env.ReadFile("/sys/devices/system/cpu/smt/active"); smt.ok()) {
     facts.smt = Trim(*smt) == "1";
   }
-  if (auto host = env.ReadFile("/proc/sys/kernel/hostname"); host.ok()) facts.hostname = Trim(*host);
+  if (auto host = env.ReadFile("/proc/sys/kernel/hostname"); host.ok())
+    facts.hostname = Trim(*host);
   if (auto kernel = env.ReadFile("/proc/sys/kernel/osrelease"); kernel.ok()) {
     facts.kernel = Trim(*kernel);
   }

@@ -39,11 +39,11 @@ struct IntervalFigures {
   uint64_t rss_peak_kb = 0;
   bool target_alive = true;  // false when the tree's root was gone at End
   std::vector<IntervalSample> samples;
-  int64_t threads = 0;  // the tree's threads at the end
-  uint64_t voluntary_ctxt_switches = 0;     // over the interval, by live members
+  int64_t threads = 0;                   // the tree's threads at the end
+  uint64_t voluntary_ctxt_switches = 0;  // over the interval, by live members
   uint64_t nonvoluntary_ctxt_switches = 0;
-  std::optional<HostWindow> host;  // with a HostWatch: the whole machine over the interval
-  std::string host_error;          // why the host figures are missing, when they are
+  std::optional<HostWindow> host;   // with a HostWatch: the whole machine over the interval
+  std::string host_error;           // why the host figures are missing, when they are
   std::string cpu_source = "proc";  // "cgroup" when the cgroup's cpu.stat measured the CPU
 };
 

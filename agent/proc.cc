@@ -299,9 +299,8 @@ Status CheckThreadAffinity(SysEnv& env, const std::vector<pid_t>& pids,
       if (at == std::string_view::npos) continue;
       size_t begin = view.find_first_not_of(" \t", at + 18);
       size_t end = view.find('\n', begin);
-      auto allowed = ParseCpuList(view.substr(begin, end == std::string_view::npos
-                                                         ? std::string_view::npos
-                                                         : end - begin));
+      auto allowed = ParseCpuList(
+          view.substr(begin, end == std::string_view::npos ? std::string_view::npos : end - begin));
       if (!allowed.ok()) continue;
       bool inside = std::includes(cpus.begin(), cpus.end(), allowed->begin(), allowed->end());
       if (!inside) {

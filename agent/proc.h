@@ -105,8 +105,8 @@ class ProcTreeSampler {
   pid_t root_;
   bool root_seen_ = false;
   uint64_t root_starttime_ = 0;
-  std::map<pid_t, Seen> live_;      // members seen in the last sample
-  std::optional<pid_t> last_pid_;      // /proc/loadavg's last pid at the previous sample
+  std::map<pid_t, Seen> live_;     // members seen in the last sample
+  std::optional<pid_t> last_pid_;  // /proc/loadavg's last pid at the previous sample
   int full_scans_ = 0;
   uint64_t exited_user_ticks_ = 0;  // last known CPU of members that have exited
   uint64_t exited_sys_ticks_ = 0;

@@ -117,7 +117,8 @@ Status Spool::Put(const std::string& key, const std::string& window, const std::
   }
   const std::string tmp_path = final_path + kTmpSuffix;
   BENCHLAB_RETURN_IF_ERROR(WriteAndSync(tmp_path, record));
-  if (::rename(tmp_path.c_str(), final_path.c_str()) != 0) return Errno("spool: rename " + tmp_path);
+  if (::rename(tmp_path.c_str(), final_path.c_str()) != 0)
+    return Errno("spool: rename " + tmp_path);
   held_ = after;
   return SyncDir(dir_);
 }

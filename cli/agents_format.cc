@@ -1,12 +1,11 @@
 #include "cli/agents_format.h"
 
-#include "coordinator/server/agent_registry.h"
-
 #include <algorithm>
 #include <array>
 #include <cstdio>
-
 #include <nlohmann/json.hpp>
+
+#include "coordinator/server/agent_registry.h"
 
 namespace benchlab {
 namespace {

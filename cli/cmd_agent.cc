@@ -47,9 +47,10 @@ int RunAgent(const AgentArgs& args) {
 
 CommandRunner AddAgentCommand(CLI::App& root) {
   auto args = std::make_shared<AgentArgs>();
-  CLI::App* cmd = root.add_subcommand(
-      "agent", "Run an agent daemon: it registers with the coordinator named in its "
-               "configuration and starts only the targets of its own catalogue.");
+  CLI::App* cmd =
+      root.add_subcommand("agent",
+                          "Run an agent daemon: it registers with the coordinator named in its "
+                          "configuration and starts only the targets of its own catalogue.");
   cmd->add_option("--config", args->config, "agent configuration (TOML, see docs/agent.md)")
       ->required();
   cmd->add_option("--parent-pid", args->parent_pid,

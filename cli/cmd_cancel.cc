@@ -41,8 +41,9 @@ int RunCancel(const CancelArgs& args) {
 CommandRunner AddCancelCommand(CLI::App& root) {
   auto args = std::make_shared<CancelArgs>();
   CLI::App* cmd = root.add_subcommand(
-      "cancel", "Cancel a queued or running campaign; a running one stops before its next "
-                "window.");
+      "cancel",
+      "Cancel a queued or running campaign; a running one stops before its next "
+      "window.");
   cmd->add_option("campaign", args->campaign, "the campaign's name")->required();
   cmd->add_option("--coordinator", args->coordinator, "the coordinator's HOST:PORT")
       ->capture_default_str();

@@ -105,9 +105,10 @@ int RunCoordinator(const CoordinatorArgs& args) {
 
 CommandRunner AddCoordinatorCommand(CLI::App& root) {
   auto args = std::make_shared<CoordinatorArgs>();
-  CLI::App* cmd = root.add_subcommand(
-      "coordinator", "Run the coordinator daemon: agents register with it, campaigns are "
-                     "submitted to it, and it stores every window in SQLite.");
+  CLI::App* cmd =
+      root.add_subcommand("coordinator",
+                          "Run the coordinator daemon: agents register with it, campaigns are "
+                          "submitted to it, and it stores every window in SQLite.");
   cmd->add_option("--listen", args->listen, "HOST:PORT to serve gRPC on (port 0: any free port)")
       ->capture_default_str();
   cmd->add_option("--db", args->db, "SQLite database file")->capture_default_str();

@@ -133,13 +133,15 @@ int RerunOnDatabase(const RerunArgs& args) {
     }
   }
   if (campaign_ids.size() != 1) {
-    return Usage("the windows belong to several campaigns; with --db, re-run one campaign at a "
-                 "time (--campaign NAME)");
+    return Usage(
+        "the windows belong to several campaigns; with --db, re-run one campaign at a "
+        "time (--campaign NAME)");
   }
   auto row = (*store)->FindCampaignById(*campaign_ids.begin());
   if (!row.ok() || !*row) return Usage("the windows' campaign is missing from " + args.db);
   if ((*row)->state == "running") {
-    return Usage("campaign \"" + (*row)->name + "\" is running (another coordinator has it, or "
+    return Usage("campaign \"" + (*row)->name +
+                 "\" is running (another coordinator has it, or "
                  "one stopped mid-way: `benchlab run --resume` continues it)");
   }
   auto campaign = LabCampaign(**row);
@@ -176,8 +178,9 @@ int RunRerun(const RerunArgs& args) {
 CommandRunner AddRerunCommand(CLI::App& root) {
   auto args = std::make_shared<RerunArgs>();
   CLI::App* cmd = root.add_subcommand(
-      "rerun", "Measure windows again, each as a new attempt on the pair its campaign ran on. "
-               "The newest attempt of a window counts; earlier ones stay in the store.");
+      "rerun",
+      "Measure windows again, each as a new attempt on the pair its campaign ran on. "
+      "The newest attempt of a window counts; earlier ones stay in the store.");
   cmd->add_option("window_ids", args->ids, "ids of windows (as `benchlab windows` lists them)");
   cmd->add_flag("--invalid", args->invalid, "every window whose newest attempt is invalid");
   cmd->add_flag("--failed", args->failed, "every window whose newest attempt failed");

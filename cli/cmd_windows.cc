@@ -2,7 +2,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "cli/client.h"
@@ -22,8 +21,9 @@ struct WindowsArgs {
 
 int RunWindows(const WindowsArgs& args) {
   if (args.db.empty() == args.coordinator.empty()) {
-    std::fprintf(stderr, "benchlab windows: give exactly one of --db PATH or --coordinator "
-                         "HOST:PORT\n");
+    std::fprintf(stderr,
+                 "benchlab windows: give exactly one of --db PATH or --coordinator "
+                 "HOST:PORT\n");
     return 2;
   }
   std::vector<v1::Window> windows;

@@ -3,9 +3,8 @@
 // function returns the process exit status (0 ok, 1 failure, 2 bad input).
 #pragma once
 
-#include <functional>
-
 #include <CLI/CLI.hpp>
+#include <functional>
 
 namespace benchlab {
 
@@ -16,11 +15,11 @@ CommandRunner AddCoordinatorCommand(CLI::App& root);  // the coordinator daemon
 CommandRunner AddAgentCommand(CLI::App& root);        // the agent daemon
 CommandRunner AddSubmitCommand(CLI::App& root);
 CommandRunner AddWindowsCommand(CLI::App& root);
-CommandRunner AddAgentsCommand(CLI::App& root);       // the fleet and its leases
-CommandRunner AddRerunCommand(CLI::App& root);       // windows measured again
+CommandRunner AddAgentsCommand(CLI::App& root);  // the fleet and its leases
+CommandRunner AddRerunCommand(CLI::App& root);   // windows measured again
 CommandRunner AddCancelCommand(CLI::App& root);
-CommandRunner AddLoadCommand(CLI::App& root);         // the load generator on its own
-CommandRunner AddReportCommand(CLI::App& root);       // Markdown, JSON or CSV of a campaign
-CommandRunner AddCompareCommand(CLI::App& root);      // two campaigns, cell by cell
+CommandRunner AddLoadCommand(CLI::App& root);     // the load generator on its own
+CommandRunner AddReportCommand(CLI::App& root);   // Markdown, JSON or CSV of a campaign
+CommandRunner AddCompareCommand(CLI::App& root);  // two campaigns, cell by cell
 
 }  // namespace benchlab

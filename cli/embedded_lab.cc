@@ -193,8 +193,10 @@ int RunOnEmbeddedLab(const LabJob& job) {
       auto printer = MakeStdoutProgress(job.progress, total_windows);
       auto outcome = WatchCampaign(**stub, campaign.name, canceller, *printer);
       if (canceller.cancelled()) {
-        std::fprintf(stderr, "benchlab %s: interrupted; stopping the lab (windows stored so far "
-                             "are kept in %s)\n", job.verb.c_str(), job.db.c_str());
+        std::fprintf(stderr,
+                     "benchlab %s: interrupted; stopping the lab (windows stored so far "
+                     "are kept in %s)\n",
+                     job.verb.c_str(), job.db.c_str());
         status = 130;
       } else if (!outcome.ok()) {
         lab.AllAlive();
@@ -215,6 +217,5 @@ int RunOnEmbeddedLab(const LabJob& job) {
   }
   return status;
 }
-
 
 }  // namespace benchlab

@@ -1,5 +1,6 @@
-// How `benchlab run` and `submit --watch` show a campaign's progress on stdout (`--progress`, README.md),
-// apart from the printer (cli/progress.h) so that naming a mode needs no protocol headers.
+// How `benchlab run` and `submit --watch` show a campaign's progress on stdout (`--progress`,
+// README.md), apart from the printer (cli/progress.h) so that naming a mode needs no protocol
+// headers.
 #pragma once
 
 #include <optional>

@@ -1,12 +1,13 @@
 #include "cli/report_lines.h"
-#include "analysis/report_detail.h"
-#include "analysis/report_format.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <tuple>
+
+#include "analysis/report_detail.h"
+#include "analysis/report_format.h"
 
 namespace benchlab {
 namespace {
@@ -26,9 +27,7 @@ std::string Printf(const char* fmt, auto... args) {
 
 }  // namespace
 
-std::string WithThousands(double value) {
-  return std::isfinite(value) ? Thousands(value) : "-";
-}
+std::string WithThousands(double value) { return std::isfinite(value) ? Thousands(value) : "-"; }
 
 std::string FormatMicros(double us) {
   if (!std::isfinite(us)) return "-";
@@ -115,14 +114,13 @@ std::string FormatSummary(const std::vector<v1::Window>& windows, const std::str
       const Cell& cell = cells[{group, target}];
       double rps = Median(cell.rps);
       double cpu = Median(cell.cpu);
-      std::string ratio = std::isfinite(rps) && std::isfinite(base) && base > 0
-                              ? Printf("%.2fx", rps / base)
-                              : "-";
+      std::string ratio =
+          std::isfinite(rps) && std::isfinite(base) && base > 0 ? Printf("%.2fx", rps / base) : "-";
       std::string cpu_text = std::isfinite(cpu) ? Printf("%.1f", cpu) : "-";
       std::string valid = Printf("%d/%d", cell.valid, cell.total);
-      out += Printf("  %-14s %14s %10s %12s %10s %7s\n", target.c_str(),
-                    WithThousands(rps).c_str(), FormatMicros(Median(cell.p99)).c_str(),
-                    cpu_text.c_str(), ratio.c_str(), valid.c_str());
+      out += Printf("  %-14s %14s %10s %12s %10s %7s\n", target.c_str(), WithThousands(rps).c_str(),
+                    FormatMicros(Median(cell.p99)).c_str(), cpu_text.c_str(), ratio.c_str(),
+                    valid.c_str());
     }
   }
   return out;

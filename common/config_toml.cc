@@ -232,8 +232,8 @@ Result<Value> ParseToml(const std::string& text, const std::string& source_name)
     const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n');
     char byte[8];
     std::snprintf(byte, sizeof(byte), "0x%02x", static_cast<unsigned char>(text[at]));
-    return Status::InvalidArgument(source_name + ":" + std::to_string(line) +
-                                   ": not UTF-8 (byte " + byte + "); TOML files are UTF-8");
+    return Status::InvalidArgument(source_name + ":" + std::to_string(line) + ": not UTF-8 (byte " +
+                                   byte + "); TOML files are UTF-8");
   }
   if (Status nested = CheckTomlNesting(text, source_name); !nested.ok()) return nested;
   std::istringstream in(text);

@@ -1,7 +1,7 @@
-// Shared by benchlab's TOML files (campaigns, agent configurations): reads a parsed TOML document key by key and
-// collects every problem as a one-line "file:line: key: expected ..., got ..." message, so the
-// schema code in campaign.cc reads as a list of keys and their forms. Not thread-safe; one
-// instance per parse.
+// Shared by benchlab's TOML files (campaigns, agent configurations): reads a parsed TOML document
+// key by key and collects every problem as a one-line "file:line: key: expected ..., got ..."
+// message, so the schema code in campaign.cc reads as a list of keys and their forms. Not
+// thread-safe; one instance per parse.
 #pragma once
 
 #include <cstdint>
@@ -67,10 +67,10 @@ class Issues {
   // of the text, is found only for the issue reported.
   struct Issue {
     bool missing;
-    uint32_t line;     // missing keys: the table's line; values: 0 until reported
+    uint32_t line;  // missing keys: the table's line; values: 0 until reported
     uint32_t column;
-    size_t offset;     // values: byte offset in the text
-    const Value* at;   // values; nullptr for missing keys
+    size_t offset;    // values: byte offset in the text
+    const Value* at;  // values; nullptr for missing keys
     std::string text;
   };
   std::string source_name_;

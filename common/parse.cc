@@ -23,12 +23,18 @@ Result<std::chrono::nanoseconds> ParseDuration(std::string_view text) {
   if (ec != std::errc() || ptr != text.data() + i || !std::isfinite(value)) return bad();
   std::string_view unit = text.substr(i);
   double scale = 0;
-  if (unit == "ns") scale = 1;
-  else if (unit == "us") scale = 1e3;
-  else if (unit == "ms") scale = 1e6;
-  else if (unit == "s") scale = 1e9;
-  else if (unit == "m") scale = 60e9;
-  else return bad();
+  if (unit == "ns")
+    scale = 1;
+  else if (unit == "us")
+    scale = 1e3;
+  else if (unit == "ms")
+    scale = 1e6;
+  else if (unit == "s")
+    scale = 1e9;
+  else if (unit == "m")
+    scale = 60e9;
+  else
+    return bad();
   double ns = value * scale;
   if (ns > 1e18) return bad();
   return std::chrono::nanoseconds(static_cast<int64_t>(std::llround(ns)));
@@ -72,16 +78,17 @@ static bool ParseInt(std::string_view s, int& out) {
 
 Result<std::vector<int>> ParseCpuList(std::string_view text) {
   auto bad = [&] {
-    return Status::InvalidArgument("expected a CPU list such as \"0\", \"0-3\" or \"0,2-3\", got \"" +
-                                   std::string(text) + "\"");
+    return Status::InvalidArgument(
+        "expected a CPU list such as \"0\", \"0-3\" or \"0,2-3\", got \"" + std::string(text) +
+        "\"");
   };
   if (text.empty()) return bad();
   std::set<int> cpus;
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
-    std::string_view part =
-        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string_view part = text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     size_t dash = part.find('-');
     int lo = 0, hi = 0;
     if (dash == std::string_view::npos) {

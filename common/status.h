@@ -32,7 +32,9 @@ class [[nodiscard]] Status {
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
   static Status Ok() { return Status(); }
-  static Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+  static Status InvalidArgument(std::string m) {
+    return {StatusCode::kInvalidArgument, std::move(m)};
+  }
   static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
   static Status AlreadyExists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
   static Status FailedPrecondition(std::string m) {
@@ -67,7 +69,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT: implicit by design
     assert(!std::get<Status>(v_).ok() && "Result built from an ok Status has no value");
   }
@@ -92,8 +94,8 @@ class [[nodiscard]] Result {
 }  // namespace benchlab
 
 // Propagates a non-ok Status out of the calling function.
-#define BENCHLAB_RETURN_IF_ERROR(expr)          \
-  do {                                          \
-    ::benchlab::Status _st = (expr);            \
-    if (!_st.ok()) return _st;                  \
+#define BENCHLAB_RETURN_IF_ERROR(expr) \
+  do {                                 \
+    ::benchlab::Status _st = (expr);   \
+    if (!_st.ok()) return _st;         \
   } while (0)

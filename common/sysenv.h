@@ -24,8 +24,8 @@ class SysEnv {
   virtual bool Exists(const std::string& path) = 0;
   // Writes (truncating) a whole file, e.g. a cgroup's control file.
   virtual Status WriteFile(const std::string& path, const std::string& content) = 0;
-  virtual Status MakeDir(const std::string& path) = 0;     // one level; AlreadyExists is an error
-  virtual Status RemoveDir(const std::string& path) = 0;   // an empty directory (or a cgroup)
+  virtual Status MakeDir(const std::string& path) = 0;    // one level; AlreadyExists is an error
+  virtual Status RemoveDir(const std::string& path) = 0;  // an empty directory (or a cgroup)
   // The real path behind `path` (the fake root prefixed in tests), for code that must hand a
   // path to the kernel or to a child process.
   virtual std::string RealPath(const std::string& path) = 0;

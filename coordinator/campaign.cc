@@ -203,7 +203,8 @@ void ReadPlacement(const Value& v, Issues& issues, Campaign& c) {
   if (const Value* x = placement.Get("server")) {
     ReadAgentList(placement, "server", *x, c.placement_server);
   }
-  if (const Value* x = placement.Get("load")) ReadAgentList(placement, "load", *x, c.placement_load);
+  if (const Value* x = placement.Get("load"))
+    ReadAgentList(placement, "load", *x, c.placement_load);
 }
 
 // tool = "wrk" or ["benchlab", "wrk"]: which load generators measure every level.
@@ -254,8 +255,8 @@ void ReadLoad(const Value& v, Issues& issues, Campaign& c) {
     }
   }
   if (const Value* x = load.Get("max_conns")) {
-    if (auto n = fields::ReadInt(load, "max_conns", *x, 1, 100000,
-                                 "a positive integer up to 100000")) {
+    if (auto n =
+            fields::ReadInt(load, "max_conns", *x, 1, 100000, "a positive integer up to 100000")) {
       c.load_max_conns = *n;
     }
   }
@@ -529,10 +530,9 @@ bool HasRedactedEnv(const Campaign& campaign) {
 Status RequireCommands(const Campaign& campaign) {
   for (const auto& t : campaign.targets) {
     if (!t.command.empty()) continue;
-    return Status::InvalidArgument(campaign.source_name + ":" + std::to_string(t.line) +
-                                   ": target " + config::Quote(t.name) +
-                                   ".command: expected a list of strings (argv, no shell), " +
-                                   "got nothing");
+    return Status::InvalidArgument(
+        campaign.source_name + ":" + std::to_string(t.line) + ": target " + config::Quote(t.name) +
+        ".command: expected a list of strings (argv, no shell), " + "got nothing");
   }
   return Status::Ok();
 }

@@ -24,7 +24,7 @@ namespace benchlab {
 
 struct Expectation {
   int status = 200;
-  std::optional<std::string> body;  // exact bytes when set
+  std::optional<std::string> body;                           // exact bytes when set
   std::vector<std::pair<std::string, std::string>> headers;  // named headers, exact values
 };
 
@@ -92,7 +92,7 @@ struct Campaign {
   // [load] tool: the generators that measure every closed-loop level, each a level of its own
   // ("c64", "c64@wrk"); benchlab alone by default (docs/load.md, "External tools").
   std::vector<std::string> load_tools = {"benchlab"};
-  GateConfig gates;            // [gates]; docs/gates.md
+  GateConfig gates;  // [gates]; docs/gates.md
   // [placement]: agent names or "label:NAME" selectors; empty: any ready agents.
   std::vector<std::string> placement_server;
   std::vector<std::string> placement_load;

@@ -12,10 +12,14 @@ constexpr ReasonKind kKinds[] = {ReasonKind::kGate, ReasonKind::kStep, ReasonKin
 
 const char* VerdictName(Verdict verdict) {
   switch (verdict) {
-    case Verdict::kValid: return "valid";
-    case Verdict::kInvalid: return "invalid";
-    case Verdict::kFailed: return "failed";
-    case Verdict::kSkipped: return "skipped";
+    case Verdict::kValid:
+      return "valid";
+    case Verdict::kInvalid:
+      return "invalid";
+    case Verdict::kFailed:
+      return "failed";
+    case Verdict::kSkipped:
+      return "skipped";
   }
   return "failed";
 }
@@ -29,10 +33,14 @@ std::optional<Verdict> ParseVerdict(std::string_view text) {
 
 const char* ReasonKindName(ReasonKind kind) {
   switch (kind) {
-    case ReasonKind::kGate: return "gate";
-    case ReasonKind::kStep: return "step";
-    case ReasonKind::kAgentLost: return "agent_lost";
-    case ReasonKind::kCoordinatorRestart: return "coordinator_restart";
+    case ReasonKind::kGate:
+      return "gate";
+    case ReasonKind::kStep:
+      return "step";
+    case ReasonKind::kAgentLost:
+      return "agent_lost";
+    case ReasonKind::kCoordinatorRestart:
+      return "coordinator_restart";
   }
   return "step";
 }

@@ -36,9 +36,9 @@ struct WindowReason {
   // "start_target", "conformance", "run_load", "mark_begin", "mark_end", "stop_target",
   // "placement", "no_responses").
   std::string name;
-  std::string code;  // a failed call's gRPC code ("DEADLINE_EXCEEDED"); "" for gates
-  std::string host;  // the agent named by a step; "server" or "load" for a host's gate
-  std::optional<double> value;      // a gate's measured value, in the units of its text
+  std::string code;             // a failed call's gRPC code ("DEADLINE_EXCEEDED"); "" for gates
+  std::string host;             // the agent named by a step; "server" or "load" for a host's gate
+  std::optional<double> value;  // a gate's measured value, in the units of its text
   std::optional<double> threshold;  // and its threshold
   std::string text;                 // as people read it: "foreign_cpu: server host 212% > 25%"
 

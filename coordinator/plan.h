@@ -18,12 +18,12 @@ struct PlannedWindow {
   int position = 0;  // 0-based position within its round; a noise window's ordinal 0..windows-1
   std::string target;
   std::string scenario;
-  int connections = 0;        // closed loop: the level; open loop: the connections opened for it
-  double rate = 0;            // requests/second of an open-loop level; 0: closed loop
+  int connections = 0;  // closed loop: the level; open loop: the connections opened for it
+  double rate = 0;      // requests/second of an open-loop level; 0: closed loop
   std::string tool = "benchlab";  // the load generator measuring it: benchlab, wrk or h2load
-  bool noise = false;         // one of [noise]'s identical windows, not a matrix window
-  bool start_process = true;  // a new target process must be started before this window
-  bool stop_process = true;   // the target process must be stopped after this window
+  bool noise = false;             // one of [noise]'s identical windows, not a matrix window
+  bool start_process = true;      // a new target process must be started before this window
+  bool stop_process = true;       // the target process must be stopped after this window
 };
 
 // How many windows a campaign's plan holds, known before it is built: targets x scenarios x

@@ -515,11 +515,16 @@ Result<int64_t> Store::CreateCampaign(const CampaignRow& campaign,
 
 const char* CampaignStateName(CampaignState state) {
   switch (state) {
-    case CampaignState::kQueued: return "queued";
-    case CampaignState::kRunning: return "running";
-    case CampaignState::kDone: return "done";
-    case CampaignState::kFailed: return "failed";
-    case CampaignState::kCancelled: return "cancelled";
+    case CampaignState::kQueued:
+      return "queued";
+    case CampaignState::kRunning:
+      return "running";
+    case CampaignState::kDone:
+      return "done";
+    case CampaignState::kFailed:
+      return "failed";
+    case CampaignState::kCancelled:
+      return "cancelled";
   }
   return "failed";
 }

@@ -96,7 +96,8 @@ struct WindowRow {
   int round = 0;
   int position = 0;
   int attempt = 1;
-  std::string verdict;  // VerdictName (coordinator/outcome.h): "valid" | "invalid" | "failed" | "skipped"
+  std::string
+      verdict;  // VerdictName (coordinator/outcome.h): "valid" | "invalid" | "failed" | "skipped"
   std::string reasons;  // JSON array of the reasons' texts, "[]" when there are none
   // The reasons for machines, one object per text of `reasons` in the same order (OutcomeJson,
   // coordinator/outcome.h): {"kind": "gate" | "step" | "agent_lost" | "coordinator_restart",
@@ -210,8 +211,7 @@ class Store {
                                  const std::vector<ScenarioRow>& scenarios);
   // Sets finished_at to now for done/failed/cancelled and clears it otherwise; NotFound when
   // no campaign has the id.
-  Status SetCampaignState(int64_t campaign_id, CampaignState state,
-                          const std::string& error = "");
+  Status SetCampaignState(int64_t campaign_id, CampaignState state, const std::string& error = "");
   Result<std::vector<CampaignRow>> ListCampaigns();
   Result<std::optional<CampaignRow>> FindCampaign(const std::string& name);
   Result<std::optional<CampaignRow>> FindCampaignById(int64_t id);

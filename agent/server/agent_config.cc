@@ -4,10 +4,9 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <limits>
 #include <fstream>
+#include <limits>
 #include <sstream>
-
 #include <toml.hpp>
 
 #include "common/config_fields.h"
@@ -135,9 +134,9 @@ void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, 
     }
     for (const auto& def : c.catalogue) {
       if (def.command.empty() && !def.name.empty()) {
-        issues.AddMissing(static_cast<uint32_t>(def.line), 1,
-                          "target " + config::Quote(def.name) +
-                              ": missing key \"command\" (argv, no shell)");
+        issues.AddMissing(
+            static_cast<uint32_t>(def.line), 1,
+            "target " + config::Quote(def.name) + ": missing key \"command\" (argv, no shell)");
       }
     }
   }
@@ -183,8 +182,8 @@ Result<AgentConfig> LoadAgentConfig(const std::string& path) {
   namespace fs = std::filesystem;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return Status::NotFound("agent configuration " + path + ": cannot open it: " +
-                            std::strerror(errno));
+    return Status::NotFound("agent configuration " + path +
+                            ": cannot open it: " + std::strerror(errno));
   }
   std::ostringstream text;
   text << in.rdbuf();

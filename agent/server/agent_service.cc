@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-
 #include <nlohmann/json.hpp>
 
 #include "agent/checks.h"
@@ -204,18 +203,20 @@ grpc::Status AgentService::DescribeHost(grpc::ServerContext*, const v1::Describe
 grpc::Status AgentService::StartTarget(grpc::ServerContext* ctx, const v1::StartTargetRequest* req,
                                        v1::StartTargetReply* reply) {
   CallWatch call(*this, ctx);
-  if (Status token = CheckWindowToken("window", req->window()); !token.ok()) return rpc::ToGrpcStatus(token);
+  if (Status token = CheckWindowToken("window", req->window()); !token.ok())
+    return rpc::ToGrpcStatus(token);
   if (req->window_label().size() > kMaxWindowLabel) {
-    return rpc::ToGrpcStatus(Status::InvalidArgument("window_label: at most " + std::to_string(kMaxWindowLabel) +
-                            " characters, got " + std::to_string(req->window_label().size())));
+    return rpc::ToGrpcStatus(
+        Status::InvalidArgument("window_label: at most " + std::to_string(kMaxWindowLabel) +
+                                " characters, got " + std::to_string(req->window_label().size())));
   }
   const TargetDef* def = nullptr;
   for (const auto& entry : catalogue_) {
     if (entry.name == req->target()) def = &entry;
   }
   if (def == nullptr) {
-    return rpc::ToGrpcStatus(Status::NotFound("agent \"" + identity_.name + "\" has no target \"" + req->target() +
-                            "\" in its catalogue"));
+    return rpc::ToGrpcStatus(Status::NotFound("agent \"" + identity_.name + "\" has no target \"" +
+                                              req->target() + "\" in its catalogue"));
   }
   std::vector<int> cpus(req->cpus().begin(), req->cpus().end());
   auto random = RandomHex(16);
@@ -301,7 +302,8 @@ grpc::Status AgentService::StopTarget(grpc::ServerContext*, const v1::StopTarget
     std::lock_guard lock(mu_);
     auto it = active_.find(req->handle());
     if (it == active_.end() || it->second != active) {
-      return rpc::ToGrpcStatus(Status::NotFound("no running target " + config::Quote(req->handle())));
+      return rpc::ToGrpcStatus(
+          Status::NotFound("no running target " + config::Quote(req->handle())));
     }
     active_.erase(it);
   }
@@ -330,9 +332,9 @@ grpc::Status AgentService::Mark(grpc::ServerContext*, const v1::MarkRequest* req
   std::lock_guard lock(active->mu);
   if (req->kind() == v1::MarkRequest::BEGIN) {
     pid_t pid = active->target.process->pid();
-    active->sampler = std::make_unique<IntervalSampler>(
-        env_, pid, identity_.sample_period, NewHostWatch(pid, active->target.cpus),
-        active->target.cgroup.get());
+    active->sampler = std::make_unique<IntervalSampler>(env_, pid, identity_.sample_period,
+                                                        NewHostWatch(pid, active->target.cpus),
+                                                        active->target.cgroup.get());
     Status begun = active->sampler->Begin();
     if (!begun.ok()) {
       active->sampler.reset();
@@ -342,7 +344,8 @@ grpc::Status AgentService::Mark(grpc::ServerContext*, const v1::MarkRequest* req
     return grpc::Status::OK;
   }
   if (req->kind() != v1::MarkRequest::END || !active->sampler) {
-    return rpc::ToGrpcStatus(Status::FailedPrecondition("Mark END needs a Mark BEGIN on the same target first"));
+    return rpc::ToGrpcStatus(
+        Status::FailedPrecondition("Mark END needs a Mark BEGIN on the same target first"));
   }
   auto figures = active->sampler->End();
   active->sampler.reset();
@@ -415,8 +418,9 @@ grpc::Status AgentService::CheckHost(grpc::ServerContext*, const v1::CheckHostRe
     cpus = allowed;
   } else if (!allowed.empty() &&
              !std::includes(allowed.begin(), allowed.end(), cpus.begin(), cpus.end())) {
-    return rpc::ToGrpcStatus(Status::InvalidArgument("cpus " + FormatCpuList(cpus) + " are outside agent \"" + identity_.name +
-                            "\"'s allowed CPUs " + FormatCpuList(allowed)));
+    return rpc::ToGrpcStatus(
+        Status::InvalidArgument("cpus " + FormatCpuList(cpus) + " are outside agent \"" +
+                                identity_.name + "\"'s allowed CPUs " + FormatCpuList(allowed)));
   }
   auto add = [reply](const CheckResult& result) {
     for (const auto& reason : result.reasons) {
@@ -687,17 +691,17 @@ grpc::Status AgentService::RunLoad(grpc::ServerContext* ctx, const v1::RunLoadRe
   const CancelFlag& cancel = call.cancel();
   if (req->tool().empty() || req->tool() == "benchlab") {
     return WatchAndSpoolLoad(ctx, *req, options.cpus, cancel, writer,
-                       [&](const MeasureMarkFn& mark, v1::LoadResult* out) {
-                         return LoadWithGenerator(options, mark, out);
-                       });
+                             [&](const MeasureMarkFn& mark, v1::LoadResult* out) {
+                               return LoadWithGenerator(options, mark, out);
+                             });
   }
   auto spec = ToolSpecFor(*req, options);
   if (!spec.ok()) return rpc::ToGrpcStatus(spec.status());
   const std::string scratch = NewToolScratch(req->tool());
   return WatchAndSpoolLoad(ctx, *req, options.cpus, cancel, writer,
-                     [&](const MeasureMarkFn& mark, v1::LoadResult* out) {
-                       return LoadWithTool(env_, *spec, options, scratch, cancel, mark, out);
-                     });
+                           [&](const MeasureMarkFn& mark, v1::LoadResult* out) {
+                             return LoadWithTool(env_, *spec, options, scratch, cancel, mark, out);
+                           });
 }
 
 std::string AgentService::NewToolScratch(const std::string& tool) {
@@ -707,10 +711,11 @@ std::string AgentService::NewToolScratch(const std::string& tool) {
       .string();
 }
 
-grpc::Status AgentService::WatchAndSpoolLoad(grpc::ServerContext* ctx, const v1::RunLoadRequest& req,
-                                       const std::vector<int>& cpus, const CancelFlag& cancel,
-                                       grpc::ServerWriter<v1::RunLoadEvent>* writer,
-                                       const LoadProducer& produce) {
+grpc::Status AgentService::WatchAndSpoolLoad(grpc::ServerContext* ctx,
+                                             const v1::RunLoadRequest& req,
+                                             const std::vector<int>& cpus, const CancelFlag& cancel,
+                                             grpc::ServerWriter<v1::RunLoadEvent>* writer,
+                                             const LoadProducer& produce) {
   // The load host is watched over exactly the producer's measured interval.
   IntervalSampler host(env_, 0, identity_.sample_period, NewHostWatch(0, cpus));
   bool watching = false;

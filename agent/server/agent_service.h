@@ -130,9 +130,9 @@ class AgentService final : public v1::Agent::Service {
   // the result (with the host's figures) is spooled under req.spool_key() + ".load" and the
   // window token before the RESULT event is written.
   grpc::Status WatchAndSpoolLoad(grpc::ServerContext* ctx, const v1::RunLoadRequest& req,
-                           const std::vector<int>& cpus, const CancelFlag& cancel,
-                           grpc::ServerWriter<v1::RunLoadEvent>* writer,
-                           const LoadProducer& produce);
+                                 const std::vector<int>& cpus, const CancelFlag& cancel,
+                                 grpc::ServerWriter<v1::RunLoadEvent>* writer,
+                                 const LoadProducer& produce);
   // A scratch directory name below the run root for one run of an external tool.
   std::string NewToolScratch(const std::string& tool);
   Status SpoolPut(const std::string& key, const std::string& window, const std::string& bytes);

@@ -77,13 +77,14 @@ grpc::Status CoordinatorService::RegisterAgent(grpc::ServerContext*,
   if (Status valid = ValidateRegistration(*req); !valid.ok()) return rpc::ToGrpcStatus(valid);
   switch (agents_.Register(*req)) {
     case Admission::kRefused:
-      return rpc::ToGrpcStatus(Status::PermissionDenied("agent " + req->name() +
-                              " is registered by a live instance; a new instance may take over "
-                              "after its lease expires"));
+      return rpc::ToGrpcStatus(Status::PermissionDenied(
+          "agent " + req->name() +
+          " is registered by a live instance; a new instance may take over "
+          "after its lease expires"));
     case Admission::kFull:
-      return rpc::ToGrpcStatus(Status::ResourceExhausted("the coordinator holds " + std::to_string(kMaxAgents) +
-                              " agents (kMaxAgents), none of them lost: agent " + req->name() +
-                              " cannot register"));
+      return rpc::ToGrpcStatus(Status::ResourceExhausted(
+          "the coordinator holds " + std::to_string(kMaxAgents) +
+          " agents (kMaxAgents), none of them lost: agent " + req->name() + " cannot register"));
     case Admission::kRegistered:
     case Admission::kTakenOver:
       break;
@@ -97,7 +98,8 @@ namespace {
 
 // PERMISSION_DENIED for a call under `name` with a proof other than the one it registered with.
 grpc::Status NotTheInstance(const std::string& name) {
-  return rpc::ToGrpcStatus(Status::PermissionDenied("agent " + name + " is registered by another instance (instance_proof)"));
+  return rpc::ToGrpcStatus(Status::PermissionDenied(
+      "agent " + name + " is registered by another instance (instance_proof)"));
 }
 
 }  // namespace
@@ -108,7 +110,8 @@ grpc::Status CoordinatorService::OfferResults(grpc::ServerContext*,
   if (Status valid = ValidateOffer(*req); !valid.ok()) return rpc::ToGrpcStatus(valid);
   switch (agents_.CheckProof(req->name(), req->instance_proof())) {
     case ProofCheck::kUnknown:
-      return rpc::ToGrpcStatus(Status::FailedPrecondition("agent \"" + req->name() + "\" is not registered: register first"));
+      return rpc::ToGrpcStatus(Status::FailedPrecondition("agent \"" + req->name() +
+                                                          "\" is not registered: register first"));
     case ProofCheck::kWrongProof:
       return NotTheInstance(req->name());
     case ProofCheck::kMatches:
@@ -290,7 +293,8 @@ grpc::Status CoordinatorService::CancelCampaign(grpc::ServerContext*,
   }
   const std::string state = (*campaign)->state;
   if (Terminal(state)) {
-    return rpc::ToGrpcStatus(Status::FailedPrecondition("campaign \"" + req->name() + "\" is already " + state));
+    return rpc::ToGrpcStatus(
+        Status::FailedPrecondition("campaign \"" + req->name() + "\" is already " + state));
   }
   Status cancelled = store_.SetCampaignState((*campaign)->id, CampaignState::kCancelled);
   if (!cancelled.ok()) return rpc::ToGrpcStatus(cancelled);

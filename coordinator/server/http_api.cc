@@ -9,15 +9,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <utility>
-
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "analysis/report_format.h"
 #include "common/histogram.h"
+#include "coordinator/rerun.h"
 #include "coordinator/server/agent_registry.h"
 #include "coordinator/server/scheduler.h"
-#include "coordinator/rerun.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {

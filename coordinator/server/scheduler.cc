@@ -94,8 +94,8 @@ Result<Submission> Scheduler::Submit(const std::string& spec_toml, const std::st
   }
   std::vector<ScenarioRow> scenarios;
   auto add = [&](const ScenarioDef& s, const char* kind) {
-    scenarios.push_back({s.name, kind, s.method, s.path, s.expect.status,
-                         s.expect.body.value_or("")});
+    scenarios.push_back(
+        {s.name, kind, s.method, s.path, s.expect.status, s.expect.body.value_or("")});
   };
   for (const auto& s : campaign->scenarios) add(s, "scenario");
   for (const auto& s : campaign->negatives) add(s, "negative");
@@ -190,8 +190,7 @@ std::string LoadAgents(const AgentRegistry::Placement& p) {
 
 }  // namespace
 
-Result<std::vector<PendingWindow>> Scheduler::Pending(int64_t campaign_id,
-                                                      const std::string& name,
+Result<std::vector<PendingWindow>> Scheduler::Pending(int64_t campaign_id, const std::string& name,
                                                       const std::vector<PlannedWindow>& plan,
                                                       const std::string& pair) {
   WindowFilter filter;
@@ -275,9 +274,11 @@ void Scheduler::RunCampaign(const CampaignRow& row) {
       if (both.size() == 2) specs.push_back({{both[0]}, {both[1]}});
     }
   } else if (placed.is_object() && placed.contains("server") && placed["server"].is_string()) {
-    specs.push_back({{placed["server"].get<std::string>()}, names(placed.value("load", nlohmann::json()))});
+    specs.push_back(
+        {{placed["server"].get<std::string>()}, names(placed.value("load", nlohmann::json()))});
   } else if (!campaign->placement_pairs.empty()) {
-    for (const auto& [server, load] : campaign->placement_pairs) specs.push_back({{server}, {load}});
+    for (const auto& [server, load] : campaign->placement_pairs)
+      specs.push_back({{server}, {load}});
   } else if (campaign->all_pairs) {
     all_pairs = true;
   } else {
@@ -391,8 +392,14 @@ std::string Scheduler::RunOnPair(const CampaignRow& row, const Campaign& campaig
       const PlannedWindow& planned = p.planned;
       WindowKey key = KeyOf(planned);
       key.pair = pair;
-      WindowClaim claim{row.id, key, planned.noise, planned.connections, p.attempt,
-                        placement.server_agent, LoadAgents(placement), ""};
+      WindowClaim claim{row.id,
+                        key,
+                        planned.noise,
+                        planned.connections,
+                        p.attempt,
+                        placement.server_agent,
+                        LoadAgents(placement),
+                        ""};
       if (Status st = store_.ClaimWindow(claim); !st.ok()) {
         error = "claiming window: " + st.message();
         break;

@@ -81,13 +81,13 @@ class Scheduler {
   // Runs what is pending of the plan on one pair until nothing is; returns an error that fails
   // the campaign, or "" (also when stopping or cancelled, which `cancelled` tells).
   std::string RunOnPair(const CampaignRow& row, const Campaign& campaign,
-                        const std::vector<PlannedWindow>& plan,
-                        Placement placement, const std::string& pair,
-                        const std::vector<std::string>& target_names, bool& cancelled);
+                        const std::vector<PlannedWindow>& plan, Placement placement,
+                        const std::string& pair, const std::vector<std::string>& target_names,
+                        bool& cancelled);
   bool Cancelled(int64_t campaign_id);
   // Waits until the agents are ready; nullopt when stopping or the campaign was cancelled.
-  std::optional<Placement> WaitForPlacement(
-      const CampaignRow& row, const PlacementSpec& spec, const std::vector<std::string>& targets);
+  std::optional<Placement> WaitForPlacement(const CampaignRow& row, const PlacementSpec& spec,
+                                            const std::vector<std::string>& targets);
   // Tells the agents their spooled results for a stored window may go, each with the window token
   // it was spooled under.
   void Acknowledge(const std::vector<SpoolEntry>& spooled);

@@ -4,10 +4,9 @@
 #include <algorithm>
 #include <latch>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "common/clock.h"
 #include "common/histogram.h"
@@ -57,9 +56,9 @@ v1::RunLoadRequest WindowProtocol::LoadRequest(const ScenarioDef& scenario,
 }
 
 LoadStreams WindowProtocol::StreamLoads(const ScenarioDef& scenario) {
-  const auto budget = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          campaign_.warmup + campaign_.duration) +
-                      std::chrono::seconds(30);
+  const auto budget =
+      std::chrono::duration_cast<std::chrono::milliseconds>(campaign_.warmup + campaign_.duration) +
+      std::chrono::seconds(30);
   using SteadyTime = std::chrono::steady_clock::time_point;
   LoadStreams out;
   // What the load streams share; every field below, `out` and every Mark, under `mu`.
@@ -203,8 +202,8 @@ void WindowProtocol::CopyServerFigures(const v1::MarkReply& figures, double alig
     row.server_top_foreign = TopForeignJson(h);
     if (h.has_max_temp_c()) row.max_temp_c = h.max_temp_c();
     if (h.has_throttle_core_events() || h.has_throttle_package_events()) {
-      row.throttle_events = static_cast<int64_t>(h.throttle_core_events() +
-                                                 h.throttle_package_events());
+      row.throttle_events =
+          static_cast<int64_t>(h.throttle_core_events() + h.throttle_package_events());
     }
     if (h.has_min_freq_ratio()) row.min_freq_ratio = h.min_freq_ratio();
     if (h.has_swap_in_pages()) row.swap_in_pages = static_cast<int64_t>(h.swap_in_pages());
@@ -350,8 +349,7 @@ void LoadMerge::Add(const LoadShare& share, WindowRow& row) {
     open_loop_ = true;
     row.load_rate = row.load_rate.value_or(0) + r.rate();
     row.dropped = row.dropped.value_or(0) + static_cast<int64_t>(r.dropped());
-    MergeHistogram(share, r.histogram_uncorrected(), "uncorrected", uncorrected_,
-                   uncorrected_ok_);
+    MergeHistogram(share, r.histogram_uncorrected(), "uncorrected", uncorrected_, uncorrected_ok_);
   }
   // The histograms are columns of their own; the record keeps everything else.
   nlohmann::json record = nlohmann::json::parse(r.record_json(), nullptr, false);
@@ -401,9 +399,8 @@ void LoadMerge::WriteTo(const LoadShare& first, WindowRow& row, std::vector<Samp
   // A second cut short by the end of the interval ends there: a 250 ms window's one sample is
   // at 0.25 s, so its requests per second come out right.
   if (!seconds_.empty() && row.duration_s > 0 && seconds_.back().t_s > row.duration_s) {
-    seconds_.back().t_s =
-        std::max(row.duration_s,
-                 seconds_.size() > 1 ? static_cast<double>(seconds_.size()) - 1.0 : 0.0);
+    seconds_.back().t_s = std::max(
+        row.duration_s, seconds_.size() > 1 ? static_cast<double>(seconds_.size()) - 1.0 : 0.0);
   }
   for (SampleRow& second : seconds_) samples.push_back(std::move(second));
 }

@@ -3,13 +3,13 @@
 // coordinator's interface: window_runner.h is.
 #pragma once
 
+#include <grpcpp/client_context.h>
+
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <grpcpp/client_context.h>
 
 #include "benchlab/v1/agent.grpc.pb.h"
 #include "coordinator/gates.h"
@@ -61,11 +61,11 @@ struct LoadShare {
 
 // What the load streams and the server's marks left behind (WindowProtocol::StreamLoads).
 struct LoadStreams {
-  v1::MarkReply figures;            // the server's figures for the interval (the END mark's reply)
-  bool server_spooled = false;      // an END mark succeeded: the server spooled its figures
+  v1::MarkReply figures;        // the server's figures for the interval (the END mark's reply)
+  bool server_spooled = false;  // an END mark succeeded: the server spooled its figures
   std::optional<WindowReason> mark_failure;  // the first failed mark
-  double align_ms = 0;              // the slowest Mark round trip
-  double spread_ms = 0;             // how far the agents' starts (or ends) were apart
+  double align_ms = 0;                       // the slowest Mark round trip
+  double spread_ms = 0;                      // how far the agents' starts (or ends) were apart
 };
 
 // The protocol's steps, with the window's row filled as they go. Each step that fails adds its

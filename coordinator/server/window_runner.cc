@@ -1,14 +1,14 @@
 #include "coordinator/server/window_runner.h"
 
+#include <grpcpp/client_context.h>
+
 #include <algorithm>
-#include <deque>
 #include <chrono>
 #include <cmath>
+#include <deque>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
-
-#include <grpcpp/client_context.h>
-#include <nlohmann/json.hpp>
 
 #include "common/clock.h"
 #include "coordinator/gates.h"
@@ -62,7 +62,8 @@ v1::StopTargetRequest StopRequest(const std::string& handle, const std::string& 
 
 std::string TopForeignJson(const v1::HostFigures& h) {
   nlohmann::json users = nlohmann::json::array();
-  for (const auto& u : h.top_foreign()) users.push_back({{"comm", u.comm()}, {"cpu_pct", u.cpu_pct()}});
+  for (const auto& u : h.top_foreign())
+    users.push_back({{"comm", u.comm()}, {"cpu_pct", u.cpu_pct()}});
   return users.dump();
 }
 
@@ -110,10 +111,11 @@ WindowProtocol::WindowProtocol(AgentRegistry& agents, const AgentRegistry::Place
   if (names.size() > 1 && planned.connections < static_cast<int>(names.size())) {
     // Every load agent needs a connection of its own.
     const size_t keep = static_cast<size_t>(std::max(1, planned.connections));
-    spdlog::warn("window {} {} {} round {}: {} connections cannot be split over {} load agents; "
-                 "using the first {}",
-                 planned.target, planned.scenario, LoadLevelLabel(planned), planned.round,
-                 planned.connections, names.size(), keep);
+    spdlog::warn(
+        "window {} {} {} round {}: {} connections cannot be split over {} load agents; "
+        "using the first {}",
+        planned.target, planned.scenario, LoadLevelLabel(planned), planned.round,
+        planned.connections, names.size(), keep);
     names.resize(keep);
   }
   const size_t n = names.size();
@@ -159,7 +161,7 @@ void FillHostMeasures(const v1::HostFigures& h, HostMeasures& out) {
 }
 
 WindowReason WindowProtocol::Failure(const std::string& step, const std::string& agent,
-                                    const grpc::Status& status) {
+                                     const grpc::Status& status) {
   WindowReason reason = StepFailure(step, agent, status);
   if (reason.kind == ReasonKind::kStep &&
       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
@@ -265,8 +267,7 @@ bool WindowProtocol::StartTargetProcess() {
     for (int cpu : def->cpus) req.add_cpus(cpu);
   }
   req.set_window_label(campaign_.name + "-r" + std::to_string(planned_.round) + "-" +
-                       planned_.target + "-" + planned_.scenario + "-" +
-                       LoadLevelLabel(planned_) +
+                       planned_.target + "-" + planned_.scenario + "-" + LoadLevelLabel(planned_) +
                        (planned_.noise ? "-n" + std::to_string(planned_.position) : ""));
   req.set_window(window_);
   v1::StartTargetReply reply;
@@ -306,10 +307,11 @@ bool WindowProtocol::CheckConformance() {
   // Judged with the other gates (Judge); with the gate off the load goes ahead.
   measures_.conformance_diffs.assign(reply.diffs().begin(), reply.diffs().end());
   if (campaign_.gates.conformance.enabled) return false;
-  spdlog::warn("window {} {} {} round {}: the target fails conformance ({} differences) but "
-               "[gates] conformance = false: measuring it anyway",
-               planned_.target, planned_.scenario, LoadLevelLabel(planned_), planned_.round,
-               reply.diffs_size());
+  spdlog::warn(
+      "window {} {} {} round {}: the target fails conformance ({} differences) but "
+      "[gates] conformance = false: measuring it anyway",
+      planned_.target, planned_.scenario, LoadLevelLabel(planned_), planned_.round,
+      reply.diffs_size());
   return true;
 }
 
@@ -381,8 +383,8 @@ void WindowProtocol::Run() {
     reasons_.push_back(std::move(placement));
     return Finish();
   }
-  const bool reuse = !planned_.start_process && !session_.handle.empty() &&
-                     session_.target == planned_.target;
+  const bool reuse =
+      !planned_.start_process && !session_.handle.empty() && session_.target == planned_.target;
   // The plan wants a fresh process: the kept one goes first, so only one target runs. So does
   // a kept one when the hosts fail their check.
   if (!reuse) EndSession(agents_, placement_, session_);
@@ -459,8 +461,8 @@ std::vector<int> SplitLoadLevel(int total, size_t parts) {
 }
 
 WindowKey KeyOf(const PlannedWindow& planned) {
-  return {planned.target, planned.scenario, LoadLevelLabel(planned), planned.round,
-          planned.position, ""};
+  return {planned.target, planned.scenario, LoadLevelLabel(planned),
+          planned.round,  planned.position, ""};
 }
 
 void EndSession(AgentRegistry& agents, const AgentRegistry::Placement& placement,
@@ -471,7 +473,8 @@ void EndSession(AgentRegistry& agents, const AgentRegistry::Placement& placement
     v1::StopTargetReply reply;
     grpc::ClientContext ctx;
     SetDeadline(ctx, agents.clock(), std::chrono::seconds(10));
-    grpc::Status status = stub->StopTarget(&ctx, StopRequest(session.handle, session.window), &reply);
+    grpc::Status status =
+        stub->StopTarget(&ctx, StopRequest(session.handle, session.window), &reply);
     if (!status.ok()) {
       spdlog::warn("stopping kept target {} on agent {}: {}", session.target,
                    placement.server_agent, Describe(status));

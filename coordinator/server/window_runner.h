@@ -73,15 +73,14 @@ struct TargetSession {
 // the window did not end valid/invalid, else left in `session`. The conformance gate runs once
 // per fresh process. `window_token` is WindowToken(lab secret, SpoolKey(campaign_id, planned,
 // attempt)) (coordinator/window_token.h): every call of the window to an agent carries it.
-WindowOutcome RunWindow(AgentRegistry& agents, const Placement& placement,
-                        const Campaign& campaign, int64_t campaign_id, const PlannedWindow& planned,
-                        int attempt, const std::string& window_token, Calibration& calibration,
+WindowOutcome RunWindow(AgentRegistry& agents, const Placement& placement, const Campaign& campaign,
+                        int64_t campaign_id, const PlannedWindow& planned, int attempt,
+                        const std::string& window_token, Calibration& calibration,
                         TargetSession& session);
 
 // Stops the process a session holds, if any (best effort, with a deadline), with the token that
 // started it.
-void EndSession(AgentRegistry& agents, const Placement& placement,
-                TargetSession& session);
+void EndSession(AgentRegistry& agents, const Placement& placement, TargetSession& session);
 
 // A load level's total (connections, or max_conns) split over `parts` load agents as evenly as
 // possible: every part gets total / parts and the first total % parts get one more. With one

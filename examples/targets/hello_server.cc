@@ -84,8 +84,10 @@ int main(int argc, char** argv) {
   int port = -1;
   std::string host = "127.0.0.1";
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--port") == 0) port = std::atoi(argv[i + 1]);
-    else if (std::strcmp(argv[i], "--host") == 0) host = argv[i + 1];
+    if (std::strcmp(argv[i], "--port") == 0)
+      port = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--host") == 0)
+      host = argv[i + 1];
   }
   if (port < 0 && std::getenv("PORT")) port = std::atoi(std::getenv("PORT"));
   if (port <= 0 || port > 65535) {
@@ -160,9 +162,12 @@ int main(int argc, char** argv) {
         }
         if (static_cast<size_t>(len) > c.in.size()) break;
         bool get = c.in.compare(0, 4, "GET ") == 0;
-        if (get && target == "/") c.out.append(kHello);
-        else if (get && target == "/json") c.out.append(kJson);
-        else c.out.append(kNotFound);
+        if (get && target == "/")
+          c.out.append(kHello);
+        else if (get && target == "/json")
+          c.out.append(kJson);
+        else
+          c.out.append(kNotFound);
         c.in.erase(0, static_cast<size_t>(len));
         if (peer_wants_close) break;
       }

@@ -1,14 +1,14 @@
 // A fleet campaign in one process: a coordinator and two pairs of agents over real gRPC on
 // loopback. The same matrix runs on each pair at once, one window at a time per pair, and every
 // window records its pair.
+#include <grpcpp/client_context.h>
+#include <grpcpp/create_channel.h>
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <map>
 #include <set>
 #include <thread>
-
-#include <grpcpp/client_context.h>
-#include <grpcpp/create_channel.h>
-#include <gtest/gtest.h>
 
 #include "agent/server/agent_daemon.h"
 #include "benchlab/v1/coordinator.grpc.pb.h"
@@ -78,8 +78,8 @@ class FleetTest : public ::testing::Test {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     ASSERT_TRUE(all_registered());
-    stub_ = v1::Coordinator::NewStub(
-        grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    stub_ =
+        v1::Coordinator::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   }
 
   void TearDown() override {
@@ -135,8 +135,8 @@ TEST_F(FleetTest, EveryPairRunsTheWholeMatrixAndWindowsNameTheirPair) {
     rounds_by_pair[w.pair].insert(w.round);
     load_agents.insert(w.load_agent);
   }
-  EXPECT_EQ(rounds_by_pair, (std::map<std::string, std::set<int>>{{"srv1", {1, 2}},
-                                                                   {"srv2", {1, 2}}}));
+  EXPECT_EQ(rounds_by_pair,
+            (std::map<std::string, std::set<int>>{{"srv1", {1, 2}}, {"srv2", {1, 2}}}));
   EXPECT_EQ(load_agents, (std::set<std::string>{"load1", "load2"})) << "pairs share no agent";
   auto campaign = coordinator_->store().FindCampaign("fleet");
   ASSERT_TRUE(campaign.ok() && campaign->has_value());

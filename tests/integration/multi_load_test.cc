@@ -1,18 +1,16 @@
 // A window driven by several load agents: a coordinator, one server agent and two load agents
 // ("l1", "l2") in one process over real gRPC on loopback, against the bundled hello-server. The
 // agents' loads start together, and their results merge into one window row.
+#include <grpcpp/client_context.h>
+#include <grpcpp/create_channel.h>
+#include <gtest/gtest.h>
 #include <sched.h>
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
-
-#include <grpcpp/client_context.h>
-#include <grpcpp/create_channel.h>
-#include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
 
 #include "agent/server/agent_daemon.h"
 #include "benchlab/v1/coordinator.grpc.pb.h"
@@ -202,8 +200,7 @@ TEST(MultiLoadSplit, ConnectionsSplitEvenlyWithTheRemainderFirst) {
 
 TEST_F(MultiLoadTest, TwoLoadAgentsDriveOneWindowAndTheirResultsMerge) {
   std::string state;
-  const std::vector<WindowRow> rows =
-      RunCampaign(CampaignText("multi", R"(["l1", "l2"])"), &state);
+  const std::vector<WindowRow> rows = RunCampaign(CampaignText("multi", R"(["l1", "l2"])"), &state);
   EXPECT_EQ(state, "done");
   ASSERT_EQ(rows.size(), 3u);  // c5, c1, r2000
   for (const WindowRow& row : rows) {
@@ -274,8 +271,7 @@ TEST_F(MultiLoadTest, TwoLoadAgentsDriveOneWindowAndTheirResultsMerge) {
       ASSERT_TRUE(uncorrected.ok()) << uncorrected.status().ToString();
       EXPECT_EQ(uncorrected->Count(), histogram->Count());
       ASSERT_TRUE(row.p99_uncorrected_us.has_value());
-      EXPECT_EQ(static_cast<uint64_t>(*row.p99_uncorrected_us),
-                uncorrected->ValueAtPercentile(99));
+      EXPECT_EQ(static_cast<uint64_t>(*row.p99_uncorrected_us), uncorrected->ValueAtPercentile(99));
     }
   }
   // Every agent's result was acknowledged once its window was stored.

@@ -1,12 +1,11 @@
 #include "agent/cgroup.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "agent/target_runner.h"
 #include "tests/fakes/fake_proc.h"

@@ -1,8 +1,7 @@
 #include "agent/orphans.h"
 
-#include <signal.h>
-
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include "tests/fakes/fake_proc.h"
 
@@ -14,7 +13,10 @@ namespace {
 class RecordingEnv : public RootedSysEnv {
  public:
   RecordingEnv(FakeProcRoot& root, std::map<pid_t, pid_t> groups, bool obeys_term)
-      : RootedSysEnv(root.root()), root_(root), groups_(std::move(groups)), obeys_term_(obeys_term) {}
+      : RootedSysEnv(root.root()),
+        root_(root),
+        groups_(std::move(groups)),
+        obeys_term_(obeys_term) {}
   Status Signal(pid_t pid, int signal) override {
     signals.emplace_back(pid, signal);
     if (signal == SIGKILL || obeys_term_) {
@@ -50,9 +52,9 @@ TEST(OrphansTest, FindsOnlyThisAgentsEarlierInstances) {
   using namespace std::string_literals;
   PutProcess(root, 100, 100, "PORT=1\0BENCHLAB_AGENT=server:old\0"s);
   PutProcess(root, 101, 100, "BENCHLAB_AGENT=server:old\0"s);
-  PutProcess(root, 200, 200, "BENCHLAB_AGENT=server:new\0"s);      // ours, alive
-  PutProcess(root, 300, 300, "BENCHLAB_AGENT=server-2:old\0"s);    // another agent's
-  PutProcess(root, 400, 400, "HOME=/root\0"s);                      // not an agent's at all
+  PutProcess(root, 200, 200, "BENCHLAB_AGENT=server:new\0"s);    // ours, alive
+  PutProcess(root, 300, 300, "BENCHLAB_AGENT=server-2:old\0"s);  // another agent's
+  PutProcess(root, 400, 400, "HOME=/root\0"s);                   // not an agent's at all
   RootedSysEnv env(root.root());
   auto orphans = FindOrphans(env, "server", "new");
   std::sort(orphans.begin(), orphans.end());
@@ -62,10 +64,10 @@ TEST(OrphansTest, FindsOnlyThisAgentsEarlierInstances) {
 TEST(OrphansTest, ChildrenOfAnAgentStillRunningAreNotOrphans) {
   FakeProcRoot root;
   using namespace std::string_literals;
-  PutProcess(root, 500, 500, ""s);                                      // a live agent, start 1000
-  PutProcess(root, 501, 501, "BENCHLAB_AGENT=server:500.1000\0"s);      // its target
-  PutProcess(root, 502, 502, "BENCHLAB_AGENT=server:500.999\0"s);       // pid 500 reused: gone
-  PutProcess(root, 503, 503, "BENCHLAB_AGENT=server:777.1000\0"s);      // agent 777 is gone
+  PutProcess(root, 500, 500, ""s);                                  // a live agent, start 1000
+  PutProcess(root, 501, 501, "BENCHLAB_AGENT=server:500.1000\0"s);  // its target
+  PutProcess(root, 502, 502, "BENCHLAB_AGENT=server:500.999\0"s);   // pid 500 reused: gone
+  PutProcess(root, 503, 503, "BENCHLAB_AGENT=server:777.1000\0"s);  // agent 777 is gone
   RootedSysEnv env(root.root());
   EXPECT_EQ(AgentInstance(env, 500), "500.1000");
   auto orphans = FindOrphans(env, "server", "600.1");

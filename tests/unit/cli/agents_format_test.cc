@@ -1,6 +1,7 @@
 #include "cli/agents_format.h"
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 namespace benchlab {

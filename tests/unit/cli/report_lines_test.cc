@@ -5,8 +5,8 @@
 namespace benchlab {
 namespace {
 
-v1::Window MakeWindow(const std::string& target, int round, const std::string& verdict,
-                      double rps, uint64_t p99, double cpu = 5.0) {
+v1::Window MakeWindow(const std::string& target, int round, const std::string& verdict, double rps,
+                      uint64_t p99, double cpu = 5.0) {
   v1::Window w;
   w.set_target(target);
   w.set_scenario("hello");
@@ -81,12 +81,9 @@ TEST(ReportLinesTest, SummaryHasACellPerLoadLevelAndTool) {
 
 TEST(ReportLinesTest, SummaryUsesMediansOfValidWindowsAndCountsThem) {
   std::vector<v1::Window> windows = {
-      MakeWindow("nginx", 1, "valid", 100, 1000, 10),
-      MakeWindow("hello", 1, "valid", 300, 900, 4),
-      MakeWindow("nginx", 2, "valid", 200, 3000, 12),
-      MakeWindow("hello", 2, "invalid", 9999, 1, 1),
-      MakeWindow("nginx", 3, "valid", 300, 2000, 8),
-      MakeWindow("hello", 3, "valid", 500, 1100, 6),
+      MakeWindow("nginx", 1, "valid", 100, 1000, 10), MakeWindow("hello", 1, "valid", 300, 900, 4),
+      MakeWindow("nginx", 2, "valid", 200, 3000, 12), MakeWindow("hello", 2, "invalid", 9999, 1, 1),
+      MakeWindow("nginx", 3, "valid", 300, 2000, 8),  MakeWindow("hello", 3, "valid", 500, 1100, 6),
   };
   std::string summary = FormatSummary(windows, "nginx");
   EXPECT_NE(summary.find("scenario hello, 16 connections"), std::string::npos) << summary;

@@ -46,8 +46,8 @@ TEST(TomlNesting, ThirtyTwoLevelsParse) {
 TEST(TomlNesting, BracketsInStringsAndCommentsDoNotCount) {
   const std::string text = "a = \"" + Repeat("[", 100) + "\"\n" + "b = '" + Repeat("{", 100) +
                            "'\n" + "# " + Repeat("[", 100) + "\n" + "c = \"\"\"\n" +
-                           Repeat("[", 100) + "\n\"\"\"\n" + "d = '''" + Repeat("[", 50) +
-                           "'''\n" + "e = \"esc \\\" [[[[\"\n" + "f = [1.5, 2.5, {g.h = 1}]\n";
+                           Repeat("[", 100) + "\n\"\"\"\n" + "d = '''" + Repeat("[", 50) + "'''\n" +
+                           "e = \"esc \\\" [[[[\"\n" + "f = [1.5, 2.5, {g.h = 1}]\n";
   auto parsed = ParseToml(text, "s.toml");
   EXPECT_TRUE(parsed.ok()) << parsed.status().message();
 }

@@ -305,14 +305,13 @@ TEST(HistogramTest, DeserializeRejectsMalformed) {
   }
 }
 
-
 TEST(HistogramTest, NonEmptyBucketsHoldEveryValueInOrder) {
   Histogram h;
   EXPECT_TRUE(h.NonEmptyBuckets().empty());
   h.Record(5);
   h.Record(5);
-  h.Record(3000);   // above 2047: buckets two values wide
-  h.Record(3001);   // the same bucket as 3000
+  h.Record(3000);  // above 2047: buckets two values wide
+  h.Record(3001);  // the same bucket as 3000
   h.RecordN(1'000'000, 4);
   const auto buckets = h.NonEmptyBuckets();
   ASSERT_EQ(buckets.size(), 3u);

@@ -578,8 +578,8 @@ TEST_F(CampaignTest, LoadTools) {
   EXPECT_EQ(LoadLevelLabel(one->LoadLevels()[0]), "c16@wrk");
 
   auto both = ParseCampaignText(
-      Edit(kGood, "threads = 1", "threads = 1\ntool = [\"benchlab\", \"h2load\"]"),
-      "hello.toml", "/tmp");
+      Edit(kGood, "threads = 1", "threads = 1\ntool = [\"benchlab\", \"h2load\"]"), "hello.toml",
+      "/tmp");
   ASSERT_TRUE(both.ok()) << both.status().ToString();
   std::vector<std::string> labels;
   for (const LoadLevel& l : both->LoadLevels()) labels.push_back(LoadLevelLabel(l));

@@ -5,9 +5,7 @@
 namespace benchlab {
 namespace {
 
-WindowReason Gate(const std::string& name) {
-  return FromGate({name, name + ": ...", 1, 0, ""});
-}
+WindowReason Gate(const std::string& name) { return FromGate({name, name + ": ...", 1, 0, ""}); }
 
 WindowReason Of(ReasonKind kind, const std::string& name) {
   WindowReason r;
@@ -57,10 +55,15 @@ TEST(OutcomeTest, OnlyALostAgentOrARestartIsMeasuredAgain) {
 }
 
 TEST(OutcomeTest, ColumnsRoundTrip) {
-  WindowReason gate = FromGate({"foreign_cpu", "foreign_cpu: server host 212% > 25%", 212, 25,
-                                "server"});
-  WindowReason step{ReasonKind::kStep, "start_target", "UNAVAILABLE", "s1", std::nullopt,
-                    std::nullopt, "start_target: agent s1: resolve x: Name or service not known"};
+  WindowReason gate =
+      FromGate({"foreign_cpu", "foreign_cpu: server host 212% > 25%", 212, 25, "server"});
+  WindowReason step{ReasonKind::kStep,
+                    "start_target",
+                    "UNAVAILABLE",
+                    "s1",
+                    std::nullopt,
+                    std::nullopt,
+                    "start_target: agent s1: resolve x: Name or service not known"};
   const std::vector<WindowReason> reasons = {gate, step};
   EXPECT_EQ(ReasonTextsJson(reasons),
             R"(["foreign_cpu: server host 212% > 25%",)"

@@ -243,8 +243,8 @@ TEST(PlanTest, EveryToolMeasuresEveryClosedLoopLevel) {
   std::vector<std::pair<std::string, std::string>> got;
   for (const auto& w : ExpandMatrix(c)) got.emplace_back(LoadLevelLabel(w), w.target);
   std::vector<std::pair<std::string, std::string>> want = {
-      {"c64", "a"}, {"c64", "b"}, {"c64@wrk", "a"}, {"c64@wrk", "b"},
-      {"r5000", "a"}, {"r5000", "b"}};  // open loop: benchlab's only
+      {"c64", "a"},     {"c64", "b"},   {"c64@wrk", "a"},
+      {"c64@wrk", "b"}, {"r5000", "a"}, {"r5000", "b"}};  // open loop: benchlab's only
   EXPECT_EQ(got, want);
   for (const auto& w : ExpandMatrix(c)) {
     EXPECT_EQ(w.tool, LoadLevelLabel(w).find("@wrk") != std::string::npos ? "wrk" : "benchlab");

@@ -536,8 +536,13 @@ TEST_F(StoreTest, AStoredWindowKeepsItsOutcome) {
   ASSERT_NE(store, nullptr);
   const int64_t campaign = CreateCampaign(*store, "hello");
   WindowRow w = FullWindow(campaign, "alpha", 1);
-  WindowReason lost{ReasonKind::kAgentLost, "run_load", "UNAVAILABLE", "l1", std::nullopt,
-                    std::nullopt, "agent_lost: run_load: agent l1: gone"};
+  WindowReason lost{ReasonKind::kAgentLost,
+                    "run_load",
+                    "UNAVAILABLE",
+                    "l1",
+                    std::nullopt,
+                    std::nullopt,
+                    "agent_lost: run_load: agent l1: gone"};
   w.verdict = "failed";
   w.reasons = ReasonTextsJson({lost});
   w.outcome = OutcomeJson({lost});
@@ -545,8 +550,7 @@ TEST_F(StoreTest, AStoredWindowKeepsItsOutcome) {
   auto rows = store->ListWindows({});
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 1u);
-  EXPECT_EQ(ParseOutcome((*rows)[0].outcome, (*rows)[0].reasons),
-            std::vector<WindowReason>{lost});
+  EXPECT_EQ(ParseOutcome((*rows)[0].outcome, (*rows)[0].reasons), std::vector<WindowReason>{lost});
 }
 
 TEST_F(StoreTest, AWindowCutByARestartIsACoordinatorRestartOutcome) {
@@ -1278,8 +1282,13 @@ TEST_F(StoreDocsTest, ExampleQueriesRunAndReturnRows) {
   WindowRow lost = FullWindow(hello, "alpha", 0);
   lost.noise = 1;
   lost.verdict = "failed";
-  const WindowReason gone{ReasonKind::kAgentLost, "run_load", "UNAVAILABLE", "load-1",
-                          std::nullopt, std::nullopt, "agent_lost: run_load: agent load-1: gone"};
+  const WindowReason gone{ReasonKind::kAgentLost,
+                          "run_load",
+                          "UNAVAILABLE",
+                          "load-1",
+                          std::nullopt,
+                          std::nullopt,
+                          "agent_lost: run_load: agent load-1: gone"};
   lost.reasons = ReasonTextsJson({gone});
   lost.outcome = OutcomeJson({gone});
   ASSERT_TRUE(store->InsertWindow(lost, Samples()).ok());

@@ -84,10 +84,10 @@ const char* const kWellFormed[] = {
     "HTTP/1.1 404 Not Found\r\nServer: x\r\nContent-Length: 3\r\nX-Empty:\r\n\r\nno!",
     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
     ("HTTP/1.1 200 OK\r\ntransfer-encoding: Chunked\r\n\r\n"
-    "a;name=value;x\r\n0123456789\r\nA \t;q=\"1\"\r\nabcdefghij\r\n0;last\r\n"
-    "Expires: never\r\nX-Sum: 1\r\n\r\n"),
+     "a;name=value;x\r\n0123456789\r\nA \t;q=\"1\"\r\nabcdefghij\r\n0;last\r\n"
+     "Expires: never\r\nX-Sum: 1\r\n\r\n"),
     ("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
-    "HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok"),
+     "HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok"),
     "HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n",
     "HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n",
     "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\nx",

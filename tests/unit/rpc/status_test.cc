@@ -6,11 +6,12 @@ namespace benchlab::rpc {
 namespace {
 
 TEST(RpcStatus, EveryCodeGoesAndComesBack) {
-  const StatusCode codes[] = {
-      StatusCode::kInvalidArgument, StatusCode::kNotFound,         StatusCode::kAlreadyExists,
-      StatusCode::kFailedPrecondition, StatusCode::kDeadlineExceeded, StatusCode::kUnavailable,
-      StatusCode::kIoError,         StatusCode::kInternal,         StatusCode::kResourceExhausted,
-      StatusCode::kPermissionDenied, StatusCode::kCancelled};
+  const StatusCode codes[] = {StatusCode::kInvalidArgument,   StatusCode::kNotFound,
+                              StatusCode::kAlreadyExists,     StatusCode::kFailedPrecondition,
+                              StatusCode::kDeadlineExceeded,  StatusCode::kUnavailable,
+                              StatusCode::kIoError,           StatusCode::kInternal,
+                              StatusCode::kResourceExhausted, StatusCode::kPermissionDenied,
+                              StatusCode::kCancelled};
   for (StatusCode code : codes) {
     grpc::Status sent = ToGrpcStatus(Status(code, "why"));
     EXPECT_FALSE(sent.ok());

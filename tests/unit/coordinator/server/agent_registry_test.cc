@@ -1,8 +1,8 @@
 #include "coordinator/server/agent_registry.h"
 
-#include <set>
-
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "tests/unit/support/fake_clock.h"
 

@@ -4,8 +4,6 @@
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
 #include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -13,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "common/histogram.h"
 #include "coordinator/server/agent_registry.h"

@@ -1,12 +1,11 @@
 // A target's env secret submitted to the coordinator is kept only as a hash: not in the
 // database's bytes, the reports, the API's documents or the report RPC.
 #include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "analysis/report_format.h"

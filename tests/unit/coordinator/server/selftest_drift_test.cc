@@ -41,7 +41,7 @@ TEST(SelfTestDriftTest, ADisturbedStartIsForgottenAfterAFewWindows) {
 
 TEST(SelfTestDriftTest, OneLuckyFastRunMovesNothing) {
   Calibration calibration{{"load", {100, 101, 99}}};
-  (void)SelfTestDrift(calibration, "load", 60);  // an outlier
+  (void)SelfTestDrift(calibration, "load", 60);                                  // an outlier
   EXPECT_NEAR(*SelfTestDrift(calibration, "load", 100), 100 / 99.5 - 1, 1e-12);  // median 99.5
 }
 

@@ -96,12 +96,12 @@ class WindowProtocolTest : public ::testing::Test {
                                Return(grpc::Status::OK)));
     }
     ON_CALL(server(), StartTarget(_, _, _))
-        .WillByDefault(Invoke([](auto*, const v1::StartTargetRequest& req,
-                                 v1::StartTargetReply* reply) {
-          reply->set_handle("h-" + req.window());
-          reply->set_port(8080);
-          return grpc::Status::OK;
-        }));
+        .WillByDefault(
+            Invoke([](auto*, const v1::StartTargetRequest& req, v1::StartTargetReply* reply) {
+              reply->set_handle("h-" + req.window());
+              reply->set_port(8080);
+              return grpc::Status::OK;
+            }));
     ON_CALL(server(), Mark(_, _, _))
         .WillByDefault(DoAll(Invoke([](auto*, auto&, v1::MarkReply* reply) {
                                reply->set_target_alive(true);
@@ -109,10 +109,9 @@ class WindowProtocolTest : public ::testing::Test {
                              }),
                              Return(grpc::Status::OK)));
     ON_CALL(load(), CheckConformance(_, _, _))
-        .WillByDefault(DoAll(Invoke([](auto*, auto&, v1::CheckConformanceReply* reply) {
-                               reply->set_ok(true);
-                             }),
-                             Return(grpc::Status::OK)));
+        .WillByDefault(DoAll(
+            Invoke([](auto*, auto&, v1::CheckConformanceReply* reply) { reply->set_ok(true); }),
+            Return(grpc::Status::OK)));
     ON_CALL(load(), RunLoadRaw(_, _)).WillByDefault(Invoke([](auto*, auto&) {
       return LoadStream(1000);
     }));
@@ -268,8 +267,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(StepCase{"check_host", "srv"},
                                          StepCase{"start_target", "srv"},
                                          StepCase{"conformance", "ld"}, StepCase{"run_load", "ld"},
-                                         StepCase{"mark_begin", "srv"},
-                                         StepCase{"mark_end", "srv"},
+                                         StepCase{"mark_begin", "srv"}, StepCase{"mark_end", "srv"},
                                          StepCase{"stop_target", "srv"}),
                        ::testing::Bool()),
     [](const auto& test) {
@@ -370,10 +368,9 @@ TEST_F(WindowProtocolTest, SeveralLoadAgentsShareTheLevelAndTheirResultsAdd) {
   Register("ld2", "load");
   MockAgent& second = *agents_.at("ld2:7000");
   ON_CALL(second, CheckHost(_, _, _))
-      .WillByDefault(DoAll(Invoke([](auto*, auto&, v1::CheckHostReply* reply) {
-                             reply->set_selftest_wall_ms(10);
-                           }),
-                           Return(grpc::Status::OK)));
+      .WillByDefault(DoAll(
+          Invoke([](auto*, auto&, v1::CheckHostReply* reply) { reply->set_selftest_wall_ms(10); }),
+          Return(grpc::Status::OK)));
   std::vector<int> connections;
   std::mutex mu;
   for (MockAgent* agent : {&load(), &second}) {
