@@ -224,6 +224,14 @@ TEST_F(CoordinatorServiceTest, OfferedResultsAreCheckedKeptAndAcknowledged) {
           .ok());
   EXPECT_EQ(reply.acknowledged_size(), 2);
   EXPECT_EQ(*store_->CountAgentResults(), 2);
+  // Offered again (the agent never heard the acknowledgement): acknowledged again, kept once.
+  v1::OfferResultsReply again;
+  ASSERT_TRUE(
+      Offer({Result("7-a-s-c1-r1-a1.load", event), Result("7-a-s-c1-r1-a1.server", figures)},
+            &again)
+          .ok());
+  EXPECT_EQ(again.acknowledged_size(), 2);
+  EXPECT_EQ(*store_->CountAgentResults(), 2);
 
   EXPECT_EQ(Offer({Result("7-a-s-c1-r1-a2.load", event)}, &reply, "proof-2").error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
