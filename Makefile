@@ -57,13 +57,15 @@ build-tsan: deps $(TSAN_BUILD)/build.ninja
 
 # The unit and integration tests under ThreadSanitizer. tests/tsan.supp silences reports inside
 # the uninstrumented gRPC, protobuf and abseil alone; any other report fails the test (TSan exits
-# 66). A test stuck for 600 s fails too, rather than after ctest's default 1500 s.
+# 66) and is never run again. A test stuck for 300 s is stopped and run once more: Boost.Process
+# allocates in the child between fork and exec (io_context::notify_fork), which can wait forever
+# on a lock TSan's allocator held at the fork; seen once in about 630 tests, never outside TSan.
 empty :=
 space := $(empty) $(empty)
 TSAN_LABELS = ^($(subst $(space),|,$(strip $(TSAN_TARGETS))))$$
 TSAN_CTEST = cd $(TSAN_BUILD) && \
   TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp second_deadlock_stack=1 $$TSAN_OPTIONS" \
-  ctest --output-on-failure -j 2 --timeout 600 -L '$(TSAN_LABELS)'
+  ctest --output-on-failure -j 2 --timeout 300 --repeat after-timeout:2 -L '$(TSAN_LABELS)'
 test-tsan: build-tsan
 	$(TSAN_CTEST)
 
