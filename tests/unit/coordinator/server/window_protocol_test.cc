@@ -373,12 +373,15 @@ TEST_F(WindowProtocolTest, SeveralLoadAgentsShareTheLevelAndTheirResultsAdd) {
           Return(grpc::Status::OK)));
   std::vector<int> connections;
   std::mutex mu;
+  // The streams and their expectations are made here: gMock wants expectations set on one thread,
+  // and each agent's stream is read on a thread of its own.
   for (MockAgent* agent : {&load(), &second}) {
+    EventReader* stream = LoadStream(600);
     EXPECT_CALL(*agent, RunLoadRaw(_, _))
-        .WillOnce(Invoke([&](auto*, const v1::RunLoadRequest& req) {
+        .WillOnce(Invoke([&, stream](auto*, const v1::RunLoadRequest& req) {
           std::lock_guard lock(mu);
           connections.push_back(req.connections());
-          return LoadStream(600);
+          return stream;
         }));
   }
   WindowOutcome out = Run("", {"srv", "127.0.0.1", "ld", {"ld", "ld2"}});
