@@ -152,8 +152,8 @@ Result<uint16_t> PickFreePort() {
   return static_cast<uint16_t>(ntohs(addr.sin_port));
 }
 
-Result<RunningTarget> StartTarget(SysEnv& env, const TargetDef& def, const std::vector<int>& cpus,
-                                  const std::string& run_dir, const StartOptions& options) {
+Result<RunningTarget> LaunchTarget(SysEnv& env, const TargetDef& def, const std::vector<int>& cpus,
+                                   const std::string& run_dir, const StartOptions& options) {
   std::vector<int> pinned = cpus.empty() ? def.cpus : cpus;
   const auto& allowed = options.allowed_cpus;
   if (pinned.empty()) {

@@ -70,7 +70,7 @@ struct StartOptions {
 // last log lines. run_dir must not exist yet: it is made with mode 0700, the log and rendered
 // templates with 0600; its parent, the run root, is made 0700 when missing and must be private
 // (agent/private_dir.h).
-Result<RunningTarget> StartTarget(SysEnv& env, const TargetDef& def, const std::vector<int>& cpus,
-                                  const std::string& run_dir, const StartOptions& options = {});
+Result<RunningTarget> LaunchTarget(SysEnv& env, const TargetDef& def, const std::vector<int>& cpus,
+                                   const std::string& run_dir, const StartOptions& options = {});
 
 }  // namespace benchlab

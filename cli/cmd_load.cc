@@ -193,7 +193,7 @@ int RunLoadCommand(LoadArgs& args, bool has_expect_body) {
   args.has_expect_body = has_expect_body;
   LoadOptions options;
   if (int rc = BuildOptions(args, options); rc != 0) return rc;
-  Result<LoadResult> result = RunLoad(options);
+  Result<LoadResult> result = GenerateLoad(options);
   if (!result.ok()) {
     std::cerr << "benchlab load: " << result.status().message() << "\n";
     return result.status().code() == StatusCode::kInvalidArgument ? 2 : 1;

@@ -1,4 +1,4 @@
-// RunLoad: validates the options, resolves the target once, builds the requests, starts one
+// GenerateLoad: validates the options, resolves the target once, builds the requests, starts one
 // Worker per thread and lets them all go at one instant once every one is pinned and ready,
 // then merges what they counted. The calling thread only sleeps and marks instants.
 #include <netdb.h>
@@ -247,7 +247,7 @@ Status CancelledStatus(std::chrono::steady_clock::time_point start,
 
 }  // namespace
 
-Result<LoadResult> RunLoad(const LoadOptions& options, const MeasureMarkFn& on_mark) {
+Result<LoadResult> GenerateLoad(const LoadOptions& options, const MeasureMarkFn& on_mark) {
   BENCHLAB_RETURN_IF_ERROR(Validate(options));
   static const std::atomic<bool> kNeverStop{false};
   const std::atomic<bool>& stop = options.stop != nullptr ? *options.stop : kNeverStop;

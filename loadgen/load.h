@@ -3,9 +3,9 @@
 // scheduled at t0 + k/R or by a Poisson process, latency measured from the intended send time).
 // Each worker thread owns its epoll loop, connections, buffers, prebuilt requests and
 // histograms; nothing is shared, locked or allocated per request. Results merge when the window
-// ends. RunLoad blocks the calling thread for warmup + duration (plus the drain of requests still
-// in flight, at most one timeout), or until LoadOptions::stop, and may be called from any thread.
-// docs/load.md is the reference for every option and output.
+// ends. GenerateLoad blocks the calling thread for warmup + duration (plus the drain of requests
+// still in flight, at most one timeout), or until LoadOptions::stop, and may be called from any
+// thread. docs/load.md is the reference for every option and output.
 #pragma once
 
 #include <atomic>
@@ -79,8 +79,8 @@ struct LoadOptions {
   uint64_t max_body = kDefaultMaxBody;
   // When set, the run ends early once *stop is true (the caller went away or its deadline
   // passed), in warm-up, measurement or drain: workers close their connections within
-  // kStopLatency, and RunLoad joins them and returns Status::Cancelled (no partial result).
-  // Read with relaxed loads; the caller owns the flag and keeps it alive during RunLoad.
+  // kStopLatency, and GenerateLoad joins them and returns Status::Cancelled (no partial result).
+  // Read with relaxed loads; the caller owns the flag and keeps it alive during GenerateLoad.
   const std::atomic<bool>* stop = nullptr;
 
   static constexpr int kMaxDepth = 1024;
@@ -169,7 +169,7 @@ using MeasureMarkFn = std::function<void(bool measuring)>;
 // Before any connection is opened, options are checked: InvalidArgument for a bad value, or a
 // method, path, header or body framing that CheckRequestParts / CheckRequestFraming refuse (for
 // the plain request and each mix entry, named "request" or "mix entry N").
-Result<LoadResult> RunLoad(const LoadOptions& options, const MeasureMarkFn& on_mark = {});
+Result<LoadResult> GenerateLoad(const LoadOptions& options, const MeasureMarkFn& on_mark = {});
 
 // Human output in the spirit of wrk's.
 std::string FormatLoadResult(const LoadOptions& options, const LoadResult& result);

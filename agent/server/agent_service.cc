@@ -259,7 +259,7 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext* ctx, const v1::Start
   options.ready_host = identity_.target_host;
   options.template_dirs = identity_.template_dirs;
   options.cancel = &call.cancel();
-  auto started = benchlab::StartTarget(env_, *def, cpus, run_dir, options);
+  auto started = benchlab::LaunchTarget(env_, *def, cpus, run_dir, options);
   if (!started.ok()) return rpc::ToGrpcStatus(started.status());
 
   auto active = std::make_shared<Active>();
@@ -543,10 +543,10 @@ Result<LoadOptions> AgentService::LoadOptionsFor(const v1::RunLoadRequest& req) 
 
 namespace {
 
-// Runs benchlab's own generator (loadgen's RunLoad) and fills its RESULT.
+// Runs benchlab's own generator (loadgen's GenerateLoad) and fills its RESULT.
 Status LoadWithGenerator(const LoadOptions& options, const MeasureMarkFn& mark,
                          v1::LoadResult* out) {
-  auto result = RunLoad(options, mark);
+  auto result = GenerateLoad(options, mark);
   if (!result.ok()) return result.status();
   out->set_requests(result->requests);
   out->set_duration_s(result->duration_s);

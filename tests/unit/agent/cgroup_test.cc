@@ -81,7 +81,7 @@ TEST(CgroupTest, RealTargetTreeIsAccountedAndKilledWithItsCgroup) {
   options.use_cgroup = true;
   pid_t pid = 0;
   {
-    auto running = StartTarget(RealSysEnv(), def, {}, std::string(tmpl) + "/run", options);
+    auto running = LaunchTarget(RealSysEnv(), def, {}, std::string(tmpl) + "/run", options);
     ASSERT_TRUE(running.ok()) << running.status().ToString();
     ASSERT_NE(running->cgroup, nullptr) << running->cgroup_note;
     pid = running->process->pid();

@@ -56,13 +56,13 @@ TEST_F(TargetRunnerTest, ReadinessIsProbedWhereLoadWillReachTheTarget) {
   def.ready_timeout = std::chrono::milliseconds(1500);
   StartOptions options;
   options.ready_host = "127.0.0.2";
-  auto running = StartTarget(RealSysEnv(), def, {}, dir_ + "/ready-there", options);
+  auto running = LaunchTarget(RealSysEnv(), def, {}, dir_ + "/ready-there", options);
   ASSERT_TRUE(running.ok()) << running.status().ToString();
   EXPECT_GT(running->startup_ms, 0);
   running->process->Stop(std::chrono::milliseconds(2000));
 
   // Probed on loopback, where it does not listen: not ready, and the error says where.
-  auto elsewhere = StartTarget(RealSysEnv(), def, {}, dir_ + "/ready-elsewhere");
+  auto elsewhere = LaunchTarget(RealSysEnv(), def, {}, dir_ + "/ready-elsewhere");
   ASSERT_FALSE(elsewhere.ok());
   EXPECT_EQ(elsewhere.status().code(), StatusCode::kDeadlineExceeded);
   EXPECT_NE(elsewhere.status().message().find("not ready at 127.0.0.1:"), std::string::npos)
@@ -80,7 +80,7 @@ TEST_F(TargetRunnerTest, StartsPinnedInItsOwnGroupAndRendersTemplates) {
   std::ofstream(dir_ + "/app.conf.in") << "listen {port}\nroot {run_dir}\n";
   TargetDef def = Hello();
   def.templates = {"{campaign_dir}/app.conf.in"};
-  auto running = StartTarget(RealSysEnv(), def, {0}, dir_ + "/run1");
+  auto running = LaunchTarget(RealSysEnv(), def, {0}, dir_ + "/run1");
   ASSERT_TRUE(running.ok()) << running.status().ToString();
   pid_t pid = running->process->pid();
   EXPECT_GT(running->port, 0);
@@ -105,7 +105,7 @@ TEST_F(TargetRunnerTest, TargetSeesOnlyItsOwnEnvironment) {
                  "env > {run_dir}/env.txt; exec " + std::string(BENCHLAB_BINARY_DIR) +
                      "/bin/hello-server --port $PORT"};
   def.env = {{"MODE", "bench"}};
-  auto running = StartTarget(RealSysEnv(), def, {}, dir_ + "/run2");
+  auto running = LaunchTarget(RealSysEnv(), def, {}, dir_ + "/run2");
   ASSERT_TRUE(running.ok()) << running.status().ToString();
   std::string env = ReadAll(dir_ + "/run2/env.txt");
   EXPECT_NE(env.find("MODE=bench\n"), std::string::npos) << env;
@@ -118,7 +118,7 @@ TEST_F(TargetRunnerTest, TargetSeesOnlyItsOwnEnvironment) {
 TEST_F(TargetRunnerTest, TargetThatExitsBeforeReadyFailsWithItsLog) {
   TargetDef def = Hello();
   def.command = {"/bin/sh", "-c", "echo cannot bind port {port} >&2; exit 3"};
-  auto running = StartTarget(RealSysEnv(), def, {}, dir_ + "/run3");
+  auto running = LaunchTarget(RealSysEnv(), def, {}, dir_ + "/run3");
   ASSERT_FALSE(running.ok());
   EXPECT_EQ(running.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(running.status().message().find("exited before it was ready (exit status 3)"),
@@ -131,7 +131,7 @@ TEST_F(TargetRunnerTest, TargetNeverReadyTimesOutAndIsStopped) {
   TargetDef def = Hello();
   def.command = {"/bin/sh", "-c", "echo $$ > {run_dir}/pid; exec sleep 30"};
   def.ready_timeout = std::chrono::milliseconds(300);
-  auto running = StartTarget(RealSysEnv(), def, {}, dir_ + "/run4");
+  auto running = LaunchTarget(RealSysEnv(), def, {}, dir_ + "/run4");
   ASSERT_FALSE(running.ok());
   EXPECT_EQ(running.status().code(), StatusCode::kDeadlineExceeded);
   EXPECT_NE(running.status().message().find("not ready at 127.0.0.1:"), std::string::npos)
@@ -144,7 +144,7 @@ TEST_F(TargetRunnerTest, TargetNeverReadyTimesOutAndIsStopped) {
 TEST_F(TargetRunnerTest, PinningOutsideTheAllowedCpusIsRefused) {
   StartOptions options;
   options.allowed_cpus = {0};
-  auto running = StartTarget(RealSysEnv(), Hello(), {1}, dir_ + "/run6", options);
+  auto running = LaunchTarget(RealSysEnv(), Hello(), {1}, dir_ + "/run6", options);
   ASSERT_FALSE(running.ok());
   EXPECT_EQ(running.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(running.status().message(),
@@ -155,7 +155,7 @@ TEST_F(TargetRunnerTest, PinningOutsideTheAllowedCpusIsRefused) {
 TEST_F(TargetRunnerTest, UnpinnedTargetIsPinnedToTheAllowedCpus) {
   StartOptions options;
   options.allowed_cpus = {0};
-  auto running = StartTarget(RealSysEnv(), Hello(), {}, dir_ + "/run7", options);
+  auto running = LaunchTarget(RealSysEnv(), Hello(), {}, dir_ + "/run7", options);
   ASSERT_TRUE(running.ok()) << running.status().ToString();
   EXPECT_EQ(*RealSysEnv().GetAffinity(running->process->pid()), std::vector<int>{0});
   running->process->Stop(std::chrono::milliseconds(2000));
@@ -171,7 +171,7 @@ TEST_F(TargetRunnerTest, TargetThatRepinsItselfIsCaught) {
   def.command = {"/bin/sh", "-c",
                  "sleep 0.2; taskset -pc " + FormatCpuList(*own) + " $$ >/dev/null; exec " +
                      std::string(BENCHLAB_BINARY_DIR) + "/bin/hello-server --port $PORT"};
-  auto running = StartTarget(RealSysEnv(), def, {0}, dir_ + "/run8");
+  auto running = LaunchTarget(RealSysEnv(), def, {0}, dir_ + "/run8");
   ASSERT_FALSE(running.ok());
   EXPECT_EQ(running.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(running.status().message().find("left its CPUs: thread "), std::string::npos)
@@ -191,7 +191,7 @@ TEST_F(TargetRunnerTest, CookieIsInTheEnvironmentAndTargetsDieWithTheirSpawnThre
     StartOptions options;
     options.tag_env = {{"BENCHLAB_AGENT", "server:abc"}};
     options.spawner = &spawner;
-    auto running = StartTarget(RealSysEnv(), def, {}, dir_ + "/run9", options);
+    auto running = LaunchTarget(RealSysEnv(), def, {}, dir_ + "/run9", options);
     ASSERT_TRUE(running.ok()) << running.status().ToString();
     pid = running->process->pid();
     EXPECT_NE(ReadAll(dir_ + "/run9/env.txt").find("BENCHLAB_AGENT=server:abc\n"),
@@ -235,7 +235,7 @@ TEST_F(TargetRunnerTest, TemplatesComeOnlyFromTheirAllowedDirectories) {
   int run = 0;
   auto start = [&](std::vector<std::string> templates) {
     def.templates = std::move(templates);
-    return StartTarget(RealSysEnv(), def, {}, dir_ + "/t" + std::to_string(++run), options);
+    return LaunchTarget(RealSysEnv(), def, {}, dir_ + "/t" + std::to_string(++run), options);
   };
 
   auto good = start({"{campaign_dir}/app.conf.in", dir_ + "/config/extra.conf.in"});
@@ -261,7 +261,7 @@ TEST_F(TargetRunnerTest, RunDirectoryLogAndRenderedTemplatesArePrivate) {
   std::ofstream(dir_ + "/app.conf.in") << "listen {port}\n";
   TargetDef def = Hello();
   def.templates = {"{campaign_dir}/app.conf.in"};
-  auto running = StartTarget(RealSysEnv(), def, {}, dir_ + "/private");
+  auto running = LaunchTarget(RealSysEnv(), def, {}, dir_ + "/private");
   ASSERT_TRUE(running.ok()) << running.status().ToString();
   struct stat st;
   ASSERT_EQ(stat((dir_ + "/private").c_str(), &st), 0);
@@ -271,11 +271,11 @@ TEST_F(TargetRunnerTest, RunDirectoryLogAndRenderedTemplatesArePrivate) {
   ASSERT_EQ(stat((dir_ + "/private/app.conf").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   running->process->Stop(std::chrono::milliseconds(2000));
-  EXPECT_FALSE(StartTarget(RealSysEnv(), def, {}, dir_ + "/private").ok())
+  EXPECT_FALSE(LaunchTarget(RealSysEnv(), def, {}, dir_ + "/private").ok())
       << "a run directory is never reused";
   // A run root swapped for a link to somewhere else is noticed at the next start.
   fs::create_directory_symlink(dir_, dir_ + "/swapped");
-  auto refused = StartTarget(RealSysEnv(), def, {}, dir_ + "/swapped/run");
+  auto refused = LaunchTarget(RealSysEnv(), def, {}, dir_ + "/swapped/run");
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(
@@ -295,7 +295,7 @@ TEST_F(TargetRunnerTest, ACancelledStartStopsTheTarget) {
     cancel.Cancel();
   });
   const auto begin = std::chrono::steady_clock::now();
-  auto running = StartTarget(RealSysEnv(), def, {}, dir_ + "/cancelled", options);
+  auto running = LaunchTarget(RealSysEnv(), def, {}, dir_ + "/cancelled", options);
   const auto took = std::chrono::steady_clock::now() - begin;
   canceller.join();
   ASSERT_FALSE(running.ok());
@@ -308,7 +308,7 @@ TEST_F(TargetRunnerTest, ACancelledStartStopsTheTarget) {
 TEST_F(TargetRunnerTest, MissingCommandIsNotFound) {
   TargetDef def = Hello();
   def.command = {"benchlab-no-such-command"};
-  auto running = StartTarget(RealSysEnv(), def, {}, dir_ + "/run5");
+  auto running = LaunchTarget(RealSysEnv(), def, {}, dir_ + "/run5");
   ASSERT_FALSE(running.ok());
   EXPECT_EQ(running.status().code(), StatusCode::kNotFound);
   EXPECT_NE(running.status().message().find("starting target \"hello\""), std::string::npos);

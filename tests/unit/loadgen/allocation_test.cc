@@ -109,7 +109,7 @@ TEST(AllocationTest, TheEngineAllocatesNothingPerRequest) {
     o.rate = rate;
     o.duration = 300ms;
     const long before = test_alloc::Allocations();
-    Result<LoadResult> r = RunLoad(o);
+    Result<LoadResult> r = GenerateLoad(o);
     const long allocations = test_alloc::Allocations() - before;
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     ASSERT_GT(r->requests, 2000u);

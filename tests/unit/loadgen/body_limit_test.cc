@@ -53,7 +53,7 @@ TEST(BodyLimitTest, EngineCountsBodyTooLargeAndStaysFlat) {
     RawHttpServer server(Huge(framing));
     ASSERT_TRUE(server.ok());
     RssSampler rss;
-    Result<LoadResult> r = RunLoad(Options(server.port()));
+    Result<LoadResult> r = GenerateLoad(Options(server.port()));
     rss.Stop();
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(r->requests, 0u);
@@ -76,7 +76,7 @@ TEST(BodyLimitTest, EngineReadsAHugeBodyWithoutGrowingWhenUnlimited) {
   o.duration = 100ms;  // one request of the interval; the drain waits for its whole body
   o.expect_body = std::string(16, 'x');
   RssSampler rss;
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   rss.Stop();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->requests, 1u);
@@ -95,12 +95,12 @@ TEST(BodyLimitTest, EngineLimitIsConfigurable) {
   LoadOptions o = Options(server.port());
   o.duration = 200ms;
   o.max_body = 1000;
-  Result<LoadResult> fits = RunLoad(o);
+  Result<LoadResult> fits = GenerateLoad(o);
   ASSERT_TRUE(fits.ok()) << fits.status().ToString();
   EXPECT_GT(fits->requests, 0u);
   EXPECT_EQ(fits->errors.body_too_large, 0u);
   o.max_body = 999;
-  Result<LoadResult> over = RunLoad(o);
+  Result<LoadResult> over = GenerateLoad(o);
   ASSERT_TRUE(over.ok()) << over.status().ToString();
   EXPECT_EQ(over->requests, 0u);
   EXPECT_GT(over->errors.body_too_large, 0u);

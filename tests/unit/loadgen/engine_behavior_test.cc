@@ -69,7 +69,7 @@ TEST(EngineBehaviorTest, CountsAreExactAgainstACountingServer) {
   o.depth = 4;
   o.method = "POST";
   o.body = "0123456789";
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_GT(r->requests, 100u);
   EXPECT_EQ(r->errors.Total(), 0u);
@@ -80,7 +80,7 @@ TEST(EngineBehaviorTest, CountsAreExactAgainstACountingServer) {
 
 TEST(EngineBehaviorTest, DepthOneCostsOneWriteAndOneReadPerRequest) {
   TestHttpServer server(Mode::kOk);
-  Result<LoadResult> r = RunLoad(Options(server.port(), 1, 4));
+  Result<LoadResult> r = GenerateLoad(Options(server.port(), 1, 4));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_GT(r->requests, 100u);
   // Warm-up is empty, so every write and read belongs to a counted request, give or take the
@@ -97,7 +97,7 @@ TEST(EngineBehaviorTest, PipelinesExactlyDepthRequests) {
   TestHttpServer server(Server(8));
   LoadOptions o = Options(server.port(), 1, 2);
   o.depth = 8;
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_GT(r->requests, 100u);
   EXPECT_EQ(r->errors.Total(), 0u);
@@ -110,7 +110,7 @@ TEST(EngineBehaviorTest, DepthOneCannotSatisfyABatchingServer) {
   TestHttpServer server(Server(8));
   LoadOptions o = Options(server.port(), 1, 1);
   o.timeout = 100ms;
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->requests, 0u);
   EXPECT_GT(r->errors.timeout, 0u);
@@ -123,7 +123,7 @@ TEST(EngineBehaviorTest, ServerClosesArePipelinedRetriesNotErrors) {
   TestHttpServer server(Server(0, 3));
   LoadOptions o = Options(server.port(), 1, 2);
   o.depth = 4;
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_GT(r->requests, 30u);
   EXPECT_EQ(r->errors.Total(), 0u);
@@ -143,7 +143,7 @@ TEST(EngineBehaviorTest, RetriedRequestsKeepTheirOwnResponseFraming) {
   o.mix = {Entry("/", 1), Entry("/", 1, "HEAD")};
   o.mix[0].expect_body = "hello";
   o.mix[1].expect_body = "";
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_GT(r->retries, 10u);
   EXPECT_EQ(r->errors.Total(), 0u);
@@ -156,7 +156,7 @@ TEST(EngineBehaviorTest, TimedOutRequestsAreErrorsWithTheirLatencyRecorded) {
   LoadOptions o = Options(server.port(), 1, 2);
   o.timeout = 100ms;
   o.duration = 300ms;
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->requests, 0u);
   // Two connections, each timing out every 100 ms for 300 ms, and the drain waits for the last.
@@ -171,7 +171,7 @@ TEST(EngineBehaviorTest, TimedOutRequestsAreErrorsWithTheirLatencyRecorded) {
 
 TEST(EngineBehaviorTest, MalformedResponsesAreParseErrors) {
   TestHttpServer server(Mode::kGarbage);
-  Result<LoadResult> r = RunLoad(Options(server.port(), 1, 2));
+  Result<LoadResult> r = GenerateLoad(Options(server.port(), 1, 2));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->requests, 0u);
   EXPECT_GT(r->errors.parse, 0u);
@@ -184,7 +184,7 @@ TEST(EngineBehaviorTest, RequestMixFollowsTheWeights) {
   LoadOptions o = Options(server.port(), 2, 4);
   o.depth = 2;
   o.mix = {Entry("/a", 3), Entry("/b", 1), Entry("/c", 1, "POST", "xyz")};
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->mix_sent.size(), 3u);
   ASSERT_GT(r->sent, 200u);
@@ -210,7 +210,7 @@ TEST(EngineBehaviorTest, EveryRunHeaderIsSentUnlessTheMixEntryNamesIt) {
   o.headers = {{"X-Twice", "1"}, {"X-Twice", "2"}, {"X-Run", "run"}};
   o.mix = {Entry("/a", 1)};
   o.mix[0].headers = {{"x-run", "entry"}};
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const std::string received = server.received();
   EXPECT_EQ(received.rfind("GET /a HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(server.port()) +
@@ -225,7 +225,7 @@ TEST(EngineBehaviorTest, ExpectStatusAndBodyCountMismatches) {
   TestHttpServer server(Mode::kOk);
   auto run = [&](LoadOptions o) {
     o.duration = 100ms;
-    Result<LoadResult> r = RunLoad(o);
+    Result<LoadResult> r = GenerateLoad(o);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_GT(r->requests, 0u);
     return *r;
@@ -262,12 +262,12 @@ TEST(EngineBehaviorTest, ExpectBodyChecksTheDecodedChunkedBody) {
   o.duration = 100ms;
   o.depth = 3;
   o.expect_body = "hello";
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_GT(r->requests, 0u);
   EXPECT_EQ(r->errors.Total(), 0u);
   o.expect_body = "help!";
-  r = RunLoad(o);
+  r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->errors.mismatch, r->requests);
 }
@@ -294,7 +294,7 @@ TEST(EngineBehaviorTest, WorkersStayInsideTheInheritedAffinity) {
     ASSERT_EQ(::sched_setaffinity(0, sizeof(one), &one), 0);
     LoadOptions o = Options(server.port(), 3, 3);
     o.duration = 100ms;
-    Result<LoadResult> r = RunLoad(o);
+    Result<LoadResult> r = GenerateLoad(o);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     ASSERT_EQ(r->worker_cpus.size(), 3u);
     for (const std::vector<int>& cpus : r->worker_cpus) EXPECT_EQ(cpus, std::vector<int>{cpu});
@@ -303,12 +303,12 @@ TEST(EngineBehaviorTest, WorkersStayInsideTheInheritedAffinity) {
   // Without a restriction the workers see exactly the process's set, nothing more.
   LoadOptions o = Options(server.port(), 2, 2);
   o.duration = 50ms;
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   for (const std::vector<int>& cpus : r->worker_cpus) EXPECT_EQ(cpus, Allowed());
   // --cpus pins each worker to one CPU, round-robin.
   o.cpus = {Allowed().front()};
-  r = RunLoad(o);
+  r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   for (const std::vector<int>& cpus : r->worker_cpus) {
     EXPECT_EQ(cpus, std::vector<int>{Allowed().front()});

@@ -1,7 +1,7 @@
 // LoadOptions::stop: a run of 30 s is stopped from the test after ~300 ms, in warm-up,
 // measurement or drain, closed and open loop. Measured from the test: the server sees every
-// connection closed within kCloseBound of the flag being set, RunLoad returns Cancelled, and no
-// thread or file descriptor of the run is left behind.
+// connection closed within kCloseBound of the flag being set, GenerateLoad returns Cancelled, and
+// no thread or file descriptor of the run is left behind.
 #include <dirent.h>
 #include <gtest/gtest.h>
 
@@ -41,12 +41,12 @@ int CountEntries(const char* dir) {
 struct Stopped {
   int open_before = 0;           // connections the server had open when the flag was set
   Clock::duration all_closed{};  // from the flag to the server seeing none open
-  Clock::duration returned{};    // from the flag to RunLoad returning
+  Clock::duration returned{};    // from the flag to GenerateLoad returning
   std::optional<Result<LoadResult>> result;
   int marks = 0;  // on_mark calls
 };
 
-// Runs RunLoad(o) on a thread, sets its stop flag after `after`, and measures from here.
+// Runs GenerateLoad(o) on a thread, sets its stop flag after `after`, and measures from here.
 Stopped RunAndStop(LoadOptions o, const TestHttpServer& server, Clock::duration after) {
   std::atomic<bool> stop{false};
   std::atomic<int> marks{0};
@@ -55,7 +55,7 @@ Stopped RunAndStop(LoadOptions o, const TestHttpServer& server, Clock::duration 
   std::atomic<bool> returned{false};
   Clock::time_point returned_at;
   std::thread run([&] {
-    out.result.emplace(RunLoad(o, [&](bool) { ++marks; }));
+    out.result.emplace(GenerateLoad(o, [&](bool) { ++marks; }));
     returned_at = Clock::now();
     returned.store(true);
   });
@@ -172,7 +172,7 @@ TEST_F(EngineCancelTest, StoppedBeforeItStartsOpensNothing) {
   const std::atomic<bool> stop{true};
   LoadOptions o = Options(server.port());
   o.stop = &stop;
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kCancelled);
   std::this_thread::sleep_for(20ms);
@@ -186,7 +186,7 @@ TEST_F(EngineCancelTest, AFlagNeverSetChangesNothing) {
   LoadOptions o = Options(server.port());
   o.duration = 200ms;
   o.stop = &stop;
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_GT(r->requests, 0u);
 }

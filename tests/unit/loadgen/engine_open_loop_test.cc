@@ -35,7 +35,7 @@ LoadOptions OpenLoop(uint16_t port, double rate, int threads, int connections) {
 
 TEST(OpenLoopTest, EverySlotIsScheduledAndAccountedFor) {
   TestHttpServer server(Mode::kOk);
-  Result<LoadResult> r = RunLoad(OpenLoop(server.port(), 1000, 2, 4));
+  Result<LoadResult> r = GenerateLoad(OpenLoop(server.port(), 1000, 2, 4));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_TRUE(r->open_loop);
   // Slots k = 0..299 fall at t0 + k ms inside the 300 ms; the two workers take turns.
@@ -61,7 +61,7 @@ TEST(OpenLoopTest, WarmupSlotsAreNotCounted) {
   LoadOptions o = OpenLoop(server.port(), 1000, 1, 2);
   o.warmup = 100ms;
   o.duration = 200ms;
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->scheduled, 200u);
   EXPECT_EQ(r->requests, 200u);
@@ -76,7 +76,7 @@ TEST(OpenLoopTest, CorrectedLatencyShowsAStallThatUncorrectedHides) {
   TestHttpServer server(Stall(400, 200));
   LoadOptions o = OpenLoop(server.port(), 2000, 1, 2);
   o.duration = 1200ms;
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->scheduled, 2400u);
   EXPECT_EQ(r->dropped, 0u);
@@ -97,7 +97,7 @@ TEST(OpenLoopTest, AFullQueueDropsSlotsAndCountsThem) {
   TestHttpServer server(Stall(20, 150));
   LoadOptions o = OpenLoop(server.port(), 1000, 1, 1);
   o.max_queue = 10;
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->scheduled, 300u);
   EXPECT_GT(r->dropped, 100u);  // ~150 slots came due with room for 10
@@ -111,7 +111,7 @@ TEST(OpenLoopTest, ConnectionsGrowUpToMaxConns) {
   TestHttpServer server(Stall(20, 100));
   LoadOptions o = OpenLoop(server.port(), 1000, 1, 1);
   o.max_conns = 6;
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->peak_connections, 6);
   EXPECT_EQ(r->dropped, 0u);
@@ -125,7 +125,7 @@ TEST(OpenLoopTest, PoissonArrivalsKeepTheRateOnAverage) {
   LoadOptions o = OpenLoop(server.port(), 4000, 2, 4);
   o.arrival = Arrival::kPoisson;
   o.seed = 99;
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_NEAR(static_cast<double>(r->scheduled), 1200, 5 * 35);  // sqrt(1200) ~ 35
   EXPECT_EQ(r->scheduled, r->sent + r->dropped);
@@ -135,15 +135,15 @@ TEST(OpenLoopTest, PoissonArrivalsKeepTheRateOnAverage) {
 TEST(OpenLoopTest, OptionsAreValidated) {
   LoadOptions o = OpenLoop(1, 1000, 1, 4);
   o.max_conns = 2;  // below connections
-  EXPECT_EQ(RunLoad(o).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(GenerateLoad(o).status().code(), StatusCode::kInvalidArgument);
   o = OpenLoop(1, -5, 1, 1);
-  EXPECT_EQ(RunLoad(o).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(GenerateLoad(o).status().code(), StatusCode::kInvalidArgument);
   o = OpenLoop(1, 1000, 1, 1);
   o.depth = LoadOptions::kMaxDepth + 1;
-  EXPECT_EQ(RunLoad(o).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(GenerateLoad(o).status().code(), StatusCode::kInvalidArgument);
   o.depth = 1;
   o.expect_status = {42};
-  EXPECT_EQ(RunLoad(o).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(GenerateLoad(o).status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

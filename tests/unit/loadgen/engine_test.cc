@@ -41,7 +41,8 @@ TEST(EngineTest, KeepAliveLoadIsCountedConsistently) {
   TestHttpServer server(Mode::kOk);
   ASSERT_TRUE(server.ok());
   std::vector<bool> marks;
-  Result<LoadResult> r = RunLoad(Options(server.port(), 2, 4), [&](bool m) { marks.push_back(m); });
+  Result<LoadResult> r =
+      GenerateLoad(Options(server.port(), 2, 4), [&](bool m) { marks.push_back(m); });
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_GT(r->requests, 0u);
   EXPECT_EQ(r->requests, SumStatuses(*r));
@@ -72,7 +73,7 @@ TEST(EngineTest, WarmupResponsesAreNotCounted) {
   int first_allowed = 0;
   while (!CPU_ISSET(first_allowed, &allowed)) ++first_allowed;
   o.cpus = {first_allowed};  // pinned threads must still work
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_GT(r->requests, 0u);
   EXPECT_EQ(r->latency_us.Count(), r->requests);
@@ -82,7 +83,7 @@ TEST(EngineTest, WarmupResponsesAreNotCounted) {
 
 TEST(EngineTest, NonSuccessStatusesAreCounted) {
   TestHttpServer server(Mode::kNotFound);
-  Result<LoadResult> r = RunLoad(Options(server.port(), 1, 2));
+  Result<LoadResult> r = GenerateLoad(Options(server.port(), 1, 2));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_GT(r->requests, 0u);
   EXPECT_EQ(r->status_counts[404], r->requests);
@@ -94,7 +95,7 @@ TEST(EngineTest, NonSuccessStatusesAreCounted) {
 
 TEST(EngineTest, ConnectionCloseReconnects) {
   TestHttpServer server(Mode::kCloseEach);
-  Result<LoadResult> r = RunLoad(Options(server.port(), 2, 4));
+  Result<LoadResult> r = GenerateLoad(Options(server.port(), 2, 4));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_GT(r->requests, 0u);
   EXPECT_EQ(r->status_counts[200], r->requests);
@@ -117,7 +118,7 @@ TEST(EngineTest, NoListenerCountsConnectErrors) {
 
   LoadOptions o = Options(ntohs(addr.sin_port), 2, 4);
   o.duration = 200ms;
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->requests, 0u);
   EXPECT_GT(r->errors.connect, 0u);
@@ -134,7 +135,7 @@ TEST(EngineTest, SilentServerCountsTimeouts) {
   LoadOptions o = Options(server.port(), 1, 2);
   o.timeout = 200ms;
   o.duration = 500ms;
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->requests, 0u);
   EXPECT_GT(r->errors.timeout, 0u);
@@ -148,7 +149,7 @@ TEST(EngineTest, FewerConnectionsThanThreadsUsesOneThreadPerConnection) {
   TestHttpServer server(Mode::kOk);
   LoadOptions o = Options(server.port(), 4, 2);
   o.duration = 100ms;
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->thread_cpu_s.size(), 2u);
   EXPECT_EQ(server.accepted(), 2u);
@@ -161,7 +162,7 @@ TEST(EngineTest, HeadAndBodyRequests) {
   o.method = "POST";
   o.body = "payload";
   o.headers = {{"X-Test", "1"}};
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_GT(r->requests, 0u);
   EXPECT_EQ(r->errors.Total(), 0u);
@@ -170,7 +171,7 @@ TEST(EngineTest, HeadAndBodyRequests) {
 TEST(EngineTest, InvalidOptionsAreRejected) {
   LoadOptions base = Options(1, 1, 1);
   auto expect_invalid = [](const LoadOptions& o, const char* what) {
-    Result<LoadResult> r = RunLoad(o);
+    Result<LoadResult> r = GenerateLoad(o);
     ASSERT_FALSE(r.ok()) << what;
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << what;
   };
@@ -200,7 +201,7 @@ TEST(EngineTest, InvalidOptionsAreRejected) {
 TEST(EngineTest, UnresolvableHostIsAnError) {
   LoadOptions o = Options(80, 1, 1);
   o.host = "no-such-host.invalid";
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("no-such-host.invalid"), std::string::npos);
 }
@@ -213,7 +214,7 @@ TEST(EngineTest, PinningToAMissingCpuFails) {
   while (missing > 0 && CPU_ISSET(missing, &allowed)) --missing;
   LoadOptions o = Options(server.port(), 1, 1);
   o.cpus = {missing};
-  Result<LoadResult> r = RunLoad(o);
+  Result<LoadResult> r = GenerateLoad(o);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("CPU " + std::to_string(missing)), std::string::npos)
       << r.status().message();

@@ -1,5 +1,5 @@
 // CheckRequestParts and CheckRequestFraming: nothing a caller gives as method, path, headers or
-// body can become a second request line or header; and every sender (RunLoad, HttpRoundTrip)
+// body can become a second request line or header; and every sender (GenerateLoad, HttpRoundTrip)
 // refuses such a request before a byte reaches a socket.
 #include <gtest/gtest.h>
 
@@ -94,7 +94,7 @@ TEST(CheckRequestFramingTest, TheBodyIsFramedByItsLengthAlone) {
 }
 
 // Every sender refuses before connecting: the server never sees a connection or a byte.
-TEST(RequestCheckSendersTest, RunLoadRefusesABadRequestBeforeConnecting) {
+TEST(RequestCheckSendersTest, GenerateLoadRefusesABadRequestBeforeConnecting) {
   TestHttpServer server(TestHttpServer::Mode::kOk);
   ASSERT_TRUE(server.ok());
   LoadOptions base;
@@ -138,7 +138,7 @@ TEST(RequestCheckSendersTest, RunLoadRefusesABadRequestBeforeConnecting) {
   cases.push_back({"mix headers", o, "mix entry 1: 101 headers"});
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    Result<LoadResult> r = RunLoad(c.options);
+    Result<LoadResult> r = GenerateLoad(c.options);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(r.status().message().find(c.want), std::string::npos) << r.status().message();
