@@ -17,6 +17,7 @@
 #include "analysis/compare.h"
 #include "analysis/report_format.h"
 #include "cli/client.h"
+#include "cli/command_error.h"
 #include "cli/commands.h"
 #include "coordinator/store.h"
 
@@ -125,21 +126,19 @@ std::optional<double> ParsePercent(std::string text) {
   return v;
 }
 
-int Fail(const std::string& message) {
-  std::fprintf(stderr, "benchlab compare: %s\n", message.c_str());
-  return 2;
-}
-
 int RunCompare(const CompareArgs& args) {
   if (!args.db.empty() && !args.coordinator.empty()) {
-    return Fail("give at most one of --db FILE and --coordinator HOST:PORT");
+    return CommandError("compare", 2, "give at most one of --db FILE and --coordinator HOST:PORT");
   }
   CompareOptions options;
   if (!args.metrics.empty()) {
     options.metrics.clear();
     for (const std::string& flag : args.metrics) {
       auto m = ParseCompareMetric(flag);
-      if (!m) return Fail("--metric: expected rps, cpu or p99, got \"" + flag + "\"");
+      if (!m) {
+        return CommandError("compare", 2,
+                            "--metric: expected rps, cpu or p99, got \"" + flag + "\"");
+      }
       if (std::find(options.metrics.begin(), options.metrics.end(), *m) == options.metrics.end()) {
         options.metrics.push_back(*m);
       }
@@ -148,27 +147,29 @@ int RunCompare(const CompareArgs& args) {
   if (!args.fail_on_regression.empty()) {
     options.fail_on_regression_pct = ParsePercent(args.fail_on_regression);
     if (!options.fail_on_regression_pct) {
-      return Fail("--fail-on-regression: expected a percentage of 0 or more, got \"" +
-                  args.fail_on_regression + "\"");
+      return CommandError("compare", 2,
+                          "--fail-on-regression: expected a percentage of 0 or more, got \"" +
+                              args.fail_on_regression + "\"");
     }
     if (GatedMetrics(options.metrics).empty()) {
-      return Fail("--fail-on-regression judges rps and cpu, and --metric selected neither");
+      return CommandError("compare", 2,
+                          "--fail-on-regression judges rps and cpu, and --metric selected neither");
     }
   }
 
   std::unique_ptr<DatabaseSource> db;
   if (!args.db.empty()) db = std::make_unique<DatabaseSource>(args.db);
   auto a = Read("A", args.a, args, db.get());
-  if (!a.ok()) return Fail(a.status().message());
+  if (!a.ok()) return CommandError("compare", 2, a.status().message());
   auto b = Read("B", args.b, args, db.get());
-  if (!b.ok()) return Fail(b.status().message());
+  if (!b.ok()) return CommandError("compare", 2, b.status().message());
 
   const RecordComparison comparison = CompareRecords(a->json, b->json, a->source, b->source);
   const std::string text = args.format == "json" ? FormatCompareJson(comparison, options)
                            : args.format == "md" ? FormatCompareMarkdown(comparison, options)
                                                  : FormatCompareText(comparison, options);
   std::fwrite(text.data(), 1, text.size(), stdout);
-  if (std::fflush(stdout) != 0) return Fail("writing to stdout failed");
+  if (std::fflush(stdout) != 0) return CommandError("compare", 2, "writing to stdout failed");
 
   if (!options.fail_on_regression_pct) return 0;
   const auto regressions =

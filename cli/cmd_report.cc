@@ -9,6 +9,7 @@
 
 #include "analysis/report_format.h"
 #include "cli/client.h"
+#include "cli/command_error.h"
 #include "cli/commands.h"
 #include "coordinator/store.h"
 
@@ -22,11 +23,6 @@ struct ReportArgs {
   std::string format = "md";
   std::string output;
 };
-
-int Fail(int code, const std::string& message) {
-  std::fprintf(stderr, "benchlab report: %s\n", message.c_str());
-  return code;
-}
 
 // `no campaign "x" (campaigns: ...)` said where it was looked for: `no campaign "x" in a.db (...)`.
 std::string SayWhere(const std::string& message, const std::string& campaign,
@@ -70,35 +66,37 @@ Made FromCoordinator(const ReportArgs& args) {
 int Write(const std::string& text, const std::string& output) {
   if (output.empty() || output == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
-    return std::fflush(stdout) == 0 ? 0 : Fail(1, "writing the report to stdout failed");
+    return std::fflush(stdout) == 0
+               ? 0
+               : CommandError("report", 1, "writing the report to stdout failed");
   }
   // Written beside the destination and renamed over it, so a reader never sees half a report.
   const std::string tmp = output + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Fail(2, "--output: cannot write " + output);
+    if (!out) return CommandError("report", 2, "--output: cannot write " + output);
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     out.close();
     if (!out) {
       std::filesystem::remove(tmp);
-      return Fail(1, "writing " + output + " failed");
+      return CommandError("report", 1, "writing " + output + " failed");
     }
   }
   std::error_code ec;
   std::filesystem::rename(tmp, output, ec);
   if (ec) {
     std::filesystem::remove(tmp);
-    return Fail(1, "writing " + output + ": " + ec.message());
+    return CommandError("report", 1, "writing " + output + ": " + ec.message());
   }
   return 0;
 }
 
 int RunReport(const ReportArgs& args) {
   if (args.db.empty() == args.coordinator.empty()) {
-    return Fail(2, "give exactly one of --db FILE and --coordinator HOST:PORT");
+    return CommandError("report", 2, "give exactly one of --db FILE and --coordinator HOST:PORT");
   }
   Made made = args.db.empty() ? FromCoordinator(args) : FromDatabase(args);
-  if (made.code != 0) return Fail(made.code, made.error);
+  if (made.code != 0) return CommandError("report", made.code, made.error);
   return Write(made.text, args.output);
 }
 

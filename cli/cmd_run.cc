@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/command_error.h"
 #include "cli/commands.h"
 #include "cli/embedded_lab.h"
 #include "cli/progress.h"
@@ -59,11 +60,6 @@ Result<std::string> RenameCampaignText(const Campaign& campaign, const std::stri
   return out;
 }
 
-int Fail(const std::string& message) {
-  std::fprintf(stderr, "benchlab run: %s\n", message.c_str());
-  return 1;
-}
-
 int RunLab(const RunArgs& args) {
   auto parsed = ParseCampaignFile(args.campaign);
   if (!parsed.ok()) {
@@ -90,9 +86,9 @@ int RunLab(const RunArgs& args) {
   {
     // A name already in the database is bad input: say so before starting anything.
     auto store = Store::Open(args.db);
-    if (!store.ok()) return Fail(store.status().message());
+    if (!store.ok()) return CommandError("run", 1, store.status().message());
     auto existing = (*store)->FindCampaign(campaign.name);
-    if (!existing.ok()) return Fail(existing.status().message());
+    if (!existing.ok()) return CommandError("run", 1, existing.status().message());
     if (args.resume) {
       if (!*existing) {
         std::fprintf(stderr, "benchlab run: --resume: no campaign \"%s\" in %s to resume\n",
