@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "coordinator/server/agent_registry.h"
+#include "coordinator/server/agents_json.h"
 
 namespace benchlab {
 namespace {

@@ -9,6 +9,7 @@
 #include <map>
 #include <tuple>
 
+#include "cli/report_fetch.h"
 #include "cli/report_lines.h"
 #include "common/clock.h"
 #include "common/parse.h"
@@ -27,15 +28,17 @@ void SetDeadlineSeconds(grpc::ClientContext& ctx, double seconds) {
                    std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
 }
 
-Result<std::string> FetchReport(v1::Coordinator::Stub& coordinator, const std::string& address,
-                                const std::string& campaign, const std::string& format) {
+Result<std::string> FetchReport(const std::string& address, const std::string& campaign,
+                                const std::string& format) {
+  auto coordinator = ConnectCoordinator(address);
+  if (!coordinator.ok()) return coordinator.status();
   v1::GetReportRequest req;
   req.set_campaign(campaign);
   req.set_format(format);
   v1::GetReportReply reply;
   grpc::ClientContext ctx;
   SetDeadlineSeconds(ctx, 60);
-  grpc::Status status = coordinator.GetReport(&ctx, req, &reply);
+  grpc::Status status = (*coordinator)->GetReport(&ctx, req, &reply);
   if (status.ok()) return std::move(*reply.mutable_text());
   switch (status.error_code()) {
     case grpc::StatusCode::NOT_FOUND:

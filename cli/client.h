@@ -24,13 +24,6 @@ Result<std::unique_ptr<v1::Coordinator::Stub>> ConnectCoordinator(const std::str
 // Sets the call's deadline `seconds` from now.
 void SetDeadlineSeconds(grpc::ClientContext& ctx, double seconds);
 
-// A campaign's report from the coordinator at `address` (GetReport; `format` md, json or csv),
-// with a deadline long enough for a large campaign's samples to be read and summarised.
-// NotFound or InvalidArgument with the coordinator's words when it has no such campaign or
-// format; Unavailable ("coordinator ADDRESS: ...") for any other failure of the call.
-Result<std::string> FetchReport(v1::Coordinator::Stub& coordinator, const std::string& address,
-                                const std::string& campaign, const std::string& format);
-
 struct WatchOutcome {
   bool finished = false;  // the campaign reached a final state
   std::string state;      // done | failed | cancelled

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "agent/server/agent_config.h"
+#include "agent/server/agent_daemon.h"
 #include "agent/supervisor.h"
 #include "cli/commands.h"
 #include "cli/signals.h"

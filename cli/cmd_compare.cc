@@ -16,9 +16,9 @@
 
 #include "analysis/compare.h"
 #include "analysis/report_format.h"
-#include "cli/client.h"
 #include "cli/command_error.h"
 #include "cli/commands.h"
+#include "cli/report_fetch.h"
 #include "coordinator/store.h"
 
 namespace benchlab {
@@ -91,9 +91,7 @@ class DatabaseSource {
 };
 
 Result<Record> ReadFromCoordinator(const std::string& address, const std::string& campaign) {
-  auto coordinator = ConnectCoordinator(address);
-  if (!coordinator.ok()) return coordinator.status();
-  auto text = FetchReport(**coordinator, address, campaign, "json");
+  auto text = FetchReport(address, campaign, "json");
   if (!text.ok()) {
     if (text.status().code() == StatusCode::kUnavailable) return text.status();
     return Status::Unavailable("coordinator " + address + ": " + text.status().message());

@@ -8,9 +8,9 @@
 #include <memory>
 
 #include "analysis/report_format.h"
-#include "cli/client.h"
 #include "cli/command_error.h"
 #include "cli/commands.h"
+#include "cli/report_fetch.h"
 #include "coordinator/store.h"
 
 namespace benchlab {
@@ -55,9 +55,7 @@ Made FromDatabase(const ReportArgs& args) {
 }
 
 Made FromCoordinator(const ReportArgs& args) {
-  auto coordinator = ConnectCoordinator(args.coordinator);
-  if (!coordinator.ok()) return {"", 2, coordinator.status().message()};
-  auto text = FetchReport(**coordinator, args.coordinator, args.campaign, args.format);
+  auto text = FetchReport(args.coordinator, args.campaign, args.format);
   if (text.ok()) return {std::move(*text), 0, ""};
   if (text.status().code() == StatusCode::kUnavailable) return {"", 1, text.status().message()};
   return {"", 2, SayWhere(text.status().message(), args.campaign, "at " + args.coordinator)};

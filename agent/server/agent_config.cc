@@ -258,4 +258,14 @@ Status WriteAgentConfig(const AgentConfig& config, const std::string& path) {
   return Status::Ok();
 }
 
+std::string TargetHost(const AgentConfig& config) {
+  std::string host = config.listen.host;
+  if (!config.advertise.empty()) {
+    auto advertised = ParseHostPort(config.advertise);
+    host = advertised.ok() ? advertised->host : "";
+  }
+  if (host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]") return "127.0.0.1";
+  return host;
+}
+
 }  // namespace benchlab

@@ -53,16 +53,6 @@ bool Unreachable(const grpc::Status& status) {
 
 }  // namespace
 
-std::string TargetHost(const AgentConfig& config) {
-  std::string host = config.listen.host;
-  if (!config.advertise.empty()) {
-    auto advertised = ParseHostPort(config.advertise);
-    host = advertised.ok() ? advertised->host : "";
-  }
-  if (host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]") return "127.0.0.1";
-  return host;
-}
-
 AgentDaemon::AgentDaemon(SysEnv& env, AgentConfig config)
     : env_(env),
       config_(std::move(config)),

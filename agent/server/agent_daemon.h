@@ -15,9 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "agent/server/agent_config.h"
 #include "agent/server/agent_service.h"
-#include "agent/server/allowed_targets.h"
-#include "agent/server/limits.h"
 #include "benchlab/v1/coordinator.grpc.pb.h"
 #include "common/parse.h"
 #include "common/status.h"
@@ -25,34 +24,6 @@
 #include "common/target.h"
 
 namespace benchlab {
-
-// LoadAgentConfig fills every directory (docs/agent.md); a daemon built in process from this
-// struct uses what is set: no spool without spool_dir, and without state_dir an instance proof
-// that lives only as long as the daemon. run_root, spool_dir and state_dir must be private
-// (agent/private_dir.h): Start() refuses them otherwise.
-struct AgentConfig {
-  std::string name;
-  std::vector<std::string> roles;  // "server" and/or "load"
-  HostPort listen{"127.0.0.1", 0};
-  std::string advertise;    // address given to the coordinator; default: the bound one
-  std::string coordinator;  // HOST:PORT
-  std::string state_dir;    // holds instance_proof
-  std::string run_root;     // per-window run directories and logs
-  std::vector<TargetDef> catalogue;
-  std::vector<std::string> labels;  // for placement by label
-  std::vector<int> allowed_cpus;    // CPUs targets and load may use; empty: the agent's own
-  std::string spool_dir;            // window results awaiting the coordinator's acknowledgement
-  std::vector<pid_t> own_roots;     // other process trees whose CPU is not foreign (the lab's)
-  std::chrono::milliseconds sample_period{100};  // the samplers' period over a measured interval
-  // Where load and conformance requests may go (load role).
-  AllowedTargets allowed_targets = AllowedTargets::Loopback();
-  AgentLimits limits;      // per-CPU defaults resolved at start (ResolveLimits)
-  std::string config_dir;  // the configuration file's directory: templates may come from there
-};
-
-// The host load agents reach this agent's targets at: the advertised address's host, else the
-// one it listens on; 127.0.0.1 when that is every address (0.0.0.0, ::) or unreadable.
-std::string TargetHost(const AgentConfig& config);
 
 class AgentDaemon {
  public:

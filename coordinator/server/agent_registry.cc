@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common/parse.h"
+#include "coordinator/server/agents_json.h"
 #include "coordinator/server/channel.h"
 #include "spdlog/spdlog.h"
 
@@ -444,40 +445,6 @@ std::vector<v1::AgentInfo> AgentRegistry::List() {
     out.push_back(std::move(info));
   }
   return out;
-}
-
-nlohmann::json HostFactsToJson(const v1::HostFacts& h) {
-  return {{"hostname", h.hostname()},
-          {"cpu_model", h.cpu_model()},
-          {"logical_cores", h.logical_cores()},
-          {"physical_cores", h.physical_cores()},
-          {"smt", h.smt()},
-          {"governor", h.governor()},
-          {"kernel", h.kernel()},
-          {"memory_kb", h.memory_kb()},
-          {"hypervisor", h.hypervisor()},
-          {"agent_version", h.agent_version()}};
-}
-
-nlohmann::ordered_json AgentsToJson(const std::vector<v1::AgentInfo>& agents) {
-  // ordered_json keeps the keys in the order written here, name first, for people reading it.
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const auto& a : agents) {
-    nlohmann::ordered_json agent = {
-        {"name", a.name()},
-        {"state", a.state()},
-        {"roles", std::vector<std::string>(a.roles().begin(), a.roles().end())},
-        {"labels", std::vector<std::string>(a.labels().begin(), a.labels().end())},
-        {"address", a.address()},
-        {"lease_age_ms", a.lease_age_ms()},
-        {"catalogue", std::vector<std::string>(a.catalogue().begin(), a.catalogue().end())},
-        {"versions", nlohmann::ordered_json::object()},
-    };
-    for (const auto& [target, version] : a.versions()) agent["versions"][target] = version;
-    if (a.has_host()) agent["host"] = HostFactsToJson(a.host());
-    list.push_back(std::move(agent));
-  }
-  return nlohmann::ordered_json{{"agents", std::move(list)}};
 }
 
 }  // namespace benchlab

@@ -24,7 +24,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -160,11 +159,5 @@ class AgentRegistry {
   std::map<std::string, Entry> agents_;
   StubFactory stub_factory_;  // under mu_
 };
-
-// Host facts as stored with every window and shown by `benchlab agents --json`.
-nlohmann::json HostFactsToJson(const v1::HostFacts& facts);
-// {"agents": [{"name", "state", "roles", "labels", "address", "lease_age_ms", "catalogue",
-// "versions", "host" (only when sent)}]}: `benchlab agents --json` and GET /api/v1/agents.
-nlohmann::ordered_json AgentsToJson(const std::vector<v1::AgentInfo>& agents);
 
 }  // namespace benchlab

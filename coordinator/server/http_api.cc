@@ -16,6 +16,7 @@
 #include "common/histogram.h"
 #include "coordinator/rerun.h"
 #include "coordinator/server/agent_registry.h"
+#include "coordinator/server/agents_json.h"
 #include "coordinator/server/scheduler.h"
 #include "spdlog/spdlog.h"
 

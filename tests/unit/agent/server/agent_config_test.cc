@@ -6,8 +6,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include "agent/server/agent_daemon.h"
-
 namespace benchlab {
 namespace {
 
