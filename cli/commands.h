@@ -21,5 +21,6 @@ CommandRunner AddCancelCommand(CLI::App& root);
 CommandRunner AddLoadCommand(CLI::App& root);     // the load generator on its own
 CommandRunner AddReportCommand(CLI::App& root);   // Markdown, JSON or CSV of a campaign
 CommandRunner AddCompareCommand(CLI::App& root);  // two campaigns, cell by cell
+CommandRunner AddCaCommand(CLI::App& root);       // the private CA: init, issue, revoke
 
 }  // namespace benchlab

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   add(benchlab::AddLoadCommand);
   add(benchlab::AddReportCommand);
   add(benchlab::AddCompareCommand);
+  add(benchlab::AddCaCommand);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

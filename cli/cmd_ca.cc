@@ -1,0 +1,121 @@
+// `benchlab ca init|issue|revoke`: benchlab's private certificate authority (tls/ca.h,
+// docs/security.md "Certificates and roles").
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/command_error.h"
+#include "cli/commands.h"
+#include "tls/ca.h"
+
+namespace benchlab {
+namespace {
+
+struct CaArgs {
+  std::string dir;
+  int days = 0;  // 0: the default of the subcommand
+  std::string name;
+  std::string role;
+  std::vector<std::string> hosts;
+};
+
+int ExitFor(const Status& status) { return status.code() == StatusCode::kInternal ? 1 : 2; }
+
+std::string Hosts(const CertificateInfo& info) {
+  std::string out;
+  for (const std::string& host : info.hosts) out += (out.empty() ? "" : ", ") + host;
+  return out.empty() ? "none" : out;
+}
+
+int RunInit(const CaArgs& args) {
+  auto ca = InitCa(args.dir, args.days == 0 ? 3650 : args.days);
+  if (!ca.ok()) return CommandError("ca init", ExitFor(ca.status()), ca.status().message());
+  const CaPaths paths(args.dir);
+  std::printf(
+      "CA \"%s\" in %s, valid until %s\n"
+      "  %s  give it to every daemon and client\n"
+      "  %s  keep it here; it signs every certificate (mode 0600)\n"
+      "  %s  the certificate revocation list, signed by the CA\n",
+      ca->name.c_str(), args.dir.c_str(), FormatUtc(ca->not_after).c_str(), paths.cert.c_str(),
+      paths.key.c_str(), paths.crl.c_str());
+  return 0;
+}
+
+int RunIssue(const CaArgs& args) {
+  const auto role = ParseRole(args.role);
+  if (!role) {
+    return CommandError(
+        "ca issue", 2,
+        "--role: expected coordinator, agent, operator or viewer, got \"" + args.role + "\"");
+  }
+  auto info =
+      IssueCertificate(args.dir, {args.name, *role, args.hosts, args.days == 0 ? 365 : args.days});
+  if (!info.ok()) return CommandError("ca issue", ExitFor(info.status()), info.status().message());
+  const CaPaths paths(args.dir);
+  std::printf(
+      "%s certificate \"%s\" (%s), serial %s, valid until %s, hosts: %s\n"
+      "  %s\n"
+      "  %s  (mode 0600: give it to its holder alone)\n",
+      std::string(RoleName(info->role)).c_str(), info->name.c_str(),
+      IdentityUri(info->role, info->name).c_str(), info->serial.c_str(),
+      FormatUtc(info->not_after).c_str(), Hosts(*info).c_str(), paths.Cert(args.name).c_str(),
+      paths.Key(args.name).c_str());
+  return 0;
+}
+
+int RunRevoke(const CaArgs& args) {
+  auto info = RevokeCertificate(args.dir, args.name);
+  if (!info.ok()) return CommandError("ca revoke", ExitFor(info.status()), info.status().message());
+  std::printf("revoked %s certificate \"%s\", serial %s; %s now lists it\n",
+              std::string(RoleName(info->role)).c_str(), info->name.c_str(), info->serial.c_str(),
+              CaPaths(args.dir).crl.c_str());
+  return 0;
+}
+
+}  // namespace
+
+CommandRunner AddCaCommand(CLI::App& root) {
+  auto args = std::make_shared<CaArgs>();
+  auto which = std::make_shared<int>(0);
+  CLI::App* ca = root.add_subcommand(
+      "ca", "benchlab's private certificate authority: make it, issue and revoke certificates.");
+  ca->require_subcommand(1);
+
+  CLI::App* init = ca->add_subcommand(
+      "init", "Make a new CA in DIR: ca.pem, ca.key (0600) and an empty crl.pem.");
+  init->add_option("--dir", args->dir, "the CA's directory (made 0700 when missing)")->required();
+  init->add_option("--days", args->days, "how long the CA is valid, in days (default 3650)")
+      ->check(CLI::Range(1, 36500));
+  init->callback([which] { *which = 1; });
+
+  CLI::App* issue = ca->add_subcommand(
+      "issue", "Issue NAME.pem and NAME.key (0600) for one daemon or person, with its role.");
+  issue->add_option("--dir", args->dir, "the CA's directory")->required();
+  issue->add_option("--name", args->name, "the holder's name: an agent's name, a person, a host")
+      ->required();
+  issue->add_option("--role", args->role, "coordinator, agent, operator or viewer")->required();
+  issue->add_option("--host", args->hosts,
+                    "a DNS name or IP address the holder's daemon is dialled at (repeatable)");
+  issue->add_option("--days", args->days, "how long it is valid, in days (default 365)");
+  issue->callback([which] { *which = 2; });
+
+  CLI::App* revoke = ca->add_subcommand(
+      "revoke", "Revoke NAME's certificate: add it to crl.pem and move it to revoked/.");
+  revoke->add_option("--dir", args->dir, "the CA's directory")->required();
+  revoke->add_option("name", args->name, "the certificate's name")->required();
+  revoke->callback([which] { *which = 3; });
+
+  return [args, which] {
+    switch (*which) {
+      case 1:
+        return RunInit(*args);
+      case 2:
+        return RunIssue(*args);
+      default:
+        return RunRevoke(*args);
+    }
+  };
+}
+
+}  // namespace benchlab
