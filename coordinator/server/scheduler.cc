@@ -422,7 +422,7 @@ std::string Scheduler::RunOnPair(const CampaignRow& row, const Campaign& campaig
                    planned.round, p.attempt > 1 ? " attempt " + std::to_string(p.attempt) : "",
                    pair.empty() ? "" : " on " + pair, outcome.row.verdict, outcome.row.rps);
       Bump();
-      if (LostAnAgent(ParseOutcome(outcome.row.outcome, outcome.row.reasons))) {
+      if (LostAnAgent(outcome.reasons)) {
         // The window goes back in the queue; this pair waits for its agents to come back.
         EndSession(agents_, placement, session);
         busy(false);

@@ -418,6 +418,7 @@ void WindowProtocol::Finish() {
   out_.row.verdict = VerdictName(verdict);
   out_.row.reasons = ReasonTextsJson(reasons_);
   out_.row.outcome = OutcomeJson(reasons_);
+  out_.reasons = reasons_;
 }
 
 }  // namespace window_detail

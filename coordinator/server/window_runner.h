@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "coordinator/campaign.h"
+#include "coordinator/outcome.h"
 #include "coordinator/plan.h"
 #include "coordinator/server/placement.h"
 #include "coordinator/store.h"
@@ -39,7 +40,8 @@ struct SpoolEntry {
 };
 
 struct WindowOutcome {
-  WindowRow row;
+  WindowRow row;  // row.reasons and row.outcome are `reasons` rendered for the store
+  std::vector<WindowReason> reasons;
   std::vector<SampleRow> samples;
   std::vector<SpoolEntry> spooled;
 };
