@@ -28,6 +28,8 @@ const char* StatusCodeName(StatusCode code) {
       return "permission denied";
     case StatusCode::kCancelled:
       return "cancelled";
+    case StatusCode::kUnauthenticated:
+      return "unauthenticated";
   }
   return "unknown";
 }

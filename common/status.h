@@ -22,6 +22,7 @@ enum class StatusCode {
   kResourceExhausted,  // a configured limit (targets, spool size) is reached
   kPermissionDenied,   // the caller may not do this (another agent's name, another window's target)
   kCancelled,          // the caller went away or its deadline passed
+  kUnauthenticated,    // the caller's certificate is missing, unreadable or revoked
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -53,6 +54,9 @@ class [[nodiscard]] Status {
     return {StatusCode::kPermissionDenied, std::move(m)};
   }
   static Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
+  static Status Unauthenticated(std::string m) {
+    return {StatusCode::kUnauthenticated, std::move(m)};
+  }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

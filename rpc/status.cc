@@ -26,6 +26,7 @@ constexpr CodePair kCodes[] = {
     {StatusCode::kResourceExhausted, grpc::StatusCode::RESOURCE_EXHAUSTED, "resource_exhausted"},
     {StatusCode::kPermissionDenied, grpc::StatusCode::PERMISSION_DENIED, "permission_denied"},
     {StatusCode::kCancelled, grpc::StatusCode::CANCELLED, "cancelled"},
+    {StatusCode::kUnauthenticated, grpc::StatusCode::UNAUTHENTICATED, "unauthenticated"},
 };
 
 }  // namespace

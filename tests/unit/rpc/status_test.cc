@@ -11,7 +11,7 @@ TEST(RpcStatus, EveryCodeGoesAndComesBack) {
                               StatusCode::kDeadlineExceeded,  StatusCode::kUnavailable,
                               StatusCode::kIoError,           StatusCode::kInternal,
                               StatusCode::kResourceExhausted, StatusCode::kPermissionDenied,
-                              StatusCode::kCancelled};
+                              StatusCode::kCancelled,         StatusCode::kUnauthenticated};
   for (StatusCode code : codes) {
     grpc::Status sent = ToGrpcStatus(Status(code, "why"));
     EXPECT_FALSE(sent.ok());

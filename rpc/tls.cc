@@ -1,0 +1,256 @@
+#include "rpc/tls.h"
+
+#include <grpcpp/security/auth_context.h>
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_certificate_verifier.h>
+#include <grpcpp/security/tls_credentials_options.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+#include "tls/verify.h"
+
+namespace benchlab {
+namespace {
+
+using grpc::experimental::ExternalCertificateVerifier;
+using grpc::experimental::TlsCustomVerificationCheckRequest;
+
+std::string FileStamp(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "";
+  return std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+}
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// The host of a gRPC target: "host:port", "[v6]:port", "dns:///host:port" or a bare host.
+std::string TargetHost(std::string target) {
+  if (auto scheme = target.find(":///"); scheme != std::string::npos) {
+    target = target.substr(scheme + 4);
+  }
+  if (!target.empty() && target.front() == '[') {
+    const size_t close = target.find(']');
+    return close == std::string::npos ? target : target.substr(1, close - 1);
+  }
+  const size_t colon = target.rfind(':');
+  if (colon != std::string::npos && target.find(':') == colon) return target.substr(0, colon);
+  return target;
+}
+
+std::string RoleList(const std::set<Role>& roles) {
+  std::string out;
+  for (Role r : roles) out += (out.empty() ? "" : " or ") + std::string(RoleName(r));
+  return out;
+}
+
+// Checks the peer of one handshake, after gRPC verified its chain against the CA.
+class PeerVerifier : public ExternalCertificateVerifier {
+ public:
+  PeerVerifier(std::shared_ptr<TlsContext> tls, std::set<Role> roles, std::string name,
+               bool check_host)
+      : tls_(std::move(tls)),
+        roles_(std::move(roles)),
+        name_(std::move(name)),
+        check_host_(check_host) {}
+
+  bool Verify(TlsCustomVerificationCheckRequest* request, std::function<void(grpc::Status)>,
+              grpc::Status* sync_status) override {
+    *sync_status = Check(*request);
+    return true;
+  }
+  void Cancel(TlsCustomVerificationCheckRequest*) override {}
+
+ private:
+  grpc::Status Check(const TlsCustomVerificationCheckRequest& request) {
+    const grpc::string_ref pem = request.peer_cert();
+    auto peer = ParseCertificatePem(std::string_view(pem.data(), pem.size()), "the peer");
+    if (!peer.ok()) return {grpc::StatusCode::UNAUTHENTICATED, peer.status().message()};
+    const std::string who = IdentityUri(peer->role, peer->name);
+    if (tls_->Revoked(peer->serial)) {
+      return {grpc::StatusCode::UNAUTHENTICATED, who + " (serial " + peer->serial + ") is revoked"};
+    }
+    if (!roles_.contains(peer->role)) {
+      return {grpc::StatusCode::PERMISSION_DENIED,
+              who + ": expected a certificate of role " + RoleList(roles_)};
+    }
+    if (!name_.empty() && peer->name != name_) {
+      return {grpc::StatusCode::UNAUTHENTICATED,
+              "expected " + IdentityUri(peer->role, name_) + ", the peer is " + who};
+    }
+    if (check_host_) {
+      const grpc::string_ref target = request.target_name();
+      const std::string host = Lower(TargetHost(std::string(target.data(), target.size())));
+      const bool covered = std::any_of(peer->hosts.begin(), peer->hosts.end(),
+                                       [&](const std::string& h) { return Lower(h) == host; });
+      if (!covered) {
+        std::string hosts;
+        for (const std::string& h : peer->hosts) hosts += (hosts.empty() ? "" : ", ") + h;
+        return {grpc::StatusCode::UNAUTHENTICATED,
+                who + " does not cover the host dialled, " + host + " (its hosts: " +
+                    (hosts.empty() ? "none" : hosts) + "; issue it with --host " + host + ")"};
+      }
+    }
+    return grpc::Status::OK;
+  }
+
+  const std::shared_ptr<TlsContext> tls_;
+  const std::set<Role> roles_;
+  const std::string name_;
+  const bool check_host_;
+};
+
+std::shared_ptr<grpc::experimental::CertificateProviderInterface> Provider(const TlsFiles& f) {
+  return std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+      f.key, f.cert, f.ca, kTlsFileRefreshSeconds);
+}
+
+}  // namespace
+
+TlsFiles TlsFilesWithEnvironment(TlsFiles flags) {
+  auto from_env = [](std::string& field, const char* name) {
+    if (!field.empty()) return;
+    const char* value = std::getenv(name);
+    if (value != nullptr) field = value;
+  };
+  from_env(flags.ca, "BENCHLAB_TLS_CA");
+  from_env(flags.cert, "BENCHLAB_TLS_CERT");
+  from_env(flags.key, "BENCHLAB_TLS_KEY");
+  from_env(flags.crl, "BENCHLAB_TLS_CRL");
+  return flags;
+}
+
+Result<std::shared_ptr<TlsContext>> TlsContext::Load(TlsFiles files) {
+  for (const auto& [value, flag] :
+       {std::pair{&files.ca, "--tls-ca"}, std::pair{&files.cert, "--tls-cert"},
+        std::pair{&files.key, "--tls-key"}}) {
+    if (value->empty()) {
+      return Status::InvalidArgument(std::string(flag) +
+                                     ": missing; TLS needs --tls-ca, --tls-cert and --tls-key "
+                                     "(make them with `benchlab ca`, docs/security.md)");
+    }
+  }
+  std::shared_ptr<TlsContext> tls(new TlsContext(std::move(files)));
+  if (Status s = tls->ReadFiles(); !s.ok()) return s;
+  return tls;
+}
+
+Status TlsContext::ReadFiles() {
+  auto ca = ReadPemFile(files_.ca);
+  if (!ca.ok()) return ca.status();
+  auto cert = ReadPemFile(files_.cert);
+  if (!cert.ok()) return cert.status();
+  auto key = ReadPemFile(files_.key);
+  if (!key.ok()) return key.status();
+  if (Status s = CheckIssuedBy(*ca, *cert, *key); !s.ok()) return s;
+  auto own = ParseCertificatePem(cert->text, cert->path);
+  if (!own.ok()) return own.status();
+  std::set<std::string> revoked;
+  std::string stamp;
+  if (!files_.crl.empty()) {
+    stamp = FileStamp(files_.crl);
+    auto crl = ReadPemFile(files_.crl);
+    if (!crl.ok()) return crl.status();
+    auto serials = ReadCrl(*ca, *crl);
+    if (!serials.ok()) return serials.status();
+    revoked = std::move(*serials);
+    if (revoked.contains(own->serial)) {
+      return Status::InvalidArgument(files_.cert + " is revoked by " + files_.crl);
+    }
+  }
+  std::lock_guard lock(mu_);
+  own_ = std::move(*own);
+  revoked_ = std::move(revoked);
+  crl_stamp_ = std::move(stamp);
+  crl_checked_ = std::chrono::steady_clock::now();
+  return Status::Ok();
+}
+
+CertificateInfo TlsContext::own() const {
+  std::lock_guard lock(mu_);
+  return own_;
+}
+
+Status TlsContext::Reload() { return ReadFiles(); }
+
+bool TlsContext::Revoked(const std::string& serial) {
+  if (files_.crl.empty()) return false;
+  {
+    std::lock_guard lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    if (now - crl_checked_ < std::chrono::seconds(1)) return revoked_.contains(serial);
+    crl_checked_ = now;
+    if (FileStamp(files_.crl) == crl_stamp_) return revoked_.contains(serial);
+  }
+  // The CRL changed: read it again; a list that does not verify leaves the old one in force.
+  auto ca = ReadPemFile(files_.ca);
+  auto crl = ReadPemFile(files_.crl);
+  std::lock_guard lock(mu_);
+  if (ca.ok() && crl.ok()) {
+    if (auto serials = ReadCrl(*ca, *crl); serials.ok()) {
+      revoked_ = std::move(*serials);
+      crl_stamp_ = FileStamp(files_.crl);
+    }
+  }
+  return revoked_.contains(serial);
+}
+
+std::shared_ptr<grpc::ServerCredentials> TlsContext::ServerCredentials(std::set<Role> roles) {
+  grpc::experimental::TlsServerCredentialsOptions options(Provider(files_));
+  options.watch_root_certs();
+  options.watch_identity_key_cert_pairs();
+  options.set_cert_request_type(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  options.set_certificate_verifier(ExternalCertificateVerifier::Create<PeerVerifier>(
+      shared_from_this(), std::move(roles), std::string(), false));
+  return grpc::experimental::TlsServerCredentials(options);
+}
+
+std::shared_ptr<grpc::ChannelCredentials> TlsContext::ChannelCredentials(Role role,
+                                                                         std::string name) {
+  grpc::experimental::TlsChannelCredentialsOptions options;
+  options.set_certificate_provider(Provider(files_));
+  options.watch_root_certs();
+  options.watch_identity_key_cert_pairs();
+  options.set_verify_server_certs(true);
+  options.set_check_call_host(false);  // PeerVerifier checks the host
+  options.set_certificate_verifier(ExternalCertificateVerifier::Create<PeerVerifier>(
+      shared_from_this(), std::set<Role>{role}, std::move(name), true));
+  return grpc::experimental::TlsCredentials(options);
+}
+
+Result<std::optional<CertificateInfo>> CallerOf(const grpc::ServerContext& ctx, TlsContext* tls) {
+  if (tls == nullptr) return std::optional<CertificateInfo>();
+  const auto auth = ctx.auth_context();
+  const auto pems =
+      auth ? auth->FindPropertyValues("x509_pem_cert") : std::vector<grpc::string_ref>{};
+  if (pems.empty()) return Status::Unauthenticated("the call carries no client certificate");
+  auto caller = ParseCertificatePem(std::string_view(pems[0].data(), pems[0].size()), "the caller");
+  if (!caller.ok()) return Status::Unauthenticated(caller.status().message());
+  if (tls->Revoked(caller->serial)) {
+    return Status::Unauthenticated(IdentityUri(caller->role, caller->name) + " (serial " +
+                                   caller->serial + ") is revoked");
+  }
+  return std::optional<CertificateInfo>(std::move(*caller));
+}
+
+grpc::Status RequireRole(const grpc::ServerContext& ctx, TlsContext* tls, std::set<Role> roles,
+                         std::optional<CertificateInfo>* caller) {
+  auto who = CallerOf(ctx, tls);
+  if (!who.ok()) return {grpc::StatusCode::UNAUTHENTICATED, who.status().message()};
+  if (who->has_value() && !roles.contains((*who)->role)) {
+    return {grpc::StatusCode::PERMISSION_DENIED, IdentityUri((*who)->role, (*who)->name) +
+                                                     " may not make this call; it needs a " +
+                                                     RoleList(roles) + " certificate"};
+  }
+  if (caller != nullptr) *caller = std::move(*who);
+  return grpc::Status::OK;
+}
+
+}  // namespace benchlab

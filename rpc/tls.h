@@ -1,0 +1,87 @@
+// Mutual TLS for benchlab's gRPC channels (docs/security.md, "Mutual TLS"). Every daemon and
+// client holds a certificate from the fleet's CA (tls/ca.h); both ends of a channel verify the
+// other's chain against the CA, refuse a revoked certificate, and check that the peer is who it
+// must be: the server's certificate covers the host the client dialled and carries the role
+// (and, for an agent, the name) the client expects. What a caller may do is decided per call from
+// its certificate (CallerOf), never from a message.
+#pragma once
+
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_context.h>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "common/status.h"
+#include "tls/certificate.h"
+
+namespace benchlab {
+
+// The files of one end: the CA's certificate, this end's certificate and key, and optionally
+// the CA's revocation list.
+struct TlsFiles {
+  std::string ca, cert, key, crl;
+  bool empty() const { return ca.empty() && cert.empty() && key.empty() && crl.empty(); }
+};
+
+// `flags`, with each empty field taken from BENCHLAB_TLS_CA, BENCHLAB_TLS_CERT, BENCHLAB_TLS_KEY
+// and BENCHLAB_TLS_CRL.
+TlsFiles TlsFilesWithEnvironment(TlsFiles flags);
+
+// How often gRPC re-reads the certificate, key and CA files: a renewed certificate is used for
+// the handshakes after that.
+inline constexpr unsigned kTlsFileRefreshSeconds = 10;
+
+class TlsContext : public std::enable_shared_from_this<TlsContext> {
+ public:
+  // Reads and checks the files: the CA certificate; this end's certificate, a benchlab
+  // certificate issued by that CA, valid now, whose key `key` is; the CRL, signed by the CA.
+  // InvalidArgument naming the file and what is wrong.
+  static Result<std::shared_ptr<TlsContext>> Load(TlsFiles files);
+
+  const TlsFiles& files() const { return files_; }
+  CertificateInfo own() const;
+
+  // Reads the files again (SIGHUP). On any error the previous certificate and CRL stay in force
+  // and the error is returned.
+  Status Reload();
+
+  // Whether the CRL lists `serial` (upper-case hexadecimal). Re-reads the CRL when its file
+  // changed, at most once a second.
+  bool Revoked(const std::string& serial);
+
+  // A server that requires a client certificate from the CA, not revoked, whose role is one of
+  // `roles` (the finer per-method check is the handler's, through CallerOf).
+  std::shared_ptr<grpc::ServerCredentials> ServerCredentials(std::set<Role> roles);
+
+  // A channel to a server whose certificate is from the CA, not revoked, covers the host dialled,
+  // and carries `role` (and, when `name` is set, that name).
+  std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(Role role, std::string name = "");
+
+ private:
+  explicit TlsContext(TlsFiles files) : files_(std::move(files)) {}
+  Status ReadFiles();
+
+  const TlsFiles files_;
+  mutable std::mutex mu_;
+  CertificateInfo own_;            // under mu_
+  std::set<std::string> revoked_;  // under mu_
+  std::string crl_stamp_;          // the CRL file's mtime and size when read; under mu_
+  std::chrono::steady_clock::time_point crl_checked_{};  // under mu_
+};
+
+// Who made this call: the identity in the client's certificate. nullopt when the server has no
+// TLS (an insecure listener, allowed on loopback only). UNAUTHENTICATED when the call carries a
+// certificate benchlab cannot read or `tls` lists as revoked.
+Result<std::optional<CertificateInfo>> CallerOf(const grpc::ServerContext& ctx, TlsContext* tls);
+
+// PERMISSION_DENIED unless the caller's role is one of `roles`; OK for every caller of an
+// insecure listener. `caller`, when given, receives the identity.
+grpc::Status RequireRole(const grpc::ServerContext& ctx, TlsContext* tls, std::set<Role> roles,
+                         std::optional<CertificateInfo>* caller = nullptr);
+
+}  // namespace benchlab

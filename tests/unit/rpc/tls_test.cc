@@ -1,0 +1,220 @@
+// Mutual TLS over real loopback sockets: a small Agent service whose DescribeHost answers with
+// the caller's identity (RequireRole), certificates from tls/ca.h, and the refusals the issue
+// lists: plaintext, another CA, the wrong role, the wrong name or host, a revoked certificate.
+#include "rpc/tls.h"
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/server_builder.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "benchlab/v1/agent.grpc.pb.h"
+#include "tests/unit/support/temp_dir.h"
+#include "tls/ca.h"
+
+namespace benchlab {
+namespace {
+
+// Answers DescribeHost with the caller's certificate name; only coordinators may call.
+class WhoService final : public v1::Agent::Service {
+ public:
+  explicit WhoService(TlsContext* tls) : tls_(tls) {}
+  grpc::Status DescribeHost(grpc::ServerContext* ctx, const v1::DescribeHostRequest*,
+                            v1::DescribeHostReply* reply) override {
+    std::optional<CertificateInfo> caller;
+    grpc::Status allowed = RequireRole(*ctx, tls_, {Role::kCoordinator}, &caller);
+    if (!allowed.ok()) return allowed;
+    reply->set_agent_name(caller ? caller->name : "(insecure)");
+    return grpc::Status::OK;
+  }
+
+ private:
+  TlsContext* tls_;
+};
+
+class TlsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ca_ = dir_.path() + "/ca";
+    ASSERT_TRUE(InitCa(ca_).ok());
+    Issue("server-1", Role::kAgent, {"127.0.0.1"});
+    Issue("coord", Role::kCoordinator, {"127.0.0.1"});
+    Issue("alice", Role::kOperator, {});
+  }
+  void TearDown() override {
+    if (server_) server_->Shutdown();
+  }
+
+  void Issue(const std::string& name, Role role, std::vector<std::string> hosts,
+             const std::string& ca = "") {
+    auto info = IssueCertificate(ca.empty() ? ca_ : ca, {name, role, std::move(hosts), 30});
+    ASSERT_TRUE(info.ok()) << info.status().ToString();
+  }
+  TlsFiles Files(const std::string& name, const std::string& ca = "") {
+    const std::string d = ca.empty() ? ca_ : ca;
+    return {d + "/ca.pem", d + "/" + name + ".pem", d + "/" + name + ".key", d + "/crl.pem"};
+  }
+  std::shared_ptr<TlsContext> Load(const std::string& name, const std::string& ca = "") {
+    auto tls = TlsContext::Load(Files(name, ca));
+    EXPECT_TRUE(tls.ok()) << tls.status().ToString();
+    return tls.ok() ? *tls : nullptr;
+  }
+
+  // Serves WhoService as server-1 with mutual TLS (or plaintext when `tls` is null).
+  void Serve(std::shared_ptr<TlsContext> tls) {
+    server_tls_ = std::move(tls);
+    service_ = std::make_unique<WhoService>(server_tls_.get());
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0",
+                             server_tls_ ? server_tls_->ServerCredentials({Role::kCoordinator})
+                                         : grpc::InsecureServerCredentials(),
+                             &port);
+    builder.RegisterService(service_.get());
+    server_ = builder.BuildAndStart();
+    ASSERT_TRUE(server_ != nullptr);
+    address_ = "127.0.0.1:" + std::to_string(port);
+  }
+
+  // DescribeHost over `creds` to `address` (the server's by default).
+  grpc::Status Call(std::shared_ptr<grpc::ChannelCredentials> creds, std::string* name = nullptr,
+                    std::string address = "") {
+    auto stub = v1::Agent::NewStub(
+        grpc::CreateChannel(address.empty() ? address_ : address, std::move(creds)));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    v1::DescribeHostReply reply;
+    grpc::Status status = stub->DescribeHost(&ctx, {}, &reply);
+    if (name != nullptr) *name = reply.agent_name();
+    return status;
+  }
+
+  TempDir dir_;
+  std::string ca_;
+  std::shared_ptr<TlsContext> server_tls_;
+  std::unique_ptr<WhoService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+};
+
+TEST_F(TlsTest, ACoordinatorReachesAnAgentAndIsKnownByItsCertificate) {
+  Serve(Load("server-1"));
+  auto coord = Load("coord");
+  std::string name;
+  grpc::Status status = Call(coord->ChannelCredentials(Role::kAgent, "server-1"), &name);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(name, "coord");
+}
+
+TEST_F(TlsTest, APlaintextClientIsRefused) {
+  Serve(Load("server-1"));
+  grpc::Status status = Call(grpc::InsecureChannelCredentials());
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+}
+
+TEST_F(TlsTest, ACertificateFromAnotherCaIsRefused) {
+  Serve(Load("server-1"));
+  const std::string other = dir_.path() + "/other";
+  ASSERT_TRUE(InitCa(other).ok());
+  Issue("coord", Role::kCoordinator, {"127.0.0.1"}, other);
+  // The intruder trusts the real CA, so only the server's check can refuse it.
+  TlsFiles files = Files("coord", other);
+  files.ca = ca_ + "/ca.pem";
+  files.crl.clear();
+  auto intruder = TlsContext::Load(files);
+  ASSERT_FALSE(intruder.ok());  // its own certificate does not verify against the CA it names
+  EXPECT_NE(intruder.status().message().find("does not verify"), std::string::npos);
+  auto own_ca = Load("coord", other);
+  grpc::Status status = Call(own_ca->ChannelCredentials(Role::kAgent, "server-1"));
+  EXPECT_FALSE(status.ok());
+}
+
+TEST_F(TlsTest, TheWrongRoleIsRefusedAtTheHandshake) {
+  Serve(Load("server-1"));
+  auto alice = Load("alice");  // an operator may not drive an agent
+  grpc::Status status = Call(alice->ChannelCredentials(Role::kAgent, "server-1"));
+  EXPECT_FALSE(status.ok());
+}
+
+TEST_F(TlsTest, AnAgentOfAnotherNameOrAHostItDoesNotCoverIsRefused) {
+  Serve(Load("server-1"));
+  auto coord = Load("coord");
+  EXPECT_FALSE(Call(coord->ChannelCredentials(Role::kAgent, "server-2")).ok());
+  EXPECT_FALSE(Call(coord->ChannelCredentials(Role::kCoordinator)).ok());
+  // localhost is not among server-1's hosts (127.0.0.1 only).
+  const std::string port = address_.substr(address_.rfind(':'));
+  EXPECT_FALSE(
+      Call(coord->ChannelCredentials(Role::kAgent, "server-1"), nullptr, "localhost" + port).ok());
+  EXPECT_TRUE(Call(coord->ChannelCredentials(Role::kAgent, "server-1")).ok());
+}
+
+TEST_F(TlsTest, ARevokedCertificateIsRefusedOnceTheListChanges) {
+  Serve(Load("server-1"));
+  auto coord = Load("coord");
+  auto creds = coord->ChannelCredentials(Role::kAgent, "server-1");
+  auto stub = v1::Agent::NewStub(grpc::CreateChannel(address_, creds));
+  auto call = [&] {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    v1::DescribeHostReply reply;
+    return stub->DescribeHost(&ctx, {}, &reply);
+  };
+  ASSERT_TRUE(call().ok());
+  ASSERT_TRUE(RevokeCertificate(ca_, "coord").ok());
+  // The server re-reads a changed CRL at most once a second.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  grpc::Status same_channel = call();
+  EXPECT_EQ(same_channel.error_code(), grpc::StatusCode::UNAUTHENTICATED)
+      << same_channel.error_message();
+  EXPECT_NE(same_channel.error_message().find("revoked"), std::string::npos);
+  EXPECT_FALSE(Call(creds).ok());  // a new connection fails its handshake
+}
+
+TEST_F(TlsTest, AnInsecureListenerLetsEveryCallerThroughAsNobody) {
+  Serve(nullptr);
+  std::string name;
+  ASSERT_TRUE(Call(grpc::InsecureChannelCredentials(), &name).ok());
+  EXPECT_EQ(name, "(insecure)");
+}
+
+TEST_F(TlsTest, LoadNamesTheFileThatIsWrong) {
+  TlsFiles missing = Files("coord");
+  missing.key.clear();
+  auto a = TlsContext::Load(missing);
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.status().message().rfind("--tls-key: missing", 0), 0u) << a.status().message();
+
+  TlsFiles swapped = Files("coord");
+  swapped.key = ca_ + "/alice.key";
+  auto b = TlsContext::Load(swapped);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("is not the key of"), std::string::npos);
+
+  const std::string kept_key = dir_.path() + "/alice.key";
+  std::filesystem::copy_file(ca_ + "/alice.key", kept_key);
+  ASSERT_TRUE(RevokeCertificate(ca_, "alice").ok());
+  TlsFiles revoked = Files("alice");
+  revoked.cert = ca_ + "/revoked/" +
+                 std::filesystem::directory_iterator(ca_ + "/revoked")->path().filename().string();
+  revoked.key = kept_key;
+  auto c = TlsContext::Load(revoked);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("is revoked by"), std::string::npos) << c.status().message();
+}
+
+TEST(TlsFilesTest, FlagsWinOverTheEnvironment) {
+  ::setenv("BENCHLAB_TLS_CA", "/env/ca.pem", 1);
+  ::setenv("BENCHLAB_TLS_CERT", "/env/me.pem", 1);
+  TlsFiles files = TlsFilesWithEnvironment({"", "/flag/me.pem", "", ""});
+  ::unsetenv("BENCHLAB_TLS_CA");
+  ::unsetenv("BENCHLAB_TLS_CERT");
+  EXPECT_EQ(files.ca, "/env/ca.pem");
+  EXPECT_EQ(files.cert, "/flag/me.pem");
+  EXPECT_EQ(files.key, "");
+}
+
+}  // namespace
+}  // namespace benchlab
