@@ -139,16 +139,21 @@ TEST_F(TlsTest, TheWrongRoleIsRefusedAtTheHandshake) {
   EXPECT_FALSE(status.ok());
 }
 
-TEST_F(TlsTest, AnAgentOfAnotherNameOrAHostItDoesNotCoverIsRefused) {
+TEST_F(TlsTest, AnAgentOfAnotherNameOrRoleIsRefused) {
   Serve(Load("server-1"));
   auto coord = Load("coord");
   EXPECT_FALSE(Call(coord->ChannelCredentials(Role::kAgent, "server-2")).ok());
   EXPECT_FALSE(Call(coord->ChannelCredentials(Role::kCoordinator)).ok());
-  // localhost is not among server-1's hosts (127.0.0.1 only).
-  const std::string port = address_.substr(address_.rfind(':'));
-  EXPECT_FALSE(
-      Call(coord->ChannelCredentials(Role::kAgent, "server-1"), nullptr, "localhost" + port).ok());
   EXPECT_TRUE(Call(coord->ChannelCredentials(Role::kAgent, "server-1")).ok());
+}
+
+TEST_F(TlsTest, AServerWhoseCertificateDoesNotCoverTheHostDialledIsRefused) {
+  // server-9 is issued for 127.0.0.2 only and listens on 127.0.0.1, where it is dialled. (An IP
+  // address, not a name: no resolver runs, whose library leaks under LeakSanitizer.)
+  Issue("server-9", Role::kAgent, {"127.0.0.2"});
+  Serve(Load("server-9"));
+  auto coord = Load("coord");
+  EXPECT_FALSE(Call(coord->ChannelCredentials(Role::kAgent, "server-9")).ok());
 }
 
 TEST_F(TlsTest, ARevokedCertificateIsRefusedOnceTheListChanges) {
