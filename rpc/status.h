@@ -19,7 +19,8 @@ namespace benchlab::rpc {
 // ALREADY_EXISTS; kFailedPrecondition -> FAILED_PRECONDITION; kDeadlineExceeded ->
 // DEADLINE_EXCEEDED; kUnavailable -> UNAVAILABLE; kResourceExhausted -> RESOURCE_EXHAUSTED;
 // kPermissionDenied -> PERMISSION_DENIED; kCancelled -> CANCELLED; kUnauthenticated ->
-// UNAUTHENTICATED; kIoError, kInternal -> INTERNAL. The message is kept; every non-OK status gets the handler mark.
+// UNAUTHENTICATED; kIoError, kInternal -> INTERNAL. The message is kept; every non-OK status gets
+// the handler mark.
 grpc::Status ToGrpcStatus(const Status& status);
 
 // A status a call ended with, as a benchlab Status: the handler's own code when it carries the
