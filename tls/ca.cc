@@ -12,10 +12,9 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "tls/openssl_util.h"
+#include "tls/verify.h"
 
 namespace benchlab {
 
@@ -30,14 +29,6 @@ constexpr long kBackdateSeconds = 300;
 
 Status Errno(const std::string& what) {
   return Status::Internal(what + ": " + std::strerror(errno));
-}
-
-Result<std::string> ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(path + ": " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // Writes `bytes` to a new file beside `path` with `mode`, syncs it, then links it into place
@@ -150,17 +141,17 @@ struct Ca {
 };
 
 Result<Ca> LoadCa(const CaPaths& paths) {
-  auto cert_text = ReadText(paths.cert);
+  auto cert_text = ReadPemFile(paths.cert);
   if (!cert_text.ok()) {
     return Status::NotFound(paths.dir + " holds no CA (" + cert_text.status().message() +
                             "); make one with `benchlab ca init --dir " + paths.dir + "`");
   }
-  auto key_text = ReadText(paths.key);
+  auto key_text = ReadPemFile(paths.key);
   if (!key_text.ok()) return key_text.status();
   Ca ca;
-  BioPtr cert_bio = MemoryBio(*cert_text);
+  BioPtr cert_bio = MemoryBio(cert_text->text);
   ca.cert.reset(PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr));
-  BioPtr key_bio = MemoryBio(*key_text);
+  BioPtr key_bio = MemoryBio(key_text->text);
   ca.key.reset(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr));
   if (!ca.cert) return OpensslError(paths.cert + ": not a PEM certificate");
   if (!ca.key) return OpensslError(paths.key + ": not a PEM private key");
@@ -389,19 +380,19 @@ Result<CertificateInfo> RevokeCertificate(const std::string& dir, const std::str
   const CaPaths paths(dir);
   auto ca = LoadCa(paths);
   if (!ca.ok()) return ca.status();
-  auto pem = ReadText(paths.Cert(name));
+  auto pem = ReadPemFile(paths.Cert(name));
   if (!pem.ok()) {
     return Status::NotFound(paths.Cert(name) + ": no certificate \"" + name + "\" in " + dir);
   }
-  auto info = ParseCertificatePem(*pem, paths.Cert(name));
+  auto info = ParseCertificatePem(pem->text, paths.Cert(name));
   if (!info.ok()) return info.status();
-  BioPtr bio = MemoryBio(*pem);
+  BioPtr bio = MemoryBio(pem->text);
   X509Ptr cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
   if (!cert) return OpensslError(paths.Cert(name));
 
   std::vector<RevokedPtr> revoked;
-  if (auto crl_text = ReadText(paths.crl); crl_text.ok()) {
-    auto crl = ParseCrl(*crl_text, paths.crl);
+  if (auto crl_text = ReadPemFile(paths.crl); crl_text.ok()) {
+    auto crl = ParseCrl(crl_text->text, paths.crl);
     if (!crl.ok()) return crl.status();
     STACK_OF(X509_REVOKED)* entries = X509_CRL_get_REVOKED(crl->get());
     for (int i = 0; i < sk_X509_REVOKED_num(entries); ++i) {

@@ -7,10 +7,9 @@
 
 #include <array>
 #include <ctime>
-#include <fstream>
-#include <sstream>
 
 #include "tls/openssl_util.h"
+#include "tls/verify.h"
 
 namespace benchlab {
 namespace tls_detail {
@@ -188,11 +187,9 @@ Result<CertificateInfo> ParseCertificatePem(std::string_view pem, std::string_vi
 }
 
 Result<CertificateInfo> ReadCertificateFile(const std::string& path, Identity identity) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(path + ": cannot read the certificate");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseCertificatePem(text.str(), path, identity);
+  auto file = ReadPemFile(path);
+  if (!file.ok()) return file.status();
+  return ParseCertificatePem(file->text, path, identity);
 }
 
 std::string FormatUtc(std::chrono::system_clock::time_point t) {
