@@ -424,15 +424,4 @@ Result<CertificateInfo> RevokeCertificate(const std::string& dir, const std::str
   return info;
 }
 
-Result<std::vector<std::string>> RevokedSerials(const std::string& pem, const std::string& source) {
-  auto crl = ParseCrl(pem, source);
-  if (!crl.ok()) return crl.status();
-  std::vector<std::string> serials;
-  STACK_OF(X509_REVOKED)* entries = X509_CRL_get_REVOKED(crl->get());
-  for (int i = 0; i < sk_X509_REVOKED_num(entries); ++i) {
-    serials.push_back(SerialHex(X509_REVOKED_get0_serialNumber(sk_X509_REVOKED_value(entries, i))));
-  }
-  return serials;
-}
-
 }  // namespace benchlab

@@ -48,8 +48,4 @@ Result<CertificateInfo> IssueCertificate(const std::string& dir, const IssueRequ
 // deletes NAME.key. NotFound when NAME has no certificate in the directory.
 Result<CertificateInfo> RevokeCertificate(const std::string& dir, const std::string& name);
 
-// The serial numbers (upper-case hexadecimal) a PEM CRL lists. InvalidArgument, naming
-// `source`, when the text is not a CRL.
-Result<std::vector<std::string>> RevokedSerials(const std::string& pem, const std::string& source);
-
 }  // namespace benchlab
