@@ -22,5 +22,6 @@ CommandRunner AddLoadCommand(CLI::App& root);     // the load generator on its o
 CommandRunner AddReportCommand(CLI::App& root);   // Markdown, JSON or CSV of a campaign
 CommandRunner AddCompareCommand(CLI::App& root);  // two campaigns, cell by cell
 CommandRunner AddCaCommand(CLI::App& root);       // the private CA: init, issue, revoke
+CommandRunner AddAuditCommand(CLI::App& root);    // who changed what, and who was refused
 
 }  // namespace benchlab

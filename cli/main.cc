@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   add(benchlab::AddReportCommand);
   add(benchlab::AddCompareCommand);
   add(benchlab::AddCaCommand);
+  add(benchlab::AddAuditCommand);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -374,12 +374,30 @@ UPDATE windows SET outcome = (
 WHERE json_valid(reasons) AND json_array_length(reasons) > 0;
 )sql";
 
-constexpr std::array<Migration, 5> kMigrations = {{
+// Version 6: the audit trail (docs/security.md, "Audit"): every call that changes something and
+// every call refused for its certificate, with who made it, from where, and what became of it.
+constexpr const char* kV6 = R"sql(
+CREATE TABLE audit (
+  id       INTEGER PRIMARY KEY,
+  at       TEXT NOT NULL,
+  identity TEXT NOT NULL,
+  role     TEXT NOT NULL,
+  peer     TEXT NOT NULL,
+  call     TEXT NOT NULL,
+  subject  TEXT NOT NULL,
+  outcome  TEXT NOT NULL CHECK (outcome IN ('ok', 'refused', 'failed')),
+  reason   TEXT NOT NULL
+);
+CREATE INDEX audit_at ON audit (at);
+)sql";
+
+constexpr std::array<Migration, 6> kMigrations = {{
     {1, "campaigns, targets, scenarios, windows and samples", kV1},
     {2, "host figures, checks and self-test per window; host samples; spooled agent results", kV2},
     {3, "the load generator's record, load levels, window claims, re-runs and placement", kV3},
     {4, "responses over the body limit; the lab's settings", kV4},
     {5, "each window's reasons for machines", kV5},
+    {6, "the audit trail", kV6},
 }};
 
 std::string Errmsg(sqlite3* db) { return sqlite3_errmsg(db); }

@@ -849,6 +849,50 @@ Result<std::vector<WindowKey>> Store::ListRerunRequests(int64_t campaign_id) {
                             });
 }
 
+Status Store::AppendAudit(const AuditRow& row, int64_t keep) {
+  std::lock_guard lock(mu_);
+  Stmt insert(db_,
+              "INSERT INTO audit (at, identity, role, peer, call, subject, outcome, reason) "
+              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  insert.Bind(1, row.at);
+  insert.Bind(2, row.identity);
+  insert.Bind(3, row.role);
+  insert.Bind(4, row.peer);
+  insert.Bind(5, row.call);
+  insert.Bind(6, row.subject);
+  insert.Bind(7, row.outcome);
+  insert.Bind(8, row.reason);
+  BENCHLAB_RETURN_IF_ERROR(Run(db_, insert, path_, "append to the audit trail"));
+  // Trimmed now and then rather than on every call: at most 1% over `keep`.
+  const int64_t id = sqlite3_last_insert_rowid(db_);
+  if (id % std::max<int64_t>(1, keep / 100) != 0) return Status::Ok();
+  Stmt trim(db_, "DELETE FROM audit WHERE id <= ?1");
+  trim.Bind(1, id - keep);
+  return Run(db_, trim, path_, "trim the audit trail");
+}
+
+Result<std::vector<AuditRow>> Store::ListAudit(const std::string& since, int64_t limit) {
+  std::lock_guard lock(mu_);
+  Stmt select(db_,
+              "SELECT id, at, identity, role, peer, call, subject, outcome, reason FROM audit "
+              "WHERE at >= ?1 ORDER BY id LIMIT ?2");
+  select.Bind(1, since);
+  select.Bind(2, limit > 0 ? limit : -1);
+  return Collect<AuditRow>(db_, select, path_, "list the audit trail", [](Stmt& s) {
+    AuditRow row;
+    row.id = s.Int64(0);
+    row.at = s.Text(1);
+    row.identity = s.Text(2);
+    row.role = s.Text(3);
+    row.peer = s.Text(4);
+    row.call = s.Text(5);
+    row.subject = s.Text(6);
+    row.outcome = s.Text(7);
+    row.reason = s.Text(8);
+    return row;
+  });
+}
+
 Status Store::SetCampaignPlacement(int64_t campaign_id, const std::string& placement_json,
                                    int total_windows) {
   std::lock_guard lock(mu_);

@@ -186,6 +186,20 @@ struct WindowFilter {
   int limit = 0;                        // 0: no limit
 };
 
+// One audited call (the audit table, docs/store.md).
+struct AuditRow {
+  int64_t id = 0;
+  std::string at;        // ISO 8601 UTC, "2026-12-01T10:00:00.123Z"
+  std::string identity;  // benchlab://ROLE/NAME from the caller's certificate; "plaintext"
+  std::string role;      // the certificate's role; "" on a plaintext listener
+  std::string peer;      // the caller's address as gRPC gives it ("ipv4:10.0.0.5:53412")
+  std::string call;      // "SubmitCampaign", "RerunWindows", "CancelCampaign", "RegisterAgent", ...
+  std::string subject;   // what the call was about: a campaign, windows, an agent
+  std::string outcome;   // "ok", "refused" (its certificate may not) or "failed"
+  std::string reason;    // the refusal's or failure's message; "" when ok
+};
+inline constexpr int64_t kMaxAuditRows = 100'000;
+
 class Store {
  public:
   // Opens or creates the database, sets WAL and applies pending migrations. A new database file
@@ -256,6 +270,13 @@ class Store {
   Status KeepAgentResult(const std::string& agent, const std::string& key,
                          const std::string& payload, uint64_t max_total_bytes);
   Result<int> CountAgentResults();
+
+  // The audit trail (docs/security.md, "Audit"). AppendAudit stores one call; the table keeps
+  // about the newest `keep` (at most 1% more), so a flood of refused calls cannot fill the disk.
+  // ListAudit: the calls at or after `since` (ISO 8601 UTC; "" for all), oldest first, at most
+  // `limit` (0: all).
+  Status AppendAudit(const AuditRow& row, int64_t keep = kMaxAuditRows);
+  Result<std::vector<AuditRow>> ListAudit(const std::string& since, int64_t limit = 0);
   // How many window attempts a campaign has stored and the newest one's id (0 when none): what
   // changes whenever one is stored, read without reading any of them.
   Result<std::pair<int64_t, int64_t>> CountWindows(int64_t campaign_id);

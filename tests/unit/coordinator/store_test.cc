@@ -309,10 +309,10 @@ TEST_F(StoreOpenTest, CreatesTheFileAtTheLatestSchemaVersionInWalMode) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(fs::exists(path_));
-  EXPECT_EQ(schema::LatestVersion(), 5);
+  EXPECT_EQ(schema::LatestVersion(), 6);
   EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   RawDb raw(path_);
-  EXPECT_EQ(raw.One("PRAGMA user_version"), "5");
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "6");
   EXPECT_EQ(raw.One("PRAGMA journal_mode"), "wal");
 }
 
@@ -342,7 +342,7 @@ TEST_F(StoreOpenTest, RefusesANewerDatabaseAndLeavesItUntouched) {
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(store.status().message(),
             path_ +
-                ": database schema version 999 is newer than this benchlab (knows 5); "
+                ": database schema version 999 is newer than this benchlab (knows 6); "
                 "upgrade benchlab");
   RawDb raw(path_);
   EXPECT_EQ(raw.One("PRAGMA user_version"), "999");
@@ -475,7 +475,7 @@ TEST_F(StoreOpenTest, AVersionThreeDatabaseIsUpgradedKeepingItsRows) {
     RawDb raw(path_);
     ASSERT_EQ(raw.Exec("ALTER TABLE windows DROP COLUMN outcome;"
                        "ALTER TABLE windows DROP COLUMN errors_body_too_large;"
-                       "DROP TABLE settings; PRAGMA user_version = 3"),
+                       "DROP TABLE settings; DROP TABLE audit; PRAGMA user_version = 3"),
               "");
   }
   auto store = OpenStore();
@@ -510,7 +510,10 @@ TEST_F(StoreOpenTest, AVersionFourDatabaseGetsEachWindowsOutcomeFromItsReasons) 
   }
   {
     RawDb raw(path_);
-    ASSERT_EQ(raw.Exec("ALTER TABLE windows DROP COLUMN outcome; PRAGMA user_version = 4"), "");
+    ASSERT_EQ(
+        raw.Exec(
+            "ALTER TABLE windows DROP COLUMN outcome; DROP TABLE audit; PRAGMA user_version = 4"),
+        "");
   }
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
@@ -1414,6 +1417,68 @@ TEST_F(StoreStateTest, NoiseWindowsOfOneCellAreDistinctWindows) {
   again.position = 1;
   again.load_level = "r5000";
   EXPECT_EQ(store->InsertWindow(again, {}).status().code(), StatusCode::kAlreadyExists);
+}
+
+// --- the audit trail ---------------------------------------------------------------------------
+
+TEST_F(StoreTest, TheAuditTrailKeepsEveryFieldInOrderAndFiltersBySince) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  AuditRow a{0,
+             "2026-12-01T10:00:00.000Z",
+             "benchlab://operator/alice",
+             "operator",
+             "ipv4:10.0.0.5:5000",
+             "SubmitCampaign",
+             "campaign nightly",
+             "ok",
+             ""};
+  AuditRow b{0,
+             "2026-12-01T11:00:00.000Z",
+             "benchlab://agent/srv",
+             "agent",
+             "ipv4:10.0.0.6:1",
+             "SubmitCampaign",
+             "campaign x",
+             "refused",
+             "needs an operator certificate"};
+  ASSERT_TRUE(store->AppendAudit(a).ok());
+  ASSERT_TRUE(store->AppendAudit(b).ok());
+  auto all = store->ListAudit("");
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].identity, "benchlab://operator/alice");
+  EXPECT_EQ((*all)[1].outcome, "refused");
+  EXPECT_EQ((*all)[1].reason, "needs an operator certificate");
+  EXPECT_EQ((*all)[1].peer, "ipv4:10.0.0.6:1");
+  auto later = store->ListAudit("2026-12-01T10:30:00Z");
+  ASSERT_TRUE(later.ok());
+  ASSERT_EQ(later->size(), 1u);
+  EXPECT_EQ(later->front().subject, "campaign x");
+  // Only the three outcomes are stored.
+  b.outcome = "maybe";
+  EXPECT_FALSE(store->AppendAudit(b).ok());
+}
+
+TEST_F(StoreTest, TheAuditTrailKeepsTheNewestRowsOnly) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  AuditRow row{0,
+               "2026-12-01T10:00:00.000Z",
+               "plaintext",
+               "",
+               "ipv4:127.0.0.1:1",
+               "RegisterAgent",
+               "agent a",
+               "refused",
+               "x"};
+  // keep = 200: trimmed every second row, to the newest 200.
+  for (int i = 0; i < 500; ++i) ASSERT_TRUE(store->AppendAudit(row, 200).ok());
+  auto rows = store->ListAudit("");
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 200u);
+  EXPECT_EQ(rows->front().id, 301);
+  EXPECT_EQ(rows->back().id, 500);
 }
 
 }  // namespace

@@ -1,0 +1,112 @@
+// `benchlab audit`: the coordinator's audit trail from its database (docs/security.md, "Audit"):
+// every call that changed something and every call refused for its certificate.
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "cli/command_error.h"
+#include "cli/commands.h"
+#include "common/clock.h"
+#include "coordinator/store.h"
+
+namespace benchlab {
+namespace {
+
+struct AuditArgs {
+  std::string db;
+  std::string since;
+  bool json = false;
+};
+
+// --since: a UTC date or time ("2026-12-01", "2026-12-01T10:00", "2026-12-01T10:00:00Z") or a
+// whole number of hours or days back from now ("24h", "7d").
+Result<std::string> SinceBound(const std::string& text) {
+  if (text.empty()) return std::string();
+  static const std::regex kDate(R"(\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?)?)");
+  if (std::regex_match(text, kDate)) return text;
+  static const std::regex kAgo(R"((\d{1,6})([hd]))");
+  if (std::smatch m; std::regex_match(text, m, kAgo)) {
+    const auto hours = std::chrono::hours(std::stoi(m[1].str()) * (m[2].str() == "d" ? 24 : 1));
+    return FormatIsoTime(std::chrono::system_clock::now() - hours);
+  }
+  return Status::InvalidArgument(
+      "--since: expected a UTC date or time such as 2026-12-01 or 2026-12-01T10:00:00Z, or "
+      "hours or days back from now such as 24h or 7d, got \"" +
+      text + "\"");
+}
+
+std::string Table(const std::vector<AuditRow>& rows) {
+  if (rows.empty()) return "no audited calls\n";
+  constexpr size_t kColumns = 7;
+  std::vector<std::array<std::string, kColumns>> lines = {
+      {"at", "who", "from", "call", "about", "outcome", "reason"}};
+  for (const AuditRow& r : rows) {
+    lines.push_back({r.at, r.identity, r.peer, r.call, r.subject.empty() ? "-" : r.subject,
+                     r.outcome, r.reason.empty() ? "-" : r.reason});
+  }
+  std::array<size_t, kColumns> width{};
+  for (const auto& line : lines) {
+    for (size_t c = 0; c + 1 < kColumns; ++c) width[c] = std::max(width[c], line[c].size());
+  }
+  std::string out;
+  for (const auto& line : lines) {
+    for (size_t c = 0; c < kColumns; ++c) {
+      out += line[c];
+      if (c + 1 < kColumns) out += std::string(width[c] - line[c].size() + 2, ' ');
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string Json(const std::vector<AuditRow>& rows) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const AuditRow& r : rows) {
+    list.push_back({{"id", r.id},
+                    {"at", r.at},
+                    {"identity", r.identity},
+                    {"role", r.role},
+                    {"peer", r.peer},
+                    {"call", r.call},
+                    {"subject", r.subject},
+                    {"outcome", r.outcome},
+                    {"reason", r.reason}});
+  }
+  return nlohmann::ordered_json{{"audit", std::move(list)}}.dump(2) + "\n";
+}
+
+int RunAudit(const AuditArgs& args) {
+  auto since = SinceBound(args.since);
+  if (!since.ok()) return CommandError("audit", 2, since.status().message());
+  if (!std::filesystem::exists(args.db)) {
+    return CommandError("audit", 2, "--db: no database at " + args.db);
+  }
+  auto store = Store::Open(args.db);
+  if (!store.ok()) return CommandError("audit", 1, store.status().message());
+  auto rows = (*store)->ListAudit(*since);
+  if (!rows.ok()) return CommandError("audit", 1, rows.status().message());
+  const std::string out = args.json ? Json(*rows) : Table(*rows);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : CommandError("audit", 1, "writing to stdout failed");
+}
+
+}  // namespace
+
+CommandRunner AddAuditCommand(CLI::App& root) {
+  auto args = std::make_shared<AuditArgs>();
+  CLI::App* cmd = root.add_subcommand(
+      "audit",
+      "The coordinator's audit trail: every call that changed something (submit, re-run, cancel, "
+      "register) and every call refused for its certificate, with who, from where and why.");
+  cmd->add_option("--db", args->db, "the coordinator's SQLite database")->required();
+  cmd->add_option("--since", args->since,
+                  "only calls at or after this UTC date or time (2026-12-01, "
+                  "2026-12-01T10:00:00Z) or this long ago (24h, 7d)");
+  cmd->add_flag("--json", args->json, "JSON instead of a table");
+  return [args] { return RunAudit(*args); };
+}
+
+}  // namespace benchlab
