@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "common/clock.h"
 #include "coordinator/server/agents_json.h"
+#include "tls/certificate.h"
 
 namespace benchlab {
 namespace {
@@ -50,13 +53,16 @@ std::string FormatHostSummary(const v1::AgentInfo& agent) {
 
 std::string FormatAgentTable(const std::vector<v1::AgentInfo>& agents) {
   if (agents.empty()) return "no agents registered\n";
-  constexpr size_t kColumns = 8;
+  constexpr size_t kColumns = 9;
   using Row = std::array<std::string, kColumns>;
   std::vector<Row> rows = {
-      {"name", "state", "roles", "labels", "address", "lease", "targets", "host"}};
+      {"name", "state", "roles", "labels", "address", "lease", "cert until", "targets", "host"}};
   for (const auto& a : agents) {
+    // The date alone: "2027-12-01".
+    const std::string cert =
+        a.certificate_expires().empty() ? "-" : a.certificate_expires().substr(0, 10);
     rows.push_back({a.name(), a.state(), JoinOrDash(a.roles()), JoinOrDash(a.labels()), a.address(),
-                    FormatLeaseAge(a.lease_age_ms()), JoinOrDash(a.catalogue()),
+                    FormatLeaseAge(a.lease_age_ms()), cert, JoinOrDash(a.catalogue()),
                     FormatHostSummary(a)});
   }
   std::array<size_t, kColumns> width{};
@@ -71,6 +77,25 @@ std::string FormatAgentTable(const std::vector<v1::AgentInfo>& agents) {
       if (c + 1 < kColumns) line += std::string(width[c] - row[c].size() + 2, ' ');
     }
     out += line + "\n";
+  }
+  return out;
+}
+
+std::string CertificateWarnings(const std::vector<v1::AgentInfo>& agents,
+                                std::chrono::system_clock::time_point now) {
+  std::string out;
+  for (const auto& a : agents) {
+    if (a.certificate_expires().empty()) continue;
+    const double end = ParseIsoSeconds(a.certificate_expires());
+    if (std::isnan(end)) continue;
+    const double left_s = end - std::chrono::duration<double>(now.time_since_epoch()).count();
+    const double warn_s = std::chrono::duration<double>(kExpiryWarning).count();
+    if (left_s >= warn_s) continue;
+    const std::string name = "warning: agent " + a.name() + "'s certificate ";
+    out += left_s <= 0
+               ? name + "ended " + a.certificate_expires() + "\n"
+               : name + "ends " + a.certificate_expires() + ", in " +
+                     std::to_string(static_cast<long>(std::ceil(left_s / 86400))) + " days\n";
   }
   return out;
 }

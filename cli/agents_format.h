@@ -2,6 +2,7 @@
 // machines, from a ListAgents reply. Pure formatting of protocol messages; no I/O.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,5 +21,10 @@ std::string FormatAgentTable(const std::vector<v1::AgentInfo>& agents);
 // {"agents": [{"name", "state", "roles", "labels", "address", "lease_age_ms", "catalogue",
 // "versions", "host" (only when sent)}]}, indented, ending with a newline.
 std::string FormatAgentsJson(const std::vector<v1::AgentInfo>& agents);
+
+// One line for each agent whose certificate ends within kExpiryWarning (14 days) of `now`, or has
+// ended: "warning: agent server-1's certificate ends 2026-12-10T00:00:00Z, in 9 days".
+std::string CertificateWarnings(const std::vector<v1::AgentInfo>& agents,
+                                std::chrono::system_clock::time_point now);
 
 }  // namespace benchlab

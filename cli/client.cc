@@ -11,16 +11,21 @@
 
 #include "cli/report_fetch.h"
 #include "cli/report_lines.h"
+#include "cli/tls_options.h"
 #include "common/clock.h"
 #include "common/parse.h"
 #include "coordinator/server/channel.h"
 
 namespace benchlab {
 
-Result<std::unique_ptr<v1::Coordinator::Stub>> ConnectCoordinator(const std::string& address) {
+Result<std::unique_ptr<v1::Coordinator::Stub>> ConnectCoordinator(const std::string& address,
+                                                                  const TlsFiles& tls) {
   auto hp = ParseHostPort(address);
   if (!hp.ok()) return Status::InvalidArgument("--coordinator: " + hp.status().message());
-  return v1::Coordinator::NewStub(MakeChannel(hp->ToString()));
+  auto context = LoadTls(tls, {Role::kOperator, Role::kViewer});
+  if (!context.ok()) return context.status();
+  return v1::Coordinator::NewStub(MakeChannel(
+      hp->ToString(), *context ? (*context)->ChannelCredentials(Role::kCoordinator) : nullptr));
 }
 
 void SetDeadlineSeconds(grpc::ClientContext& ctx, double seconds) {
@@ -29,8 +34,8 @@ void SetDeadlineSeconds(grpc::ClientContext& ctx, double seconds) {
 }
 
 Result<std::string> FetchReport(const std::string& address, const std::string& campaign,
-                                const std::string& format) {
-  auto coordinator = ConnectCoordinator(address);
+                                const std::string& format, const TlsFiles& tls) {
+  auto coordinator = ConnectCoordinator(address, tls);
   if (!coordinator.ok()) return coordinator.status();
   v1::GetReportRequest req;
   req.set_campaign(campaign);

@@ -14,12 +14,16 @@
 #include "benchlab/v1/coordinator.grpc.pb.h"
 #include "cli/progress.h"
 #include "common/status.h"
+#include "tls/files.h"
 
 namespace benchlab {
 
 // A stub for HOST:PORT whose channel carries messages up to kMaxGrpcMessageBytes (64 MiB,
 // coordinator/server/channel.h); InvalidArgument when the address is malformed.
-Result<std::unique_ptr<v1::Coordinator::Stub>> ConnectCoordinator(const std::string& address);
+// With `tls` naming files (flags, else BENCHLAB_TLS_*), the channel is mutual TLS with an operator
+// or viewer certificate and the coordinator must prove its role (rpc/tls.h); else plaintext.
+Result<std::unique_ptr<v1::Coordinator::Stub>> ConnectCoordinator(const std::string& address,
+                                                                  const TlsFiles& tls = {});
 
 // Sets the call's deadline `seconds` from now.
 void SetDeadlineSeconds(grpc::ClientContext& ctx, double seconds);

@@ -1,4 +1,5 @@
 // `benchlab agent`: the agent daemon.
+#include <csignal>
 #include <cstdio>
 #include <memory>
 
@@ -39,6 +40,17 @@ int RunAgent(const AgentArgs& args) {
     return 1;
   }
   int sig = WaitForTerminationSignal();
+  // SIGHUP re-reads the [tls] files and keeps running (docs/security.md, "Mutual TLS").
+  while (sig == SIGHUP) {
+    Status reloaded = daemon.ReloadTls();
+    if (reloaded.ok()) {
+      spdlog::info("agent {}: TLS files read again on SIGHUP", config->name);
+    } else {
+      spdlog::error("agent {}: SIGHUP: {}; the previous TLS files stay in force", config->name,
+                    reloaded.message());
+    }
+    sig = WaitForTerminationSignal();
+  }
   spdlog::info("agent {} stopping on signal {}", config->name, sig);
   daemon.Shutdown();
   return 0;

@@ -7,18 +7,20 @@
 #include "cli/agents_format.h"
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/tls_options.h"
 
 namespace benchlab {
 namespace {
 
 struct AgentsArgs {
   std::string coordinator;
+  TlsFiles tls;  // --tls-*: mutual TLS to the coordinator
   bool json = false;
   double timeout_s = 10;
 };
 
 int RunAgents(const AgentsArgs& args) {
-  auto stub = ConnectCoordinator(args.coordinator);
+  auto stub = ConnectCoordinator(args.coordinator, args.tls);
   if (!stub.ok()) {
     std::fprintf(stderr, "benchlab agents: %s\n", stub.status().message().c_str());
     return 2;
@@ -35,6 +37,8 @@ int RunAgents(const AgentsArgs& args) {
   std::vector<v1::AgentInfo> agents(reply.agents().begin(), reply.agents().end());
   std::string out = args.json ? FormatAgentsJson(agents) : FormatAgentTable(agents);
   std::fwrite(out.data(), 1, out.size(), stdout);
+  const std::string warnings = CertificateWarnings(agents, std::chrono::system_clock::now());
+  std::fwrite(warnings.data(), 1, warnings.size(), stderr);
   return 0;
 }
 
@@ -47,6 +51,7 @@ CommandRunner AddAgentsCommand(CLI::App& root) {
       "List the coordinator's agents: state (ready, busy, suspect, lost), roles, "
       "labels, address, lease age and targets.");
   cmd->add_option("--coordinator", args->coordinator, "the coordinator's HOST:PORT")->required();
+  AddTlsOptions(cmd, &args->tls);
   cmd->add_flag("--json", args->json, "print JSON instead of a table");
   cmd->add_option("--timeout", args->timeout_s, "seconds to wait for the coordinator")
       ->default_val(10)

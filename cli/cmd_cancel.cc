@@ -4,6 +4,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/tls_options.h"
 
 namespace benchlab {
 namespace {
@@ -11,10 +12,11 @@ namespace {
 struct CancelArgs {
   std::string campaign;
   std::string coordinator = "127.0.0.1:7700";
+  TlsFiles tls;  // --tls-*: mutual TLS to the coordinator
 };
 
 int RunCancel(const CancelArgs& args) {
-  auto stub = ConnectCoordinator(args.coordinator);
+  auto stub = ConnectCoordinator(args.coordinator, args.tls);
   if (!stub.ok()) {
     std::fprintf(stderr, "benchlab cancel: %s\n", stub.status().message().c_str());
     return 2;
@@ -47,6 +49,7 @@ CommandRunner AddCancelCommand(CLI::App& root) {
   cmd->add_option("campaign", args->campaign, "the campaign's name")->required();
   cmd->add_option("--coordinator", args->coordinator, "the coordinator's HOST:PORT")
       ->capture_default_str();
+  AddTlsOptions(cmd, &args->tls);
   return [args] { return RunCancel(*args); };
 }
 

@@ -19,6 +19,7 @@
 #include "cli/command_error.h"
 #include "cli/commands.h"
 #include "cli/report_fetch.h"
+#include "cli/tls_options.h"
 #include "coordinator/store.h"
 
 namespace benchlab {
@@ -31,6 +32,7 @@ struct CompareArgs {
   std::string b;
   std::string db;
   std::string coordinator;
+  TlsFiles tls;  // --tls-*: mutual TLS to the coordinator
   std::string format = "text";
   std::string fail_on_regression;  // PCT as typed; parsed by ParsePercent
   std::vector<std::string> metrics;
@@ -90,8 +92,9 @@ class DatabaseSource {
   std::unique_ptr<Store> store_;
 };
 
-Result<Record> ReadFromCoordinator(const std::string& address, const std::string& campaign) {
-  auto text = FetchReport(address, campaign, "json");
+Result<Record> ReadFromCoordinator(const std::string& address, const std::string& campaign,
+                                   const TlsFiles& tls) {
+  auto text = FetchReport(address, campaign, "json", tls);
   if (!text.ok()) {
     if (text.status().code() == StatusCode::kUnavailable) return text.status();
     return Status::Unavailable("coordinator " + address + ": " + text.status().message());
@@ -107,7 +110,7 @@ Result<Record> Read(const std::string& which, const std::string& arg, const Comp
                     DatabaseSource* db) {
   if (EndsWith(arg, ".json") && fs::is_regular_file(arg)) return ReadFile(arg);
   if (db != nullptr) return db->Read(arg);
-  if (!args.coordinator.empty()) return ReadFromCoordinator(args.coordinator, arg);
+  if (!args.coordinator.empty()) return ReadFromCoordinator(args.coordinator, arg, args.tls);
   if (EndsWith(arg, ".json")) return Status::InvalidArgument(which + ": no file " + arg);
   return Status::InvalidArgument(which + ": \"" + arg +
                                  "\" is no .json file, and without --db FILE or --coordinator "
@@ -192,6 +195,7 @@ CommandRunner AddCompareCommand(CLI::App& root) {
       ->required();
   cmd->add_option("--db", args->db, "read campaigns from this SQLite database (never written)");
   cmd->add_option("--coordinator", args->coordinator, "read campaigns from this coordinator");
+  AddTlsOptions(cmd, &args->tls);
   cmd->add_option("--format", args->format, "text (default), md or json")
       ->check(CLI::IsMember({"text", "md", "json"}));
   cmd->add_option("--fail-on-regression", args->fail_on_regression,

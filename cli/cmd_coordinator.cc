@@ -1,6 +1,7 @@
 // `benchlab coordinator`: the coordinator daemon.
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/signals.h"
+#include "cli/tls_options.h"
 #include "common/parse.h"
 #include "coordinator/plan.h"
 #include "coordinator/server/coordinator_daemon.h"
@@ -28,6 +30,8 @@ struct CoordinatorArgs {
   std::string web_root;
   std::vector<std::string> http_hosts;  // more Host names the dashboard answers
   uint64_t max_windows = kDefaultMaxWindows;
+  TlsFiles tls;
+  bool insecure = false;
 };
 
 // `--http 8080` means 127.0.0.1:8080: the dashboard listens on loopback unless told otherwise.
@@ -68,10 +72,17 @@ int RunCoordinator(const CoordinatorArgs& args) {
     }
     http = *parsed;
   }
+  auto tls = LoadTls(args.tls, {Role::kCoordinator});
+  if (!tls.ok()) {
+    std::fprintf(stderr, "benchlab coordinator: %s\n", tls.status().message().c_str());
+    return 2;
+  }
   if (args.parent_pid != 0 && !ExitWithParent(args.parent_pid)) return 1;
   BlockTerminationSignals();
   CoordinatorOptions options;
   options.max_windows = args.max_windows;
+  options.tls = *tls;
+  options.insecure = args.insecure;
   auto daemon = CoordinatorDaemon::Create(args.db, options);
   if (!daemon.ok()) {
     std::fprintf(stderr, "benchlab coordinator: %s\n", daemon.status().message().c_str());
@@ -96,6 +107,20 @@ int RunCoordinator(const CoordinatorArgs& args) {
   }
   if (!args.port_file.empty()) WritePortFile(args.port_file, bound->port);
   int sig = WaitForTerminationSignal();
+  // SIGHUP re-reads the TLS files (certificate, key, CA, CRL) and keeps running: campaigns go
+  // on, and new connections use what was read. A file that does not check keeps the old ones.
+  while (sig == SIGHUP) {
+    if (options.tls) {
+      Status reloaded = options.tls->Reload();
+      if (reloaded.ok()) {
+        spdlog::info("coordinator: TLS files read again on SIGHUP");
+      } else {
+        spdlog::error("coordinator: SIGHUP: {}; the previous TLS files stay in force",
+                      reloaded.message());
+      }
+    }
+    sig = WaitForTerminationSignal();
+  }
   spdlog::info("coordinator stopping on signal {}", sig);
   (*daemon)->Shutdown();
   return 0;
@@ -129,6 +154,10 @@ CommandRunner AddCoordinatorCommand(CLI::App& root) {
                   "refuse campaigns whose plan holds more windows than this")
       ->check(CLI::Range(uint64_t{1}, uint64_t{10'000'000}))
       ->capture_default_str();
+  AddTlsOptions(cmd, &args->tls);
+  cmd->add_flag("--insecure", args->insecure,
+                "allow plaintext gRPC on an address other than loopback (a warning on every "
+                "start); without it, such a --listen needs the --tls-* options");
   cmd->add_option("--parent-pid", args->parent_pid,
                   "exit when this parent process exits (used by benchlab run)")
       ->group("");

@@ -11,6 +11,7 @@
 #include "cli/command_error.h"
 #include "cli/commands.h"
 #include "cli/report_fetch.h"
+#include "cli/tls_options.h"
 #include "coordinator/store.h"
 
 namespace benchlab {
@@ -20,6 +21,7 @@ struct ReportArgs {
   std::string campaign;
   std::string db;
   std::string coordinator;
+  TlsFiles tls;  // --tls-*: mutual TLS to the coordinator
   std::string format = "md";
   std::string output;
 };
@@ -55,7 +57,7 @@ Made FromDatabase(const ReportArgs& args) {
 }
 
 Made FromCoordinator(const ReportArgs& args) {
-  auto text = FetchReport(args.coordinator, args.campaign, args.format);
+  auto text = FetchReport(args.coordinator, args.campaign, args.format, args.tls);
   if (text.ok()) return {std::move(*text), 0, ""};
   if (text.status().code() == StatusCode::kUnavailable) return {"", 1, text.status().message()};
   return {"", 2, SayWhere(text.status().message(), args.campaign, "at " + args.coordinator)};
@@ -108,6 +110,7 @@ CommandRunner AddReportCommand(CLI::App& root) {
   cmd->add_option("--db", args->db, "the SQLite database to read (never written)");
   cmd->add_option("--coordinator", args->coordinator,
                   "instead of --db: ask the coordinator at HOST:PORT, which reads its database");
+  AddTlsOptions(cmd, &args->tls);
   cmd->add_option("--format", args->format, "md (default), json or csv")
       ->check(CLI::IsMember({"md", "json", "csv"}));
   cmd->add_option("--output,-o", args->output, "write to this file instead of stdout");

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/embedded_lab.h"
 #include "cli/signals.h"
+#include "cli/tls_options.h"
 #include "coordinator/campaign.h"
 #include "coordinator/rerun.h"
 #include "coordinator/store.h"
@@ -24,6 +25,7 @@ struct RerunArgs {
   bool failed = false;
   std::string campaign;
   std::string coordinator;
+  TlsFiles tls;  // --tls-*: mutual TLS to the coordinator
   std::string db;
   bool no_wait = false;
   bool keep_work_dir = false;
@@ -36,7 +38,7 @@ int Usage(const std::string& message) {
 
 // Through a running coordinator: ask, then follow the campaign until it is done again.
 int RerunAtCoordinator(const RerunArgs& args) {
-  auto stub = ConnectCoordinator(args.coordinator);
+  auto stub = ConnectCoordinator(args.coordinator, args.tls);
   if (!stub.ok()) return Usage(stub.status().message());
   BlockTerminationSignals();
   v1::RerunWindowsRequest req;
@@ -186,6 +188,7 @@ CommandRunner AddRerunCommand(CLI::App& root) {
   cmd->add_flag("--failed", args->failed, "every window whose newest attempt failed");
   cmd->add_option("--campaign", args->campaign, "with --invalid/--failed: only this campaign");
   cmd->add_option("--coordinator", args->coordinator, "a running coordinator's HOST:PORT");
+  AddTlsOptions(cmd, &args->tls);
   cmd->add_option("--db", args->db,
                   "a database file: the windows run on the embedded lab, as `run` does");
   cmd->add_flag("--no-wait", args->no_wait, "with --coordinator: ask and return at once");

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cli/signals.h"
+#include "cli/tls_options.h"
 #include "coordinator/campaign.h"
 
 namespace benchlab {
@@ -15,6 +16,7 @@ namespace {
 struct SubmitArgs {
   std::string campaign;
   std::string coordinator = "127.0.0.1:7700";
+  TlsFiles tls;  // --tls-*: mutual TLS to the coordinator
   bool wait = false;
   std::string gates;              // "warn" | "enforce": overrides the file's [gates] mode
   std::string progress = "auto";  // auto | tty | plain | off (cli/progress.h), with --wait
@@ -34,7 +36,7 @@ int RunSubmit(const SubmitArgs& args) {
     std::fprintf(stderr, "%s\n", redacted.status().message().c_str());
     return 2;
   }
-  auto stub = ConnectCoordinator(args.coordinator);
+  auto stub = ConnectCoordinator(args.coordinator, args.tls);
   if (!stub.ok()) {
     std::fprintf(stderr, "benchlab submit: %s\n", stub.status().message().c_str());
     return 2;
@@ -85,6 +87,7 @@ CommandRunner AddSubmitCommand(CLI::App& root) {
       ->required();
   cmd->add_option("--coordinator", args->coordinator, "the coordinator's HOST:PORT")
       ->capture_default_str();
+  AddTlsOptions(cmd, &args->tls);
   cmd->add_option("--gates", args->gates,
                   "warn: record every gate's reasons without invalidating windows; enforce: "
                   "judge them whatever the file's [gates] mode says")

@@ -7,6 +7,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/report_lines.h"
+#include "cli/tls_options.h"
 #include "coordinator/server/coordinator_service.h"
 #include "coordinator/store.h"
 
@@ -16,6 +17,7 @@ namespace {
 struct WindowsArgs {
   std::string db;
   std::string coordinator;
+  TlsFiles tls;  // --tls-*: mutual TLS to the coordinator
   std::string campaign;
 };
 
@@ -46,7 +48,7 @@ int RunWindows(const WindowsArgs& args) {
     }
     for (const auto& row : *rows) WindowToProto(row, 0, &windows.emplace_back());
   } else {
-    auto stub = ConnectCoordinator(args.coordinator);
+    auto stub = ConnectCoordinator(args.coordinator, args.tls);
     if (!stub.ok()) {
       std::fprintf(stderr, "benchlab windows: %s\n", stub.status().message().c_str());
       return 2;
@@ -75,6 +77,7 @@ CommandRunner AddWindowsCommand(CLI::App& root) {
   CLI::App* cmd = root.add_subcommand("windows", "List stored windows, one row per attempt.");
   cmd->add_option("--db", args->db, "read this SQLite database directly");
   cmd->add_option("--coordinator", args->coordinator, "ask this coordinator (HOST:PORT)");
+  AddTlsOptions(cmd, &args->tls);
   cmd->add_option("--campaign", args->campaign, "only this campaign's windows");
   return [args] { return RunWindows(*args); };
 }

@@ -18,6 +18,7 @@
 #include "cli/client.h"
 #include "cli/signals.h"
 #include "common/sysenv.h"
+#include "tls/ca.h"
 
 namespace benchlab {
 namespace {
@@ -123,6 +124,27 @@ int LabFailed(const std::string& verb, const std::string& message) {
   return 1;
 }
 
+// The lab's throw-away CA in DIR (docs/security.md, "Mutual TLS"): the coordinator, the two
+// agents (all on 127.0.0.1) and "lab", the operator this process submits and watches as.
+Status MakeLabCa(const std::string& dir) {
+  // The CA outlives its certificates: a certificate may not end after its CA.
+  auto ca = InitCa(dir, 31);
+  if (!ca.ok()) return ca.status();
+  const std::vector<IssueRequest> issued = {{"coordinator", Role::kCoordinator, {"127.0.0.1"}, 30},
+                                            {"server", Role::kAgent, {"127.0.0.1"}, 30},
+                                            {"load", Role::kAgent, {"127.0.0.1"}, 30},
+                                            {"lab", Role::kOperator, {}, 30}};
+  for (const IssueRequest& request : issued) {
+    auto cert = IssueCertificate(dir, request);
+    if (!cert.ok()) return cert.status();
+  }
+  return Status::Ok();
+}
+
+TlsFiles LabTls(const std::string& dir, const std::string& name) {
+  return {dir + "/ca.pem", dir + "/" + name + ".pem", dir + "/" + name + ".key", dir + "/crl.pem"};
+}
+
 }  // namespace
 
 int RunOnEmbeddedLab(const LabJob& job) {
@@ -140,8 +162,16 @@ int RunOnEmbeddedLab(const LabJob& job) {
     std::string exe = SelfExe();
     std::string db = fs::absolute(job.db).string();
     std::string port_file = work_dir + "/coordinator.port";
-    auto coordinator = lab.Spawn("coordinator", {exe, "coordinator", "--listen", "127.0.0.1:0",
-                                                 "--db", db, "--port-file", port_file});
+    // Mutual TLS even on one machine, so the secure path is the one every run takes.
+    const std::string ca = work_dir + "/ca";
+    if (Status made = MakeLabCa(ca); !made.ok())
+      return fail("making the lab's CA: " + made.message());
+    const TlsFiles coordinator_tls = LabTls(ca, "coordinator");
+    auto coordinator =
+        lab.Spawn("coordinator",
+                  {exe, "coordinator", "--listen", "127.0.0.1:0", "--db", db, "--port-file",
+                   port_file, "--tls-ca", coordinator_tls.ca, "--tls-cert", coordinator_tls.cert,
+                   "--tls-key", coordinator_tls.key, "--tls-crl", coordinator_tls.crl});
     if (!coordinator.ok()) return fail(coordinator.status().message());
     auto port = WaitForPortFile(lab, port_file);
     if (!port.ok()) return fail(port.status().message());
@@ -158,13 +188,14 @@ int RunOnEmbeddedLab(const LabJob& job) {
       config.run_root = config.state_dir + "/run";
       config.spool_dir = config.state_dir + "/spool";
       if (std::string(role) == "server") config.catalogue = campaign.targets;
+      config.tls = LabTls(ca, role);
       std::string path = work_dir + "/agent-" + role + ".toml";
       Status written = WriteAgentConfig(config, path);
       if (!written.ok()) return fail(written.message());
       auto agent = lab.Spawn(std::string(role) + " agent", {exe, "agent", "--config", path});
       if (!agent.ok()) return fail(agent.status().message());
     }
-    auto stub = ConnectCoordinator(address);
+    auto stub = ConnectCoordinator(address, LabTls(ca, "lab"));
     if (!stub.ok()) return fail(stub.status().message());
     Status agents = WaitForAgents(lab, **stub, 2);
     if (!agents.ok()) return fail(agents.message());

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "tls/files.h"
 
 namespace benchlab {
 
@@ -13,7 +14,8 @@ namespace benchlab {
 // InvalidArgument when the address is malformed; NotFound or InvalidArgument with the
 // coordinator's words when it has no such campaign or format; Unavailable ("coordinator ADDRESS:
 // ...") for any other failure of the call.
+// Over mutual TLS when `tls` names files (cli/tls_options.h), else plaintext.
 Result<std::string> FetchReport(const std::string& address, const std::string& campaign,
-                                const std::string& format);
+                                const std::string& format, const TlsFiles& tls = {});
 
 }  // namespace benchlab

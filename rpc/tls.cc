@@ -1,5 +1,6 @@
 #include "rpc/tls.h"
 
+#include <arpa/inet.h>
 #include <grpcpp/security/auth_context.h>
 #include <grpcpp/security/tls_certificate_provider.h>
 #include <grpcpp/security/tls_certificate_verifier.h>
@@ -10,6 +11,7 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "spdlog/spdlog.h"
 #include "tls/verify.h"
 
 namespace benchlab {
@@ -114,17 +116,31 @@ std::shared_ptr<grpc::experimental::CertificateProviderInterface> Provider(const
 
 }  // namespace
 
-TlsFiles TlsFilesWithEnvironment(TlsFiles flags) {
-  auto from_env = [](std::string& field, const char* name) {
-    if (!field.empty()) return;
-    const char* value = std::getenv(name);
-    if (value != nullptr) field = value;
-  };
-  from_env(flags.ca, "BENCHLAB_TLS_CA");
-  from_env(flags.cert, "BENCHLAB_TLS_CERT");
-  from_env(flags.key, "BENCHLAB_TLS_KEY");
-  from_env(flags.crl, "BENCHLAB_TLS_CRL");
-  return flags;
+bool IsLoopbackHost(std::string_view host) {
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host == "localhost" || host == "::1") return true;
+  in_addr v4{};
+  const std::string text(host);
+  return inet_pton(AF_INET, text.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127;
+}
+
+Status CheckListenPolicy(std::string_view daemon, std::string_view host, bool tls, bool insecure) {
+  if (tls || IsLoopbackHost(host)) return Status::Ok();
+  const std::string who(daemon);
+  if (!insecure) {
+    return Status::FailedPrecondition(
+        who + ": listening on " + std::string(host) +
+        " without TLS is refused: anyone who reaches the port could drive it. Give it "
+        "--tls-ca, --tls-cert and --tls-key (agents: a [tls] table), made with `benchlab ca` "
+        "(docs/security.md, \"Mutual TLS\"), or listen on 127.0.0.1; --insecure overrides this");
+  }
+  spdlog::warn(
+      "{}: listening on {} WITHOUT TLS (--insecure): anyone who reaches the port may "
+      "call it",
+      who, host);
+  return Status::Ok();
 }
 
 Result<std::shared_ptr<TlsContext>> TlsContext::Load(TlsFiles files) {
@@ -164,6 +180,10 @@ Status TlsContext::ReadFiles() {
     if (revoked.contains(own->serial)) {
       return Status::InvalidArgument(files_.cert + " is revoked by " + files_.crl);
     }
+  }
+  if (ExpiresSoon(*own)) {
+    spdlog::warn("TLS: {} ({}) ends {}; renew it with `benchlab ca issue`", files_.cert,
+                 IdentityUri(own->role, own->name), FormatUtc(own->not_after));
   }
   std::lock_guard lock(mu_);
   own_ = std::move(*own);

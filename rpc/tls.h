@@ -15,22 +15,13 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "tls/certificate.h"
+#include "tls/files.h"
 
 namespace benchlab {
-
-// The files of one end: the CA's certificate, this end's certificate and key, and optionally
-// the CA's revocation list.
-struct TlsFiles {
-  std::string ca, cert, key, crl;
-  bool empty() const { return ca.empty() && cert.empty() && key.empty() && crl.empty(); }
-};
-
-// `flags`, with each empty field taken from BENCHLAB_TLS_CA, BENCHLAB_TLS_CERT, BENCHLAB_TLS_KEY
-// and BENCHLAB_TLS_CRL.
-TlsFiles TlsFilesWithEnvironment(TlsFiles flags);
 
 // How often gRPC re-reads the certificate, key and CA files: a renewed certificate is used for
 // the handshakes after that.
@@ -73,6 +64,14 @@ class TlsContext : public std::enable_shared_from_this<TlsContext> {
   std::string crl_stamp_;          // the CRL file's mtime and size when read; under mu_
   std::chrono::steady_clock::time_point crl_checked_{};  // under mu_
 };
+
+// Whether `host` is a loopback address or name: 127.0.0.0/8, ::1 or localhost.
+bool IsLoopbackHost(std::string_view host);
+
+// Where a daemon may listen (docs/security.md, "Mutual TLS"): anywhere with TLS; without it, on
+// loopback only, unless `insecure` (then a warning is logged on every start). The error says how
+// to set TLS up.
+Status CheckListenPolicy(std::string_view daemon, std::string_view host, bool tls, bool insecure);
 
 // Who made this call: the identity in the client's certificate. nullopt when the server has no
 // TLS (an insecure listener, allowed on loopback only). UNAUTHENTICATED when the call carries a

@@ -192,6 +192,10 @@ Result<CertificateInfo> ReadCertificateFile(const std::string& path, Identity id
   return ParseCertificatePem(file->text, path, identity);
 }
 
+bool ExpiresSoon(const CertificateInfo& info, std::chrono::system_clock::time_point now) {
+  return info.not_after - now < kExpiryWarning;
+}
+
 std::string FormatUtc(std::chrono::system_clock::time_point t) {
   const std::time_t secs = std::chrono::system_clock::to_time_t(t);
   std::tm tm{};

@@ -58,4 +58,12 @@ Result<CertificateInfo> ReadCertificateFile(const std::string& path,
 // "2027-12-01T10:00:00Z"
 std::string FormatUtc(std::chrono::system_clock::time_point t);
 
+// How long before its end a certificate is warned about: by the daemon holding it at start and
+// on reload, by the coordinator when an agent registers with it, and by `benchlab agents`.
+inline constexpr std::chrono::hours kExpiryWarning{14 * 24};
+
+// Whether `info` ends within kExpiryWarning of `now` (or has ended).
+bool ExpiresSoon(const CertificateInfo& info,
+                 std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
+
 }  // namespace benchlab

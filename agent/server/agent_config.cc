@@ -62,11 +62,43 @@ void ReadAllowedTargets(Table& root, const Value& v, AllowedTargets& out) {
   out = std::move(read);
 }
 
+// [tls] ca, cert, key, crl (paths, relative to the configuration's directory) and insecure.
+void ReadTls(Table& root, const Value& v, Issues& issues, const std::string& config_dir,
+             AgentConfig& c) {
+  if (!v.is_table()) return root.Expect(v, "tls", "a table such as [tls]");
+  Table t(v, "tls", {"ca", "cert", "key", "crl", "insecure"}, issues);
+  bool bad_path = false;
+  for (auto [key, field] : {std::pair{"ca", &c.tls.ca}, std::pair{"cert", &c.tls.cert},
+                            std::pair{"key", &c.tls.key}, std::pair{"crl", &c.tls.crl}}) {
+    const Value* x = t.Get(key);
+    if (x == nullptr) continue;
+    if (!x->is_string() || x->as_string().str.empty()) {
+      t.Expect(*x, key, "a file path (relative to this file's directory)");
+      bad_path = true;
+      continue;
+    }
+    const std::string path = x->as_string().str;
+    *field = path.starts_with('/') || config_dir.empty() ? path : config_dir + "/" + path;
+  }
+  if (const Value* x = t.Get("insecure")) {
+    if (x->is_boolean()) {
+      c.insecure = x->as_boolean();
+    } else {
+      t.Expect(*x, "insecure", "true or false");
+    }
+  }
+  const bool any = !c.tls.ca.empty() || !c.tls.cert.empty() || !c.tls.key.empty();
+  const bool all = !c.tls.ca.empty() && !c.tls.cert.empty() && !c.tls.key.empty();
+  if (any && !all && !bad_path) {
+    root.Expect(v, "tls", "a table with ca, cert and key together (and optionally crl)");
+  }
+}
+
 void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, AgentConfig& c) {
   Table root(doc, "",
              {"name", "roles", "labels", "listen", "advertise", "coordinator", "state_dir",
               "run_root", "allowed_cpus", "spool_dir", "sample_period", "allowed_targets", "limits",
-              "campaign_dir", "target"},
+              "campaign_dir", "target", "tls"},
              issues);
   c.config_dir = config_dir;
   if (const Value* v = root.Require("name", "a name such as \"server-1\"")) {
@@ -107,6 +139,7 @@ void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, 
   }
   if (const Value* v = root.Get("allowed_targets")) ReadAllowedTargets(root, *v, c.allowed_targets);
   if (const Value* v = root.Get("limits")) ReadLimits(root, *v, issues, c.limits);
+  if (const Value* v = root.Get("tls")) ReadTls(root, *v, issues, config_dir, c);
   if (const Value* v = root.Get("sample_period")) {
     auto period = config::ReadDuration(root, "sample_period", *v, /*allow_zero=*/false);
     if (period && *period >= std::chrono::milliseconds(10) && *period <= std::chrono::seconds(10)) {
@@ -218,6 +251,16 @@ Status WriteAgentConfig(const AgentConfig& config, const std::string& path) {
   if (!config.labels.empty()) root["labels"] = StringArray(config.labels, "");
   if (!config.allowed_cpus.empty()) root["allowed_cpus"] = FormatCpuList(config.allowed_cpus);
   if (!config.spool_dir.empty()) root["spool_dir"] = config.spool_dir;
+  if (!config.tls.empty() || config.insecure) {
+    toml::table tls;
+    for (auto [key, value] :
+         {std::pair{"ca", &config.tls.ca}, std::pair{"cert", &config.tls.cert},
+          std::pair{"key", &config.tls.key}, std::pair{"crl", &config.tls.crl}}) {
+      if (!value->empty()) tls[key] = *value;
+    }
+    if (config.insecure) tls["insecure"] = true;
+    root["tls"] = tls;
+  }
   root["sample_period"] = std::to_string(config.sample_period.count()) + "ms";
   if (!config.catalogue.empty()) {
     toml::array targets;

@@ -15,6 +15,7 @@
 #include "common/parse.h"
 #include "common/status.h"
 #include "common/target.h"
+#include "tls/files.h"
 
 namespace benchlab {
 
@@ -40,6 +41,11 @@ struct AgentConfig {
   AllowedTargets allowed_targets = AllowedTargets::Loopback();
   AgentLimits limits;      // per-CPU defaults resolved at start (ResolveLimits)
   std::string config_dir;  // the configuration file's directory: templates may come from there
+  // [tls]: the fleet CA, this agent's certificate and key, and the CA's revocation list
+  // (docs/agent.md, docs/security.md "Mutual TLS"). Empty: plaintext, which the agent allows
+  // only on loopback unless `insecure` ([tls] insecure = true).
+  TlsFiles tls;
+  bool insecure = false;
 };
 
 // The host load agents reach this agent's targets at: the advertised address's host, else the

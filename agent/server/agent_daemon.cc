@@ -15,6 +15,7 @@
 #include "agent/supervisor.h"
 #include "agent/target_runner.h"
 #include "agent/window_token.h"
+#include "rpc/tls.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
@@ -73,6 +74,20 @@ Result<HostPort> AgentDaemon::Start() {
     if (!proof.ok()) return Status(proof.status().code(), "state_dir: " + proof.status().message());
     instance_proof_ = *proof;
   }
+  if (!config_.tls.empty()) {
+    auto tls = TlsContext::Load(config_.tls);
+    if (!tls.ok()) return Status(tls.status().code(), "[tls]: " + tls.status().message());
+    const CertificateInfo own = (*tls)->own();
+    if (own.role != Role::kAgent || own.name != config_.name) {
+      return Status::InvalidArgument("[tls] cert: " + config_.tls.cert + " is " +
+                                     IdentityUri(own.role, own.name) + "; agent " + config_.name +
+                                     " needs " + IdentityUri(Role::kAgent, config_.name));
+    }
+    tls_ = *tls;
+  }
+  BENCHLAB_RETURN_IF_ERROR(CheckListenPolicy("agent " + config_.name, config_.listen.host,
+                                             tls_ != nullptr, config_.insecure));
+  service_.SetTls(tls_.get());
   BENCHLAB_RETURN_IF_ERROR(EnsurePrivateDir("run_root", config_.run_root));
   for (pid_t pid : StopOrphans(env_, config_.name, instance_, std::chrono::seconds(2))) {
     spdlog::warn("agent {}: stopped pid {}, left running by an earlier agent of this name",
@@ -93,8 +108,10 @@ Result<HostPort> AgentDaemon::Start() {
 
   grpc::ServerBuilder builder;
   int bound_port = 0;
-  builder.AddListeningPort(config_.listen.ToString(), grpc::InsecureServerCredentials(),
-                           &bound_port);
+  builder.AddListeningPort(
+      config_.listen.ToString(),
+      tls_ ? tls_->ServerCredentials({Role::kCoordinator}) : grpc::InsecureServerCredentials(),
+      &bound_port);
   builder.RegisterService(&service_);
   server_ = builder.BuildAndStart();
   if (!server_ || bound_port == 0) {
@@ -122,8 +139,12 @@ AgentDaemon::InFlight::~InFlight() {
   daemon_.in_flight_ = nullptr;
 }
 
+Status AgentDaemon::ReloadTls() { return tls_ ? tls_->Reload() : Status::Ok(); }
+
 void AgentDaemon::RegistrationLoop(std::string address) {
-  auto channel = grpc::CreateChannel(config_.coordinator, grpc::InsecureChannelCredentials());
+  auto channel =
+      grpc::CreateChannel(config_.coordinator, tls_ ? tls_->ChannelCredentials(Role::kCoordinator)
+                                                    : grpc::InsecureChannelCredentials());
   auto stub = v1::Coordinator::NewStub(channel);
   v1::RegisterAgentRequest request;
   request.set_name(config_.name);

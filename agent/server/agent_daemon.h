@@ -25,6 +25,8 @@
 
 namespace benchlab {
 
+class TlsContext;  // rpc/tls.h
+
 class AgentDaemon {
  public:
   AgentDaemon(SysEnv& env, AgentConfig config);
@@ -43,6 +45,10 @@ class AgentDaemon {
   // How long Shutdown lets calls in progress end after cancelling them, before gRPC cancels what
   // is left.
   static constexpr std::chrono::milliseconds kShutdownGrace{2000};
+  // Reads the [tls] files again (SIGHUP); on an error the previous ones stay in force. OK
+  // without TLS.
+  Status ReloadTls();
+
   // The most one OfferResults page carries (keys and payloads), well under gRPC's 4 MiB default
   // message limit; a record larger than that goes alone.
   static constexpr uint64_t kOfferPageBytes = 1 << 20;
@@ -60,7 +66,8 @@ class AgentDaemon {
   SysEnv& env_;
   const AgentConfig config_;
   const std::string instance_;
-  std::string instance_proof_;  // a secret: never logged
+  std::string instance_proof_;       // a secret: never logged
+  std::shared_ptr<TlsContext> tls_;  // from config_.tls at Start; null: plaintext
   AgentService service_;
   std::unique_ptr<grpc::Server> server_;
   std::thread thread_;

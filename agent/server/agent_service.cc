@@ -20,6 +20,7 @@
 #include "loadgen/load.h"
 #include "loadgen/request.h"
 #include "rpc/status.h"
+#include "rpc/tls.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
@@ -191,8 +192,11 @@ Result<std::shared_ptr<AgentService::Active>> AgentService::Owned(const std::str
   return it->second;
 }
 
-grpc::Status AgentService::DescribeHost(grpc::ServerContext*, const v1::DescribeHostRequest*,
+grpc::Status AgentService::DescribeHost(grpc::ServerContext* ctx, const v1::DescribeHostRequest*,
                                         v1::DescribeHostReply* reply) {
+  if (grpc::Status allowed = RequireRole(*ctx, tls_, {Role::kCoordinator}); !allowed.ok()) {
+    return allowed;
+  }
   reply->set_agent_name(identity_.name);
   for (const auto& role : identity_.roles) reply->add_roles(role);
   FillHostFacts(env_, reply->mutable_host());
@@ -202,6 +206,9 @@ grpc::Status AgentService::DescribeHost(grpc::ServerContext*, const v1::Describe
 
 grpc::Status AgentService::StartTarget(grpc::ServerContext* ctx, const v1::StartTargetRequest* req,
                                        v1::StartTargetReply* reply) {
+  if (grpc::Status allowed = RequireRole(*ctx, tls_, {Role::kCoordinator}); !allowed.ok()) {
+    return allowed;
+  }
   CallWatch call(*this, ctx);
   if (Status token = CheckWindowToken("window", req->window()); !token.ok())
     return rpc::ToGrpcStatus(token);
@@ -292,8 +299,11 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext* ctx, const v1::Start
   return grpc::Status::OK;
 }
 
-grpc::Status AgentService::StopTarget(grpc::ServerContext*, const v1::StopTargetRequest* req,
+grpc::Status AgentService::StopTarget(grpc::ServerContext* ctx, const v1::StopTargetRequest* req,
                                       v1::StopTargetReply* reply) {
+  if (grpc::Status allowed = RequireRole(*ctx, tls_, {Role::kCoordinator}); !allowed.ok()) {
+    return allowed;
+  }
   auto owned = Owned(req->handle(), req->window());
   if (!owned.ok()) return rpc::ToGrpcStatus(owned.status());
   std::shared_ptr<Active> active = *owned;
@@ -324,8 +334,11 @@ grpc::Status AgentService::StopTarget(grpc::ServerContext*, const v1::StopTarget
   return grpc::Status::OK;
 }
 
-grpc::Status AgentService::Mark(grpc::ServerContext*, const v1::MarkRequest* req,
+grpc::Status AgentService::Mark(grpc::ServerContext* ctx, const v1::MarkRequest* req,
                                 v1::MarkReply* reply) {
+  if (grpc::Status allowed = RequireRole(*ctx, tls_, {Role::kCoordinator}); !allowed.ok()) {
+    return allowed;
+  }
   auto owned = Owned(req->handle(), req->window());
   if (!owned.ok()) return rpc::ToGrpcStatus(owned.status());
   std::shared_ptr<Active> active = *owned;
@@ -408,8 +421,11 @@ Status AgentService::SpoolPut(const std::string& key, const std::string& window,
   return st;
 }
 
-grpc::Status AgentService::CheckHost(grpc::ServerContext*, const v1::CheckHostRequest* req,
+grpc::Status AgentService::CheckHost(grpc::ServerContext* ctx, const v1::CheckHostRequest* req,
                                      v1::CheckHostReply* reply) {
+  if (grpc::Status allowed = RequireRole(*ctx, tls_, {Role::kCoordinator}); !allowed.ok()) {
+    return allowed;
+  }
   std::vector<int> cpus(req->cpus().begin(), req->cpus().end());
   std::sort(cpus.begin(), cpus.end());
   cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
@@ -438,8 +454,11 @@ grpc::Status AgentService::CheckHost(grpc::ServerContext*, const v1::CheckHostRe
   return grpc::Status::OK;
 }
 
-grpc::Status AgentService::Acknowledge(grpc::ServerContext*, const v1::AcknowledgeRequest* req,
+grpc::Status AgentService::Acknowledge(grpc::ServerContext* ctx, const v1::AcknowledgeRequest* req,
                                        v1::AcknowledgeReply*) {
+  if (grpc::Status allowed = RequireRole(*ctx, tls_, {Role::kCoordinator}); !allowed.ok()) {
+    return allowed;
+  }
   if (!spool_) return grpc::Status::OK;
   for (const auto& ack : req->acks()) {
     auto removed = spool_->RemoveForWindow(ack.key(), ack.window());
@@ -455,6 +474,9 @@ grpc::Status AgentService::Acknowledge(grpc::ServerContext*, const v1::Acknowled
 grpc::Status AgentService::CheckConformance(grpc::ServerContext* ctx,
                                             const v1::CheckConformanceRequest* req,
                                             v1::CheckConformanceReply* reply) {
+  if (grpc::Status allowed = RequireRole(*ctx, tls_, {Role::kCoordinator}); !allowed.ok()) {
+    return allowed;
+  }
   CallWatch call(*this, ctx);
   if (Status port = CheckPort(req->port()); !port.ok()) return rpc::ToGrpcStatus(port);
   if (Status limits = CheckConformanceLimits(*req, identity_.limits); !limits.ok()) {
@@ -683,6 +705,9 @@ Status LoadWithTool(SysEnv& env, const ExternalLoadSpec& spec, const LoadOptions
 
 grpc::Status AgentService::RunLoad(grpc::ServerContext* ctx, const v1::RunLoadRequest* req,
                                    grpc::ServerWriter<v1::RunLoadEvent>* writer) {
+  if (grpc::Status allowed = RequireRole(*ctx, tls_, {Role::kCoordinator}); !allowed.ok()) {
+    return allowed;
+  }
   CallWatch call(*this, ctx);
   auto checked = LoadOptionsFor(*req);
   if (!checked.ok()) return rpc::ToGrpcStatus(checked.status());

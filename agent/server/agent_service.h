@@ -32,6 +32,8 @@
 
 namespace benchlab {
 
+class TlsContext;  // rpc/tls.h
+
 struct AgentIdentity {
   std::string name;
   std::vector<std::string> roles;  // "server", "load"
@@ -53,6 +55,9 @@ class AgentService final : public v1::Agent::Service {
  public:
   AgentService(SysEnv& env, AgentIdentity identity, std::vector<TargetDef> catalogue);
   ~AgentService() override;
+  // Every call must come from a coordinator certificate (rpc/tls.h); null (plaintext, loopback):
+  // every caller may call. Set before serving.
+  void SetTls(TlsContext* tls) { tls_ = tls; }
 
   grpc::Status DescribeHost(grpc::ServerContext* ctx, const v1::DescribeHostRequest* req,
                             v1::DescribeHostReply* reply) override;
@@ -145,6 +150,7 @@ class AgentService final : public v1::Agent::Service {
   std::unique_ptr<Spool> spool_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<Active>> active_;
+  TlsContext* tls_ = nullptr;
   size_t starting_ = 0;  // StartTarget calls holding a slot of limits.max_targets
   std::map<std::string, std::string> versions_;
   std::set<CancelFlag*> calls_;  // of the calls in progress

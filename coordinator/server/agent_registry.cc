@@ -114,7 +114,7 @@ Admission AgentRegistry::Register(const v1::RegisterAgentRequest& request) {
   }
   entry.proof = proof;
   if (entry.info.address() != request.address() || !entry.stub) {
-    entry.stub = stub_factory_ ? stub_factory_(request.address())
+    entry.stub = stub_factory_ ? stub_factory_(request.name(), request.address())
                                : std::shared_ptr<v1::Agent::StubInterface>(
                                      v1::Agent::NewStub(MakeChannel(request.address())));
   }
@@ -185,6 +185,12 @@ void AgentRegistry::SetBusy(const std::string& name, bool busy) {
   std::lock_guard lock(mu_);
   auto it = agents_.find(name);
   if (it != agents_.end()) it->second.busy = busy;
+}
+
+void AgentRegistry::SetCertificateExpires(const std::string& name, const std::string& when) {
+  std::lock_guard lock(mu_);
+  auto it = agents_.find(name);
+  if (it != agents_.end()) it->second.info.set_certificate_expires(when);
 }
 
 AgentState AgentRegistry::StateLocked(const Entry& entry, TimePoint now) const {

@@ -84,6 +84,8 @@ class AgentRegistry {
   ProofCheck CheckProof(const std::string& name, const std::string& proof);
   // Marks an agent busy (a window or campaign runs on it) or not. Unknown names are ignored.
   void SetBusy(const std::string& name, bool busy);
+  // Records the end of the certificate the agent registered with (AgentInfo.certificate_expires).
+  void SetCertificateExpires(const std::string& name, const std::string& when);
 
   // nullopt when the agent is unknown.
   std::optional<AgentState> StateOf(const std::string& name);
@@ -108,11 +110,12 @@ class AgentRegistry {
 
   // A stub for calling the agent; nullptr when unknown.
   std::shared_ptr<v1::Agent::StubInterface> Stub(const std::string& name);
-  // How stubs are made from an agent's address: by default a channel to it (MakeChannel,
-  // coordinator/server/channel.h). Tests hand out mock agents (agent_mock.grpc.pb.h). Applies
-  // to agents that register afterwards.
-  using StubFactory =
-      std::function<std::shared_ptr<v1::Agent::StubInterface>(const std::string& address)>;
+  // How stubs are made from an agent's name and address: by default a plaintext channel to it
+  // (MakeChannel, coordinator/server/channel.h); with mutual TLS, one that checks the agent's
+  // certificate carries that name (CoordinatorDaemon). Tests hand out mock agents
+  // (agent_mock.grpc.pb.h). Applies to agents that register afterwards.
+  using StubFactory = std::function<std::shared_ptr<v1::Agent::StubInterface>(
+      const std::string& name, const std::string& address)>;
   void SetStubFactory(StubFactory factory);
   // The clock the registry and the window protocol read time from.
   Clock& clock() { return clock_; }

@@ -31,6 +31,7 @@ nlohmann::ordered_json AgentsToJson(const std::vector<v1::AgentInfo>& agents) {
         {"catalogue", std::vector<std::string>(a.catalogue().begin(), a.catalogue().end())},
         {"versions", nlohmann::ordered_json::object()},
     };
+    if (!a.certificate_expires().empty()) agent["certificate_expires"] = a.certificate_expires();
     for (const auto& [target, version] : a.versions()) agent["versions"][target] = version;
     if (a.has_host()) agent["host"] = HostFactsToJson(a.host());
     list.push_back(std::move(agent));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <grpcpp/channel.h>
+#include <grpcpp/security/credentials.h>
 
 #include <memory>
 #include <string>
@@ -13,7 +14,9 @@ namespace benchlab {
 
 inline constexpr int kMaxGrpcMessageBytes = 64 << 20;
 
-// An insecure channel to HOST:PORT that sends and receives messages up to kMaxGrpcMessageBytes.
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address);
+// A channel to HOST:PORT that sends and receives messages up to kMaxGrpcMessageBytes, over
+// `credentials` (mutual TLS, rpc/tls.h), or in plaintext when they are null.
+std::shared_ptr<grpc::Channel> MakeChannel(
+    const std::string& address, std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
 
 }  // namespace benchlab

@@ -9,17 +9,29 @@
 #include "coordinator/server/coordinator_service.h"
 #include "coordinator/server/http_api.h"
 #include "coordinator/server/scheduler.h"
+#include "rpc/tls.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
 
 struct CoordinatorDaemon::Parts {
-  Parts(std::unique_ptr<Store> s, const CoordinatorOptions& options)
-      : store(std::move(s)),
+  Parts(std::unique_ptr<Store> s, const CoordinatorOptions& o)
+      : options(o),
+        store(std::move(s)),
         scheduler(*store, agents, options.max_windows),
-        service(*store, agents, scheduler),
-        http(*store, agents, scheduler) {}
+        service(*store, agents, scheduler, options.tls.get()),
+        http(*store, agents, scheduler) {
+    if (auto tls = options.tls) {
+      // Each agent is called at the address it registered, and must prove the name it
+      // registered under with its certificate.
+      agents.SetStubFactory([tls](const std::string& name, const std::string& address) {
+        return std::shared_ptr<v1::Agent::StubInterface>(
+            v1::Agent::NewStub(MakeChannel(address, tls->ChannelCredentials(Role::kAgent, name))));
+      });
+    }
+  }
 
+  CoordinatorOptions options;
   std::unique_ptr<Store> store;
   AgentRegistry agents;
   Scheduler scheduler;
@@ -43,9 +55,19 @@ CoordinatorDaemon::~CoordinatorDaemon() { Shutdown(); }
 Store& CoordinatorDaemon::store() { return *parts_->store; }
 
 Result<HostPort> CoordinatorDaemon::Start(const HostPort& listen) {
+  const auto& tls = parts_->options.tls;
+  if (Status s =
+          CheckListenPolicy("coordinator", listen.host, tls != nullptr, parts_->options.insecure);
+      !s.ok()) {
+    return s;
+  }
   grpc::ServerBuilder builder;
   int bound_port = 0;
-  builder.AddListeningPort(listen.ToString(), grpc::InsecureServerCredentials(), &bound_port);
+  builder.AddListeningPort(
+      listen.ToString(),
+      tls ? tls->ServerCredentials({Role::kAgent, Role::kOperator, Role::kViewer})
+          : grpc::InsecureServerCredentials(),
+      &bound_port);
   builder.SetMaxReceiveMessageSize(kMaxGrpcMessageBytes);
   builder.SetMaxSendMessageSize(kMaxGrpcMessageBytes);
   builder.RegisterService(&parts_->service);
@@ -57,7 +79,9 @@ Result<HostPort> CoordinatorDaemon::Start(const HostPort& listen) {
   }
   HostPort bound{listen.host, static_cast<uint16_t>(bound_port)};
   parts_->scheduler.Start();
-  spdlog::info("coordinator listening on {}", bound.ToString());
+  spdlog::info("coordinator listening on {} ({})", bound.ToString(),
+               tls ? "mutual TLS as " + IdentityUri(tls->own().role, tls->own().name)
+                   : std::string("plaintext"));
   return bound;
 }
 

@@ -14,8 +14,14 @@
 
 namespace benchlab {
 
+class TlsContext;  // rpc/tls.h
+
 struct CoordinatorOptions {
   uint64_t max_windows = kDefaultMaxWindows;  // the largest plan Submit accepts (--max-windows)
+  // Mutual TLS for the gRPC port and the channels to agents (rpc/tls.h); null: plaintext, which
+  // Start allows on loopback only unless `insecure` (docs/security.md, "Mutual TLS").
+  std::shared_ptr<TlsContext> tls;
+  bool insecure = false;
 };
 
 class CoordinatorDaemon {

@@ -5,9 +5,11 @@
 #include <set>
 
 #include "analysis/report_format.h"
+#include "common/clock.h"
 #include "coordinator/rerun.h"
 #include "coordinator/server/agent_limits.h"
 #include "rpc/status.h"
+#include "rpc/tls.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
@@ -28,6 +30,98 @@ void CampaignToProto(const CampaignRow& row, int finished, v1::CampaignInfo* out
   out->set_finished_at(row.finished_at);
   out->set_error(row.error);
 }
+
+// Who may make each call (docs/security.md, "Roles"); with no TLS (loopback), everyone.
+const std::set<Role> kAgents{Role::kAgent};
+const std::set<Role> kOperators{Role::kOperator};
+const std::set<Role> kReaders{Role::kViewer, Role::kOperator};
+
+// What a RerunWindows call asks for, for the audit trail: "campaign x: invalid, failed" or
+// "windows 4, 9".
+std::string RerunSubject(const v1::RerunWindowsRequest& req) {
+  std::string out = req.campaign().empty() ? "windows" : "campaign " + req.campaign();
+  std::string what;
+  if (req.invalid()) what += "invalid";
+  if (req.failed()) what += std::string(what.empty() ? "" : ", ") + "failed";
+  for (int i = 0; i < req.window_ids_size() && i < 20; ++i) {
+    what += (what.empty() ? "" : ", ") + std::to_string(req.window_ids(i));
+  }
+  if (req.window_ids_size() > 20) what += ", ...";
+  return what.empty() ? out : out + ": " + what;
+}
+
+// One call's entry in the audit trail (docs/security.md, "Audit"): a call refused for its
+// certificate is stored at once; a call that changes something is stored when it ends (Done).
+class CallAudit {
+ public:
+  // `ctx` may be null (the service's unit tests call it outside gRPC): a plaintext caller.
+  CallAudit(Store& store, TlsContext* tls, grpc::ServerContext* ctx, const char* call,
+            std::string subject)
+      : store_(store), tls_(tls), ctx_(ctx), call_(call), subject_(std::move(subject)) {}
+
+  // The caller's certificate must carry one of `roles` and, when `agent` is set, that agent's
+  // name. With no TLS (a loopback listener) every caller may.
+  grpc::Status Allow(const std::set<Role>& roles, const std::string& agent = "") {
+    auto who = ctx_ != nullptr ? CallerOf(*ctx_, tls_)
+                               : Result<std::optional<CertificateInfo>>(std::nullopt);
+    if (!who.ok()) return Refuse(grpc::StatusCode::UNAUTHENTICATED, who.status().message());
+    caller_ = *who;
+    if (!caller_) return grpc::Status::OK;
+    const std::string uri = IdentityUri(caller_->role, caller_->name);
+    if (!roles.contains(caller_->role)) {
+      std::string wanted;
+      for (Role r : roles) wanted += (wanted.empty() ? "" : " or ") + std::string(RoleName(r));
+      return Refuse(grpc::StatusCode::PERMISSION_DENIED,
+                    uri + " may not call " + call_ + "; it needs a " + wanted + " certificate");
+    }
+    if (!agent.empty() && caller_->name != agent) {
+      return Refuse(grpc::StatusCode::PERMISSION_DENIED,
+                    uri + " may not act as agent \"" + agent + "\"");
+    }
+    return grpc::Status::OK;
+  }
+
+  const std::optional<CertificateInfo>& caller() const { return caller_; }
+  // What the call turned out to be about, once known (a submitted campaign's name).
+  void set_subject(std::string subject) { subject_ = std::move(subject); }
+
+  // Stores how a call that changes something ended, and returns `status`.
+  grpc::Status Done(const grpc::Status& status) {
+    Record(status.ok() ? "ok" : "failed", status.ok() ? "" : status.error_message());
+    return status;
+  }
+
+ private:
+  grpc::Status Refuse(grpc::StatusCode code, const std::string& reason) {
+    Record("refused", reason);
+    return {code, reason};
+  }
+
+  void Record(const char* outcome, const std::string& reason) {
+    AuditRow row;
+    row.at = FormatIsoTime(std::chrono::system_clock::now());
+    row.identity = caller_ ? IdentityUri(caller_->role, caller_->name)
+                           : (tls_ != nullptr ? "unknown" : "plaintext");
+    row.role = caller_ ? std::string(RoleName(caller_->role)) : "";
+    // A context made outside a call has no peer to ask.
+    row.peer = ctx_ != nullptr && ctx_->c_call() != nullptr ? ctx_->peer() : "";
+    row.call = call_;
+    row.subject = subject_;
+    row.outcome = outcome;
+    row.reason = reason;
+    if (Status stored = store_.AppendAudit(row); !stored.ok()) {
+      spdlog::error("audit: {} {} by {} ({}) not stored: {}", call_, outcome, row.identity,
+                    row.peer, stored.message());
+    }
+  }
+
+  Store& store_;
+  TlsContext* const tls_;
+  grpc::ServerContext* const ctx_;
+  const char* const call_;
+  std::string subject_;
+  std::optional<CertificateInfo> caller_;
+};
 
 }  // namespace
 
@@ -68,12 +162,21 @@ void WindowToProto(const WindowRow& row, int total_windows, v1::Window* out) {
   out->set_pair(row.pair);
 }
 
-CoordinatorService::CoordinatorService(Store& store, AgentRegistry& agents, Scheduler& scheduler)
-    : store_(store), agents_(agents), scheduler_(scheduler) {}
+CoordinatorService::CoordinatorService(Store& store, AgentRegistry& agents, Scheduler& scheduler,
+                                       TlsContext* tls)
+    : store_(store), agents_(agents), scheduler_(scheduler), tls_(tls) {}
 
-grpc::Status CoordinatorService::RegisterAgent(grpc::ServerContext*,
+grpc::Status CoordinatorService::RegisterAgent(grpc::ServerContext* ctx,
                                                const v1::RegisterAgentRequest* req,
                                                v1::RegisterAgentReply* reply) {
+  CallAudit audit(store_, tls_, ctx, "RegisterAgent", "agent " + req->name());
+  if (grpc::Status allowed = audit.Allow(kAgents, req->name()); !allowed.ok()) return allowed;
+  return audit.Done(Register(req, audit.caller(), reply));
+}
+
+grpc::Status CoordinatorService::Register(const v1::RegisterAgentRequest* req,
+                                          const std::optional<CertificateInfo>& certificate,
+                                          v1::RegisterAgentReply* reply) {
   if (Status valid = ValidateRegistration(*req); !valid.ok()) return rpc::ToGrpcStatus(valid);
   switch (agents_.Register(*req)) {
     case Admission::kRefused:
@@ -88,6 +191,13 @@ grpc::Status CoordinatorService::RegisterAgent(grpc::ServerContext*,
     case Admission::kRegistered:
     case Admission::kTakenOver:
       break;
+  }
+  if (certificate) {
+    agents_.SetCertificateExpires(req->name(), FormatUtc(certificate->not_after));
+    if (ExpiresSoon(*certificate)) {
+      spdlog::warn("agent {}: its certificate ends {}; renew it with `benchlab ca issue`",
+                   req->name(), FormatUtc(certificate->not_after));
+    }
   }
   reply->set_lease_ms(agents_.lease().count());
   scheduler_.Notify();  // a campaign may be waiting for this agent
@@ -104,9 +214,11 @@ grpc::Status NotTheInstance(const std::string& name) {
 
 }  // namespace
 
-grpc::Status CoordinatorService::OfferResults(grpc::ServerContext*,
+grpc::Status CoordinatorService::OfferResults(grpc::ServerContext* ctx,
                                               const v1::OfferResultsRequest* req,
                                               v1::OfferResultsReply* reply) {
+  CallAudit audit(store_, tls_, ctx, "OfferResults", "agent " + req->name());
+  if (grpc::Status allowed = audit.Allow(kAgents, req->name()); !allowed.ok()) return allowed;
   if (Status valid = ValidateOffer(*req); !valid.ok()) return rpc::ToGrpcStatus(valid);
   switch (agents_.CheckProof(req->name(), req->instance_proof())) {
     case ProofCheck::kUnknown:
@@ -132,8 +244,11 @@ grpc::Status CoordinatorService::OfferResults(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* req,
+grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* ctx,
+                                           const v1::HeartbeatRequest* req,
                                            v1::HeartbeatReply* reply) {
+  CallAudit audit(store_, tls_, ctx, "Heartbeat", "agent " + req->name());
+  if (grpc::Status allowed = audit.Allow(kAgents, req->name()); !allowed.ok()) return allowed;
   Status valid = ValidateInstanceProof(req->instance_proof(), "HeartbeatRequest");
   if (!valid.ok()) return rpc::ToGrpcStatus(valid);
   const ProofCheck check = agents_.Heartbeat(req->name(), req->instance_proof());
@@ -142,27 +257,36 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext*, const v1::Heart
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::ListAgents(grpc::ServerContext*, const v1::ListAgentsRequest*,
+grpc::Status CoordinatorService::ListAgents(grpc::ServerContext* ctx, const v1::ListAgentsRequest*,
                                             v1::ListAgentsReply* reply) {
+  CallAudit audit(store_, tls_, ctx, "ListAgents", "");
+  if (grpc::Status allowed = audit.Allow(kReaders); !allowed.ok()) return allowed;
   for (auto& info : agents_.List()) *reply->add_agents() = std::move(info);
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::SubmitCampaign(grpc::ServerContext*,
+grpc::Status CoordinatorService::SubmitCampaign(grpc::ServerContext* ctx,
                                                 const v1::SubmitCampaignRequest* req,
                                                 v1::SubmitCampaignReply* reply) {
-  auto submitted =
-      scheduler_.Submit(req->spec_toml(), req->source(), req->campaign_dir(), req->gates_mode());
-  if (!submitted.ok()) return rpc::ToGrpcStatus(submitted.status());
-  reply->set_campaign_id(submitted->campaign_id);
-  reply->set_name(submitted->name);
-  reply->set_total_windows(submitted->total_windows);
-  return grpc::Status::OK;
+  CallAudit audit(store_, tls_, ctx, "SubmitCampaign", "campaign source " + req->source());
+  if (grpc::Status allowed = audit.Allow(kOperators); !allowed.ok()) return allowed;
+  return audit.Done([&]() -> grpc::Status {
+    auto submitted =
+        scheduler_.Submit(req->spec_toml(), req->source(), req->campaign_dir(), req->gates_mode());
+    if (!submitted.ok()) return rpc::ToGrpcStatus(submitted.status());
+    audit.set_subject("campaign " + submitted->name);
+    reply->set_campaign_id(submitted->campaign_id);
+    reply->set_name(submitted->name);
+    reply->set_total_windows(submitted->total_windows);
+    return grpc::Status::OK;
+  }());
 }
 
-grpc::Status CoordinatorService::ListCampaigns(grpc::ServerContext*,
+grpc::Status CoordinatorService::ListCampaigns(grpc::ServerContext* ctx,
                                                const v1::ListCampaignsRequest*,
                                                v1::ListCampaignsReply* reply) {
+  CallAudit audit(store_, tls_, ctx, "ListCampaigns", "");
+  if (grpc::Status allowed = audit.Allow(kReaders); !allowed.ok()) return allowed;
   auto campaigns = store_.ListCampaigns();
   if (!campaigns.ok()) return rpc::ToGrpcStatus(campaigns.status());
   for (const auto& row : *campaigns) {
@@ -178,6 +302,8 @@ grpc::Status CoordinatorService::ListCampaigns(grpc::ServerContext*,
 grpc::Status CoordinatorService::WatchCampaign(grpc::ServerContext* ctx,
                                                const v1::WatchCampaignRequest* req,
                                                grpc::ServerWriter<v1::CampaignEvent>* writer) {
+  CallAudit audit(store_, tls_, ctx, "WatchCampaign", "campaign " + req->name());
+  if (grpc::Status allowed = audit.Allow(kReaders); !allowed.ok()) return allowed;
   int64_t last_id = req->after_id();
   int sent = 0;
   int64_t index_base = 0;
@@ -246,9 +372,11 @@ grpc::Status CoordinatorService::WatchCampaign(grpc::ServerContext* ctx,
   return grpc::Status::CANCELLED;
 }
 
-grpc::Status CoordinatorService::ListWindows(grpc::ServerContext*,
+grpc::Status CoordinatorService::ListWindows(grpc::ServerContext* ctx,
                                              const v1::ListWindowsRequest* req,
                                              v1::ListWindowsReply* reply) {
+  CallAudit audit(store_, tls_, ctx, "ListWindows", "campaign " + req->campaign());
+  if (grpc::Status allowed = audit.Allow(kReaders); !allowed.ok()) return allowed;
   WindowFilter filter;
   if (!req->campaign().empty()) filter.campaign = req->campaign();
   auto windows = store_.ListWindows(filter);
@@ -257,24 +385,31 @@ grpc::Status CoordinatorService::ListWindows(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::RerunWindows(grpc::ServerContext*,
+grpc::Status CoordinatorService::RerunWindows(grpc::ServerContext* ctx,
                                               const v1::RerunWindowsRequest* req,
                                               v1::RerunWindowsReply* reply) {
-  RerunSelection selection;
-  selection.window_ids.assign(req->window_ids().begin(), req->window_ids().end());
-  selection.invalid = req->invalid();
-  selection.failed = req->failed();
-  selection.campaign = req->campaign();
-  auto requested = RequestRerun(store_, selection);
-  if (!requested.ok()) return rpc::ToGrpcStatus(requested.status());
-  for (int64_t id : requested->window_ids) reply->add_window_ids(id);
-  for (const auto& name : requested->campaigns) reply->add_campaigns(name);
-  scheduler_.Notify();
-  return grpc::Status::OK;
+  CallAudit audit(store_, tls_, ctx, "RerunWindows", RerunSubject(*req));
+  if (grpc::Status allowed = audit.Allow(kOperators); !allowed.ok()) return allowed;
+  return audit.Done([&]() -> grpc::Status {
+    RerunSelection selection;
+    selection.window_ids.assign(req->window_ids().begin(), req->window_ids().end());
+    selection.invalid = req->invalid();
+    selection.failed = req->failed();
+    selection.campaign = req->campaign();
+    auto requested = RequestRerun(store_, selection);
+    if (!requested.ok()) return rpc::ToGrpcStatus(requested.status());
+    for (int64_t id : requested->window_ids) reply->add_window_ids(id);
+    for (const auto& name : requested->campaigns) reply->add_campaigns(name);
+    scheduler_.Notify();
+    return grpc::Status::OK;
+  }());
 }
 
-grpc::Status CoordinatorService::GetReport(grpc::ServerContext*, const v1::GetReportRequest* req,
+grpc::Status CoordinatorService::GetReport(grpc::ServerContext* ctx,
+                                           const v1::GetReportRequest* req,
                                            v1::GetReportReply* reply) {
+  CallAudit audit(store_, tls_, ctx, "GetReport", "campaign " + req->campaign());
+  if (grpc::Status allowed = audit.Allow(kReaders); !allowed.ok()) return allowed;
   auto input = LoadReportInput(store_, req->campaign());
   if (!input.ok()) return rpc::ToGrpcStatus(input.status());
   auto text = FormatReport(*input, req->format().empty() ? "md" : req->format());
@@ -283,24 +418,28 @@ grpc::Status CoordinatorService::GetReport(grpc::ServerContext*, const v1::GetRe
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::CancelCampaign(grpc::ServerContext*,
+grpc::Status CoordinatorService::CancelCampaign(grpc::ServerContext* ctx,
                                                 const v1::CancelCampaignRequest* req,
                                                 v1::CancelCampaignReply* reply) {
-  auto campaign = store_.FindCampaign(req->name());
-  if (!campaign.ok()) return rpc::ToGrpcStatus(campaign.status());
-  if (!*campaign) {
-    return rpc::ToGrpcStatus(Status::NotFound("no campaign \"" + req->name() + "\""));
-  }
-  const std::string state = (*campaign)->state;
-  if (Terminal(state)) {
-    return rpc::ToGrpcStatus(
-        Status::FailedPrecondition("campaign \"" + req->name() + "\" is already " + state));
-  }
-  Status cancelled = store_.SetCampaignState((*campaign)->id, CampaignState::kCancelled);
-  if (!cancelled.ok()) return rpc::ToGrpcStatus(cancelled);
-  reply->set_previous_state(state);
-  scheduler_.Notify();
-  return grpc::Status::OK;
+  CallAudit audit(store_, tls_, ctx, "CancelCampaign", "campaign " + req->name());
+  if (grpc::Status allowed = audit.Allow(kOperators); !allowed.ok()) return allowed;
+  return audit.Done([&]() -> grpc::Status {
+    auto campaign = store_.FindCampaign(req->name());
+    if (!campaign.ok()) return rpc::ToGrpcStatus(campaign.status());
+    if (!*campaign) {
+      return rpc::ToGrpcStatus(Status::NotFound("no campaign \"" + req->name() + "\""));
+    }
+    const std::string state = (*campaign)->state;
+    if (Terminal(state)) {
+      return rpc::ToGrpcStatus(
+          Status::FailedPrecondition("campaign \"" + req->name() + "\" is already " + state));
+    }
+    Status cancelled = store_.SetCampaignState((*campaign)->id, CampaignState::kCancelled);
+    if (!cancelled.ok()) return rpc::ToGrpcStatus(cancelled);
+    reply->set_previous_state(state);
+    scheduler_.Notify();
+    return grpc::Status::OK;
+  }());
 }
 
 }  // namespace benchlab

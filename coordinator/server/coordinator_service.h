@@ -3,16 +3,24 @@
 // gRPC calls it from its own threads; every method is thread-safe.
 #pragma once
 
+#include <optional>
+
 #include "benchlab/v1/coordinator.grpc.pb.h"
 #include "coordinator/server/agent_registry.h"
 #include "coordinator/server/scheduler.h"
 #include "coordinator/store.h"
+#include "tls/certificate.h"
 
 namespace benchlab {
 
+class TlsContext;  // rpc/tls.h
+
 class CoordinatorService final : public v1::Coordinator::Service {
  public:
-  CoordinatorService(Store& store, AgentRegistry& agents, Scheduler& scheduler);
+  // `tls`: the coordinator's mutual TLS, whose callers' certificates decide what they may call;
+  // null on a plaintext (loopback) listener, where every caller may call everything.
+  CoordinatorService(Store& store, AgentRegistry& agents, Scheduler& scheduler,
+                     TlsContext* tls = nullptr);
 
   grpc::Status RegisterAgent(grpc::ServerContext* ctx, const v1::RegisterAgentRequest* req,
                              v1::RegisterAgentReply* reply) override;
@@ -38,9 +46,15 @@ class CoordinatorService final : public v1::Coordinator::Service {
                            v1::ListWindowsReply* reply) override;
 
  private:
+  // RegisterAgent once the caller may: `certificate` is the agent's (nullopt in plaintext).
+  grpc::Status Register(const v1::RegisterAgentRequest* req,
+                        const std::optional<CertificateInfo>& certificate,
+                        v1::RegisterAgentReply* reply);
+
   Store& store_;
   AgentRegistry& agents_;
   Scheduler& scheduler_;
+  TlsContext* const tls_;
 };
 
 // The protocol's form of a stored window.

@@ -2,7 +2,8 @@
 # End to end across three "hosts": deploy/netns-lab.sh builds a lab of network namespaces (coord
 # 10.77.0.1, server 10.77.0.2, load 10.77.0.3); the coordinator, a server agent and a load agent
 # each run in their own, listening on and advertising their namespace's address; a tiny campaign
-# submitted with `submit --wait` completes with every window valid. The load provably crossed the
+# submitted with `submit --wait` completes with every window valid. Every channel is mutual TLS
+# with certificates from `benchlab ca`; plaintext is refused beyond loopback. The load provably crossed the
 # lab's network, not loopback: the load namespace's loopback carries not one packet during the
 # campaign (a dial to 127.0.0.1 there would, even a refused one: SYN and RST), and its eth0 sends,
 # and the server namespace's eth0 receives, at least one packet per measured request. Everything
@@ -50,9 +51,28 @@ for ns in "$coord_ns" "$server_ns" "$load_ns"; do
 done
 check "the lab is up: three namespaces, one address each"
 
-# --- the fleet ----------------------------------------------------------------------------------
+# --- the fleet, with mutual TLS from benchlab's own CA -----------------------------------------
+ca=$work/ca
+"$bin/benchlab" ca init --dir "$ca" > /dev/null
+"$bin/benchlab" ca issue --dir "$ca" --name coord --role coordinator --host 10.77.0.1 > /dev/null
+"$bin/benchlab" ca issue --dir "$ca" --name "$server_agent" --role agent --host "$server_addr" \
+  > /dev/null
+"$bin/benchlab" ca issue --dir "$ca" --name "$load_agent" --role agent --host "$load_addr" \
+  > /dev/null
+"$bin/benchlab" ca issue --dir "$ca" --name op --role operator > /dev/null
+# The commands below speak to the coordinator as the operator.
+export BENCHLAB_TLS_CA=$ca/ca.pem BENCHLAB_TLS_CERT=$ca/op.pem BENCHLAB_TLS_KEY=$ca/op.key
+export BENCHLAB_TLS_CRL=$ca/crl.pem
+# Without TLS the coordinator refuses to listen beyond loopback.
+if ip netns exec "$coord_ns" env -u BENCHLAB_TLS_CA -u BENCHLAB_TLS_CERT -u BENCHLAB_TLS_KEY \
+  -u BENCHLAB_TLS_CRL "$bin/benchlab" coordinator --listen "$coord" --db "$work/plain.db" \
+  > "$work/plain.out" 2>&1; then
+  fail "a coordinator on $coord without TLS should refuse to start"
+fi
+grep -q "without TLS is refused" "$work/plain.out" || fail "the refusal should say why"
 ip netns exec "$coord_ns" "$bin/benchlab" coordinator --listen "$coord" --db "$work/lab.db" \
-  --port-file "$work/port" 2> "$work/coordinator.log" &
+  --port-file "$work/port" --tls-ca "$ca/ca.pem" --tls-cert "$ca/coord.pem" \
+  --tls-key "$ca/coord.key" --tls-crl "$ca/crl.pem" 2> "$work/coordinator.log" &
 coordinator=$!
 track $coordinator
 wait_until 10 "the coordinator's port file" test -s "$work/port"
@@ -67,6 +87,11 @@ state_dir = "$work/server-state"
 listen = "$server_addr:7701"
 advertise = "$server_addr:7701"
 run_root = "$work/server-runs"
+[tls]
+ca = "$ca/ca.pem"
+cert = "$ca/$server_agent.pem"
+key = "$ca/$server_agent.key"
+crl = "$ca/crl.pem"
 [[target]]
 name = "hello-server"
 command = ["$bin/hello-server", "--host", "0.0.0.0", "--port", "{port}"]
@@ -80,6 +105,11 @@ allowed_targets = ["$server_addr"]
 listen = "$load_addr:7701"
 advertise = "$load_addr:7701"
 run_root = "$work/load-runs"
+[tls]
+ca = "$ca/ca.pem"
+cert = "$ca/$load_agent.pem"
+key = "$ca/$load_agent.key"
+crl = "$ca/crl.pem"
 TOML
 ip netns exec "$server_ns" "$bin/benchlab" agent --config "$work/server.toml" \
   2> "$work/server.log" &
@@ -148,6 +178,14 @@ in_ns "$coord_ns" "$bin/benchlab" windows --coordinator "$coord" --campaign netn
   > "$work/windows.out"
 [ "$(grep -c ' valid ' "$work/windows.out")" -eq 1 ] || fail "benchlab windows --coordinator"
 check "the campaign completed with every window valid"
+
+# A client without a certificate gets nowhere, even from inside the lab.
+if in_ns "$load_ns" env -u BENCHLAB_TLS_CA -u BENCHLAB_TLS_CERT -u BENCHLAB_TLS_KEY \
+  -u BENCHLAB_TLS_CRL timeout 20 "$bin/benchlab" agents --coordinator "$coord" \
+  > "$work/plain-client.out" 2>&1; then
+  fail "a plaintext client should be refused by the coordinator"
+fi
+check "the fleet speaks mutual TLS: a plaintext coordinator and a plaintext client are refused"
 
 # The coordinator sends the load agent to the host its server agent registered from (10.77.0.2,
 # checked above). That the load went there over the lab's network and not over any loopback:

@@ -48,12 +48,17 @@ TEST(AgentsFormatTest, TableAlignsColumnsAndDashesEmptyLists) {
   s.mutable_host()->set_hostname("box");
   s.mutable_host()->set_physical_cores(4);
   s.mutable_host()->set_logical_cores(8);
+  s.set_certificate_expires("2027-12-01T10:00:00Z");
   v1::AgentInfo l = MakeAgent("l", "lost", 61'000);
   l.add_roles("load");
-  EXPECT_EQ(FormatAgentTable({s, l}),
-            "name      state  roles   labels  address        lease  targets             host\n"
-            "server-1  busy   server  rack-1  10.0.0.7:7701  1.2s   nginx,hello-server  box 4c/8t\n"
-            "l         lost   load    -       10.0.0.7:7701  1m01s  -                   -\n");
+  EXPECT_EQ(
+      FormatAgentTable({s, l}),
+      "name      state  roles   labels  address        lease  cert until  targets             "
+      "host\n"
+      "server-1  busy   server  rack-1  10.0.0.7:7701  1.2s   2027-12-01  nginx,hello-server  "
+      "box 4c/8t\n"
+      "l         lost   load    -       10.0.0.7:7701  1m01s  -           -                   "
+      "-\n");
   EXPECT_EQ(FormatAgentTable({}), "no agents registered\n");
 }
 
@@ -79,8 +84,25 @@ TEST(AgentsFormatTest, JsonHoldsEveryFieldAndHostOnlyWhenSent) {
   EXPECT_EQ(a["versions"]["nginx"], "nginx/1.24");
   EXPECT_EQ(a["host"]["cpu_model"], "Xeon");
   EXPECT_FALSE(json["agents"][1].contains("host"));
+  EXPECT_FALSE(a.contains("certificate_expires")) << "plaintext: no certificate";
   EXPECT_EQ(json["agents"][1]["roles"], nlohmann::json::array());
   EXPECT_EQ(FormatAgentsJson({}), "{\n  \"agents\": []\n}\n");
+}
+
+TEST(AgentsFormatTest, CertificatesEndingWithinTwoWeeksAreWarnedAbout) {
+  const auto now = std::chrono::system_clock::from_time_t(1796083200);  // 2026-12-01T00:00:00Z
+  v1::AgentInfo soon = MakeAgent("soon", "ready", 0);
+  soon.set_certificate_expires("2026-12-10T00:00:00Z");
+  v1::AgentInfo later = MakeAgent("later", "ready", 0);
+  later.set_certificate_expires("2027-06-01T00:00:00Z");
+  v1::AgentInfo gone = MakeAgent("gone", "ready", 0);
+  gone.set_certificate_expires("2026-11-30T00:00:00Z");
+  v1::AgentInfo plain = MakeAgent("plain", "ready", 0);
+  EXPECT_EQ(CertificateWarnings({soon, later, gone, plain}, now),
+            "warning: agent soon's certificate ends 2026-12-10T00:00:00Z, in 9 days\n"
+            "warning: agent gone's certificate ended 2026-11-30T00:00:00Z\n");
+  auto json = nlohmann::json::parse(FormatAgentsJson({soon}));
+  EXPECT_EQ(json["agents"][0]["certificate_expires"], "2026-12-10T00:00:00Z");
 }
 
 }  // namespace

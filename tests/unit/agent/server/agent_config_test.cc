@@ -277,6 +277,49 @@ TEST_F(AgentConfigTest, ErrorsNameFileLineKeyAndForm) {
             "agent.toml:4: target \"x\": missing key \"command\" (argv, no shell)");
 }
 
+TEST_F(AgentConfigTest, TlsFilesAreReadRelativeToTheConfigurationAndWrittenBack) {
+  auto config = ParseAgentConfigText(R"(name = "server-1"
+roles = ["server"]
+coordinator = "10.0.0.5:7700"
+listen = "10.0.0.7:7701"
+[tls]
+ca = "ca.pem"
+cert = "/etc/benchlab/certs/server-1.pem"
+key = "keys/server-1.key"
+crl = "crl.pem"
+)",
+                                     "agent.toml", "/etc/benchlab");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->tls.ca, "/etc/benchlab/ca.pem");
+  EXPECT_EQ(config->tls.cert, "/etc/benchlab/certs/server-1.pem");
+  EXPECT_EQ(config->tls.key, "/etc/benchlab/keys/server-1.key");
+  EXPECT_EQ(config->tls.crl, "/etc/benchlab/crl.pem");
+  EXPECT_FALSE(config->insecure);
+
+  const std::string path = dir_ + "/written.toml";
+  ASSERT_TRUE(WriteAgentConfig(*config, path).ok());
+  auto back = LoadAgentConfig(path);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->tls, config->tls);
+}
+
+TEST_F(AgentConfigTest, BadTlsTablesNameTheKeyAndForm) {
+  const std::string head = "name = \"a\"\nroles = [\"load\"]\ncoordinator = \"127.0.0.1:1\"\n";
+  Status partial = Error(head + "[tls]\nca = \"ca.pem\"\n");
+  EXPECT_NE(partial.message().find("ca, cert and key together"), std::string::npos)
+      << partial.message();
+  Status empty = Error(head + "[tls]\nca = \"\"\ncert = \"c\"\nkey = \"k\"\n");
+  EXPECT_NE(empty.message().find("tls.ca"), std::string::npos) << empty.message();
+  Status flag = Error(head + "[tls]\ninsecure = \"yes\"\n");
+  EXPECT_NE(flag.message().find("true or false"), std::string::npos) << flag.message();
+  Status unknown = Error(head + "[tls]\ncafile = \"x\"\n");
+  EXPECT_NE(unknown.message().find("cafile"), std::string::npos) << unknown.message();
+  auto insecure = ParseAgentConfigText(head + "[tls]\ninsecure = true\n", "agent.toml", "/x");
+  ASSERT_TRUE(insecure.ok()) << insecure.status().ToString();
+  EXPECT_TRUE(insecure->insecure);
+  EXPECT_TRUE(insecure->tls.empty());
+}
+
 TEST_F(AgentConfigTest, MissingFileIsNotFound) {
   auto config = LoadAgentConfig(dir_ + "/absent.toml");
   ASSERT_FALSE(config.ok());

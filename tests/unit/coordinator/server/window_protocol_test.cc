@@ -80,7 +80,7 @@ class WindowProtocolTest : public ::testing::Test {
     AgentLeaseOptions options;
     options.startup_grace = std::chrono::milliseconds(0);
     registry_ = std::make_unique<AgentRegistry>(clock_, options);
-    registry_->SetStubFactory([this](const std::string& address) {
+    registry_->SetStubFactory([this](const std::string&, const std::string& address) {
       auto& mock = agents_[address];
       if (!mock) mock = std::make_shared<MockAgent>();
       return std::shared_ptr<v1::Agent::StubInterface>(mock);

@@ -1,0 +1,322 @@
+// Roles over real sockets: a coordinator and two agents with mutual TLS from a CA made by
+// tls/ca.h, and clients holding each role's certificate (docs/security.md, "Roles"). What a
+// certificate may not do is refused with PERMISSION_DENIED and leaves nothing stored; what it may
+// do works, a whole campaign included.
+#include <grpcpp/client_context.h>
+#include <grpcpp/create_channel.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "agent/server/agent_daemon.h"
+#include "benchlab/v1/coordinator.grpc.pb.h"
+#include "coordinator/server/channel.h"
+#include "coordinator/server/coordinator_daemon.h"
+#include "rpc/tls.h"
+#include "tests/unit/support/temp_dir.h"
+#include "tls/ca.h"
+
+namespace benchlab {
+namespace {
+
+constexpr const char* kCampaign = R"(
+name = "roles"
+baseline = "hello"
+[matrix]
+connections = [2]
+rounds = 1
+warmup = "50ms"
+duration = "200ms"
+[gates]
+mode = "warn"
+[[target]]
+name = "hello"
+[[scenario]]
+name = "hello"
+path = "/"
+expect = { status = 200, body = "hello\n" }
+)";
+
+class TlsRolesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ca_ = dir_.path() + "/ca";
+    ASSERT_TRUE(InitCa(ca_).ok());
+    for (const IssueRequest& r :
+         std::vector<IssueRequest>{{"coord", Role::kCoordinator, {"127.0.0.1"}, 30},
+                                   {"srv", Role::kAgent, {"127.0.0.1"}, 30},
+                                   {"ld", Role::kAgent, {"127.0.0.1"}, 30},
+                                   {"alice", Role::kOperator, {}, 30},
+                                   {"victor", Role::kViewer, {}, 30}}) {
+      ASSERT_TRUE(IssueCertificate(ca_, r).ok()) << r.name;
+    }
+    auto coordinator_tls = TlsContext::Load(Files("coord"));
+    ASSERT_TRUE(coordinator_tls.ok()) << coordinator_tls.status().ToString();
+    CoordinatorOptions options;
+    options.tls = *coordinator_tls;
+    auto daemon = CoordinatorDaemon::Create(dir_.path() + "/roles.db", options);
+    ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
+    coordinator_ = std::move(daemon).value();
+    auto bound = coordinator_->Start(HostPort{"127.0.0.1", 0});
+    ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+    address_ = bound->ToString();
+
+    TargetDef hello;
+    hello.name = "hello";
+    hello.command = {std::string(BENCHLAB_BINARY_DIR) + "/bin/hello-server", "--port", "{port}"};
+    hello.ready_timeout = std::chrono::milliseconds(5000);
+    for (const char* name : {"srv", "ld"}) {
+      AgentConfig config;
+      config.name = name;
+      const bool server = std::string(name) == "srv";
+      config.roles = {server ? "server" : "load"};
+      config.coordinator = address_;
+      config.run_root = dir_.path() + "/" + name;
+      config.tls = Files(name);
+      if (server) config.catalogue = {hello};
+      agents_.push_back(std::make_unique<AgentDaemon>(RealSysEnv(), config));
+      auto started = agents_.back()->Start();
+      ASSERT_TRUE(started.ok()) << started.status().ToString();
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!(agents_[0]->registered() && agents_[1]->registered()) &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_TRUE(agents_[0]->registered() && agents_[1]->registered());
+  }
+
+  void TearDown() override {
+    for (auto& a : agents_) a->Shutdown();
+    if (coordinator_) coordinator_->Shutdown();
+  }
+
+  TlsFiles Files(const std::string& name) {
+    return {ca_ + "/ca.pem", ca_ + "/" + name + ".pem", ca_ + "/" + name + ".key",
+            ca_ + "/crl.pem"};
+  }
+
+  // A coordinator stub holding `name`'s certificate.
+  std::unique_ptr<v1::Coordinator::Stub> As(const std::string& name) {
+    auto tls = TlsContext::Load(Files(name));
+    EXPECT_TRUE(tls.ok()) << tls.status().ToString();
+    return v1::Coordinator::NewStub(
+        MakeChannel(address_, (*tls)->ChannelCredentials(Role::kCoordinator)));
+  }
+
+  static void Deadline(grpc::ClientContext& ctx, int seconds = 10) {
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
+  }
+
+  grpc::Status Submit(v1::Coordinator::Stub& stub) {
+    v1::SubmitCampaignRequest req;
+    req.set_spec_toml(kCampaign);
+    req.set_source("roles.toml");
+    v1::SubmitCampaignReply reply;
+    grpc::ClientContext ctx;
+    Deadline(ctx);
+    return stub.SubmitCampaign(&ctx, req, &reply);
+  }
+
+  size_t Campaigns() {
+    auto list = coordinator_->store().ListCampaigns();
+    return list.ok() ? list->size() : 0;
+  }
+
+  TempDir dir_;
+  std::string ca_;
+  std::string address_;
+  std::unique_ptr<CoordinatorDaemon> coordinator_;
+  std::vector<std::unique_ptr<AgentDaemon>> agents_;
+};
+
+TEST_F(TlsRolesTest, AnAgentCertificateCannotSubmitAndNothingIsStored) {
+  grpc::Status status = Submit(*As("srv"));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED) << status.error_message();
+  EXPECT_NE(status.error_message().find("benchlab://agent/srv"), std::string::npos);
+  EXPECT_EQ(Campaigns(), 0u);
+  // The refusal is in the audit trail, with who, from where and why.
+  auto audit = coordinator_->store().ListAudit("");
+  ASSERT_TRUE(audit.ok());
+  ASSERT_FALSE(audit->empty());
+  const AuditRow& refused = audit->back();
+  EXPECT_EQ(refused.call, "SubmitCampaign");
+  EXPECT_EQ(refused.identity, "benchlab://agent/srv");
+  EXPECT_EQ(refused.role, "agent");
+  EXPECT_EQ(refused.outcome, "refused");
+  EXPECT_NE(refused.reason.find("operator"), std::string::npos) << refused.reason;
+  EXPECT_NE(refused.peer.find("127.0.0.1"), std::string::npos) << refused.peer;
+}
+
+TEST_F(TlsRolesTest, AViewerReadsButCannotSubmitRerunOrCancel) {
+  auto viewer = As("victor");
+  EXPECT_EQ(Submit(*viewer).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  {
+    v1::RerunWindowsRequest req;
+    req.set_campaign("roles");
+    v1::RerunWindowsReply reply;
+    grpc::ClientContext ctx;
+    Deadline(ctx);
+    EXPECT_EQ(viewer->RerunWindows(&ctx, req, &reply).error_code(),
+              grpc::StatusCode::PERMISSION_DENIED);
+  }
+  {
+    v1::CancelCampaignRequest req;
+    req.set_name("roles");
+    v1::CancelCampaignReply reply;
+    grpc::ClientContext ctx;
+    Deadline(ctx);
+    EXPECT_EQ(viewer->CancelCampaign(&ctx, req, &reply).error_code(),
+              grpc::StatusCode::PERMISSION_DENIED);
+  }
+  v1::ListAgentsReply agents;
+  grpc::ClientContext ctx;
+  Deadline(ctx);
+  ASSERT_TRUE(viewer->ListAgents(&ctx, {}, &agents).ok());
+  EXPECT_EQ(agents.agents_size(), 2);
+  EXPECT_EQ(Campaigns(), 0u);
+  // Its three refusals are audited; its reading is not.
+  auto audit = coordinator_->store().ListAudit("");
+  ASSERT_TRUE(audit.ok());
+  std::vector<std::string> calls;
+  for (const AuditRow& row : *audit) {
+    if (row.identity == "benchlab://viewer/victor") calls.push_back(row.call + " " + row.outcome);
+  }
+  EXPECT_EQ(calls, (std::vector<std::string>{"SubmitCampaign refused", "RerunWindows refused",
+                                             "CancelCampaign refused"}));
+}
+
+TEST_F(TlsRolesTest, AnAgentCannotRegisterOrBeatUnderAnotherAgentsName) {
+  auto srv = As("srv");
+  v1::RegisterAgentRequest req;
+  req.set_name("ld");  // srv's certificate, ld's name
+  req.add_roles("load");
+  req.set_address("127.0.0.1:1");
+  req.set_instance_proof(std::string(64, 'a'));
+  v1::RegisterAgentReply reply;
+  grpc::ClientContext ctx;
+  Deadline(ctx);
+  grpc::Status status = srv->RegisterAgent(&ctx, req, &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED) << status.error_message();
+
+  v1::HeartbeatRequest beat;
+  beat.set_name("ld");
+  beat.set_instance_proof(std::string(64, 'a'));
+  v1::HeartbeatReply beat_reply;
+  grpc::ClientContext beat_ctx;
+  Deadline(beat_ctx);
+  EXPECT_EQ(srv->Heartbeat(&beat_ctx, beat, &beat_reply).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  auto audit = coordinator_->store().ListAudit("");
+  ASSERT_TRUE(audit.ok());
+  int refused_as_ld = 0;
+  for (const AuditRow& row : *audit) {
+    if (row.subject == "agent ld" && row.outcome == "refused") ++refused_as_ld;
+  }
+  EXPECT_EQ(refused_as_ld, 2) << "RegisterAgent and Heartbeat, each refused and audited";
+  // ld keeps its registration at its own address.
+  v1::ListAgentsReply agents;
+  grpc::ClientContext list_ctx;
+  Deadline(list_ctx);
+  ASSERT_TRUE(As("alice")->ListAgents(&list_ctx, {}, &agents).ok());
+  bool seen = false;
+  for (const auto& a : agents.agents()) {
+    if (a.name() != "ld") continue;
+    seen = true;
+    EXPECT_NE(a.address(), "127.0.0.1:1");
+  }
+  EXPECT_TRUE(seen);
+}
+
+TEST_F(TlsRolesTest, AnOperatorsCampaignRunsOverMutualTlsEndToEnd) {
+  auto alice = As("alice");
+  grpc::Status submitted = Submit(*alice);
+  ASSERT_TRUE(submitted.ok()) << submitted.error_message();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::string state;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto row = coordinator_->store().FindCampaign("roles");
+    if (row.ok() && row->has_value()) {
+      state = (*row)->state;
+      if (state == "done" || state == "failed") break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(state, "done");
+  // The submit is audited as the operator's, under the campaign's name.
+  auto audit = coordinator_->store().ListAudit("");
+  ASSERT_TRUE(audit.ok());
+  bool submitted_seen = false;
+  for (const AuditRow& row : *audit) {
+    if (row.call != "SubmitCampaign") continue;
+    submitted_seen = true;
+    EXPECT_EQ(row.identity, "benchlab://operator/alice");
+    EXPECT_EQ(row.subject, "campaign roles");
+    EXPECT_EQ(row.outcome, "ok");
+  }
+  EXPECT_TRUE(submitted_seen);
+  auto windows = coordinator_->store().ListWindows({});
+  ASSERT_TRUE(windows.ok());
+  ASSERT_EQ(windows->size(), 1u);
+  EXPECT_EQ(windows->front().server_agent, "srv");
+  EXPECT_GT(windows->front().requests, 0);
+}
+
+TEST_F(TlsRolesTest, APlaintextClientIsRefused) {
+  auto plain =
+      v1::Coordinator::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+  v1::ListAgentsReply reply;
+  grpc::ClientContext ctx;
+  Deadline(ctx, 5);
+  EXPECT_EQ(plain->ListAgents(&ctx, {}, &reply).error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
+TEST_F(TlsRolesTest, AnAgentStartsOnlyWithItsOwnCertificateOrOnLoopback) {
+  AgentConfig config;
+  config.name = "ld2";
+  config.roles = {"load"};
+  config.coordinator = address_;
+  config.run_root = dir_.path() + "/ld2";
+  config.tls = Files("ld");  // ld's certificate
+  AgentDaemon wrong(RealSysEnv(), config);
+  auto refused = wrong.Start();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("needs benchlab://agent/ld2"), std::string::npos)
+      << refused.status().message();
+
+  config.tls = {};
+  config.listen = HostPort{"0.0.0.0", 0};
+  AgentDaemon plain(RealSysEnv(), config);
+  auto exposed = plain.Start();
+  ASSERT_FALSE(exposed.ok());
+  EXPECT_NE(exposed.status().message().find("without TLS is refused"), std::string::npos);
+}
+
+TEST(ListenPolicyTest, PlaintextBeyondLoopbackNeedsInsecure) {
+  TempDir dir;
+  auto daemon = CoordinatorDaemon::Create(dir.path() + "/p.db");
+  ASSERT_TRUE(daemon.ok());
+  auto refused = (*daemon)->Start(HostPort{"0.0.0.0", 0});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("without TLS is refused"), std::string::npos)
+      << refused.status().message();
+  EXPECT_TRUE(IsLoopbackHost("127.0.0.1"));
+  EXPECT_TRUE(IsLoopbackHost("127.1.2.3"));
+  EXPECT_TRUE(IsLoopbackHost("::1"));
+  EXPECT_TRUE(IsLoopbackHost("[::1]"));
+  EXPECT_TRUE(IsLoopbackHost("localhost"));
+  EXPECT_FALSE(IsLoopbackHost("0.0.0.0"));
+  EXPECT_FALSE(IsLoopbackHost("10.0.0.1"));
+  EXPECT_FALSE(IsLoopbackHost("::"));
+
+  CoordinatorOptions insecure;
+  insecure.insecure = true;
+  auto allowed = CoordinatorDaemon::Create(dir.path() + "/q.db", insecure);
+  ASSERT_TRUE(allowed.ok());
+  auto bound = (*allowed)->Start(HostPort{"0.0.0.0", 0});
+  EXPECT_TRUE(bound.ok()) << bound.status().ToString();
+  (*allowed)->Shutdown();
+}
+
+}  // namespace
+}  // namespace benchlab
