@@ -7,6 +7,7 @@
 
 #include "cli/command_error.h"
 #include "cli/commands.h"
+#include "cli/local_audit.h"
 #include "tls/ca.h"
 
 namespace benchlab {
@@ -18,7 +19,18 @@ struct CaArgs {
   std::string name;
   std::string role;
   std::vector<std::string> hosts;
+  std::string db;  // the coordinator's database, to audit the change in; "" for none
 };
+
+// Records an issue or a revocation in the coordinator's audit trail when --db names it; a failure
+// to record is a warning, since the certificate exists either way.
+void Audit(const CaArgs& args, const char* command, const char* call, const std::string& subject,
+           const Status& outcome) {
+  if (Status st = AuditLocal(args.db, call, subject, outcome); !st.ok()) {
+    std::fprintf(stderr, "benchlab %s: warning: not audited in %s: %s\n", command, args.db.c_str(),
+                 st.message().c_str());
+  }
+}
 
 int ExitFor(const Status& status) { return status.code() == StatusCode::kInternal ? 1 : 2; }
 
@@ -51,6 +63,10 @@ int RunIssue(const CaArgs& args) {
   }
   auto info =
       IssueCertificate(args.dir, {args.name, *role, args.hosts, args.days == 0 ? 365 : args.days});
+  Audit(args, "ca issue", "CaIssue",
+        args.role + " certificate " + args.name +
+            (info.ok() ? ", serial " + info->serial + ", until " + FormatUtc(info->not_after) : ""),
+        info.status());
   if (!info.ok()) return CommandError("ca issue", ExitFor(info.status()), info.status().message());
   const CaPaths paths(args.dir);
   std::printf(
@@ -66,6 +82,8 @@ int RunIssue(const CaArgs& args) {
 
 int RunRevoke(const CaArgs& args) {
   auto info = RevokeCertificate(args.dir, args.name);
+  Audit(args, "ca revoke", "CaRevoke",
+        "certificate " + args.name + (info.ok() ? ", serial " + info->serial : ""), info.status());
   if (!info.ok()) return CommandError("ca revoke", ExitFor(info.status()), info.status().message());
   std::printf("revoked %s certificate \"%s\", serial %s; %s now lists it\n",
               std::string(RoleName(info->role)).c_str(), info->name.c_str(), info->serial.c_str(),
@@ -98,12 +116,16 @@ CommandRunner AddCaCommand(CLI::App& root) {
   issue->add_option("--host", args->hosts,
                     "a DNS name or IP address the holder's daemon is dialled at (repeatable)");
   issue->add_option("--days", args->days, "how long it is valid, in days (default 365)");
+  issue->add_option("--db", args->db,
+                    "the coordinator's database: record the issue in its audit trail");
   issue->callback([which] { *which = 2; });
 
   CLI::App* revoke = ca->add_subcommand(
       "revoke", "Revoke NAME's certificate: add it to crl.pem and move it to revoked/.");
   revoke->add_option("--dir", args->dir, "the CA's directory")->required();
   revoke->add_option("name", args->name, "the certificate's name")->required();
+  revoke->add_option("--db", args->db,
+                     "the coordinator's database: record the revocation in its audit trail");
   revoke->callback([which] { *which = 3; });
 
   return [args, which] {

@@ -23,5 +23,6 @@ CommandRunner AddReportCommand(CLI::App& root);   // Markdown, JSON or CSV of a 
 CommandRunner AddCompareCommand(CLI::App& root);  // two campaigns, cell by cell
 CommandRunner AddCaCommand(CLI::App& root);       // the private CA: init, issue, revoke
 CommandRunner AddAuditCommand(CLI::App& root);    // who changed what, and who was refused
+CommandRunner AddTokenCommand(CLI::App& root);    // the dashboard's tokens
 
 }  // namespace benchlab

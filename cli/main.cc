@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   add(benchlab::AddCompareCommand);
   add(benchlab::AddCaCommand);
   add(benchlab::AddAuditCommand);
+  add(benchlab::AddTokenCommand);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -391,13 +391,27 @@ CREATE TABLE audit (
 CREATE INDEX audit_at ON audit (at);
 )sql";
 
-constexpr std::array<Migration, 6> kMigrations = {{
+// Version 7: the dashboard's tokens (docs/security.md, "The dashboard"): only each token's
+// SHA-256 is kept, never the token; a revoked token keeps its row, so its name is not reused.
+constexpr const char* kV7 = R"sql(
+CREATE TABLE tokens (
+  name       TEXT PRIMARY KEY,
+  role       TEXT NOT NULL CHECK (role IN ('viewer', 'operator')),
+  hash       TEXT NOT NULL UNIQUE,
+  created_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL,
+  revoked_at TEXT NOT NULL
+);
+)sql";
+
+constexpr std::array<Migration, 7> kMigrations = {{
     {1, "campaigns, targets, scenarios, windows and samples", kV1},
     {2, "host figures, checks and self-test per window; host samples; spooled agent results", kV2},
     {3, "the load generator's record, load levels, window claims, re-runs and placement", kV3},
     {4, "responses over the body limit; the lab's settings", kV4},
     {5, "each window's reasons for machines", kV5},
     {6, "the audit trail", kV6},
+    {7, "the dashboard's tokens", kV7},
 }};
 
 std::string Errmsg(sqlite3* db) { return sqlite3_errmsg(db); }

@@ -893,6 +893,65 @@ Result<std::vector<AuditRow>> Store::ListAudit(const std::string& since, int64_t
   });
 }
 
+namespace {
+TokenRow TokenOf(Stmt& s) {
+  return TokenRow{s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5)};
+}
+constexpr const char* kTokenColumns =
+    "SELECT name, role, hash, created_at, expires_at, revoked_at FROM tokens ";
+}  // namespace
+
+Status Store::AddToken(const TokenRow& row) {
+  std::lock_guard lock(mu_);
+  Stmt insert(db_,
+              "INSERT INTO tokens (name, role, hash, created_at, expires_at, revoked_at) "
+              "VALUES (?1, ?2, ?3, ?4, ?5, '') ON CONFLICT (name) DO NOTHING");
+  insert.Bind(1, row.name);
+  insert.Bind(2, row.role);
+  insert.Bind(3, row.hash);
+  insert.Bind(4, row.created_at);
+  insert.Bind(5, row.expires_at);
+  BENCHLAB_RETURN_IF_ERROR(Run(db_, insert, path_, "store a dashboard token"));
+  if (sqlite3_changes(db_) == 0) {
+    return Status::AlreadyExists("a token named " + row.name +
+                                 " exists already (benchlab token list)");
+  }
+  return Status::Ok();
+}
+
+Result<TokenRow> Store::FindToken(const std::string& hash) {
+  std::lock_guard lock(mu_);
+  Stmt select(db_, (std::string(kTokenColumns) + "WHERE hash = ?1").c_str());
+  select.Bind(1, hash);
+  auto rows = Collect<TokenRow>(db_, select, path_, "look up a dashboard token", TokenOf);
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return Status::NotFound("no such token");
+  return rows->front();
+}
+
+Result<std::vector<TokenRow>> Store::ListTokens() {
+  std::lock_guard lock(mu_);
+  Stmt select(db_, (std::string(kTokenColumns) + "ORDER BY name").c_str());
+  return Collect<TokenRow>(db_, select, path_, "list the dashboard tokens", TokenOf);
+}
+
+Status Store::RevokeToken(const std::string& name, const std::string& at) {
+  std::lock_guard lock(mu_);
+  Stmt select(db_, (std::string(kTokenColumns) + "WHERE name = ?1").c_str());
+  select.Bind(1, name);
+  auto rows = Collect<TokenRow>(db_, select, path_, "look up a dashboard token", TokenOf);
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return Status::NotFound("no token named " + name + " (benchlab token list)");
+  if (!rows->front().revoked_at.empty()) {
+    return Status::FailedPrecondition("token " + name + " was revoked already at " +
+                                      rows->front().revoked_at);
+  }
+  Stmt update(db_, "UPDATE tokens SET revoked_at = ?2 WHERE name = ?1");
+  update.Bind(1, name);
+  update.Bind(2, at);
+  return Run(db_, update, path_, "revoke a dashboard token");
+}
+
 Status Store::SetCampaignPlacement(int64_t campaign_id, const std::string& placement_json,
                                    int total_windows) {
   std::lock_guard lock(mu_);

@@ -200,6 +200,16 @@ struct AuditRow {
 };
 inline constexpr int64_t kMaxAuditRows = 100'000;
 
+// One dashboard token (the tokens table, docs/store.md): never the token itself, only its hash.
+struct TokenRow {
+  std::string name;
+  std::string role;        // "viewer" or "operator"
+  std::string hash;        // hex SHA-256 of the token (coordinator/dashboard_token.h)
+  std::string created_at;  // ISO 8601 UTC
+  std::string expires_at;  // ISO 8601 UTC; "" for never
+  std::string revoked_at;  // ISO 8601 UTC; "" while valid
+};
+
 class Store {
  public:
   // Opens or creates the database, sets WAL and applies pending migrations. A new database file
@@ -277,6 +287,15 @@ class Store {
   // `limit` (0: all).
   Status AppendAudit(const AuditRow& row, int64_t keep = kMaxAuditRows);
   Result<std::vector<AuditRow>> ListAudit(const std::string& since, int64_t limit = 0);
+
+  // The dashboard's tokens (coordinator/dashboard_token.h). AddToken: AlreadyExists when a
+  // token of that name exists, revoked or not. FindToken: by hash, NotFound when none.
+  // ListTokens: by name. RevokeToken: NotFound for an unknown name, FailedPrecondition when it
+  // was revoked already.
+  Status AddToken(const TokenRow& row);
+  Result<TokenRow> FindToken(const std::string& hash);
+  Result<std::vector<TokenRow>> ListTokens();
+  Status RevokeToken(const std::string& name, const std::string& at);
   // How many window attempts a campaign has stored and the newest one's id (0 when none): what
   // changes whenever one is stored, read without reading any of them.
   Result<std::pair<int64_t, int64_t>> CountWindows(int64_t campaign_id);

@@ -309,10 +309,10 @@ TEST_F(StoreOpenTest, CreatesTheFileAtTheLatestSchemaVersionInWalMode) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(fs::exists(path_));
-  EXPECT_EQ(schema::LatestVersion(), 6);
+  EXPECT_EQ(schema::LatestVersion(), 7);
   EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   RawDb raw(path_);
-  EXPECT_EQ(raw.One("PRAGMA user_version"), "6");
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "7");
   EXPECT_EQ(raw.One("PRAGMA journal_mode"), "wal");
 }
 
@@ -342,7 +342,7 @@ TEST_F(StoreOpenTest, RefusesANewerDatabaseAndLeavesItUntouched) {
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(store.status().message(),
             path_ +
-                ": database schema version 999 is newer than this benchlab (knows 6); "
+                ": database schema version 999 is newer than this benchlab (knows 7); "
                 "upgrade benchlab");
   RawDb raw(path_);
   EXPECT_EQ(raw.One("PRAGMA user_version"), "999");
@@ -473,10 +473,12 @@ TEST_F(StoreOpenTest, AVersionThreeDatabaseIsUpgradedKeepingItsRows) {
   }
   {
     RawDb raw(path_);
-    ASSERT_EQ(raw.Exec("ALTER TABLE windows DROP COLUMN outcome;"
-                       "ALTER TABLE windows DROP COLUMN errors_body_too_large;"
-                       "DROP TABLE settings; DROP TABLE audit; PRAGMA user_version = 3"),
-              "");
+    ASSERT_EQ(
+        raw.Exec(
+            "ALTER TABLE windows DROP COLUMN outcome;"
+            "ALTER TABLE windows DROP COLUMN errors_body_too_large;"
+            "DROP TABLE settings; DROP TABLE audit; DROP TABLE tokens; PRAGMA user_version = 3"),
+        "");
   }
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
@@ -489,6 +491,29 @@ TEST_F(StoreOpenTest, AVersionThreeDatabaseIsUpgradedKeepingItsRows) {
   EXPECT_EQ(store->ListSamples((*rows)[0].id)->size(), 3u);
   EXPECT_EQ(*store->CountAgentResults(), 1);
   EXPECT_EQ(store->lab_secret().size(), Store::kLabSecretBytes);
+}
+
+TEST_F(StoreOpenTest, AVersionSixDatabaseGainsTheTokensTableAndKeepsItsAudit) {
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store
+                    ->AppendAudit({0, "2026-12-01T00:00:00.000Z", "local:root", "", "local",
+                                   "CaIssue", "agent certificate a", "ok", ""})
+                    .ok());
+  }
+  {
+    RawDb raw(path_);
+    ASSERT_EQ(raw.Exec("DROP TABLE tokens; PRAGMA user_version = 6"), "");
+  }
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->SchemaVersion(), 7);
+  EXPECT_EQ(store->ListAudit("")->size(), 1u);
+  ASSERT_TRUE(
+      store->AddToken({"alice", "viewer", std::string(64, 'a'), "2026-12-01T00:00:00.000Z", "", ""})
+          .ok());
+  EXPECT_EQ(store->ListTokens()->size(), 1u);
 }
 
 TEST_F(StoreOpenTest, AVersionFourDatabaseGetsEachWindowsOutcomeFromItsReasons) {
@@ -511,8 +536,8 @@ TEST_F(StoreOpenTest, AVersionFourDatabaseGetsEachWindowsOutcomeFromItsReasons) 
   {
     RawDb raw(path_);
     ASSERT_EQ(
-        raw.Exec(
-            "ALTER TABLE windows DROP COLUMN outcome; DROP TABLE audit; PRAGMA user_version = 4"),
+        raw.Exec("ALTER TABLE windows DROP COLUMN outcome; DROP TABLE audit; DROP TABLE tokens; "
+                 "PRAGMA user_version = 4"),
         "");
   }
   auto store = OpenStore();
