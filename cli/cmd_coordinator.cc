@@ -16,6 +16,7 @@
 #include "coordinator/plan.h"
 #include "coordinator/server/coordinator_daemon.h"
 #include "spdlog/spdlog.h"
+#include "tls/files.h"
 
 namespace benchlab {
 namespace {
@@ -32,6 +33,8 @@ struct CoordinatorArgs {
   uint64_t max_windows = kDefaultMaxWindows;
   TlsFiles tls;
   bool insecure = false;
+  std::string http_tls_cert;  // the dashboard's HTTPS certificate chain and key
+  std::string http_tls_key;
 };
 
 // `--http 8080` means 127.0.0.1:8080: the dashboard listens on loopback unless told otherwise.
@@ -94,15 +97,23 @@ int RunCoordinator(const CoordinatorArgs& args) {
     return 1;
   }
   if (http) {
+    // HTTPS with its own certificate when given one; beyond loopback, with the coordinator's
+    // own otherwise (docs/security.md, "The dashboard").
+    HttpTls http_tls{args.http_tls_cert, args.http_tls_key, args.insecure};
+    if (http_tls.cert.empty() && http_tls.key.empty() && *tls && !IsLoopbackHost(http->host)) {
+      const TlsFiles files = TlsFilesWithEnvironment(args.tls);
+      http_tls.cert = files.cert;
+      http_tls.key = files.key;
+    }
     auto web = (*daemon)->StartHttp(*http, args.web_root.empty() ? DefaultWebRoot() : args.web_root,
-                                    args.http_hosts);
+                                    args.http_hosts, http_tls);
     if (!web.ok()) {
       std::fprintf(stderr, "benchlab coordinator: --http: %s\n", web.status().message().c_str());
       (*daemon)->Shutdown();
       return 1;
     }
-    std::fprintf(stderr, "benchlab coordinator: dashboard on http://%s/\n",
-                 web->ToString().c_str());
+    std::fprintf(stderr, "benchlab coordinator: dashboard on %s://%s/\n",
+                 http_tls.cert.empty() ? "http" : "https", web->ToString().c_str());
     if (!args.http_port_file.empty()) WritePortFile(args.http_port_file, web->port);
   }
   if (!args.port_file.empty()) WritePortFile(args.port_file, bound->port);
@@ -150,14 +161,19 @@ CommandRunner AddCoordinatorCommand(CLI::App& root) {
                   "a name (or NAME:PORT) the dashboard is reached by, besides its --http address "
                   "(and localhost when that is loopback); requests for other Host names get 421. "
                   "Repeatable");
+  cmd->add_option("--http-tls-cert", args->http_tls_cert,
+                  "serve the dashboard over HTTPS with this PEM certificate chain (default beyond "
+                  "loopback: the --tls-cert)");
+  cmd->add_option("--http-tls-key", args->http_tls_key, "the key of --http-tls-cert (PEM)");
   cmd->add_option("--max-windows", args->max_windows,
                   "refuse campaigns whose plan holds more windows than this")
       ->check(CLI::Range(uint64_t{1}, uint64_t{10'000'000}))
       ->capture_default_str();
   AddTlsOptions(cmd, &args->tls);
   cmd->add_flag("--insecure", args->insecure,
-                "allow plaintext gRPC on an address other than loopback (a warning on every "
-                "start); without it, such a --listen needs the --tls-* options");
+                "allow plaintext gRPC or HTTP on an address other than loopback (a warning on "
+                "every start); without it, such a --listen needs the --tls-* options and such an "
+                "--http a certificate");
   cmd->add_option("--parent-pid", args->parent_pid,
                   "exit when this parent process exits (used by benchlab run)")
       ->group("");

@@ -86,8 +86,9 @@ Result<HostPort> CoordinatorDaemon::Start(const HostPort& listen) {
 }
 
 Result<HostPort> CoordinatorDaemon::StartHttp(const HostPort& listen, const std::string& web_root,
-                                              const std::vector<std::string>& http_hosts) {
-  return parts_->http.Start(listen, web_root, http_hosts);
+                                              const std::vector<std::string>& http_hosts,
+                                              const HttpTls& tls) {
+  return parts_->http.Start(listen, web_root, http_hosts, tls);
 }
 
 void CoordinatorDaemon::Shutdown() {

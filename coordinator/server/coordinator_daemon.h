@@ -10,6 +10,7 @@
 #include "common/parse.h"
 #include "common/status.h"
 #include "coordinator/plan.h"
+#include "coordinator/server/http_api.h"
 #include "coordinator/store.h"
 
 namespace benchlab {
@@ -37,7 +38,8 @@ class CoordinatorDaemon {
   // `web_root`, to requests whose Host is the listen address or one of `http_hosts`
   // (HttpApi::Start). Returns the bound address. After Start.
   Result<HostPort> StartHttp(const HostPort& listen, const std::string& web_root,
-                             const std::vector<std::string>& http_hosts = {});
+                             const std::vector<std::string>& http_hosts = {},
+                             const HttpTls& tls = {});
   // Stops scheduling after the current window, then stops serving.
   void Shutdown();
 

@@ -1,6 +1,8 @@
 #include "coordinator/server/http_api.h"
 
 #include <httplib.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include <algorithm>
 #include <cctype>
@@ -13,11 +15,14 @@
 #include <utility>
 
 #include "analysis/report_format.h"
+#include "common/clock.h"
 #include "common/histogram.h"
 #include "coordinator/rerun.h"
 #include "coordinator/server/agent_registry.h"
 #include "coordinator/server/agents_json.h"
+#include "coordinator/server/dashboard_auth.h"
 #include "coordinator/server/scheduler.h"
+#include "rpc/tls.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
@@ -516,9 +521,10 @@ bool HttpApi::Refused(const httplib::Request& req, httplib::Response& res) const
                    "with --http-host NAME to serve it under another name (docs/api.md)");
     return true;
   }
-  if (req.method == "POST" && req.has_header("Origin")) {
+  if (req.method != "GET" && req.method != "HEAD" && req.has_header("Origin")) {
     const std::string origin = Lower(req.get_header_value("Origin"));
-    if (origin.rfind("http://", 0) != 0 || hosts_.count(origin.substr(7)) == 0) {
+    const std::string prefix = scheme_ + "://";
+    if (origin.rfind(prefix, 0) != 0 || hosts_.count(origin.substr(prefix.size())) == 0) {
       ReplyError(res, 403, "Origin \"" + origin + "\" may not change anything here");
       return true;
     }
@@ -532,6 +538,80 @@ bool HttpApi::Refused(const httplib::Request& req, httplib::Response& res) const
   return false;
 }
 
+namespace {
+
+std::string OpenSslError() {
+  const unsigned long code = ERR_get_error();
+  if (code == 0) return "no detail from OpenSSL";
+  char text[256];
+  ERR_error_string_n(code, text, sizeof text);
+  ERR_clear_error();
+  return text;
+}
+
+// An HTTPS server with the certificate chain and key in these PEM files, TLS 1.2 at least.
+Result<std::unique_ptr<httplib::Server>> MakeHttpsServer(const std::string& cert,
+                                                         const std::string& key) {
+  if (cert.empty() || key.empty()) {
+    return Status::InvalidArgument(
+        "HTTPS needs both a certificate and its key (--http-tls-cert and --http-tls-key)");
+  }
+  std::string error;
+  auto server = std::make_unique<httplib::SSLServer>([&](SSL_CTX& ctx) {
+    SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
+    if (SSL_CTX_use_certificate_chain_file(&ctx, cert.c_str()) != 1) {
+      error = cert + ": not a PEM certificate chain that loads (" + OpenSslError() + ")";
+      return false;
+    }
+    if (SSL_CTX_use_PrivateKey_file(&ctx, key.c_str(), SSL_FILETYPE_PEM) != 1) {
+      error = key + ": not a PEM private key that loads, or not the key of " + cert + " (" +
+              OpenSslError() + ")";
+      return false;
+    }
+    if (SSL_CTX_check_private_key(&ctx) != 1) {
+      error = key + ": is not the key of the certificate in " + cert;
+      return false;
+    }
+    return true;
+  });
+  if (!server->is_valid()) {
+    return Status::InvalidArgument(error.empty() ? "HTTPS: " + OpenSslError() : error);
+  }
+  return std::unique_ptr<httplib::Server>(std::move(server));
+}
+
+}  // namespace
+
+std::optional<DashboardCaller> HttpApi::Caller(const httplib::Request& req, httplib::Response& res,
+                                               const std::string& call) {
+  auto caller =
+      auth_->Identify(req.get_header_value("Authorization"), req.get_header_value("Cookie"));
+  if (caller.ok()) return *caller;
+  Audit(req, DashboardCaller{}, call, req.path, caller.status());
+  res.set_header("WWW-Authenticate", "Bearer");
+  ReplyError(res, caller.status().code() == StatusCode::kUnauthenticated ? 401 : 500,
+             caller.status().message());
+  return std::nullopt;
+}
+
+void HttpApi::Audit(const httplib::Request& req, const DashboardCaller& caller,
+                    const std::string& call, const std::string& subject, const Status& outcome) {
+  AuditRow row;
+  row.at = FormatIsoTime(std::chrono::system_clock::now());
+  row.identity = caller.anonymous() ? "dashboard:anonymous" : "dashboard:" + caller.name;
+  row.role = caller.role;
+  row.peer = req.remote_addr + ":" + std::to_string(req.remote_port);
+  row.call = call;
+  row.subject = subject;
+  const bool refused = outcome.code() == StatusCode::kUnauthenticated ||
+                       outcome.code() == StatusCode::kPermissionDenied;
+  row.outcome = outcome.ok() ? "ok" : refused ? "refused" : "failed";
+  row.reason = outcome.ok() ? "" : outcome.message();
+  if (Status st = store_.AppendAudit(row); !st.ok()) {
+    spdlog::warn("dashboard: {} not audited: {}", call, st.message());
+  }
+}
+
 HttpApi::HttpApi(Store& store, AgentRegistry& agents, Scheduler& scheduler)
     : store_(store), agents_(agents), scheduler_(scheduler) {}
 
@@ -541,8 +621,20 @@ void HttpApi::Routes(const std::string& web_root) {
   httplib::Server& s = *server_;
   s.set_payload_max_length(64 * 1024);  // the only body is a re-run request
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    return Refused(req, res) ? httplib::Server::HandlerResponse::Handled
-                             : httplib::Server::HandlerResponse::Unhandled;
+    if (Refused(req, res)) return httplib::Server::HandlerResponse::Handled;
+    // Every read of the API is checked here; the one change (re-run) and the session calls
+    // check their callers themselves. The page's own files hold no data and are served to all.
+    if (req.method == "GET" && req.path.rfind("/api/", 0) == 0 && req.path != "/api/v1/session") {
+      auto caller = Caller(req, res, "DashboardRead");
+      if (!caller) return httplib::Server::HandlerResponse::Handled;
+      if (Status may = auth_->MayRead(*caller); !may.ok()) {
+        Audit(req, *caller, "DashboardRead", req.path, may);
+        res.set_header("WWW-Authenticate", "Bearer");
+        ReplyError(res, 401, may.message());
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
   });
   // Whatever fails, and whatever the HTTP layer itself refuses, is answered in JSON too.
   s.set_exception_handler(
@@ -611,7 +703,52 @@ void HttpApi::Routes(const std::string& web_root) {
   s.Get("/api/v1/agents", [this](const httplib::Request&, httplib::Response& res) {
     ReplyJson(res, 200, AgentsToJson(agents_.List()));
   });
+  s.Get("/api/v1/session", [this](const httplib::Request& req, httplib::Response& res) {
+    auto caller = Caller(req, res, "DashboardSession");
+    if (!caller) return;
+    ReplyJson(res, 200,
+              ojson{{"name", Nullable(caller->name)},
+                    {"role", Nullable(caller->role)},
+                    {"reads_open", auth_->reads_open()},
+                    {"can_rerun", auth_->MayChange(*caller).ok()}});
+  });
+  s.Post("/api/v1/session", [this](const httplib::Request& req, httplib::Response& res) {
+    if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0) {
+      return ReplyError(res, 415, "Content-Type: expected application/json");
+    }
+    const ojson body = ojson::parse(req.body, nullptr, false);
+    if (!body.is_object() || !body.contains("token") || !body["token"].is_string()) {
+      return ReplyError(res, 400, "expected {\"token\": \"blt_...\"}");
+    }
+    auto login = auth_->LogIn(body["token"].get<std::string>());
+    if (!login.ok()) {
+      Audit(req, DashboardCaller{}, "DashboardLogIn", "", login.status());
+      res.set_header("WWW-Authenticate", "Bearer");
+      return ReplyError(res, 401, login.status().message());
+    }
+    Audit(req, login->caller, "DashboardLogIn", "", Status::Ok());
+    res.set_header("Set-Cookie", login->set_cookie);
+    ReplyJson(res, 200,
+              ojson{{"name", login->caller.name},
+                    {"role", login->caller.role},
+                    {"reads_open", auth_->reads_open()},
+                    {"can_rerun", auth_->MayChange(login->caller).ok()}});
+  });
+  s.Delete("/api/v1/session", [this](const httplib::Request& req, httplib::Response& res) {
+    res.set_header("Set-Cookie", auth_->LogOut(req.get_header_value("Cookie")));
+    ReplyJson(res, 200, ojson{{"logged_out", true}});
+  });
   s.Post("/api/v1/rerun", [this](const httplib::Request& req, httplib::Response& res) {
+    auto caller = Caller(req, res, "DashboardRerun");
+    if (!caller) return;
+    if (Status may = auth_->MayChange(*caller); !may.ok()) {
+      Audit(req, *caller, "DashboardRerun", "", may);
+      if (may.code() == StatusCode::kUnauthenticated) {
+        res.set_header("WWW-Authenticate", "Bearer");
+        return ReplyError(res, 401, may.message());
+      }
+      return ReplyError(res, 403, may.message());
+    }
     // Only JSON: a cross-origin page cannot send it without a preflight, which is never
     // answered, so another site in the user's browser cannot queue re-runs.
     if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0) {
@@ -620,9 +757,13 @@ void HttpApi::Routes(const std::string& web_root) {
     auto selection = ParseRerunBody(req.body);
     if (!selection.ok()) return ReplyError(res, 400, selection.status().message());
     auto requested = RequestRerun(store_, *selection);
+    std::string subject = "windows";
+    for (int64_t id : selection->window_ids) subject += " " + std::to_string(id);
     if (!requested.ok()) {
+      Audit(req, *caller, "DashboardRerun", subject, requested.status());
       return ReplyError(res, HttpStatusOf(requested.status()), requested.status().message());
     }
+    Audit(req, *caller, "DashboardRerun", subject, Status::Ok());
     scheduler_.Notify();
     ReplyJson(res, 202,
               ojson{{"window_ids", requested->window_ids}, {"campaigns", requested->campaigns}});
@@ -632,6 +773,7 @@ void HttpApi::Routes(const std::string& web_root) {
   };
   s.Get(R"(/api/.*)", unknown);
   s.Post(R"(/api/.*)", unknown);
+  s.Delete(R"(/api/.*)", unknown);
 
   const bool have_page =
       !web_root.empty() && std::filesystem::exists(std::filesystem::path(web_root) / "index.html");
@@ -651,10 +793,35 @@ void HttpApi::Routes(const std::string& web_root) {
 }
 
 Result<HostPort> HttpApi::Start(const HostPort& listen, const std::string& web_root,
-                                const std::vector<std::string>& http_hosts) {
+                                const std::vector<std::string>& http_hosts, const HttpTls& tls) {
   if (server_) return Status::FailedPrecondition("the HTTP server is already started");
   BENCHLAB_RETURN_IF_ERROR(AllowedHosts(listen, http_hosts).status());
-  server_ = std::make_unique<httplib::Server>();
+  const bool https = !tls.cert.empty() || !tls.key.empty();
+  if (!https && !IsLoopbackHost(listen.host)) {
+    if (!tls.insecure) {
+      return Status::FailedPrecondition(
+          "the dashboard would listen on " + listen.host +
+          " in plain HTTP, where its tokens and session cookies could be read on the way: give "
+          "it a certificate (--http-tls-cert/--http-tls-key, or the coordinator's own --tls-cert "
+          "and --tls-key), listen on loopback, or pass --insecure (docs/security.md, \"The "
+          "dashboard\")");
+    }
+    spdlog::warn(
+        "dashboard: plain HTTP on {} (--insecure): its tokens and cookies cross the "
+        "network in clear",
+        listen.host);
+  }
+  if (https) {
+    auto server = MakeHttpsServer(tls.cert, tls.key);
+    if (!server.ok()) return server.status();
+    server_ = std::move(*server);
+    scheme_ = "https";
+  } else {
+    server_ = std::make_unique<httplib::Server>();
+    scheme_ = "http";
+  }
+  auth_ = std::make_unique<DashboardAuth>(store_, RealClockInstance(), IsLoopbackHost(listen.host),
+                                          https);
   Routes(web_root);
   int port = listen.port;
   if (port == 0) {
@@ -675,7 +842,9 @@ Result<HostPort> HttpApi::Start(const HostPort& listen, const std::string& web_r
   for (int i = 0; i < 2000 && !server_->is_running(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  spdlog::info("dashboard on http://{}/", bound.ToString());
+  spdlog::info("dashboard on {}://{}/ ({})", scheme_, bound.ToString(),
+               auth_->reads_open() ? "reads open on loopback, re-runs need an operator's token"
+                                   : "every call needs a token");
   return bound;
 }
 
@@ -684,6 +853,7 @@ void HttpApi::Stop() {
   server_->stop();
   if (thread_.joinable()) thread_.join();
   server_.reset();
+  auth_.reset();
 }
 
 }  // namespace benchlab

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -25,7 +26,17 @@ struct Response;
 namespace benchlab {
 
 class AgentRegistry;
+class DashboardAuth;
 class Scheduler;
+struct DashboardCaller;
+
+// HTTPS for the dashboard (docs/security.md, "The dashboard"): a certificate chain and its key
+// in PEM files; both empty for plain HTTP, which Start allows on loopback only unless `insecure`.
+struct HttpTls {
+  std::string cert;
+  std::string key;
+  bool insecure = false;
+};
 
 // GET /api/v1/campaigns: every campaign, newest first, with counts over newest attempts.
 Result<nlohmann::ordered_json> CampaignListDoc(Store& store);
@@ -63,9 +74,13 @@ class HttpApi {
   // it and the API still works. Only requests whose Host is one of AllowedHosts(bound address,
   // http_hosts) are answered (else 421), and a POST whose Origin is present must be
   // http://<one of them> (else 403): a page of another site, even one whose name resolves to
-  // this machine (DNS rebinding), reads and changes nothing. Returns the bound address.
+  // this machine (DNS rebinding), reads and changes nothing. With `tls` it serves HTTPS. Who
+  // may read and re-run is DashboardAuth's: reads are open only on a loopback address, re-runs
+  // need an operator's token. FailedPrecondition for plain HTTP beyond loopback without
+  // `tls.insecure`; InvalidArgument for a certificate or key that does not load. Returns the
+  // bound address.
   Result<HostPort> Start(const HostPort& listen, const std::string& web_root,
-                         const std::vector<std::string>& http_hosts = {});
+                         const std::vector<std::string>& http_hosts = {}, const HttpTls& tls = {});
   // Stops serving; requests in flight finish first. Safe to call twice.
   void Stop();
 
@@ -74,11 +89,19 @@ class HttpApi {
   // Refuses a request for another host, from another origin or with a path that is not UTF-8;
   // true when it answered.
   bool Refused(const httplib::Request& req, httplib::Response& res) const;
+  // The caller of an API request, or an answer already sent (401) and nullopt.
+  std::optional<DashboardCaller> Caller(const httplib::Request& req, httplib::Response& res,
+                                        const std::string& call);
+  // One row of the audit trail for a dashboard call (docs/security.md, "Audit").
+  void Audit(const httplib::Request& req, const DashboardCaller& caller, const std::string& call,
+             const std::string& subject, const Status& outcome);
 
   Store& store_;
   AgentRegistry& agents_;
   Scheduler& scheduler_;
   std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<DashboardAuth> auth_;
+  std::string scheme_ = "http";  // or "https"
   std::set<std::string> hosts_;  // AllowedHosts of the bound address
   std::thread thread_;
 };

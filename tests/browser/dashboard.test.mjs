@@ -1,9 +1,13 @@
 // The dashboard in a real browser (Debian's Chromium through playwright-core) against a real
-// coordinator that has measured a small campaign: the heat map has one cell per window, an
-// invalid window opens from its cell with the API's reasons, Re-run stores a new attempt that
-// the page shows, the campaign page redraws by itself when the campaign changes, the campaigns
-// and agents pages list what the API lists, and no request leaves the coordinator's origin. Run by dashboard_test.sh, which starts the lab and sets:
-//   BENCHLAB_URL        the coordinator's HTTP address (http://127.0.0.1:PORT)
+// coordinator, over HTTPS, that has measured a small campaign: the heat map has one cell per
+// window, an invalid window opens from its cell with the API's reasons, a wrong token and a
+// forged cookie get 401, a viewer's session shows no Re-run, an operator's Re-run stores a new
+// attempt that the page shows, the campaign page redraws by itself when the campaign changes,
+// the campaigns and agents pages list what the API lists, and no request leaves the
+// coordinator's origin. Run by dashboard_test.sh, which starts the lab and sets:
+//   BENCHLAB_URL        the coordinator's HTTPS address (https://127.0.0.1:PORT)
+//   BENCHLAB_VIEWER_TOKEN, BENCHLAB_OPERATOR_TOKEN  dashboard tokens of either role
+//   BENCHLAB_SPKI       the SPKI hash of the dashboard's certificate, which Chromium trusts
 //   BENCHLAB_CAMPAIGN   the campaign measured
 //   BENCHLAB_AGENTS     the agents' names, comma-separated
 //   BENCHLAB_CHROMIUM   the browser (/usr/bin/chromium)
@@ -24,9 +28,14 @@ const campaign = process.env.BENCHLAB_CAMPAIGN;
 const agents = (process.env.BENCHLAB_AGENTS ?? '').split(',').filter(Boolean);
 const artifacts = process.env.BENCHLAB_ARTIFACTS;
 const origin = new URL(base).origin;
+const viewerToken = process.env.BENCHLAB_VIEWER_TOKEN;
+const operatorToken = process.env.BENCHLAB_OPERATOR_TOKEN;
 
-async function api(path, init) {
-  const res = await fetch(new URL(path, base), init);
+// The API as a script calls it: reads are open on loopback, changes carry the operator's token.
+async function api(path, init = {}) {
+  const headers = { ...(init.headers ?? {}) };
+  if (init.method && init.method !== 'GET') headers.Authorization = `Bearer ${operatorToken}`;
+  const res = await fetch(new URL(path, base), { ...init, headers });
   const body = await res.json();
   assert.ok(res.ok, `${path}: ${res.status} ${JSON.stringify(body)}`);
   return body;
@@ -46,6 +55,19 @@ describe('dashboard', () => {
   const open = async (hash) => {
     await page.goto(`${base}/${hash}`);
   };
+  // Logs in through the page's form; resolves once the header names who is logged in.
+  const logIn = async (token, role) => {
+    await open('#/login');
+    await page.locator('#token').fill(token);
+    await page.locator('#login').click();
+    await page.locator('#who-name').waitFor();
+    assert.match(await page.locator('#who-name').innerText(), new RegExp(`\\(${role}\\)`));
+  };
+  // A request from the page itself, with its cookies: [status, body].
+  const pageFetch = (path, init) => page.evaluate(async ([p, i]) => {
+    const res = await fetch(p, i);
+    return [res.status, await res.text()];
+  }, [path, init ?? {}]);
 
   before(async () => {
     mkdirSync(artifacts, { recursive: true });
@@ -53,7 +75,8 @@ describe('dashboard', () => {
       executablePath: process.env.BENCHLAB_CHROMIUM ?? '/usr/bin/chromium',
       headless: true,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync'],
+        '--disable-component-update', '--disable-sync',
+        `--ignore-certificate-errors-spki-list=${process.env.BENCHLAB_SPKI}`],
       viewport: { width: 1280, height: 900 },
     });
     page = context.pages()[0] ?? await context.newPage();
@@ -127,9 +150,69 @@ describe('dashboard', () => {
     assert.equal(await reasons.getAttribute('data-verdict'), notValid[0].verdict);
     const shown = await page.locator('#reason-list li').allInnerTexts();
     assert.deepEqual(shown.map((s) => s.trim()), doc.window.reasons);
-    assert.equal(await page.locator('#rerun').isVisible(), doc.rerunnable);
+    // Not logged in: reads are open on loopback, re-runs are not.
+    assert.equal(await page.locator('#rerun').count(), 0, 'no re-run button without a token');
+    assert.equal(await page.locator('#rerun-login').isVisible(), doc.rerunnable);
+    assert.equal(await page.locator('#login-link').count(), 1);
     await page.locator('#chart-histogram').waitFor();
     await shot('window-invalid');
+  });
+
+  it('refuses a wrong token and a forged cookie with 401', async () => {
+    await open('#/login');
+    await page.locator('#token').fill(`blt_${'A'.repeat(43)}`);
+    await page.locator('#login').click();
+    const error = page.locator('#login-error');
+    await error.waitFor();
+    assert.equal(await error.getAttribute('data-status'), '401');
+    assert.match(await error.innerText(), /unknown token/);
+    assert.equal((await context.cookies(base)).filter((c) => c.name === 'benchlab_session').length, 0);
+
+    await context.addCookies([{ name: 'benchlab_session', value: 'B'.repeat(43), url: base,
+      httpOnly: true, secure: true, sameSite: 'Strict' }]);
+    const [status, body] = await pageFetch('/api/v1/campaigns');
+    assert.equal(status, 401, body);
+    const [rerunStatus] = await pageFetch('/api/v1/rerun', { method: 'POST',
+      headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ window_ids: [invalidId] }) });
+    assert.equal(rerunStatus, 401);
+    const res = await fetch(new URL('/api/v1/agents', base), { headers: { Cookie: `benchlab_session=${'B'.repeat(43)}` } });
+    assert.equal(res.status, 401);
+    await context.clearCookies();
+    await shot('login-refused');
+  });
+
+  it('logs a viewer in: no re-run button, and a re-run by hand is 403', async () => {
+    await logIn(viewerToken, 'viewer');
+    const [cookie] = (await context.cookies(base)).filter((c) => c.name === 'benchlab_session');
+    assert.ok(cookie, 'a session cookie');
+    assert.equal(cookie.httpOnly, true);
+    assert.equal(cookie.secure, true);
+    assert.equal(cookie.sameSite, 'Strict');
+    assert.notEqual(cookie.value, viewerToken.slice(4), 'the cookie is not the token');
+    assert.equal(await page.evaluate(() => document.cookie), '', 'the page cannot read it');
+
+    await open(`#/windows/${invalidId}`);
+    await page.locator('#reasons').waitFor();
+    assert.equal(await page.locator('#rerun').count(), 0, 'no re-run button for a viewer');
+    await page.locator('#rerun-login').waitFor();
+    const before = await api(`/api/v1/windows/${invalidId}`);
+    const [status, body] = await pageFetch('/api/v1/rerun', { method: 'POST',
+      headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ window_ids: [invalidId] }) });
+    assert.equal(status, 403, body);
+    const { progress } = await api(`/api/v1/campaigns/${campaign}`);
+    assert.equal(progress.reruns_pending ?? 0, 0, 'nothing queued');
+    assert.equal((await api(`/api/v1/windows/${invalidId}`)).attempts.length, before.attempts.length);
+    await shot('window-viewer');
+    await page.locator('#logout').click();
+    await page.locator('#login-link').waitFor();
+  });
+
+  it('logs an operator in: the re-run button is there', async () => {
+    await logIn(operatorToken, 'operator');
+    await open(`#/windows/${invalidId}`);
+    await page.locator('#reasons').waitFor();
+    assert.equal(await page.locator('#rerun').isVisible(), true);
+    assert.equal(await page.locator('#rerun-login').count(), 0);
   });
 
   it('re-runs the window: the new attempt appears in the page and in the API', async () => {

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The dashboard in Debian's Chromium against a real lab: a coordinator serving the page and the
-# API (--http, --web-root build/web), a server agent and a load agent, and a small campaign of
-# two hello-server targets submitted with --wait; then tests/browser/dashboard.test.mjs (node's
-# test runner, playwright-core) drives the page. Everything started here is stopped on exit.
+# API over HTTPS (--http, --http-tls-cert from a CA made by `benchlab ca`, --web-root build/web),
+# a server agent and a load agent, a viewer's and an operator's dashboard tokens, and a small
+# campaign of two hello-server targets submitted with --wait; then
+# tests/browser/dashboard.test.mjs (node's test runner, playwright-core) drives the page.
+# Everything started here is stopped on exit.
 # Exit 77: skipped, when Chromium is missing and cannot be installed, or cannot start here.
 # Usage: dashboard_test.sh BIN_DIR SOURCE_DIR [ARTIFACT_DIR]
 set -euo pipefail
@@ -69,14 +71,27 @@ command -v node > /dev/null || fail "node is missing (the build needs it too)"
   fail "no dashboard in $web_root: build it (cmake --build, target benchlab_web)"
 
 # --- the lab -----------------------------------------------------------------------------------
+# The dashboard's certificate, from benchlab's own CA, for the address the browser dials.
+"$bin/benchlab" ca init --dir "$work/ca" > /dev/null || fail "benchlab ca init"
+"$bin/benchlab" ca issue --dir "$work/ca" --name dashboard --role coordinator --host 127.0.0.1 \
+  > /dev/null || fail "benchlab ca issue"
 "$bin/benchlab" coordinator --db "$work/lab.db" --listen 127.0.0.1:0 --port-file "$work/port" \
   --http 127.0.0.1:0 --http-port-file "$work/http-port" --web-root "$web_root" \
+  --http-tls-cert "$work/ca/dashboard.pem" --http-tls-key "$work/ca/dashboard.key" \
   2> "$work/coordinator.log" &
 pids+=($!)
 wait_for 15 test -s "$work/port" || fail "the coordinator did not start"
 wait_for 15 test -s "$work/http-port" || fail "the coordinator's HTTP server did not start"
 port=$(cat "$work/port")
 http_port=$(cat "$work/http-port")
+viewer_token=$("$bin/benchlab" token create --db "$work/lab.db" --role viewer --name browser-viewer \
+  2> /dev/null) || fail "benchlab token create --role viewer"
+operator_token=$("$bin/benchlab" token create --db "$work/lab.db" --role operator \
+  --name browser-operator 2> /dev/null) || fail "benchlab token create --role operator"
+# Chromium trusts this one key for the test, not every certificate: the SPKI hash of the
+# dashboard's certificate (--ignore-certificate-errors-spki-list).
+spki=$(openssl x509 -in "$work/ca/dashboard.pem" -pubkey -noout | openssl pkey -pubin -outform der |
+  openssl dgst -sha256 -binary | base64) || fail "no SPKI hash of the dashboard's certificate"
 
 # Two targets, both the bundled hello-server under names of their own in the work directory.
 ln -s "$bin/hello-server" "$work/hello-server"
@@ -142,7 +157,9 @@ echo "ok: campaign measured ($(tail -1 "$work/submit.log"))"
 # --- the browser ---------------------------------------------------------------------------------
 mkdir -p "$artifacts" "$work/profile"
 status=0
-BENCHLAB_URL="http://127.0.0.1:$http_port" BENCHLAB_CAMPAIGN=browser \
+BENCHLAB_URL="https://127.0.0.1:$http_port" BENCHLAB_CAMPAIGN=browser \
+  BENCHLAB_VIEWER_TOKEN="$viewer_token" BENCHLAB_OPERATOR_TOKEN="$operator_token" \
+  BENCHLAB_SPKI="$spki" NODE_EXTRA_CA_CERTS="$work/ca/ca.pem" \
   BENCHLAB_AGENTS=browser-server,browser-load BENCHLAB_CHROMIUM="$chromium" \
   BENCHLAB_PROFILE="$work/profile" BENCHLAB_ARTIFACTS="$(cd "$artifacts" && pwd)" \
   BENCHLAB_WEB_DIR="$src/web" \

@@ -23,6 +23,11 @@ async function request(path, init) {
   } catch {
     // Not JSON: an error page from something in between, or a server without the API.
   }
+  if (res.status === 401 && !String(path).startsWith('/api/v1/session')) {
+    // The token behind this page's session was revoked or expired, or reads need one: the
+    // router shows the log-in page.
+    window.dispatchEvent(new CustomEvent('benchlab:unauthorized'));
+  }
   if (!res.ok) {
     const message =
       body && typeof body.error === 'string'
@@ -41,10 +46,10 @@ export function getJSON(path, { signal } = {}) {
   return request(path, { signal, cache: 'no-cache' });
 }
 
-// The only call that changes anything: JSON only, so a page on another origin cannot send it.
-export function postJSON(path, payload) {
+// The calls that change anything: JSON only, so a page on another origin cannot send them.
+export function postJSON(path, payload, method = 'POST') {
   return request(path, {
-    method: 'POST',
+    method,
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify(payload),
   });
@@ -58,4 +63,8 @@ export const api = {
   window: (id, opts) => getJSON(`/api/v1/windows/${encodeURIComponent(id)}`, opts),
   agents: (opts) => getJSON('/api/v1/agents', opts),
   rerun: (ids) => postJSON('/api/v1/rerun', { window_ids: ids }),
+  // Who this page is: {name, role, reads_open, can_rerun} (the session cookie is HttpOnly).
+  session: () => request('/api/v1/session', { cache: 'no-store' }),
+  logIn: (token) => postJSON('/api/v1/session', { token }),
+  logOut: () => postJSON('/api/v1/session', {}, 'DELETE'),
 };

@@ -8,7 +8,9 @@ import { campaignsPage } from './pages/campaigns.js';
 import { campaignPage } from './pages/campaign.js';
 import { windowPage } from './pages/window.js';
 import { agentsPage } from './pages/agents.js';
+import { loginPage } from './pages/login.js';
 import { errorBox } from './ui.js';
+import { logOut, needsLogIn, onSessionChange, refreshSession, session } from './session.js';
 
 const routes = [
   { pattern: /^#?\/?$/, nav: 'campaigns', mount: (el) => campaignsPage(el) },
@@ -24,15 +26,22 @@ const routes = [
     mount: (el, m) => windowPage(el, Number(m[1])),
   },
   { pattern: /^#\/agents\/?$/, nav: 'agents', mount: (el) => agentsPage(el) },
+  { pattern: /^#\/login$/, nav: 'login', mount: (el) => loginPage(el, afterLogIn) },
 ];
 
 let current = null;
+let afterLogIn = '#/';
 
 function route() {
   const main = document.getElementById('main');
   if (current && current.destroy) current.destroy();
   current = null;
   const hash = window.location.hash || '#/';
+  if (needsLogIn() && hash !== '#/login') {
+    afterLogIn = hash;
+    window.location.hash = '#/login';
+    return;
+  }
   for (const r of routes) {
     const m = r.pattern.exec(hash);
     if (!m) continue;
@@ -40,9 +49,12 @@ function route() {
       if (link.dataset.nav === r.nav) link.setAttribute('aria-current', 'page');
       else link.removeAttribute('aria-current');
     }
-    replace(main);
+    // Each page gets an element of its own: a page left while it still loads renders into its
+    // own, detached element, never over the next page.
+    const view = h('div', { class: 'page' });
+    replace(main, view);
     main.dataset.page = r.nav;
-    current = r.mount(main, m);
+    current = r.mount(view, m);
     main.focus({ preventScroll: true });
     window.scrollTo(0, 0);
     return;
@@ -90,6 +102,7 @@ function shell() {
           h('a', { href: '#/', dataset: { nav: 'campaigns' } }, 'Campaigns'),
           h('a', { href: '#/agents', dataset: { nav: 'agents' } }, 'Agents'),
         ),
+        h('div', { id: 'who', class: 'who' }),
       ),
     ),
     h('main', { id: 'main', tabindex: '-1' }),
@@ -103,7 +116,47 @@ function shell() {
   );
 }
 
+// Who is logged in, in the header: a name and role with "Log out", or "Log in".
+function who(s) {
+  const el = document.getElementById('who');
+  if (!el) return;
+  el.dataset.role = s.role ?? '';
+  if (s.role) {
+    replace(
+      el,
+      h('span', { id: 'who-name' }, `${s.name} (${s.role})`),
+      h(
+        'button',
+        {
+          type: 'button',
+          id: 'logout',
+          class: 'link-button',
+          onclick: async () => {
+            await logOut();
+            route();
+          },
+        },
+        'Log out',
+      ),
+    );
+  } else {
+    replace(el, h('a', { id: 'login-link', href: '#/login' }, 'Log in'));
+  }
+}
+
 shell();
 applyTheme();
+onSessionChange(who);
 window.addEventListener('hashchange', route);
-route();
+// A call refused for want of a valid session: ask who we are, and log in if that is needed.
+window.addEventListener('benchlab:unauthorized', async () => {
+  const hash = window.location.hash || '#/';
+  await refreshSession().catch(() => {});
+  if (!session().role && hash !== '#/login') {
+    afterLogIn = hash;
+    window.location.hash = '#/login';
+  }
+});
+refreshSession()
+  .catch(() => {})
+  .finally(route);

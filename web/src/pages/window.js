@@ -18,6 +18,7 @@ import {
 } from '../format.js';
 import { ChartSet, chartBox, PALETTE } from '../charts.js';
 import { logBins, loadRates } from '../model.js';
+import { session } from '../session.js';
 import { errorBox, loading, Poller, figures, section } from '../ui.js';
 
 const RERUN_POLL_MS = 1500;
@@ -283,10 +284,21 @@ export function windowPage(el, id) {
       rerun.message,
     );
     const canRerun = doc.rerunnable && rerun.state !== 'queued' && rerun.state !== 'sending';
+    // Only an operator's session may queue a re-run: others are told how to get one.
+    const operator = session().can_rerun;
     return h(
       'div',
       { class: 'rerun' },
-      doc.rerunnable || rerun.state === 'queued' || rerun.state === 'sending'
+      doc.rerunnable && !operator
+        ? h(
+            'p',
+            { id: 'rerun-login', class: 'muted' },
+            'An operator can re-run this window: ',
+            h('a', { href: '#/login' }, 'log in'),
+            " with an operator's token.",
+          )
+        : null,
+      operator && (doc.rerunnable || rerun.state === 'queued' || rerun.state === 'sending')
         ? h(
             'button',
             {

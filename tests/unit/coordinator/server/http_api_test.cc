@@ -13,9 +13,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/clock.h"
 #include "common/histogram.h"
+#include "coordinator/dashboard_token.h"
 #include "coordinator/server/agent_registry.h"
 #include "coordinator/server/scheduler.h"
+#include "tls/ca.h"
 
 namespace benchlab {
 namespace {
@@ -300,14 +303,33 @@ TEST(HistogramDocTest, EmptyIsNullAndGarbageIsAnError) {
 // requirement on POST, static files.
 class HttpServerTest : public HttpApiTest {
  protected:
+  // Serves on loopback; the client carries an operator's token, as re-runs need one.
   void Serve(const std::string& web_root, const std::vector<std::string>& http_hosts = {}) {
     scheduler_ = std::make_unique<Scheduler>(*store_, agents_);
     api_ = std::make_unique<HttpApi>(*store_, agents_, *scheduler_);
     auto bound = api_->Start({"127.0.0.1", 0}, web_root, http_hosts);
     ASSERT_TRUE(bound.ok()) << bound.status().message();
     port_ = bound->port;
+    operator_ = MakeToken("ops", "operator");
     client_ = std::make_unique<httplib::Client>("127.0.0.1", bound->port);
     client_->set_read_timeout(10, 0);
+    client_->set_bearer_token_auth(operator_.c_str());
+  }
+  // A token stored under `name` with `role`, expiring at `expires` ("" for never).
+  std::string MakeToken(const std::string& name, const std::string& role,
+                        const std::string& expires = "") {
+    auto token = NewDashboardToken();
+    EXPECT_TRUE(token.ok());
+    EXPECT_TRUE(store_
+                    ->AddToken({name, role, DashboardTokenHash(*token),
+                                FormatIsoTime(std::chrono::system_clock::now()), expires, ""})
+                    .ok());
+    return *token;
+  }
+  // The newest audit row, or an empty one.
+  AuditRow LastAudit() {
+    auto rows = store_->ListAudit("");
+    return rows.ok() && !rows->empty() ? rows->back() : AuditRow{};
   }
   // The request's bytes as given (no URL encoding), on a connection of its own; the response
   // as it came, up to the end of its body (Content-Length).
@@ -348,6 +370,7 @@ class HttpServerTest : public HttpApiTest {
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<HttpApi> api_;
   std::unique_ptr<httplib::Client> client_;
+  std::string operator_;
 };
 
 TEST_F(HttpServerTest, ServesTheApiAndTheDashboardFiles) {
@@ -599,6 +622,224 @@ TEST_F(HttpServerTest, StopRightAfterStartReturns) {
   api_->Stop();  // twice is fine
   client_->set_connection_timeout(1, 0);
   EXPECT_FALSE(client_->Get("/api/v1/campaigns"));  // nothing listens any more
+}
+
+// The Authorization header of a token.
+httplib::Headers Bearer(const std::string& token) { return {{"Authorization", "Bearer " + token}}; }
+
+TEST_F(HttpServerTest, OnLoopbackReadsAreOpenAndReRunsNeedAnOperatorsToken) {
+  Serve("");
+  httplib::Client anonymous("127.0.0.1", port_);
+  auto read = anonymous.Get("/api/v1/campaigns");
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->status, 200);
+  const std::string body = R"({"window_ids": [)" + std::to_string(nginx1_) + "]}";
+
+  auto nobody = anonymous.Post("/api/v1/rerun", body, "application/json");
+  ASSERT_TRUE(nobody);
+  EXPECT_EQ(nobody->status, 401);
+  EXPECT_EQ(nobody->get_header_value("WWW-Authenticate"), "Bearer");
+  EXPECT_EQ(RerunRequests(), 0u);
+  AuditRow row = LastAudit();
+  EXPECT_EQ(row.call, "DashboardRerun");
+  EXPECT_EQ(row.outcome, "refused");
+  EXPECT_EQ(row.identity, "dashboard:anonymous");
+
+  const std::string viewer = MakeToken("watcher", "viewer");
+  auto as_viewer = anonymous.Post("/api/v1/rerun", Bearer(viewer), body, "application/json");
+  ASSERT_TRUE(as_viewer);
+  EXPECT_EQ(as_viewer->status, 403);
+  EXPECT_EQ(RerunRequests(), 0u);
+  row = LastAudit();
+  EXPECT_EQ(row.identity, "dashboard:watcher");
+  EXPECT_EQ(row.role, "viewer");
+  EXPECT_EQ(row.outcome, "refused");
+  EXPECT_NE(row.peer.find("127.0.0.1:"), std::string::npos);
+  EXPECT_EQ(row.reason.find(viewer), std::string::npos) << "no token in the audit trail";
+
+  auto as_operator = anonymous.Post("/api/v1/rerun", Bearer(operator_), body, "application/json");
+  ASSERT_TRUE(as_operator);
+  EXPECT_EQ(as_operator->status, 202) << as_operator->body;
+  EXPECT_EQ(RerunRequests(), 1u);
+  row = LastAudit();
+  EXPECT_EQ(row.identity, "dashboard:ops");
+  EXPECT_EQ(row.outcome, "ok");
+  EXPECT_EQ(row.subject, "windows " + std::to_string(nginx1_));
+}
+
+TEST_F(HttpServerTest, AWrongRevokedOrExpiredTokenIs401EvenForReads) {
+  Serve("");
+  httplib::Client anonymous("127.0.0.1", port_);
+  const std::string expired = MakeToken("old", "viewer", "2020-01-01T00:00:00.000Z");
+  const std::string revoked = MakeToken("gone", "operator");
+  ASSERT_TRUE(store_->RevokeToken("gone", "2026-12-01T00:00:00.000Z").ok());
+  auto forged = NewDashboardToken();
+  ASSERT_TRUE(forged.ok());
+  for (const std::string& token : {*forged, expired, revoked, std::string("blt_short")}) {
+    auto read = anonymous.Get("/api/v1/campaigns", Bearer(token));
+    ASSERT_TRUE(read);
+    EXPECT_EQ(read->status, 401) << token;
+    EXPECT_EQ(read->body.find(token), std::string::npos) << "the answer never repeats a token";
+  }
+  auto basic = anonymous.Get("/api/v1/campaigns", {{"Authorization", "Basic b3BzOm9wcw=="}});
+  ASSERT_TRUE(basic);
+  EXPECT_EQ(basic->status, 401);
+  const std::string body = R"({"window_ids": [)" + std::to_string(nginx1_) + "]}";
+  auto rerun = anonymous.Post("/api/v1/rerun", Bearer(revoked), body, "application/json");
+  ASSERT_TRUE(rerun);
+  EXPECT_EQ(rerun->status, 401);
+  EXPECT_EQ(RerunRequests(), 0u);
+  EXPECT_NE(LastAudit().reason.find("revoked"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, ALogInGivesASessionCookieThatEndsWithItsToken) {
+  Serve("");
+  httplib::Client browser("127.0.0.1", port_);
+  auto wrong = browser.Post("/api/v1/session", R"({"token": "blt_nope"})", "application/json");
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  EXPECT_FALSE(wrong->has_header("Set-Cookie"));
+  EXPECT_EQ(LastAudit().call, "DashboardLogIn");
+  EXPECT_EQ(LastAudit().outcome, "refused");
+
+  auto login =
+      browser.Post("/api/v1/session", R"({"token": ")" + operator_ + R"("})", "application/json");
+  ASSERT_TRUE(login);
+  ASSERT_EQ(login->status, 200) << login->body;
+  const std::string set_cookie = login->get_header_value("Set-Cookie");
+  EXPECT_EQ(set_cookie.rfind("benchlab_session=", 0), 0u) << set_cookie;
+  EXPECT_NE(set_cookie.find("; HttpOnly"), std::string::npos);
+  EXPECT_NE(set_cookie.find("; SameSite=Strict"), std::string::npos);
+  EXPECT_EQ(set_cookie.find("Secure"), std::string::npos) << "plain HTTP on loopback";
+  EXPECT_EQ(set_cookie.find(operator_.substr(4)), std::string::npos)
+      << "the cookie is not the token";
+  EXPECT_EQ(ojson::parse(login->body)["role"], "operator");
+  const std::string cookie = set_cookie.substr(0, set_cookie.find(';'));
+
+  auto who = browser.Get("/api/v1/session", {{"Cookie", cookie}});
+  ASSERT_TRUE(who);
+  EXPECT_EQ(ojson::parse(who->body)["name"], "ops");
+  EXPECT_EQ(ojson::parse(who->body)["can_rerun"], true);
+  const std::string body = R"({"window_ids": [)" + std::to_string(nginx1_) + "]}";
+  auto rerun = browser.Post("/api/v1/rerun", {{"Cookie", cookie}}, body, "application/json");
+  ASSERT_TRUE(rerun);
+  EXPECT_EQ(rerun->status, 202) << rerun->body;
+
+  // A forged cookie, or one with a character changed, is no session.
+  std::string changed = cookie;
+  changed.back() = changed.back() == 'A' ? 'B' : 'A';
+  for (const std::string& bad : {std::string("benchlab_session=forged"), changed}) {
+    auto refused = browser.Get("/api/v1/campaigns", {{"Cookie", bad}});
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->status, 401) << bad;
+  }
+
+  // Revoking the token ends its session at the next request.
+  ASSERT_TRUE(store_->RevokeToken("ops", FormatIsoTime(std::chrono::system_clock::now())).ok());
+  auto after = browser.Get("/api/v1/campaigns", {{"Cookie", cookie}});
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->status, 401);
+
+  // Logging out ends a session too.
+  const std::string viewer = MakeToken("watcher", "viewer");
+  auto again =
+      browser.Post("/api/v1/session", R"({"token": ")" + viewer + R"("})", "application/json");
+  ASSERT_TRUE(again);
+  const std::string viewer_cookie = again->get_header_value("Set-Cookie")
+                                        .substr(0, again->get_header_value("Set-Cookie").find(';'));
+  auto as_viewer =
+      browser.Post("/api/v1/rerun", {{"Cookie", viewer_cookie}}, body, "application/json");
+  ASSERT_TRUE(as_viewer);
+  EXPECT_EQ(as_viewer->status, 403);
+  auto out = browser.Delete("/api/v1/session", {{"Cookie", viewer_cookie}});
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->status, 200);
+  EXPECT_NE(out->get_header_value("Set-Cookie").find("Max-Age=0"), std::string::npos);
+  auto gone = browser.Get("/api/v1/agents", {{"Cookie", viewer_cookie}});
+  ASSERT_TRUE(gone);
+  EXPECT_EQ(gone->status, 401);
+}
+
+// Beyond loopback: HTTPS only (or --insecure), and every read needs a token. The wildcard
+// address is not loopback, so the test listens there and connects through 127.0.0.1.
+TEST_F(HttpServerTest, BeyondLoopbackItIsHttpsAndEveryCallNeedsAToken) {
+  scheduler_ = std::make_unique<Scheduler>(*store_, agents_);
+  api_ = std::make_unique<HttpApi>(*store_, agents_, *scheduler_);
+  auto plain = api_->Start({"0.0.0.0", 0}, "");
+  ASSERT_FALSE(plain.ok());
+  EXPECT_EQ(plain.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(plain.status().message().find("--http-tls-cert"), std::string::npos);
+
+  const std::string ca = (dir_ / "ca").string();
+  ASSERT_TRUE(InitCa(ca).ok());
+  ASSERT_TRUE(IssueCertificate(ca, {"coordinator", Role::kCoordinator, {"127.0.0.1"}, 30}).ok());
+  const CaPaths paths(ca);
+  auto mismatched =
+      api_->Start({"0.0.0.0", 0}, "", {}, HttpTls{paths.Cert("coordinator"), paths.key});
+  ASSERT_FALSE(mismatched.ok());
+  EXPECT_EQ(mismatched.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(mismatched.status().message().find(paths.key), std::string::npos);
+
+  auto bound = api_->Start({"0.0.0.0", 0}, "", {"127.0.0.1"},
+                           HttpTls{paths.Cert("coordinator"), paths.Key("coordinator")});
+  ASSERT_TRUE(bound.ok()) << bound.status().message();
+  const std::string host = "127.0.0.1:" + std::to_string(bound->port);
+  httplib::SSLClient client("127.0.0.1", bound->port);
+  client.set_ca_cert_path(paths.cert.c_str());
+  client.enable_server_certificate_verification(true);
+  client.set_read_timeout(10, 0);
+
+  auto anonymous = client.Get("/api/v1/campaigns", {{"Host", host}});
+  ASSERT_TRUE(anonymous) << httplib::to_string(anonymous.error());
+  EXPECT_EQ(anonymous->status, 401);
+  const std::string viewer = MakeToken("watcher", "viewer");
+  httplib::Headers as_viewer = Bearer(viewer);
+  as_viewer.emplace("Host", host);
+  auto read = client.Get("/api/v1/campaigns", as_viewer);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->status, 200);
+  auto session = client.Get("/api/v1/session", as_viewer);
+  ASSERT_TRUE(session);
+  EXPECT_EQ(ojson::parse(session->body)["reads_open"], false);
+
+  auto login = client.Post("/api/v1/session", {{"Host", host}}, R"({"token": ")" + viewer + R"("})",
+                           "application/json");
+  ASSERT_TRUE(login);
+  EXPECT_NE(login->get_header_value("Set-Cookie").find("; Secure"), std::string::npos);
+  // A POST from the page's own origin is https://, not http://.
+  const std::string body = R"({"window_ids": [)" + std::to_string(nginx1_) + "]}";
+  const std::string op = MakeToken("ops-https", "operator");
+  httplib::Headers own = Bearer(op);
+  own.emplace("Host", host);
+  own.emplace("Origin", "http://" + host);
+  auto http_origin = client.Post("/api/v1/rerun", own, body, "application/json");
+  ASSERT_TRUE(http_origin);
+  EXPECT_EQ(http_origin->status, 403);
+  own.erase("Origin");
+  own.emplace("Origin", "https://" + host);
+  auto https_origin = client.Post("/api/v1/rerun", own, body, "application/json");
+  ASSERT_TRUE(https_origin);
+  EXPECT_EQ(https_origin->status, 202) << https_origin->body;
+
+  // Plain HTTP to the HTTPS port gets no answer.
+  httplib::Client clear("127.0.0.1", bound->port);
+  clear.set_read_timeout(5, 0);
+  auto refused = clear.Get("/api/v1/campaigns", Bearer(viewer));
+  EXPECT_TRUE(!refused || refused->status == 400);
+}
+
+TEST_F(HttpServerTest, InsecureAllowsPlainHttpBeyondLoopback) {
+  scheduler_ = std::make_unique<Scheduler>(*store_, agents_);
+  api_ = std::make_unique<HttpApi>(*store_, agents_, *scheduler_);
+  HttpTls insecure;
+  insecure.insecure = true;
+  auto bound = api_->Start({"0.0.0.0", 0}, "", {"127.0.0.1"}, insecure);
+  ASSERT_TRUE(bound.ok()) << bound.status().message();
+  httplib::Client client("127.0.0.1", bound->port);
+  auto anonymous =
+      client.Get("/api/v1/campaigns", {{"Host", "127.0.0.1:" + std::to_string(bound->port)}});
+  ASSERT_TRUE(anonymous);
+  EXPECT_EQ(anonymous->status, 401) << "still a token for every read";
 }
 
 }  // namespace
