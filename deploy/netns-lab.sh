@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A fleet on one machine: three "hosts" (coordinator, server, load), each a network namespace with
-# its own address on one subnet, joined by a bridge that lives in a fourth namespace. Nothing is
+# its own address on one subnet, and a fourth, "intruder", on the same network but outside the
+# fleet (a stranger's machine, to try what it can and cannot do), joined by a bridge that lives
+# in a namespace of its own. Nothing is
 # added to the machine's own network namespace, so several labs (under different prefixes) can be
 # up at once, each with the same addresses, and none of them can reach or be reached from outside.
 #
@@ -8,8 +10,9 @@
 #   netns-lab.sh down   [--prefix NAME]   stop what runs inside it and remove it (idempotent)
 #   netns-lab.sh status [--prefix NAME]   print the hosts and addresses; exit 1 unless fully up
 #
-# Namespaces: NAME-coord 10.77.0.1, NAME-server 10.77.0.2, NAME-load 10.77.0.3 (each on eth0,
-# /24, with lo up) and NAME-net (the bridge br0 and the other ends of the veth pairs).
+# Namespaces: NAME-coord 10.77.0.1, NAME-server 10.77.0.2, NAME-load 10.77.0.3, NAME-intruder
+# 10.77.0.4 (each on eth0, /24, with lo up) and NAME-net (the bridge br0 and the other ends of
+# the veth pairs).
 # NAME defaults to "bl". Run a process on a host with: ip netns exec NAME-server COMMAND...
 #
 # Exit status: 0 done; 1 failed (whatever was created is removed again); 2 bad usage;
@@ -17,7 +20,8 @@
 set -Eeuo pipefail
 
 readonly SUBNET=10.77.0
-readonly HOSTS=(coord server load)  # host i gets $SUBNET.(i+1)
+readonly HOSTS=(coord server load intruder)  # host i gets $SUBNET.(i+1)
+readonly NAMESPACES=$((${#HOSTS[@]} + 1))    # the hosts and NAME-net
 
 die() { echo "netns-lab.sh: $2" >&2; exit "$1"; }
 
@@ -54,7 +58,7 @@ preflight() {
 print_hosts() {
   local i
   for i in "${!HOSTS[@]}"; do
-    printf '%-7s %-20s %s\n' "${HOSTS[$i]}" "$prefix-${HOSTS[$i]}" "$(address "$i")"
+    printf '%-9s %-20s %s\n' "${HOSTS[$i]}" "$prefix-${HOSTS[$i]}" "$(address "$i")"
   done
 }
 
@@ -100,13 +104,13 @@ down() {
 up() {
   local ns i h n=0
   for ns in $(namespaces); do if exists "$ns"; then n=$((n + 1)); fi; done
-  if [ "$n" -eq 4 ] && status > /dev/null; then
+  if [ "$n" -eq "$NAMESPACES" ] && status > /dev/null; then
     echo "lab $prefix is already up" >&2
     print_hosts
     return 0
   fi
   [ "$n" -eq 0 ] ||
-    die 1 "lab $prefix is partly up ($n of 4 namespaces); run: netns-lab.sh down --prefix $prefix"
+    die 1 "lab $prefix is partly up ($n of $NAMESPACES namespaces): netns-lab.sh down --prefix $prefix"
 
   # The first namespace tells whether this machine lets us create any.
   ip netns add "$prefix-net" 2> /dev/null ||
@@ -146,22 +150,22 @@ status() {
     if exists "$ns"; then
       present=$((present + 1))
       addr=$(ip -n "$ns" -4 -o addr show dev eth0 2> /dev/null | awk '{print $4}') || addr=""
-      printf '%-7s %-20s %-16s processes: %s\n' "${HOSTS[$i]}" "$ns" "${addr:-no address}" \
+      printf '%-9s %-20s %-16s processes: %s\n' "${HOSTS[$i]}" "$ns" "${addr:-no address}" \
         "$(ip netns pids "$ns" 2> /dev/null | wc -l)"
       if [ -n "$addr" ]; then ready=$((ready + 1)); fi
     else
-      printf '%-7s %-20s absent\n' "${HOSTS[$i]}" "$ns"
+      printf '%-9s %-20s absent\n' "${HOSTS[$i]}" "$ns"
     fi
   done
   if exists "$prefix-net"; then present=$((present + 1)); fi
-  if [ "$present" -eq 4 ] && [ "$ready" -eq ${#HOSTS[@]} ]; then
+  if [ "$present" -eq "$NAMESPACES" ] && [ "$ready" -eq ${#HOSTS[@]} ]; then
     echo "lab $prefix is up"
     return 0
   fi
   if [ "$present" -eq 0 ]; then
     echo "lab $prefix is down"
   else
-    echo "lab $prefix is partly up ($present of 4 namespaces);" \
+    echo "lab $prefix is partly up ($present of $NAMESPACES namespaces);" \
       "netns-lab.sh down --prefix $prefix removes it"
   fi
   return 1

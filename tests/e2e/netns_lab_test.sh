@@ -3,10 +3,12 @@
 # 10.77.0.1, server 10.77.0.2, load 10.77.0.3); the coordinator, a server agent and a load agent
 # each run in their own, listening on and advertising their namespace's address; a tiny campaign
 # submitted with `submit --wait` completes with every window valid. Every channel is mutual TLS
-# with certificates from `benchlab ca`; plaintext is refused beyond loopback. The load provably crossed the
-# lab's network, not loopback: the load namespace's loopback carries not one packet during the
-# campaign (a dial to 127.0.0.1 there would, even a refused one: SYN and RST), and its eth0 sends,
-# and the server namespace's eth0 receives, at least one packet per measured request. Everything
+# with certificates from `benchlab ca`; plaintext is refused beyond loopback. From a fourth host
+# (intruder 10.77.0.4) certificates of the wrong role or of another CA cannot submit, register or
+# drive an agent, and the refusals are audited. The load provably crossed the lab's network, not
+# loopback: the load namespace's loopback carries not one packet during the campaign (a dial to
+# 127.0.0.1 there would, even a refused one: SYN and RST), and its eth0 sends, and the server
+# namespace's eth0 receives, at least one packet per measured request. Everything
 # started is stopped and the namespaces are removed, on success and failure alike. The foreign CPU
 # gate is off (the three hosts share one machine's CPUs); the others judge the window as usual.
 # Skips (exit 77) where the machine cannot create network namespaces.
@@ -20,7 +22,7 @@ skip() { echo "SKIP: $*"; exit 77; }
 command -v ip > /dev/null || skip "no ip command (iproute2)"
 
 prefix=bl-e2e-$$
-coord_ns=$prefix-coord server_ns=$prefix-server load_ns=$prefix-load
+coord_ns=$prefix-coord server_ns=$prefix-server load_ns=$prefix-load intruder_ns=$prefix-intruder
 coord=10.77.0.1:7700
 server_addr=10.77.0.2 load_addr=10.77.0.3
 # Unique agent names: a starting agent stops processes left by earlier agents of its name.
@@ -46,10 +48,10 @@ lab_up=1
 grep -q "^server .* $server_addr\$" "$work/lab.out" ||
   fail "netns-lab.sh up should print the addresses"
 "$lab" status --prefix "$prefix" > /dev/null || fail "netns-lab.sh status after up"
-for ns in "$coord_ns" "$server_ns" "$load_ns"; do
+for ns in "$coord_ns" "$server_ns" "$load_ns" "$intruder_ns"; do
   in_ns "$ns" ip -4 -o addr show dev eth0 | grep -q "10\.77\.0\." || fail "$ns has no address"
 done
-check "the lab is up: three namespaces, one address each"
+check "the lab is up: four hosts, one address each"
 
 # --- the fleet, with mutual TLS from benchlab's own CA -----------------------------------------
 ca=$work/ca
@@ -187,6 +189,100 @@ if in_ns "$load_ns" env -u BENCHLAB_TLS_CA -u BENCHLAB_TLS_CERT -u BENCHLAB_TLS_
 fi
 check "the fleet speaks mutual TLS: a plaintext coordinator and a plaintext client are refused"
 
+# --- a stranger on the network: the fourth host, outside the fleet ----------------------------
+# It holds certificates of the wrong role from the fleet's CA (a viewer's, an agent's of its own
+# name) and certificates of another CA (an operator's, and an agent's under the server agent's
+# name). With none of them can it submit, register or drive an agent.
+rogue=$work/rogue
+"$bin/benchlab" ca init --dir "$rogue" > /dev/null
+"$bin/benchlab" ca issue --dir "$rogue" --name mallory --role operator > /dev/null
+"$bin/benchlab" ca issue --dir "$rogue" --name "$server_agent" --role agent --host 10.77.0.4 \
+  > /dev/null
+"$bin/benchlab" ca issue --dir "$ca" --name watcher --role viewer > /dev/null
+"$bin/benchlab" ca issue --dir "$ca" --name stray --role agent --host 10.77.0.4 > /dev/null
+# as DIR NAME COMMAND...: run COMMAND on the intruder with certificate NAME of the CA in DIR.
+as() {
+  local dir=$1 name=$2; shift 2
+  in_ns "$intruder_ns" env -u BENCHLAB_TLS_CRL BENCHLAB_TLS_CA="$dir/ca.pem" \
+    BENCHLAB_TLS_CERT="$dir/$name.pem" BENCHLAB_TLS_KEY="$dir/$name.key" "$@"
+}
+campaigns=$(sqlite3 "$work/lab.db" "select count(*) from campaigns")
+for who in "$ca watcher" "$ca stray" "$rogue mallory"; do
+  # shellcheck disable=SC2086 # two words: the CA's directory and the certificate's name
+  if as $who timeout 20 "$bin/benchlab" submit "$work/campaign.toml" --coordinator "$coord" \
+    > "$work/intruder-submit.out" 2>&1; then
+    fail "the intruder submitted a campaign as ${who##* }"
+  fi
+done
+as "$ca" watcher timeout 20 "$bin/benchlab" submit "$work/campaign.toml" --coordinator "$coord" \
+  > "$work/intruder-submit.out" 2>&1 && fail "a viewer's submit should fail"
+grep -q "PERMISSION_DENIED\|may not\|permission" "$work/intruder-submit.out" ||
+  fail "a viewer's submit should be refused for its role: $(tail -1 "$work/intruder-submit.out")"
+[ "$(sqlite3 "$work/lab.db" "select count(*) from campaigns")" = "$campaigns" ] ||
+  fail "a refused submit stored a campaign"
+refused=$(sqlite3 "$work/lab.db" "select count(*) from audit where call = 'SubmitCampaign'
+  and outcome = 'refused' and peer like 'ipv4:10.77.0.4:%'")
+[ "$refused" -ge 2 ] || fail "the refused submits from the intruder are audited ($refused rows)"
+check "from a fourth host, a viewer's, an agent's and another CA's certificate cannot submit"
+
+# Registering: under the server agent's name with another CA's certificate; with a viewer's
+# certificate (the agent itself refuses to start with it).
+cat > "$work/intruder.toml" <<TOML
+name = "$server_agent"
+roles = ["server"]
+coordinator = "$coord"
+state_dir = "$work/intruder-state"
+listen = "10.77.0.4:7701"
+advertise = "10.77.0.4:7701"
+run_root = "$work/intruder-runs"
+[tls]
+ca = "$rogue/ca.pem"
+cert = "$rogue/$server_agent.pem"
+key = "$rogue/$server_agent.key"
+TOML
+in_ns "$intruder_ns" timeout 8 "$bin/benchlab" agent --config "$work/intruder.toml" \
+  > "$work/intruder-agent.out" 2>&1 || true
+grep -q "registered with coordinator" "$work/intruder-agent.out" &&
+  fail "an agent with another CA's certificate registered"
+sed -e "s|$rogue/$server_agent|$ca/watcher|g" -e "s|$rogue/ca.pem|$ca/ca.pem|" \
+  -e "s|^name = .*|name = \"watcher\"|" "$work/intruder.toml" > "$work/intruder-viewer.toml"
+if in_ns "$intruder_ns" timeout 8 "$bin/benchlab" agent --config "$work/intruder-viewer.toml" \
+  > "$work/intruder-viewer.out" 2>&1; then
+  fail "an agent with a viewer's certificate should not run"
+fi
+grep -q "registered with coordinator" "$work/intruder-viewer.out" &&
+  fail "an agent with a viewer's certificate registered"
+registered "$server_agent" "$server_addr" ||
+  fail "the server agent should still be registered from $server_addr"
+in_ns "$coord_ns" "$bin/benchlab" agents --coordinator "$coord" | grep -q "10\.77\.0\.4" &&
+  fail "the coordinator lists an agent at the intruder's address"
+check "from a fourth host, another CA's or a viewer's certificate cannot register"
+
+# Driving an agent: its port takes only the coordinator's certificate. An operator of the fleet's
+# CA, another CA's operator and a client with no certificate are cut off after the handshake
+# (openssl ends with "unexpected eof"); the coordinator's certificate, from the coordinator's
+# host, is kept (the probe then waits until `timeout` ends it: 124).
+probe() {  # probe NAMESPACE OPENSSL-ARGS...: the exit status of a TLS connection to the agent
+  local ns=$1; shift
+  set +e
+  in_ns "$ns" timeout 5 openssl s_client -connect "$server_addr:7701" -alpn h2 -ign_eof "$@" \
+    < /dev/null > "$work/probe.out" 2>&1
+  local status=$?
+  set -e
+  echo "$status"
+}
+command -v openssl > /dev/null || fail "openssl (the command) is needed to probe an agent's port"
+[ "$(probe "$coord_ns" -CAfile "$ca/ca.pem" -cert "$ca/coord.pem" -key "$ca/coord.key")" = 124 ] ||
+  fail "the coordinator's certificate should keep its connection to the agent"
+for who in "$ca op" "$rogue mallory" "$ca stray"; do
+  set -- $who
+  [ "$(probe "$intruder_ns" -CAfile "$ca/ca.pem" -cert "$1/$2.pem" -key "$1/$2.key")" = 1 ] ||
+    fail "the agent should cut off a client with certificate $2 ($(tail -1 "$work/probe.out"))"
+done
+[ "$(probe "$intruder_ns" -CAfile "$ca/ca.pem")" = 1 ] ||
+  fail "the agent should cut off a client without a certificate"
+check "from a fourth host, no certificate but the coordinator's can drive an agent"
+
 # The coordinator sends the load agent to the host its server agent registered from (10.77.0.2,
 # checked above). That the load went there over the lab's network and not over any loopback:
 requests=$(sqlite3 "$work/lab.db" "select sum(requests) from windows where campaign = 'netns-lab'")
@@ -206,7 +302,7 @@ daemons=("$coordinator" "$server" "$load")
 for pid in "${daemons[@]}"; do kill -TERM "$pid"; done
 for pid in "${daemons[@]}"; do wait "$pid" || fail "a daemon exited non-zero after SIGTERM"; done
 tracked=()
-for ns in "$coord_ns" "$server_ns" "$load_ns"; do
+for ns in "$coord_ns" "$server_ns" "$load_ns" "$intruder_ns"; do
   left=$(ip netns pids "$ns" | tr '\n' ' ')
   [ -z "$left" ] || fail "processes left in $ns: $left"
 done
