@@ -198,7 +198,18 @@ CertificateInfo TlsContext::own() const {
   return own_;
 }
 
-Status TlsContext::Reload() { return ReadFiles(); }
+Status TlsContext::Reload() {
+  BENCHLAB_RETURN_IF_ERROR(ReadFiles());
+  std::lock_guard lock(mu_);
+  provider_ = Provider(files_);
+  return Status::Ok();
+}
+
+std::shared_ptr<grpc::experimental::CertificateProviderInterface> TlsContext::SharedProvider() {
+  std::lock_guard lock(mu_);
+  if (!provider_) provider_ = Provider(files_);
+  return provider_;
+}
 
 bool TlsContext::Revoked(const std::string& serial) {
   if (files_.crl.empty()) return false;
@@ -223,7 +234,7 @@ bool TlsContext::Revoked(const std::string& serial) {
 }
 
 std::shared_ptr<grpc::ServerCredentials> TlsContext::ServerCredentials(std::set<Role> roles) {
-  grpc::experimental::TlsServerCredentialsOptions options(Provider(files_));
+  grpc::experimental::TlsServerCredentialsOptions options(SharedProvider());
   options.watch_root_certs();
   options.watch_identity_key_cert_pairs();
   options.set_cert_request_type(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
@@ -235,7 +246,7 @@ std::shared_ptr<grpc::ServerCredentials> TlsContext::ServerCredentials(std::set<
 std::shared_ptr<grpc::ChannelCredentials> TlsContext::ChannelCredentials(Role role,
                                                                          std::string name) {
   grpc::experimental::TlsChannelCredentialsOptions options;
-  options.set_certificate_provider(Provider(files_));
+  options.set_certificate_provider(SharedProvider());
   options.watch_root_certs();
   options.watch_identity_key_cert_pairs();
   options.set_verify_server_certs(true);

@@ -8,6 +8,7 @@
 
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
+#include <grpcpp/security/tls_certificate_provider.h>
 #include <grpcpp/server_context.h>
 
 #include <memory>
@@ -59,7 +60,12 @@ class TlsContext : public std::enable_shared_from_this<TlsContext> {
 
   const TlsFiles files_;
   mutable std::mutex mu_;
-  CertificateInfo own_;            // under mu_
+  CertificateInfo own_;  // under mu_
+  // The one provider of this context's files that every credential shares: each provider
+  // watches the files on a thread of its own, so one per channel would cost a thread per agent
+  // the coordinator dials. Replaced by Reload, so new connections see the files at once.
+  std::shared_ptr<grpc::experimental::CertificateProviderInterface> provider_;  // under mu_
+  std::shared_ptr<grpc::experimental::CertificateProviderInterface> SharedProvider();
   std::set<std::string> revoked_;  // under mu_
   std::string crl_stamp_;          // the CRL file's mtime and size when read; under mu_
   std::chrono::steady_clock::time_point crl_checked_{};  // under mu_

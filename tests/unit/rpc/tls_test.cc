@@ -109,6 +109,23 @@ TEST_F(TlsTest, ACoordinatorReachesAnAgentAndIsKnownByItsCertificate) {
   EXPECT_EQ(name, "coord");
 }
 
+// The coordinator makes a channel per agent: those channels must not each cost a thread (each
+// provider of certificate files watches them on a thread of its own).
+TEST_F(TlsTest, ChannelsShareOneWatcherOfTheFiles) {
+  auto coord = Load("coord");
+  auto threads = [] {
+    return std::distance(std::filesystem::directory_iterator("/proc/self/task"),
+                         std::filesystem::directory_iterator());
+  };
+  std::vector<std::shared_ptr<grpc::ChannelCredentials>> credentials;
+  credentials.push_back(coord->ChannelCredentials(Role::kAgent, "agent-0"));
+  const auto before = threads();
+  for (int i = 1; i <= 40; ++i) {
+    credentials.push_back(coord->ChannelCredentials(Role::kAgent, "agent-" + std::to_string(i)));
+  }
+  EXPECT_LT(threads() - before, 5) << "40 more channel credentials";
+}
+
 TEST_F(TlsTest, APlaintextClientIsRefused) {
   Serve(Load("server-1"));
   grpc::Status status = Call(grpc::InsecureChannelCredentials());
