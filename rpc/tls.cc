@@ -205,6 +205,20 @@ Status TlsContext::Reload() {
   return Status::Ok();
 }
 
+Result<CertificateInfo> TlsContext::ParsePeer(std::string_view pem) {
+  const std::string key(pem);
+  {
+    std::lock_guard lock(peers_mu_);
+    if (auto it = peers_.find(key); it != peers_.end()) return it->second;
+  }
+  auto parsed = ParseCertificatePem(pem, "the caller");
+  if (!parsed.ok()) return parsed;
+  std::lock_guard lock(peers_mu_);
+  if (peers_.size() >= kPeerCacheSize) peers_.clear();  // a fleet is far smaller; a flood forgets
+  peers_.emplace(key, *parsed);
+  return parsed;
+}
+
 std::shared_ptr<grpc::experimental::CertificateProviderInterface> TlsContext::SharedProvider() {
   std::lock_guard lock(mu_);
   if (!provider_) provider_ = Provider(files_);
@@ -262,7 +276,7 @@ Result<std::optional<CertificateInfo>> CallerOf(const grpc::ServerContext& ctx, 
   const auto pems =
       auth ? auth->FindPropertyValues("x509_pem_cert") : std::vector<grpc::string_ref>{};
   if (pems.empty()) return Status::Unauthenticated("the call carries no client certificate");
-  auto caller = ParseCertificatePem(std::string_view(pems[0].data(), pems[0].size()), "the caller");
+  auto caller = tls->ParsePeer(std::string_view(pems[0].data(), pems[0].size()));
   if (!caller.ok()) return Status::Unauthenticated(caller.status().message());
   if (tls->Revoked(caller->serial)) {
     return Status::Unauthenticated(IdentityUri(caller->role, caller->name) + " (serial " +

@@ -17,6 +17,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "common/status.h"
 #include "tls/certificate.h"
@@ -46,6 +47,12 @@ class TlsContext : public std::enable_shared_from_this<TlsContext> {
   // changed, at most once a second.
   bool Revoked(const std::string& serial);
 
+  // The identity in a peer's PEM certificate (ParseCertificatePem), remembered: a connection
+  // presents the same certificate on every call, and parsing it with OpenSSL 3's decoders cost
+  // more than the rest of a heartbeat. At most kPeerCacheSize certificates are kept.
+  static constexpr size_t kPeerCacheSize = 4096;
+  Result<CertificateInfo> ParsePeer(std::string_view pem);
+
   // A server that requires a client certificate from the CA, not revoked, whose role is one of
   // `roles` (the finer per-method check is the handler's, through CallerOf).
   std::shared_ptr<grpc::ServerCredentials> ServerCredentials(std::set<Role> roles);
@@ -66,8 +73,10 @@ class TlsContext : public std::enable_shared_from_this<TlsContext> {
   // the coordinator dials. Replaced by Reload, so new connections see the files at once.
   std::shared_ptr<grpc::experimental::CertificateProviderInterface> provider_;  // under mu_
   std::shared_ptr<grpc::experimental::CertificateProviderInterface> SharedProvider();
-  std::set<std::string> revoked_;  // under mu_
-  std::string crl_stamp_;          // the CRL file's mtime and size when read; under mu_
+  std::mutex peers_mu_;
+  std::unordered_map<std::string, CertificateInfo> peers_;  // by PEM text; under peers_mu_
+  std::set<std::string> revoked_;                           // under mu_
+  std::string crl_stamp_;  // the CRL file's mtime and size when read; under mu_
   std::chrono::steady_clock::time_point crl_checked_{};  // under mu_
 };
 

@@ -126,6 +126,22 @@ TEST_F(TlsTest, ChannelsShareOneWatcherOfTheFiles) {
   EXPECT_LT(threads() - before, 5) << "40 more channel credentials";
 }
 
+TEST_F(TlsTest, APeersCertificateIsParsedOnceAndGarbageIsNeverRemembered) {
+  auto coord = Load("coord");
+  std::ifstream in(ca_ + "/server-1.pem");
+  const std::string pem((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (int i = 0; i < 3; ++i) {
+    auto peer = coord->ParsePeer(pem);
+    ASSERT_TRUE(peer.ok()) << peer.status().ToString();
+    EXPECT_EQ(peer->name, "server-1");
+    EXPECT_EQ(peer->role, Role::kAgent);
+  }
+  for (int i = 0; i < 2; ++i) {
+    auto garbage = coord->ParsePeer("-----BEGIN CERTIFICATE-----\nnot one\n");
+    EXPECT_FALSE(garbage.ok());
+  }
+}
+
 TEST_F(TlsTest, APlaintextClientIsRefused) {
   Serve(Load("server-1"));
   grpc::Status status = Call(grpc::InsecureChannelCredentials());
