@@ -2,7 +2,7 @@
 // it asserts nothing and prints figures with the conditions they were measured under.
 //
 //   coordinator_fleet_bench [--agents 500] [--period-ms 1000] [--seconds 20] [--warmup-s 3]
-//                           [--channels 0] [--benchlab build/bin/benchlab] [--keep]
+//                           [--channels 0] [--tls] [--benchlab build/bin/benchlab] [--keep]
 //                           [--coordinator HOST:PORT [--coordinator-pid PID]] [--prefix fleet-]
 //
 // It starts `benchlab coordinator` as a child process (its own database in a temporary
@@ -14,8 +14,12 @@
 // shares K channels among them instead). After a warm-up, it measures the coordinator's
 // user+sys CPU over --seconds: % of one core, heartbeats delivered per second, heartbeat latency
 // (call to reply) p50/p99/max, and the simulator's own CPU. At the end ListAgents must list the
-// N agents. With --coordinator it drives a coordinator already running (several simulators with
-// distinct --prefix can share one); its CPU is measured only when --coordinator-pid is given.
+// N agents. With --tls every channel is mutual TLS as in a fleet (docs/security.md): a CA in the
+// temporary directory issues the coordinator's certificate and one agent certificate per
+// simulated agent, under its name, so the coordinator checks each call's role and name as it
+// would a real agent's. With --coordinator it drives a coordinator already running (several
+// simulators with distinct --prefix can share one); its CPU is measured only when --coordinator-pid
+// is given.
 //
 // Build and run: make bench-coordinator, or
 //   ninja -C build coordinator_fleet_bench benchlab && build/bin/coordinator_fleet_bench
@@ -43,6 +47,8 @@
 #include "benchlab/v1/coordinator.grpc.pb.h"
 #include "common/histogram.h"
 #include "common/sysenv.h"
+#include "tls/ca.h"
+#include "tls/verify.h"
 
 namespace benchlab {
 namespace {
@@ -60,6 +66,7 @@ struct Options {
   int coordinator_pid = 0;
   std::string prefix = "fleet-";
   bool keep = false;
+  bool tls = false;  // mutual TLS, a certificate per agent
 };
 
 // user+sys seconds of a process, from /proc/<pid>/stat; negative when it cannot be read.
@@ -106,8 +113,16 @@ pid_t SpawnCoordinator(const Options& o, const std::string& dir) {
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (std::freopen(log.c_str(), "w", stdout) == nullptr) _exit(127);
   dup2(fileno(stdout), STDERR_FILENO);
-  execl(o.benchlab.c_str(), o.benchlab.c_str(), "coordinator", "--listen", "127.0.0.1:0", "--db",
-        db.c_str(), "--port-file", port_file.c_str(), static_cast<char*>(nullptr));
+  if (o.tls) {
+    const CaPaths ca(dir + "/ca");
+    execl(o.benchlab.c_str(), o.benchlab.c_str(), "coordinator", "--listen", "127.0.0.1:0", "--db",
+          db.c_str(), "--port-file", port_file.c_str(), "--tls-ca", ca.cert.c_str(), "--tls-cert",
+          ca.Cert("coordinator").c_str(), "--tls-key", ca.Key("coordinator").c_str(),
+          static_cast<char*>(nullptr));
+  } else {
+    execl(o.benchlab.c_str(), o.benchlab.c_str(), "coordinator", "--listen", "127.0.0.1:0", "--db",
+          db.c_str(), "--port-file", port_file.c_str(), static_cast<char*>(nullptr));
+  }
   _exit(127);
 }
 
@@ -248,6 +263,20 @@ void SendBeat(Fleet& fleet, int i) {
 
 double Ms(uint64_t us) { return static_cast<double>(us) / 1000.0; }
 
+// Plaintext, or with --tls the certificate NAME of the CA in dir/ca.
+std::shared_ptr<grpc::ChannelCredentials> CredentialsOf(const Options& o, const std::string& dir,
+                                                        const std::string& name) {
+  if (!o.tls) return grpc::InsecureChannelCredentials();
+  const CaPaths ca(dir + "/ca");
+  auto root = ReadPemFile(ca.cert), key = ReadPemFile(ca.Key(name)),
+       cert = ReadPemFile(ca.Cert(name));
+  if (!root.ok() || !key.ok() || !cert.ok()) {
+    std::fprintf(stderr, "cannot read the certificate of %s in %s\n", name.c_str(), ca.dir.c_str());
+    return nullptr;
+  }
+  return grpc::SslCredentials({root->text, key->text, cert->text});
+}
+
 int Run(const Options& o) {
   const unsigned cores = std::thread::hardware_concurrency();
   std::printf(
@@ -266,6 +295,27 @@ int Run(const Options& o) {
       return 1;
     }
     dir = tmpl;
+    if (o.tls) {
+      // The fleet's CA, the coordinator's certificate for the address the agents dial, and one
+      // agent certificate per simulated agent.
+      const auto issued = Steady::now();
+      Status st = InitCa(dir + "/ca").status();
+      if (st.ok()) {
+        st = IssueCertificate(dir + "/ca", {"coordinator", Role::kCoordinator, {"127.0.0.1"}, 2})
+                 .status();
+      }
+      if (st.ok()) st = IssueCertificate(dir + "/ca", {"watcher", Role::kViewer, {}, 2}).status();
+      for (int i = 0; st.ok() && i < o.agents; ++i) {
+        st = IssueCertificate(dir + "/ca", {AgentRequest(o, i).name(), Role::kAgent, {}, 2})
+                 .status();
+      }
+      if (!st.ok()) {
+        std::fprintf(stderr, "cannot make the fleet's certificates: %s\n", st.message().c_str());
+        return 1;
+      }
+      std::printf("  tls: a CA and %d certificates in %.1f s\n", o.agents + 1,
+                  std::chrono::duration<double>(Steady::now() - issued).count());
+    }
     child = coordinator_pid = SpawnCoordinator(o, dir);
     const std::string port = WaitForPort(dir + "/port", child);
     if (port.empty()) {
@@ -288,12 +338,14 @@ int Run(const Options& o) {
     // A channel of its own per agent means a TCP connection of its own, as real agents have;
     // without this, channels with equal arguments share one connection.
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    fleet.channels.push_back(
-        grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+    auto credentials = CredentialsOf(o, dir, AgentRequest(o, c).name());
+    if (!credentials) return 1;
+    fleet.channels.push_back(grpc::CreateCustomChannel(address, credentials, args));
     fleet.stubs.push_back(v1::Coordinator::NewStub(fleet.channels.back()));
   }
-  std::printf("  simulator: %d channels (%s), callback API, one pacing thread\n", channels,
-              channels == o.agents ? "one TCP connection per agent" : "shared by the agents");
+  std::printf("  simulator: %d channels (%s), %s, callback API, one pacing thread\n", channels,
+              channels == o.agents ? "one TCP connection per agent" : "shared by the agents",
+              o.tls ? "mutual TLS, a certificate per agent" : "plaintext");
   fleet.in_flight = std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(o.agents));
 
   const auto reg_start = Steady::now();
@@ -376,7 +428,13 @@ int Run(const Options& o) {
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   v1::ListAgentsReply agents;
   const auto list_start = Steady::now();
-  grpc::Status listed = fleet.StubOf(0).ListAgents(&ctx, v1::ListAgentsRequest{}, &agents);
+  // A viewer lists the fleet: an agent's certificate may not.
+  auto lister =
+      o.tls
+          ? v1::Coordinator::NewStub(grpc::CreateChannel(address, CredentialsOf(o, dir, "watcher")))
+          : nullptr;
+  grpc::Status listed =
+      (lister ? *lister : fleet.StubOf(0)).ListAgents(&ctx, v1::ListAgentsRequest{}, &agents);
   const double list_ms =
       std::chrono::duration<double, std::milli>(Steady::now() - list_start).count();
   if (listed.ok()) {
@@ -426,7 +484,14 @@ int main(int argc, char** argv) {
   app.add_option("--coordinator-pid", o.coordinator_pid, "its pid, to measure its CPU");
   app.add_option("--prefix", o.prefix, "agent name prefix")->capture_default_str();
   app.add_flag("--keep", o.keep, "keep the temporary directory (database, coordinator.log)");
+  app.add_flag("--tls", o.tls, "mutual TLS with a certificate per agent (starts its coordinator)");
   CLI11_PARSE(app, argc, argv);
+  if (o.tls && (!o.coordinator.empty() || o.channels > 0)) {
+    std::fprintf(stderr,
+                 "--tls starts its own coordinator and gives each agent its channel: "
+                 "not with --coordinator or --channels\n");
+    return 2;
+  }
   if (o.agents < 1 || o.period_ms < 1 || o.seconds <= 0 || o.warmup_s < 0) {
     std::fprintf(stderr, "--agents, --period-ms and --seconds must be positive\n");
     return 2;
