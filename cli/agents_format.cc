@@ -1,11 +1,11 @@
 #include "cli/agents_format.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "cli/columns.h"
 #include "common/clock.h"
 #include "coordinator/server/agents_json.h"
 #include "tls/certificate.h"
@@ -53,9 +53,7 @@ std::string FormatHostSummary(const v1::AgentInfo& agent) {
 
 std::string FormatAgentTable(const std::vector<v1::AgentInfo>& agents) {
   if (agents.empty()) return "no agents registered\n";
-  constexpr size_t kColumns = 9;
-  using Row = std::array<std::string, kColumns>;
-  std::vector<Row> rows = {
+  std::vector<std::vector<std::string>> rows = {
       {"name", "state", "roles", "labels", "address", "lease", "cert until", "targets", "host"}};
   for (const auto& a : agents) {
     // The date alone: "2027-12-01".
@@ -65,20 +63,7 @@ std::string FormatAgentTable(const std::vector<v1::AgentInfo>& agents) {
                     FormatLeaseAge(a.lease_age_ms()), cert, JoinOrDash(a.catalogue()),
                     FormatHostSummary(a)});
   }
-  std::array<size_t, kColumns> width{};
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < kColumns; ++c) width[c] = std::max(width[c], row[c].size());
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t c = 0; c < kColumns; ++c) {
-      line += row[c];
-      if (c + 1 < kColumns) line += std::string(width[c] - row[c].size() + 2, ' ');
-    }
-    out += line + "\n";
-  }
-  return out;
+  return FormatColumns(rows);
 }
 
 std::string CertificateWarnings(const std::vector<v1::AgentInfo>& agents,

@@ -1,12 +1,12 @@
 // `benchlab audit`: the coordinator's audit trail from its database (docs/security.md, "Audit"):
 // every call that changed something and every call refused for its certificate.
-#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "cli/columns.h"
 #include "cli/command_error.h"
 #include "cli/commands.h"
 #include "common/clock.h"
@@ -40,26 +40,13 @@ Result<std::string> SinceBound(const std::string& text) {
 
 std::string Table(const std::vector<AuditRow>& rows) {
   if (rows.empty()) return "no audited calls\n";
-  constexpr size_t kColumns = 7;
-  std::vector<std::array<std::string, kColumns>> lines = {
+  std::vector<std::vector<std::string>> lines = {
       {"at", "who", "from", "call", "about", "outcome", "reason"}};
   for (const AuditRow& r : rows) {
     lines.push_back({r.at, r.identity, r.peer, r.call, r.subject.empty() ? "-" : r.subject,
                      r.outcome, r.reason.empty() ? "-" : r.reason});
   }
-  std::array<size_t, kColumns> width{};
-  for (const auto& line : lines) {
-    for (size_t c = 0; c + 1 < kColumns; ++c) width[c] = std::max(width[c], line[c].size());
-  }
-  std::string out;
-  for (const auto& line : lines) {
-    for (size_t c = 0; c < kColumns; ++c) {
-      out += line[c];
-      if (c + 1 < kColumns) out += std::string(width[c] - line[c].size() + 2, ' ');
-    }
-    out += "\n";
-  }
-  return out;
+  return FormatColumns(lines);
 }
 
 std::string Json(const std::vector<AuditRow>& rows) {

@@ -1,7 +1,6 @@
 // `benchlab token create|list|revoke`: the dashboard's tokens in the coordinator's database
 // (coordinator/dashboard_token.h, docs/security.md "The dashboard"). A token is printed once, at
 // creation; the database keeps only its hash. Every change is audited.
-#include <array>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/columns.h"
 #include "cli/command_error.h"
 #include "cli/commands.h"
 #include "cli/local_audit.h"
@@ -100,11 +100,7 @@ int RunCreate(const TokenArgs& args) {
 
 std::string StateOf(const TokenRow& t, std::chrono::system_clock::time_point now) {
   if (!t.revoked_at.empty()) return "revoked";
-  if (!t.expires_at.empty() && ParseIsoSeconds(t.expires_at) <=
-                                   std::chrono::duration<double>(now.time_since_epoch()).count()) {
-    return "expired";
-  }
-  return "valid";
+  return TokenExpired(t, now) ? "expired" : "valid";
 }
 
 int RunList(const TokenArgs& args) {
@@ -130,24 +126,12 @@ int RunList(const TokenArgs& args) {
   } else if (tokens->empty()) {
     out = "no tokens (benchlab token create --db " + args.db + " --role viewer|operator)\n";
   } else {
-    constexpr size_t kColumns = 5;
-    std::vector<std::array<std::string, kColumns>> lines = {
-        {"name", "role", "state", "created", "expires"}};
+    std::vector<std::vector<std::string>> lines = {{"name", "role", "state", "created", "expires"}};
     for (const TokenRow& t : *tokens) {
       lines.push_back({t.name, t.role, StateOf(t, now), t.created_at,
                        t.expires_at.empty() ? "never" : t.expires_at});
     }
-    std::array<size_t, kColumns> width{};
-    for (const auto& line : lines) {
-      for (size_t c = 0; c < kColumns; ++c) width[c] = std::max(width[c], line[c].size());
-    }
-    for (const auto& line : lines) {
-      for (size_t c = 0; c < kColumns; ++c) {
-        out += line[c];
-        if (c + 1 < kColumns) out += std::string(width[c] - line[c].size() + 2, ' ');
-      }
-      out += "\n";
-    }
+    out = FormatColumns(lines);
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : CommandError("token list", 1, "writing to stdout failed");

@@ -78,6 +78,12 @@ Result<std::string> ParseTokenExpiry(const std::string& text,
       text + "\"");
 }
 
+bool TokenExpired(const TokenRow& row, std::chrono::system_clock::time_point now) {
+  return !row.expires_at.empty() &&
+         ParseIsoSeconds(row.expires_at) <=
+             std::chrono::duration<double>(now.time_since_epoch()).count();
+}
+
 Result<DashboardIdentity> CheckDashboardToken(Store& store, const std::string& token,
                                               std::chrono::system_clock::time_point now) {
   static const std::regex kShape("blt_[A-Za-z0-9_-]{43}");
@@ -100,9 +106,7 @@ Result<DashboardIdentity> CheckDashboardTokenHash(Store& store, const std::strin
   if (!row->revoked_at.empty()) {
     return Status::Unauthenticated("token " + row->name + " was revoked at " + row->revoked_at);
   }
-  if (!row->expires_at.empty() &&
-      ParseIsoSeconds(row->expires_at) <=
-          std::chrono::duration<double>(now.time_since_epoch()).count()) {
+  if (TokenExpired(*row, now)) {
     return Status::Unauthenticated("token " + row->name + " expired at " + row->expires_at);
   }
   return DashboardIdentity{row->name, row->role};

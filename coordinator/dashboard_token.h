@@ -12,6 +12,7 @@
 namespace benchlab {
 
 class Store;
+struct TokenRow;
 
 inline constexpr const char* kDashboardTokenPrefix = "blt_";
 
@@ -30,6 +31,9 @@ std::string DashboardTokenHash(const std::string& token);
 // 8601 UTC time as the store writes them. InvalidArgument, saying the expected forms, otherwise.
 Result<std::string> ParseTokenExpiry(const std::string& text,
                                      std::chrono::system_clock::time_point now);
+
+// Whether a token's expiry (if any) is at or before `now`; revocation aside.
+bool TokenExpired(const TokenRow& row, std::chrono::system_clock::time_point now);
 
 // Who a token is: its name and role.
 struct DashboardIdentity {
