@@ -1,0 +1,161 @@
+#include "analysis/interval.h"
+
+#include <algorithm>
+#include <boost/math/distributions/students_t.hpp>
+#include <cmath>
+#include <cstdio>
+
+namespace benchlab {
+namespace {
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
+}
+
+std::string Pct(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g%%", fraction * 100);
+  return buf;
+}
+
+// The margin's edges on the log scale.
+double LowEdge(double margin) { return std::log1p(-margin); }
+double HighEdge(double margin) { return std::log1p(margin); }
+
+// The verdict of an interval [lo, hi] on the log scale.
+IntervalVerdict JudgeLog(double lo, double hi, Better better, double margin) {
+  const bool above = lo > HighEdge(margin);
+  const bool below = hi < LowEdge(margin);
+  if (above) return better == Better::kHigher ? IntervalVerdict::kAhead : IntervalVerdict::kBehind;
+  if (below) return better == Better::kHigher ? IntervalVerdict::kBehind : IntervalVerdict::kAhead;
+  if (lo >= LowEdge(margin) && hi <= HighEdge(margin)) return IntervalVerdict::kClose;
+  return IntervalVerdict::kInconclusive;
+}
+
+}  // namespace
+
+double StudentT(double level, int df) {
+  if (df < 1 || !(level > 0 && level < 1)) return kNaN;
+  boost::math::students_t dist(df);
+  return boost::math::quantile(dist, 0.5 + level / 2);
+}
+
+RatioInterval LogRatioInterval(const std::vector<double>& ratios, double level) {
+  RatioInterval out;
+  out.level = level;
+  std::vector<double> logs;
+  for (double r : ratios) {
+    if (std::isfinite(r) && r > 0) logs.push_back(std::log(r));
+  }
+  out.n = static_cast<int>(logs.size());
+  if (out.n < 2) return out;
+  double sum = 0;
+  for (double l : logs) sum += l;
+  const double mean = sum / out.n;
+  double ss = 0;
+  for (double l : logs) ss += (l - mean) * (l - mean);
+  const double sd = std::sqrt(ss / (out.n - 1));
+  const double half = StudentT(level, out.n - 1) * sd / std::sqrt(static_cast<double>(out.n));
+  out.log_mean = mean;
+  out.log_sd = sd;
+  out.estimate = std::exp(mean);
+  out.low = std::exp(mean - half);
+  out.high = std::exp(mean + half);
+  return out;
+}
+
+const char* IntervalVerdictName(IntervalVerdict v) {
+  switch (v) {
+    case IntervalVerdict::kNotApplicable:
+      return "n/a";
+    case IntervalVerdict::kAhead:
+      return "ahead";
+    case IntervalVerdict::kBehind:
+      return "behind";
+    case IntervalVerdict::kClose:
+      return "close";
+    case IntervalVerdict::kInconclusive:
+      return "inconclusive";
+  }
+  return "n/a";
+}
+
+IntervalVerdict JudgeInterval(const RatioInterval& interval, Better better, double margin) {
+  if (!interval.ok() || !std::isfinite(interval.low) || !std::isfinite(interval.high)) {
+    return IntervalVerdict::kNotApplicable;
+  }
+  return JudgeLog(std::log(interval.low), std::log(interval.high), better, margin);
+}
+
+std::optional<int> RoundsToDecide(const RatioInterval& interval, double margin, double level,
+                                  int limit) {
+  if (!interval.ok() || !std::isfinite(interval.log_sd)) return std::nullopt;
+  if (JudgeInterval(interval, Better::kHigher, margin) != IntervalVerdict::kInconclusive) {
+    return std::nullopt;
+  }
+  // The room between the estimate and the nearer edge of the margin: a half width below it
+  // leaves the whole interval on one side of that edge (close inside it, ahead/behind beyond).
+  const double m = interval.log_mean;
+  const double room = std::min(std::fabs(m - HighEdge(margin)), std::fabs(m - LowEdge(margin)));
+  if (!(room > 0)) return std::nullopt;
+  for (int n = interval.n + 1; n <= limit; ++n) {
+    const double half = StudentT(level, n - 1) * interval.log_sd / std::sqrt(double(n));
+    if (half < room) return n;
+  }
+  return std::nullopt;
+}
+
+LookPlan LookPlan::Fixed(int rounds, double confidence) {
+  return {rounds, rounds, confidence, false};
+}
+
+LookPlan LookPlan::Adaptive(int min_rounds, int max_rounds, double confidence) {
+  return {min_rounds, max_rounds, confidence, true};
+}
+
+double LookPlan::LevelAt(int /*rounds*/) const {
+  const double alpha = 1 - confidence;
+  return 1 - alpha / std::max(1, Looks());
+}
+
+IntervalJudgement JudgeRatios(const std::vector<double>& ratios, Better better,
+                              const StatsRule& rule, const LookPlan& plan) {
+  IntervalJudgement j;
+  int usable = 0;
+  for (double r : ratios) usable += std::isfinite(r) && r > 0;
+  const double level = plan.LevelAt(usable);
+  j.interval = LogRatioInterval(ratios, level);
+  j.verdict = JudgeInterval(j.interval, better, rule.margin);
+  const RatioInterval& iv = j.interval;
+  if (j.verdict == IntervalVerdict::kNotApplicable) {
+    j.reason = "fewer than 2 rounds with a ratio (" + std::to_string(iv.n) + ")";
+    return j;
+  }
+  const std::string ci = Num(iv.estimate) + " (" + Pct(level) + " CI " + Num(iv.low) + " to " +
+                         Num(iv.high) + ", " + std::to_string(iv.n) + " rounds)";
+  const std::string band = Num(1 - rule.margin) + " to " + Num(1 + rule.margin);
+  switch (j.verdict) {
+    case IntervalVerdict::kAhead:
+    case IntervalVerdict::kBehind:
+      j.reason = "ratio " + ci + " lies beyond the margin ±" + Pct(rule.margin);
+      break;
+    case IntervalVerdict::kClose:
+      j.reason = "ratio " + ci + " lies inside the margin " + band;
+      break;
+    case IntervalVerdict::kInconclusive: {
+      j.rounds_needed = RoundsToDecide(iv, rule.margin, level);
+      j.reason =
+          "ratio " + ci + " reaches across the margin ±" + Pct(rule.margin) + "; " +
+          (j.rounds_needed ? "about " + std::to_string(*j.rounds_needed) + " rounds would decide it"
+                           : "no number of rounds up to 1000 would decide it at this spread");
+      break;
+    }
+    case IntervalVerdict::kNotApplicable:
+      break;
+  }
+  return j;
+}
+
+}  // namespace benchlab

@@ -1,0 +1,101 @@
+// Confidence intervals on round-paired ratios and the verdicts read from them (docs/methodology.md,
+// "Intervals and verdicts"). A target's figure against the baseline's in the same round gives one
+// ratio per round; the interval is a Student t interval on the mean of the ratios' logarithms,
+// mapped back to the ratio scale. The verdict compares the interval with a margin: the smallest
+// difference worth reporting. Pure functions, no state: any thread may call them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/stats.h"
+
+namespace benchlab {
+
+// [stats] of a campaign (docs/campaign.md): the confidence of every interval, and the margin.
+struct StatsRule {
+  double confidence = 0.95;  // two-sided, 0.5 to 0.999
+  double margin = 0.02;      // a fraction: 0.02 is 2%; 0 to 0.5
+};
+
+// A two-sided interval on the ratio target / baseline.
+struct RatioInterval {
+  int n = 0;               // ratios used (finite and > 0)
+  double level = kNaN;     // the two-sided confidence of [low, high]
+  double estimate = kNaN;  // exp(mean of ln ratio): the geometric mean of the ratios
+  double low = kNaN;
+  double high = kNaN;
+  double log_mean = kNaN;  // mean of ln ratio
+  double log_sd = kNaN;    // sample standard deviation of ln ratio (n - 1 in the denominator)
+  bool ok() const { return n >= 2; }
+};
+
+// The t interval at `level` on ln(ratio): log_mean ± t(level, n - 1) · log_sd / √n, then exp().
+// Ratios that are not finite or not above 0 are left out. Fewer than 2 usable ratios: n is set
+// and the rest is NaN (an interval needs a spread to be estimated from).
+RatioInterval LogRatioInterval(const std::vector<double>& ratios, double level);
+
+// The two-sided Student t quantile: t such that P(|T| <= t) = level with `df` degrees of freedom.
+double StudentT(double level, int df);
+
+// Verdicts of a comparison, from its interval and the margin m, for a figure better `higher`
+// (req/s) or lower (CPU per request, latency, memory):
+//   ahead:        the whole interval is beyond the margin on the better side
+//                 (low > 1 + m when higher is better, high < 1 - m when lower is);
+//   behind:       the whole interval is beyond the margin on the worse side;
+//   close:        the whole interval lies inside [1 - m, 1 + m];
+//   inconclusive: none of these (the interval reaches across an edge of the margin);
+//   n/a:          no interval (fewer than 2 ratios).
+enum class IntervalVerdict { kNotApplicable, kAhead, kBehind, kClose, kInconclusive };
+const char* IntervalVerdictName(IntervalVerdict v);  // "n/a", "ahead", "behind", ...
+
+IntervalVerdict JudgeInterval(const RatioInterval& interval, Better better, double margin);
+
+// About how many rounds an inconclusive comparison would need, were the mean and spread of its
+// log ratios to stay as measured: the smallest n (above interval.n, at most `limit`) whose half
+// width t(level_at(n), n - 1) · log_sd / √n no longer reaches across the nearer edge of the
+// margin from log_mean. nullopt when no n up to `limit` does (the estimate sits on an edge, or
+// the spread is too large), or when the interval is not inconclusive.
+std::optional<int> RoundsToDecide(const RatioInterval& interval, double margin, double level,
+                                  int limit = 1000);
+
+// When comparisons are looked at, and at which confidence each look's interval is computed.
+//
+// A fixed plan (rounds = N) looks once, after its last round, at `confidence`.
+//
+// An adaptive plan (rounds = { min, max }) looks after every round from min to max and stops a
+// cell once every comparison in it is decided. Looking K times at the same confidence would let
+// one of K intervals miss far more often than 1 - confidence, so the error is spent over the
+// looks (Bonferroni): each of the K = max - min + 1 looks uses alpha / K, alpha = 1 - confidence.
+// Whatever rule picks the look at which a cell stops, the chance that the interval reported
+// there misses the true ratio is at most alpha (the union bound needs no assumption about how
+// the looks are correlated). docs/methodology.md, "Rounds until decided".
+struct LookPlan {
+  int min_rounds = 3;
+  int max_rounds = 3;
+  double confidence = 0.95;
+  bool adaptive = false;
+
+  static LookPlan Fixed(int rounds, double confidence);
+  static LookPlan Adaptive(int min_rounds, int max_rounds, double confidence);
+
+  int Looks() const { return adaptive ? max_rounds - min_rounds + 1 : 1; }
+  // The two-sided confidence of the interval after `rounds` rounds (for every rounds count: a
+  // cell whose invalid windows left it fewer ratios still gets the plan's per-look level).
+  double LevelAt(int rounds) const;
+};
+
+// One comparison as the report states it: the interval at the plan's level for the number of
+// ratios, the verdict, and for an inconclusive one the rounds it would take.
+struct IntervalJudgement {
+  RatioInterval interval;
+  IntervalVerdict verdict = IntervalVerdict::kNotApplicable;
+  std::optional<int> rounds_needed;  // inconclusive only
+  std::string reason;                // one line a person can check
+};
+
+IntervalJudgement JudgeRatios(const std::vector<double>& ratios, Better better,
+                              const StatsRule& rule, const LookPlan& plan);
+
+}  // namespace benchlab
