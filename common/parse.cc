@@ -33,6 +33,8 @@ Result<std::chrono::nanoseconds> ParseDuration(std::string_view text) {
     scale = 1e9;
   else if (unit == "m")
     scale = 60e9;
+  else if (unit == "h")
+    scale = 3600e9;
   else
     return bad();
   double ns = value * scale;

@@ -12,7 +12,7 @@
 
 namespace benchlab {
 
-// "250us", "500ms", "2s", "1.5s", "1m". A bare number is rejected: the unit must be explicit.
+// "250us", "500ms", "2s", "1.5s", "1m", "2h". A bare number is rejected: the unit must be explicit.
 Result<std::chrono::nanoseconds> ParseDuration(std::string_view text);
 // "1.5s" style, for people: the shortest exact form among us, ms, s.
 std::string FormatDuration(std::chrono::nanoseconds d);

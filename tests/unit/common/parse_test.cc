@@ -28,6 +28,8 @@ TEST(ParseDurationTest, AcceptsEachUnit) {
       {"10m", 600s},
       {"0.5us", 500ns},
       {"3600s", std::chrono::hours(1)},
+      {"2h", std::chrono::hours(2)},
+      {"1.5h", std::chrono::minutes(90)},
       {"1.s", 1s},
       {".5s", 500ms},
   };
@@ -40,7 +42,7 @@ TEST(ParseDurationTest, AcceptsEachUnit) {
 
 TEST(ParseDurationTest, RejectsBadInput) {
   const char* bad[] = {"",    "10",   "s",    "ten", "-1s", "1 s",   " 1s",
-                       "1s ", "1S",   "1sec", "1h",  "1.5", "1..5s", "1.5.5s",
+                       "1s ", "1S",   "1sec", "1d",  "1.5", "1..5s", "1.5.5s",
                        ".s",  "1e3s", "ms",   "+1s", "1ss", "1,5s",  "99999999999999999999s"};
   for (const char* text : bad) {
     Result<nanoseconds> d = ParseDuration(text);
