@@ -81,6 +81,40 @@ std::optional<E> ReadChoice(Table& t, std::string_view sub, const Value& v,
   return std::nullopt;
 }
 
+// rounds = 5 (a fixed plan) or rounds = { min = 3, max = 20 } (an adaptive plan).
+void ReadRounds(Table& matrix, const Value& v, Campaign& c) {
+  if (!v.is_table()) {
+    if (auto n = fields::ReadInt(matrix, "rounds", v, 1, 1000,
+                                 "a positive integer up to 1000, or { min = 3, max = 20 }")) {
+      c.rounds = c.min_rounds = *n;
+    }
+    return;
+  }
+  for (const auto& [key, item] : v.as_table()) {
+    if (key != "min" && key != "max") {
+      return matrix.Fail(v, "rounds", "unknown key \"" + key + "\" (known: min, max)");
+    }
+  }
+  const auto& entries = v.as_table();
+  auto bound = [&](const char* key) -> std::optional<int> {
+    auto it = entries.find(key);
+    if (it == entries.end()) {
+      matrix.Fail(v, "rounds", std::string("missing ") + key + " (rounds = { min = 3, max = 20 })");
+      return std::nullopt;
+    }
+    // An interval needs two ratios, so an adaptive plan looks after two rounds at the earliest.
+    return fields::ReadInt(matrix, std::string("rounds.") + key, it->second, 2, 1000,
+                           "an integer from 2 to 1000");
+  };
+  const auto lo = bound("min");
+  const auto hi = bound("max");
+  if (!lo || !hi) return;
+  if (*lo > *hi) return matrix.Expect(entries.at("max"), "rounds.max", "max >= min");
+  c.min_rounds = *lo;
+  c.rounds = *hi;
+  c.adaptive = true;
+}
+
 void ReadMatrix(const Value& v, Issues& issues, Campaign& c) {
   Table matrix(v, "matrix",
                {"connections", "rates", "open_connections", "rounds", "order", "seed",
@@ -102,11 +136,7 @@ void ReadMatrix(const Value& v, Issues& issues, Campaign& c) {
       c.open_connections = *n;
     }
   }
-  if (const Value* x = matrix.Get("rounds")) {
-    if (auto n = fields::ReadInt(matrix, "rounds", *x, 1, 1000, "a positive integer up to 1000")) {
-      c.rounds = *n;
-    }
-  }
+  if (const Value* x = matrix.Get("rounds")) ReadRounds(matrix, *x, c);
   bool order_known = true;
   if (const Value* x = matrix.Get("order")) {
     auto order = ReadChoice<Order>(
@@ -297,10 +327,75 @@ void ReadPublicEnv(Table& root, const Value& v, Campaign& c) {
   }
 }
 
+// A number from lo to hi, integer or float.
+std::optional<double> ReadFraction(Table& t, std::string_view key, const Value& v, double lo,
+                                   double hi, std::string_view form) {
+  double x = 0;
+  if (v.is_floating()) {
+    x = v.as_floating();
+  } else if (v.is_integer()) {
+    x = static_cast<double>(v.as_integer());
+  } else {
+    t.Expect(v, key, form);
+    return std::nullopt;
+  }
+  if (!(x >= lo && x <= hi)) {
+    t.Expect(v, key, form);
+    return std::nullopt;
+  }
+  return x;
+}
+
+// The figures [stats] decide_on may name: the per-cell figures of a window.
+constexpr std::string_view kDecidingFigures[] = {"rps", "cpu_us_per_request", "requests_per_cpu_s",
+                                                 "p50_us", "p99_us"};
+
+void ReadStats(const Value& v, Issues& issues, Campaign& c) {
+  Table stats(v, "stats", {"confidence", "margin", "max_duration", "decide_on"}, issues);
+  StatsSpec& s = c.stats;
+  s.line = static_cast<int>(stats.line());
+  if (const Value* x = stats.Get("confidence")) {
+    if (auto n = ReadFraction(stats, "confidence", *x, 0.5, 0.999, "a number from 0.5 to 0.999"))
+      s.confidence = *n;
+  }
+  if (const Value* x = stats.Get("margin")) {
+    if (auto n = ReadFraction(stats, "margin", *x, 0, 0.5,
+                              "a fraction from 0 to 0.5, such as 0.02 for 2%")) {
+      s.margin = *n;
+    }
+  }
+  if (const Value* x = stats.Get("max_duration")) {
+    if (auto d = fields::ReadDuration(stats, "max_duration", *x, /*allow_zero=*/false)) {
+      s.max_duration = *d;
+    }
+  }
+  if (const Value* x = stats.Get("decide_on")) {
+    const std::string form =
+        "a non-empty list of figures among rps, cpu_us_per_request, requests_per_cpu_s, p50_us, "
+        "p99_us";
+    std::vector<std::string> names;
+    bool ok = x->is_array() && !x->as_array().empty();
+    if (ok) {
+      for (const auto& item : x->as_array()) {
+        ok = ok && item.is_string() &&
+             std::find(std::begin(kDecidingFigures), std::end(kDecidingFigures),
+                       item.as_string().str) != std::end(kDecidingFigures) &&
+             std::find(names.begin(), names.end(), item.as_string().str) == names.end();
+        if (ok) names.push_back(item.as_string().str);
+      }
+    }
+    if (ok) {
+      s.decide_on = std::move(names);
+    } else {
+      stats.Expect(*x, "decide_on", form);
+    }
+  }
+}
+
 void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
   Table root(doc, "",
-             {"name", "baseline", "matrix", "load", "gates", "noise", "placement", "target",
-              "scenario", "negative", "public_env"},
+             {"name", "baseline", "matrix", "load", "gates", "noise", "placement", "stats",
+              "target", "scenario", "negative", "public_env"},
              issues);
   if (const Value* v = root.Get("public_env")) ReadPublicEnv(root, *v, c);
   if (const Value* v = root.Require("name", "a name such as \"hello\"")) {
@@ -317,6 +412,8 @@ void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
   if (auto* v = SubTable(root, root.Get("load"), "load")) ReadLoad(*v, issues, c);
   if (auto* v = SubTable(root, root.Get("gates"), "gates")) ReadGatesTable(*v, issues, c.gates);
   if (auto* v = SubTable(root, root.Get("placement"), "placement")) ReadPlacement(*v, issues, c);
+  const Value* stats = SubTable(root, root.Get("stats"), "stats");
+  if (stats != nullptr) ReadStats(*stats, issues, c);
   const Value* noise = SubTable(root, root.Get("noise"), "noise");
   if (noise != nullptr) fields::ReadNoise(*noise, issues, c.noise.emplace());
 
@@ -350,6 +447,12 @@ void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
               "expected the name of a [[target]] (" + names + "), got " + Describe(*baseline));
   }
   if (issues.empty() && noise != nullptr) fields::CheckNoise(*noise, issues, c);
+  // A budget bounds how many rounds an adaptive plan adds; a fixed plan has none to drop.
+  if (issues.empty() && c.stats.max_duration && !c.adaptive) {
+    issues.Add(
+        stats->as_table().at("max_duration"),
+        "stats.max_duration: needs an adaptive plan: [matrix] rounds = { min = 3, max = 20 }");
+  }
 }
 
 }  // namespace

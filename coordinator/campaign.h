@@ -71,13 +71,33 @@ struct NoiseSpec {
   int line = 0;          // where [noise] starts in its file
 };
 
+// [stats]: how comparisons with the baseline are judged (docs/methodology.md, "Intervals and
+// verdicts") and, for an adaptive plan, the budget.
+struct StatsSpec {
+  double confidence = 0.95;  // two-sided confidence of every interval, 0.5 to 0.999
+  double margin = 0.02;      // the smallest difference worth reporting, a fraction, 0 to 0.5
+  // An adaptive plan starts no new round once this much time has passed since the campaign's
+  // first window; nullopt: no budget. Only with rounds = { min, max }.
+  std::optional<std::chrono::nanoseconds> max_duration;
+  // The figures whose comparisons must all be decided for an adaptive plan to stop measuring a
+  // cell (MetricName of analysis/stats.h): req/s and CPU per request by default.
+  std::vector<std::string> decide_on = {"rps", "cpu_us_per_request"};
+  int line = 0;  // where [stats] starts in its file; 0 when absent
+};
+
 struct Campaign {
   std::string name;              // [a-z0-9-]+
   std::string baseline;          // a target name
   std::vector<int> connections;  // closed-loop levels, file order; may be empty when rates is not
   std::vector<double> rates;     // open-loop levels in requests/second, file order
   int open_connections = 16;     // connections opened for every open-loop level
-  int rounds = 3;
+  // [matrix] rounds: an integer N measures every cell N times (a fixed plan); a table
+  // { min, max } measures each cell until every comparison in it is decided, at least min and
+  // at most max rounds (an adaptive plan: docs/methodology.md, "Rounds until decided").
+  int rounds = 3;      // the fixed count, or max: the plan holds this many rounds
+  int min_rounds = 3;  // min of an adaptive plan; equal to rounds for a fixed one
+  bool adaptive = false;
+  StatsSpec stats;  // [stats]
   Order order = Order::kRotate;
   uint64_t seed = 1;  // order = shuffle only
   FreshProcess fresh_process = FreshProcess::kWindow;

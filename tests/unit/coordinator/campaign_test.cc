@@ -84,6 +84,10 @@ class CampaignTest : public ::testing::Test {
     return path;
   }
 
+  Result<Campaign> Parse(const std::string& text) {
+    return ParseCampaignText(text, "hello.toml", dir_);
+  }
+
   // The error for a campaign text, written as hello.toml, with the directory cut off the front.
   std::string ErrorFor(const std::string& text) {
     std::string path = Write("hello.toml", text);
@@ -241,6 +245,62 @@ rate = 2500.5
   }
 }
 
+TEST_F(CampaignTest, RoundsAreANumberOrAnAdaptiveRange) {
+  auto fixed = Parse(kGood);
+  ASSERT_TRUE(fixed.ok()) << fixed.status().ToString();
+  EXPECT_FALSE(fixed->adaptive);
+  EXPECT_EQ(fixed->rounds, 3);
+  EXPECT_EQ(fixed->min_rounds, 3);
+
+  auto adaptive = Parse(Edit(kGood, "rounds = 3", "rounds = { min = 3, max = 20 }"));
+  ASSERT_TRUE(adaptive.ok()) << adaptive.status().ToString();
+  EXPECT_TRUE(adaptive->adaptive);
+  EXPECT_EQ(adaptive->min_rounds, 3);
+  EXPECT_EQ(adaptive->rounds, 20);
+
+  EXPECT_EQ(ErrorFor(Edit(kGood, "rounds = 3", "rounds = { min = 5, max = 4 }")),
+            "hello.toml:5: matrix.rounds.max: expected max >= min, got 4");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "rounds = 3", "rounds = { min = 1, max = 4 }")),
+            "hello.toml:5: matrix.rounds.min: expected an integer from 2 to 1000, got 1");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "rounds = 3", "rounds = { max = 4 }")),
+            "hello.toml:5: matrix.rounds: missing min (rounds = { min = 3, max = 20 })");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "rounds = 3", "rounds = { min = 3, max = 4, step = 1 }")),
+            "hello.toml:5: matrix.rounds: unknown key \"step\" (known: min, max)");
+}
+
+TEST_F(CampaignTest, StatsTableParsesAndChecksItsKeys) {
+  auto plain = Parse(kGood);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_DOUBLE_EQ(plain->stats.confidence, 0.95);
+  EXPECT_DOUBLE_EQ(plain->stats.margin, 0.02);
+  EXPECT_FALSE(plain->stats.max_duration);
+  EXPECT_EQ(plain->stats.decide_on, (std::vector<std::string>{"rps", "cpu_us_per_request"}));
+
+  const std::string with_stats =
+      Edit(Edit(kGood, "rounds = 3", "rounds = { min = 3, max = 20 }"), "[gates]",
+           "[stats]\nconfidence = 0.9\nmargin = 0.05\nmax_duration = \"2h\"\ndecide_on = "
+           "[\"p99_us\"]\n[gates]");
+  auto c = Parse(with_stats);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_DOUBLE_EQ(c->stats.confidence, 0.9);
+  EXPECT_DOUBLE_EQ(c->stats.margin, 0.05);
+  EXPECT_EQ(c->stats.max_duration, std::chrono::hours(2));
+  EXPECT_EQ(c->stats.decide_on, std::vector<std::string>{"p99_us"});
+
+  EXPECT_EQ(ErrorFor(Edit(kGood, "[gates]", "[stats]\nconfidence = 1\n[gates]")),
+            "hello.toml:13: stats.confidence: expected a number from 0.5 to 0.999, got 1");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "[gates]", "[stats]\nmargin = \"2%\"\n[gates]")),
+            "hello.toml:13: stats.margin: expected a fraction from 0 to 0.5, such as 0.02 for 2%, "
+            "got \"2%\"");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "[gates]", "[stats]\ndecide_on = [\"startup_ms\"]\n[gates]")),
+            "hello.toml:13: stats.decide_on: expected a non-empty list of figures among rps, "
+            "cpu_us_per_request, requests_per_cpu_s, p50_us, p99_us, got [\"startup_ms\"]");
+  // A budget with a fixed plan would drop nothing: refused, naming what it needs.
+  EXPECT_EQ(ErrorFor(Edit(kGood, "[gates]", "[stats]\nmax_duration = \"1h\"\n[gates]")),
+            "hello.toml:13: stats.max_duration: needs an adaptive plan: [matrix] rounds = { min = "
+            "3, max = 20 }");
+}
+
 TEST_F(CampaignTest, NoiseDefaultsToTheFirstLevelAndFiveWindows) {
   const std::string noise = "[noise]\ntarget = \"nginx\"\nscenario = \"hello\"\n[[target]]";
   auto parsed = ParseCampaignText(Edit(kGood, "[[target]]", noise), "h.toml", "/");
@@ -364,7 +424,8 @@ TEST_F(CampaignTest, BadPlanKeys) {
       {{add_noise,
         {"target = \"nginx\"\nscenario", "target = \"apache\"\nscenario"},
         {"rounds = 3", "rounds = 0"}},
-       "hello.toml:5: matrix.rounds: expected a positive integer up to 1000, got 0"},
+       "hello.toml:5: matrix.rounds: expected a positive integer up to 1000, or { min = 3, max = "
+       "20 }, got 0"},
   };
   for (const BadFile& file : bad) {
     std::string text = kGood;
@@ -421,10 +482,11 @@ TEST_F(CampaignTest, WrongTypes) {
   EXPECT_EQ(ErrorFor(Edit(kGood, "connections = [16, 64]", "connections = \"ten\"")),
             "hello.toml:4: matrix.connections: expected a list of positive integers, got \"ten\"");
   EXPECT_EQ(ErrorFor(Edit(kGood, "rounds = 3", "rounds = 2.5")),
-            "hello.toml:5: matrix.rounds: expected a positive integer up to 1000, got 2.5");
+            "hello.toml:5: matrix.rounds: expected a positive integer up to 1000, or { min = 3, "
+            "max = 20 }, got 2.5");
   EXPECT_EQ(ErrorFor(Edit(kGood, "rounds = 3", "rounds = 99999999999999999999")),
-            "hello.toml:5: matrix.rounds: expected a positive integer up to 1000, "
-            "got 99999999999999999999");
+            "hello.toml:5: matrix.rounds: expected a positive integer up to 1000, or { min = 3, "
+            "max = 20 }, got 99999999999999999999");
   EXPECT_EQ(ErrorFor(Edit(kGood, "threads = 1", "threads = 0")),
             "hello.toml:10: load.threads: expected a positive integer up to 1024, got 0");
   EXPECT_EQ(ErrorFor(Edit(kGood, "order = \"rotate\"", "order = \"random\"")),
@@ -462,7 +524,7 @@ TEST_F(CampaignTest, UnknownKeysAreErrorsEvenWhenTheyHideARequiredOne) {
             "open_connections, rounds, order, seed, fresh_process, warmup, duration)");
   EXPECT_EQ(ErrorFor(Edit(kGood, "name = \"hello\"\nbaseline", "nmae = \"hello\"\nbaseline")),
             "hello.toml:1: nmae: unknown key (known: name, baseline, matrix, load, gates, noise, "
-            "placement, target, scenario, negative, public_env)");
+            "placement, stats, target, scenario, negative, public_env)");
   EXPECT_EQ(ErrorFor(Edit(kGood, "{ status = 404 }", "{ status = 404, bdy = \"\" }")),
             "hello.toml:30: negative \"missing\".expect.bdy: unknown key (known: status, body, "
             "headers)");
