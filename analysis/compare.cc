@@ -315,9 +315,10 @@ Result<json> ParseRunOfRecord(const std::string& text, const std::string& origin
         ", expected \"benchlab-run-of-record\")");
   }
   const json& version = At(record, "version");
-  if (!version.is_number_integer() || version.get<int64_t>() != 1) {
+  // Version 2 added intervals; the summaries compare reads are alike in both.
+  if (!version.is_number_integer() || version.get<int64_t>() < 1 || version.get<int64_t>() > 2) {
     return Status::InvalidArgument(origin + ": run of record version " + version.dump() +
-                                   "; this benchlab reads version 1");
+                                   "; this benchlab reads versions 1 and 2");
   }
   if (!At(record, "cells").is_array()) {
     return Status::InvalidArgument(origin + ": run of record without a \"cells\" array");

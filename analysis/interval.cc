@@ -4,6 +4,11 @@
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <mutex>
+#include <numbers>
+#include <tuple>
+#include <utility>
 
 namespace benchlab {
 namespace {

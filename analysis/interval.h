@@ -5,13 +5,19 @@
 // difference worth reporting. Pure functions, no state: any thread may call them.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "analysis/stats.h"
-
 namespace benchlab {
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Which way a figure improves: req/s and requests per CPU-second are better higher; CPU per
+// request, latency, start-up and memory are better lower.
+enum class Better { kHigher, kLower };
 
 // [stats] of a campaign (docs/campaign.md): the confidence of every interval, and the margin.
 struct StatsRule {
@@ -70,7 +76,8 @@ std::optional<int> RoundsToDecide(const RatioInterval& interval, double margin, 
 // looks (Bonferroni): each of the K = max - min + 1 looks uses alpha / K, alpha = 1 - confidence.
 // Whatever rule picks the look at which a cell stops, the chance that the interval reported
 // there misses the true ratio is at most alpha (the union bound needs no assumption about how
-// the looks are correlated). docs/methodology.md, "Rounds until decided".
+// the looks are correlated).
+// docs/methodology.md, "Rounds until decided".
 struct LookPlan {
   int min_rounds = 3;
   int max_rounds = 3;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analysis/report_format.h"
+#include "analysis/rounds.h"
 #include "coordinator/campaign.h"
 
 namespace benchlab::report_detail {
@@ -54,7 +55,9 @@ struct Context {
   std::optional<Campaign> spec;  // nullopt: the stored text no longer parses
   std::string spec_error;
   std::set<int64_t> newest;  // ids of the attempts that count
+  StatsOptions options;      // the spec's [stats] and rounds; the defaults without a spec
   CampaignStats stats;
+  std::map<CellKey, CellRounds> cell_rounds;  // with a spec: each cell's rounds and why
 };
 Context Analyse(const ReportInput& in);
 

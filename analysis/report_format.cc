@@ -73,7 +73,7 @@ std::string Join(const std::vector<std::string>& parts, const std::string& sep) 
 // --- the campaign around the windows --------------------------------------------------------
 
 Context Analyse(const ReportInput& in) {
-  Context cx{in, std::nullopt, "", {}, {}};
+  Context cx{in, std::nullopt, "", {}, {}, {}, {}};
   auto parsed = ParseCampaignText(in.campaign.spec_toml, in.campaign.source, ".");
   if (parsed.ok()) {
     cx.spec = std::move(*parsed);
@@ -88,7 +88,15 @@ Context Analyse(const ReportInput& in) {
   for (const auto& [key, w] : newest) cx.newest.insert(w->id);
   std::vector<Measurement> ms;
   for (const WindowRow& w : in.windows) ms.push_back(ToMeasurement(w));
-  cx.stats = AnalyseCampaign(ms, in.campaign.baseline, TargetOrder(in));
+  if (cx.spec) cx.options = StatsOptionsOf(*cx.spec);
+  cx.stats = AnalyseCampaign(ms, in.campaign.baseline, TargetOrder(in), cx.options);
+  if (cx.spec) {
+    const bool finished =
+        !in.campaign.Is(CampaignState::kRunning) && !in.campaign.Is(CampaignState::kQueued);
+    for (const auto& [key, cell] : GroupByCell(NewestAttempts(ms))) {
+      cx.cell_rounds[key] = CellRoundsOf(cell, *cx.spec, finished);
+    }
+  }
   // Cells in the campaign file's order: scenarios, then load levels as they run.
   std::map<std::string, int> scenario_rank, level_rank;
   if (cx.spec) {

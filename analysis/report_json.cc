@@ -30,13 +30,24 @@ ojson ComparisonJson(const Comparison& c) {
                       {"baseline", Num(r.baseline)},
                       {"ratio", Num(r.ratio)}});
   }
-  return {{"verdict", ComparisonVerdictName(c.verdict)},
-          {"reason", c.reason},
-          {"ratio", SummaryJson(c.ratio)},
-          {"rounds_won", c.rounds_won},
-          {"rounds_lost", c.rounds_lost},
-          {"noise_floor", Opt(c.noise_floor)},
-          {"rounds", rounds}};
+  const RatioInterval& iv = c.interval;
+  ojson interval =
+      iv.ok()
+          ? ojson{{"n", iv.n},          {"level", Num(iv.level)}, {"estimate", Num(iv.estimate)},
+                  {"low", Num(iv.low)}, {"high", Num(iv.high)},   {"log_sd", Num(iv.log_sd)}}
+          : ojson();
+  return {
+      {"verdict", IntervalVerdictName(c.verdict)},
+      {"reason", c.reason},
+      {"interval", interval},
+      {"rounds_needed", c.rounds_needed ? ojson(*c.rounds_needed) : ojson()},
+      {"noise_rule",
+       {{"verdict", ComparisonVerdictName(c.noise_rule.verdict)}, {"reason", c.noise_rule.reason}}},
+      {"ratio", SummaryJson(c.ratio)},
+      {"rounds_won", c.rounds_won},
+      {"rounds_lost", c.rounds_lost},
+      {"noise_floor", Opt(c.noise_floor)},
+      {"rounds", rounds}};
 }
 
 }  // namespace
@@ -135,7 +146,7 @@ std::string FormatReportJson(const ReportInput& in) {
   const CampaignRow& c = in.campaign;
   ojson out;
   out["format"] = "benchlab-run-of-record";
-  out["version"] = 1;
+  out["version"] = 2;
   out["generated_by"] = in.generated_by;
   out["campaign"] = {{"id", c.id},
                      {"name", c.name},
@@ -153,6 +164,19 @@ std::string FormatReportJson(const ReportInput& in) {
   auto spec = RedactCampaignText(c.spec_toml, c.source);
   out["spec"] = spec.ok() ? *spec : c.spec_toml;
   out["targets"] = TargetOrder(in);
+  const LookPlan& plan = cx.options.plan;
+  out["stats"] = {{"confidence", cx.options.rule.confidence},
+                  {"margin", cx.options.rule.margin},
+                  {"plan", plan.adaptive ? "adaptive" : "fixed"},
+                  {"min_rounds", plan.min_rounds},
+                  {"max_rounds", plan.max_rounds},
+                  {"looks", plan.Looks()},
+                  {"level_per_look", plan.LevelAt(plan.max_rounds)},
+                  {"max_duration_s",
+                   cx.spec && cx.spec->stats.max_duration
+                       ? ojson(std::chrono::duration<double>(*cx.spec->stats.max_duration).count())
+                       : ojson()},
+                  {"decide_on", cx.spec ? ojson(cx.spec->stats.decide_on) : ojson()}};
 
   // Host facts: one entry per role, agent and distinct facts, with the attempts that saw them.
   ojson hosts = ojson::array();
@@ -204,10 +228,15 @@ std::string FormatReportJson(const ReportInput& in) {
                          {"valid", t.valid},
                          {"metrics", metrics}});
     }
-    cells.push_back({{"pair", cell.cell.pair},
-                     {"scenario", cell.cell.scenario},
-                     {"load_level", cell.cell.load_level},
-                     {"targets", targets}});
+    auto rounds = cx.cell_rounds.find(cell.cell);
+    cells.push_back(
+        {{"pair", cell.cell.pair},
+         {"scenario", cell.cell.scenario},
+         {"load_level", cell.cell.load_level},
+         {"rounds", rounds == cx.cell_rounds.end() ? ojson() : ojson(rounds->second.rounds)},
+         {"stopped",
+          rounds == cx.cell_rounds.end() ? ojson() : ojson(CellStopName(rounds->second.stop))},
+         {"targets", targets}});
   }
   out["cells"] = cells;
 

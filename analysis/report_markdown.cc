@@ -54,11 +54,20 @@ std::string EscapeCell(std::string s) {
   return s;
 }
 
+// The ratio with its interval, "1.05× (1.03–1.08)"; the median ratio alone when there is no
+// interval (one round).
 std::string VsBaseline(const Comparison& c) {
   if (c.ratio.n == 0) return kMissing;
-  if (c.ratio.n == 1) return Ratio(c.ratio.median);
-  return Ratio(c.ratio.median) + " (" + Printf("%.2f", c.ratio.min) + "–" +
-         Printf("%.2f", c.ratio.max) + ")";
+  if (!c.interval.ok()) return Ratio(c.ratio.median);
+  return Ratio(c.interval.estimate) + " (" + Printf("%.2f", c.interval.low) + "–" +
+         Printf("%.2f", c.interval.high) + ")";
+}
+
+// "inconclusive (~12 rounds)" for an undecided comparison that more rounds would settle.
+std::string VerdictWords(const Comparison& c) {
+  std::string out = IntervalVerdictName(c.verdict);
+  if (c.rounds_needed) out += Printf(" (~%d rounds)", *c.rounds_needed);
+  return out;
 }
 
 std::string CellTable(const Context& cx, const CellStats& cell) {
@@ -80,8 +89,7 @@ std::string CellTable(const Context& cx, const CellStats& cell) {
                     is_base            ? kNone
                     : c.rounds.empty() ? kMissing
                                        : Printf("%d/%zu", c.rounds_won, c.rounds.size()),
-                    is_base ? "baseline" : ComparisonVerdictName(c.verdict),
-                    Printf("%d/%d", t.valid, t.windows)});
+                    is_base ? "baseline" : VerdictWords(c), Printf("%d/%d", t.valid, t.windows)});
     if (is_base || base.empty()) continue;
     std::vector<std::string> parts;
     for (Metric m : {Metric::kCpuUsPerRequest, Metric::kP99Us}) {
@@ -89,13 +97,18 @@ std::string CellTable(const Context& cx, const CellStats& cell) {
       if (o.rounds.empty()) continue;
       parts.push_back(std::string(m == Metric::kP99Us ? "p99" : "CPU µs/request") + " " +
                       VsBaseline(o) + ", won " + Printf("%d/%zu", o.rounds_won, o.rounds.size()) +
-                      ", " + ComparisonVerdictName(o.verdict));
+                      ", " + VerdictWords(o));
     }
-    if (c.verdict == ComparisonVerdict::kNotApplicable) parts.push_back("req/s: " + c.reason);
+    if (c.verdict == IntervalVerdict::kNotApplicable) parts.push_back("req/s: " + c.reason);
+    if (c.noise_rule.verdict != ComparisonVerdict::kNotApplicable) {
+      parts.push_back(std::string("noise-floor rule on req/s: ") +
+                      ComparisonVerdictName(c.noise_rule.verdict));
+    }
     if (!parts.empty()) notes += "- " + t.target + ": " + Join(parts, "; ") + "\n";
   }
   std::string out = Table({"target", "req/s (spread)", "p50", "p99", "CPU µs/req", "req/CPU-s",
-                           "vs " + (base.empty() ? std::string("baseline") : base) + " (range)",
+                           "vs " + (base.empty() ? std::string("baseline") : base) + " (" +
+                               Printf("%g", cx.options.rule.confidence * 100) + "% CI)",
                            "rounds won", "verdict", "valid"},
                           "lrrrrrrrlr", rows);
   if (!notes.empty()) out += "\n" + notes;
@@ -275,10 +288,22 @@ std::string MethodSection(const Context& cx) {
     const char* fresh = s.fresh_process == FreshProcess::kWindow ? "every window"
                         : s.fresh_process == FreshProcess::kCell ? "every cell"
                                                                  : "every round";
+    const std::string rounds =
+        s.adaptive ? Printf("%d to %d rounds until decided (adaptive)", s.min_rounds, s.rounds)
+                   : Printf("%d rounds", s.rounds);
     out += Printf(
-        "- %d rounds, order %s; each window warms up for %s and measures %s; a fresh "
+        "- %s, order %s; each window warms up for %s and measures %s; a fresh "
         "target process for %s.\n",
-        s.rounds, order, Duration(s.warmup).c_str(), Duration(s.duration).c_str(), fresh);
+        rounds.c_str(), order, Duration(s.warmup).c_str(), Duration(s.duration).c_str(), fresh);
+    out += Printf(
+        "- Verdicts: %g%% intervals on the round ratios' logarithms (Student t), margin "
+        "±%g%%%s.\n",
+        s.stats.confidence * 100, s.stats.margin * 100,
+        s.adaptive ? (", deciding on " + Join(s.stats.decide_on, ", ") +
+                      (s.stats.max_duration ? ", budget " + Duration(*s.stats.max_duration)
+                                            : std::string()))
+                         .c_str()
+                   : "");
     std::vector<std::string> levels;
     for (const LoadLevel& l : s.LoadLevels()) levels.push_back(LevelWords(LoadLevelLabel(l)));
     std::string cpus;
@@ -399,14 +424,28 @@ std::string FormatReportMarkdown(const ReportInput& in) {
                                       : std::string("no noise floor")) +
            ".\n\n";
   }
-  out += "*req/s (spread)*: median over the valid rounds, spread = (max − min) / median. *vs " +
-         (base.empty() ? std::string("baseline") : base) +
-         "*: median of the round-by-round req/s ratios (min–max). *close*: within the noise floor "
-         "of the baseline, or the rounds disagree (ratios on both sides of 1), so not ranked; "
-         "*ahead*/*behind*: outside both; *n/a*: fewer than 2 rounds to compare.\n\n";
+  const StatsOptions& o = cx.options;
+  out +=
+      "*req/s (spread)*: median over the valid rounds, spread = (max − min) / median. *vs " +
+      (base.empty() ? std::string("baseline") : base) +
+      "*: the geometric mean of the round-by-round req/s ratios with its " +
+      Printf("%g", o.rule.confidence * 100) + "% confidence interval" +
+      (o.plan.adaptive ? Printf(" (over the whole adaptive plan: each of its %d looks at %.2f%%)",
+                                o.plan.Looks(), o.plan.LevelAt(o.plan.max_rounds) * 100)
+                       : std::string()) +
+      ". Margin ±" + Printf("%g", o.rule.margin * 100) +
+      "%: *ahead*/*behind*: the whole interval lies beyond the margin; *close*: the whole "
+      "interval lies inside it; *inconclusive*: neither, with about how many rounds would "
+      "decide it; *n/a*: fewer than 2 rounds to compare (docs/methodology.md).\n\n";
   for (const CellStats& cell : cx.stats.cells) {
     out += "## " + (cell.cell.pair.empty() ? "" : "Pair " + cell.cell.pair + " · ") +
            cell.cell.scenario + " · " + LevelWords(cell.cell.load_level) + "\n\n";
+    auto rounds = cx.cell_rounds.find(cell.cell);
+    if (o.plan.adaptive && rounds != cx.cell_rounds.end()) {
+      out += Printf("%d round%s of %d–%d: %s.\n\n", rounds->second.rounds,
+                    rounds->second.rounds == 1 ? "" : "s", o.plan.min_rounds, o.plan.max_rounds,
+                    CellStopName(rounds->second.stop));
+    }
     out += CellTable(cx, cell) + "\n";
   }
   if (cx.stats.cells.empty()) out += "No matrix window has been stored yet.\n\n";

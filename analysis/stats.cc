@@ -123,7 +123,7 @@ Judgement Judge(const std::vector<RoundRatio>& rounds, Better better,
 }
 
 Comparison Compare(const RoundValues& target, const RoundValues& baseline, Better better,
-                   const std::optional<NoiseFloor>& noise_floor) {
+                   const std::optional<NoiseFloor>& noise_floor, const StatsOptions& options) {
   Comparison c;
   c.rounds = RoundRatios(target, baseline);
   std::vector<double> ratios;
@@ -132,9 +132,14 @@ Comparison Compare(const RoundValues& target, const RoundValues& baseline, Bette
   c.rounds_won = RoundsWon(c.rounds, better);
   c.rounds_lost = RoundsWon(c.rounds, better == Better::kHigher ? Better::kLower : Better::kHigher);
   if (noise_floor) c.noise_floor = noise_floor->fraction;
-  Judgement j = Judge(c.rounds, better, noise_floor);
+  c.noise_rule = Judge(c.rounds, better, noise_floor);
+  std::vector<double> paired;
+  for (const RoundRatio& r : c.rounds) paired.push_back(r.ratio);
+  IntervalJudgement j = JudgeRatios(paired, better, options.rule, options.plan);
   c.verdict = j.verdict;
   c.reason = std::move(j.reason);
+  c.interval = j.interval;
+  c.rounds_needed = j.rounds_needed;
   return c;
 }
 
@@ -257,7 +262,8 @@ std::vector<double> Values(const RoundValues& by_round) {
 }
 
 TargetStats StatsOf(const std::vector<Measurement>& cell, const std::string& target,
-                    const std::string& baseline, const NoiseFloors& noise) {
+                    const std::string& baseline, const NoiseFloors& noise,
+                    const StatsOptions& options) {
   TargetStats t;
   t.target = target;
   for (const Measurement& m : cell) {
@@ -281,7 +287,7 @@ TargetStats StatsOf(const std::vector<Measurement>& cell, const std::string& tar
     } else if (!has_baseline) {
       c.reason = "no valid baseline window in this cell";
     } else {
-      c = Compare(mine[i], theirs[i], MetricBetter(metric), noise.of(metric));
+      c = Compare(mine[i], theirs[i], MetricBetter(metric), noise.of(metric), options);
     }
   }
   return t;
@@ -290,7 +296,8 @@ TargetStats StatsOf(const std::vector<Measurement>& cell, const std::string& tar
 }  // namespace
 
 CampaignStats AnalyseCampaign(const std::vector<Measurement>& all, const std::string& baseline,
-                              const std::vector<std::string>& target_order) {
+                              const std::vector<std::string>& target_order,
+                              const StatsOptions& options) {
   CampaignStats out;
   out.baseline = baseline;
   const std::vector<Measurement> windows = NewestAttempts(all);
@@ -313,7 +320,7 @@ CampaignStats AnalyseCampaign(const std::vector<Measurement>& all, const std::st
     CellStats cs;
     cs.cell = key;
     for (const std::string& target : targets) {
-      cs.targets.push_back(StatsOf(cell, target, baseline, out.noise[key.pair]));
+      cs.targets.push_back(StatsOf(cell, target, baseline, out.noise[key.pair], options));
     }
     out.cells.push_back(std::move(cs));
   }

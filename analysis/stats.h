@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-namespace benchlab {
+#include "analysis/interval.h"
 
-inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+namespace benchlab {
 
 // --- one list of numbers --------------------------------------------------------------------
 
@@ -37,10 +37,6 @@ struct Summary {
 Summary Summarize(std::vector<double> values);
 
 // --- one target against the baseline, round by round ----------------------------------------
-
-// Which way a figure improves: req/s and requests per CPU-second are better higher; CPU per
-// request, latency, start-up and memory are better lower.
-enum class Better { kHigher, kLower };
 
 // One figure of one target in one cell, by round (1-based; a round holds one window per target).
 using RoundValues = std::map<int, double>;
@@ -74,7 +70,8 @@ struct NoiseFloor {
 // with no scale (see Summary). It is a state of its own, never a floor of 0.
 std::optional<NoiseFloor> MeasureNoiseFloor(const std::vector<double>& noise_values);
 
-// The verdict of a comparison with the baseline (not a window's verdict, valid/invalid/...).
+// The noise-floor rule's verdict of a comparison with the baseline (not a window's verdict,
+// valid/invalid/...). A report prints it as context; the verdict is the interval's.
 enum class ComparisonVerdict { kNotApplicable, kClose, kAhead, kBehind };
 const char* ComparisonVerdictName(ComparisonVerdict verdict);  // "n/a", "close", "ahead", "behind"
 
@@ -96,19 +93,30 @@ struct Judgement {
 Judgement Judge(const std::vector<RoundRatio>& rounds, Better better,
                 const std::optional<NoiseFloor>& noise_floor);
 
+// How comparisons are judged: the rule (confidence, margin) and the plan that sets each look's
+// level (analysis/interval.h). The default: a fixed plan at 95%, margin 2%.
+struct StatsOptions {
+  StatsRule rule;
+  LookPlan plan = LookPlan::Fixed(3, 0.95);
+};
+
 // Everything a report says about one target against the baseline for one figure.
 struct Comparison {
   std::vector<RoundRatio> rounds;     // RoundRatios(target, baseline)
   Summary ratio;                      // median, min and max of rounds[].ratio
   int rounds_won = 0;                 // RoundsWon(rounds, better)
   int rounds_lost = 0;                // RoundsWon from the baseline's side; ties are the rest
-  std::optional<double> noise_floor;  // the fraction judged against; nullopt: none
-  ComparisonVerdict verdict = ComparisonVerdict::kNotApplicable;
+  std::optional<double> noise_floor;  // the fraction the noise rule judged against; nullopt: none
+  // The verdict: the interval of the round ratios against the margin (JudgeRatios).
+  IntervalVerdict verdict = IntervalVerdict::kNotApplicable;
   std::string reason;
+  RatioInterval interval;
+  std::optional<int> rounds_needed;  // inconclusive: about how many rounds would decide it
+  Judgement noise_rule;              // the noise-floor rule (Judge), printed as context
 };
 
 Comparison Compare(const RoundValues& target, const RoundValues& baseline, Better better,
-                   const std::optional<NoiseFloor>& noise_floor);
+                   const std::optional<NoiseFloor>& noise_floor, const StatsOptions& options = {});
 
 // --- windows, cells and campaigns -----------------------------------------------------------
 
@@ -227,6 +235,7 @@ struct CampaignStats {
 // counts). Targets appear in `target_order` (the campaign file's order) and then any others by
 // name. Comparisons are n/a with a reason when the baseline is empty or has no window in a cell.
 CampaignStats AnalyseCampaign(const std::vector<Measurement>& windows, const std::string& baseline,
-                              const std::vector<std::string>& target_order = {});
+                              const std::vector<std::string>& target_order = {},
+                              const StatsOptions& options = {});
 
 }  // namespace benchlab

@@ -197,7 +197,7 @@ TEST(ReportFormatTest, MarkdownTableRows) {
   const auto header = Row(md, "target");
   ASSERT_EQ(header.size(), 10u) << md;
   EXPECT_EQ(header[1], "req/s (spread)");
-  EXPECT_EQ(header[6], "vs nginx (range)");
+  EXPECT_EQ(header[6], "vs nginx (95% CI)");
 
   const auto base = Row(md, "nginx (baseline)");
   ASSERT_EQ(base.size(), 10u) << md;
@@ -216,7 +216,9 @@ TEST(ReportFormatTest, MarkdownTableRows) {
   EXPECT_EQ(hello[3], "950 µs");
   EXPECT_EQ(hello[4], "8.00");
   EXPECT_EQ(hello[5], "125,000");
-  EXPECT_EQ(hello[6], "1.05× (1.04–1.06)");
+  // The geometric mean of 1.05, 1.04, 1.06 and its 95% interval, 1.025 to 1.075
+  // (tests/unit/analysis/interval_test.cc).
+  EXPECT_EQ(hello[6], "1.05× (1.03–1.08)");
   EXPECT_EQ(hello[7], "3/3");
   EXPECT_EQ(hello[8], "ahead");
   EXPECT_EQ(hello[9], "3/3");  // the re-run replaced the invalid attempt
@@ -302,7 +304,12 @@ TEST(ReportFormatTest, JsonRunOfRecord) {
   const std::string text = FormatReportJson(Fixture());
   const nlohmann::json j = nlohmann::json::parse(text);  // throws when it is not JSON
   EXPECT_EQ(j["format"], "benchlab-run-of-record");
-  EXPECT_EQ(j["version"], 1);
+  EXPECT_EQ(j["version"], 2);
+  EXPECT_EQ(j["stats"]["confidence"], 0.95);
+  EXPECT_EQ(j["stats"]["margin"], 0.02);
+  EXPECT_EQ(j["stats"]["plan"], "fixed");
+  EXPECT_EQ(j["cells"][0]["stopped"], "fixed plan");
+  EXPECT_EQ(j["cells"][0]["rounds"], 3);
   EXPECT_EQ(j["spec"], kSpec);
   EXPECT_EQ(j["campaign"]["baseline"], "nginx");
   EXPECT_EQ(j["targets"], nlohmann::json::array({"nginx", "hello-server"}));
@@ -330,7 +337,13 @@ TEST(ReportFormatTest, JsonRunOfRecord) {
   EXPECT_EQ(j["hosts"][0]["windows"].size(), 12u);
   const auto& hello = j["cells"][0]["targets"][1];
   EXPECT_EQ(hello["target"], "hello-server");
-  EXPECT_EQ(hello["metrics"]["rps"]["vs_baseline"]["verdict"], "ahead");
+  const auto& vs = hello["metrics"]["rps"]["vs_baseline"];
+  EXPECT_EQ(vs["verdict"], "ahead");
+  EXPECT_EQ(vs["interval"]["n"], 3);
+  EXPECT_NEAR(vs["interval"]["low"].get<double>(), 1.02542, 1e-5);
+  EXPECT_NEAR(vs["interval"]["high"].get<double>(), 1.07511, 1e-5);
+  EXPECT_TRUE(vs["rounds_needed"].is_null());
+  EXPECT_EQ(vs["noise_rule"]["verdict"], "ahead");
   EXPECT_DOUBLE_EQ(hello["metrics"]["rps"]["vs_baseline"]["ratio"]["median"].get<double>(), 1.05);
 }
 

@@ -248,13 +248,18 @@ TEST(StatsCompare, TheWorkedExampleOfMethodology) {
   EXPECT_EQ(c.rounds_lost, 0);
   ASSERT_TRUE(c.noise_floor.has_value());
   EXPECT_DOUBLE_EQ(*c.noise_floor, 0.04);
-  EXPECT_EQ(c.verdict, ComparisonVerdict::kAhead);
+  // The interval: 1.025 to 1.075 at 95% (tests/unit/analysis/interval_test.cc), beyond the
+  // margin of 2%: ahead; the noise-floor rule agrees.
+  EXPECT_EQ(c.verdict, IntervalVerdict::kAhead);
+  EXPECT_NEAR(c.interval.low, 1.02542, 1e-5);
+  EXPECT_EQ(c.noise_rule.verdict, ComparisonVerdict::kAhead);
   // From the baseline's side the same rounds are lost, and it is behind.
   const Comparison back =
       Compare(nginx, hello, Better::kHigher, Floor({99000, 101000, 100000, 102000, 98000}));
   EXPECT_EQ(back.rounds_won, 0);
   EXPECT_EQ(back.rounds_lost, 3);
-  EXPECT_EQ(back.verdict, ComparisonVerdict::kBehind);
+  EXPECT_EQ(back.verdict, IntervalVerdict::kBehind);
+  EXPECT_EQ(back.noise_rule.verdict, ComparisonVerdict::kBehind);
 }
 
 // --- efficiency and metrics -----------------------------------------------------------------
@@ -429,21 +434,23 @@ TEST(StatsCampaign, WorkedExample) {
   EXPECT_NEAR(rps.ratio.min, 1.04, 1e-12);
   EXPECT_NEAR(rps.ratio.max, 1.06, 1e-12);
   EXPECT_EQ(rps.rounds_won, 3);
-  EXPECT_EQ(rps.verdict, ComparisonVerdict::kAhead);
-  EXPECT_EQ(nginx.compared(Metric::kRps).verdict, ComparisonVerdict::kNotApplicable);
+  EXPECT_EQ(rps.verdict, IntervalVerdict::kAhead);
+  EXPECT_EQ(nginx.compared(Metric::kRps).verdict, IntervalVerdict::kNotApplicable);
   EXPECT_EQ(nginx.compared(Metric::kRps).reason, "the baseline itself");
 
   // CPU per request: 8/10 = 10/12.5 = 6.4/8 = 0.8, lower is better -> won 3, ahead.
   const Comparison& cpu = hello.compared(Metric::kCpuUsPerRequest);
   EXPECT_NEAR(cpu.ratio.median, 0.8, 1e-12);
   EXPECT_EQ(cpu.rounds_won, 3);
-  EXPECT_EQ(cpu.verdict, ComparisonVerdict::kAhead);
+  // Three equal ratios have no spread: the interval is the point 0.8, beyond the margin.
+  EXPECT_EQ(cpu.verdict, IntervalVerdict::kAhead);
+  EXPECT_DOUBLE_EQ(cpu.interval.high, 0.8);
   // Requests per CPU-second: 1e6 / us -> nginx 100000 80000 125000 (median 100000),
   // hello 125000 100000 156250 (median 125000); ratios 1.25 each, higher is better -> ahead.
   EXPECT_NEAR(nginx.of(Metric::kRequestsPerCpuSecond).median, 100000, 1e-6);
   EXPECT_NEAR(hello.of(Metric::kRequestsPerCpuSecond).median, 125000, 1e-6);
   EXPECT_NEAR(hello.compared(Metric::kRequestsPerCpuSecond).ratio.median, 1.25, 1e-12);
-  EXPECT_EQ(hello.compared(Metric::kRequestsPerCpuSecond).verdict, ComparisonVerdict::kAhead);
+  EXPECT_EQ(hello.compared(Metric::kRequestsPerCpuSecond).verdict, IntervalVerdict::kAhead);
 
   // Per target: nginx start-up 5 7 6 -> 6 ms; hello 20 30 25 -> 25 ms (the spoilt attempt's
   // 1000 ms is not counted); idle RSS hello 8900 9000 9100 -> 9000; peak 12000 12100 12500
@@ -485,8 +492,13 @@ TEST(StatsCampaign, FleetPairsAreJudgedApartWithTheirOwnNoiseFloor) {
   const Comparison& two = s.cells[1].targets[1].compared(Metric::kRps);
   EXPECT_NEAR(one.ratio.median, 1.025, 1e-12);  // (1.02 + 1.03) / 2
   EXPECT_NEAR(two.ratio.median, 1.025, 1e-12);
-  EXPECT_EQ(one.verdict, ComparisonVerdict::kClose);
-  EXPECT_EQ(two.verdict, ComparisonVerdict::kAhead);
+  EXPECT_EQ(one.noise_rule.verdict, ComparisonVerdict::kClose);
+  EXPECT_EQ(two.noise_rule.verdict, ComparisonVerdict::kAhead);
+  // Two rounds each: t(0.95, 1) = 12.71 makes the interval far wider than the margin, on
+  // either pair: inconclusive, each judged from its own rounds.
+  EXPECT_EQ(one.verdict, IntervalVerdict::kInconclusive);
+  EXPECT_EQ(two.verdict, IntervalVerdict::kInconclusive);
+  EXPECT_EQ(one.interval.n, 2);
   EXPECT_FALSE(two.noise_floor.has_value());
   // srv1's nginx: 100 and 200 -> median 150; srv2's likewise, from its own windows.
   EXPECT_DOUBLE_EQ(s.cells[0].targets[0].of(Metric::kRps).median, 150);
@@ -517,7 +529,7 @@ TEST(StatsCampaign, NoComparisonWithoutABaseline) {
   EXPECT_EQ(json.targets[2].target, "zeta");
   EXPECT_EQ(json.targets[2].windows, 0);
   const Comparison& c = json.targets[1].compared(Metric::kRps);
-  EXPECT_EQ(c.verdict, ComparisonVerdict::kNotApplicable);
+  EXPECT_EQ(c.verdict, IntervalVerdict::kNotApplicable);
   EXPECT_EQ(c.reason, "no valid baseline window in this cell");
   EXPECT_DOUBLE_EQ(json.targets[1].of(Metric::kRps).median, 105);  // (100 + 110) / 2
 
