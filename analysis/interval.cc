@@ -120,9 +120,91 @@ LookPlan LookPlan::Adaptive(int min_rounds, int max_rounds, double confidence) {
   return {min_rounds, max_rounds, confidence, true};
 }
 
-double LookPlan::LevelAt(int /*rounds*/) const {
+double NormalSource::Uniform() { return (static_cast<double>(engine_() >> 11) + 0.5) * 0x1.0p-53; }
+
+double NormalSource::Normal() {
+  if (spare_) return std::exchange(spare_, std::nullopt).value();
+  const double radius = std::sqrt(-2 * std::log(Uniform()));
+  const double angle = 2 * std::numbers::pi * Uniform();
+  spare_ = radius * std::sin(angle);
+  return radius * std::cos(angle);
+}
+
+namespace {
+
+// The share of sequences in which some look's |t| exceeds its quantile at `level`. abs_t holds
+// `looks` values per sequence, look k after min_rounds + k rounds.
+double MissShare(const std::vector<float>& abs_t, int looks, int min_rounds, double level) {
+  std::vector<float> limit(static_cast<size_t>(looks));
+  for (int k = 0; k < looks; ++k) {
+    limit[static_cast<size_t>(k)] = static_cast<float>(StudentT(level, min_rounds + k - 1));
+  }
+  const size_t sequences = abs_t.size() / static_cast<size_t>(looks);
+  size_t missed = 0;
+  for (size_t i = 0; i < sequences; ++i) {
+    const float* t = &abs_t[i * static_cast<size_t>(looks)];
+    for (size_t k = 0; k < limit.size(); ++k) {
+      if (t[k] > limit[k]) {
+        ++missed;
+        break;
+      }
+    }
+  }
+  return static_cast<double>(missed) / static_cast<double>(sequences);
+}
+
+double ComputeAdaptiveLookLevel(int min_rounds, int max_rounds, double confidence) {
+  const int looks = max_rounds - min_rounds + 1;
   const double alpha = 1 - confidence;
-  return 1 - alpha / std::max(1, Looks());
+  // At most 20 million |t| values (80 MB): 100,000 sequences up to 200 looks, fewer beyond.
+  const size_t sequences =
+      std::clamp<size_t>(20'000'000 / static_cast<size_t>(looks), 10'000, 100'000);
+  std::vector<float> abs_t;
+  abs_t.reserve(sequences * static_cast<size_t>(looks));
+  NormalSource draws(0x62656e63686c6162);  // "benchlab"
+  for (size_t i = 0; i < sequences; ++i) {
+    // Welford's running mean and sum of squares: exact enough at any n.
+    double mean = 0, m2 = 0;
+    for (int n = 1; n <= max_rounds; ++n) {
+      const double x = draws.Normal();
+      const double delta = x - mean;
+      mean += delta / n;
+      m2 += delta * (x - mean);
+      if (n < min_rounds) continue;
+      const double sd = std::sqrt(m2 / (n - 1));
+      abs_t.push_back(static_cast<float>(std::fabs(mean) / (sd / std::sqrt(double(n)))));
+    }
+  }
+  // The miss share falls as the level rises: from about 1 - confidence at `confidence` times
+  // the looks' dependence, down to at most alpha at Bonferroni's level.
+  double lo = confidence, hi = 1 - alpha / looks;
+  for (int i = 0; i < 40; ++i) {
+    const double mid = (lo + hi) / 2;
+    (MissShare(abs_t, looks, min_rounds, mid) > alpha ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+}  // namespace
+
+double AdaptiveLookLevel(int min_rounds, int max_rounds, double confidence) {
+  if (min_rounds < 2 || max_rounds <= min_rounds || !(confidence > 0 && confidence < 1)) {
+    return confidence;
+  }
+  static std::mutex mu;
+  static std::map<std::tuple<int, int, double>, double> cache;
+  const auto key = std::make_tuple(min_rounds, max_rounds, confidence);
+  {
+    std::lock_guard lock(mu);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  const double level = ComputeAdaptiveLookLevel(min_rounds, max_rounds, confidence);
+  std::lock_guard lock(mu);
+  return cache.emplace(key, level).first->second;
+}
+
+double LookPlan::LevelAt(int /*rounds*/) const {
+  return adaptive ? AdaptiveLookLevel(min_rounds, max_rounds, confidence) : confidence;
 }
 
 IntervalJudgement JudgeRatios(const std::vector<double>& ratios, Better better,
