@@ -70,19 +70,6 @@ const char* NoiseName(Noise noise) {
   return "?";
 }
 
-double Rng::Uniform() {
-  // The top 53 bits, offset by half a step: (k + 0.5) / 2^53 is never 0 nor 1.
-  return (static_cast<double>(engine_() >> 11) + 0.5) * 0x1.0p-53;
-}
-
-double Rng::Normal() {
-  if (spare_) return std::exchange(spare_, std::nullopt).value();
-  const double radius = std::sqrt(-2 * std::log(Uniform()));
-  const double angle = 2 * std::numbers::pi * Uniform();
-  spare_ = radius * std::sin(angle);
-  return radius * std::cos(angle);
-}
-
 double Rng::StudentT3() {
   const double z = Normal();
   double chi2 = 0;
@@ -129,16 +116,10 @@ LookRule CommittedRule(const LookPlan& plan) {
   return rule;
 }
 
-LookRule ConstantLevelRule(int min_rounds, int max_rounds, double level) {
-  LookRule rule;
-  char name[64];
-  std::snprintf(name, sizeof name, "constant %d-%d at %.5f", min_rounds, max_rounds, level);
-  rule.name = name;
-  for (int n = min_rounds; n <= max_rounds; ++n) {
-    rule.rounds.push_back(n);
-    rule.levels.push_back(level);
-  }
-  return rule;
+std::vector<int> EveryRound(int min_rounds, int max_rounds) {
+  std::vector<int> out;
+  for (int n = min_rounds; n <= max_rounds; ++n) out.push_back(n);
+  return out;
 }
 
 LookRule BonferroniRule(std::vector<int> rounds, double confidence) {
@@ -149,35 +130,6 @@ LookRule BonferroniRule(std::vector<int> rounds, double confidence) {
   rule.levels.assign(rounds.size(), level);
   rule.rounds = std::move(rounds);
   return rule;
-}
-
-double CalibrateConstantLevel(int min_rounds, int max_rounds, double confidence, int sequences,
-                              std::uint64_t seed) {
-  std::vector<boost::math::students_t> t;
-  for (int n = min_rounds; n <= max_rounds; ++n) t.emplace_back(n - 1);
-  Rng rng(seed);
-  std::vector<double> smallest_p;
-  smallest_p.reserve(static_cast<size_t>(sequences));
-  for (int i = 0; i < sequences; ++i) {
-    double sum = 0, sum_sq = 0, p_min = 1;
-    for (int n = 1; n <= max_rounds; ++n) {
-      const double x = rng.Normal();
-      sum += x;
-      sum_sq += x * x;
-      if (n < min_rounds) continue;
-      const double mean = sum / n;
-      const double sd = std::sqrt((sum_sq - n * mean * mean) / (n - 1));
-      const double stat = std::fabs(mean) / (sd / std::sqrt(double(n)));
-      const double p = 2 * boost::math::cdf(boost::math::complement(t[n - min_rounds], stat));
-      p_min = std::min(p_min, p);
-    }
-    smallest_p.push_back(p_min);
-  }
-  // Every look covers when each look's p-value is at least its alpha: P(min p >= alpha') =
-  // confidence at the (1 - confidence) quantile of min p.
-  const auto k = static_cast<size_t>((1 - confidence) * sequences);
-  std::nth_element(smallest_p.begin(), smallest_p.begin() + static_cast<long>(k), smallest_p.end());
-  return 1 - smallest_p[k];
 }
 
 double Tally::Coverage() const { return campaigns ? double(covered) / campaigns : kNaN; }

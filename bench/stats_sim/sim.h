@@ -75,14 +75,13 @@ const char* NoiseName(Noise noise);  // "lognormal", "t3", "drift", "outlier"
 // Uniform, normal and Student t draws from a seeded std::mt19937_64.
 class Rng {
  public:
-  explicit Rng(std::uint64_t seed) : engine_(seed) {}
-  double Uniform();    // in (0, 1): 53 random bits, never 0
-  double Normal();     // Box–Muller; both values of a pair are used
-  double StudentT3();  // Z / sqrt((Z1^2 + Z2^2 + Z3^2) / 3)
+  explicit Rng(std::uint64_t seed) : source_(seed) {}
+  double Uniform() { return source_.Uniform(); }  // in (0, 1), never 0
+  double Normal() { return source_.Normal(); }    // NormalSource: Box–Muller on mt19937_64
+  double StudentT3();                             // Z / sqrt((Z1^2 + Z2^2 + Z3^2) / 3)
 
  private:
-  std::mt19937_64 engine_;
-  std::optional<double> spare_;
+  NormalSource source_;
 };
 
 // The ratios target_r / baseline_r of rounds 1..rounds of one simulated cell.
@@ -100,19 +99,10 @@ struct LookRule {
 // The committed plan (analysis/interval.h): a fixed plan's one look, or an adaptive plan's looks
 // after every round from min to max, each at plan.LevelAt(rounds).
 LookRule CommittedRule(const LookPlan& plan);
-// A look after every round from min to max, every one at the same `level` (Pocock).
-LookRule ConstantLevelRule(int min_rounds, int max_rounds, double level);
+// The rounds from min to max, for BonferroniRule.
+std::vector<int> EveryRound(int min_rounds, int max_rounds);
 // Looks at the given rounds only, each at 1 - (1 - confidence) / (number of looks) (Bonferroni).
 LookRule BonferroniRule(std::vector<int> rounds, double confidence);
-
-// The per-look level at which t intervals looked at after every round from min to max cover the
-// mean at all those looks at once with probability `confidence`, under normal noise (Pocock's
-// constant boundary for the t statistic). A t statistic's distribution does not depend on the
-// mean or the SD, so this is a property of min, max and confidence alone. Estimated from
-// `sequences` sequences of max standard normal draws: each sequence's smallest two-sided t
-// p-value over the looks; the level is 1 minus the (1 - confidence) quantile of those.
-double CalibrateConstantLevel(int min_rounds, int max_rounds, double confidence, int sequences,
-                              std::uint64_t seed);
 
 // What a set of campaigns under one rule came to.
 struct Tally {

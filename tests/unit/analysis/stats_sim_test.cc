@@ -100,12 +100,15 @@ TEST(StatsSimDraw, OutlierRoundIsWorseOnTheFigure) {
   EXPECT_DOUBLE_EQ(rps[2], 1.0);
 }
 
-TEST(StatsSimRules, CommittedAdaptiveLooksAfterEveryRoundAtTheBonferroniLevel) {
+TEST(StatsSimRules, CommittedAdaptiveLooksAfterEveryRoundAtItsCalibratedLevel) {
   const LookRule rule = CommittedRule(LookPlan::Adaptive(3, 20, 0.95));
   ASSERT_EQ(rule.rounds.size(), 18u);
   EXPECT_EQ(rule.rounds.front(), 3);
   EXPECT_EQ(rule.rounds.back(), 20);
-  for (double level : rule.levels) EXPECT_NEAR(level, 1 - 0.05 / 18, 1e-12);
+  for (double level : rule.levels) EXPECT_DOUBLE_EQ(level, AdaptiveLookLevel(3, 20, 0.95));
+  const LookRule bonferroni = BonferroniRule(EveryRound(3, 20), 0.95);
+  ASSERT_EQ(bonferroni.rounds, rule.rounds);
+  for (double level : bonferroni.levels) EXPECT_NEAR(level, 1 - 0.05 / 18, 1e-12);
   const LookRule fixed = CommittedRule(LookPlan::Fixed(5, 0.95));
   EXPECT_EQ(fixed.rounds, std::vector<int>{5});
   EXPECT_EQ(fixed.levels, std::vector<double>{0.95});
@@ -177,13 +180,6 @@ TEST(StatsSimAdaptive, StopsEarlyOnAClearDifferenceAndRunsToMaxOnNone) {
   const Tally none = Simulate({kReqPerSecond, Noise::kLognormal, 1.05, 0.02}, rules, 1000, 7)[0];
   EXPECT_GE(none.Share(IntervalVerdict::kInconclusive), 0.9);
   EXPECT_GT(none.MeanRounds(), 19);
-}
-
-TEST(StatsSimConstantLevel, CalibratedLevelLiesBetweenOneLookAndBonferroni) {
-  const double level = CalibrateConstantLevel(3, 20, 0.95, 4000, 11);
-  EXPECT_GT(level, 0.95);
-  EXPECT_LT(level, 1 - 0.05 / 18);
-  EXPECT_EQ(level, CalibrateConstantLevel(3, 20, 0.95, 4000, 11));
 }
 
 }  // namespace
