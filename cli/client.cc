@@ -164,7 +164,8 @@ std::vector<v1::Window> NewestAttempts(const std::vector<v1::Window>& windows) {
   return out;
 }
 
-int ReportOutcome(const WatchOutcome& outcome, const std::string& baseline, int total_windows) {
+int ReportOutcome(const WatchOutcome& outcome, const std::string& baseline, int total_windows,
+                  bool at_most) {
   // Each window counts once, by its newest attempt; earlier attempts stay in the store.
   const std::vector<v1::Window> windows = NewestAttempts(outcome.windows);
   int valid = 0, measured = 0;
@@ -189,7 +190,9 @@ int ReportOutcome(const WatchOutcome& outcome, const std::string& baseline, int 
                   : "");
   if (!outcome.error.empty()) std::printf("campaign error: %s\n", outcome.error.c_str());
   std::fflush(stdout);
-  bool all_measured = outcome.finished && outcome.state == "done" && measured == total_windows;
+  const int count = static_cast<int>(windows.size());
+  const bool complete = at_most ? count <= total_windows : count == total_windows;
+  bool all_measured = outcome.finished && outcome.state == "done" && measured == count && complete;
   return all_measured ? 0 : 1;
 }
 

@@ -72,7 +72,10 @@ Result<WatchOutcome> WatchCampaign(v1::Coordinator::Stub& stub, const std::strin
 std::vector<v1::Window> NewestAttempts(const std::vector<v1::Window>& windows);
 
 // Prints the summary table and the final counts over each window's newest attempt; returns the exit
-// status: 0 when every window of the campaign was measured (valid or invalid), 1 otherwise.
-int ReportOutcome(const WatchOutcome& outcome, const std::string& baseline, int total_windows);
+// status: 0 when the campaign is done and every window of it was measured (valid or invalid), 1
+// otherwise. total_windows is the plan's size: the count the campaign must have, or with at_most
+// (an adaptive plan, which stops each cell once it is decided) the most it may have.
+int ReportOutcome(const WatchOutcome& outcome, const std::string& baseline, int total_windows,
+                  bool at_most = false);
 
 }  // namespace benchlab

@@ -75,7 +75,7 @@ int RunSubmit(const SubmitArgs& args) {
     std::fprintf(stderr, "benchlab submit: %s\n", outcome.status().message().c_str());
     return 1;
   }
-  return ReportOutcome(*outcome, campaign->baseline, reply.total_windows());
+  return ReportOutcome(*outcome, campaign->baseline, reply.total_windows(), campaign->adaptive);
 }
 
 }  // namespace

@@ -233,7 +233,7 @@ int RunOnEmbeddedLab(const LabJob& job) {
         lab.AllAlive();
         status = fail(outcome.status().message());
       } else {
-        status = ReportOutcome(*outcome, campaign.baseline, total_windows);
+        status = ReportOutcome(*outcome, campaign.baseline, total_windows, campaign.adaptive);
       }
     }
     lab.Stop();

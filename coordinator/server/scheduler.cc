@@ -3,16 +3,20 @@
 #include <grpcpp/client_context.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
 
+#include "analysis/report_format.h"
 #include "common/clock.h"
 #include "common/parse.h"
 #include "coordinator/campaign.h"
 #include "coordinator/outcome.h"
 #include "coordinator/plan.h"
+#include "coordinator/server/adaptive_plan.h"
 #include "coordinator/server/agent_registry.h"
 #include "coordinator/server/window_runner.h"
 #include "coordinator/window_token.h"
@@ -190,7 +194,8 @@ std::string LoadAgents(const AgentRegistry::Placement& p) {
 
 }  // namespace
 
-Result<std::vector<PendingWindow>> Scheduler::Pending(int64_t campaign_id, const std::string& name,
+Result<std::vector<PendingWindow>> Scheduler::Pending(int64_t campaign_id, const Campaign& campaign,
+                                                      const std::string& name,
                                                       const std::vector<PlannedWindow>& plan,
                                                       const std::string& pair) {
   WindowFilter filter;
@@ -198,7 +203,10 @@ Result<std::vector<PendingWindow>> Scheduler::Pending(int64_t campaign_id, const
   auto stored = store_.ListWindows(filter);
   if (!stored.ok()) return stored.status();
   std::map<WindowKey, WindowRow> newest;
+  double first_start = kNaN;  // of any window of the campaign, on any pair
   for (auto& w : *stored) {
+    const double start = ParseIsoSeconds(w.started_at);
+    if (std::isfinite(start) && !(first_start <= start)) first_start = start;
     if (w.pair != pair) continue;
     auto [it, fresh] = newest.try_emplace(w.Key(), w);
     if (!fresh && w.attempt > it->second.attempt) it->second = w;
@@ -206,17 +214,34 @@ Result<std::vector<PendingWindow>> Scheduler::Pending(int64_t campaign_id, const
   auto reruns = store_.ListRerunRequests(campaign_id);
   if (!reruns.ok()) return reruns.status();
   std::set<WindowKey> asked(reruns->begin(), reruns->end());
-  std::vector<PendingWindow> pending;
-  for (const PlannedWindow& planned : plan) {
-    WindowKey key = KeyOf(planned);
+  std::vector<PlannedState> state(plan.size());
+  std::vector<int> attempt(plan.size(), 1);
+  for (size_t i = 0; i < plan.size(); ++i) {
+    WindowKey key = KeyOf(plan[i]);
     key.pair = pair;
     auto it = newest.find(key);
     if (it == newest.end()) {
-      pending.push_back({planned, 1});
-    } else if (asked.count(key) ||
-               (RequeuedByReason(it->second) && it->second.attempt < kMaxAutomaticAttempts)) {
-      pending.push_back({planned, it->second.attempt + 1});
+      state[i].pending = true;
+      continue;
     }
+    state[i].newest = ToMeasurement(it->second);
+    if (asked.count(key) ||
+        (RequeuedByReason(it->second) && it->second.attempt < kMaxAutomaticAttempts)) {
+      state[i].pending = true;
+      attempt[i] = it->second.attempt + 1;
+    }
+  }
+  // [stats] max_duration: no new round once this long has passed since the first window.
+  bool budget_spent = false;
+  if (campaign.stats.max_duration && std::isfinite(first_start)) {
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    budget_spent =
+        now - first_start > std::chrono::duration<double>(*campaign.stats.max_duration).count();
+  }
+  std::vector<PendingWindow> pending;
+  for (size_t i : SelectAdaptive(campaign, plan, state, budget_spent)) {
+    pending.push_back({plan[i], attempt[i]});
   }
   return pending;
 }
@@ -380,7 +405,7 @@ std::string Scheduler::RunOnPair(const CampaignRow& row, const Campaign& campaig
   std::string error;
   // Pass after pass until nothing is pending: re-runs asked for meanwhile join the next pass.
   while (!stopping() && !cancelled && error.empty()) {
-    auto pending = Pending(row.id, row.name, plan, pair);
+    auto pending = Pending(row.id, campaign, row.name, plan, pair);
     if (!pending.ok()) {
       error = pending.status().message();
       break;

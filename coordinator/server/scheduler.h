@@ -73,9 +73,11 @@ class Scheduler {
  private:
   void Loop();
   void RunCampaign(const CampaignRow& row);
-  // The plan's windows still to measure, in plan order: never measured, asked to be re-run, or
-  // cut off by a coordinator restart or a lost agent (a new attempt each).
-  Result<std::vector<PendingWindow>> Pending(int64_t campaign_id, const std::string& name,
+  // The plan's windows to measure in the next pass, in plan order: never measured, asked to be
+  // re-run, or cut off by a coordinator restart or a lost agent (a new attempt each). For an
+  // adaptive plan, only the next round of the cells still undecided (SelectAdaptive).
+  Result<std::vector<PendingWindow>> Pending(int64_t campaign_id, const Campaign& campaign,
+                                             const std::string& name,
                                              const std::vector<PlannedWindow>& plan,
                                              const std::string& pair);
   // Runs what is pending of the plan on one pair until nothing is; returns an error that fails

@@ -3,9 +3,11 @@
 // object, anything else -> 404. It exists so that `make run` has a second real target beside
 // nginx without installing anything.
 //
-//   hello-server --port 8080 [--host 127.0.0.1]
+//   hello-server --port 8080 [--host 127.0.0.1] [--work-ns N]
 //
-// The port also comes from $PORT when --port is absent.
+// The port also comes from $PORT when --port is absent. --work-ns N spends N ns of CPU (a
+// busy loop on the thread's CPU clock) on every request before it is answered: the same server
+// made slower per request by a known amount, for checking that a comparison finds it.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -13,6 +15,7 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -69,6 +72,16 @@ long RequestLength(const std::string& buf, std::string_view* target, bool* close
   return static_cast<long>(end + 4 + body);
 }
 
+// Spins until the thread has used `ns` more nanoseconds of CPU.
+void SpendCpu(long ns) {
+  if (ns <= 0) return;
+  timespec start{}, now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+  do {
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  } while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < ns);
+}
+
 bool Flush(int fd, Conn& c) {
   while (!c.out.empty()) {
     ssize_t n = write(fd, c.out.data(), c.out.size());
@@ -82,12 +95,19 @@ bool Flush(int fd, Conn& c) {
 
 int main(int argc, char** argv) {
   int port = -1;
+  long work_ns = 0;
   std::string host = "127.0.0.1";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--port") == 0)
       port = std::atoi(argv[i + 1]);
     else if (std::strcmp(argv[i], "--host") == 0)
       host = argv[i + 1];
+    else if (std::strcmp(argv[i], "--work-ns") == 0)
+      work_ns = std::atol(argv[i + 1]);
+  }
+  if (work_ns < 0 || work_ns > 1000000000L) {
+    std::fprintf(stderr, "hello-server: --work-ns: expected 0 to 1000000000 ns\n");
+    return 2;
   }
   if (port < 0 && std::getenv("PORT")) port = std::atoi(std::getenv("PORT"));
   if (port <= 0 || port > 65535) {
@@ -162,6 +182,7 @@ int main(int argc, char** argv) {
         }
         if (static_cast<size_t>(len) > c.in.size()) break;
         bool get = c.in.compare(0, 4, "GET ") == 0;
+        SpendCpu(work_ns);
         if (get && target == "/")
           c.out.append(kHello);
         else if (get && target == "/json")

@@ -74,6 +74,57 @@ once=$(sql "SELECT count(*) FROM windows WHERE round != $cut")
 [[ "$(sql "SELECT count(*) FROM window_claims")" -eq 0 ]] || fail "a claim was left"
 check "every other window measured once, no claim left"
 
+# An adaptive campaign resumes from what is stored: killed in its first rounds, the resumed run
+# measures the cut window again and stops once the cell is decided (a server 300 µs slower per
+# request: decided at min rounds), with no round beyond.
+cat > "$work/adaptive.toml" <<TOML
+name = "resume-adaptive"
+baseline = "hello"
+[matrix]
+connections = [4]
+rounds = { min = 3, max = 6 }
+warmup = "200ms"
+duration = "800ms"
+[gates]
+mode = "warn"
+[[target]]
+name = "hello"
+command = ["$bin/hello-server", "--port", "{port}"]
+[[target]]
+name = "slow"
+command = ["$bin/hello-server", "--port", "{port}", "--work-ns", "300000"]
+[[scenario]]
+name = "hello"
+path = "/"
+expect = { status = 200, body = "hello\n" }
+TOML
+"$bin/benchlab" run "$work/adaptive.toml" --db "$work/r.db" > "$work/run4.out" 2>&1 &
+run_pid=$!
+track $run_pid
+stored_two() { [[ "$(sql "SELECT count(*) FROM windows w JOIN campaigns c ON c.id = w.campaign_id
+                          WHERE c.name = 'resume-adaptive'" 2>/dev/null || echo 0)" -ge 2 ]]; }
+wait_until 60 "two windows of the adaptive campaign stored" stored_two
+kill -9 "$run_pid"
+wait "$run_pid" 2>/dev/null || true
+tracked=()
+wait_until 10 "the killed run's daemons to exit" gone
+set +e
+"$bin/benchlab" run "$work/adaptive.toml" --db "$work/r.db" --resume > "$work/run5.out" 2>&1
+status=$?
+set -e
+[[ $status -eq 0 ]] || { cat "$work/run5.out" >&2; fail "adaptive run --resume exited $status"; }
+adaptive() { sql "SELECT $1 FROM windows w JOIN campaigns c ON c.id = w.campaign_id
+                  WHERE c.name = 'resume-adaptive'"; }
+[[ "$(sql "SELECT state FROM campaigns WHERE name = 'resume-adaptive'")" == done ]] ||
+  fail "the adaptive campaign is not done"
+[[ "$(adaptive "max(round)")" -eq 3 ]] ||
+  fail "a decided cell should stop at min rounds, got round $(adaptive "max(round)")"
+[[ "$(adaptive "count(DISTINCT target || round)")" -eq 6 ]] ||
+  fail "every window of rounds 1 to 3 should be stored"
+"$bin/benchlab" report resume-adaptive --db "$work/r.db" --format json > "$work/adaptive.json"
+grep -q '"stopped": "decided"' "$work/adaptive.json" || fail "the report should say decided"
+check "an adaptive campaign killed mid-run resumes, decides at min rounds and stops"
+
 # Resuming a campaign the database does not hold is bad input.
 set +e
 "$bin/benchlab" run "$work/resume.toml" --db "$work/other.db" --resume > "$work/run3.out" 2>&1

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/server/agent_daemon.h"
+#include "analysis/report_format.h"
 #include "benchlab/v1/coordinator.grpc.pb.h"
 #include "coordinator/server/coordinator_daemon.h"
 
@@ -97,6 +98,11 @@ class LabTest : public ::testing::Test {
     busy.name = "busy-child";
     busy.command = {"/bin/sh", "-c", server_bin + " --port {port}; true"};
     catalogue.push_back(busy);
+    // The same server spending 300 µs of CPU on every request: far slower, by a known cause.
+    TargetDef slow = hello;
+    slow.name = "slow";
+    slow.command = {server_bin, "--port", "{port}", "--work-ns", "300000"};
+    catalogue.push_back(slow);
 
     AgentConfig server;
     server.name = "server";
@@ -349,6 +355,74 @@ std::vector<WindowRow> Stored(CoordinatorDaemon& coordinator, const std::string&
   auto rows = coordinator.store().ListWindows(filter);
   EXPECT_TRUE(rows.ok());
   return rows.ok() ? *rows : std::vector<WindowRow>{};
+}
+
+// An adaptive plan: rounds = { min = 3, max = MAX } on one level, [stats] margin MARGIN.
+std::string AdaptiveText(const std::string& name, const std::string& second, int max,
+                         const std::string& margin) {
+  std::string text = CampaignText(name, second);
+  Replace(text, "connections = [2, 4]\nrounds = 2",
+          "connections = [2]\nrounds = { min = 3, max = " + std::to_string(max) + " }");
+  Replace(text, "[gates]", "[stats]\nmargin = " + margin + "\n[gates]");
+  return text;
+}
+
+// The run of record of a stored campaign.
+nlohmann::json Record(CoordinatorDaemon& coordinator, const std::string& name) {
+  auto input = LoadReportInput(coordinator.store(), name);
+  EXPECT_TRUE(input.ok()) << input.status().ToString();
+  auto text = FormatReport(*input, "json");
+  EXPECT_TRUE(text.ok());
+  return nlohmann::json::parse(*text);
+}
+
+TEST_F(LabTest, AnAdaptiveCampaignStopsWhenDecidedAndRunsToMaxWhenNot) {
+  // hello-a against the same server spending 300 µs per request: req/s and CPU per request
+  // differ many times over, decided after min rounds even at the adaptive level.
+  std::string state;
+  RunCampaign(AdaptiveText("decided", "slow", 8, "0.02"), &state);
+  ASSERT_EQ(state, "done");
+  std::vector<WindowRow> rows = Stored(*coordinator_, "decided");
+  int max_round = 0;
+  for (const WindowRow& w : rows) max_round = std::max(max_round, w.round);
+  EXPECT_EQ(max_round, 3) << "a decided cell takes no round beyond min";
+  EXPECT_EQ(rows.size(), 6u);
+  nlohmann::json record = Record(*coordinator_, "decided");
+  EXPECT_EQ(record["stats"]["plan"], "adaptive");
+  EXPECT_EQ(record["cells"][0]["rounds"], 3);
+  EXPECT_EQ(record["cells"][0]["stopped"], "decided");
+  const auto& slow = record["cells"][0]["targets"][1];
+  EXPECT_EQ(slow["target"], "slow");
+  EXPECT_EQ(slow["metrics"]["rps"]["vs_baseline"]["verdict"], "behind");
+  EXPECT_EQ(slow["metrics"]["cpu_us_per_request"]["vs_baseline"]["verdict"], "behind");
+
+  // A re-run of a decided campaign measures that window again and adds no round.
+  v1::RerunWindowsRequest req;
+  req.add_window_ids(rows[1].id);
+  v1::RerunWindowsReply reply;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  ASSERT_TRUE(stub_->RerunWindows(&ctx, req, &reply).ok());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (Stored(*coordinator_, "decided").size() < 7 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // nothing more may follow
+  rows = Stored(*coordinator_, "decided");
+  ASSERT_EQ(rows.size(), 7u);
+  EXPECT_EQ(rows.back().attempt, 2);
+  for (const WindowRow& w : rows) EXPECT_LE(w.round, 3);
+
+  // Two copies of one server and a margin of 0: "close" is out of reach and neither can be
+  // ahead, so the cell runs to max rounds.
+  RunCampaign(AdaptiveText("hopeless", "hello-b", 4, "0"), &state);
+  ASSERT_EQ(state, "done");
+  rows = Stored(*coordinator_, "hopeless");
+  EXPECT_EQ(rows.size(), 8u);
+  record = Record(*coordinator_, "hopeless");
+  EXPECT_EQ(record["cells"][0]["rounds"], 4);
+  EXPECT_EQ(record["cells"][0]["stopped"], "max rounds");
 }
 
 TEST_F(LabTest, ARerunMeasuresOneWindowAgainAndLeavesTheRest) {
