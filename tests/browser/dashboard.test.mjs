@@ -3,12 +3,14 @@
 // window, an invalid window opens from its cell with the API's reasons, a wrong token and a
 // forged cookie get 401, a viewer's session shows no Re-run, an operator's Re-run stores a new
 // attempt that the page shows, the campaign page redraws by itself when the campaign changes,
-// the campaigns and agents pages list what the API lists, and no request leaves the
-// coordinator's origin. Run by dashboard_test.sh, which starts the lab and sets:
+// every comparison states its interval and the intervals are drawn as error bars against the
+// margin band, the campaigns and agents pages list what the API lists, and no request leaves
+// the coordinator's origin. Run by dashboard_test.sh, which starts the lab and sets:
 //   BENCHLAB_URL        the coordinator's HTTPS address (https://127.0.0.1:PORT)
 //   BENCHLAB_VIEWER_TOKEN, BENCHLAB_OPERATOR_TOKEN  dashboard tokens of either role
 //   BENCHLAB_SPKI       the SPKI hash of the dashboard's certificate, which Chromium trusts
 //   BENCHLAB_CAMPAIGN   the campaign measured
+//   BENCHLAB_STATS_CAMPAIGN  a campaign whose windows all count: 3 rounds, an interval per cell
 //   BENCHLAB_AGENTS     the agents' names, comma-separated
 //   BENCHLAB_CHROMIUM   the browser (/usr/bin/chromium)
 //   BENCHLAB_PROFILE    an empty directory for the browser's profile
@@ -25,6 +27,7 @@ const { chromium } = require('playwright-core');
 
 const base = process.env.BENCHLAB_URL;
 const campaign = process.env.BENCHLAB_CAMPAIGN;
+const statsCampaign = process.env.BENCHLAB_STATS_CAMPAIGN;
 const agents = (process.env.BENCHLAB_AGENTS ?? '').split(',').filter(Boolean);
 const artifacts = process.env.BENCHLAB_ARTIFACTS;
 const origin = new URL(base).origin;
@@ -129,6 +132,86 @@ describe('dashboard', () => {
     assert.equal(report.status, 200);
     assert.match(await page.locator('#progress').innerText(), new RegExp(`${record.windows.length}/${record.campaign.total_windows} windows`));
     await shot('campaign');
+  });
+
+  it('states every comparison with its interval, and draws the intervals against the margin', async () => {
+    const { record } = await api(`/api/v1/campaigns/${statsCampaign}`);
+    assert.equal(record.version, 2);
+    assert.equal(record.stats.plan, 'fixed');
+    assert.equal(record.stats.max_rounds, 3);
+    const conf = `${Math.round(record.stats.confidence * 100)}%`;
+    await open(`#/campaigns/${statsCampaign}`);
+    await page.locator('#intervals').waitFor();
+    assert.match(await page.locator('#plan').innerText(), /Fixed plan: 3 rounds; 95% confidence\. Margin ±2%/);
+
+    const metrics = ['rps', ...(record.stats.decide_on ?? []).filter((m) => m !== 'rps')];
+    const ratio = (v) => `${v.toFixed(2)}×`;
+    let intervals = 0;
+    for (const cell of record.cells) {
+      assert.equal(cell.rounds, 3);
+      assert.equal(cell.stopped, 'fixed plan');
+      const box = page.locator(`#summary .cell-result[data-cell*="${cell.scenario}"]`);
+      assert.equal((await box.locator('.cell-rounds').innerText()).trim(), '3 rounds');
+      for (const t of cell.targets.filter((x) => !x.baseline)) {
+        for (const metric of metrics) {
+          const vs = t.metrics[metric].vs_baseline;
+          const line = box.locator(`li[data-target="${t.target}"][data-metric="${metric}"]`);
+          assert.equal(await line.getAttribute('data-verdict'), vs.verdict, `${t.target} ${metric}`);
+          const text = await line.innerText();
+          assert.ok(text.includes(`noise-floor rule: ${vs.noise_rule.verdict}`), text);
+          if (!vs.interval) {
+            // A window failed on this busy machine and left one round: no interval, said so.
+            assert.equal(vs.verdict, 'n/a');
+            assert.match(text, /no interval|not compared/);
+            continue;
+          }
+          const ci = `${conf} CI ${vs.interval.low.toFixed(2)}–${vs.interval.high.toFixed(2)}`;
+          assert.ok(text.includes(`${ratio(vs.interval.estimate)} hello-server`), text);
+          assert.ok(text.includes(ci), `${text} states ${ci}`);
+          if (vs.rounds_needed) assert.ok(text.includes(`(~${vs.rounds_needed} rounds)`), text);
+          intervals++;
+        }
+      }
+    }
+    assert.ok(intervals > 0, 'an interval to check: a cell with 2 valid rounds of both targets');
+
+    // The chart of each figure, and its table with the same numbers.
+    for (const metric of metrics) {
+      const expected = record.cells.flatMap((c) => c.targets.filter((t) => !t.baseline).map((t) => t));
+      if (!expected.some((t) => t.metrics[metric].vs_baseline.interval)) continue;
+      const canvas = page.locator(`#chart-ratio-${metric}`);
+      await canvas.waitFor();
+      const rows = page.locator(`#interval-table-${metric} tbody tr`);
+      assert.equal(await rows.count(), expected.length);
+      for (const [i, t] of expected.entries()) {
+        const vs = t.metrics[metric].vs_baseline;
+        const cells = await rows.nth(i).locator('td').allInnerTexts();
+        assert.equal(cells[1], t.target);
+        assert.equal(await rows.nth(i).getAttribute('data-verdict'), vs.verdict);
+        if (!vs.interval) continue;
+        assert.equal(cells[2], `${vs.interval.estimate.toFixed(3)}×`);
+        assert.equal(cells[3], vs.interval.low.toFixed(3));
+        assert.equal(cells[4], vs.interval.high.toFixed(3));
+        assert.equal(cells[5], String(vs.interval.n));
+      }
+      // Drawn: the error bars in the target's colour (hello-twin, the second target: Okabe–Ito
+      // orange #E69F00) and the margin band's translucent grey.
+      const drawn = await canvas.evaluate((c) => {
+        const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+        let bar = 0;
+        let band = 0;
+        for (let i = 0; i < data.length; i += 4) {
+          const [r, g, b, a] = [data[i], data[i + 1], data[i + 2], data[i + 3]];
+          if (a > 200 && Math.abs(r - 0xe6) < 12 && Math.abs(g - 0x9f) < 12 && b < 30) bar++;
+          if (a > 0 && a < 90 && Math.abs(r - 120) < 12 && Math.abs(b - 140) < 12) band++;
+        }
+        return { bar, band };
+      });
+      assert.ok(drawn.bar > 20, `${metric}: error bars drawn (${drawn.bar} pixels)`);
+      assert.ok(drawn.band > 200, `${metric}: the margin band drawn (${drawn.band} pixels)`);
+    }
+    await page.locator('#intervals').screenshot({ path: join(artifacts, 'campaign-intervals.png') });
+    await shot('campaign-stats');
   });
 
   let invalidId;

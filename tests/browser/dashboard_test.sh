@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The dashboard in Debian's Chromium against a real lab: a coordinator serving the page and the
 # API over HTTPS (--http, --http-tls-cert from a CA made by `benchlab ca`, --web-root build/web),
-# a server agent and a load agent, a viewer's and an operator's dashboard tokens, and a small
-# campaign of two hello-server targets submitted with --wait; then
+# a server agent and a load agent, a viewer's and an operator's dashboard tokens, a small
+# campaign of two hello-server targets and a second one whose windows all count (for the
+# intervals), both submitted with --wait; then
 # tests/browser/dashboard.test.mjs (node's test runner, playwright-core) drives the page.
 # Everything started here is stopped on exit.
 # Exit 77: skipped, when Chromium is missing and cannot be installed, or cannot start here.
@@ -154,10 +155,43 @@ timeout 300 "$bin/benchlab" submit "$work/campaign.toml" --coordinator "127.0.0.
   > "$work/submit.log" 2>&1 || fail "the campaign did not finish (benchlab submit --wait)"
 echo "ok: campaign measured ($(tail -1 "$work/submit.log"))"
 
+# A second campaign whose windows count, for the intervals: the same two targets (an A/A
+# comparison), one load level, a fixed plan of 3 rounds, the gates only warning, so that every
+# cell has 3 round ratios and an interval on each figure.
+cat > "$work/stats.toml" <<TOML
+name = "browser-stats"
+baseline = "hello-server"
+[matrix]
+connections = [2]
+rounds = 3
+warmup = "100ms"
+duration = "250ms"
+[load]
+cpus = "1"
+[gates]
+mode = "warn"
+[[target]]
+name = "hello-server"
+cpus = "0"
+[[target]]
+name = "hello-twin"
+cpus = "0"
+[[scenario]]
+name = "hello"
+path = "/"
+expect = { status = 200, body = "hello\n" }
+TOML
+# A window may fail on a busy machine (submit then exits 1); an interval needs 2 of the 3 rounds,
+# which the browser test checks, so a finished campaign is enough here.
+timeout 300 "$bin/benchlab" submit "$work/stats.toml" --coordinator "127.0.0.1:$port" --wait \
+  > "$work/submit-stats.log" 2>&1 || grep -q '(campaign done)' "$work/submit-stats.log" ||
+  fail "the second campaign did not finish (benchlab submit --wait)"
+echo "ok: campaign browser-stats measured ($(tail -1 "$work/submit-stats.log"))"
+
 # --- the browser ---------------------------------------------------------------------------------
 mkdir -p "$artifacts" "$work/profile"
 status=0
-BENCHLAB_URL="https://127.0.0.1:$http_port" BENCHLAB_CAMPAIGN=browser \
+BENCHLAB_URL="https://127.0.0.1:$http_port" BENCHLAB_CAMPAIGN=browser BENCHLAB_STATS_CAMPAIGN=browser-stats \
   BENCHLAB_VIEWER_TOKEN="$viewer_token" BENCHLAB_OPERATOR_TOKEN="$operator_token" \
   BENCHLAB_SPKI="$spki" NODE_EXTRA_CA_CERTS="$work/ca/ca.pem" \
   BENCHLAB_AGENTS=browser-server,browser-load BENCHLAB_CHROMIUM="$chromium" \

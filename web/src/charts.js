@@ -1,6 +1,6 @@
 // Chart.js, registered with only what the pages draw, and three small plugins it lacks:
-// whiskers (min–max spread over bars or points), horizontal bands (the noise floor around a
-// ratio of 1) and vertical markers (percentiles on the latency histogram).
+// whiskers (min–max spread over bars or points), the margin band (around a ratio of 1, behind
+// intervals drawn as floating bars) and vertical markers (percentiles on the latency histogram).
 
 import {
   Chart,
@@ -44,7 +44,7 @@ export const PALETTE = [
 ];
 export const colourOf = (i) => PALETTE[i % PALETTE.length];
 
-const ink = () =>
+export const ink = () =>
   getComputedStyle(document.documentElement).getPropertyValue('--ink').trim() || '#1d2329';
 const muted = () =>
   getComputedStyle(document.documentElement).getPropertyValue('--muted').trim() || '#5b6670';
@@ -83,42 +83,36 @@ const whiskerPlugin = {
   },
 };
 
-// options.plugins.bands = {values: [fraction|null per category], around: 1, label}: a shaded
-// band [around − f, around + f] across each category, and a line at `around`.
-const bandPlugin = {
-  id: 'bands',
+// options.plugins.margin = {low, high, at, label} on the x scale: the margin band [low, high]
+// shaded across the chart's height, labelled at its top, and a dashed line at `at` (a ratio of
+// 1): the backdrop of a forest plot of intervals.
+const marginPlugin = {
+  id: 'margin',
   beforeDatasetsDraw(chart, _args, opts) {
-    if (!opts || !opts.values) return;
+    if (!opts || !Number.isFinite(opts.low) || !Number.isFinite(opts.high)) return;
     const { ctx, chartArea } = chart;
     const x = chart.scales.x;
-    const y = chart.scales.y;
-    const around = opts.around ?? 1;
-    const n = chart.data.labels.length;
+    const clamp = (px) => Math.min(chartArea.right, Math.max(chartArea.left, px));
+    const left = clamp(x.getPixelForValue(opts.low));
+    const right = clamp(x.getPixelForValue(opts.high));
     ctx.save();
-    opts.values.forEach((f, i) => {
-      if (f === null || f === undefined || !Number.isFinite(f)) return;
-      const center = x.getPixelForValue(i);
-      const width = n > 0 ? (chartArea.right - chartArea.left) / n : 0;
-      const pixel = (v) => {
-        const px = y.getPixelForValue(v);
-        return Number.isFinite(px) ? px : chartArea.bottom; // below 0 on a log axis
-      };
-      const top = Math.max(chartArea.top, pixel(around + f));
-      const bottom = Math.min(
-        chartArea.bottom,
-        around - f > 0 ? pixel(around - f) : chartArea.bottom,
-      );
-      ctx.fillStyle = 'rgba(120, 130, 140, 0.18)';
-      ctx.fillRect(center - width / 2, top, width, bottom - top);
-    });
-    const line = y.getPixelForValue(around);
+    ctx.fillStyle = 'rgba(120, 130, 140, 0.2)';
+    ctx.fillRect(left, chartArea.top, right - left, chartArea.bottom - chartArea.top);
+    const line = x.getPixelForValue(opts.at ?? 1);
     ctx.strokeStyle = ink();
     ctx.setLineDash([4, 3]);
     ctx.lineWidth = 1;
     ctx.beginPath();
-    ctx.moveTo(chartArea.left, line);
-    ctx.lineTo(chartArea.right, line);
+    ctx.moveTo(line, chartArea.top);
+    ctx.lineTo(line, chartArea.bottom);
     ctx.stroke();
+    if (opts.label) {
+      ctx.font = '11px system-ui, sans-serif';
+      ctx.fillStyle = muted();
+      ctx.textAlign = 'center';
+      ctx.textBaseline = 'bottom';
+      ctx.fillText(opts.label, (left + right) / 2, chartArea.top - 2);
+    }
     ctx.restore();
   },
 };
@@ -151,7 +145,7 @@ const markerPlugin = {
   },
 };
 
-Chart.register(whiskerPlugin, bandPlugin, markerPlugin);
+Chart.register(whiskerPlugin, marginPlugin, markerPlugin);
 
 export function applyTheme() {
   Chart.defaults.font.family = getComputedStyle(document.body).fontFamily;

@@ -45,6 +45,17 @@ export function fmtPct(v, decimals = 1) {
   return isNum(v) ? `${v.toFixed(decimals)}%` : '–';
 }
 
+// A confidence or a margin (fractions) as the report writes them: 0.95 → "95%", 0.975 → "97.5%",
+// 0.02 → "2%", 0.025 → "2.5%".
+export function fmtShare(f) {
+  return isNum(f) ? `${Number((f * 100).toFixed(2))}%` : '–';
+}
+
+// A ratio's interval: "95% CI 1.03–1.08" (the ends to two decimals, as the report's tables).
+export function fmtInterval(low, high, confidence) {
+  return `${fmtShare(confidence)} CI ${fmtRange(low, high)}`;
+}
+
 export function fmtKb(kb) {
   if (!isNum(kb)) return '–';
   if (kb < 1024) return `${fmtNum(kb)} KiB`;

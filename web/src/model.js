@@ -5,6 +5,8 @@ import {
   isNum,
   fmtRatio,
   fmtRange,
+  fmtInterval,
+  fmtShare,
   levelLabel,
   cellLabel,
   shortCellLabel,
@@ -35,13 +37,19 @@ function uniq(values) {
   return [...new Set(values)];
 }
 
-// Rounds planned: `rounds = N` of the spec's [matrix] (default 3), or the most a window shows.
+// Rounds planned: a fixed plan's rounds (`stats.max_rounds`, else `rounds = N` of the spec's
+// [matrix]), an adaptive plan's minimum, or the most a window shows.
 export function plannedRounds(record) {
+  const seenRounds = (record.windows ?? []).filter((w) => !w.noise).map((w) => w.round);
+  const stats = record.stats;
+  if (stats && isNum(stats.max_rounds)) {
+    const planned = stats.plan === 'adaptive' ? stats.min_rounds : stats.max_rounds;
+    return Math.max(isNum(planned) ? planned : 0, ...seenRounds, 1);
+  }
   const spec = record.spec ?? '';
   const matrix = /^\s*\[matrix\][^\n]*\n([\s\S]*?)(?=^\s*\[|(?![\s\S]))/m.exec(spec);
   const m = matrix && /^\s*rounds\s*=\s*(\d+)/m.exec(matrix[1]);
-  const seen = Math.max(0, ...(record.windows ?? []).filter((w) => !w.noise).map((w) => w.round));
-  return Math.max(m ? Number(m[1]) : 0, seen, 1);
+  return Math.max(m ? Number(m[1]) : 0, ...seenRounds, 1);
 }
 
 // The heat map: one cell per window (its newest attempt), plus the windows being measured now
@@ -170,66 +178,214 @@ export function cellTitle(entry) {
   return lines.join('\n');
 }
 
-// One line per target and cell that says who won and by how much, in plain words.
-export function comparison(cell, t, baseline) {
-  const vs = t.metrics?.rps?.vs_baseline;
-  const ratio = vs?.ratio ?? {};
-  const withRatio = vs?.rounds?.length ?? ratio.n ?? 0;
-  const won = vs?.rounds_won ?? 0;
+// The figures a comparison can be about, with the words for a difference in each: a target
+// "served 5.0% more requests per second than nginx". `higher`: whether more is better.
+export const METRICS = {
+  rps: {
+    label: 'req/s',
+    verb: 'served',
+    up: 'more requests per second',
+    down: 'fewer requests per second',
+    higher: true,
+  },
+  cpu_us_per_request: {
+    label: 'CPU µs/request',
+    verb: 'used',
+    up: 'more CPU per request',
+    down: 'less CPU per request',
+    higher: false,
+  },
+  requests_per_cpu_s: {
+    label: 'req per CPU-s',
+    verb: 'served',
+    up: 'more requests per CPU-second',
+    down: 'fewer requests per CPU-second',
+    higher: true,
+  },
+  p50_us: {
+    label: 'p50',
+    verb: 'had',
+    up: 'higher p50 latency',
+    down: 'lower p50 latency',
+    higher: false,
+  },
+  p99_us: {
+    label: 'p99',
+    verb: 'had',
+    up: 'higher p99 latency',
+    down: 'lower p99 latency',
+    higher: false,
+  },
+};
+
+// The verdicts of an interval against the margin (docs/report.md, `vs_baseline.verdict`).
+export const COMPARISON_VERDICTS = ['ahead', 'behind', 'close', 'inconclusive', 'n/a'];
+
+// How the verdicts were reached (the run of record's `stats`), with the report's defaults for a
+// record that does not say.
+export function statsOf(record) {
+  const s = record.stats ?? {};
+  return {
+    confidence: isNum(s.confidence) ? s.confidence : 0.95,
+    margin: isNum(s.margin) ? s.margin : 0.02,
+    plan: s.plan ?? 'fixed',
+    min_rounds: s.min_rounds ?? null,
+    max_rounds: s.max_rounds ?? null,
+    looks: s.looks ?? 1,
+    level_per_look: s.level_per_look ?? null,
+    decide_on: s.decide_on ?? null,
+  };
+}
+
+// The figures the page compares: those the campaign decides on (`stats.decide_on`, by default
+// req/s and CPU per request), req/s always first.
+export function comparedMetrics(record) {
+  const decide = record.stats?.decide_on ?? ['rps', 'cpu_us_per_request'];
+  return uniq(['rps', ...decide.filter((m) => m in METRICS)]);
+}
+
+// "inconclusive (~12 rounds)" when more rounds would settle it, else the verdict itself.
+export function verdictWords(vs) {
   const verdict = vs?.verdict ?? 'n/a';
-  const figure = isNum(ratio.median)
-    ? `${t.target} ${fmtRatio(ratio.median)} ${baseline} (${fmtRange(ratio.min, ratio.max)}), ${verdict}, won ${won}/${withRatio} round${withRatio === 1 ? '' : 's'}`
-    : `${t.target} vs ${baseline}: not compared`;
+  return verdict === 'inconclusive' && isNum(vs?.rounds_needed)
+    ? `${verdict} (~${vs.rounds_needed} rounds)`
+    : verdict;
+}
+
+// The ratio and what stands behind it: {ratio: "1.05×", behind: "95% CI 1.03–1.08"}; the median
+// ratio with its rounds when there is no interval (fewer than 2 rounds); null when nothing was
+// compared.
+function intervalParts(vs, stats) {
+  const iv = vs?.interval;
+  if (iv && isNum(iv.estimate))
+    return { ratio: fmtRatio(iv.estimate), behind: fmtInterval(iv.low, iv.high, stats.confidence) };
+  const n = vs?.ratio?.n ?? 0;
+  if (isNum(vs?.ratio?.median))
+    return {
+      ratio: fmtRatio(vs.ratio.median),
+      behind: `${n} round${n === 1 ? '' : 's'}, no interval`,
+    };
+  return null;
+}
+
+// The ratio with its interval, "1.05× (95% CI 1.03–1.08)", or "–".
+export function intervalText(vs, stats) {
+  const p = intervalParts(vs, stats);
+  return p ? `${p.ratio} (${p.behind})` : '–';
+}
+
+// A difference as a share, two ratios' worth: "5.0%" below 10%, "12%" from 10% (0.90 is 10%
+// less, not "10.0%").
+const share = (r) => {
+  const pct = Math.abs(r - 1) * 100;
+  return fmtPct(pct, pct < 9.95 ? 1 : 0);
+};
+
+// One line per target, cell and figure that says who won and by how much, in plain words, with
+// the interval behind it; the noise-floor rule's verdict follows as context.
+export function comparison(cell, t, baseline, stats, metric = 'rps') {
+  const words = METRICS[metric];
+  const vs = t.metrics?.[metric]?.vs_baseline;
+  const verdict = vs?.verdict ?? 'n/a';
+  const iv = vs?.interval ?? null;
+  const conf = fmtShare(stats.confidence);
+  const margin = `±${fmtShare(stats.margin)}`;
+  const p = intervalParts(vs, stats);
+  const figure = p
+    ? `${t.target} ${p.ratio} ${baseline} ${words.label} (${p.behind}), ${verdictWords(vs)}`
+    : `${t.target} vs ${baseline} ${words.label}: not compared`;
   let plain;
-  const pct = isNum(ratio.median) ? Math.abs(ratio.median - 1) * 100 : null;
-  if (verdict === 'ahead')
-    plain = `${t.target} served ${fmtPct(pct, pct < 10 ? 1 : 0)} more requests per second than ${baseline}.`;
-  else if (verdict === 'behind')
-    plain = `${t.target} served ${fmtPct(pct, pct < 10 ? 1 : 0)} fewer requests per second than ${baseline}.`;
-  else if (verdict === 'close') plain = `Too close to call: ${vs?.reason ?? 'within the noise'}.`;
-  else plain = `Not compared: ${vs?.reason ?? 'no figures'}.`;
+  if ((verdict === 'ahead' || verdict === 'behind') && iv) {
+    const up = iv.estimate >= 1;
+    const word = up ? words.up : words.down;
+    const [a, b] = up ? [iv.low, iv.high] : [iv.high, iv.low];
+    plain = `${t.target} ${words.verb} ${share(iv.estimate)} ${word} than ${baseline} (${conf} CI ${share(a)} to ${share(b)}).`;
+  } else if (verdict === 'close' && iv) {
+    plain = `Equal within the margin ${margin}: the ${conf} CI ${fmtRange(iv.low, iv.high)} lies inside ${fmtRange(1 - stats.margin, 1 + stats.margin)}.`;
+  } else if (verdict === 'inconclusive') {
+    plain = isNum(vs?.rounds_needed)
+      ? `Not decided: more rounds would be needed (about ${vs.rounds_needed}).`
+      : `Not decided: the interval reaches across the margin ${margin}, and no number of rounds up to 1000 would decide it at this spread.`;
+  } else plain = `Not compared: ${vs?.reason ?? 'no figures'}.`;
+  const noise = vs?.noise_rule
+    ? `noise-floor rule: ${vs.noise_rule.verdict}${vs.noise_rule.reason ? ` (${vs.noise_rule.reason})` : ''}`
+    : null;
+  const rounds = vs?.rounds?.length ?? vs?.ratio?.n ?? 0;
   return {
     cell,
     target: t.target,
+    metric,
     verdict,
+    verdictText: verdictWords(vs),
+    interval: iv,
     figure,
     plain,
+    noise,
+    won: rounds ? `won ${vs?.rounds_won ?? 0}/${rounds} round${rounds === 1 ? '' : 's'}` : null,
     text: `${shortCellLabel(cell)}: ${figure}`,
   };
 }
 
-// Every cell's comparisons, and a headline per target ("ahead of nginx in 3 of 4 cells").
+// The rounds a cell took and why it stopped: "3 rounds of 3–20: decided" under an adaptive
+// plan, "3 rounds" under a fixed one; null when the record does not say.
+export function cellRounds(cell, stats) {
+  if (!isNum(cell.rounds)) return null;
+  const n = `${cell.rounds} round${cell.rounds === 1 ? '' : 's'}`;
+  if (stats.plan !== 'adaptive') return { stopped: cell.stopped ?? 'fixed plan', text: n };
+  const range = `${stats.min_rounds}–${stats.max_rounds}`;
+  if (cell.stopped === 'running')
+    return { stopped: 'running', text: `${n} so far of ${range}: running` };
+  return {
+    stopped: cell.stopped ?? null,
+    text: `${n} of ${range}${cell.stopped ? `: ${cell.stopped}` : ''}`,
+  };
+}
+
+// Every cell's comparisons, one per target and compared figure, and a headline per target and
+// figure ("hello-server vs nginx, req/s: ahead in 3, close in 1 of 4 cells.").
 export function summary(record) {
   const baseline = record.campaign?.baseline ?? null;
+  const stats = statsOf(record);
+  const metrics = comparedMetrics(record);
   const cells = (record.cells ?? []).map((cell) => ({
     cell,
     label: cellLabel(cell),
+    rounds: cellRounds(cell, stats),
     lines: baseline
-      ? cell.targets.filter((t) => !t.baseline).map((t) => comparison(cell, t, baseline))
+      ? cell.targets
+          .filter((t) => !t.baseline)
+          .flatMap((t) => metrics.map((m) => comparison(cell, t, baseline, stats, m)))
       : [],
   }));
   const tally = new Map();
   for (const c of cells)
     for (const line of c.lines) {
-      if (!tally.has(line.target))
-        tally.set(line.target, { ahead: 0, behind: 0, close: 0, 'n/a': 0, cells: 0 });
-      const t = tally.get(line.target);
-      t[line.verdict] = (t[line.verdict] ?? 0) + 1;
+      const key = `${line.target}\u0000${line.metric}`;
+      if (!tally.has(key))
+        tally.set(key, { target: line.target, metric: line.metric, cells: 0, verdicts: {} });
+      const t = tally.get(key);
+      t.verdicts[line.verdict] = (t.verdicts[line.verdict] ?? 0) + 1;
       t.cells++;
     }
-  const headlines = [...tally.entries()].map(([target, t]) => {
-    const parts = [];
-    if (t.ahead) parts.push(`ahead in ${t.ahead}`);
-    if (t.behind) parts.push(`behind in ${t.behind}`);
-    if (t.close) parts.push(`too close to call in ${t.close}`);
-    if (t['n/a']) parts.push(`not comparable in ${t['n/a']}`);
+  const said = {
+    ahead: 'ahead',
+    behind: 'behind',
+    close: `close (within ±${fmtShare(stats.margin)})`,
+    inconclusive: 'not decided',
+    'n/a': 'not compared',
+  };
+  const headlines = [...tally.values()].map((t) => {
+    const parts = COMPARISON_VERDICTS.filter((v) => t.verdicts[v]).map(
+      (v) => `${said[v]} in ${t.verdicts[v]}`,
+    );
     return {
-      target,
-      tally: t,
-      text: `${target} vs ${baseline}: ${parts.join(', ')} of ${t.cells} cell${t.cells === 1 ? '' : 's'}.`,
+      target: t.target,
+      metric: t.metric,
+      tally: t.verdicts,
+      text: `${t.target} vs ${baseline}, ${METRICS[t.metric].label}: ${parts.join(', ')} of ${t.cells} cell${t.cells === 1 ? '' : 's'}.`,
     };
   });
-  return { baseline, cells, headlines };
+  return { baseline, stats, metrics, cells, headlines };
 }
 
 // The noise floor of each pair in words.
@@ -257,33 +413,23 @@ export function noiseFloorLines(record) {
       return {
         pair: nf.pair,
         fraction: null,
-        text: `${where}No noise floor: the campaign measured no noise windows (no [noise] table), so a comparison is called close only when its round ratios straddle 1.`,
+        text: `${where}No noise floor: the campaign measured no noise windows (no [noise] table). The verdicts come from the intervals; the noise floor would only be context.`,
       };
     }
     if (!rps) {
       return {
         pair: nf.pair,
         fraction: null,
-        text: `${where}No noise floor: ${nf.valid} of ${nf.windows} noise windows (${cell}) were valid; at least 2 are needed, so a comparison is called close only when its round ratios straddle 1.`,
+        text: `${where}No noise floor: ${nf.valid} of ${nf.windows} noise windows (${cell}) were valid; at least 2 are needed. The verdicts come from the intervals; the noise floor would only be context.`,
       };
     }
     const v = rps.values ?? {};
     return {
       pair: nf.pair,
       fraction: rps.fraction,
-      text: `${where}Noise floor ±${fmtPct(rps.fraction * 100)} of req/s: ${nf.valid} valid identical windows of ${cell} ranged ${Math.round(v.min ?? NaN).toLocaleString('en-US')}–${Math.round(v.max ?? NaN).toLocaleString('en-US')} req/s (median ${Math.round(v.median ?? NaN).toLocaleString('en-US')}). A difference smaller than that is not a difference.`,
+      text: `${where}Noise floor ±${fmtPct(rps.fraction * 100)} of req/s: ${nf.valid} valid identical windows of ${cell} ranged ${Math.round(v.min ?? NaN).toLocaleString('en-US')}–${Math.round(v.max ?? NaN).toLocaleString('en-US')} req/s (median ${Math.round(v.median ?? NaN).toLocaleString('en-US')}). Context only: the verdicts come from each comparison's interval and the margin.`,
     };
   });
-}
-
-// The noise floor (fraction) a cell's ratios are judged against: the verdict's own, else the pair's.
-export function cellNoiseFloor(record, cell) {
-  for (const t of cell.targets) {
-    const f = t.metrics?.rps?.vs_baseline?.noise_floor;
-    if (isNum(f)) return f;
-  }
-  const nf = (record.noise_floor ?? []).find((n) => (n.pair ?? '') === (cell.pair ?? ''));
-  return isNum(nf?.metrics?.rps?.fraction) ? nf.metrics.rps.fraction : null;
 }
 
 // Bars with whiskers of one metric: per cell (x) and target (dataset), the median and min–max.
@@ -308,30 +454,53 @@ export function metricSeries(record, metric) {
   };
 }
 
-// The req/s ratio to the baseline per cell and non-baseline target, with the noise band.
-export function ratioSeries(record) {
-  const cells = record.cells ?? [];
+// One figure's ratios to the baseline as intervals, for a forest plot against the margin band:
+// a row per cell and non-baseline target (cells in the record's order), each with the interval's
+// estimate and ends, or nulls when there is none; `log` when the values span more than 4× (a log
+// axis keeps 1/2 and 2 alike).
+export function intervalSeries(record, metric = 'rps') {
+  const stats = statsOf(record);
   const targets = uniq(
-    cells.flatMap((c) => c.targets.filter((t) => !t.baseline).map((t) => t.target)),
+    (record.cells ?? []).flatMap((c) => c.targets.filter((t) => !t.baseline).map((t) => t.target)),
   );
+  const rows = [];
+  for (const cell of record.cells ?? []) {
+    for (const t of cell.targets) {
+      if (t.baseline) continue;
+      const vs = t.metrics?.[metric]?.vs_baseline ?? null;
+      const iv = vs?.interval ?? null;
+      const ok = iv && isNum(iv.estimate) && isNum(iv.low) && isNum(iv.high);
+      rows.push({
+        cell,
+        target: t.target,
+        label: targets.length > 1 ? `${shortCellLabel(cell)} · ${t.target}` : shortCellLabel(cell),
+        estimate: ok ? iv.estimate : null,
+        low: ok ? iv.low : null,
+        high: ok ? iv.high : null,
+        n: iv?.n ?? vs?.ratio?.n ?? 0,
+        verdict: vs?.verdict ?? 'n/a',
+        verdictText: verdictWords(vs),
+        noise: vs?.noise_rule?.verdict ?? null,
+      });
+    }
+  }
+  const values = [
+    1 - stats.margin,
+    1 + stats.margin,
+    ...rows.flatMap((r) => (isNum(r.estimate) ? [r.low, r.high] : [])),
+  ];
+  const lo = Math.min(...values);
+  const hi = Math.max(...values);
   return {
-    labels: cells.map(shortCellLabel),
-    bands: cells.map((c) => cellNoiseFloor(record, c)),
-    datasets: targets.map((target) => {
-      const vs = cells.map(
-        (c) => c.targets.find((t) => t.target === target)?.metrics?.rps?.vs_baseline ?? null,
-      );
-      return {
-        target,
-        data: vs.map((v) => (isNum(v?.ratio?.median) ? v.ratio.median : null)),
-        whiskers: vs.map((v) =>
-          isNum(v?.ratio?.min) && isNum(v?.ratio?.max)
-            ? { min: v.ratio.min, max: v.ratio.max }
-            : null,
-        ),
-        verdicts: vs.map((v) => v?.verdict ?? 'n/a'),
-      };
-    }),
+    metric,
+    targets,
+    rows,
+    confidence: stats.confidence,
+    margin: stats.margin,
+    min: lo,
+    max: hi,
+    log: lo > 0 && hi / lo > 4,
+    any: rows.some((r) => isNum(r.estimate)),
   };
 }
 

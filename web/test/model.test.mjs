@@ -1,5 +1,7 @@
 // The campaign page's pure logic (web/src/model.js, web/src/format.js) on small records built
-// here: the heat map's layout, the sentences that say who won, the noise floor in words.
+// here (run of record version 2, docs/report.md): the heat map's layout, the sentences that say
+// who won with their intervals, the rounds per cell, the intervals charted, the noise floor in
+// words.
 // Run: node --test web/test/
 
 import { test } from 'node:test';
@@ -8,15 +10,30 @@ import {
   heatmapLayout,
   plannedRounds,
   summary,
+  comparison,
+  cellRounds,
+  statsOf,
+  comparedMetrics,
+  verdictWords,
+  intervalText,
+  intervalSeries,
   noiseFloorLines,
-  ratioSeries,
   metricSeries,
   isLive,
   problemAttempts,
   logBins,
   loadRates,
 } from '../src/model.js';
-import { fmtUs, fmtInt, levelLabel, windowName, fmtAge, fmtRatio } from '../src/format.js';
+import {
+  fmtUs,
+  fmtInt,
+  levelLabel,
+  windowName,
+  fmtAge,
+  fmtRatio,
+  fmtShare,
+  fmtInterval,
+} from '../src/format.js';
 
 const summary1 = (median, min = median, max = median, n = 2) => ({
   n,
@@ -54,30 +71,66 @@ function win(target, level, round, attempts, extra = {}) {
   };
 }
 
-function record() {
-  const vs = (median, min, max, verdict, won, rounds) => ({
+// vs_baseline as the report writes it: the interval's verdict and reason, the interval
+// {n, level, estimate, low, high, log_sd}, rounds_needed, the noise-floor rule as context.
+function vs({ estimate, low, high, verdict, n = 3, needed = null, won = n, noise = 'close' }) {
+  return {
     verdict,
-    reason: 'why',
-    ratio: summary1(median, min, max),
+    reason: `ratio ${estimate} (95% CI ${low} to ${high}, ${n} rounds)`,
+    interval: { n, level: 0.95, estimate, low, high, log_sd: 0.01 },
+    rounds_needed: needed,
+    noise_rule: { verdict: noise, reason: 'within the noise floor ±4%' },
+    ratio: summary1(estimate, low, high, n),
     rounds_won: won,
-    rounds_lost: rounds - won,
+    rounds_lost: n - won,
     noise_floor: 0.04,
-    rounds: Array.from({ length: rounds }, (_, i) => ({
+    rounds: Array.from({ length: n }, (_, i) => ({
       round: i + 1,
       target: 1,
       baseline: 1,
-      ratio: median,
+      ratio: estimate,
     })),
-  });
+  };
+}
+
+const notCompared = (reason) => ({
+  verdict: 'n/a',
+  reason,
+  interval: null,
+  rounds_needed: null,
+  noise_rule: { verdict: 'n/a', reason },
+  ratio: summary1(null, null, null, 0),
+  rounds_won: 0,
+  rounds_lost: 0,
+  noise_floor: null,
+  rounds: [],
+});
+
+const STATS = {
+  confidence: 0.95,
+  margin: 0.02,
+  plan: 'fixed',
+  min_rounds: 2,
+  max_rounds: 2,
+  looks: 1,
+  level_per_look: 0.95,
+  max_duration_s: null,
+  decide_on: ['rps', 'cpu_us_per_request'],
+};
+
+function record() {
   return {
     campaign: { name: 'hello', state: 'done', baseline: 'nginx', total_windows: 9 },
     spec: 'name = "hello"\n[matrix]\nconnections = [8, 32]\nrounds = 2\n[[target]]\nname = "nginx"\n',
     targets: ['nginx', 'hello-server'],
+    stats: STATS,
     noise_floor: [{ pair: '', windows: 0, valid: 0, metrics: { rps: null } }],
     cells: ['c8', 'c32'].map((level) => ({
       pair: '',
       scenario: 'hello',
       load_level: level,
+      rounds: 2,
+      stopped: 'fixed plan',
       targets: [
         {
           target: 'nginx',
@@ -87,15 +140,11 @@ function record() {
           metrics: {
             rps: {
               ...summary1(100000, 90000, 110000),
-              vs_baseline: {
-                verdict: 'n/a',
-                reason: 'the baseline itself',
-                ratio: summary1(null, null, null, 0),
-                rounds_won: 0,
-                rounds_lost: 0,
-                noise_floor: null,
-                rounds: [],
-              },
+              vs_baseline: notCompared('the baseline itself'),
+            },
+            cpu_us_per_request: {
+              ...summary1(20, 19, 21),
+              vs_baseline: notCompared('the baseline itself'),
             },
           },
         },
@@ -109,8 +158,23 @@ function record() {
               ...summary1(112000, 100000, 120000),
               vs_baseline:
                 level === 'c8'
-                  ? vs(1.12, 1.12, 1.12, 'ahead', 2, 2)
-                  : vs(1.01, 0.97, 1.04, 'close', 1, 2),
+                  ? vs({ estimate: 1.12, low: 1.08, high: 1.16, verdict: 'ahead', n: 2 })
+                  : vs({ estimate: 1.005, low: 0.99, high: 1.015, verdict: 'close', n: 2, won: 1 }),
+            },
+            cpu_us_per_request: {
+              ...summary1(18, 17, 19),
+              vs_baseline:
+                level === 'c8'
+                  ? vs({ estimate: 0.9, low: 0.86, high: 0.94, verdict: 'ahead', n: 2, won: 2 })
+                  : vs({
+                      estimate: 1.01,
+                      low: 0.9,
+                      high: 1.12,
+                      verdict: 'inconclusive',
+                      n: 2,
+                      needed: 12,
+                      won: 1,
+                    }),
             },
           },
         },
@@ -196,8 +260,13 @@ test('windows being measured: a re-run marks its cell, a new one gets a cell of 
   assert.equal(fresh.attempt, null);
 });
 
-test('rounds come from the spec, or from the windows when the spec does not say', () => {
+test('rounds come from the plan, the spec, or from the windows when neither says', () => {
   assert.equal(plannedRounds(record()), 2);
+  // An adaptive plan shows its minimum, and every round a cell went on to.
+  const adaptive = { plan: 'adaptive', min_rounds: 3, max_rounds: 20 };
+  assert.equal(plannedRounds({ stats: adaptive, windows: [] }), 3);
+  assert.equal(plannedRounds({ stats: adaptive, windows: [win('a', 'c1', 5, [])] }), 5);
+  assert.equal(plannedRounds({ stats: { plan: 'fixed', max_rounds: 7 }, windows: [] }), 7);
   assert.equal(
     plannedRounds({ spec: '[matrix]\nrounds = 5\n[load]\nrounds = 9\n', windows: [] }),
     5,
@@ -208,18 +277,162 @@ test('rounds come from the spec, or from the windows when the spec does not say'
   );
 });
 
-test('each cell says who won and by how much, in plain words', () => {
+test('each cell says who won, by how much and how sure, in plain words', () => {
   const s = summary(record());
   assert.equal(s.cells.length, 2);
-  const [c8, c32] = s.cells.map((c) => c.lines[0]);
-  assert.equal(c8.text, 'hello · c8: hello-server 1.12× nginx (1.12–1.12), ahead, won 2/2 rounds');
-  assert.match(c8.plain, /12% more requests per second than nginx/);
-  assert.equal(c32.verdict, 'close');
-  assert.match(c32.plain, /Too close to call/);
+  assert.deepEqual(s.metrics, ['rps', 'cpu_us_per_request']);
+  const [c8rps, c8cpu] = s.cells[0].lines;
+  const [c32rps, c32cpu] = s.cells[1].lines;
+  assert.equal(c8rps.text, 'hello · c8: hello-server 1.12× nginx req/s (95% CI 1.08–1.16), ahead');
   assert.equal(
-    s.headlines[0].text,
-    'hello-server vs nginx: ahead in 1, too close to call in 1 of 2 cells.',
+    c8rps.plain,
+    'hello-server served 12% more requests per second than nginx (95% CI 8.0% to 16%).',
   );
+  assert.equal(c8rps.won, 'won 2/2 rounds');
+  assert.equal(c8rps.noise, 'noise-floor rule: close (within the noise floor ±4%)');
+  // Lower is better for CPU per request: a ratio of 0.90 is ahead, and said as less CPU.
+  assert.equal(c8cpu.figure, 'hello-server 0.90× nginx CPU µs/request (95% CI 0.86–0.94), ahead');
+  assert.equal(
+    c8cpu.plain,
+    'hello-server used 10% less CPU per request than nginx (95% CI 6.0% to 14%).',
+  );
+  assert.equal(c32rps.verdict, 'close');
+  assert.equal(
+    c32rps.plain,
+    'Equal within the margin ±2%: the 95% CI 0.99–1.01 lies inside 0.98–1.02.',
+  );
+  assert.equal(c32cpu.verdictText, 'inconclusive (~12 rounds)');
+  assert.equal(
+    c32cpu.figure,
+    'hello-server 1.01× nginx CPU µs/request (95% CI 0.90–1.12), inconclusive (~12 rounds)',
+  );
+  assert.equal(c32cpu.plain, 'Not decided: more rounds would be needed (about 12).');
+  assert.deepEqual(
+    s.headlines.map((h) => h.text),
+    [
+      'hello-server vs nginx, req/s: ahead in 1, close (within ±2%) in 1 of 2 cells.',
+      'hello-server vs nginx, CPU µs/request: ahead in 1, not decided in 1 of 2 cells.',
+    ],
+  );
+});
+
+// One comparison of req/s on a cell of its own.
+const compare = (v, stats = statsOf({ stats: STATS })) =>
+  comparison(
+    { pair: '', scenario: 'hello', load_level: 'c8' },
+    { target: 'b', metrics: { rps: { vs_baseline: v } } },
+    'a',
+    stats,
+  );
+
+test('every verdict states its interval: ahead, behind, close, inconclusive, n/a', () => {
+  const behind = compare(vs({ estimate: 0.8, low: 0.75, high: 0.85, verdict: 'behind', won: 0 }));
+  assert.equal(behind.figure, 'b 0.80× a req/s (95% CI 0.75–0.85), behind');
+  assert.equal(behind.plain, 'b served 20% fewer requests per second than a (95% CI 15% to 25%).');
+  assert.equal(behind.won, 'won 0/3 rounds');
+
+  const ahead = compare(vs({ estimate: 1.05, low: 1.025, high: 1.075, verdict: 'ahead' }));
+  assert.equal(ahead.figure, 'b 1.05× a req/s (95% CI 1.02–1.07), ahead');
+  assert.equal(ahead.plain, 'b served 5.0% more requests per second than a (95% CI 2.5% to 7.5%).');
+
+  const close = compare(vs({ estimate: 1.0, low: 0.995, high: 1.006, verdict: 'close' }));
+  assert.equal(close.figure, 'b 1.00× a req/s (95% CI 0.99–1.01), close');
+  assert.match(close.plain, /^Equal within the margin ±2%/);
+
+  const undecided = compare(
+    vs({ estimate: 1.03, low: 0.97, high: 1.09, verdict: 'inconclusive', needed: 9 }),
+  );
+  assert.equal(undecided.verdictText, 'inconclusive (~9 rounds)');
+  assert.equal(undecided.figure, 'b 1.03× a req/s (95% CI 0.97–1.09), inconclusive (~9 rounds)');
+  assert.equal(undecided.plain, 'Not decided: more rounds would be needed (about 9).');
+  // No number of rounds up to 1000 would decide it: no estimate of rounds.
+  const hopeless = compare(
+    vs({ estimate: 1.03, low: 0.5, high: 2.1, verdict: 'inconclusive', needed: null }),
+  );
+  assert.equal(hopeless.verdictText, 'inconclusive');
+  assert.match(hopeless.plain, /^Not decided: the interval reaches across the margin ±2%, and no/);
+
+  // One round: the ratio, no interval, n/a.
+  const one = compare({
+    ...notCompared('fewer than 2 rounds with a ratio (1)'),
+    ratio: summary1(1.2, 1.2, 1.2, 1),
+    rounds: [{ round: 1, target: 1.2, baseline: 1, ratio: 1.2 }],
+  });
+  assert.equal(one.verdict, 'n/a');
+  assert.equal(one.figure, 'b 1.20× a req/s (1 round, no interval), n/a');
+  assert.equal(one.plain, 'Not compared: fewer than 2 rounds with a ratio (1).');
+  const none = compare(undefined);
+  assert.equal(none.figure, 'b vs a req/s: not compared');
+  assert.equal(none.verdict, 'n/a');
+});
+
+test("the confidence in the label is the campaign's, not the per-look level", () => {
+  // An adaptive plan's intervals are computed at the per-look level (say 98.6%) so that the
+  // whole plan holds 95%: the page says 95%.
+  const stats = statsOf({ stats: { ...STATS, plan: 'adaptive', level_per_look: 0.986 } });
+  const v = vs({ estimate: 1.05, low: 1.03, high: 1.08, verdict: 'ahead' });
+  v.interval.level = 0.986;
+  assert.equal(intervalText(v, stats), '1.05× (95% CI 1.03–1.08)');
+  assert.equal(
+    compare(v, statsOf({ stats: { ...STATS, confidence: 0.9 } })).figure,
+    'b 1.05× a req/s (90% CI 1.03–1.08), ahead',
+  );
+  assert.equal(intervalText(undefined, stats), '–');
+  assert.equal(verdictWords(undefined), 'n/a');
+});
+
+test('interval formatting: shares and ranges as the report writes them', () => {
+  assert.equal(fmtShare(0.95), '95%');
+  assert.equal(fmtShare(0.975), '97.5%');
+  assert.equal(fmtShare(0.02), '2%');
+  assert.equal(fmtShare(0.025), '2.5%');
+  assert.equal(fmtShare(null), '–');
+  assert.equal(fmtInterval(1.0312, 1.0789, 0.95), '95% CI 1.03–1.08');
+  assert.equal(fmtInterval(null, 1, 0.95), '95% CI –');
+});
+
+test('per cell: the rounds it took and why it stopped', () => {
+  const adaptive = statsOf({
+    stats: { ...STATS, plan: 'adaptive', min_rounds: 3, max_rounds: 20 },
+  });
+  assert.deepEqual(cellRounds({ rounds: 4, stopped: 'decided' }, adaptive), {
+    stopped: 'decided',
+    text: '4 rounds of 3–20: decided',
+  });
+  assert.equal(
+    cellRounds({ rounds: 20, stopped: 'max rounds' }, adaptive).text,
+    '20 rounds of 3–20: max rounds',
+  );
+  assert.equal(
+    cellRounds({ rounds: 7, stopped: 'budget' }, adaptive).text,
+    '7 rounds of 3–20: budget',
+  );
+  assert.equal(
+    cellRounds({ rounds: 2, stopped: 'running' }, adaptive).text,
+    '2 rounds so far of 3–20: running',
+  );
+  const fixed = statsOf({ stats: STATS });
+  assert.deepEqual(cellRounds({ rounds: 1, stopped: 'fixed plan' }, fixed), {
+    stopped: 'fixed plan',
+    text: '1 round',
+  });
+  // A stored file that no longer parses: the record does not say.
+  assert.equal(cellRounds({ rounds: null, stopped: null }, adaptive), null);
+  assert.deepEqual(
+    summary(record()).cells.map((c) => c.rounds.text),
+    ['2 rounds', '2 rounds'],
+  );
+});
+
+test('the figures compared: req/s first, then what the campaign decides on', () => {
+  assert.deepEqual(comparedMetrics({ stats: { decide_on: ['p99_us'] } }), ['rps', 'p99_us']);
+  assert.deepEqual(comparedMetrics({ stats: { decide_on: null } }), ['rps', 'cpu_us_per_request']);
+  assert.deepEqual(comparedMetrics({ stats: { decide_on: ['rps', 'nonsense'] } }), ['rps']);
+  // A record without stats: the report's defaults.
+  const d = statsOf({});
+  assert.equal(d.confidence, 0.95);
+  assert.equal(d.margin, 0.02);
+  assert.equal(d.plan, 'fixed');
 });
 
 test('the noise floor in words: none, too few valid windows, or the floor', () => {
@@ -256,7 +469,7 @@ test('the noise floor in words: none, too few valid windows, or the floor', () =
   );
 });
 
-test('chart series: medians with min–max whiskers, ratios with the noise band', () => {
+test('chart series: medians with min–max whiskers, and intervals against the margin', () => {
   const rps = metricSeries(record(), 'rps');
   assert.deepEqual(rps.labels, ['hello · c8', 'hello · c32']);
   assert.deepEqual(
@@ -264,13 +477,59 @@ test('chart series: medians with min–max whiskers, ratios with the noise band'
     ['nginx', 'hello-server'],
   );
   assert.deepEqual(rps.datasets[1].whiskers[0], { min: 100000, max: 120000 });
-  const ratio = ratioSeries(record());
+
+  const iv = intervalSeries(record(), 'rps');
+  assert.deepEqual(iv.targets, ['hello-server']);
   assert.deepEqual(
-    ratio.datasets.map((d) => d.target),
-    ['hello-server'],
+    iv.rows.map((r) => [r.label, r.estimate, r.low, r.high, r.verdict, r.n, r.noise]),
+    [
+      ['hello · c8', 1.12, 1.08, 1.16, 'ahead', 2, 'close'],
+      ['hello · c32', 1.005, 0.99, 1.015, 'close', 2, 'close'],
+    ],
   );
-  assert.deepEqual(ratio.datasets[0].data, [1.12, 1.01]);
-  assert.deepEqual(ratio.bands, [0.04, 0.04]);
+  assert.equal(iv.margin, 0.02);
+  assert.equal(iv.confidence, 0.95);
+  // The axis holds every interval and the margin band.
+  assert.equal(iv.min, 0.98);
+  assert.equal(iv.max, 1.16);
+  assert.equal(iv.log, false);
+  assert.equal(iv.any, true);
+  const cpu = intervalSeries(record(), 'cpu_us_per_request');
+  assert.equal(cpu.rows[1].verdictText, 'inconclusive (~12 rounds)');
+
+  // A row without an interval keeps its place, with nulls; ratios far apart go on a log axis.
+  const rec = record();
+  rec.cells[0].targets[1].metrics.rps.vs_baseline = notCompared(
+    'fewer than 2 rounds with a ratio (1)',
+  );
+  rec.cells[1].targets[1].metrics.rps.vs_baseline = vs({
+    estimate: 5,
+    low: 4.5,
+    high: 5.5,
+    verdict: 'ahead',
+  });
+  const far = intervalSeries(rec, 'rps');
+  assert.deepEqual(
+    far.rows.map((r) => [r.estimate, r.verdict]),
+    [
+      [null, 'n/a'],
+      [5, 'ahead'],
+    ],
+  );
+  assert.equal(far.log, true);
+  // Several targets: the rows name theirs.
+  const two = record();
+  for (const c of two.cells) c.targets.push({ ...c.targets[1], target: 'caddy' });
+  assert.deepEqual(
+    intervalSeries(two, 'rps').rows.map((r) => r.label),
+    [
+      'hello · c8 · hello-server',
+      'hello · c8 · caddy',
+      'hello · c32 · hello-server',
+      'hello · c32 · caddy',
+    ],
+  );
+  assert.equal(intervalSeries({ cells: [] }, 'rps').any, false);
 });
 
 test('live while queued, running, measuring or re-running; problems list every attempt not valid', () => {

@@ -1,5 +1,6 @@
-// #/campaigns/NAME : the campaign's result in words first, then the noise floor, the heat map of
-// its windows, charts of req/s, CPU per request and the ratio to the baseline, the figures, the
+// #/campaigns/NAME : the campaign's result in words first (every comparison with its interval,
+// every cell with its rounds), then the intervals drawn against the margin band, the noise
+// floor, the heat map of its windows, charts of req/s and CPU per request, the figures, the
 // windows that did not count and the hosts. Polls while the campaign is live and redraws only
 // when progress.version changes.
 
@@ -13,6 +14,8 @@ import {
   fmtRatio,
   fmtRange,
   fmtPct,
+  fmtShare,
+  fmtFixed,
   fmtKb,
   windowName,
   cellLabel,
@@ -22,11 +25,16 @@ import {
   summary,
   noiseFloorLines,
   metricSeries,
-  ratioSeries,
+  intervalSeries,
+  intervalText,
+  verdictWords,
+  comparedMetrics,
+  statsOf,
+  METRICS,
   problemAttempts,
   isLive,
 } from '../model.js';
-import { ChartSet, chartBox, colourOf } from '../charts.js';
+import { ChartSet, chartBox, colourOf, ink } from '../charts.js';
 import { errorBox, loading, Poller, section } from '../ui.js';
 import { heatmap } from './heatmap.js';
 
@@ -116,6 +124,21 @@ function progressLine(record, progress, live) {
   );
 }
 
+// The plan in one line: "Fixed plan: 3 rounds." or "Adaptive plan: 3–20 rounds per cell, ...".
+function planLine(record, stats, metrics) {
+  const conf = fmtShare(stats.confidence);
+  const figures = metrics.map((m) => METRICS[m].label).join(' and ');
+  const plan =
+    stats.plan === 'adaptive'
+      ? `Adaptive plan: ${stats.min_rounds}–${stats.max_rounds} rounds per cell, each cell measured until its ${figures} comparisons are decided; ${conf} confidence over the whole plan (each of its ${stats.looks} looks at ${fmtShare(stats.level_per_look)}).`
+      : `Fixed plan${isNum(stats.max_rounds) ? `: ${stats.max_rounds} round${stats.max_rounds === 1 ? '' : 's'}` : ''}; ${conf} confidence.`;
+  return h(
+    'p',
+    { id: 'plan', dataset: { plan: stats.plan } },
+    `${plan} Margin ±${fmtShare(stats.margin)}: the smallest difference worth reporting.`,
+  );
+}
+
 function summarySection(record) {
   const s = summary(record);
   const anyTargets = s.cells.some((c) => c.lines.length);
@@ -138,30 +161,42 @@ function summarySection(record) {
     intro = h(
       'ul',
       { class: 'headlines' },
-      s.headlines.map((hl) => h('li', { dataset: { headline: hl.target } }, hl.text)),
+      s.headlines.map((hl) =>
+        h('li', { dataset: { headline: hl.target, metric: hl.metric } }, hl.text),
+      ),
     );
+  const margin = `±${fmtShare(s.stats.margin)}`;
   return section(
     'summary',
     'Result',
+    record.stats ? planLine(record, s.stats, s.metrics) : null,
     intro,
     anyTargets
       ? h(
           'p',
           { class: 'muted small' },
-          `Each line: the median of the round-by-round req/s ratios to ${s.baseline}, their range, the verdict, and the rounds won. `,
-          'Ahead/behind: outside the noise floor and every round agrees; close: within the noise, or the rounds disagree.',
+          `Each line: the geometric mean of the round-by-round ratios to ${s.baseline} with its ${fmtShare(s.stats.confidence)} confidence interval (CI), and the verdict. `,
+          `Ahead/behind: the whole interval lies beyond the margin ${margin}; close: the whole interval lies inside it; inconclusive: neither, with about how many rounds would decide it; n/a: fewer than 2 rounds to compare. `,
+          "The noise-floor rule's verdict follows as context; it does not decide.",
         )
       : null,
     h(
       'div',
       { class: 'cells' },
       s.cells
-        .filter((c) => c.lines.length)
+        .filter((c) => c.lines.length || c.rounds)
         .map((c) =>
           h(
             'div',
             { class: 'cell-result', dataset: { cell: c.label } },
             h('h3', null, c.label),
+            c.rounds
+              ? h(
+                  'p',
+                  { class: 'cell-rounds muted small', dataset: { stopped: c.rounds.stopped } },
+                  c.rounds.text,
+                )
+              : null,
             h(
               'ul',
               null,
@@ -170,13 +205,23 @@ function summarySection(record) {
                   'li',
                   {
                     class: `verdict-line verdict-${line.verdict.replace('/', '')}`,
-                    dataset: { target: line.target, verdict: line.verdict },
+                    dataset: { target: line.target, metric: line.metric, verdict: line.verdict },
                   },
-                  badge(line.verdict, line.verdict.replace('/', '')),
+                  badge(line.verdictText, line.verdict.replace('/', '')),
                   ' ',
                   h('span', { class: 'figure-text' }, line.figure),
                   h('br'),
                   h('span', { class: 'plain' }, line.plain),
+                  line.noise || line.won
+                    ? [
+                        h('br'),
+                        h(
+                          'span',
+                          { class: 'context muted small' },
+                          [line.won, line.noise].filter(Boolean).join('; '),
+                        ),
+                      ]
+                    : null,
                 ),
               ),
             ),
@@ -245,77 +290,190 @@ function barConfig(record, series, unit, digits) {
   };
 }
 
-function ratioConfig(record, series) {
+// A shape per verdict, so that the chart does not say it by colour alone (the row's label and
+// the table below say it in words): ▲ ahead, ▼ behind, ● close, ◆ inconclusive.
+const VERDICT_POINT = {
+  ahead: { style: 'triangle', rotation: 0 },
+  behind: { style: 'triangle', rotation: 180 },
+  close: { style: 'circle', rotation: 0 },
+  inconclusive: { style: 'rectRot', rotation: 0 },
+};
+const pointOf = (verdict) => VERDICT_POINT[verdict] ?? VERDICT_POINT.inconclusive;
+
+// A forest plot: a row per cell (and target), the interval as a thin floating bar [low, high]
+// on the ratio axis, the estimate as a point shaped by the verdict, over the margin band
+// 1 ± margin and a dashed line at 1.
+function intervalConfig(record, series) {
   const order = record.targets ?? [];
-  const data = [
-    1,
-    ...series.datasets.flatMap((d) => d.whiskers.flatMap((w) => (w ? [w.min, w.max] : []))),
-    ...series.datasets.flatMap((d) => d.data.filter(isNum)),
-  ];
-  const bands = series.bands.filter(isNum).flatMap((f) => [1 - f, 1 + f]);
-  // Ratios multiply: far from 1 (a target 4× faster or slower) a log axis keeps 1/2 and 2 alike.
-  const log = Math.min(...data) > 0 && Math.max(...data) / Math.min(...data) > 4;
-  const values = [...data, ...bands.filter((v) => !log || v > 0)];
-  const lo = Math.min(...values);
-  const hi = Math.max(...values);
-  const pad = Math.max(0.02, (hi - lo) * 0.1);
+  const conf = fmtShare(series.confidence);
+  const metric = METRICS[series.metric];
+  const axis = `${metric.label} ratio to ${record.campaign.baseline}`;
+  const pad = series.log ? 1.08 : Math.max(0.01, (series.max - series.min) * 0.08);
+  const datasets = series.targets.flatMap((target) => {
+    const c = colourOf(Math.max(0, order.indexOf(target)));
+    const mine = (r) => r.target === target && isNum(r.estimate);
+    return [
+      {
+        type: 'bar',
+        label: series.targets.length > 1 ? target : `${conf} CI`,
+        data: series.rows.map((r) => (mine(r) ? [r.low, r.high] : null)),
+        backgroundColor: c,
+        borderColor: c,
+        barThickness: 6,
+        grouped: false,
+        order: 2,
+      },
+      {
+        type: 'line',
+        label: `${target} estimate`,
+        data: series.rows.map((r) => (mine(r) ? r.estimate : null)),
+        showLine: false,
+        pointStyle: series.rows.map((r) => pointOf(r.verdict).style),
+        rotation: series.rows.map((r) => pointOf(r.verdict).rotation),
+        pointRadius: 6,
+        pointHoverRadius: 7,
+        backgroundColor: c,
+        borderColor: ink(),
+        borderWidth: 1,
+        order: 1,
+      },
+    ];
+  });
   return {
     type: 'bar',
-    data: {
-      labels: series.labels,
-      datasets: series.datasets.map((d) => {
-        const c = colourOf(Math.max(0, order.indexOf(d.target)));
-        return {
-          label: `${d.target} / ${record.campaign.baseline}`,
-          data: d.data.map((v) => (isNum(v) ? [1, v] : null)),
-          whiskers: d.whiskers,
-          verdicts: d.verdicts,
-          backgroundColor: `${c}bb`,
-          borderColor: c,
-          borderWidth: 1,
-          maxBarThickness: 90,
-        };
-      }),
-    },
+    data: { labels: series.rows.map((r) => `${r.label}: ${r.verdictText}`), datasets },
     options: {
+      indexAxis: 'y',
+      layout: { padding: { top: 14 } },
       scales: {
-        y: log
+        x: series.log
           ? {
               type: 'logarithmic',
-              min: lo / 1.15,
-              max: hi * 1.15,
-              title: {
-                display: true,
-                text: `req/s ratio to ${record.campaign.baseline} (log scale)`,
-              },
+              min: series.min / pad,
+              max: series.max * pad,
+              title: { display: true, text: `${axis} (log scale)` },
               ticks: {
                 callback: (v) => (/^(0\.)?[125]0*$|^0\.0*[125]$/.test(String(v)) ? `${v}×` : ''),
               },
             }
           : {
-              min: Math.max(0, lo - pad),
-              max: hi + pad,
-              title: { display: true, text: `req/s ratio to ${record.campaign.baseline}` },
+              min: Math.max(0, series.min - pad),
+              max: series.max + pad,
+              title: { display: true, text: axis },
               ticks: { callback: (v) => `${Number(v).toFixed(2)}×` },
             },
-        x: { grid: { display: false } },
+        y: { grid: { display: false } },
       },
       plugins: {
-        bands: { values: series.bands, around: 1 },
+        margin: {
+          low: 1 - series.margin,
+          high: 1 + series.margin,
+          at: 1,
+          label: `margin ±${fmtShare(series.margin)}`,
+        },
+        legend: {
+          display: series.targets.length > 1,
+          labels: { filter: (item, data) => data.datasets[item.datasetIndex].type === 'bar' },
+        },
         tooltip: {
+          filter: (item) => item.dataset.type === 'bar',
           callbacks: {
             label: (ctx) => {
-              const w = ctx.dataset.whiskers[ctx.dataIndex];
-              const v = ctx.raw ? ctx.raw[1] : null;
-              return `${ctx.dataset.label}: ${fmtRatio(v)} (${w ? fmtRange(w.min, w.max) : '–'}), ${ctx.dataset.verdicts[ctx.dataIndex]}`;
+              const r = series.rows[ctx.dataIndex];
+              return `${r.target}: ${fmtRatio(r.estimate)} (${conf} CI ${fmtRange(r.low, r.high)}, ${r.n} rounds), ${r.verdictText}`;
             },
             afterLabel: (ctx) => {
-              const f = series.bands[ctx.dataIndex];
-              return isNum(f) ? `noise band 1 ± ${fmtPct(f * 100)}` : 'no noise floor';
+              const r = series.rows[ctx.dataIndex];
+              return r.noise ? `noise-floor rule: ${r.noise}` : '';
             },
           },
         },
       },
+    },
+  };
+}
+
+// The chart's numbers as a table: its text alternative.
+function intervalTable(record, series) {
+  const conf = fmtShare(series.confidence);
+  return table(
+    [
+      { label: 'Cell', get: (r) => cellLabel(r.cell) },
+      { label: 'Target', get: (r) => r.target },
+      {
+        label: `ratio to ${record.campaign.baseline}`,
+        cls: 'num',
+        get: (r) => (isNum(r.estimate) ? `${fmtFixed(r.estimate, 3)}×` : '–'),
+      },
+      { label: `${conf} CI low`, cls: 'num', get: (r) => fmtFixed(r.low, 3) },
+      { label: `${conf} CI high`, cls: 'num', get: (r) => fmtFixed(r.high, 3) },
+      { label: 'rounds', cls: 'num', get: (r) => String(r.n) },
+      { label: 'verdict', get: (r) => badge(r.verdictText, r.verdict.replace('/', '')) },
+      { label: 'noise-floor rule', cls: 'muted', get: (r) => r.noise ?? '–' },
+    ],
+    series.rows,
+    {
+      id: `interval-table-${series.metric}`,
+      caption: `${METRICS[series.metric].label}: the chart's intervals`,
+      rowAttrs: (r) => ({
+        dataset: { cell: cellLabel(r.cell), target: r.target, verdict: r.verdict },
+      }),
+    },
+  );
+}
+
+// One forest plot per compared figure, each with its table.
+function intervalsSection(record, charts) {
+  const baseline = record.campaign.baseline;
+  const all = comparedMetrics(record).map((m) => intervalSeries(record, m));
+  const shown = all.filter((x) => x.any);
+  const stats = statsOf(record);
+  const boxes = shown.map((series) => ({
+    series,
+    chart: chartBox(
+      `chart-ratio-${series.metric}`,
+      `${METRICS[series.metric].label} relative to ${baseline}: each interval against the margin band; the table below has the same numbers`,
+      Math.max(140, 60 + 30 * series.rows.length),
+    ),
+  }));
+  const none = !baseline
+    ? 'No intervals: the campaign has no baseline.'
+    : all.every((x) => x.rows.length === 0)
+      ? 'No intervals: there is no other target to compare with the baseline.'
+      : 'No intervals yet: an interval needs at least 2 rounds with valid windows of both a target and the baseline.';
+  const sec = section(
+    'intervals',
+    'Intervals against the margin',
+    shown.length
+      ? [
+          h(
+            'p',
+            { class: 'muted small' },
+            `Each row: a target's ratio to ${baseline} (the point) and its ${fmtShare(stats.confidence)} confidence interval (the bar). `,
+            `Shaded: the margin 1 ± ${fmtShare(stats.margin)}; dashed: a ratio of 1. `,
+            'Points: ▲ ahead, ▼ behind, ● close, ◆ inconclusive.',
+          ),
+          boxes.map(({ series, chart }) =>
+            h(
+              'figure',
+              { class: 'chart', dataset: { metric: series.metric } },
+              h(
+                'figcaption',
+                null,
+                `${METRICS[series.metric].label} relative to ${baseline} (${METRICS[series.metric].higher ? 'higher' : 'lower'} is better)`,
+              ),
+              chart.box,
+              intervalTable(record, series),
+            ),
+          ),
+        ]
+      : h('p', { class: 'muted', id: 'no-ratio' }, none),
+  );
+  return {
+    el: sec,
+    draw: () => {
+      for (const { series, chart } of boxes)
+        charts.add(chart.canvas, intervalConfig(record, series));
     },
   };
 }
@@ -333,18 +491,6 @@ function chartsSection(record, charts) {
     'chart-cpu',
     'Median server CPU microseconds per request per target and cell, with min–max whiskers',
   );
-  const ratio = chartBox(
-    'chart-ratio',
-    'Requests per second relative to the baseline, with min–max whiskers and the noise band',
-  );
-  const ratioSeriesData = ratioSeries(record);
-  const anyRatio = ratioSeriesData.datasets.some((d) => d.data.some(isNum));
-  const canRatio = record.campaign.baseline && anyRatio;
-  const noRatio = !record.campaign.baseline
-    ? 'No ratio chart: the campaign has no baseline.'
-    : ratioSeriesData.datasets.length === 0
-      ? 'No ratio chart: there is no other target to compare with the baseline.'
-      : 'No ratio chart yet: no round has valid windows of both a target and the baseline.';
   const sec = section(
     'charts',
     'Charts',
@@ -369,18 +515,6 @@ function chartsSection(record, charts) {
             h('figcaption', null, 'Server CPU µs per request (median, min–max; lower is better)'),
             cpu.box,
           ),
-          canRatio
-            ? h(
-                'figure',
-                { class: 'chart chart-wide' },
-                h(
-                  'figcaption',
-                  null,
-                  `Requests per second relative to ${record.campaign.baseline} (median of round ratios, min–max); shaded: the noise band 1 ± noise floor`,
-                ),
-                ratio.box,
-              )
-            : h('p', { class: 'muted chart-wide', id: 'no-ratio' }, noRatio),
         )
       : h(
           'p',
@@ -394,7 +528,6 @@ function chartsSection(record, charts) {
       if (!hasCells) return;
       charts.add(rps.canvas, barConfig(record, rpsSeries, 'req/s', 3));
       charts.add(cpu.canvas, barConfig(record, cpuSeries, 'µs/request', 3));
-      if (canRatio) charts.add(ratio.canvas, ratioConfig(record, ratioSeriesData));
     },
   };
 }
@@ -437,13 +570,11 @@ function figuresSection(record) {
               get: (r) => fmtInt(m(r, 'requests_per_cpu_s')?.median),
             },
             {
-              label: `vs ${record.campaign.baseline ?? 'baseline'}`,
+              label: `req/s vs ${record.campaign.baseline ?? 'baseline'}`,
               cls: 'num nowrap',
               get: (r) => {
                 const vs = m(r, 'rps')?.vs_baseline;
-                return r.t.baseline || !vs
-                  ? '—'
-                  : `${fmtRatio(vs.ratio?.median)} (${fmtRange(vs.ratio?.min, vs.ratio?.max)})`;
+                return r.t.baseline || !vs ? '—' : intervalText(vs, statsOf(record));
               },
             },
             {
@@ -460,7 +591,7 @@ function figuresSection(record) {
                 r.t.baseline
                   ? badge('baseline')
                   : badge(
-                      m(r, 'rps')?.vs_baseline?.verdict ?? 'n/a',
+                      verdictWords(m(r, 'rps')?.vs_baseline),
                       (m(r, 'rps')?.vs_baseline?.verdict ?? 'na').replace('/', ''),
                     ),
             },
@@ -582,12 +713,14 @@ export function campaignPage(el, name) {
     const scroll = window.scrollY;
     charts.destroy();
     const chartPart = chartsSection(record, charts);
+    const intervalPart = intervalsSection(record, charts);
     replace(
       el,
       header(record),
       progressLine(record, progress, live),
       status,
       summarySection(record),
+      intervalPart.el,
       noiseSection(record),
       section(
         'windows',
@@ -604,6 +737,7 @@ export function campaignPage(el, name) {
       problemsSection(record),
       hostsSection(record),
     );
+    intervalPart.draw();
     chartPart.draw();
     el.dataset.version = progress?.version ?? '';
     if (shown) window.scrollTo(0, scroll);
