@@ -1,5 +1,6 @@
 #include "coordinator/gates.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string_view>
@@ -48,6 +49,15 @@ std::pair<std::string, std::string> Compared(double value, double threshold, int
     t = Number(threshold, decimals);
   }
   return {v, t};
+}
+
+// A percentage with one decimal, or up to three where one would print a positive value as 0.
+std::string SmallPct(double pct) {
+  std::string s = Number(pct, 1);
+  for (int decimals = 2; s == "0" && pct > 0 && decimals <= 3; ++decimals) {
+    s = Number(pct, decimals);
+  }
+  return s;
 }
 
 const char* HostName(bool server) { return server ? "server" : "load"; }
@@ -118,18 +128,27 @@ class Judge {
   }
 
   void SelftestDrift(bool server) {
-    const auto& drift = Host(server).selftest_drift;
+    const HostMeasures& h = Host(server);
+    const auto& drift = h.selftest_drift;
     if (!c_.selftest_drift.enabled || !drift) return;
-    double pct = *drift * 100, max = c_.selftest_drift.max_pct;
+    const DriftThreshold threshold = SelftestDriftThreshold(c_.selftest_drift, h.selftest_spread);
+    double pct = *drift * 100, max = threshold.max_pct;
     // Compared as fractions: 0.07 * 100 is 7.000000000000001, which would fail a drift of
     // exactly 7% against a 7% threshold; 7 / 100.0 is the double nearest 0.07, as the drift is.
     if (!(std::abs(*drift) > max / 100)) return;
     auto [v, t] = Compared(std::abs(pct), max, 1);
     std::string host = std::string(HostName(server)) + " host ";
+    std::string source;
+    if (threshold.calibrated) {
+      source = " (calibrated: " + Number(c_.selftest_drift.spread_multiple, 2) + " x spread " +
+               SmallPct(*h.selftest_spread * 100) + "%" +
+               (threshold.capped ? ", capped at " + Number(max, 1) + "%" : std::string()) + ")";
+    }
     if (pct > 0) {
-      Add("selftest_drift", host + "+" + v + "% > " + t + "%", pct, max, HostName(server));
+      Add("selftest_drift", host + "+" + v + "% > " + t + "%" + source, pct, max, HostName(server));
     } else {
-      Add("selftest_drift", host + "-" + v + "% < -" + t + "%", pct, -max, HostName(server));
+      Add("selftest_drift", host + "-" + v + "% < -" + t + "%" + source, pct, -max,
+          HostName(server));
     }
   }
 
@@ -233,6 +252,15 @@ void ReadLimit(Table& t, std::string_view key, double lo, double hi, std::string
 
 }  // namespace
 
+DriftThreshold SelftestDriftThreshold(const SelftestDriftGate& gate, std::optional<double> spread) {
+  DriftThreshold t{gate.max_pct, false, false};
+  if (!spread) return t;
+  const double from_spread = gate.spread_multiple * *spread * 100;
+  const double calibrated = std::min(from_spread, kSelftestDriftCalibratedMaxPct);
+  if (calibrated > gate.max_pct) t = {calibrated, true, from_spread > calibrated};
+  return t;
+}
+
 std::vector<GateReason> JudgeWindow(const WindowMeasures& m, const GateConfig& config) {
   return Judge(m, config).Run();
 }
@@ -250,6 +278,7 @@ void ReadGatesTable(const config::Value& table, config::Issues& issues, GateConf
            "allow_battery",
            "selftest_drift",
            "selftest_drift_max_pct",
+           "selftest_drift_spread_multiple",
            "foreign_cpu",
            "foreign_cpu_max_pct",
            "steal",
@@ -282,6 +311,8 @@ void ReadGatesTable(const config::Value& table, config::Issues& issues, GateConf
   ReadSwitch(g, "selftest_drift", out.selftest_drift.enabled);
   ReadLimit(g, "selftest_drift_max_pct", 0, 1000, "a number from 0 to 1000",
             out.selftest_drift.max_pct);
+  ReadLimit(g, "selftest_drift_spread_multiple", 0, 100, "a number from 0 to 100 such as 4",
+            out.selftest_drift.spread_multiple);
   ReadSwitch(g, "foreign_cpu", out.foreign_cpu.enabled);
   ReadLimit(g, "foreign_cpu_max_pct", 0, 10000, "a number from 0 to 10000",
             out.foreign_cpu.max_pct);

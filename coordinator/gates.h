@@ -64,11 +64,32 @@ struct ErrorRateGate {
 };
 // |self-test time / calibration time - 1| on either host, in %. 10: on a quiet machine the
 // pinned SHA-256 self-test repeats within a few %; cron or throttling moves it by far more
-// (85 ms by hand, 230 ms under cron: +170%).
+// (85 ms by hand, 230 ms under cron: +170%). A host whose own self-tests spread more is judged
+// against spread_multiple x its calibrated spread instead, where that is larger, up to
+// kSelftestDriftCalibratedMaxPct (SelftestDriftThreshold).
 struct SelftestDriftGate {
   bool enabled = true;
   double max_pct = 10;
+  double spread_multiple = 4;  // 0: the configured max_pct alone
 };
+
+// The most a host's calibrated spread can raise the selftest_drift threshold to, in %: well
+// below +100%, so a self-test that runs twice as slow (a competing process on the pinned CPU,
+// a background-scheduled agent) is refused however noisy the host's calibration was.
+inline constexpr double kSelftestDriftCalibratedMaxPct = 50;
+
+// The threshold one host's self-test drift is judged against (docs/gates.md, "selftest_drift").
+struct DriftThreshold {
+  double max_pct = 0;       // |drift| above this fails, in %
+  bool calibrated = false;  // from spread_multiple x spread, larger than the configured max_pct
+  bool capped = false;      // calibrated, and held at kSelftestDriftCalibratedMaxPct
+};
+
+// max(gate.max_pct, min(gate.spread_multiple x spread x 100, kSelftestDriftCalibratedMaxPct)).
+// `spread` is the host's calibrated spread as a fraction (0.062: 6.2%); nullopt (no calibration)
+// leaves the configured max_pct.
+DriftThreshold SelftestDriftThreshold(const SelftestDriftGate& gate, std::optional<double> spread);
+
 // Pages swapped in plus out on either host during the measured interval. 0: any swapping
 // during a measurement stalls whoever faults, and a quiet machine does not swap.
 struct SwapGate {
@@ -104,6 +125,7 @@ struct HostMeasures {
   std::optional<uint64_t> throttle_events;  // core + package counter increases
   std::optional<double> min_freq_ratio;     // lowest cur/max of the pinned CPUs
   std::optional<double> selftest_drift;     // fraction: (this - calibration) / calibration
+  std::optional<double> selftest_spread;    // fraction: the agent's calibrated self-test spread
   std::optional<bool> on_battery;
   std::optional<uint64_t> swap_in_pages;
   std::optional<uint64_t> swap_out_pages;
@@ -149,6 +171,10 @@ struct GateReason {
 //   on_battery: <host> host is on battery power
 //   selftest_drift: <host> host +14.2% > 10%                  (slower than calibration)
 //   selftest_drift: <host> host -12.5% < -10%                 (faster than calibration)
+//   selftest_drift: <host> host +34% > 24.8% (calibrated: 4 x spread 6.2%)
+//   selftest_drift: <host> host +100% > 50% (calibrated: 4 x spread 15%, capped at 50%)
+//                                        (when the host's spread set the threshold, as
+//                                         SelftestDriftThreshold says)
 //   foreign_cpu: <host> host 212% > 25%
 //   steal: <host> host 7.1% > 5%
 //   throttling: <host> host 3 throttle events > 0

@@ -404,7 +404,23 @@ CREATE TABLE tokens (
 );
 )sql";
 
-constexpr std::array<Migration, 7> kMigrations = {{
+// Version 8: each agent's self-test calibration at a campaign's start (docs/gates.md,
+// "selftest_drift"): the latest one per campaign and agent, with the threshold it set.
+constexpr const char* kV8 = R"sql(
+CREATE TABLE selftest_calibrations (
+  campaign_id      INTEGER NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE,
+  agent            TEXT NOT NULL,
+  runs             INTEGER NOT NULL CHECK (runs >= 0),
+  median_ms        REAL NOT NULL,
+  spread           REAL,
+  threshold_pct    REAL NOT NULL,
+  threshold_source TEXT NOT NULL CHECK (threshold_source IN ('configured', 'calibrated', 'capped')),
+  calibrated_at    TEXT NOT NULL,
+  PRIMARY KEY (campaign_id, agent)
+);
+)sql";
+
+constexpr std::array<Migration, 8> kMigrations = {{
     {1, "campaigns, targets, scenarios, windows and samples", kV1},
     {2, "host figures, checks and self-test per window; host samples; spooled agent results", kV2},
     {3, "the load generator's record, load levels, window claims, re-runs and placement", kV3},
@@ -412,6 +428,7 @@ constexpr std::array<Migration, 7> kMigrations = {{
     {5, "each window's reasons for machines", kV5},
     {6, "the audit trail", kV6},
     {7, "the dashboard's tokens", kV7},
+    {8, "each agent's self-test calibration per campaign", kV8},
 }};
 
 std::string Errmsg(sqlite3* db) { return sqlite3_errmsg(db); }

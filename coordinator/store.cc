@@ -952,6 +952,58 @@ Status Store::RevokeToken(const std::string& name, const std::string& at) {
   return Run(db_, update, path_, "revoke a dashboard token");
 }
 
+Status Store::PutSelftestCalibration(const SelftestCalibrationRow& row) {
+  std::lock_guard lock(mu_);
+  const std::string what = "store the self-test calibration of agent " + row.agent +
+                           " in campaign " + std::to_string(row.campaign_id);
+  Stmt insert(db_,
+              "INSERT INTO selftest_calibrations (campaign_id, agent, runs, median_ms, spread, "
+              "threshold_pct, threshold_source, calibrated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+              "CASE WHEN ?8 = '' THEN strftime('%Y-%m-%dT%H:%M:%SZ', 'now') ELSE ?8 END) "
+              "ON CONFLICT (campaign_id, agent) DO UPDATE SET runs = excluded.runs, "
+              "median_ms = excluded.median_ms, spread = excluded.spread, "
+              "threshold_pct = excluded.threshold_pct, "
+              "threshold_source = excluded.threshold_source, "
+              "calibrated_at = excluded.calibrated_at");
+  insert.Bind(1, row.campaign_id);
+  insert.Bind(2, row.agent);
+  insert.Bind(3, row.runs);
+  insert.Bind(4, row.median_ms);
+  insert.Bind(5, row.spread);
+  insert.Bind(6, row.threshold_pct);
+  insert.Bind(7, row.threshold_source);
+  insert.Bind(8, row.calibrated_at);
+  const int rc = insert.Step();
+  if (rc == SQLITE_CONSTRAINT_FOREIGNKEY) {
+    return Status::NotFound(path_ + ": " + what + ": no such campaign");
+  }
+  if (rc == SQLITE_DONE) return Status::Ok();
+  return SqlError(db_, rc, path_, what);
+}
+
+Result<std::vector<SelftestCalibrationRow>> Store::ListSelftestCalibrations(int64_t campaign_id) {
+  std::lock_guard lock(mu_);
+  Stmt select(db_,
+              "SELECT campaign_id, agent, runs, median_ms, spread, threshold_pct, "
+              "threshold_source, calibrated_at FROM selftest_calibrations WHERE campaign_id = ?1 "
+              "ORDER BY agent");
+  select.Bind(1, campaign_id);
+  return Collect<SelftestCalibrationRow>(
+      db_, select, path_,
+      "list the self-test calibrations of campaign " + std::to_string(campaign_id), [](Stmt& s) {
+        SelftestCalibrationRow row;
+        s.Read(0, row.campaign_id);
+        s.Read(1, row.agent);
+        s.Read(2, row.runs);
+        s.Read(3, row.median_ms);
+        s.Read(4, row.spread);
+        s.Read(5, row.threshold_pct);
+        s.Read(6, row.threshold_source);
+        s.Read(7, row.calibrated_at);
+        return row;
+      });
+}
+
 Status Store::SetCampaignPlacement(int64_t campaign_id, const std::string& placement_json,
                                    int total_windows) {
   std::lock_guard lock(mu_);

@@ -210,6 +210,23 @@ struct TokenRow {
   std::string revoked_at;  // ISO 8601 UTC; "" while valid
 };
 
+// One agent's self-test calibration at the start of a campaign (the selftest_calibrations table,
+// docs/store.md; docs/gates.md, "selftest_drift"). A campaign keeps the latest of each agent: a
+// resumed campaign calibrates again and replaces it.
+struct SelftestCalibrationRow {
+  int64_t campaign_id = 0;
+  std::string agent;
+  int runs = 0;                  // self-tests that ran at the start
+  double median_ms = 0;          // their median
+  std::optional<double> spread;  // fraction: their MAD from the median, x 1.4826; nullopt: too few
+  double threshold_pct = 0;      // the |drift| above which the agent's windows fail, in %
+  // Where threshold_pct comes from: "configured" (selftest_drift_max_pct), "calibrated"
+  // (selftest_drift_spread_multiple x spread) or "capped" (that, held at the cap).
+  std::string threshold_source = "configured";
+  std::string calibrated_at;  // ISO 8601 UTC; the store sets it to now when empty
+  auto operator<=>(const SelftestCalibrationRow&) const = default;
+};
+
 class Store {
  public:
   // Opens or creates the database, sets WAL and applies pending migrations. A new database file
@@ -296,6 +313,12 @@ class Store {
   Result<TokenRow> FindToken(const std::string& hash);
   Result<std::vector<TokenRow>> ListTokens();
   Status RevokeToken(const std::string& name, const std::string& at);
+  // Stores an agent's calibration, replacing the one the campaign held for that agent.
+  // InvalidArgument when threshold_source is not one of its three words; NotFound when no
+  // campaign has the id.
+  Status PutSelftestCalibration(const SelftestCalibrationRow& row);
+  // The campaign's calibrations, one per agent, by agent name.
+  Result<std::vector<SelftestCalibrationRow>> ListSelftestCalibrations(int64_t campaign_id);
   // How many window attempts a campaign has stored and the newest one's id (0 when none): what
   // changes whenever one is stored, read without reading any of them.
   Result<std::pair<int64_t, int64_t>> CountWindows(int64_t campaign_id);

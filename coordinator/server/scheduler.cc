@@ -436,6 +436,13 @@ std::string Scheduler::RunOnPair(const CampaignRow& row, const Campaign& campaig
                                         token, calibration, session);
       outcome.row.campaign_id = row.id;
       outcome.row.pair = pair;
+      // What the report shows of each host's selftest_drift threshold; the windows do not
+      // depend on it, so a failure to keep it is logged, not the campaign's.
+      for (const SelftestCalibrationRow& calibrated : outcome.calibrations) {
+        if (Status st = store_.PutSelftestCalibration(calibrated); !st.ok()) {
+          spdlog::error("campaign {}: {}", row.name, st.message());
+        }
+      }
       auto id = store_.InsertWindow(outcome.row, outcome.samples);
       if (!id.ok()) {
         error = "storing window: " + id.status().message();

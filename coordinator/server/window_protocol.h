@@ -36,9 +36,10 @@ std::string TopForeignJson(const v1::HostFigures& h);
 // A host's figures as the gates read them; a reading the machine does not offer stays unset.
 void FillHostMeasures(const v1::HostFigures& h, HostMeasures& out);
 // Keeps in `worst` the worse of each reading: the highest foreign CPU, steal, busy share,
-// throttle and swap counts, the lowest frequency ratio, the self-test drift farthest from 0, on
-// battery if any. With several load agents the gates judge the load side by this.
-void KeepWorst(const HostMeasures& h, HostMeasures& worst);
+// throttle and swap counts, the lowest frequency ratio, on battery if any, and the self-test
+// drift (with its spread) farthest beyond its own threshold under `drift_gate`. With several
+// load agents the gates judge the load side by this.
+void KeepWorst(const HostMeasures& h, const SelftestDriftGate& drift_gate, HostMeasures& worst);
 // The request that stops a target process started under the window token `window`.
 v1::StopTargetRequest StopRequest(const std::string& handle, const std::string& window);
 
@@ -89,6 +90,11 @@ class WindowProtocol {
   WindowReason Failure(const std::string& step, const std::string& agent,
                        const grpc::Status& status);
   bool CheckHosts();
+  grpc::Status CheckOnce(v1::Agent::StubInterface& stub, const v1::CheckHostRequest& req,
+                         v1::CheckHostReply& reply);
+  // Runs the agent's kCalibrationRuns self-tests into calibration_ and out_.calibrations.
+  void CalibrateAgent(v1::Agent::StubInterface& stub, const std::string& agent,
+                      const v1::CheckHostRequest& req);
   bool CheckHost(v1::Agent::StubInterface& stub, const std::string& agent,
                  const std::vector<int>& cpus, std::optional<double>& selftest_ms,
                  HostMeasures& host);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
@@ -18,9 +19,6 @@
 
 namespace benchlab {
 namespace window_detail {
-
-// Self-tests an agent runs at the start of a campaign, before its first window's, to calibrate.
-constexpr int kCalibrationRuns = 3;
 
 void SetDeadline(grpc::ClientContext& ctx, Clock& clock, std::chrono::milliseconds budget) {
   ctx.set_deadline(clock.WallNow() + budget);
@@ -179,32 +177,52 @@ bool WindowProtocol::StepFailedSoFar() const {
                      [](const WindowReason& r) { return r.kind != ReasonKind::kGate; });
 }
 
+grpc::Status WindowProtocol::CheckOnce(v1::Agent::StubInterface& stub,
+                                       const v1::CheckHostRequest& req, v1::CheckHostReply& reply) {
+  grpc::ClientContext ctx;
+  SetDeadline(ctx, clock_, std::chrono::seconds(10));
+  return stub.CheckHost(&ctx, req, &reply);
+}
+
+void WindowProtocol::CalibrateAgent(v1::Agent::StubInterface& stub, const std::string& agent,
+                                    const v1::CheckHostRequest& req) {
+  // The campaign's calibration starts from kCalibrationRuns self-tests of their own at its
+  // start; every window's self-test then joins its recent ones (SelfTestDrift).
+  std::vector<double> runs;
+  for (int i = 0; i < kCalibrationRuns; ++i) {
+    v1::CheckHostReply again;
+    if (!CheckOnce(stub, req, again).ok()) break;
+    runs.push_back(again.selftest_wall_ms());
+  }
+  const AgentCalibration& calibration = calibration_[agent] = Calibrate(runs);
+  const SelftestCalibration& start = calibration.start;
+  const DriftThreshold threshold =
+      SelftestDriftThreshold(campaign_.gates.selftest_drift, start.spread);
+  SelftestCalibrationRow row;
+  row.agent = agent;
+  row.runs = start.runs;
+  row.median_ms = start.median_ms;
+  row.spread = start.spread;
+  row.threshold_pct = threshold.max_pct;
+  row.threshold_source = threshold.capped       ? "capped"
+                         : threshold.calibrated ? "calibrated"
+                                                : "configured";
+  out_.calibrations.push_back(std::move(row));
+}
+
 bool WindowProtocol::CheckHost(v1::Agent::StubInterface& stub, const std::string& agent,
                                const std::vector<int>& cpus, std::optional<double>& selftest_ms,
                                HostMeasures& host) {
   v1::CheckHostRequest req;
   for (int cpu : cpus) req.add_cpus(cpu);
-  auto check = [&](v1::CheckHostReply& reply) {
-    grpc::ClientContext ctx;
-    SetDeadline(ctx, clock_, std::chrono::seconds(10));
-    return stub.CheckHost(&ctx, req, &reply);
-  };
   v1::CheckHostReply reply;
-  grpc::Status status = check(reply);
+  grpc::Status status = CheckOnce(stub, req, reply);
   if (!status.ok()) return Failed(Failure("check_host", agent, status));
   selftest_ms = reply.selftest_wall_ms();
-  if (calibration_.count(agent) == 0) {
-    // The campaign's calibration starts from kCalibrationRuns self-tests of their own at its
-    // start; every window's self-test then joins it (SelfTestDrift).
-    std::deque<double>& samples = calibration_[agent];
-    for (int i = 0; i < kCalibrationRuns; ++i) {
-      v1::CheckHostReply again;
-      if (!check(again).ok()) break;
-      samples.push_back(again.selftest_wall_ms());
-    }
-  }
+  if (calibration_.count(agent) == 0) CalibrateAgent(stub, agent, req);
   if (auto drift = SelfTestDrift(calibration_, agent, reply.selftest_wall_ms())) {
     host.selftest_drift = *drift;
+    host.selftest_spread = calibration_[agent].start.spread;
     if (!out_.row.selftest_drift || std::abs(*drift) > std::abs(*out_.row.selftest_drift)) {
       out_.row.selftest_drift = *drift;
     }
@@ -220,7 +238,7 @@ bool WindowProtocol::CheckHost(v1::Agent::StubInterface& stub, const std::string
   return true;
 }
 
-void KeepWorst(const HostMeasures& h, HostMeasures& worst) {
+void KeepWorst(const HostMeasures& h, const SelftestDriftGate& drift_gate, HostMeasures& worst) {
   auto higher = [](const auto& value, auto& kept) {
     if (value && (!kept || *value > *kept)) kept = value;
   };
@@ -234,9 +252,14 @@ void KeepWorst(const HostMeasures& h, HostMeasures& worst) {
   if (h.min_freq_ratio && (!worst.min_freq_ratio || *h.min_freq_ratio < *worst.min_freq_ratio)) {
     worst.min_freq_ratio = h.min_freq_ratio;
   }
-  if (h.selftest_drift &&
-      (!worst.selftest_drift || std::abs(*h.selftest_drift) > std::abs(*worst.selftest_drift))) {
+  // Each agent's drift against its own threshold: the one farthest beyond (or least within) it.
+  auto excess = [&](const HostMeasures& m) {
+    return std::abs(*m.selftest_drift) -
+           SelftestDriftThreshold(drift_gate, m.selftest_spread).max_pct / 100;
+  };
+  if (h.selftest_drift && (!worst.selftest_drift || excess(h) > excess(worst))) {
     worst.selftest_drift = h.selftest_drift;
+    worst.selftest_spread = h.selftest_spread;
   }
 }
 
@@ -361,7 +384,7 @@ void WindowProtocol::Judge(bool measured) {
     if (share.have_result && share.result.host().interval_s() > 0) {
       FillHostMeasures(share.result.host(), share.host);
     }
-    KeepWorst(share.host, m.load);
+    KeepWorst(share.host, campaign_.gates.selftest_drift, m.load);
   }
   m.generator_bound = row.generator_bound != 0;
   m.requests = row.requests;
@@ -428,15 +451,51 @@ using window_detail::SetDeadline;
 using window_detail::StopRequest;
 using window_detail::WindowProtocol;
 
+namespace {
+
+// The median of a list that is not empty.
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// The median absolute deviation of normal noise is 0.6745 of its standard deviation.
+constexpr double kMadToSigma = 1.4826;
+
+}  // namespace
+
+SelftestCalibration CalibrateSelftest(const std::vector<double>& selftest_ms) {
+  std::vector<double> ran;
+  std::copy_if(selftest_ms.begin(), selftest_ms.end(), std::back_inserter(ran),
+               [](double ms) { return ms > 0; });
+  SelftestCalibration c;
+  c.runs = static_cast<int>(ran.size());
+  if (ran.empty()) return c;
+  c.median_ms = Median(ran);
+  if (c.runs < kMinSpreadRuns) return c;
+  std::vector<double> deviations;
+  for (double ms : ran) deviations.push_back(std::abs(ms / c.median_ms - 1));
+  c.spread = kMadToSigma * Median(std::move(deviations));
+  return c;
+}
+
+AgentCalibration Calibrate(const std::vector<double>& selftest_ms) {
+  AgentCalibration c{CalibrateSelftest(selftest_ms), {}};
+  for (double ms : selftest_ms) {
+    if (ms > 0) c.recent.push_back(ms);
+  }
+  return c;
+}
+
 std::optional<double> SelfTestDrift(Calibration& calibration, const std::string& agent,
                                     double selftest_ms) {
   auto it = calibration.find(agent);
-  if (it == calibration.end() || it->second.empty() || selftest_ms <= 0) return std::nullopt;
-  std::deque<double>& recent = it->second;
-  std::vector<double> sorted(recent.begin(), recent.end());
-  std::sort(sorted.begin(), sorted.end());
-  const size_t n = sorted.size();
-  const double median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  if (it == calibration.end() || it->second.recent.empty() || selftest_ms <= 0) {
+    return std::nullopt;
+  }
+  std::deque<double>& recent = it->second.recent;
+  const double median = Median({recent.begin(), recent.end()});
   recent.push_back(selftest_ms);
   while (recent.size() > kCalibrationSamples) recent.pop_front();
   if (median <= 0) return std::nullopt;
@@ -508,6 +567,7 @@ WindowOutcome RunWindow(AgentRegistry& agents, const AgentRegistry::Placement& p
   WindowProtocol(agents, placement, campaign, planned, SpoolKey(campaign_id, planned, attempt),
                  window_token, calibration, session, out)
       .Run();
+  for (SelftestCalibrationRow& calibrated : out.calibrations) calibrated.campaign_id = campaign_id;
   if (row.started_at.empty()) row.started_at = begin;
   if (row.ended_at.empty()) row.ended_at = FormatIsoTime(agents.clock().WallNow());
   return out;

@@ -44,18 +44,52 @@ struct WindowOutcome {
   std::vector<WindowReason> reasons;
   std::vector<SampleRow> samples;
   std::vector<SpoolEntry> spooled;
+  // The agents calibrated during this window (their first in the campaign), for the store.
+  std::vector<SelftestCalibrationRow> calibrations;
 };
 
-// The campaign's self-test calibration per agent: its most recent self-tests (three of their
-// own at the campaign's start, then each window's), whose median is the norm a window's
-// self-test is judged against. A median of recent runs, so a start disturbed by processes
-// starting on the same CPU is forgotten after a few windows and one lucky fast run moves
-// nothing. Owned by the scheduler, one per campaign.
+// Self-tests an agent runs at the start of a campaign, before its first window's, to calibrate.
+// Seven: the spread (below) is then the median of seven deviations, which up to three disturbed
+// runs cannot inflate (of three runs' deviations, only one), and a less rough estimate; seven
+// pinned self-tests of a few tens of ms, each after an untimed pass, take about a second.
+inline constexpr int kCalibrationRuns = 7;
+// Fewer successful calibration runs than this give no spread: the configured threshold alone.
+inline constexpr int kMinSpreadRuns = 5;
+
+// What an agent's self-tests at the campaign's start say about its host (docs/gates.md,
+// "selftest_drift").
+struct SelftestCalibration {
+  int runs = 0;          // self-tests that ran (a time above 0)
+  double median_ms = 0;  // their median; 0 when none ran
+  // Fraction: 1.4826 x the median of |t / median_ms - 1| over the runs, the median absolute
+  // deviation scaled to a standard deviation of normal noise, so robust to a few disturbed
+  // runs. nullopt with fewer than kMinSpreadRuns runs.
+  std::optional<double> spread;
+};
+
+// The calibration of `selftest_ms` (times that are not above 0 did not run and are left out).
+SelftestCalibration CalibrateSelftest(const std::vector<double>& selftest_ms);
+
+// One agent's self-test calibration in a campaign: `start` from its kCalibrationRuns self-tests
+// at the campaign's start, whose spread sets the agent's selftest_drift threshold
+// (SelftestDriftThreshold, coordinator/gates.h) for the whole campaign; and its most recent
+// self-tests (those runs, then each window's), whose median is the norm a window's self-test is
+// judged against. A median of recent runs, so a start disturbed by processes starting on the
+// same CPU is forgotten after a few windows and one lucky fast run moves nothing.
+struct AgentCalibration {
+  SelftestCalibration start;
+  std::deque<double> recent;
+};
+// After the first window, at most this many recent self-tests are kept.
 inline constexpr size_t kCalibrationSamples = 5;
-using Calibration = std::map<std::string, std::deque<double>>;
+// Per agent name. Owned by the scheduler, one per campaign and pair.
+using Calibration = std::map<std::string, AgentCalibration>;
+
+// An agent's calibration from the self-tests it ran at the campaign's start.
+AgentCalibration Calibrate(const std::vector<double>& selftest_ms);
 
 // A self-test's drift from the median of the agent's recent self-tests (0.12: 12% slower,
-// -0.12: faster), then the self-test joins them (the oldest beyond kCalibrationSamples leaves).
+// -0.12: faster), then the self-test joins them (the oldest beyond kCalibrationSamples leave).
 // nullopt when the agent has no calibration.
 std::optional<double> SelfTestDrift(Calibration& calibration, const std::string& agent,
                                     double selftest_ms);

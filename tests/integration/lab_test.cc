@@ -12,7 +12,9 @@
 #include "agent/server/agent_daemon.h"
 #include "analysis/report_format.h"
 #include "benchlab/v1/coordinator.grpc.pb.h"
+#include "coordinator/gates.h"
 #include "coordinator/server/coordinator_daemon.h"
+#include "coordinator/server/window_runner.h"
 
 namespace benchlab {
 namespace {
@@ -208,6 +210,19 @@ TEST_F(LabTest, CampaignRunsEveryWindowAndStoresIt) {
     EXPECT_FALSE(row.load_rate.has_value()) << "closed loop has no rate";
     EXPECT_FALSE(row.dropped.has_value());
     EXPECT_EQ(row.errors_mismatch, 0u) << "every response was checked against the expect body";
+  }
+  // Each agent's self-test calibration from the campaign's start, kept for the report.
+  auto calibrations = coordinator_->store().ListSelftestCalibrations(stored->front().campaign_id);
+  ASSERT_TRUE(calibrations.ok()) << calibrations.status().ToString();
+  ASSERT_EQ(calibrations->size(), 2u);
+  EXPECT_EQ((*calibrations)[0].agent, "load");
+  EXPECT_EQ((*calibrations)[1].agent, "server");
+  for (const SelftestCalibrationRow& c : *calibrations) {
+    EXPECT_EQ(c.runs, kCalibrationRuns) << c.agent;
+    EXPECT_GT(c.median_ms, 0) << c.agent;
+    EXPECT_TRUE(c.spread.has_value()) << c.agent;
+    EXPECT_GE(c.threshold_pct, 10) << c.agent;  // the default, or 4 x spread up to 50
+    EXPECT_LE(c.threshold_pct, kSelftestDriftCalibratedMaxPct) << c.agent;
   }
   auto samples = coordinator_->store().ListSamples((*stored)[0].id);
   ASSERT_TRUE(samples.ok());
@@ -588,7 +603,7 @@ TEST_F(LabTest, GatesWarnOverridesTheFilesModeAndKeepsTheReasons) {
   std::string text = CampaignText("warned", "hello-b");
   Replace(text, "rounds = 2", "rounds = 1");
   Replace(text, "mode = \"warn\"",
-          "mode = \"enforce\"\nselftest_drift_max_pct = 0\n"
+          "mode = \"enforce\"\nselftest_drift_max_pct = 0\nselftest_drift_spread_multiple = 0\n"
           "foreign_cpu_max_pct = 0");
   v1::SubmitCampaignRequest req;
   req.set_spec_toml(text);

@@ -83,6 +83,8 @@ TEST(GatesJudgeTest, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(c.generator_bound.load_busy_max_pct, 100);
   EXPECT_EQ(c.error_rate.max, 0.01);
   EXPECT_EQ(c.selftest_drift.max_pct, 10);
+  EXPECT_EQ(c.selftest_drift.spread_multiple, 4);
+  EXPECT_EQ(kSelftestDriftCalibratedMaxPct, 50);
   EXPECT_EQ(c.swap.max_pages, 0u);
   for (bool enabled :
        {c.conformance.enabled, c.target_exited.enabled, c.background_scheduling.enabled,
@@ -242,6 +244,93 @@ TEST(GatesJudgeTest, SelftestDriftThresholdIsExactForDecimalDrifts) {
   WindowMeasures m = QuietWindow();
   m.server.selftest_drift = 0.07;
   EXPECT_TRUE(JudgeWindow(m, c).empty());
+}
+
+TEST(GatesJudgeTest, SelftestDriftThresholdIsTheLargerOfConfiguredAndSpreadCapped) {
+  SelftestDriftGate gate;  // 10%, 4 x spread
+  auto expect = [&](std::optional<double> spread, double max_pct, bool calibrated, bool capped) {
+    DriftThreshold t = SelftestDriftThreshold(gate, spread);
+    EXPECT_DOUBLE_EQ(t.max_pct, max_pct) << spread.value_or(-1);
+    EXPECT_EQ(t.calibrated, calibrated) << spread.value_or(-1);
+    EXPECT_EQ(t.capped, capped) << spread.value_or(-1);
+  };
+  expect(std::nullopt, 10, false, false);  // no calibration: the configured threshold
+  expect(0.02, 10, false, false);          // 4 x 2% = 8% < 10%
+  expect(0.025, 10, false, false);         // 4 x 2.5% = 10%: not larger
+  expect(0.062, 24.8, true, false);        // 4 x 6.2%
+  expect(0.125, 50, true, false);          // 4 x 12.5% = 50%: at the cap, not over it
+  expect(0.3, 50, true, true);             // 4 x 30% = 120%, held at 50%
+  gate.spread_multiple = 0;                // calibration off
+  expect(0.3, 10, false, false);
+  gate.spread_multiple = 4;
+  gate.max_pct = 60;  // a configured threshold above the cap stands
+  expect(0.3, 60, false, false);
+}
+
+TEST(GatesJudgeTest, SelftestDriftWithinTheCalibratedThresholdPasses) {
+  WindowMeasures m = QuietWindow();
+  m.server.selftest_drift = 0.20;  // fails 10%, passes 4 x 6.2% = 24.8%
+  EXPECT_EQ(OnlyReason(m).text, "selftest_drift: server host +20% > 10%");
+  m.server.selftest_spread = 0.062;
+  EXPECT_TRUE(JudgeWindow(m, GateConfig{}).empty());
+  m.server.selftest_drift = -0.24;
+  EXPECT_TRUE(JudgeWindow(m, GateConfig{}).empty());
+}
+
+TEST(GatesJudgeTest, SelftestDriftBeyondTheCalibratedThresholdSaysWhereItCameFrom) {
+  WindowMeasures m = QuietWindow();
+  m.server.selftest_drift = 0.34;
+  m.server.selftest_spread = 0.062;
+  GateReason r = OnlyReason(m);
+  EXPECT_EQ(r.gate, "selftest_drift");
+  EXPECT_EQ(r.text, "selftest_drift: server host +34% > 24.8% (calibrated: 4 x spread 6.2%)");
+  EXPECT_DOUBLE_EQ(r.value, 34);
+  EXPECT_DOUBLE_EQ(r.threshold, 24.8);
+  EXPECT_EQ(r.host, "server");
+  m.server.selftest_drift = 0;
+  m.load.selftest_drift = -0.30;
+  m.load.selftest_spread = 0.064;
+  GateConfig c;
+  c.selftest_drift.spread_multiple = 3.5;  // 3.5 x 6.4% = 22.4%
+  r = OnlyReason(m, c);
+  EXPECT_EQ(r.text, "selftest_drift: load host -30% < -22.4% (calibrated: 3.5 x spread 6.4%)");
+  EXPECT_DOUBLE_EQ(r.threshold, -22.4);
+  // The configured threshold is the larger: the reason keeps its plain form.
+  m.load.selftest_drift = 0;
+  m.server.selftest_drift = 0.142;
+  m.server.selftest_spread = 0.01;
+  EXPECT_EQ(OnlyReason(m).text, "selftest_drift: server host +14.2% > 10%");
+}
+
+TEST(GatesJudgeTest, ASelftestTwiceAsSlowFailsHoweverNoisyTheCalibration) {
+  WindowMeasures m = QuietWindow();
+  m.server.selftest_drift = 1.0;  // twice as slow
+  m.server.selftest_spread = 0.3;
+  GateReason r = OnlyReason(m);
+  EXPECT_EQ(r.text,
+            "selftest_drift: server host +100% > 50% (calibrated: 4 x spread 30%, capped at 50%)");
+  EXPECT_EQ(r.threshold, 50);
+  // The seed case, 2.7 times as slow, on a host whose self-tests spread absurdly.
+  m.server.selftest_drift = 1.7;
+  m.server.selftest_spread = 5;
+  EXPECT_EQ(OnlyReason(m).text,
+            "selftest_drift: server host +170% > 50% (calibrated: 4 x spread 500%, capped at 50%)");
+  // However large the multiple.
+  GateConfig c;
+  c.selftest_drift.spread_multiple = 100;
+  m.server.selftest_drift = 1.0;
+  EXPECT_EQ(OnlyReason(m, c).threshold, 50);
+}
+
+TEST(GatesJudgeTest, ATinySpreadIsShownWithTheDecimalsItNeeds) {
+  GateConfig c;
+  c.selftest_drift.max_pct = 0;
+  WindowMeasures m = QuietWindow();
+  m.server.selftest_drift = 0.01;
+  m.server.selftest_spread = 0.0004;  // 0.04%: 4 x 0.04% = 0.16%
+  m.load.selftest_drift = 0;
+  EXPECT_EQ(OnlyReason(m, c).text,
+            "selftest_drift: server host +1% > 0.2% (calibrated: 4 x spread 0.04%)");
 }
 
 TEST(GatesJudgeTest, EachSchedulingFailureIsAReason) {
@@ -471,6 +560,7 @@ background_scheduling = false
 allow_battery = true
 selftest_drift = false
 selftest_drift_max_pct = 15
+selftest_drift_spread_multiple = 2.5
 foreign_cpu = false
 foreign_cpu_max_pct = 50.5
 steal = false
@@ -494,6 +584,7 @@ error_rate_max = 0.05
   EXPECT_FALSE(c.on_battery.enabled);
   EXPECT_FALSE(c.selftest_drift.enabled);
   EXPECT_EQ(c.selftest_drift.max_pct, 15);
+  EXPECT_EQ(c.selftest_drift.spread_multiple, 2.5);
   EXPECT_FALSE(c.foreign_cpu.enabled);
   EXPECT_EQ(c.foreign_cpu.max_pct, 50.5);
   EXPECT_FALSE(c.steal.enabled);
@@ -534,12 +625,17 @@ steal_max_pct = 0
 min_freq_ratio = 1
 error_rate_max = 1
 selftest_drift_max_pct = 1000
+selftest_drift_spread_multiple = 100
 swap_max_pages = 1000000000
 load_busy_max_pct = 100
 )");
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.config.foreign_cpu.max_pct, 10000);
   EXPECT_EQ(r.config.swap.max_pages, 1000000000u);
+  EXPECT_EQ(r.config.selftest_drift.spread_multiple, 100);
+  r = Read("selftest_drift_spread_multiple = 0\n");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.config.selftest_drift.spread_multiple, 0);
 }
 
 TEST(GatesTomlTest, BadValuesAreOneLineErrorsWithKeyFormAndValue) {
@@ -557,6 +653,12 @@ TEST(GatesTomlTest, BadValuesAreOneLineErrorsWithKeyFormAndValue) {
             "c.toml:2: gates.error_rate_max: expected a fraction from 0 to 1 such as 0.01, got 2");
   EXPECT_EQ(ReadError("selftest_drift_max_pct = inf\n"),
             "c.toml:2: gates.selftest_drift_max_pct: expected a number from 0 to 1000, got inf");
+  EXPECT_EQ(ReadError("selftest_drift_spread_multiple = -1\n"),
+            "c.toml:2: gates.selftest_drift_spread_multiple: expected a number from 0 to 100 "
+            "such as 4, got -1");
+  EXPECT_EQ(ReadError("selftest_drift_spread_multiple = \"4x\"\n"),
+            "c.toml:2: gates.selftest_drift_spread_multiple: expected a number from 0 to 100 "
+            "such as 4, got \"4x\"");
   EXPECT_EQ(ReadError("load_busy_max_pct = true\n"),
             "c.toml:2: gates.load_busy_max_pct: expected a number from 0 to 100, got true");
   EXPECT_EQ(ReadError("swap_max_pages = 1.5\n"),
@@ -574,7 +676,8 @@ TEST(GatesTomlTest, UnknownKeyIsAnError) {
   EXPECT_EQ(ReadError("steal = true\nforeign_cpu_max = 25\n"),
             "c.toml:3: gates.foreign_cpu_max: unknown key (known: mode, conformance, "
             "target_exited, background_scheduling, allow_battery, selftest_drift, "
-            "selftest_drift_max_pct, foreign_cpu, foreign_cpu_max_pct, steal, steal_max_pct, "
+            "selftest_drift_max_pct, selftest_drift_spread_multiple, foreign_cpu, "
+            "foreign_cpu_max_pct, steal, steal_max_pct, "
             "throttling, frequency, min_freq_ratio, swap, swap_max_pages, generator_bound, "
             "load_busy_max_pct, error_rate, error_rate_max)");
 }

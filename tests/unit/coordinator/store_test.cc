@@ -309,10 +309,10 @@ TEST_F(StoreOpenTest, CreatesTheFileAtTheLatestSchemaVersionInWalMode) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(fs::exists(path_));
-  EXPECT_EQ(schema::LatestVersion(), 7);
+  EXPECT_EQ(schema::LatestVersion(), 8);
   EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   RawDb raw(path_);
-  EXPECT_EQ(raw.One("PRAGMA user_version"), "7");
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "8");
   EXPECT_EQ(raw.One("PRAGMA journal_mode"), "wal");
 }
 
@@ -342,7 +342,7 @@ TEST_F(StoreOpenTest, RefusesANewerDatabaseAndLeavesItUntouched) {
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(store.status().message(),
             path_ +
-                ": database schema version 999 is newer than this benchlab (knows 7); "
+                ": database schema version 999 is newer than this benchlab (knows 8); "
                 "upgrade benchlab");
   RawDb raw(path_);
   EXPECT_EQ(raw.One("PRAGMA user_version"), "999");
@@ -473,12 +473,11 @@ TEST_F(StoreOpenTest, AVersionThreeDatabaseIsUpgradedKeepingItsRows) {
   }
   {
     RawDb raw(path_);
-    ASSERT_EQ(
-        raw.Exec(
-            "ALTER TABLE windows DROP COLUMN outcome;"
-            "ALTER TABLE windows DROP COLUMN errors_body_too_large;"
-            "DROP TABLE settings; DROP TABLE audit; DROP TABLE tokens; PRAGMA user_version = 3"),
-        "");
+    ASSERT_EQ(raw.Exec("ALTER TABLE windows DROP COLUMN outcome;"
+                       "ALTER TABLE windows DROP COLUMN errors_body_too_large;"
+                       "DROP TABLE settings; DROP TABLE audit; DROP TABLE tokens;"
+                       "DROP TABLE selftest_calibrations; PRAGMA user_version = 3"),
+              "");
   }
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
@@ -504,16 +503,40 @@ TEST_F(StoreOpenTest, AVersionSixDatabaseGainsTheTokensTableAndKeepsItsAudit) {
   }
   {
     RawDb raw(path_);
-    ASSERT_EQ(raw.Exec("DROP TABLE tokens; PRAGMA user_version = 6"), "");
+    ASSERT_EQ(
+        raw.Exec("DROP TABLE tokens; DROP TABLE selftest_calibrations; PRAGMA user_version = 6"),
+        "");
   }
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->SchemaVersion(), 7);
+  EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   EXPECT_EQ(store->ListAudit("")->size(), 1u);
   ASSERT_TRUE(
       store->AddToken({"alice", "viewer", std::string(64, 'a'), "2026-12-01T00:00:00.000Z", "", ""})
           .ok());
   EXPECT_EQ(store->ListTokens()->size(), 1u);
+}
+
+TEST_F(StoreOpenTest, AVersionSevenDatabaseGainsTheCalibrationsTableAndKeepsItsCampaigns) {
+  int64_t campaign = 0;
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    campaign = CreateCampaign(*store, "hello");
+    ASSERT_TRUE(store->AddToken({"alice", "viewer", std::string(64, 'a'), "t", "", ""}).ok());
+  }
+  {
+    RawDb raw(path_);
+    ASSERT_EQ(raw.Exec("DROP TABLE selftest_calibrations; PRAGMA user_version = 7"), "");
+  }
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->SchemaVersion(), 8);
+  EXPECT_EQ(store->ListTokens()->size(), 1u);
+  EXPECT_TRUE(store->ListSelftestCalibrations(campaign)->empty());
+  ASSERT_TRUE(
+      store->PutSelftestCalibration({campaign, "srv", 7, 80, 0.05, 20, "calibrated", ""}).ok());
+  EXPECT_EQ(store->ListSelftestCalibrations(campaign)->size(), 1u);
 }
 
 TEST_F(StoreOpenTest, AVersionFourDatabaseGetsEachWindowsOutcomeFromItsReasons) {
@@ -537,6 +560,7 @@ TEST_F(StoreOpenTest, AVersionFourDatabaseGetsEachWindowsOutcomeFromItsReasons) 
     RawDb raw(path_);
     ASSERT_EQ(
         raw.Exec("ALTER TABLE windows DROP COLUMN outcome; DROP TABLE audit; DROP TABLE tokens; "
+                 "DROP TABLE selftest_calibrations; "
                  "PRAGMA user_version = 4"),
         "");
   }
@@ -1442,6 +1466,71 @@ TEST_F(StoreStateTest, NoiseWindowsOfOneCellAreDistinctWindows) {
   again.position = 1;
   again.load_level = "r5000";
   EXPECT_EQ(store->InsertWindow(again, {}).status().code(), StatusCode::kAlreadyExists);
+}
+
+// --- self-test calibrations -------------------------------------------------------------------
+
+TEST_F(StoreTest, SelftestCalibrationsRoundTripOnePerAgentByName) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t hello = CreateCampaign(*store, "hello");
+  const int64_t world = CreateCampaign(*store, "world");
+  SelftestCalibrationRow srv{
+      hello, "srv", 7, 82.5, 0.044478, 17.7912, "calibrated", "2026-12-01T10:00:00Z"};
+  SelftestCalibrationRow ld{hello, "ld", 3, 40, std::nullopt, 10, "configured", ""};
+  SelftestCalibrationRow other{world, "srv", 7, 90, 0.3, 50, "capped", "2026-12-01T11:00:00Z"};
+  for (const auto& row : {srv, ld, other}) {
+    ASSERT_TRUE(store->PutSelftestCalibration(row).ok());
+  }
+  auto rows = store->ListSelftestCalibrations(hello);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_TRUE(IsUtcTimestamp((*rows)[0].calibrated_at)) << (*rows)[0].calibrated_at;
+  ld.calibrated_at = (*rows)[0].calibrated_at;  // set by the store
+  EXPECT_EQ((*rows)[0], ld);                    // by agent name: "ld" before "srv"
+  EXPECT_EQ((*rows)[1], srv);
+  EXPECT_EQ(*store->ListSelftestCalibrations(world), std::vector<SelftestCalibrationRow>{other});
+  EXPECT_TRUE(store->ListSelftestCalibrations(world + 1)->empty());
+
+  // A campaign resumed calibrates again: the latest replaces the agent's row.
+  srv.median_ms = 95;
+  srv.spread = 0.01;
+  srv.threshold_pct = 10;
+  srv.threshold_source = "configured";
+  srv.calibrated_at = "2026-12-02T10:00:00Z";
+  ASSERT_TRUE(store->PutSelftestCalibration(srv).ok());
+  rows = store->ListSelftestCalibrations(hello);
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[1], srv);
+
+  // A public table: what a user's query sees.
+  RawDb raw(path_);
+  EXPECT_EQ(
+      raw.Query("SELECT agent, runs, median_ms, spread, threshold_pct, threshold_source "
+                "FROM selftest_calibrations WHERE campaign_id = " +
+                std::to_string(hello) + " ORDER BY agent"),
+      (std::vector<std::vector<std::string>>{{"ld", "3", "40.0", "<null>", "10.0", "configured"},
+                                             {"srv", "7", "95.0", "0.01", "10.0", "configured"}}));
+  // Its rows go with their campaign.
+  ASSERT_EQ(raw.Exec("PRAGMA foreign_keys = ON; DELETE FROM campaigns WHERE id = " +
+                     std::to_string(hello)),
+            "");
+  EXPECT_TRUE(store->ListSelftestCalibrations(hello)->empty());
+}
+
+TEST_F(StoreTest, ASelftestCalibrationNeedsItsCampaignAndAKnownSource) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t hello = CreateCampaign(*store, "hello");
+  Status st = store->PutSelftestCalibration({hello + 1, "srv", 7, 80, 0.05, 20, "calibrated", ""});
+  EXPECT_EQ(st.code(), StatusCode::kNotFound) << st.ToString();
+  EXPECT_NE(st.message().find("store the self-test calibration of agent srv in campaign " +
+                              std::to_string(hello + 1) + ": no such campaign"),
+            std::string::npos)
+      << st.message();
+  st = store->PutSelftestCalibration({hello, "srv", 7, 80, 0.05, 20, "guessed", ""});
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_TRUE(store->ListSelftestCalibrations(hello)->empty());
 }
 
 // --- the audit trail ---------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-// The self-test calibration: the median of an agent's recent self-tests in the campaign.
+// The self-test calibration: the spread of an agent's self-tests at the campaign's start, and the
+// median of its recent self-tests in the campaign.
 #include <gtest/gtest.h>
 
 #include "coordinator/server/window_runner.h"
@@ -6,28 +7,70 @@
 namespace benchlab {
 namespace {
 
+TEST(SelfTestCalibrationTest, TheSpreadIsTheScaledMedianDeviationFromTheMedian) {
+  // Sorted 96 98 99 100 103 104 160: median 100. Deviations 0.04 0.02 0.01 0 0.03 0.04 0.60,
+  // sorted 0 0.01 0.02 0.03 0.04 0.04 0.60: median 0.03, x 1.4826 = 0.044478.
+  SelftestCalibration c = CalibrateSelftest({100, 96, 104, 98, 103, 99, 160});
+  EXPECT_EQ(c.runs, 7);
+  EXPECT_DOUBLE_EQ(c.median_ms, 100);
+  ASSERT_TRUE(c.spread.has_value());
+  EXPECT_NEAR(*c.spread, 0.044478, 1e-12);
+}
+
+TEST(SelfTestCalibrationTest, ThreeDisturbedRunsDoNotInflateTheSpread) {
+  // Four quiet runs and three taken while a neighbour started: sorted 97 100 101 103 | 150 180
+  // 400, median 103. Deviations x 103: 6 3 2 0 47 77 297; sorted 0 2 3 6 47 77 297: median 6.
+  SelftestCalibration c = CalibrateSelftest({97, 150, 100, 400, 101, 180, 103});
+  EXPECT_DOUBLE_EQ(c.median_ms, 103);
+  ASSERT_TRUE(c.spread.has_value());
+  EXPECT_NEAR(*c.spread, 1.4826 * 6 / 103, 1e-12);  // 8.6%; their largest deviation is 288%
+}
+
+TEST(SelfTestCalibrationTest, TooFewRunsGiveNoSpreadAndRunsThatDidNotRunAreLeftOut) {
+  SelftestCalibration few = CalibrateSelftest({100, 104, 96, 0});
+  EXPECT_EQ(few.runs, 3);
+  EXPECT_DOUBLE_EQ(few.median_ms, 100);
+  EXPECT_FALSE(few.spread.has_value());
+  SelftestCalibration none = CalibrateSelftest({0, -1});
+  EXPECT_EQ(none.runs, 0);
+  EXPECT_EQ(none.median_ms, 0);
+  EXPECT_FALSE(none.spread.has_value());
+  SelftestCalibration five = CalibrateSelftest({100, 0, 100, 100, 100, 100});
+  EXPECT_EQ(five.runs, 5);
+  EXPECT_EQ(five.spread, 0.0);
+  EXPECT_EQ(Calibrate({100, 0, 90}).recent, (std::deque<double>{100, 90}));
+}
+
+TEST(SelfTestDriftTest, TheFirstWindowIsJudgedAgainstTheMedianOfEveryCalibrationRun) {
+  Calibration calibration{{"load", Calibrate({100, 96, 104, 98, 103, 99, 160})}};
+  EXPECT_NEAR(*SelfTestDrift(calibration, "load", 115), 0.15, 1e-12);
+  // Then only the most recent kCalibrationSamples count: 98 103 99 160 115, median 103.
+  EXPECT_EQ(calibration["load"].recent.size(), kCalibrationSamples);
+  EXPECT_NEAR(*SelfTestDrift(calibration, "load", 103), 0, 1e-12);
+}
+
 TEST(SelfTestDriftTest, DriftIsFromTheMedianOfRecentSelfTests) {
-  Calibration calibration{{"load", {100, 104, 96}}};
+  Calibration calibration{{"load", Calibrate({100, 104, 96})}};
   auto drift = SelfTestDrift(calibration, "load", 130);
   ASSERT_TRUE(drift.has_value());
   EXPECT_NEAR(*drift, 0.30, 1e-12);  // median 100
   // The window's self-test joins the calibration: 96 100 104 130, median 102.
-  EXPECT_EQ(calibration["load"].size(), 4u);
+  EXPECT_EQ(calibration["load"].recent.size(), 4u);
   EXPECT_NEAR(*SelfTestDrift(calibration, "load", 102), 0, 1e-12);
   // Faster is negative drift.
   EXPECT_NEAR(*SelfTestDrift(calibration, "load", 51), -0.5, 1e-12);  // median 102
 }
 
 TEST(SelfTestDriftTest, OnlyTheLastFiveCount) {
-  Calibration calibration{{"load", {100, 100, 100}}};
+  Calibration calibration{{"load", Calibrate({100, 100, 100})}};
   for (int i = 0; i < 5; ++i) (void)SelfTestDrift(calibration, "load", 200);
-  EXPECT_EQ(calibration["load"].size(), kCalibrationSamples);
+  EXPECT_EQ(calibration["load"].recent.size(), kCalibrationSamples);
   EXPECT_NEAR(*SelfTestDrift(calibration, "load", 200), 0, 1e-12);  // the 100s are forgotten
 }
 
 TEST(SelfTestDriftTest, ADisturbedStartIsForgottenAfterAFewWindows) {
   // Calibrated while other processes started on the CPU: 160 ms; the quiet CPU takes 100 ms.
-  Calibration calibration{{"load", {160, 160, 160}}};
+  Calibration calibration{{"load", Calibrate({160, 160, 160})}};
   std::vector<double> drifts;
   for (int i = 0; i < 5; ++i) drifts.push_back(*SelfTestDrift(calibration, "load", 100));
   // Three windows are judged against the disturbed start (median 160: 100 is 37.5% faster),
@@ -40,21 +83,22 @@ TEST(SelfTestDriftTest, ADisturbedStartIsForgottenAfterAFewWindows) {
 }
 
 TEST(SelfTestDriftTest, OneLuckyFastRunMovesNothing) {
-  Calibration calibration{{"load", {100, 101, 99}}};
+  Calibration calibration{{"load", Calibrate({100, 101, 99})}};
   (void)SelfTestDrift(calibration, "load", 60);                                  // an outlier
   EXPECT_NEAR(*SelfTestDrift(calibration, "load", 100), 100 / 99.5 - 1, 1e-12);  // median 99.5
 }
 
 TEST(SelfTestDriftTest, EachAgentHasItsOwn) {
-  Calibration calibration{{"server", {50, 50, 50}}, {"load", {100, 100, 100}}};
+  Calibration calibration{{"server", Calibrate({50, 50, 50})},
+                          {"load", Calibrate({100, 100, 100})}};
   EXPECT_NEAR(*SelfTestDrift(calibration, "server", 55), 0.10, 1e-12);
   EXPECT_NEAR(*SelfTestDrift(calibration, "load", 90), -0.10, 1e-12);
-  EXPECT_EQ(calibration["server"].back(), 55);
-  EXPECT_EQ(calibration["load"].back(), 90);
+  EXPECT_EQ(calibration["server"].recent.back(), 55);
+  EXPECT_EQ(calibration["load"].recent.back(), 90);
 }
 
 TEST(SelfTestDriftTest, NoCalibrationNoDrift) {
-  Calibration calibration{{"empty", {}}, {"zero", {0}}};
+  Calibration calibration{{"empty", Calibrate({})}, {"zero", Calibrate({0})}};
   EXPECT_FALSE(SelfTestDrift(calibration, "other", 100).has_value());
   EXPECT_FALSE(SelfTestDrift(calibration, "empty", 100).has_value());
   EXPECT_FALSE(SelfTestDrift(calibration, "zero", 100).has_value());

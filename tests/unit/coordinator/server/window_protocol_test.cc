@@ -1,10 +1,13 @@
 // The window protocol against mock agents (gMock stubs of Agent::StubInterface, handed out by the
 // registry's stub factory): a failure or a deadline at each step, a lost agent, the gates that
 // judge what the target did, several load agents. No network and no clock but a fake one.
+#include "coordinator/server/window_protocol.h"
+
 #include <gmock/gmock.h>
 #include <grpcpp/test/mock_stream.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -390,6 +393,93 @@ TEST_F(WindowProtocolTest, SeveralLoadAgentsShareTheLevelAndTheirResultsAdd) {
   EXPECT_EQ(out.row.load_agent, "ld,ld2");
   EXPECT_EQ(connections, (std::vector<int>{1, 1}));
   EXPECT_EQ(out.spooled.size(), 3u);
+}
+
+// `agent` answers its CheckHost calls with these self-tests in order, then the last again.
+void SelfTests(MockAgent& agent, std::vector<double> ms) {
+  auto calls = std::make_shared<size_t>(0);
+  ON_CALL(agent, CheckHost(_, _, _))
+      .WillByDefault(DoAll(Invoke([ms, calls](auto*, auto&, v1::CheckHostReply* reply) {
+                             reply->set_selftest_wall_ms(ms[std::min(*calls, ms.size() - 1)]);
+                             ++*calls;
+                           }),
+                           Return(grpc::Status::OK)));
+}
+
+// The window's own self-test, then the seven calibration runs: median 100, spread 1.4826 x 0.03
+// (selftest_drift_test.cc), so a threshold of 4 x 4.4478% = 17.7912%.
+const std::vector<double> kWithinCalibration = {115, 100, 96, 104, 98, 103, 99, 160, 100};
+
+TEST_F(WindowProtocolTest, TheFirstWindowCalibratesEachAgentAndJudgesByItsSpread) {
+  SelfTests(server(), kWithinCalibration);
+  WindowOutcome out = Run();
+  EXPECT_EQ(out.row.verdict, "valid") << out.row.reasons;  // +15% < 17.8%
+  EXPECT_NEAR(*out.row.selftest_drift, 0.15, 1e-12);
+  ASSERT_EQ(out.calibrations.size(), 2u);
+  const SelftestCalibrationRow& srv = out.calibrations[0];
+  EXPECT_EQ(srv.campaign_id, 1);
+  EXPECT_EQ(srv.agent, "srv");
+  EXPECT_EQ(srv.runs, kCalibrationRuns);
+  EXPECT_EQ(srv.median_ms, 100);
+  EXPECT_NEAR(*srv.spread, 0.044478, 1e-12);
+  EXPECT_NEAR(srv.threshold_pct, 17.7912, 1e-9);
+  EXPECT_EQ(srv.threshold_source, "calibrated");
+  const SelftestCalibrationRow& ld = out.calibrations[1];
+  EXPECT_EQ(ld.agent, "ld");
+  EXPECT_EQ(ld.median_ms, 10);
+  EXPECT_EQ(ld.spread, 0.0);
+  EXPECT_EQ(ld.threshold_pct, 10);
+  EXPECT_EQ(ld.threshold_source, "configured");
+  // Calibrated once per campaign: the next window only checks.
+  EXPECT_CALL(server(), CheckHost(_, _, _)).Times(1);
+  out = Run();
+  EXPECT_EQ(out.row.verdict, "valid") << out.row.reasons;
+  EXPECT_TRUE(out.calibrations.empty());
+}
+
+TEST_F(WindowProtocolTest, WithoutTheSpreadTheConfiguredThresholdJudges) {
+  SelfTests(server(), kWithinCalibration);
+  WindowOutcome out = Run("[gates]\nselftest_drift_spread_multiple = 0\n");
+  EXPECT_EQ(out.row.verdict, "invalid");
+  std::vector<WindowReason> reasons = Reasons(out);
+  ASSERT_EQ(reasons.size(), 1u) << out.row.reasons;
+  EXPECT_EQ(reasons[0].text, "selftest_drift: server host +15% > 10%");
+  ASSERT_EQ(out.calibrations.size(), 2u);
+  EXPECT_EQ(out.calibrations[0].threshold_pct, 10);
+  EXPECT_EQ(out.calibrations[0].threshold_source, "configured");
+}
+
+TEST_F(WindowProtocolTest, ASelftestTwiceAsSlowIsRefusedThoughTheCalibrationWasNoisy) {
+  // Calibration 70 80 90 100 110 120 130: median 100, deviations 0 0.1 0.1 0.2 0.2 0.3 0.3,
+  // spread 1.4826 x 0.2 = 29.652%; 4 x that is 118.6%, held at 50%.
+  SelfTests(server(), {200, 100, 70, 130, 80, 120, 90, 110});
+  WindowOutcome out = Run();
+  EXPECT_EQ(out.row.verdict, "invalid");
+  std::vector<WindowReason> reasons = Reasons(out);
+  ASSERT_EQ(reasons.size(), 1u) << out.row.reasons;
+  EXPECT_EQ(reasons[0].kind, ReasonKind::kGate);
+  EXPECT_EQ(reasons[0].name, "selftest_drift");
+  EXPECT_EQ(reasons[0].text,
+            "selftest_drift: server host +100% > 50% (calibrated: 4 x spread 29.7%, capped at "
+            "50%)");
+  ASSERT_EQ(out.calibrations.size(), 2u);
+  EXPECT_EQ(out.calibrations[0].threshold_pct, 50);
+  EXPECT_EQ(out.calibrations[0].threshold_source, "capped");
+}
+
+TEST(KeepWorstTest, TheLoadSideDriftIsTheAgentFarthestBeyondItsOwnThreshold) {
+  SelftestDriftGate gate;  // 10%, 4 x spread
+  HostMeasures noisy, quiet;
+  noisy.selftest_drift = 0.30;  // within its 4 x 10% = 40%
+  noisy.selftest_spread = 0.10;
+  quiet.selftest_drift = 0.20;  // beyond 10%
+  for (bool quiet_first : {false, true}) {
+    HostMeasures worst;
+    window_detail::KeepWorst(quiet_first ? quiet : noisy, gate, worst);
+    window_detail::KeepWorst(quiet_first ? noisy : quiet, gate, worst);
+    EXPECT_EQ(worst.selftest_drift, 0.20);
+    EXPECT_FALSE(worst.selftest_spread.has_value());
+  }
 }
 
 }  // namespace
