@@ -220,7 +220,15 @@ bool WindowProtocol::CheckHost(v1::Agent::StubInterface& stub, const std::string
   if (!status.ok()) return Failed(Failure("check_host", agent, status));
   selftest_ms = reply.selftest_wall_ms();
   if (calibration_.count(agent) == 0) CalibrateAgent(stub, agent, req);
-  if (auto drift = SelfTestDrift(calibration_, agent, reply.selftest_wall_ms())) {
+  // A run the gate refuses as too slow does not become the norm (SelfTestDrift).
+  std::optional<double> refuse_above;
+  if (campaign_.gates.selftest_drift.enabled) {
+    refuse_above =
+        SelftestDriftThreshold(campaign_.gates.selftest_drift, calibration_[agent].start.spread)
+            .max_pct /
+        100;
+  }
+  if (auto drift = SelfTestDrift(calibration_, agent, reply.selftest_wall_ms(), refuse_above)) {
     host.selftest_drift = *drift;
     host.selftest_spread = calibration_[agent].start.spread;
     if (!out_.row.selftest_drift || std::abs(*drift) > std::abs(*out_.row.selftest_drift)) {
@@ -489,17 +497,20 @@ AgentCalibration Calibrate(const std::vector<double>& selftest_ms) {
 }
 
 std::optional<double> SelfTestDrift(Calibration& calibration, const std::string& agent,
-                                    double selftest_ms) {
+                                    double selftest_ms, std::optional<double> refuse_above) {
   auto it = calibration.find(agent);
   if (it == calibration.end() || it->second.recent.empty() || selftest_ms <= 0) {
     return std::nullopt;
   }
   std::deque<double>& recent = it->second.recent;
   const double median = Median({recent.begin(), recent.end()});
-  recent.push_back(selftest_ms);
-  while (recent.size() > kCalibrationSamples) recent.pop_front();
   if (median <= 0) return std::nullopt;
-  return selftest_ms / median - 1;
+  const double drift = selftest_ms / median - 1;
+  if (!refuse_above || drift <= *refuse_above) {
+    recent.push_back(selftest_ms);
+    while (recent.size() > kCalibrationSamples) recent.pop_front();
+  }
+  return drift;
 }
 
 std::string SpoolKey(int64_t campaign_id, const PlannedWindow& planned, int attempt) {

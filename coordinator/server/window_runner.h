@@ -89,10 +89,15 @@ using Calibration = std::map<std::string, AgentCalibration>;
 AgentCalibration Calibrate(const std::vector<double>& selftest_ms);
 
 // A self-test's drift from the median of the agent's recent self-tests (0.12: 12% slower,
-// -0.12: faster), then the self-test joins them (the oldest beyond kCalibrationSamples leave).
-// nullopt when the agent has no calibration.
+// -0.12: faster), then the self-test joins them (the oldest beyond kCalibrationSamples leave),
+// unless it is slower than the median by more than `refuse_above` (a fraction: the gate's
+// threshold). A slowdown that lasts (a competing process on the pinned CPU) is then refused
+// window after window instead of becoming the norm after a few; a faster run always joins, so a
+// start disturbed by a slow calibration is still forgotten. nullopt when the agent has no
+// calibration.
 std::optional<double> SelfTestDrift(Calibration& calibration, const std::string& agent,
-                                    double selftest_ms);
+                                    double selftest_ms,
+                                    std::optional<double> refuse_above = std::nullopt);
 
 // A target process kept from one window to the next (fresh_process = "cell" | "round"). Empty
 // handle: none is running. The scheduler owns one per pair and calls EndSession when a campaign

@@ -82,6 +82,26 @@ TEST(SelfTestDriftTest, ADisturbedStartIsForgottenAfterAFewWindows) {
   EXPECT_NEAR(drifts[4], 0, 1e-12);
 }
 
+TEST(SelfTestDriftTest, ALastingSlowdownBeyondTheThresholdNeverBecomesTheNorm) {
+  // A competing loop on the pinned CPU doubles the self-test from the 5th window on. Runs the
+  // gate refuses (slower than the median by more than 25%) do not join the recent ones, so
+  // every slow window is judged against the quiet median of 100: +100% each time. Without the
+  // threshold the slow runs would be the median after three windows and drift back to 0.
+  Calibration calibration{{"load", Calibrate({100, 100, 100})}};
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(*SelfTestDrift(calibration, "load", 100, 0.25), 0, 1e-12);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_NEAR(*SelfTestDrift(calibration, "load", 200, 0.25), 1.0, 1e-12) << "window " << i;
+  }
+  Calibration unguarded{{"load", Calibrate({100, 100, 100})}};
+  std::vector<double> drifts;
+  for (int i = 0; i < 6; ++i) drifts.push_back(*SelfTestDrift(unguarded, "load", 200));
+  EXPECT_NEAR(drifts.back(), 0, 1e-12);
+  // A faster run always joins: a slow start is still forgotten with the threshold in place.
+  Calibration slow_start{{"load", Calibrate({160, 160, 160})}};
+  for (int i = 0; i < 3; ++i) (void)SelfTestDrift(slow_start, "load", 100, 0.25);
+  EXPECT_NEAR(*SelfTestDrift(slow_start, "load", 100, 0.25), 0, 1e-12);
+}
+
 TEST(SelfTestDriftTest, OneLuckyFastRunMovesNothing) {
   Calibration calibration{{"load", Calibrate({100, 101, 99})}};
   (void)SelfTestDrift(calibration, "load", 60);                                  // an outlier
