@@ -1,6 +1,7 @@
 #include "analysis/compare.h"
 
 #include <algorithm>
+#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -59,8 +60,109 @@ std::optional<CompareMetric> ParseCompareMetric(const std::string& flag) {
 }
 
 const char* DeltaVerdictName(DeltaVerdict v) {
-  static constexpr const char* kNames[] = {"n/a", "close", "better", "worse"};
+  static constexpr const char* kNames[kDeltaVerdictCount] = {"n/a", "close", "better", "worse",
+                                                             "inconclusive"};
   return kNames[static_cast<int>(v)];
+}
+
+const char* IntervalBasisName(IntervalBasis b) {
+  return b == IntervalBasis::kBaseline ? "baseline" : "absolute";
+}
+
+std::optional<BasisChoice> ParseBasisChoice(const std::string& flag) {
+  if (flag == "auto") return BasisChoice::kAuto;
+  if (flag == "absolute") return BasisChoice::kAbsolute;
+  if (flag == "baseline") return BasisChoice::kBaseline;
+  return std::nullopt;
+}
+
+std::string SharedBaseline(const json& a, const json& b) {
+  const std::string base_a = TextAt(At(a, "campaign"), "baseline");
+  const std::string base_b = TextAt(At(b, "campaign"), "baseline");
+  return base_a == base_b ? base_a : "";
+}
+
+StatsRule RecordStatsRule(const json& record) {
+  StatsRule rule;
+  const json& stats = At(record, "stats");
+  const double confidence = NumberAt(stats, "confidence");
+  const double margin = NumberAt(stats, "margin");
+  if (confidence >= 0.5 && confidence <= 0.999) rule.confidence = confidence;
+  if (margin >= 0 && margin <= 0.5) rule.margin = margin;
+  return rule;
+}
+
+namespace {
+
+// The logarithms of the values that have one (finite and above 0), their mean and variance.
+struct LogSample {
+  int n = 0;
+  double mean = kNaN;
+  double var = kNaN;  // n - 1 in the denominator
+};
+LogSample LogsOf(const std::vector<double>& values) {
+  std::vector<double> logs;
+  for (double v : values) {
+    if (std::isfinite(v) && v > 0) logs.push_back(std::log(v));
+  }
+  LogSample s;
+  s.n = static_cast<int>(logs.size());
+  if (s.n < 2) return s;
+  double sum = 0;
+  for (double l : logs) sum += l;
+  s.mean = sum / s.n;
+  // Identical values have no spread; the rounding of their mean must not invent one.
+  if (std::all_of(logs.begin(), logs.end(), [&](double l) { return l == logs.front(); })) {
+    s.var = 0;
+    return s;
+  }
+  double ss = 0;
+  for (double l : logs) ss += (l - s.mean) * (l - s.mean);
+  s.var = ss / (s.n - 1);
+  return s;
+}
+
+}  // namespace
+
+UnpairedInterval WelchLogInterval(const std::vector<double>& a_values,
+                                  const std::vector<double>& b_values, double level) {
+  const LogSample a = LogsOf(a_values);
+  const LogSample b = LogsOf(b_values);
+  UnpairedInterval out;
+  out.n_a = a.n;
+  out.n_b = b.n;
+  out.ratio.n = a.n + b.n;
+  out.ratio.level = level;
+  if (!out.ok() || !(level > 0 && level < 1)) return out;
+  const double va = a.var / a.n;
+  const double vb = b.var / b.n;
+  out.se = std::sqrt(va + vb);
+  out.df = out.se > 0 ? (va + vb) * (va + vb) / (va * va / (a.n - 1) + vb * vb / (b.n - 1))
+                      : a.n + b.n - 2;
+  const double t = boost::math::quantile(boost::math::students_t(out.df), 0.5 + level / 2);
+  const double diff = b.mean - a.mean;
+  out.ratio.log_mean = diff;
+  out.ratio.estimate = std::exp(diff);
+  out.ratio.low = std::exp(diff - t * out.se);
+  out.ratio.high = std::exp(diff + t * out.se);
+  return out;
+}
+
+DeltaVerdict JudgeUnpaired(const UnpairedInterval& interval, CompareMetric metric, double margin) {
+  const Better better = HigherIsBetter(metric) ? Better::kHigher : Better::kLower;
+  switch (JudgeInterval(interval.ratio, better, margin)) {
+    case IntervalVerdict::kAhead:
+      return DeltaVerdict::kBetter;
+    case IntervalVerdict::kBehind:
+      return DeltaVerdict::kWorse;
+    case IntervalVerdict::kClose:
+      return DeltaVerdict::kClose;
+    case IntervalVerdict::kInconclusive:
+      return DeltaVerdict::kInconclusive;
+    case IntervalVerdict::kNotApplicable:
+      break;
+  }
+  return DeltaVerdict::kNotApplicable;
 }
 
 std::string LoadLevelWords(const std::string& level) {
@@ -71,10 +173,8 @@ std::string LoadLevelWords(const std::string& level) {
   return level;
 }
 
-MetricDelta JudgeDelta(const SideFigure& a, const SideFigure& b, CompareMetric metric) {
-  MetricDelta d;
-  d.a = a;
-  d.b = b;
+NoiseRule JudgeByNoiseFloor(const SideFigure& a, const SideFigure& b, CompareMetric metric) {
+  NoiseRule d;
   auto usable = [](const SideFigure& s) { return s.n > 0 && std::isfinite(s.median); };
   if (!usable(a) || !usable(b)) {
     d.reason = !usable(a) && !usable(b) ? "no valid value in A or B"
@@ -197,13 +297,112 @@ std::optional<double> FloorOf(const CompareSide& side, const std::string& pair, 
   return std::nullopt;
 }
 
+using CellId = std::tuple<std::string, std::string, std::string>;  // pair, scenario, load level
+
+// One target's figures in one cell by round, per metric (CompareMetric's order).
+using RoundFigures = std::array<std::map<int64_t, double>, kCompareMetricCount>;
+using CellRounds = std::map<CellId, std::map<std::string, RoundFigures>>;
+
+// The figures the intervals are computed from: per cell, target and round, the newest attempt of
+// each matrix window when its verdict is `valid` (docs/report.md, `windows[]`); as the report's
+// statistics take them. Noise windows, older attempts and null figures are left out.
+CellRounds RoundsOf(const json& record) {
+  CellRounds out;
+  const json& windows = At(record, "windows");
+  if (!windows.is_array()) return out;
+  for (const json& w : windows) {
+    if (At(w, "noise") == true || !At(w, "round").is_number_integer()) continue;
+    const json& attempts = At(w, "attempts");
+    if (!attempts.is_array()) continue;
+    auto newest = std::find_if(attempts.begin(), attempts.end(),
+                               [](const json& t) { return At(t, "newest") == true; });
+    if (newest == attempts.end() || TextAt(*newest, "verdict") != "valid") continue;
+    RoundFigures& figures = out[{TextAt(w, "pair"), TextAt(w, "scenario"), TextAt(w, "load_level")}]
+                               [TextAt(w, "target")];
+    const int64_t round = At(w, "round").get<int64_t>();
+    for (CompareMetric m : kCompareMetrics) {
+      figures[static_cast<int>(m)][round] = NumberAt(*newest, CompareMetricKey(m));
+    }
+  }
+  return out;
+}
+
+const RoundFigures* FiguresOf(const CellRounds& rounds, const CellId& cell,
+                              const std::string& target) {
+  auto c = rounds.find(cell);
+  if (c == rounds.end()) return nullptr;
+  auto t = c->second.find(target);
+  return t == c->second.end() ? nullptr : &t->second;
+}
+
+// The values an interval is computed from: the target's figures by round (absolute), or its
+// ratios to the baseline's figure of the same round (rounds where both have one).
+std::vector<double> ValuesOf(const RoundFigures* target, const RoundFigures* baseline,
+                             CompareMetric m, IntervalBasis basis) {
+  std::vector<double> values;
+  if (target == nullptr) return values;
+  const auto& mine = (*target)[static_cast<int>(m)];
+  if (basis == IntervalBasis::kAbsolute) {
+    for (const auto& [round, v] : mine) values.push_back(v);
+    return values;
+  }
+  if (baseline == nullptr) return values;
+  const auto& theirs = (*baseline)[static_cast<int>(m)];
+  for (const auto& [round, v] : mine) {
+    auto base = theirs.find(round);
+    if (base != theirs.end() && base->second > 0) values.push_back(v / base->second);
+  }
+  return values;
+}
+
+std::string Ratio(double v) { return Printf("%.3f", v); }
+std::string MarginPct(double fraction) { return Printf("%.4g%%", fraction * 100); }
+
+// One line a person can check, in the manner of the report's (analysis/interval.h JudgeRatios).
+std::string IntervalReason(const UnpairedInterval& iv, DeltaVerdict verdict, const StatsRule& rule,
+                           IntervalBasis basis, const std::string& baseline) {
+  const std::string of =
+      basis == IntervalBasis::kBaseline ? "ratio to " + baseline + " B / A " : "B / A ";
+  if (verdict == DeltaVerdict::kNotApplicable) {
+    const std::string what =
+        basis == IntervalBasis::kBaseline ? "a ratio to " + baseline : "a value";
+    if (iv.n_a < 2 && iv.n_b < 2) {
+      return Printf("fewer than 2 rounds with %s in A (%d) and in B (%d)", what.c_str(), iv.n_a,
+                    iv.n_b);
+    }
+    return Printf("fewer than 2 rounds with %s in %s (%d)", what.c_str(), iv.n_a < 2 ? "A" : "B",
+                  iv.n_a < 2 ? iv.n_a : iv.n_b);
+  }
+  const RatioInterval& r = iv.ratio;
+  const std::string ci = of + Ratio(r.estimate) + " (" + MarginPct(r.level) + " CI " +
+                         Ratio(r.low) + " to " + Ratio(r.high) +
+                         Printf("; Welch, %d and %d rounds, df %.1f)", iv.n_a, iv.n_b, iv.df);
+  switch (verdict) {
+    case DeltaVerdict::kBetter:
+    case DeltaVerdict::kWorse:
+      return ci + " lies beyond the margin ±" + MarginPct(rule.margin);
+    case DeltaVerdict::kClose:
+      return ci + " lies inside the margin " + Ratio(1 - rule.margin) + " to " +
+             Ratio(1 + rule.margin);
+    default:
+      return ci + " reaches across the margin ±" + MarginPct(rule.margin);
+  }
+}
+
 }  // namespace
 
 RecordComparison CompareRecords(const json& a, const json& b, const std::string& a_source,
-                                const std::string& b_source) {
+                                const std::string& b_source, const CompareRule& rule) {
   RecordComparison out;
   out.a = SideOf(a, a_source);
   out.b = SideOf(b, b_source);
+  out.rule = RecordStatsRule(b);
+  if (rule.confidence) out.rule.confidence = *rule.confidence;
+  if (rule.margin) out.rule.margin = *rule.margin;
+  out.basis = rule.basis;
+  if (rule.basis != BasisChoice::kAbsolute) out.baseline = SharedBaseline(a, b);
+  const CellRounds rounds_a = RoundsOf(a);
+  const CellRounds rounds_b = RoundsOf(b);
 
   // Rows keyed by cell and target, in A's order, then B's additions after their cell's rows.
   struct Row {
@@ -211,14 +410,13 @@ RecordComparison CompareRecords(const json& a, const json& b, const std::string&
     const json* a = nullptr;
     const json* b = nullptr;
   };
-  using CellName = std::tuple<std::string, std::string, std::string>;
-  std::vector<CellName> cell_order;
-  std::map<CellName, std::vector<Row>> rows;
+  std::vector<CellId> cell_order;
+  std::map<CellId, std::vector<Row>> rows;
   auto add = [&](const json& record, bool is_a) {
     const json& cells = At(record, "cells");
     if (!cells.is_array()) return;
     for (const json& cell : cells) {
-      CellName name{TextAt(cell, "pair"), TextAt(cell, "scenario"), TextAt(cell, "load_level")};
+      CellId name{TextAt(cell, "pair"), TextAt(cell, "scenario"), TextAt(cell, "load_level")};
       auto [it, fresh] = rows.try_emplace(name);
       if (fresh) cell_order.push_back(name);
       const json& targets = At(cell, "targets");
@@ -238,7 +436,7 @@ RecordComparison CompareRecords(const json& a, const json& b, const std::string&
   add(a, true);
   add(b, false);
 
-  for (const CellName& name : cell_order) {
+  for (const CellId& name : cell_order) {
     for (const Row& r : rows[name]) {
       CellDelta cd;
       cd.pair = r.pair;
@@ -246,17 +444,28 @@ RecordComparison CompareRecords(const json& a, const json& b, const std::string&
       cd.load_level = r.level;
       cd.target = r.target;
       cd.presence = r.a && r.b ? Presence::kBoth : r.a ? Presence::kOnlyA : Presence::kOnlyB;
+      // The baseline's own ratio to itself is 1 in every round: its rows stay absolute.
+      const IntervalBasis basis = !out.baseline.empty() && r.target != out.baseline
+                                      ? IntervalBasis::kBaseline
+                                      : IntervalBasis::kAbsolute;
       for (CompareMetric m : kCompareMetrics) {
         MetricDelta& md = cd.metrics[static_cast<int>(m)];
-        const SideFigure fa = r.a ? FigureOf(*r.a, m, FloorOf(out.a, r.pair, m)) : SideFigure{};
-        const SideFigure fb = r.b ? FigureOf(*r.b, m, FloorOf(out.b, r.pair, m)) : SideFigure{};
-        if (cd.presence == Presence::kBoth) {
-          md = JudgeDelta(fa, fb, m);
-        } else {
-          md.a = fa;
-          md.b = fb;
+        md.a = r.a ? FigureOf(*r.a, m, FloorOf(out.a, r.pair, m)) : SideFigure{};
+        md.b = r.b ? FigureOf(*r.b, m, FloorOf(out.b, r.pair, m)) : SideFigure{};
+        md.basis = basis;
+        if (cd.presence != Presence::kBoth) {
           md.reason = r.a ? "only in A" : "only in B";
+          continue;
         }
+        md.noise_rule = JudgeByNoiseFloor(md.a, md.b, m);
+        md.delta = md.noise_rule.delta;
+        auto values = [&](const CellRounds& rounds) {
+          return ValuesOf(FiguresOf(rounds, name, r.target), FiguresOf(rounds, name, out.baseline),
+                          m, basis);
+        };
+        md.interval = WelchLogInterval(values(rounds_a), values(rounds_b), out.rule.confidence);
+        md.verdict = JudgeUnpaired(md.interval, m, out.rule.margin);
+        md.reason = IntervalReason(md.interval, md.verdict, out.rule, basis, out.baseline);
       }
       out.cells.push_back(std::move(cd));
     }
@@ -287,9 +496,11 @@ std::vector<Regression> FindRegressions(const RecordComparison& c,
     for (CompareMetric m : GatedMetrics(selected)) {
       const MetricDelta& d = cell.of(m);
       if (d.verdict != DeltaVerdict::kWorse) continue;
-      if (std::abs(d.delta) * 100 <= pct + kSlack) continue;
+      const double change = d.interval.ratio.estimate - 1;
+      const double worse_by = HigherIsBetter(m) ? -change : change;
+      if (worse_by * 100 <= pct + kSlack) continue;
       out.push_back({CellName(cell), cell.pair, cell.scenario, cell.load_level, cell.target, m,
-                     d.delta, d.reason});
+                     change, d.reason});
     }
   }
   return out;

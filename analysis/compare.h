@@ -1,7 +1,8 @@
 // `benchlab compare A B`: two runs of record (docs/report.md, "JSON: the run of record") compared
-// cell by cell, each figure's median in B against A with a verdict that respects both noise
-// floors (docs/compare.md). Pure functions of parsed JSON: no I/O; cli/cmd_compare.cc reads the
-// files, databases and coordinators. Any thread may call them.
+// cell by cell: each figure's ratio B / A with an unpaired (Welch) confidence interval from the
+// two runs' rounds, a verdict from that interval and a margin, and the noise-floor rule beside it
+// as context (docs/compare.md). Pure functions of parsed JSON: no I/O; cli/cmd_compare.cc reads
+// the files, databases and coordinators. Any thread may call them.
 #pragma once
 
 #include <array>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/interval.h"
 #include "analysis/stats.h"
 #include "common/status.h"
 
@@ -26,9 +28,64 @@ const char* CompareMetricLabel(CompareMetric m);  // "req/s", "CPU µs/req", "p9
 bool HigherIsBetter(CompareMetric m);             // req/s only
 std::optional<CompareMetric> ParseCompareMetric(const std::string& flag);
 
-// B's figure against A's: better or worse by the figure's direction, close, or n/a.
-enum class DeltaVerdict { kNotApplicable, kClose, kBetter, kWorse };
-const char* DeltaVerdictName(DeltaVerdict v);  // "n/a", "close", "better", "worse"
+// B's figure against A's: better or worse by the figure's direction, close, inconclusive (the
+// interval verdict only), or n/a.
+enum class DeltaVerdict { kNotApplicable, kClose, kBetter, kWorse, kInconclusive };
+inline constexpr int kDeltaVerdictCount = 5;
+const char* DeltaVerdictName(DeltaVerdict v);  // "n/a", "close", "better", "worse", "inconclusive"
+
+// --- the interval between two runs (docs/compare.md, "The interval") ---------------------------
+
+// An unpaired interval on the ratio B / A. The rounds of two runs were not measured together, so
+// they are not paired: it is Welch's t interval on mean(ln B) − mean(ln A), with the
+// Welch–Satterthwaite degrees of freedom, mapped back with exp().
+//   ratio.estimate = exp(mean ln B − mean ln A), ratio.low / high its ends, ratio.level the
+//   two-sided confidence, ratio.log_mean = mean ln B − mean ln A, ratio.n = n_a + n_b, and
+//   ratio.log_sd NaN (two samples have no single spread: `se` holds it).
+struct UnpairedInterval {
+  int n_a = 0;       // values of A used (finite and > 0)
+  int n_b = 0;       // values of B used
+  double df = kNaN;  // Welch–Satterthwaite degrees of freedom (fractional)
+  double se = kNaN;  // standard error of mean(ln B) − mean(ln A)
+  RatioInterval ratio;
+  bool ok() const { return n_a >= 2 && n_b >= 2; }
+};
+
+// With s² the sample variances of the logs (n − 1 in the denominator) and v = s² / n per side:
+//   se = √(v_a + v_b),  df = (v_a + v_b)² / (v_a² / (n_a − 1) + v_b² / (n_b − 1)),
+//   ln ratio = mean ln B − mean ln A ± t(level, df) · se.
+// Values that are not finite or not above 0 are left out. Fewer than 2 values on a side: the
+// counts are set and the rest is NaN (no interval). Both sides without any spread (se = 0):
+// df is n_a + n_b − 2 and the interval is the estimate alone (any t times 0 is 0).
+UnpairedInterval WelchLogInterval(const std::vector<double>& a_values,
+                                  const std::vector<double>& b_values, double level);
+
+// What the interval of a row is on:
+//   absolute: the target's per-round figures in A and in B;
+//   baseline: the target's per-round ratios to the campaign's baseline (target / baseline in the
+//             same round) in A and in B, which cancels what moved both alike between the runs.
+enum class IntervalBasis { kAbsolute, kBaseline };
+const char* IntervalBasisName(IntervalBasis b);  // "absolute", "baseline"
+
+// --basis: auto takes the baseline basis when A and B name the same baseline (for every target
+// but the baseline itself, whose rows stay absolute), absolute otherwise.
+enum class BasisChoice { kAuto, kAbsolute, kBaseline };
+std::optional<BasisChoice> ParseBasisChoice(const std::string& flag);  // "auto", ...
+
+// The baseline both records name (`campaign.baseline`), or "" when either names none or they
+// differ.
+std::string SharedBaseline(const nlohmann::json& a, const nlohmann::json& b);
+
+// B's `stats` (confidence, margin) where present and in range, else StatsRule's defaults.
+StatsRule RecordStatsRule(const nlohmann::json& record);
+
+// How rows are judged: --confidence, --margin (nullopt: B's record's, see RecordStatsRule) and
+// --basis.
+struct CompareRule {
+  std::optional<double> confidence;
+  std::optional<double> margin;
+  BasisChoice basis = BasisChoice::kAuto;
+};
 
 // One side's figure in one cell: the run of record's SUMMARY over the target's valid rounds,
 // and that side's noise floor of the figure on the cell's pair (nullopt: none measured).
@@ -41,23 +98,39 @@ struct SideFigure {
   std::optional<double> noise_floor;  // fraction, 0.04 is 4%
 };
 
-struct MetricDelta {
-  SideFigure a, b;
+// The noise-floor rule's judgement of the medians: context beside the interval's verdict.
+struct NoiseRule {
   double delta = kNaN;         // b.median / a.median - 1; NaN when n/a
   double threshold = kNaN;     // the fraction |delta| was judged against
   std::string threshold_from;  // "noise floor of A", "spread of B", ...; "" when none
-  DeltaVerdict verdict = DeltaVerdict::kNotApplicable;
-  std::string reason;  // one line a person can check
+  DeltaVerdict verdict = DeltaVerdict::kNotApplicable;  // never kInconclusive
+  std::string reason;                                   // one line a person can check
 };
 
-// The verdict rule of docs/compare.md, in this order:
+// One figure of one row.
+struct MetricDelta {
+  SideFigure a, b;
+  double delta = kNaN;  // b.median / a.median - 1 (shown beside the interval); NaN when n/a
+  IntervalBasis basis = IntervalBasis::kAbsolute;
+  UnpairedInterval interval;
+  DeltaVerdict verdict = DeltaVerdict::kNotApplicable;  // the interval's, against the margin
+  std::string reason;                                   // one line a person can check
+  NoiseRule noise_rule;
+};
+
+// The interval's verdict against `margin`, by the figure's direction: the whole interval beyond
+// the margin on the better side is better, on the worse side worse; inside ±margin close;
+// reaching across an edge of it inconclusive; no interval n/a (JudgeInterval's rule).
+DeltaVerdict JudgeUnpaired(const UnpairedInterval& interval, CompareMetric metric, double margin);
+
+// The noise-floor rule (docs/compare.md, "The noise-floor rule"), in this order:
 //   1. a side without a valid figure, or A's median not above 0: n/a;
 //   2. threshold = the larger noise floor of A and B; without either, the larger spread of the
 //      two cells, unless both have one round only (then n/a: nothing to judge against);
 //   3. |delta| <= threshold: close;
 //   4. the ranges (min to max) of A and B overlap: close;
 //   5. otherwise better or worse, by the metric's direction.
-MetricDelta JudgeDelta(const SideFigure& a, const SideFigure& b, CompareMetric metric);
+NoiseRule JudgeByNoiseFloor(const SideFigure& a, const SideFigure& b, CompareMetric metric);
 
 // A row of the comparison: one target in one cell (pair, scenario, load level), matched by name.
 enum class Presence { kBoth, kOnlyA, kOnlyB };
@@ -88,13 +161,20 @@ struct CompareSide {
 
 struct RecordComparison {
   CompareSide a, b;
+  StatsRule rule;  // the confidence and margin every row was judged at
+  BasisChoice basis = BasisChoice::kAuto;
+  std::string baseline;  // the baseline of the baseline basis; "" when every row is absolute
   std::vector<CellDelta> cells;  // A's cells and targets in A's order, then what only B has
 };
 
-// Compares two runs of record that ParseRunOfRecord accepted. Missing or null figures count as
-// no valid value; nothing is dropped: a target or cell on one side only is a kOnlyA/kOnlyB row.
+// Compares two runs of record that ParseRunOfRecord accepted. Medians come from the cells'
+// SUMMARYs; the intervals from `windows` (the newest attempt of each matrix window, when valid).
+// Missing or null figures count as no valid value; nothing is dropped: a target or cell on one
+// side only is a kOnlyA/kOnlyB row. BasisChoice::kBaseline without a shared baseline judges every
+// row on the absolute basis (the CLI refuses that choice first).
 RecordComparison CompareRecords(const nlohmann::json& a, const nlohmann::json& b,
-                                const std::string& a_source, const std::string& b_source);
+                                const std::string& a_source, const std::string& b_source,
+                                const CompareRule& rule = {});
 
 struct CompareOptions {
   std::vector<CompareMetric> metrics = {kCompareMetrics.begin(), kCompareMetrics.end()};
@@ -108,15 +188,16 @@ struct Regression {
   std::string cell;  // "hello · c8 · nginx" (pair first in a fleet campaign)
   std::string pair, scenario, load_level, target;
   CompareMetric metric = CompareMetric::kRps;
-  double delta = kNaN;
+  double change = kNaN;  // the interval's estimate - 1: -0.06 is B at 94% of A
   std::string reason;
 };
-// Cells present in both whose gated metric is worse (not close, not n/a) by more than `pct`
-// percent: |delta| * 100 > pct.
+// Rows present in both whose gated metric's verdict is worse (the whole interval beyond the
+// margin on the worse side) and whose estimate is worse than A by more than `pct` percent:
+// (1 - estimate) * 100 > pct for req/s, (estimate - 1) * 100 > pct for CPU µs/request.
 std::vector<Regression> FindRegressions(const RecordComparison& c,
                                         const std::vector<CompareMetric>& selected, double pct);
 
-// The terminal's tables, Markdown, or {"format": "benchlab-compare", "version": 1, ...}.
+// The terminal's tables, Markdown, or {"format": "benchlab-compare", "version": 2, ...}.
 std::string FormatCompareText(const RecordComparison& c, const CompareOptions& options);
 std::string FormatCompareMarkdown(const RecordComparison& c, const CompareOptions& options);
 std::string FormatCompareJson(const RecordComparison& c, const CompareOptions& options);

@@ -17,6 +17,14 @@ using namespace compare_detail;  // the comparison's own shared helpers
 
 namespace {
 
+// "0.941 (0.925–0.958)": the interval's estimate and ends; – without an interval.
+std::string IntervalCell(const UnpairedInterval& iv) {
+  if (!std::isfinite(iv.ratio.low)) return kMissing;
+  return Printf("%.3f (%.3f–%.3f)", iv.ratio.estimate, iv.ratio.low, iv.ratio.high);
+}
+
+std::string LevelPct(double level) { return Printf("%.4g%%", level * 100); }
+
 // Columns as display cells: UTF-8 continuation bytes take no width (µ, Δ, →, – are one each).
 size_t Width(const std::string& s) {
   return static_cast<size_t>(
@@ -70,7 +78,8 @@ std::string WithSpread(CompareMetric m, const SideFigure& s) {
 }
 
 // The rows of one group (pair, scenario, load level) as a table of the selected metrics.
-Table GroupTable(const std::vector<const CellDelta*>& group, const CompareOptions& options) {
+Table GroupTable(const std::vector<const CellDelta*>& group, const StatsRule& rule,
+                 const CompareOptions& options) {
   Table t;
   t.header.push_back("target");
   t.right.push_back(false);
@@ -83,8 +92,9 @@ Table GroupTable(const std::vector<const CellDelta*>& group, const CompareOption
       t.header.push_back(label + " A → B");
       t.right.push_back(true);
     }
-    t.header.insert(t.header.end(), {m == CompareMetric::kCpu ? "Δ CPU" : "Δ " + label, "verdict"});
-    t.right.insert(t.right.end(), {true, false});
+    t.header.insert(t.header.end(), {m == CompareMetric::kCpu ? "Δ CPU" : "Δ " + label,
+                                     "B/A (" + LevelPct(rule.confidence) + " CI)", "verdict"});
+    t.right.insert(t.right.end(), {true, true, false});
   }
   for (const CellDelta* c : group) {
     std::vector<std::string> row{c->target};
@@ -103,9 +113,10 @@ Table GroupTable(const std::vector<const CellDelta*>& group, const CompareOption
         row.push_back(fa + " → " + fb);
       }
       if (c->presence == Presence::kBoth) {
-        row.insert(row.end(), {SignedPercent(d.delta), DeltaVerdictName(d.verdict)});
+        row.insert(row.end(),
+                   {SignedPercent(d.delta), IntervalCell(d.interval), DeltaVerdictName(d.verdict)});
       } else {
-        row.insert(row.end(), {kNone, only});
+        row.insert(row.end(), {kNone, kNone, only});
       }
     }
     t.rows.push_back(std::move(row));
@@ -163,15 +174,27 @@ std::vector<std::string> HeaderLines(const RecordComparison& c, const CompareOpt
     lines.push_back("Different hosts, absolute figures may not compare: A " + join(c.a.hosts) +
                     " | B " + join(c.b.hosts));
   }
+  const std::string of = c.baseline.empty()
+                             ? "of the valid rounds' figures"
+                             : "of the valid rounds' figures, for every target but " + c.baseline +
+                                   " of its per-round ratio to " + c.baseline;
+  lines.push_back("B/A = exp(mean ln B − mean ln A) " + of + ", with a Welch t interval at " +
+                  LevelPct(c.rule.confidence) +
+                  " (unpaired: the two runs' rounds were not measured together). Verdict against "
+                  "the margin ±" +
+                  LevelPct(c.rule.margin) +
+                  ": better/worse when the whole interval lies beyond it, close when inside it, "
+                  "else inconclusive.");
   lines.push_back(
-      "Δ = B / A − 1 of the medians. better/worse: |Δ| beyond the larger noise floor (without "
-      "one, the larger spread) and the ranges apart; else close.");
+      "Δ = B / A − 1 of the medians. Noise-floor rule (context, not the verdict): |Δ| beyond the "
+      "larger noise floor (without one, the larger spread) and the ranges apart.");
   return lines;
 }
 
 struct Counts {
   int both = 0, only_a = 0, only_b = 0;
-  std::array<std::array<int, 4>, kCompareMetricCount> by_verdict{};  // indexed by DeltaVerdict
+  // Indexed by DeltaVerdict.
+  std::array<std::array<int, kDeltaVerdictCount>, kCompareMetricCount> by_verdict{};
 };
 Counts Count(const RecordComparison& c) {
   Counts n;
@@ -192,11 +215,11 @@ std::vector<std::string> SummaryLines(const RecordComparison& c, const CompareOp
   std::string line = Printf("%d in both, %d only in A, %d only in B.", n.both, n.only_a, n.only_b);
   for (CompareMetric m : options.metrics) {
     const auto& v = n.by_verdict[static_cast<int>(m)];
-    line +=
-        Printf(" %s: %d better, %d worse, %d close, %d n/a.", CompareMetricLabel(m),
-               v[static_cast<int>(DeltaVerdict::kBetter)],
-               v[static_cast<int>(DeltaVerdict::kWorse)], v[static_cast<int>(DeltaVerdict::kClose)],
-               v[static_cast<int>(DeltaVerdict::kNotApplicable)]);
+    auto count = [&](DeltaVerdict d) { return v[static_cast<int>(d)]; };
+    line += Printf(" %s: %d better, %d worse, %d close, %d inconclusive, %d n/a.",
+                   CompareMetricLabel(m), count(DeltaVerdict::kBetter), count(DeltaVerdict::kWorse),
+                   count(DeltaVerdict::kClose), count(DeltaVerdict::kInconclusive),
+                   count(DeltaVerdict::kNotApplicable));
   }
   std::vector<std::string> lines{"Summary: " + line};
   if (options.fail_on_regression_pct) {
@@ -211,7 +234,7 @@ std::vector<std::string> SummaryLines(const RecordComparison& c, const CompareOp
         (hits.empty() ? "none" : Printf("%zu", hits.size())));
     for (const Regression& r : hits) {
       lines.push_back("REGRESSION " + r.cell + ": " + CompareMetricLabel(r.metric) + " " +
-                      SignedPercent(r.delta) + ", " + r.reason);
+                      SignedPercent(r.change) + ", " + r.reason);
     }
   }
   return lines;
@@ -223,7 +246,8 @@ std::string FormatCompareText(const RecordComparison& c, const CompareOptions& o
   std::string out;
   for (const std::string& l : HeaderLines(c, options)) out += l + "\n";
   for (const auto& group : Groups(c)) {
-    out += "\n" + GroupTitle(*group.front()) + "\n" + Render(GroupTable(group, options), false);
+    out += "\n" + GroupTitle(*group.front()) + "\n" +
+           Render(GroupTable(group, c.rule, options), false);
   }
   out += "\n";
   for (const std::string& l : SummaryLines(c, options)) out += l + "\n";
@@ -234,7 +258,8 @@ std::string FormatCompareMarkdown(const RecordComparison& c, const CompareOption
   std::string out = "# benchlab compare: " + c.a.campaign + " → " + c.b.campaign + "\n\n";
   for (const std::string& l : HeaderLines(c, options)) out += "- " + l + "\n";
   for (const auto& group : Groups(c)) {
-    out += "\n## " + GroupTitle(*group.front()) + "\n\n" + Render(GroupTable(group, options), true);
+    out += "\n## " + GroupTitle(*group.front()) + "\n\n" +
+           Render(GroupTable(group, c.rule, options), true);
     std::string notes;
     for (const CellDelta* cell : group) {
       if (cell->presence != Presence::kBoth) continue;
@@ -242,7 +267,9 @@ std::string FormatCompareMarkdown(const RecordComparison& c, const CompareOption
         const MetricDelta& d = cell->of(m);
         if (d.verdict == DeltaVerdict::kClose) continue;
         notes += "- " + cell->target + ", " + CompareMetricLabel(m) + ": " +
-                 DeltaVerdictName(d.verdict) + ", " + d.reason + "\n";
+                 DeltaVerdictName(d.verdict) + ", " + d.reason +
+                 "; noise-floor rule: " + DeltaVerdictName(d.noise_rule.verdict) + ", " +
+                 d.noise_rule.reason + "\n";
       }
     }
     if (!notes.empty()) out += "\n" + notes;
@@ -280,14 +307,36 @@ ojson FigureJson(const SideFigure& f) {
           {"spread_pct", Num(f.spread_pct)},
           {"noise_floor", f.noise_floor ? ojson(*f.noise_floor) : ojson()}};
 }
+ojson IntervalJson(const UnpairedInterval& iv) {
+  if (!std::isfinite(iv.ratio.low)) return ojson();
+  return {{"n_a", iv.n_a},
+          {"n_b", iv.n_b},
+          {"df", Num(iv.df)},
+          {"level", Num(iv.ratio.level)},
+          {"estimate", Num(iv.ratio.estimate)},
+          {"low", Num(iv.ratio.low)},
+          {"high", Num(iv.ratio.high)}};
+}
+ojson NoiseRuleJson(const NoiseRule& r) {
+  return {{"verdict", DeltaVerdictName(r.verdict)},
+          {"reason", r.reason},
+          {"threshold", Num(r.threshold)},
+          {"threshold_from", r.threshold_from}};
+}
 }  // namespace
 
 std::string FormatCompareJson(const RecordComparison& c, const CompareOptions& options) {
   ojson out;
   out["format"] = "benchlab-compare";
-  out["version"] = 1;
+  out["version"] = 2;
   out["a"] = SideJson(c.a);
   out["b"] = SideJson(c.b);
+  out["stats"] = {{"confidence", c.rule.confidence},
+                  {"margin", c.rule.margin},
+                  {"basis", c.basis == BasisChoice::kAuto       ? "auto"
+                            : c.basis == BasisChoice::kAbsolute ? "absolute"
+                                                                : "baseline"},
+                  {"baseline", c.baseline.empty() ? ojson() : ojson(c.baseline)}};
   ojson metrics = ojson::array();
   for (CompareMetric m : options.metrics) metrics.push_back(CompareMetricKey(m));
   out["metrics"] = metrics;
@@ -296,16 +345,18 @@ std::string FormatCompareJson(const RecordComparison& c, const CompareOptions& o
     ojson figures = ojson::object();
     for (CompareMetric m : options.metrics) {
       const MetricDelta& d = cell.of(m);
+      const bool both = cell.presence == Presence::kBoth;
       figures[CompareMetricKey(m)] = {
           {"a", cell.presence == Presence::kOnlyB ? ojson() : FigureJson(d.a)},
           {"b", cell.presence == Presence::kOnlyA ? ojson() : FigureJson(d.b)},
           {"delta", Num(d.delta)},
-          {"threshold", Num(d.threshold)},
-          {"threshold_from", d.threshold_from},
-          {"verdict", cell.presence == Presence::kBoth    ? DeltaVerdictName(d.verdict)
+          {"basis", IntervalBasisName(d.basis)},
+          {"interval", IntervalJson(d.interval)},
+          {"verdict", both                                ? DeltaVerdictName(d.verdict)
                       : cell.presence == Presence::kOnlyA ? "only in A"
                                                           : "only in B"},
-          {"reason", d.reason}};
+          {"reason", d.reason},
+          {"noise_rule", both ? NoiseRuleJson(d.noise_rule) : ojson()}};
     }
     cells.push_back({{"pair", cell.pair},
                      {"scenario", cell.scenario},
@@ -322,7 +373,7 @@ std::string FormatCompareJson(const RecordComparison& c, const CompareOptions& o
   for (CompareMetric m : options.metrics) {
     ojson v = ojson::object();
     for (DeltaVerdict d : {DeltaVerdict::kBetter, DeltaVerdict::kWorse, DeltaVerdict::kClose,
-                           DeltaVerdict::kNotApplicable}) {
+                           DeltaVerdict::kInconclusive, DeltaVerdict::kNotApplicable}) {
       v[DeltaVerdictName(d)] = n.by_verdict[static_cast<int>(m)][static_cast<int>(d)];
     }
     summary[CompareMetricKey(m)] = v;
@@ -341,7 +392,7 @@ std::string FormatCompareJson(const RecordComparison& c, const CompareOptions& o
                              {"load_level", r.load_level},
                              {"target", r.target},
                              {"metric", CompareMetricKey(r.metric)},
-                             {"delta", Num(r.delta)},
+                             {"change", Num(r.change)},
                              {"reason", r.reason}});
     }
   }

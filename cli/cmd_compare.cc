@@ -36,6 +36,9 @@ struct CompareArgs {
   std::string format = "text";
   std::string fail_on_regression;  // PCT as typed; parsed by ParsePercent
   std::vector<std::string> metrics;
+  std::string confidence;  // as typed; "" for B's record's
+  std::string margin;      // as typed; "" for B's record's
+  std::string basis = "auto";
 };
 
 struct Record {
@@ -127,6 +130,36 @@ std::optional<double> ParsePercent(std::string text) {
   return v;
 }
 
+// A fraction within [lo, hi] ("0.95"); nullopt for anything else.
+std::optional<double> ParseFraction(const std::string& text, double lo, double hi) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == nullptr || *end != '\0' || !(v >= lo && v <= hi)) return std::nullopt;
+  return v;
+}
+
+// --confidence, --margin and --basis; an error message for a bad one.
+Result<CompareRule> ParseRule(const CompareArgs& args) {
+  CompareRule rule;
+  if (!args.confidence.empty()) {
+    rule.confidence = ParseFraction(args.confidence, 0.5, 0.999);
+    if (!rule.confidence) {
+      return Status::InvalidArgument("--confidence: expected a fraction from 0.5 to 0.999, got \"" +
+                                     args.confidence + "\"");
+    }
+  }
+  if (!args.margin.empty()) {
+    rule.margin = ParseFraction(args.margin, 0, 0.5);
+    if (!rule.margin) {
+      return Status::InvalidArgument("--margin: expected a fraction from 0 to 0.5, got \"" +
+                                     args.margin + "\"");
+    }
+  }
+  rule.basis = ParseBasisChoice(args.basis).value_or(BasisChoice::kAuto);  // CLI11 checked it
+  return rule;
+}
+
 int RunCompare(const CompareArgs& args) {
   if (!args.db.empty() && !args.coordinator.empty()) {
     return CommandError("compare", 2, "give at most one of --db FILE and --coordinator HOST:PORT");
@@ -158,6 +191,9 @@ int RunCompare(const CompareArgs& args) {
     }
   }
 
+  auto rule = ParseRule(args);
+  if (!rule.ok()) return CommandError("compare", 2, rule.status().message());
+
   std::unique_ptr<DatabaseSource> db;
   if (!args.db.empty()) db = std::make_unique<DatabaseSource>(args.db);
   auto a = Read("A", args.a, args, db.get());
@@ -165,7 +201,11 @@ int RunCompare(const CompareArgs& args) {
   auto b = Read("B", args.b, args, db.get());
   if (!b.ok()) return CommandError("compare", 2, b.status().message());
 
-  const RecordComparison comparison = CompareRecords(a->json, b->json, a->source, b->source);
+  if (rule->basis == BasisChoice::kBaseline && SharedBaseline(a->json, b->json).empty()) {
+    return CommandError(
+        "compare", 2, "--basis baseline: A and B must name the same baseline (campaign.baseline)");
+  }
+  const RecordComparison comparison = CompareRecords(a->json, b->json, a->source, b->source, *rule);
   const std::string text = args.format == "json" ? FormatCompareJson(comparison, options)
                            : args.format == "md" ? FormatCompareMarkdown(comparison, options)
                                                  : FormatCompareText(comparison, options);
@@ -187,8 +227,8 @@ CommandRunner AddCompareCommand(CLI::App& root) {
   auto args = std::make_shared<CompareArgs>();
   CLI::App* cmd = root.add_subcommand(
       "compare",
-      "Two campaigns or runs of record, cell by cell: B's medians against A's, with a verdict "
-      "that respects both noise floors (docs/compare.md).");
+      "Two campaigns or runs of record, cell by cell: B against A with an unpaired confidence "
+      "interval and a verdict against a margin (docs/compare.md).");
   cmd->add_option("A", args->a, "the reference: a run-of-record .json file or a campaign's name")
       ->required();
   cmd->add_option("B", args->b, "the one judged against A: a .json file or a campaign's name")
@@ -199,9 +239,21 @@ CommandRunner AddCompareCommand(CLI::App& root) {
   cmd->add_option("--format", args->format, "text (default), md or json")
       ->check(CLI::IsMember({"text", "md", "json"}));
   cmd->add_option("--fail-on-regression", args->fail_on_regression,
-                  "exit 1 when a cell's req/s or CPU µs/req is worse than A by more than PCT "
-                  "percent and not close")
+                  "exit 1 when a cell's req/s or CPU µs/req has the verdict worse and its "
+                  "estimate is worse than A by more than PCT percent")
       ->type_name("PCT");
+  cmd->add_option("--confidence", args->confidence,
+                  "two-sided confidence of the intervals, 0.5 to 0.999 (default: B's [stats] "
+                  "confidence, else 0.95)")
+      ->type_name("LEVEL");
+  cmd->add_option("--margin", args->margin,
+                  "the smallest difference worth reporting, a fraction from 0 to 0.5 (default: "
+                  "B's [stats] margin, else 0.02)")
+      ->type_name("FRACTION");
+  cmd->add_option("--basis", args->basis,
+                  "what the interval is on: auto (default: the ratio to the baseline when A and "
+                  "B share one), absolute or baseline")
+      ->check(CLI::IsMember({"auto", "absolute", "baseline"}));
   cmd->add_option("--metric", args->metrics,
                   "compare only these: rps, cpu, p99 (default all); repeat it or use commas")
       ->type_name("rps|cpu|p99")

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # End to end, with real processes: `benchlab run` measures two tiny campaigns into one database,
 # then `benchlab compare` reads them by name (--db, and --coordinator from a real coordinator),
-# as exported runs of record and mixed; every cell appears and all sources agree; an edited
-# record (B at half the req/s, a target dropped) makes --fail-on-regression exit 1 and shows
-# "only in A"; bad input exits 2 with one line.
+# as exported runs of record and mixed; every cell appears with its interval and all sources
+# agree; an edited record (B at half the req/s, a target dropped) makes --fail-on-regression exit
+# 1 on the absolute basis, is cancelled by the baseline basis, and shows "only in A"; bad input
+# exits 2 with one line.
 # Usage: compare_test.sh BIN_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 bin=$(cd "$1" && pwd)
@@ -80,7 +81,8 @@ grep -q "^B: cmp-b, " "$work/by-name.txt" || fail "B's header line"
 for title in "hello · 4 connections" "json · 4 connections"; do
   grep -qx "$title" "$work/by-name.txt" || { cat "$work/by-name.txt"; fail "no table $title"; }
 done
-[ "$(grep -Ec '^hello-(a|b) +[0-9,]+ .*(better|worse|close|n/a) *$' "$work/by-name.txt")" -eq 4 ] ||
+[ "$(grep -Ec '^hello-(a|b) +[0-9,]+ .*(better|worse|close|inconclusive|n/a) *$' \
+  "$work/by-name.txt")" -eq 4 ] ||
   { cat "$work/by-name.txt"; fail "4 rows (2 targets x 2 cells) with verdicts"; }
 grep -q "^Summary: 4 in both, 0 only in A, 0 only in B\. req/s: " "$work/by-name.txt" ||
   { cat "$work/by-name.txt"; fail "summary line"; }
@@ -99,7 +101,8 @@ python3 - "$work" <<'PY' || fail "the sources disagree"
 import json, sys
 w = sys.argv[1]
 name, byfile, mixed = (json.load(open(f"{w}/{f}.json")) for f in ("by-name", "by-file", "mixed"))
-assert name["format"] == "benchlab-compare" and name["version"] == 1
+assert name["format"] == "benchlab-compare" and name["version"] == 2
+assert name["stats"]["confidence"] == 0.95 and name["stats"]["baseline"] == "hello-a"
 assert name["cells"] == byfile["cells"] == mixed["cells"], "cells differ between sources"
 assert byfile["a"]["source"].endswith("/a.json") and mixed["b"]["source"].endswith("/lab.db")
 cells = {(c["scenario"], c["load_level"], c["target"]) for c in name["cells"]}
@@ -107,8 +110,15 @@ assert cells == {(s, "c4", t) for s in ("hello", "json") for t in ("hello-a", "h
 for c in name["cells"]:
     assert c["presence"] == "both"
     for m in ("rps", "cpu_us_per_request", "p99_us"):
-        assert c["metrics"][m]["verdict"] in ("better", "worse", "close", "n/a"), c
-    assert c["metrics"]["rps"]["a"]["n"] == 2 and c["metrics"]["rps"]["delta"] is not None
+        assert c["metrics"][m]["verdict"] in ("better", "worse", "close", "inconclusive", "n/a"), c
+        assert c["metrics"][m]["noise_rule"]["verdict"] in ("better", "worse", "close", "n/a"), c
+    rps = c["metrics"]["rps"]
+    assert rps["a"]["n"] == 2 and rps["delta"] is not None
+    assert rps["basis"] == ("absolute" if c["target"] == "hello-a" else "baseline"), c
+    if rps["interval"] is not None:
+        i = rps["interval"]
+        assert i["n_a"] >= 2 and i["n_b"] >= 2 and i["level"] == 0.95, i
+        assert i["low"] <= i["estimate"] <= i["high"], i
 assert name["a"]["noise_floor"][0]["rps"] is not None
 assert name["regressions"] is None
 PY
@@ -133,30 +143,46 @@ grep -q '^benchlab compare: coordinator 127.0.0.1:[0-9]*: no campaign "nope" (ca
 check "through --coordinator: the same cells; an unknown campaign exits 2"
 
 # --- a regression and a missing target --------------------------------------------------------
-# This machine's noise may be large enough to call any difference close, so the edit makes the
-# records' req/s exact: A's rounds all at its median and no noise floor (fixed.json), B at half
-# of A with hello-b dropped from json (slow.json).
+# This machine's noise may be large enough to leave any difference inconclusive, so the edit
+# makes the records' req/s exact: every matrix window valid, round 1 at 9,950 and round 2 at
+# 10,050 req/s for both targets, no noise floor (fixed.json); B at half of that with hello-b
+# dropped from json (slow.json). Half: 0.5 · e^{±t(0.95, 2) · 0.00707} = 0.485 to 0.515, worse.
 python3 - "$work/a.json" "$work/fixed.json" "$work/slow.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 for n in r["noise_floor"]:
     n["metrics"]["rps"] = None
-for cell in r["cells"]:
-    for t in cell["targets"]:
-        s = t["metrics"]["rps"]
-        s["min"] = s["max"] = s["median"]
-        s["spread_pct"] = 0
+def set_rps(scale):
+    for w in r["windows"]:
+        if w["noise"]:
+            continue
+        newest = next(a for a in w["attempts"] if a["newest"])
+        newest["verdict"] = "valid"
+        newest["rps"] = (9950 if w["round"] == 1 else 10050) * scale
+    for cell in r["cells"]:
+        for t in cell["targets"]:
+            t["metrics"]["rps"].update(n=2, median=10000 * scale, min=9950 * scale,
+                                       max=10050 * scale, spread_pct=1.0)
+set_rps(1)
 json.dump(r, open(sys.argv[2], "w"))
+set_rps(0.5)
 for cell in r["cells"]:
-    for t in cell["targets"]:
-        s = t["metrics"]["rps"]
-        s["min"] = s["max"] = s["median"] = s["median"] * 0.5
     if cell["scenario"] == "json":
         cell["targets"] = [t for t in cell["targets"] if t["target"] != "hello-b"]
+r["windows"] = [w for w in r["windows"]
+                if not (w["scenario"] == "json" and w["target"] == "hello-b")]
 json.dump(r, open(sys.argv[3], "w"))
 PY
+# By default hello-b is judged by its ratio to hello-a, which halved with it: close; only the
+# baseline's own rows (absolute) regress.
 expect_status 1 "$bin/benchlab" compare "$work/fixed.json" "$work/slow.json" \
   --fail-on-regression 10
+grep -q "^Summary: 3 in both, 1 only in A, 0 only in B\. req/s: 0 better, 2 worse, 1 close, " \
+  "$work/out" || { cat "$work/out"; fail "the baseline basis cancels what halved both"; }
+grep -qx "benchlab compare: 2 regression(s) worse than A by more than 10%" "$work/err" ||
+  { cat "$work/err"; fail "the baseline's rows regress"; }
+expect_status 1 "$bin/benchlab" compare "$work/fixed.json" "$work/slow.json" \
+  --fail-on-regression 10 --basis absolute
 grep -q "^REGRESSION hello · c4 · hello-a: req/s -50.0%, " "$work/out" ||
   { cat "$work/out"; fail "regression line"; }
 grep -q "^Summary: 3 in both, 1 only in A, 0 only in B\. req/s: 0 better, 3 worse, " \
@@ -166,11 +192,12 @@ grep -Eq '^hello-b +[0-9,]+ .* +— +— +only in A' "$work/out" ||
 grep -qx "benchlab compare: 3 regression(s) worse than A by more than 10%" "$work/err" ||
   { cat "$work/err"; fail "stderr names the regressions"; }
 expect_status 0 "$bin/benchlab" compare "$work/fixed.json" "$work/slow.json" \
-  --fail-on-regression 50
+  --fail-on-regression 50 --basis absolute
 expect_status 0 "$bin/benchlab" compare "$work/a.json" "$work/a.json" --fail-on-regression 0
-grep -q "req/s: 0 better, 0 worse, 4 close" "$work/out" ||
-  { cat "$work/out"; fail "A vs A is close"; }
-check "--fail-on-regression: half the req/s exits 1 beyond 10%, 0 at 50%; A against A exits 0"
+grep -q "req/s: 0 better, 0 worse, " "$work/out" ||
+  { cat "$work/out"; fail "A vs A is neither better nor worse"; }
+check "--fail-on-regression: half the req/s exits 1 beyond 10%, 0 at 50%; the baseline basis "\
+"clears hello-b; A against A exits 0"
 
 # --- bad input --------------------------------------------------------------------------------
 expect_status 2 "$bin/benchlab" compare cmp-a helo --db "$db"
@@ -183,6 +210,9 @@ grep -qx "benchlab compare: $work/other.json: not a benchlab run of record (form
   { cat "$work/err"; fail "wrong format message"; }
 expect_status 2 "$bin/benchlab" compare "$work/a.json" "$work/b.json" --fail-on-regression ten
 [ "$(wc -l < "$work/err")" -eq 1 ] || { cat "$work/err"; fail "one line for a bad PCT"; }
+expect_status 2 "$bin/benchlab" compare "$work/a.json" "$work/b.json" --confidence 1.5
+grep -qx 'benchlab compare: --confidence: expected a fraction from 0.5 to 0.999, got "1.5"' \
+  "$work/err" || { cat "$work/err"; fail "bad confidence message"; }
 expect_status 2 "$bin/benchlab" compare cmp-a cmp-b --db "$work/missing.db"
 [ ! -e "$work/missing.db" ] || fail "compare must not create a database"
 expect_status 2 "$bin/benchlab" compare cmp-a cmp-b
