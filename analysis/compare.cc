@@ -1,7 +1,6 @@
 #include "analysis/compare.h"
 
 #include <algorithm>
-#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -139,7 +138,7 @@ UnpairedInterval WelchLogInterval(const std::vector<double>& a_values,
   out.se = std::sqrt(va + vb);
   out.df = out.se > 0 ? (va + vb) * (va + vb) / (va * va / (a.n - 1) + vb * vb / (b.n - 1))
                       : a.n + b.n - 2;
-  const double t = boost::math::quantile(boost::math::students_t(out.df), 0.5 + level / 2);
+  const double t = StudentT(level, out.df);
   const double diff = b.mean - a.mean;
   out.ratio.log_mean = diff;
   out.ratio.estimate = std::exp(diff);

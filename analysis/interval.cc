@@ -41,8 +41,8 @@ IntervalVerdict JudgeLog(double lo, double hi, Better better, double margin) {
 
 }  // namespace
 
-double StudentT(double level, int df) {
-  if (df < 1 || !(level > 0 && level < 1)) return kNaN;
+double StudentT(double level, double df) {
+  if (!(df > 0) || !(level > 0 && level < 1)) return kNaN;
   boost::math::students_t dist(df);
   return boost::math::quantile(dist, 0.5 + level / 2);
 }

@@ -43,8 +43,9 @@ struct RatioInterval {
 // and the rest is NaN (an interval needs a spread to be estimated from).
 RatioInterval LogRatioInterval(const std::vector<double>& ratios, double level);
 
-// The two-sided Student t quantile: t such that P(|T| <= t) = level with `df` degrees of freedom.
-double StudentT(double level, int df);
+// The two-sided Student t quantile: t such that P(|T| <= t) = level with `df` degrees of freedom
+// (fractional df, as Welch's interval has, allowed). NaN unless df > 0 and 0 < level < 1.
+double StudentT(double level, double df);
 
 // Verdicts of a comparison, from its interval and the margin m, for a figure better `higher`
 // (req/s) or lower (CPU per request, latency, memory):
