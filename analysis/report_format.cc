@@ -351,6 +351,9 @@ Result<ReportInput> LoadReportInput(Store& store, const std::string& campaign) {
     if (!samples.ok()) return samples.status();
     input.samples[w.id] = SummariseSamples(*samples);
   }
+  auto calibrations = store.ListSelftestCalibrations(input.campaign.id);
+  if (!calibrations.ok()) return calibrations.status();
+  input.calibrations = std::move(*calibrations);
   return input;
 }
 

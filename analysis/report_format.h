@@ -30,7 +30,9 @@ struct ReportInput {
   CampaignRow campaign;
   std::vector<WindowRow> windows;            // every attempt of the campaign, by id
   std::map<int64_t, SampleSummary> samples;  // by window id; a missing id: no samples
-  std::string generated_by = "benchlab";     // "benchlab 0.1.0", for the record
+  // Each agent's self-test calibration and the selftest_drift threshold it set (docs/gates.md).
+  std::vector<SelftestCalibrationRow> calibrations;
+  std::string generated_by = "benchlab";  // "benchlab 0.1.0", for the record
 };
 
 // Reads a campaign's row, every attempt and their samples summarised from the store. NotFound

@@ -197,6 +197,16 @@ std::string FormatReportJson(const ReportInput& in) {
     add_host("load", w.load_agent, w.load_host, w.id);
   }
   out["hosts"] = hosts;
+  ojson calibrations = ojson::array();
+  for (const SelftestCalibrationRow& k : in.calibrations) {
+    calibrations.push_back({{"agent", k.agent},
+                            {"runs", k.runs},
+                            {"median_ms", k.median_ms},
+                            {"spread", k.spread ? ojson(*k.spread) : ojson()},
+                            {"threshold_pct", k.threshold_pct},
+                            {"threshold_source", k.threshold_source}});
+  }
+  out["selftest_calibrations"] = calibrations;
 
   ojson noise = ojson::array();
   for (const std::string& pair : cx.stats.pairs) {

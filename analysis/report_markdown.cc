@@ -267,9 +267,24 @@ std::string HostsSection(const Context& cx) {
     }
     rows.push_back(std::move(r));
   }
-  return "## Hosts\n\nAs each agent reported its machine (`windows.server_host`, "
-         "`windows.load_host`).\n\n" +
-         Table(header, align, rows) + "\n";
+  std::string out =
+      "## Hosts\n\nAs each agent reported its machine (`windows.server_host`, "
+      "`windows.load_host`).\n\n" +
+      Table(header, align, rows) + "\n";
+  if (!cx.in.calibrations.empty()) {
+    std::vector<std::vector<std::string>> cal;
+    for (const SelftestCalibrationRow& c : cx.in.calibrations) {
+      cal.push_back({c.agent, Printf("%d", c.runs), Printf("%.2f ms", c.median_ms),
+                     c.spread ? Printf("%.1f%%", *c.spread * 100) : std::string(kMissing),
+                     Printf("%.1f%%", c.threshold_pct), c.threshold_source});
+    }
+    out +=
+        "Self-test calibration at the campaign's start: the `selftest_drift` threshold each "
+        "host was judged against, the larger of the configured one and a multiple of the "
+        "host's own spread (docs/gates.md).\n\n" +
+        Table({"agent", "runs", "median", "spread", "threshold", "from"}, "lrrrrl", cal) + "\n";
+  }
+  return out;
 }
 
 std::string MethodSection(const Context& cx) {

@@ -51,11 +51,11 @@ before=$(sha256sum "$db" | cut -d' ' -f1)
   { cat "$work/md.err"; fail "report --format md (the default) exited $?"; }
 grep -q '^# tiny-report: benchlab report$' "$work/report.md" || fail "Markdown title"
 grep -q '^## hello · 4 connections$' "$work/report.md" || fail "a section per cell"
-grep -Eq '^\| target +\| +req/s \(spread\) .*\| +vs hello-a \(range\) \|.*\| verdict +\| valid \|$' \
+grep -Eq '^\| target +\| +req/s \(spread\) .*\| +vs hello-a \(95% CI\) \|.*\| verdict +\| valid \|$' \
   "$work/report.md" || { cat "$work/report.md"; fail "the cell table's header"; }
 grep -Eq '^\| hello-a \(baseline\) +\| +[0-9,]+ .*\| baseline +\| +2/2 \|$' "$work/report.md" ||
   { cat "$work/report.md"; fail "the baseline row"; }
-grep -Eq '^\| hello-b +\| +[0-9,]+ .*\| (close|ahead|behind) +\| +2/2 \|$' "$work/report.md" ||
+grep -Eq '^\| hello-b +\| +[0-9,]+ .*\| (close|ahead|behind|inconclusive( \(~[0-9]+ rounds\))?) +\| +2/2 \|$' "$work/report.md" ||
   { cat "$work/report.md"; fail "the target row with its verdict"; }
 grep -q '^## Noise floor$' "$work/report.md" || fail "noise floor section"
 grep -q '2 noise windows of hello-a · hello · c4' "$work/report.md" || fail "noise windows named"
@@ -69,7 +69,8 @@ check "Markdown: a table per cell, the baseline marked, noise floor, hosts and m
 python3 - "$work/report.json" <<'PY' || fail "the JSON run of record"
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert r["format"] == "benchlab-run-of-record" and r["version"] == 1, r["format"]
+assert r["format"] == "benchlab-run-of-record" and r["version"] == 2, r["format"]
+assert r["stats"]["plan"] == "fixed" and r["stats"]["confidence"] == 0.95, r["stats"]
 assert r["campaign"]["name"] == "tiny-report"
 assert 'name = "tiny-report"' in r["spec"]
 assert r["targets"] == ["hello-a", "hello-b"], r["targets"]
@@ -86,9 +87,12 @@ assert r["noise_floor"][0]["windows"] == 2
 assert {h["role"] for h in r["hosts"]} == {"server", "load"}
 cell = r["cells"][0]
 assert [t["target"] for t in cell["targets"]] == ["hello-a", "hello-b"]
-assert cell["targets"][1]["metrics"]["rps"]["vs_baseline"]["verdict"] in ("close", "ahead", "behind")
+vs = cell["targets"][1]["metrics"]["rps"]["vs_baseline"]
+assert vs["verdict"] in ("close", "ahead", "behind", "inconclusive"), vs["verdict"]
+assert vs["interval"]["low"] <= vs["interval"]["estimate"] <= vs["interval"]["high"], vs["interval"]
+assert vs["noise_rule"]["verdict"] in ("close", "ahead", "behind"), vs["noise_rule"]
 PY
-check "JSON: parses, version 1, every window and attempt with histogram and samples"
+check "JSON: parses, version 2 with intervals, every window and attempt with histogram and samples"
 
 # --- CSV ------------------------------------------------------------------------------------
 "$bin/benchlab" report tiny-report --db "$db" --format csv > "$work/report.csv" ||

@@ -347,6 +347,36 @@ TEST(ReportFormatTest, JsonRunOfRecord) {
   EXPECT_DOUBLE_EQ(hello["metrics"]["rps"]["vs_baseline"]["ratio"]["median"].get<double>(), 1.05);
 }
 
+TEST(ReportFormatTest, SelftestCalibrationsAreShownPerHost) {
+  ReportInput in = Fixture();
+  SelftestCalibrationRow server;
+  server.agent = "server-1";
+  server.runs = 7;
+  server.median_ms = 41.25;
+  server.spread = 0.062;
+  server.threshold_pct = 24.8;
+  server.threshold_source = "calibrated";
+  SelftestCalibrationRow load = server;
+  load.agent = "load-1";
+  load.spread = std::nullopt;
+  load.threshold_pct = 10;
+  load.threshold_source = "configured";
+  in.calibrations = {load, server};
+  const std::string md = FormatReportMarkdown(in);
+  const auto row = Row(md, "server-1");
+  ASSERT_EQ(row.size(), 6u) << md;
+  EXPECT_EQ(row[1], "7");
+  EXPECT_EQ(row[2], "41.25 ms");
+  EXPECT_EQ(row[3], "6.2%");
+  EXPECT_EQ(row[4], "24.8%");
+  EXPECT_EQ(row[5], "calibrated");
+  EXPECT_EQ(Row(md, "load-1")[3], "–");
+  const nlohmann::json j = nlohmann::json::parse(FormatReportJson(in));
+  ASSERT_EQ(j["selftest_calibrations"].size(), 2u);
+  EXPECT_EQ(j["selftest_calibrations"][1]["threshold_pct"], 24.8);
+  EXPECT_TRUE(j["selftest_calibrations"][0]["spread"].is_null());
+}
+
 TEST(ReportFormatTest, CsvOneRowPerAttemptWithQuoting) {
   const std::string text = FormatReportCsv(Fixture());
   EXPECT_NE(text.find("\"foreign_cpu: server host 31%, \"\"cron\"\" > 25%; selftest_drift"),
