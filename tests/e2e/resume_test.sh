@@ -76,7 +76,8 @@ check "every other window measured once, no claim left"
 
 # An adaptive campaign resumes from what is stored: killed in its first rounds, the resumed run
 # measures the cut window again and stops once the cell is decided (a server 300 µs slower per
-# request: decided at min rounds), with no round beyond.
+# request: decided at min rounds on a quiet machine, before max on a busy one), adding no round
+# after that.
 cat > "$work/adaptive.toml" <<TOML
 name = "resume-adaptive"
 baseline = "hello"
@@ -117,13 +118,14 @@ adaptive() { sql "SELECT $1 FROM windows w JOIN campaigns c ON c.id = w.campaign
                   WHERE c.name = 'resume-adaptive'"; }
 [[ "$(sql "SELECT state FROM campaigns WHERE name = 'resume-adaptive'")" == done ]] ||
   fail "the adaptive campaign is not done"
-[[ "$(adaptive "max(round)")" -eq 3 ]] ||
-  fail "a decided cell should stop at min rounds, got round $(adaptive "max(round)")"
-[[ "$(adaptive "count(DISTINCT target || round)")" -eq 6 ]] ||
-  fail "every window of rounds 1 to 3 should be stored"
+last=$(adaptive "max(round)")
+[[ "$last" -ge 3 && "$last" -lt 6 ]] ||
+  fail "a decided cell should stop between min and max rounds, got round $last"
+[[ "$(adaptive "count(DISTINCT target || round)")" -eq $((2 * last)) ]] ||
+  fail "every window of rounds 1 to $last should be stored"
 "$bin/benchlab" report resume-adaptive --db "$work/r.db" --format json > "$work/adaptive.json"
 grep -q '"stopped": "decided"' "$work/adaptive.json" || fail "the report should say decided"
-check "an adaptive campaign killed mid-run resumes, decides at min rounds and stops"
+check "an adaptive campaign killed mid-run resumes, decides at round $last of 3 to 6 and stops"
 
 # Resuming a campaign the database does not hold is bad input.
 set +e

@@ -393,18 +393,21 @@ nlohmann::json Record(CoordinatorDaemon& coordinator, const std::string& name) {
 
 TEST_F(LabTest, AnAdaptiveCampaignStopsWhenDecidedAndRunsToMaxWhenNot) {
   // hello-a against the same server spending 300 µs per request: req/s and CPU per request
-  // differ many times over, decided after min rounds even at the adaptive level.
+  // differ many times over, decided well before max even at the adaptive level.
   std::string state;
   RunCampaign(AdaptiveText("decided", "slow", 8, "0.02"), &state);
   ASSERT_EQ(state, "done");
   std::vector<WindowRow> rows = Stored(*coordinator_, "decided");
   int max_round = 0;
   for (const WindowRow& w : rows) max_round = std::max(max_round, w.round);
-  EXPECT_EQ(max_round, 3) << "a decided cell takes no round beyond min";
-  EXPECT_EQ(rows.size(), 6u);
+  // Decided at min rounds on a quiet machine; a slow one (sanitizers) may need a round or two
+  // more, but never the plan's 8: the cell stops as decided, with both targets in every round.
+  EXPECT_GE(max_round, 3);
+  EXPECT_LT(max_round, 8) << "a decided cell stops before max";
+  EXPECT_EQ(rows.size(), 2u * static_cast<size_t>(max_round));
   nlohmann::json record = Record(*coordinator_, "decided");
   EXPECT_EQ(record["stats"]["plan"], "adaptive");
-  EXPECT_EQ(record["cells"][0]["rounds"], 3);
+  EXPECT_EQ(record["cells"][0]["rounds"], max_round);
   EXPECT_EQ(record["cells"][0]["stopped"], "decided");
   const auto& slow = record["cells"][0]["targets"][1];
   EXPECT_EQ(slow["target"], "slow");
@@ -412,22 +415,23 @@ TEST_F(LabTest, AnAdaptiveCampaignStopsWhenDecidedAndRunsToMaxWhenNot) {
   EXPECT_EQ(slow["metrics"]["cpu_us_per_request"]["vs_baseline"]["verdict"], "behind");
 
   // A re-run of a decided campaign measures that window again and adds no round.
+  const size_t before = rows.size();
   v1::RerunWindowsRequest req;
   req.add_window_ids(rows[1].id);
   v1::RerunWindowsReply reply;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
   ASSERT_TRUE(stub_->RerunWindows(&ctx, req, &reply).ok());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (Stored(*coordinator_, "decided").size() < 7 &&
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (Stored(*coordinator_, "decided").size() < before + 1 &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // nothing more may follow
   rows = Stored(*coordinator_, "decided");
-  ASSERT_EQ(rows.size(), 7u);
+  ASSERT_EQ(rows.size(), before + 1);
   EXPECT_EQ(rows.back().attempt, 2);
-  for (const WindowRow& w : rows) EXPECT_LE(w.round, 3);
+  for (const WindowRow& w : rows) EXPECT_LE(w.round, max_round);
 
   // Two copies of one server and a margin of 0: "close" is out of reach and neither can be
   // ahead, so the cell runs to max rounds.
