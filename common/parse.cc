@@ -126,6 +126,32 @@ std::string HostPort::ToString() const {
   return host + ":" + std::to_string(port);
 }
 
+namespace {
+
+// A host outside brackets is a DNS name or an IPv4 literal: letters, digits, '.', '-', '_'. Inside
+// brackets it is an IPv6 literal: hex digits, ':' and '.', and after '%' a zone (an interface
+// name). Anything else (spaces, a second ':' outside brackets, a ']' inside) would not survive
+// HostPort::ToString and parse again as the same address.
+bool ValidHost(std::string_view host, bool bracketed) {
+  if (host.empty() || host.size() > 255) return false;
+  auto name_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '-' || c == '_';
+  };
+  if (!bracketed) return std::all_of(host.begin(), host.end(), name_char);
+  size_t zone = host.find('%');
+  std::string_view address = host.substr(0, zone);
+  if (address.find(':') == std::string_view::npos) return false;
+  for (char c : address) {
+    if (!std::isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.') return false;
+  }
+  if (zone == std::string_view::npos) return true;
+  std::string_view name = host.substr(zone + 1);
+  return !name.empty() && std::all_of(name.begin(), name.end(), name_char);
+}
+
+}  // namespace
+
 Result<HostPort> ParseHostPort(std::string_view text) {
   auto bad = [&] {
     return Status::InvalidArgument("expected HOST:PORT such as \"127.0.0.1:7700\", got \"" +
@@ -133,7 +159,8 @@ Result<HostPort> ParseHostPort(std::string_view text) {
   };
   HostPort hp;
   std::string_view port_text;
-  if (!text.empty() && text.front() == '[') {
+  const bool bracketed = !text.empty() && text.front() == '[';
+  if (bracketed) {
     size_t close = text.find(']');
     if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
       return bad();
@@ -146,8 +173,9 @@ Result<HostPort> ParseHostPort(std::string_view text) {
     hp.host = std::string(text.substr(0, colon));
     port_text = text.substr(colon + 1);
   }
+  if (!ValidHost(hp.host, bracketed)) return bad();
   int port = 0;
-  if (!ParseInt(port_text, port) || port > 65535 || hp.host.empty()) return bad();
+  if (!ParseInt(port_text, port) || port > 65535) return bad();
   hp.port = static_cast<uint16_t>(port);
   return hp;
 }

@@ -152,8 +152,12 @@ TEST(ParseHostPortTest, AcceptsHostsAndLiterals) {
 
 TEST(ParseHostPortTest, RejectsBadInput) {
   const char* bad[] = {
-      "",         "localhost", ":80",     "host:", "host:65536", "host:-1",         "host:8x",
-      "host: 80", "[::1]",     "[::1]80", "[]:80", "[::1:80",    "host:99999999999"};
+      "", "localhost", ":80", "host:", "host:65536", "host:-1", "host:8x", "host: 80", "[::1]",
+      "[::1]80", "[]:80", "[::1:80", "host:99999999999",
+      // Hosts that would not come back from HostPort::ToString as themselves: an unbracketed
+      // ':', spaces, a ']' or a name inside brackets, an empty zone.
+      "127.0.0:1:7700", "a b:80", "[1.2.3.4]:80", "[::1]x]:80", "[::1%]:80", "[::g]:80",
+      "[a]b:80]:0"};
   for (const char* text : bad) {
     Result<HostPort> hp = ParseHostPort(text);
     ASSERT_FALSE(hp.ok()) << "accepted \"" << text << "\"";
