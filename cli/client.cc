@@ -92,9 +92,18 @@ void WriteStdout(const std::string& text) {
 
 }  // namespace
 
-std::unique_ptr<ProgressPrinter> MakeStdoutProgress(ProgressMode mode, int total_windows) {
+std::string PlannedWindows(const Campaign& campaign, int total_windows) {
+  if (!campaign.adaptive) return std::to_string(total_windows) + " windows";
+  return "at most " + std::to_string(total_windows) + " windows (" +
+         std::to_string(campaign.min_rounds) + " to " + std::to_string(campaign.rounds) +
+         " rounds, until decided)";
+}
+
+std::unique_ptr<ProgressPrinter> MakeStdoutProgress(ProgressMode mode, int total_windows,
+                                                    bool at_most) {
   return std::make_unique<ProgressPrinter>(ResolveProgressMode(mode, isatty(fileno(stdout)) != 0),
-                                           total_windows, RealClockInstance(), TerminalWidth);
+                                           total_windows, RealClockInstance(), TerminalWidth,
+                                           at_most);
 }
 
 Result<WatchOutcome> WatchCampaign(v1::Coordinator::Stub& stub, const std::string& campaign,

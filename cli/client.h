@@ -14,6 +14,7 @@
 #include "benchlab/v1/coordinator.grpc.pb.h"
 #include "cli/progress.h"
 #include "common/status.h"
+#include "coordinator/campaign.h"
 #include "tls/files.h"
 
 namespace benchlab {
@@ -51,9 +52,14 @@ class WatchCanceller {
   bool cancelled_ = false;
 };
 
+// "24 windows"; for an adaptive plan "at most 160 windows (3 to 20 rounds, until decided)".
+std::string PlannedWindows(const Campaign& campaign, int total_windows);
+
 // A printer to this process's stdout: `mode` resolved by whether stdout is a terminal, the real
-// clock, the terminal's width (TIOCGWINSZ, else $COLUMNS, else 80).
-std::unique_ptr<ProgressPrinter> MakeStdoutProgress(ProgressMode mode, int total_windows);
+// clock, the terminal's width (TIOCGWINSZ, else $COLUMNS, else 80). `at_most`: the total is an
+// adaptive plan's maximum (Progress).
+std::unique_ptr<ProgressPrinter> MakeStdoutProgress(ProgressMode mode, int total_windows,
+                                                    bool at_most = false);
 
 // Streams the campaign's windows, writing to stdout what `printer` makes of each event (each
 // window's FormatWindowLine as it arrives, and the progress its mode shows); the status line is

@@ -57,15 +57,15 @@ int RunSubmit(const SubmitArgs& args) {
     std::fprintf(stderr, "benchlab submit: %s\n", status.error_message().c_str());
     return input ? 2 : 1;
   }
-  std::printf("campaign %s submitted to %s: %d windows\n", reply.name().c_str(),
-              args.coordinator.c_str(), reply.total_windows());
+  std::printf("campaign %s submitted to %s: %s\n", reply.name().c_str(), args.coordinator.c_str(),
+              PlannedWindows(*campaign, reply.total_windows()).c_str());
   std::fflush(stdout);
   if (!args.wait) return 0;
 
   WatchCanceller canceller;
   SignalWatcher watcher([&canceller](int) { canceller.Cancel(); });
   auto printer = MakeStdoutProgress(ParseProgressMode(args.progress).value_or(ProgressMode::kAuto),
-                                    reply.total_windows());
+                                    reply.total_windows(), campaign->adaptive);
   auto outcome = WatchCampaign(**stub, reply.name(), canceller, *printer);
   if (canceller.cancelled()) {
     std::fprintf(stderr, "benchlab submit: interrupted; the campaign goes on at the coordinator\n");

@@ -214,14 +214,15 @@ int RunOnEmbeddedLab(const LabJob& job) {
       if (!submitted.ok()) return fail(submitted.error_message());
       total_windows = reply.total_windows();
     }
-    std::printf("campaign %s: %d windows, server and load agents on this machine, results in %s\n",
-                campaign.name.c_str(), total_windows, job.db.c_str());
+    std::printf("campaign %s: %s, server and load agents on this machine, results in %s\n",
+                campaign.name.c_str(), PlannedWindows(campaign, total_windows).c_str(),
+                job.db.c_str());
     std::fflush(stdout);
 
     WatchCanceller canceller;
     {
       SignalWatcher watcher([&](int) { canceller.Cancel(); });
-      auto printer = MakeStdoutProgress(job.progress, total_windows);
+      auto printer = MakeStdoutProgress(job.progress, total_windows, campaign.adaptive);
       auto outcome = WatchCampaign(**stub, campaign.name, canceller, *printer);
       if (canceller.cancelled()) {
         std::fprintf(stderr,

@@ -78,8 +78,8 @@ ProgressMode ResolveProgressMode(ProgressMode requested, bool stdout_is_terminal
   return stdout_is_terminal ? ProgressMode::kTty : ProgressMode::kPlain;
 }
 
-Progress::Progress(int total_windows, TimePoint start)
-    : total_(total_windows), last_stored_(start) {}
+Progress::Progress(int total_windows, TimePoint start, bool at_most)
+    : total_(total_windows), at_most_(at_most), last_stored_(start) {}
 
 void Progress::Started(const v1::WindowStarted& w, TimePoint /*now*/) {
   // A pair measures one window at a time: a new claim replaces whatever it showed before.
@@ -150,11 +150,13 @@ std::string FormatEta(std::optional<double> seconds, bool clock) {
 }
 
 std::string FormatPlainProgress(const Progress& p) {
-  std::string line = "progress: " + std::to_string(p.done()) + "/" + Total(p) + " windows, " +
+  std::string line = "progress: " + std::to_string(p.done()) +
+                     (p.at_most() ? " of at most " : "/") + Total(p) + " windows, " +
                      std::to_string(p.valid()) + " valid, " + std::to_string(p.invalid()) +
                      " invalid, " + std::to_string(p.failed()) + " failed";
   if (p.skipped() > 0) line += ", " + std::to_string(p.skipped()) + " skipped";
-  return line + ", ETA " + FormatEta(p.EtaSeconds(), false);
+  const std::optional<double> eta = p.EtaSeconds();
+  return line + ", ETA " + (p.at_most() && eta ? "at most " : "") + FormatEta(eta, false);
 }
 
 std::string FormatRunningLine(const v1::WindowStarted& w) {
@@ -165,11 +167,13 @@ std::string FormatStatusLine(const Progress& p, int width) {
   const int cells = width >= 110 ? 20 : 10;  // narrower on a narrow terminal, for the rest
   const int filled = p.total() > 0 ? std::clamp(p.done() * cells / p.total(), 0, cells) : 0;
   std::string line = "[" + Repeat("█", filled) + Repeat("░", cells - filled) + "] " +
-                     std::to_string(p.done()) + "/" + Total(p) + " · " + std::to_string(p.valid()) +
-                     " valid · " + std::to_string(p.invalid()) + " invalid";
+                     std::to_string(p.done()) + (p.at_most() ? "/≤" : "/") + Total(p) + " · " +
+                     std::to_string(p.valid()) + " valid · " + std::to_string(p.invalid()) +
+                     " invalid";
   if (p.failed() > 0) line += " · " + std::to_string(p.failed()) + " failed";
   if (p.skipped() > 0) line += " · " + std::to_string(p.skipped()) + " skipped";
-  line += " · ETA " + FormatEta(p.EtaSeconds(), true);
+  const std::optional<double> eta = p.EtaSeconds();
+  line += " · ETA " + std::string(p.at_most() && eta ? "≤" : "") + FormatEta(eta, true);
   for (size_t i = 0; i < p.running().size(); ++i) {
     const v1::WindowStarted& w = p.running()[i];
     line += (i == 0 ? " · now: " : " | ") + DescribeWindow(w);
@@ -180,11 +184,11 @@ std::string FormatStatusLine(const Progress& p, int width) {
 }
 
 ProgressPrinter::ProgressPrinter(ProgressMode mode, int total_windows, Clock& clock,
-                                 std::function<int()> terminal_width)
+                                 std::function<int()> terminal_width, bool at_most)
     : mode_(mode == ProgressMode::kAuto ? ProgressMode::kPlain : mode),
       clock_(clock),
       terminal_width_(std::move(terminal_width)),
-      progress_(total_windows, clock.Now()) {}
+      progress_(total_windows, clock.Now(), at_most) {}
 
 std::string ProgressPrinter::StatusLine() {
   status_shown_ = true;

@@ -24,7 +24,9 @@ class Progress {
   using TimePoint = std::chrono::steady_clock::time_point;
 
   // `total_windows` 0: not known yet, taken from the first window's total_windows.
-  Progress(int total_windows, TimePoint start);
+  // `at_most`: the total is an adaptive plan's maximum (every cell at max rounds), which a
+  // campaign whose cells are decided earlier never reaches; the lines and the ETA say "at most".
+  Progress(int total_windows, TimePoint start, bool at_most = false);
 
   // A window was claimed and is being measured now.
   void Started(const v1::WindowStarted& w, TimePoint now);
@@ -32,6 +34,7 @@ class Progress {
   void Stored(const v1::Window& w, TimePoint now);
 
   int total() const { return total_; }
+  bool at_most() const { return at_most_; }
   int done() const { return static_cast<int>(newest_.size()); }  // distinct windows stored
   int valid() const { return Count("valid"); }
   int invalid() const { return Count("invalid"); }
@@ -56,6 +59,7 @@ class Progress {
   int Count(const std::string& verdict) const;
 
   int total_;
+  bool at_most_;
   TimePoint last_stored_;  // the start, then the arrival of the last window stored
   int attempts_ = 0;
   std::map<std::string, Newest> newest_;  // window key -> its newest attempt
@@ -69,13 +73,14 @@ class Progress {
 std::string DescribeWindow(const v1::WindowStarted& w);
 // ETA: nullopt -> "–"; `clock` true: "0:21", "1:02:03"; false: "21s", "3m05s", "1h02m".
 std::string FormatEta(std::optional<double> seconds, bool clock);
-// "progress: 14/24 windows, 12 valid, 2 invalid, 0 failed, ETA 21s" (", 1 skipped" when any).
+// "progress: 14/24 windows, 12 valid, 2 invalid, 0 failed, ETA 21s" (", 1 skipped" when any);
+// for an adaptive plan "progress: 14 of at most 24 windows, ..., ETA at most 21s".
 std::string FormatPlainProgress(const Progress& p);
 // "running: round 2 · nginx · json · c32 (attempt 1)"
 std::string FormatRunningLine(const v1::WindowStarted& w);
 // "[████████░░░░] 14/24 · 12 valid · 2 invalid · ETA 0:21 · now: round 2 · nginx · json · c32",
 // cut to fit `width` terminal columns (one left free, so the terminal never wraps it). No
-// control characters.
+// control characters. For an adaptive plan "14/≤24 · ... · ETA ≤0:21".
 std::string FormatStatusLine(const Progress& p, int width);
 
 // Turns the watch's events into what stdout shows in a resolved mode (not kAuto):
@@ -88,7 +93,7 @@ class ProgressPrinter {
  public:
   // `terminal_width` is asked at each redraw, so a resized terminal is followed.
   ProgressPrinter(ProgressMode mode, int total_windows, Clock& clock,
-                  std::function<int()> terminal_width);
+                  std::function<int()> terminal_width, bool at_most = false);
   ProgressPrinter(const ProgressPrinter&) = delete;
   ProgressPrinter& operator=(const ProgressPrinter&) = delete;
 

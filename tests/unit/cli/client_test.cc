@@ -16,6 +16,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
+TEST(ClientTest, PlannedWindowsSaysWhenTheTotalIsAnAdaptiveMaximum) {
+  Campaign fixed;
+  fixed.rounds = 3;
+  EXPECT_EQ(PlannedWindows(fixed, 24), "24 windows");
+  Campaign adaptive;
+  adaptive.adaptive = true;
+  adaptive.min_rounds = 3;
+  adaptive.rounds = 20;
+  EXPECT_EQ(PlannedWindows(adaptive, 160), "at most 160 windows (3 to 20 rounds, until decided)");
+}
+
 TEST(ClientTest, AReportOverFourMebibytesCrossesTheChannel) {
   const fs::path dir =
       fs::path(::testing::TempDir()) / ("benchlab_client_" + std::to_string(getpid()));

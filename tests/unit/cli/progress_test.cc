@@ -193,6 +193,24 @@ TEST(ProgressTest, StatusLineShowsTheBarCountsAndEta) {
             "[█████░░░░░] 2/4 · 1 valid · 0 invalid · 1 failed · ETA 0:14");
 }
 
+TEST(ProgressTest, AnAdaptivePlansTotalAndEtaAreMaximums) {
+  // An adaptive plan's total has every cell at max rounds; cells decided earlier never run
+  // them, so both the total and the ETA are upper bounds, and the lines say so.
+  const auto t0 = std::chrono::steady_clock::time_point(seconds(0));
+  Progress p(4, t0, /*at_most=*/true);
+  EXPECT_EQ(FormatPlainProgress(p),
+            "progress: 0 of at most 4 windows, 0 valid, 0 invalid, 0 failed, ETA –");
+  p.Started(Start("nginx", 1), t0);
+  p.Stored(Stored("nginx", 1, "valid"), t0 + seconds(2));
+  EXPECT_EQ(FormatPlainProgress(p),
+            "progress: 1 of at most 4 windows, 1 valid, 0 invalid, 0 failed, ETA at most 6s");
+  EXPECT_EQ(FormatStatusLine(p, 80), "[██░░░░░░░░] 1/≤4 · 1 valid · 0 invalid · ETA ≤0:06");
+  Progress fixed(4, t0);
+  EXPECT_FALSE(fixed.at_most());
+  EXPECT_EQ(FormatPlainProgress(fixed),
+            "progress: 0/4 windows, 0 valid, 0 invalid, 0 failed, ETA –");
+}
+
 TEST(ProgressTest, StatusLineFitsTheTerminal) {
   const auto t0 = std::chrono::steady_clock::time_point(seconds(0));
   Progress p(24, t0);
