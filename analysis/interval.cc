@@ -13,12 +13,6 @@
 namespace benchlab {
 namespace {
 
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", v);
-  return buf;
-}
-
 std::string Pct(double fraction) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g%%", fraction * 100);
@@ -220,9 +214,10 @@ IntervalJudgement JudgeRatios(const std::vector<double>& ratios, Better better,
     j.reason = "fewer than 2 rounds with a ratio (" + std::to_string(iv.n) + ")";
     return j;
   }
-  const std::string ci = Num(iv.estimate) + " (" + Pct(level) + " CI " + Num(iv.low) + " to " +
-                         Num(iv.high) + ", " + std::to_string(iv.n) + " rounds)";
-  const std::string band = Num(1 - rule.margin) + " to " + Num(1 + rule.margin);
+  const std::string ci = FormatRatio(iv.estimate) + " (" + Pct(level) + " CI " +
+                         FormatRatio(iv.low) + " to " + FormatRatio(iv.high) + ", " +
+                         std::to_string(iv.n) + " rounds)";
+  const std::string band = FormatRatio(1 - rule.margin) + " to " + FormatRatio(1 + rule.margin);
   switch (j.verdict) {
     case IntervalVerdict::kAhead:
     case IntervalVerdict::kBehind:
@@ -243,6 +238,12 @@ IntervalJudgement JudgeRatios(const std::vector<double>& ratios, Better better,
       break;
   }
   return j;
+}
+
+std::string FormatRatio(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
 }
 
 }  // namespace benchlab

@@ -130,4 +130,7 @@ struct IntervalJudgement {
 IntervalJudgement JudgeRatios(const std::vector<double>& ratios, Better better,
                               const StatsRule& rule, const LookPlan& plan);
 
+// A ratio as the verdicts' reasons write it: three decimals, "1.053".
+std::string FormatRatio(double v);
+
 }  // namespace benchlab

@@ -17,12 +17,6 @@ std::string Pct(double fraction) {
   return buf;
 }
 
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", v);
-  return buf;
-}
-
 auto WindowName(const Measurement& m) {
   return std::tie(m.pair, m.target, m.scenario, m.load_level, m.round, m.position);
 }
@@ -104,11 +98,11 @@ Judgement Judge(const std::vector<RoundRatio>& rounds, Better better,
   for (const RoundRatio& r : rounds) ratios.push_back(r.ratio);
   const Summary s = Summarize(std::move(ratios));
   const double off = std::fabs(s.median - 1);
-  const std::string range = "(" + Num(s.min) + " to " + Num(s.max) + ")";
+  const std::string range = "(" + FormatRatio(s.min) + " to " + FormatRatio(s.max) + ")";
   if (noise_floor && off <= noise_floor->fraction) {
-    return {ComparisonVerdict::kClose, "within the noise floor: median ratio " + Num(s.median) +
-                                           " is " + Pct(off) + " from 1, floor " +
-                                           Pct(noise_floor->fraction)};
+    return {ComparisonVerdict::kClose, "within the noise floor: median ratio " +
+                                           FormatRatio(s.median) + " is " + Pct(off) +
+                                           " from 1, floor " + Pct(noise_floor->fraction)};
   }
   if (s.min < 1 && 1 < s.max)
     return {ComparisonVerdict::kClose, "round ratios straddle 1 " + range};
@@ -118,8 +112,8 @@ Judgement Judge(const std::vector<RoundRatio>& rounds, Better better,
   const std::string beyond =
       noise_floor ? "beyond the noise floor " + Pct(noise_floor->fraction) : "no noise floor";
   return {ahead ? ComparisonVerdict::kAhead : ComparisonVerdict::kBehind,
-          "median ratio " + Num(s.median) + ", every round " + (higher ? "above" : "below") +
-              " 1 " + range + ", " + beyond};
+          "median ratio " + FormatRatio(s.median) + ", every round " +
+              (higher ? "above" : "below") + " 1 " + range + ", " + beyond};
 }
 
 Comparison Compare(const RoundValues& target, const RoundValues& baseline, Better better,
