@@ -8,6 +8,7 @@
 #include "agent/supervisor.h"
 #include "cli/commands.h"
 #include "cli/signals.h"
+#include "common/log.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
@@ -20,6 +21,7 @@ struct AgentArgs {
 
 int RunAgent(const AgentArgs& args) {
   auto config = LoadAgentConfig(args.config);
+  if (config.ok()) SetLogAgent(config->name);
   if (!config.ok()) {
     std::fprintf(stderr, "%s\n", config.status().message().c_str());
     return 2;

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "common/log.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
@@ -14,6 +15,15 @@ int main(int argc, char** argv) {
       "A coordinator schedules campaigns over gRPC to agents; every window is judged by gates "
       "and stored in SQLite."};
   app.require_subcommand(1);
+  // Options of the top level are accepted after the subcommand too: `benchlab agent
+  // --log-format json --config ...`.
+  app.fallthrough();
+  std::string log_format = "text";
+  app.add_option("--log-format", log_format,
+                 "text (the default: a line a person reads) or json (one object a line: time, "
+                 "level, daemon, agent, campaign, window, message; docs/logging.md)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->envname("BENCHLAB_LOG_FORMAT");
   std::vector<std::pair<CLI::App*, benchlab::CommandRunner>> commands;
   auto add = [&](benchlab::CommandRunner (*adder)(CLI::App&)) {
     auto runner = adder(app);
@@ -40,7 +50,9 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   for (auto& [sub, runner] : commands) {
-    if (sub->parsed()) return runner();
+    if (!sub->parsed()) continue;
+    benchlab::ConfigureLogging(*benchlab::ParseLogFormat(log_format), sub->get_name());
+    return runner();
   }
   return 2;
 }

@@ -16,6 +16,7 @@
 #include "agent/selftest.h"
 #include "agent/window_token.h"
 #include "common/config_toml.h"
+#include "common/log.h"
 #include "common/parse.h"
 #include "loadgen/load.h"
 #include "loadgen/request.h"
@@ -256,6 +257,7 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext* ctx, const v1::Start
   for (char& ch : label) {
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_') ch = '_';
   }
+  ScopedLogContext log_context("", label);
   std::string run_dir =
       (std::filesystem::path(identity_.run_root) / (label + "-" + handle)).string();
   StartOptions options;

@@ -12,6 +12,7 @@
 
 #include "analysis/report_format.h"
 #include "common/clock.h"
+#include "common/log.h"
 #include "common/parse.h"
 #include "coordinator/campaign.h"
 #include "coordinator/outcome.h"
@@ -265,6 +266,7 @@ std::optional<AgentRegistry::Placement> Scheduler::WaitForPlacement(
 }
 
 void Scheduler::RunCampaign(const CampaignRow& row) {
+  ScopedLogContext log_context(row.name, "");
   auto fail = [&](const std::string& error) {
     spdlog::error("campaign {} failed: {}", row.name, error);
     if (Status st = store_.SetCampaignState(row.id, CampaignState::kFailed, error); !st.ok()) {
@@ -374,7 +376,11 @@ void Scheduler::RunCampaign(const CampaignRow& row) {
     return;
   }
   Status done_state = store_.SetCampaignState(row.id, CampaignState::kDone);
-  if (!done_state.ok()) spdlog::error("campaign {}: {}", row.name, done_state.message());
+  if (done_state.ok()) {
+    spdlog::info("campaign {} done", row.name);
+  } else {
+    spdlog::error("campaign {}: {}", row.name, done_state.message());
+  }
   // A re-run asked for while the last window ran would otherwise wait for the next request.
   auto late = store_.ListRerunRequests(row.id);
   if (!late.ok()) {
@@ -392,6 +398,7 @@ std::string Scheduler::RunOnPair(const CampaignRow& row, const Campaign& campaig
                                  const std::vector<PlannedWindow>& plan,
                                  AgentRegistry::Placement placement, const std::string& pair,
                                  const std::vector<std::string>& target_names, bool& cancelled) {
+  ScopedLogContext log_context(row.name, "");  // a fleet's pairs run on threads of their own
   auto busy = [&](bool on) {
     agents_.SetBusy(placement.server_agent, on);
     for (const auto& load : placement.load_agents) agents_.SetBusy(load, on);

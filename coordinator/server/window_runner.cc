@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "common/clock.h"
+#include "common/log.h"
 #include "coordinator/gates.h"
 #include "coordinator/server/window_protocol.h"
 #include "rpc/status.h"
@@ -297,9 +298,7 @@ bool WindowProtocol::StartTargetProcess() {
   if (def != nullptr) {
     for (int cpu : def->cpus) req.add_cpus(cpu);
   }
-  req.set_window_label(campaign_.name + "-r" + std::to_string(planned_.round) + "-" +
-                       planned_.target + "-" + planned_.scenario + "-" + LoadLevelLabel(planned_) +
-                       (planned_.noise ? "-n" + std::to_string(planned_.position) : ""));
+  req.set_window_label(WindowLabel(campaign_, planned_));
   req.set_window(window_);
   v1::StartTargetReply reply;
   grpc::ClientContext ctx;
@@ -554,6 +553,12 @@ void EndSession(AgentRegistry& agents, const AgentRegistry::Placement& placement
   session = {};
 }
 
+std::string WindowLabel(const Campaign& campaign, const PlannedWindow& planned) {
+  return campaign.name + "-r" + std::to_string(planned.round) + "-" + planned.target + "-" +
+         planned.scenario + "-" + LoadLevelLabel(planned) +
+         (planned.noise ? "-n" + std::to_string(planned.position) : "");
+}
+
 WindowOutcome RunWindow(AgentRegistry& agents, const AgentRegistry::Placement& placement,
                         const Campaign& campaign, int64_t campaign_id, const PlannedWindow& planned,
                         int attempt, const std::string& window_token, Calibration& calibration,
@@ -575,6 +580,7 @@ WindowOutcome RunWindow(AgentRegistry& agents, const AgentRegistry::Placement& p
   row.server_host = agents.HostFactsJson(placement.server_agent);
   row.load_host = agents.HostFactsJson(placement.load_agent);
   auto begin = FormatIsoTime(agents.clock().WallNow());
+  ScopedLogContext log_context(campaign.name, WindowLabel(campaign, planned));
   WindowProtocol(agents, placement, campaign, planned, SpoolKey(campaign_id, planned, attempt),
                  window_token, calibration, session, out)
       .Run();

@@ -114,6 +114,10 @@ struct TargetSession {
 // the window did not end valid/invalid, else left in `session`. The conformance gate runs once
 // per fresh process. `window_token` is WindowToken(lab secret, SpoolKey(campaign_id, planned,
 // attempt)) (coordinator/window_token.h): every call of the window to an agent carries it.
+// "hello-r2-nginx-json-c32" ("-n3" after a noise window's name, 3 its position): the name a
+// window's logs carry, at the agent (StartTargetRequest.window_label) and in JSON log lines.
+std::string WindowLabel(const Campaign& campaign, const PlannedWindow& planned);
+
 WindowOutcome RunWindow(AgentRegistry& agents, const Placement& placement, const Campaign& campaign,
                         int64_t campaign_id, const PlannedWindow& planned, int attempt,
                         const std::string& window_token, Calibration& calibration,

@@ -1,0 +1,95 @@
+#include "common/log.h"
+
+#include <chrono>
+#include <ctime>
+#include <mutex>
+
+#include "nlohmann/json.hpp"
+#include "spdlog/spdlog.h"
+
+namespace benchlab {
+namespace {
+
+thread_local std::string t_campaign;
+thread_local std::string t_window;
+
+std::mutex g_agent_mutex;
+std::string g_agent;  // guarded by g_agent_mutex
+
+std::string AgentName() {
+  std::lock_guard<std::mutex> lock(g_agent_mutex);
+  return g_agent;
+}
+
+nlohmann::json OrNull(const std::string& value) {
+  return value.empty() ? nlohmann::json(nullptr) : nlohmann::json(value);
+}
+
+// "2026-12-02T09:14:03.125Z"
+std::string UtcMillis(spdlog::log_clock::time_point t) {
+  const auto since = t.time_since_epoch();
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(since);
+  const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(since - seconds);
+  const std::time_t tt = static_cast<std::time_t>(seconds.count());
+  std::tm utc{};
+  gmtime_r(&tt, &utc);
+  char buf[40];
+  const size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &utc);
+  std::snprintf(buf + n, sizeof buf - n, ".%03lldZ", static_cast<long long>(millis.count()));
+  return buf;
+}
+
+}  // namespace
+
+std::optional<LogFormat> ParseLogFormat(std::string_view text) {
+  if (text == "text") return LogFormat::kText;
+  if (text == "json") return LogFormat::kJson;
+  return std::nullopt;
+}
+
+ScopedLogContext::ScopedLogContext(std::string campaign, std::string window)
+    : saved_campaign_(t_campaign), saved_window_(t_window) {
+  if (!campaign.empty()) t_campaign = std::move(campaign);
+  if (!window.empty()) t_window = std::move(window);
+}
+
+ScopedLogContext::~ScopedLogContext() {
+  t_campaign = std::move(saved_campaign_);
+  t_window = std::move(saved_window_);
+}
+
+JsonLogFormatter::JsonLogFormatter(std::string daemon) : daemon_(std::move(daemon)) {}
+
+void JsonLogFormatter::format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) {
+  const spdlog::string_view_t level = spdlog::level::to_string_view(msg.level);
+  nlohmann::ordered_json line = {
+      {"time", UtcMillis(msg.time)},
+      {"level", std::string(level.data(), level.size())},
+      {"daemon", daemon_},
+      {"agent", OrNull(AgentName())},
+      {"campaign", OrNull(t_campaign)},
+      {"window", OrNull(t_window)},
+      {"message", std::string(msg.payload.data(), msg.payload.size())},
+  };
+  // Invalid UTF-8 in a message (a target's output quoted in it) is replaced, never thrown on.
+  const std::string text =
+      line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  dest.append(text.data(), text.data() + text.size());
+}
+
+std::unique_ptr<spdlog::formatter> JsonLogFormatter::clone() const {
+  return std::make_unique<JsonLogFormatter>(daemon_);
+}
+
+void SetLogAgent(const std::string& name) {
+  std::lock_guard<std::mutex> lock(g_agent_mutex);
+  g_agent = name;
+}
+
+void ConfigureLogging(LogFormat format, const std::string& daemon) {
+  if (format == LogFormat::kJson) {
+    spdlog::default_logger()->set_formatter(std::make_unique<JsonLogFormatter>(daemon));
+  }
+}
+
+}  // namespace benchlab
