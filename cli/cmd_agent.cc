@@ -21,11 +21,11 @@ struct AgentArgs {
 
 int RunAgent(const AgentArgs& args) {
   auto config = LoadAgentConfig(args.config);
-  if (config.ok()) SetLogAgent(config->name);
   if (!config.ok()) {
     std::fprintf(stderr, "%s\n", config.status().message().c_str());
     return 2;
   }
+  SetLogAgent(config->name);
   if (args.parent_pid != 0) {
     if (!ExitWithParent(args.parent_pid)) return 1;
     // The embedded lab's processes (coordinator, the other agent) are its own, not foreign.
