@@ -25,6 +25,12 @@ int RunAgent(const AgentArgs& args) {
     std::fprintf(stderr, "%s\n", config.status().message().c_str());
     return 2;
   }
+  // Before any thread exists, so that all of the agent's threads inherit its CPUs.
+  Status pinned = PinAgent(RealSysEnv(), *config);
+  if (!pinned.ok()) {
+    std::fprintf(stderr, "%s: %s\n", args.config.c_str(), pinned.message().c_str());
+    return 2;
+  }
   SetLogAgent(config->name);
   if (args.parent_pid != 0) {
     if (!ExitWithParent(args.parent_pid)) return 1;

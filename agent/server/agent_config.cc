@@ -97,8 +97,8 @@ void ReadTls(Table& root, const Value& v, Issues& issues, const std::string& con
 void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, AgentConfig& c) {
   Table root(doc, "",
              {"name", "roles", "labels", "listen", "advertise", "coordinator", "state_dir",
-              "run_root", "allowed_cpus", "spool_dir", "sample_period", "allowed_targets", "limits",
-              "campaign_dir", "target", "tls"},
+              "run_root", "allowed_cpus", "agent_cpus", "spool_dir", "sample_period",
+              "allowed_targets", "limits", "campaign_dir", "target", "tls"},
              issues);
   c.config_dir = config_dir;
   if (const Value* v = root.Require("name", "a name such as \"server-1\"")) {
@@ -133,6 +133,21 @@ void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, 
   }
   if (const Value* v = root.Get("allowed_cpus")) {
     if (auto cpus = config::ReadCpus(root, "allowed_cpus", *v)) c.allowed_cpus = *cpus;
+  }
+  if (const Value* v = root.Get("agent_cpus")) {
+    if (auto cpus = config::ReadCpus(root, "agent_cpus", *v)) {
+      c.agent_cpus = *cpus;
+      for (int cpu : c.agent_cpus) {
+        if (std::find(c.allowed_cpus.begin(), c.allowed_cpus.end(), cpu) == c.allowed_cpus.end()) {
+          continue;
+        }
+        root.Fail(*v, "agent_cpus",
+                  "CPU " + std::to_string(cpu) + " is also in allowed_cpus = \"" +
+                      FormatCpuList(c.allowed_cpus) +
+                      "\"; the agent's own CPUs must be apart from the benchmark's");
+        break;
+      }
+    }
   }
   if (const Value* v = root.Get("spool_dir")) {
     if (auto dir = ReadDir(root, "spool_dir", *v)) c.spool_dir = *dir;
@@ -250,6 +265,7 @@ Status WriteAgentConfig(const AgentConfig& config, const std::string& path) {
   if (!config.advertise.empty()) root["advertise"] = config.advertise;
   if (!config.labels.empty()) root["labels"] = StringArray(config.labels, "");
   if (!config.allowed_cpus.empty()) root["allowed_cpus"] = FormatCpuList(config.allowed_cpus);
+  if (!config.agent_cpus.empty()) root["agent_cpus"] = FormatCpuList(config.agent_cpus);
   if (!config.spool_dir.empty()) root["spool_dir"] = config.spool_dir;
   if (!config.tls.empty() || config.insecure) {
     toml::table tls;
@@ -309,6 +325,39 @@ std::string TargetHost(const AgentConfig& config) {
   }
   if (host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]") return "127.0.0.1";
   return host;
+}
+
+Status PinAgent(SysEnv& env, AgentConfig& config) {
+  if (config.agent_cpus.empty()) return Status::Ok();
+  Result<std::vector<int>> before = env.GetAffinity(0);
+  if (!before.ok()) return before.status();
+  for (int cpu : config.agent_cpus) {
+    if (std::find(before->begin(), before->end(), cpu) == before->end()) {
+      return Status::InvalidArgument(
+          "agent_cpus = \"" + FormatCpuList(config.agent_cpus) + "\": CPU " + std::to_string(cpu) +
+          " is not one this process may run on (" + FormatCpuList(*before) + ")");
+    }
+  }
+  if (config.allowed_cpus.empty()) {
+    for (int cpu : *before) {
+      if (std::find(config.agent_cpus.begin(), config.agent_cpus.end(), cpu) ==
+          config.agent_cpus.end()) {
+        config.allowed_cpus.push_back(cpu);
+      }
+    }
+    if (config.allowed_cpus.empty()) {
+      return Status::InvalidArgument("agent_cpus = \"" + FormatCpuList(config.agent_cpus) +
+                                     "\" leaves no CPU for targets and load of the " +
+                                     FormatCpuList(*before) + " this process may run on; set " +
+                                     "allowed_cpus or give the agent fewer CPUs");
+    }
+  }
+  Status pinned = env.SetAffinity(0, config.agent_cpus);
+  if (!pinned.ok()) {
+    return Status(pinned.code(),
+                  "agent_cpus = \"" + FormatCpuList(config.agent_cpus) + "\": " + pinned.message());
+  }
+  return Status::Ok();
 }
 
 }  // namespace benchlab

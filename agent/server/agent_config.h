@@ -14,6 +14,7 @@
 #include "agent/server/limits.h"
 #include "common/parse.h"
 #include "common/status.h"
+#include "common/sysenv.h"
 #include "common/target.h"
 #include "tls/files.h"
 
@@ -34,8 +35,10 @@ struct AgentConfig {
   std::vector<TargetDef> catalogue;
   std::vector<std::string> labels;  // for placement by label
   std::vector<int> allowed_cpus;    // CPUs targets and load may use; empty: the agent's own
-  std::string spool_dir;            // window results awaiting the coordinator's acknowledgement
-  std::vector<pid_t> own_roots;     // other process trees whose CPU is not foreign (the lab's)
+  // CPUs the agent's own threads run on, apart from allowed_cpus; empty: not pinned (PinAgent).
+  std::vector<int> agent_cpus;
+  std::string spool_dir;         // window results awaiting the coordinator's acknowledgement
+  std::vector<pid_t> own_roots;  // other process trees whose CPU is not foreign (the lab's)
   std::chrono::milliseconds sample_period{100};  // the samplers' period over a measured interval
   // Where load and conformance requests may go (load role).
   AllowedTargets allowed_targets = AllowedTargets::Loopback();
@@ -58,6 +61,12 @@ Result<AgentConfig> ParseAgentConfigText(const std::string& text, const std::str
                                          const std::string& config_dir,
                                          const StateEnv& env = StateEnv::FromProcess());
 Result<AgentConfig> LoadAgentConfig(const std::string& path);
+
+// Pins the calling thread to config.agent_cpus, so that every thread the agent starts afterwards
+// (gRPC's, the spawner's) runs there and not on the benchmark's CPUs; call it before any other
+// thread exists. When allowed_cpus is empty it becomes the affinity the process had, less
+// agent_cpus (docs/agent.md, "The agent's own CPUs"). Nothing to do without agent_cpus.
+Status PinAgent(SysEnv& env, AgentConfig& config);
 
 // Writes a configuration that LoadAgentConfig reads back to the same AgentConfig; a target's
 // {campaign_dir} is written out as the directory it stood for. Used by the embedded lab.

@@ -203,6 +203,8 @@ TEST_F(AgentConfigTest, WrittenConfigReadsBackWithDirectoriesResolved) {
   config.roles = {"server"};
   config.coordinator = "127.0.0.1:41000";
   config.run_root = "/tmp/runs";
+  config.allowed_cpus = {1, 2, 3};
+  config.agent_cpus = {0};
   TargetDef t;
   t.name = "nginx";
   t.command = {"nginx", "-c", "{run_dir}/nginx.conf", "-g", "daemon off;"};
@@ -222,6 +224,8 @@ TEST_F(AgentConfigTest, WrittenConfigReadsBackWithDirectoriesResolved) {
   EXPECT_EQ(back->roles, config.roles);
   EXPECT_EQ(back->coordinator, config.coordinator);
   EXPECT_EQ(back->run_root, config.run_root);
+  EXPECT_EQ(back->allowed_cpus, config.allowed_cpus);
+  EXPECT_EQ(back->agent_cpus, config.agent_cpus);
   ASSERT_EQ(back->catalogue.size(), 1u);
   const TargetDef& b = back->catalogue[0];
   EXPECT_EQ(b.command, t.command);
@@ -342,6 +346,85 @@ TEST(TargetHostTest, TheAddressLoadAgentsAreGiven) {
   EXPECT_EQ(TargetHost(config), "127.0.0.1");
   config.listen = {"::", 7701};
   EXPECT_EQ(TargetHost(config), "127.0.0.1");
+}
+
+TEST_F(AgentConfigTest, AgentCpusMustStayApartFromAllowedCpus) {
+  auto config = ParseAgentConfigText(
+      "name = \"a\"\nroles = [\"load\"]\ncoordinator = \"h:1\"\nallowed_cpus = \"1-3\"\n"
+      "agent_cpus = \"0\"\n",
+      "agent.toml", "/");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->agent_cpus, std::vector<int>{0});
+  EXPECT_EQ(Error("name = \"a\"\nroles = [\"load\"]\ncoordinator = \"h:1\"\nallowed_cpus = "
+                  "\"1-3\"\nagent_cpus = \"0-1\"\n")
+                .message(),
+            "agent.toml:5: agent_cpus: CPU 1 is also in allowed_cpus = \"1-3\"; the agent's own "
+            "CPUs must be apart from the benchmark's");
+  EXPECT_EQ(Error("name = \"a\"\nroles = [\"load\"]\ncoordinator = \"h:1\"\nagent_cpus = 7\n")
+                .message()
+                .substr(0, 26),
+            "agent.toml:4: agent_cpus: ");
+}
+
+// Affinity of a pretend process; files still come from the real machine.
+class AffinityEnv : public RootedSysEnv {
+ public:
+  explicit AffinityEnv(std::vector<int> cpus) : cpus_(std::move(cpus)) {}
+  Status SetAffinity(pid_t pid, const std::vector<int>& cpus) override {
+    EXPECT_EQ(pid, 0) << "the calling thread";
+    set_calls_.push_back(cpus);
+    cpus_ = cpus;
+    return Status::Ok();
+  }
+  Result<std::vector<int>> GetAffinity(pid_t) override { return cpus_; }
+  const std::vector<std::vector<int>>& set_calls() const { return set_calls_; }
+
+ private:
+  std::vector<int> cpus_;
+  std::vector<std::vector<int>> set_calls_;
+};
+
+TEST(PinAgentTest, PinsTheAgentAndLeavesTheOtherCpusToTheBenchmark) {
+  AffinityEnv env({0, 1, 2, 3});
+  AgentConfig config;
+  config.agent_cpus = {0};
+  ASSERT_TRUE(PinAgent(env, config).ok());
+  EXPECT_EQ(env.set_calls(), (std::vector<std::vector<int>>{{0}}));
+  EXPECT_EQ(config.allowed_cpus, (std::vector<int>{1, 2, 3}));
+}
+
+TEST(PinAgentTest, KeepsAllowedCpusThatAreSet) {
+  AffinityEnv env({0, 1, 2, 3});
+  AgentConfig config;
+  config.agent_cpus = {3};
+  config.allowed_cpus = {1};
+  ASSERT_TRUE(PinAgent(env, config).ok());
+  EXPECT_EQ(config.allowed_cpus, std::vector<int>{1});
+  EXPECT_EQ(env.set_calls(), (std::vector<std::vector<int>>{{3}}));
+}
+
+TEST(PinAgentTest, WithoutAgentCpusNothingIsPinned) {
+  AffinityEnv env({0, 1});
+  AgentConfig config;
+  ASSERT_TRUE(PinAgent(env, config).ok());
+  EXPECT_TRUE(env.set_calls().empty());
+  EXPECT_TRUE(config.allowed_cpus.empty()) << "the daemon's own default applies";
+}
+
+TEST(PinAgentTest, RefusesCpusTheProcessMayNotUseOrThatLeaveNoneForTheBenchmark) {
+  AffinityEnv env({0, 1});
+  AgentConfig config;
+  config.agent_cpus = {4};
+  Status outside = PinAgent(env, config);
+  EXPECT_EQ(outside.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(outside.message(),
+            "agent_cpus = \"4\": CPU 4 is not one this process may run on (0-1)");
+  config.agent_cpus = {0, 1};
+  Status all = PinAgent(env, config);
+  EXPECT_EQ(all.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(all.message().find("leaves no CPU for targets and load"), std::string::npos)
+      << all.message();
+  EXPECT_TRUE(env.set_calls().empty()) << "nothing pinned when refused";
 }
 
 }  // namespace
