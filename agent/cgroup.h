@@ -7,10 +7,13 @@
 // left in the cgroup (cgroup.kill) and removes it.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "common/sysenv.h"
@@ -29,11 +32,25 @@ Result<CgroupCpu> ParseCgroupCpuStat(std::string_view text);
 // The cgroup2 mount point named in /proc/mounts text ("" when there is none).
 std::string FindCgroup2Mount(std::string_view mounts);
 
+// The cgroup v2 path of process `pid` ("0::<path>" in /proc/<pid>/cgroup); "" when it has none.
+std::string OwnCgroupPath(std::string_view proc_cgroup);
+
+// Where the agent makes its targets' cgroups, decided once at start (docs/agent.md, "Where the
+// agent writes"). When the agent runs in a systemd service's cgroup that it may create groups in
+// (Delegate=yes), that is its own cgroup: it moves itself (`self`, every thread) into
+// <own>/agent first, because cgroup v2 gives controllers only to children of a group with no
+// processes of its own, then enables cpu, memory and pids for the children, and returns <own>.
+// Elsewhere (a shell, a scope, cgroup v1) it returns "": WindowCgroup::Create then uses
+// <cgroup2 mount>/benchlab. The reasons it fell back go to `note`.
+std::string PrepareCgroupParent(SysEnv& env, pid_t self, std::string* note = nullptr);
+
 class WindowCgroup {
  public:
-  // <cgroup2 mount>/benchlab/<name>; FailedPrecondition (with why) when the machine has no
-  // writable cgroup2 mount: the caller then falls back to /proc.
-  static Result<std::unique_ptr<WindowCgroup>> Create(SysEnv& env, const std::string& name);
+  // <parent>/<name>, or <cgroup2 mount>/benchlab/<name> when parent is "" (made if missing);
+  // FailedPrecondition (with why) when the machine has no writable cgroup2 mount: the caller
+  // then falls back to /proc.
+  static Result<std::unique_ptr<WindowCgroup>> Create(SysEnv& env, const std::string& name,
+                                                      const std::string& parent = "");
   ~WindowCgroup();
   WindowCgroup(const WindowCgroup&) = delete;
   WindowCgroup& operator=(const WindowCgroup&) = delete;

@@ -199,7 +199,8 @@ Result<RunningTarget> LaunchTarget(SysEnv& env, const TargetDef& def, const std:
   std::unique_ptr<WindowCgroup> cgroup;
   std::string cgroup_note;
   if (options.use_cgroup) {
-    auto made = WindowCgroup::Create(env, fs::path(run_dir).filename().string());
+    auto made =
+        WindowCgroup::Create(env, fs::path(run_dir).filename().string(), options.cgroup_parent);
     if (made.ok()) {
       cgroup = std::move(made).value();
       spec.cgroup_procs = cgroup->procs_path();

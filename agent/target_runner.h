@@ -51,6 +51,7 @@ struct StartOptions {
   std::map<std::string, std::string> tag_env;  // added to the environment (the agent's cookie)
   SpawnThread* spawner = nullptr;              // fork there, and die with the agent
   bool use_cgroup = false;                     // a cgroup v2 per target where the machine allows
+  std::string cgroup_parent;  // where it is made; "" <cgroup2 mount>/benchlab (agent/cgroup.h)
   // Where readiness is probed: the address load generators will reach the target at (the
   // agent's advertised host), so a target that does not listen there fails here, by name.
   std::string ready_host = "127.0.0.1";

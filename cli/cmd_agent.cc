@@ -1,8 +1,11 @@
 // `benchlab agent`: the agent daemon.
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
 #include <memory>
 
+#include "agent/cgroup.h"
 #include "agent/server/agent_config.h"
 #include "agent/server/agent_daemon.h"
 #include "agent/supervisor.h"
@@ -32,6 +35,15 @@ int RunAgent(const AgentArgs& args) {
     return 2;
   }
   SetLogAgent(config->name);
+  // Targets' cgroups go in the service's delegated subtree where systemd gave one.
+  std::string cgroup_note;
+  config->cgroup_parent = PrepareCgroupParent(RealSysEnv(), getpid(), &cgroup_note);
+  if (!config->cgroup_parent.empty()) {
+    spdlog::info("agent: targets' cgroups in {}{}", config->cgroup_parent,
+                 cgroup_note.empty() ? "" : " (" + cgroup_note + ")");
+  } else {
+    spdlog::debug("agent: targets' cgroups in the default place: {}", cgroup_note);
+  }
   if (args.parent_pid != 0) {
     if (!ExitWithParent(args.parent_pid)) return 1;
     // The embedded lab's processes (coordinator, the other agent) are its own, not foreign.

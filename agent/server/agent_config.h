@@ -39,6 +39,7 @@ struct AgentConfig {
   std::vector<int> agent_cpus;
   std::string spool_dir;         // window results awaiting the coordinator's acknowledgement
   std::vector<pid_t> own_roots;  // other process trees whose CPU is not foreign (the lab's)
+  std::string cgroup_parent;     // set at start by PrepareCgroupParent (agent/cgroup.h), not read
   std::chrono::milliseconds sample_period{100};  // the samplers' period over a measured interval
   // Where load and conformance requests may go (load role).
   AllowedTargets allowed_targets = AllowedTargets::Loopback();

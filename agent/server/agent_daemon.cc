@@ -34,6 +34,7 @@ AgentIdentity MakeIdentity(SysEnv& env, const AgentConfig& config, const std::st
   identity.allowed_cpus = config.allowed_cpus;
   identity.cookie = AgentCookie(config.name, instance);
   identity.own_roots = config.own_roots;
+  identity.cgroup_parent = config.cgroup_parent;
   identity.sample_period = config.sample_period;
   if (identity.allowed_cpus.empty()) {
     auto own = env.GetAffinity(0);

@@ -265,6 +265,7 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext* ctx, const v1::Start
   options.tag_env = {{kAgentCookieVar, identity_.cookie}};
   options.spawner = &spawner_;
   options.use_cgroup = true;
+  options.cgroup_parent = identity_.cgroup_parent;
   options.ready_host = identity_.target_host;
   options.template_dirs = identity_.template_dirs;
   options.cancel = &call.cancel();

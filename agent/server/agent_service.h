@@ -49,6 +49,7 @@ struct AgentIdentity {
   AllowedTargets allowed_targets = AllowedTargets::Loopback();
   AgentLimits limits;  // per-CPU defaults are resolved against allowed_cpus by the service
   std::vector<std::string> template_dirs;  // besides each target's campaign_dir
+  std::string cgroup_parent;  // where targets' cgroups are made (agent/cgroup.h); "" the default
 };
 
 class AgentService final : public v1::Agent::Service {

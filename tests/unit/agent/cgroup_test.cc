@@ -55,6 +55,75 @@ TEST(CgroupTest, OnAFakeRootCreatesReadsAndKillsOnDestruction) {
   EXPECT_EQ(written, "1");
 }
 
+// Files from a fake root, with every write recorded in order.
+class RecordingEnv : public RootedSysEnv {
+ public:
+  using RootedSysEnv::RootedSysEnv;
+  Status WriteFile(const std::string& path, const std::string& content) override {
+    writes.emplace_back(path, content);
+    return RootedSysEnv::WriteFile(path, content);
+  }
+  std::vector<std::pair<std::string, std::string>> writes;
+};
+
+TEST(CgroupTest, ADelegatedServiceGroupHoldsTheAgentAndItsTargets) {
+  FakeProcRoot root;
+  root.Write("/proc/mounts", "cgroup2 /cg cgroup2 rw 0 0\n");
+  root.Write("/proc/77/cgroup", "0::/system.slice/benchlab-agent@s1.service\n");
+  const std::string unit = "/cg/system.slice/benchlab-agent@s1.service";
+  std::filesystem::create_directories(root.root() + unit);
+  root.Write(unit + "/cgroup.controllers", "cpuset cpu io memory pids\n");
+  RecordingEnv env(root.root());
+  std::string note;
+  EXPECT_EQ(PrepareCgroupParent(env, 77, &note), unit);
+  EXPECT_EQ(note, "");
+  // The agent leaves the unit's group first: a group with processes gets no controllers for
+  // its children.
+  EXPECT_EQ(env.writes, (std::vector<std::pair<std::string, std::string>>{
+                            {unit + "/agent/cgroup.procs", "77"},
+                            {unit + "/cgroup.subtree_control", "+cpu"},
+                            {unit + "/cgroup.subtree_control", "+memory"},
+                            {unit + "/cgroup.subtree_control", "+pids"}}));
+  auto cg = WindowCgroup::Create(env, "w1", unit);
+  ASSERT_TRUE(cg.ok()) << cg.status().ToString();
+  EXPECT_EQ((*cg)->path(), unit + "/w1") << "a sibling of agent/, inside the delegated subtree";
+  EXPECT_FALSE(std::filesystem::exists(root.root() + "/cg/benchlab"));
+}
+
+TEST(CgroupTest, OutsideADelegatedServiceTheDefaultPlaceStays) {
+  FakeProcRoot root;
+  root.Write("/proc/mounts", "cgroup2 /cg cgroup2 rw 0 0\n");
+  root.Write("/proc/5/cgroup", "0::/user.slice/user-0.slice/session-3.scope\n");
+  root.Write("/proc/6/cgroup", "0::/system.slice/benchlab-agent@s2.service\n");
+  std::filesystem::create_directories(root.root() + "/cg");
+  RecordingEnv env(root.root());
+  std::string note;
+  EXPECT_EQ(PrepareCgroupParent(env, 5, &note), "");
+  EXPECT_EQ(note,
+            "the agent's cgroup /user.slice/user-0.slice/session-3.scope is not a "
+            "service's (Delegate=yes)");
+  // A service whose group the agent may not create groups in (no Delegate=yes).
+  EXPECT_EQ(PrepareCgroupParent(env, 6, &note), "");
+  EXPECT_EQ(note.rfind("cannot create /cg/system.slice/benchlab-agent@s2.service/agent", 0), 0u)
+      << note;
+  EXPECT_TRUE(env.writes.empty()) << "the agent moved nowhere";
+  auto cg = WindowCgroup::Create(env, "w1", "");
+  ASSERT_TRUE(cg.ok()) << cg.status().ToString();
+  EXPECT_EQ((*cg)->path(), "/cg/benchlab/w1");
+
+  FakeProcRoot v1;
+  v1.Write("/proc/mounts", "cgroup /sys/fs/cgroup/cpu cgroup rw 0 0\n");
+  RootedSysEnv v1_env(v1.root());
+  EXPECT_EQ(PrepareCgroupParent(v1_env, 5, &note), "");
+  EXPECT_EQ(note, "no cgroup2 mount on this machine");
+}
+
+TEST(CgroupTest, OwnCgroupPathReadsTheUnifiedLine) {
+  EXPECT_EQ(OwnCgroupPath("12:cpu,cpuacct:/x\n0::/system.slice/a.service\n"),
+            "/system.slice/a.service");
+  EXPECT_EQ(OwnCgroupPath("12:cpu,cpuacct:/x\n"), "");
+}
+
 TEST(CgroupTest, NoCgroup2MountIsAClearRefusal) {
   FakeProcRoot root;
   root.Write("/proc/mounts", "proc /proc proc rw 0 0\n");
