@@ -11,6 +11,7 @@
 
 #include "common/config_fields.h"
 #include "common/parse.h"
+#include "rpc/tls.h"
 
 namespace benchlab {
 namespace {
@@ -94,11 +95,26 @@ void ReadTls(Table& root, const Value& v, Issues& issues, const std::string& con
   }
 }
 
+// metrics_listen: "" (not served) or a loopback HOST:PORT. /metrics is plain HTTP without a
+// token, so it never listens beyond loopback (docs/metrics.md, "On an agent").
+void ReadMetricsListen(Table& root, const Value& v, AgentConfig& c) {
+  if (v.is_string() && v.as_string().str.empty()) return;
+  auto hp = ReadAddress(root, "metrics_listen", v);
+  if (!hp) return;
+  if (!IsLoopbackHost(hp->host)) {
+    root.Expect(v, "metrics_listen",
+                "a loopback HOST:PORT such as \"127.0.0.1:9464\" (plain HTTP, loopback only; "
+                "docs/metrics.md) or \"\" for none");
+    return;
+  }
+  c.metrics_listen = *hp;
+}
+
 void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, AgentConfig& c) {
   Table root(doc, "",
              {"name", "roles", "labels", "listen", "advertise", "coordinator", "state_dir",
               "run_root", "allowed_cpus", "agent_cpus", "spool_dir", "sample_period",
-              "allowed_targets", "limits", "campaign_dir", "target", "tls"},
+              "allowed_targets", "limits", "campaign_dir", "target", "tls", "metrics_listen"},
              issues);
   c.config_dir = config_dir;
   if (const Value* v = root.Require("name", "a name such as \"server-1\"")) {
@@ -110,6 +126,7 @@ void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, 
   if (const Value* v = root.Get("listen")) {
     if (auto hp = ReadAddress(root, "listen", *v)) c.listen = *hp;
   }
+  if (const Value* v = root.Get("metrics_listen")) ReadMetricsListen(root, *v, c);
   if (const Value* v = root.Get("advertise")) {
     if (auto hp = ReadAddress(root, "advertise", *v)) c.advertise = hp->ToString();
   }
@@ -267,6 +284,7 @@ Status WriteAgentConfig(const AgentConfig& config, const std::string& path) {
   if (!config.allowed_cpus.empty()) root["allowed_cpus"] = FormatCpuList(config.allowed_cpus);
   if (!config.agent_cpus.empty()) root["agent_cpus"] = FormatCpuList(config.agent_cpus);
   if (!config.spool_dir.empty()) root["spool_dir"] = config.spool_dir;
+  if (config.metrics_listen) root["metrics_listen"] = config.metrics_listen->ToString();
   if (!config.tls.empty() || config.insecure) {
     toml::table tls;
     for (auto [key, value] :

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct AgentConfig {
   std::string name;
   std::vector<std::string> roles;  // "server" and/or "load"
   HostPort listen{"127.0.0.1", 0};
+  // Where /metrics is served in Prometheus's text format (docs/metrics.md): plain HTTP, so a
+  // loopback address only; unset: not served.
+  std::optional<HostPort> metrics_listen;
   std::string advertise;    // address given to the coordinator; default: the bound one
   std::string coordinator;  // HOST:PORT
   std::string state_dir;    // holds instance_proof

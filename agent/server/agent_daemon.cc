@@ -59,7 +59,8 @@ AgentDaemon::AgentDaemon(SysEnv& env, AgentConfig config)
     : env_(env),
       config_(std::move(config)),
       instance_(NewInstanceId(env_)),
-      service_(env_, MakeIdentity(env_, config_, instance_), config_.catalogue) {}
+      service_(env_, MakeIdentity(env_, config_, instance_), config_.catalogue),
+      metrics_(config_.name, [this] { return SnapshotOf(env_, service_, registered()); }) {}
 
 AgentDaemon::~AgentDaemon() { Shutdown(); }
 
@@ -106,6 +107,9 @@ Result<HostPort> AgentDaemon::Start() {
     if (!spool.ok()) return spool.status();
     service_.SetSpool(std::move(spool).value());
   }
+  if (config_.metrics_listen) {
+    BENCHLAB_RETURN_IF_ERROR(metrics_.Start(*config_.metrics_listen).status());
+  }
 
   grpc::ServerBuilder builder;
   int bound_port = 0;
@@ -114,6 +118,9 @@ Result<HostPort> AgentDaemon::Start() {
       tls_ ? tls_->ServerCredentials({Role::kCoordinator}) : grpc::InsecureServerCredentials(),
       &bound_port);
   builder.RegisterService(&service_);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counted;
+  counted.push_back(metrics_.rpc().Factory());  // for /metrics (rpc/metrics_interceptor.h)
+  builder.experimental().SetInterceptorCreators(std::move(counted));
   server_ = builder.BuildAndStart();
   if (!server_ || bound_port == 0) {
     server_.reset();
@@ -274,6 +281,7 @@ void AgentDaemon::Shutdown() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  metrics_.Stop();
   if (server_) {
     // Calls still running at the deadline are cancelled by gRPC; each watches for that.
     server_->Shutdown(std::chrono::system_clock::now() + kShutdownGrace);

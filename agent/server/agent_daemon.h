@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "agent/server/agent_config.h"
+#include "agent/server/agent_metrics.h"
 #include "agent/server/agent_service.h"
 #include "benchlab/v1/coordinator.grpc.pb.h"
 #include "common/parse.h"
@@ -69,6 +70,7 @@ class AgentDaemon {
   std::string instance_proof_;       // a secret: never logged
   std::shared_ptr<TlsContext> tls_;  // from config_.tls at Start; null: plaintext
   AgentService service_;
+  AgentMetrics metrics_;  // /metrics on config_.metrics_listen (docs/metrics.md)
   std::unique_ptr<grpc::Server> server_;
   std::thread thread_;
   std::mutex mu_;

@@ -396,6 +396,7 @@ grpc::Status AgentService::Mark(grpc::ServerContext* ctx, const v1::MarkRequest*
   }
   if (figures->host) {
     HostFiguresToProto(*figures->host, reply->mutable_host());
+    NoteHost(*figures->host);
   } else if (!figures->host_error.empty()) {
     spdlog::warn("host figures unavailable for {}: {}", req->handle(), figures->host_error);
   }
@@ -414,6 +415,23 @@ std::unique_ptr<HostWatch> AgentService::NewHostWatch(pid_t target, const std::v
   for (pid_t root : identity_.own_roots) options.own_roots.push_back(root);
   options.pinned_cpus = cpus;
   return std::make_unique<HostWatch>(env_, options);
+}
+
+AgentReadings AgentService::readings() {
+  std::lock_guard lock(mu_);
+  AgentReadings out = last_;
+  out.targets_running = active_.size();
+  return out;
+}
+
+void AgentService::NoteHost(const HostWindow& host) {
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  std::lock_guard lock(mu_);
+  last_.foreign_cpu_cores = host.foreign_mean_pct / 100.0;
+  last_.steal_cpu_cores = host.steal_pct / 100.0;
+  last_.max_temp_c = host.max_temp_c;
+  last_.interval_end_unix_s = now;
 }
 
 Status AgentService::SpoolPut(const std::string& key, const std::string& window,
@@ -453,6 +471,10 @@ grpc::Status AgentService::CheckHost(grpc::ServerContext* ctx, const v1::CheckHo
   auto selftest = RunSelfTest(env_, cpus);
   if (!selftest.ok()) return rpc::ToGrpcStatus(selftest.status());
   reply->set_selftest_wall_ms(selftest->wall_ms);
+  {
+    std::lock_guard lock(mu_);
+    last_.selftest_wall_s = selftest->wall_ms / 1000.0;
+  }
   reply->set_selftest_cpu_ms(selftest->cpu_ms);
   return grpc::Status::OK;
 }
@@ -744,6 +766,17 @@ grpc::Status AgentService::WatchAndSpoolLoad(grpc::ServerContext* ctx,
                                              const std::vector<int>& cpus, const CancelFlag& cancel,
                                              grpc::ServerWriter<v1::RunLoadEvent>* writer,
                                              const LoadProducer& produce) {
+  struct Running {  // counts this call in readings().loads_running while it produces load
+    AgentService& service;
+    explicit Running(AgentService& s) : service(s) {
+      std::lock_guard lock(service.mu_);
+      ++service.last_.loads_running;
+    }
+    ~Running() {
+      std::lock_guard lock(service.mu_);
+      --service.last_.loads_running;
+    }
+  } running(*this);
   // The load host is watched over exactly the producer's measured interval.
   IntervalSampler host(env_, 0, identity_.sample_period, NewHostWatch(0, cpus));
   bool watching = false;
@@ -772,6 +805,7 @@ grpc::Status AgentService::WatchAndSpoolLoad(grpc::ServerContext* ctx,
   if (!produced.ok()) return rpc::ToGrpcStatus(produced);
   if (host_figures.ok() && host_figures->host) {
     HostFiguresToProto(*host_figures->host, out->mutable_host());
+    NoteHost(*host_figures->host);
   }
   if (!req.spool_key().empty()) {
     Status spooled = SpoolPut(req.spool_key() + ".load", req.window(), event.SerializeAsString());

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -50,6 +51,18 @@ struct AgentIdentity {
   AgentLimits limits;  // per-CPU defaults are resolved against allowed_cpus by the service
   std::vector<std::string> template_dirs;  // besides each target's campaign_dir
   std::string cgroup_parent;  // where targets' cgroups are made (agent/cgroup.h); "" the default
+};
+
+// What the agent is doing and what it last measured, for /metrics (agent/server/agent_metrics.h):
+// read from what the service already has, never measured for the scrape.
+struct AgentReadings {
+  size_t targets_running = 0;  // started and not yet stopped
+  size_t loads_running = 0;    // RunLoad calls producing load now
+  // The last measured interval's host figures (a Mark END's or a RunLoad's), in cores (% of one
+  // core / 100), and when it ended (seconds since the Unix epoch); unset before the first.
+  std::optional<double> foreign_cpu_cores, steal_cpu_cores, max_temp_c;
+  std::optional<double> interval_end_unix_s;
+  std::optional<double> selftest_wall_s;  // the last CheckHost's self-test, in seconds
 };
 
 class AgentService final : public v1::Agent::Service {
@@ -91,6 +104,7 @@ class AgentService final : public v1::Agent::Service {
   std::map<std::string, std::string> versions();
   const std::vector<std::string>& catalogue_names() const { return catalogue_names_; }
   const AgentIdentity& identity() const { return identity_; }
+  AgentReadings readings();
 
   // How often a call's watcher looks whether its client cancelled: with the load generator's
   // stop latency (LoadOptions::kStopLatency) load stops within 100 ms of a cancellation.
@@ -142,6 +156,8 @@ class AgentService final : public v1::Agent::Service {
   // A scratch directory name below the run root for one run of an external tool.
   std::string NewToolScratch(const std::string& tool);
   Status SpoolPut(const std::string& key, const std::string& window, const std::string& bytes);
+  // Keeps a measured interval's host figures for readings().
+  void NoteHost(const HostWindow& host);
 
   SysEnv& env_;
   const AgentIdentity identity_;
@@ -157,6 +173,7 @@ class AgentService final : public v1::Agent::Service {
   std::set<CancelFlag*> calls_;  // of the calls in progress
   bool shutting_down_ = false;
   uint64_t next_scratch_ = 1;  // names external tools' scratch directories
+  AgentReadings last_;         // readings() but targets_running; guarded by mu_
 };
 
 // Fills the protocol's HostFacts from the agent's reading of its machine.

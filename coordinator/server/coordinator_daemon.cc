@@ -8,6 +8,7 @@
 #include "coordinator/server/channel.h"
 #include "coordinator/server/coordinator_service.h"
 #include "coordinator/server/http_api.h"
+#include "coordinator/server/metrics.h"
 #include "coordinator/server/scheduler.h"
 #include "rpc/tls.h"
 #include "spdlog/spdlog.h"
@@ -15,12 +16,13 @@
 namespace benchlab {
 
 struct CoordinatorDaemon::Parts {
-  Parts(std::unique_ptr<Store> s, const CoordinatorOptions& o)
+  Parts(std::unique_ptr<Store> s, const CoordinatorOptions& o, const std::string& db_path)
       : options(o),
         store(std::move(s)),
-        scheduler(*store, agents, options.max_windows),
+        metrics(db_path),
+        scheduler(*store, agents, options.max_windows, &metrics),
         service(*store, agents, scheduler, options.tls.get()),
-        http(*store, agents, scheduler) {
+        http(*store, agents, scheduler, metrics) {
     if (auto tls = options.tls) {
       // Each agent is called at the address it registered, and must prove the name it
       // registered under with its certificate.
@@ -34,6 +36,7 @@ struct CoordinatorDaemon::Parts {
   CoordinatorOptions options;
   std::unique_ptr<Store> store;
   AgentRegistry agents;
+  CoordinatorMetrics metrics;  // /metrics (docs/metrics.md)
   Scheduler scheduler;
   CoordinatorService service;
   HttpApi http;
@@ -45,7 +48,7 @@ Result<std::unique_ptr<CoordinatorDaemon>> CoordinatorDaemon::Create(const std::
   auto store = Store::Open(db_path);
   if (!store.ok()) return store.status();
   return std::unique_ptr<CoordinatorDaemon>(
-      new CoordinatorDaemon(std::make_unique<Parts>(std::move(store).value(), options)));
+      new CoordinatorDaemon(std::make_unique<Parts>(std::move(store).value(), options, db_path)));
 }
 
 CoordinatorDaemon::CoordinatorDaemon(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
@@ -71,6 +74,10 @@ Result<HostPort> CoordinatorDaemon::Start(const HostPort& listen) {
   builder.SetMaxReceiveMessageSize(kMaxGrpcMessageBytes);
   builder.SetMaxSendMessageSize(kMaxGrpcMessageBytes);
   builder.RegisterService(&parts_->service);
+  // Counts and times every call for /metrics (rpc/metrics_interceptor.h).
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counted;
+  counted.push_back(parts_->metrics.rpc().Factory());
+  builder.experimental().SetInterceptorCreators(std::move(counted));
   parts_->server = builder.BuildAndStart();
   if (!parts_->server || bound_port == 0) {
     parts_->server.reset();

@@ -21,6 +21,7 @@
 #include "coordinator/server/agent_registry.h"
 #include "coordinator/server/agents_json.h"
 #include "coordinator/server/dashboard_auth.h"
+#include "coordinator/server/metrics.h"
 #include "coordinator/server/scheduler.h"
 #include "rpc/tls.h"
 #include "spdlog/spdlog.h"
@@ -612,8 +613,9 @@ void HttpApi::Audit(const httplib::Request& req, const DashboardCaller& caller,
   }
 }
 
-HttpApi::HttpApi(Store& store, AgentRegistry& agents, Scheduler& scheduler)
-    : store_(store), agents_(agents), scheduler_(scheduler) {}
+HttpApi::HttpApi(Store& store, AgentRegistry& agents, Scheduler& scheduler,
+                 CoordinatorMetrics& metrics)
+    : store_(store), agents_(agents), scheduler_(scheduler), metrics_(metrics) {}
 
 HttpApi::~HttpApi() { Stop(); }
 
@@ -622,9 +624,12 @@ void HttpApi::Routes(const std::string& web_root) {
   s.set_payload_max_length(64 * 1024);  // the only body is a re-run request
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (Refused(req, res)) return httplib::Server::HandlerResponse::Handled;
-    // Every read of the API is checked here; the one change (re-run) and the session calls
-    // check their callers themselves. The page's own files hold no data and are served to all.
-    if (req.method == "GET" && req.path.rfind("/api/", 0) == 0 && req.path != "/api/v1/session") {
+    // Every read of the API and of /metrics is checked here; the one change (re-run) and the
+    // session calls check their callers themselves. The page's own files hold no data and are
+    // served to all.
+    const bool read = (req.path.rfind("/api/", 0) == 0 && req.path != "/api/v1/session") ||
+                      req.path == "/metrics";
+    if (req.method == "GET" && read) {
       auto caller = Caller(req, res, "DashboardRead");
       if (!caller) return httplib::Server::HandlerResponse::Handled;
       if (Status may = auth_->MayRead(*caller); !may.ok()) {
@@ -702,6 +707,10 @@ void HttpApi::Routes(const std::string& web_root) {
         });
   s.Get("/api/v1/agents", [this](const httplib::Request&, httplib::Response& res) {
     ReplyJson(res, 200, AgentsToJson(agents_.List()));
+  });
+  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(metrics_.Scrape(store_, agents_), kMetricsContentType);
   });
   s.Get("/api/v1/session", [this](const httplib::Request& req, httplib::Response& res) {
     auto caller = Caller(req, res, "DashboardSession");

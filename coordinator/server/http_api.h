@@ -26,6 +26,7 @@ struct Response;
 namespace benchlab {
 
 class AgentRegistry;
+class CoordinatorMetrics;
 class DashboardAuth;
 class Scheduler;
 struct DashboardCaller;
@@ -64,7 +65,8 @@ Result<nlohmann::ordered_json> HistogramDoc(const std::string& serialized,
 
 class HttpApi {
  public:
-  HttpApi(Store& store, AgentRegistry& agents, Scheduler& scheduler);
+  // /metrics serves `metrics` (docs/metrics.md), readable by whoever may read the API.
+  HttpApi(Store& store, AgentRegistry& agents, Scheduler& scheduler, CoordinatorMetrics& metrics);
   ~HttpApi();
   HttpApi(const HttpApi&) = delete;
   HttpApi& operator=(const HttpApi&) = delete;
@@ -99,6 +101,7 @@ class HttpApi {
   Store& store_;
   AgentRegistry& agents_;
   Scheduler& scheduler_;
+  CoordinatorMetrics& metrics_;
   std::unique_ptr<httplib::Server> server_;
   std::unique_ptr<DashboardAuth> auth_;
   std::string scheme_ = "http";  // or "https"

@@ -19,14 +19,16 @@
 #include "coordinator/plan.h"
 #include "coordinator/server/adaptive_plan.h"
 #include "coordinator/server/agent_registry.h"
+#include "coordinator/server/metrics.h"
 #include "coordinator/server/window_runner.h"
 #include "coordinator/window_token.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
 
-Scheduler::Scheduler(Store& store, AgentRegistry& agents, uint64_t max_windows)
-    : store_(store), agents_(agents), max_windows_(max_windows) {}
+Scheduler::Scheduler(Store& store, AgentRegistry& agents, uint64_t max_windows,
+                     CoordinatorMetrics* metrics)
+    : store_(store), agents_(agents), max_windows_(max_windows), metrics_(metrics) {}
 
 Scheduler::~Scheduler() { Stop(); }
 
@@ -439,6 +441,7 @@ std::string Scheduler::RunOnPair(const CampaignRow& row, const Campaign& campaig
       Bump();  // watchers show the window now running
       const std::string token =
           WindowToken(store_.lab_secret(), SpoolKey(row.id, planned, p.attempt));
+      const auto claimed = std::chrono::steady_clock::now();
       WindowOutcome outcome = RunWindow(agents_, placement, campaign, row.id, planned, p.attempt,
                                         token, calibration, session);
       outcome.row.campaign_id = row.id;
@@ -454,6 +457,11 @@ std::string Scheduler::RunOnPair(const CampaignRow& row, const Campaign& campaig
       if (!id.ok()) {
         error = "storing window: " + id.status().message();
         break;
+      }
+      if (metrics_) {
+        metrics_->RecordWindow(
+            outcome.row.verdict, outcome.reasons,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - claimed).count());
       }
       Acknowledge(outcome.spooled);
       spdlog::info("window {}/{} {} {} {} round {}{}{}: {} {:.0f} req/s", planned.index + 1,

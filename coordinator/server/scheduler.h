@@ -30,6 +30,7 @@
 namespace benchlab {
 
 class AgentRegistry;
+class CoordinatorMetrics;
 
 // A window of the plan that must be measured, and the attempt it will be.
 struct PendingWindow {
@@ -45,8 +46,10 @@ struct Submission {
 
 class Scheduler {
  public:
-  // Campaigns whose plan holds more than `max_windows` windows are refused by Submit.
-  Scheduler(Store& store, AgentRegistry& agents, uint64_t max_windows = kDefaultMaxWindows);
+  // Campaigns whose plan holds more than `max_windows` windows are refused by Submit. Each
+  // stored window is counted in `metrics` when given (docs/metrics.md).
+  Scheduler(Store& store, AgentRegistry& agents, uint64_t max_windows = kDefaultMaxWindows,
+            CoordinatorMetrics* metrics = nullptr);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -99,6 +102,7 @@ class Scheduler {
   Store& store_;
   AgentRegistry& agents_;
   const uint64_t max_windows_;
+  CoordinatorMetrics* const metrics_;  // may be null
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   std::mutex mu_;

@@ -324,6 +324,40 @@ TEST_F(AgentConfigTest, BadTlsTablesNameTheKeyAndForm) {
   EXPECT_TRUE(insecure->tls.empty());
 }
 
+// metrics_listen: unset or "" serves nothing; a loopback HOST:PORT is kept and written back;
+// anything else (beyond loopback, not an address) is an error at its line.
+TEST_F(AgentConfigTest, MetricsListenIsLoopbackOnly) {
+  const std::string head = "name = \"a\"\nroles = [\"load\"]\ncoordinator = \"127.0.0.1:1\"\n";
+  auto none = ParseAgentConfigText(head, "agent.toml", "/x");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_FALSE(none->metrics_listen);
+  auto off = ParseAgentConfigText(head + "metrics_listen = \"\"\n", "agent.toml", "/x");
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_FALSE(off->metrics_listen);
+  auto on =
+      ParseAgentConfigText(head + "metrics_listen = \"127.0.0.1:9464\"\n", "agent.toml", "/x");
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  ASSERT_TRUE(on->metrics_listen);
+  EXPECT_EQ(on->metrics_listen->ToString(), "127.0.0.1:9464");
+
+  const std::string path = dir_ + "/written.toml";
+  AgentConfig written = *on;
+  written.run_root = "/srv/run";
+  ASSERT_TRUE(WriteAgentConfig(written, path).ok());
+  auto back = LoadAgentConfig(path);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_TRUE(back->metrics_listen);
+  EXPECT_EQ(back->metrics_listen->ToString(), "127.0.0.1:9464");
+
+  EXPECT_EQ(Error(head + "metrics_listen = \"0.0.0.0:9464\"\n").message(),
+            "agent.toml:4: metrics_listen: expected a loopback HOST:PORT such as "
+            "\"127.0.0.1:9464\" (plain HTTP, loopback only; docs/metrics.md) or \"\" for none, "
+            "got \"0.0.0.0:9464\"");
+  EXPECT_EQ(
+      Error(head + "metrics_listen = 9464\n").message(),
+      "agent.toml:4: metrics_listen: expected HOST:PORT such as \"127.0.0.1:7700\", got 9464");
+}
+
 TEST_F(AgentConfigTest, MissingFileIsNotFound) {
   auto config = LoadAgentConfig(dir_ + "/absent.toml");
   ASSERT_FALSE(config.ok());

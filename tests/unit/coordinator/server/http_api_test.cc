@@ -17,6 +17,7 @@
 #include "common/histogram.h"
 #include "coordinator/dashboard_token.h"
 #include "coordinator/server/agent_registry.h"
+#include "coordinator/server/metrics.h"
 #include "coordinator/server/scheduler.h"
 #include "tls/ca.h"
 
@@ -305,8 +306,7 @@ class HttpServerTest : public HttpApiTest {
  protected:
   // Serves on loopback; the client carries an operator's token, as re-runs need one.
   void Serve(const std::string& web_root, const std::vector<std::string>& http_hosts = {}) {
-    scheduler_ = std::make_unique<Scheduler>(*store_, agents_);
-    api_ = std::make_unique<HttpApi>(*store_, agents_, *scheduler_);
+    MakeApi();
     auto bound = api_->Start({"127.0.0.1", 0}, web_root, http_hosts);
     ASSERT_TRUE(bound.ok()) << bound.status().message();
     port_ = bound->port;
@@ -314,6 +314,11 @@ class HttpServerTest : public HttpApiTest {
     client_ = std::make_unique<httplib::Client>("127.0.0.1", bound->port);
     client_->set_read_timeout(10, 0);
     client_->set_bearer_token_auth(operator_.c_str());
+  }
+  void MakeApi() {
+    scheduler_ = std::make_unique<Scheduler>(*store_, agents_);
+    metrics_ = std::make_unique<CoordinatorMetrics>((dir_ / "bench.db").string());
+    api_ = std::make_unique<HttpApi>(*store_, agents_, *scheduler_, *metrics_);
   }
   // A token stored under `name` with `role`, expiring at `expires` ("" for never).
   std::string MakeToken(const std::string& name, const std::string& role,
@@ -363,11 +368,13 @@ class HttpServerTest : public HttpApiTest {
   void TearDown() override {
     if (api_) api_->Stop();
     api_.reset();
+    metrics_.reset();
     scheduler_.reset();
     HttpApiTest::TearDown();
   }
   AgentRegistry agents_;
   std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<CoordinatorMetrics> metrics_;
   std::unique_ptr<HttpApi> api_;
   std::unique_ptr<httplib::Client> client_;
   std::string operator_;
@@ -763,8 +770,7 @@ TEST_F(HttpServerTest, ALogInGivesASessionCookieThatEndsWithItsToken) {
 // Beyond loopback: HTTPS only (or --insecure), and every read needs a token. The wildcard
 // address is not loopback, so the test listens there and connects through 127.0.0.1.
 TEST_F(HttpServerTest, BeyondLoopbackItIsHttpsAndEveryCallNeedsAToken) {
-  scheduler_ = std::make_unique<Scheduler>(*store_, agents_);
-  api_ = std::make_unique<HttpApi>(*store_, agents_, *scheduler_);
+  MakeApi();
   auto plain = api_->Start({"0.0.0.0", 0}, "");
   ASSERT_FALSE(plain.ok());
   EXPECT_EQ(plain.status().code(), StatusCode::kFailedPrecondition);
@@ -801,6 +807,14 @@ TEST_F(HttpServerTest, BeyondLoopbackItIsHttpsAndEveryCallNeedsAToken) {
   auto session = client.Get("/api/v1/session", as_viewer);
   ASSERT_TRUE(session);
   EXPECT_EQ(ojson::parse(session->body)["reads_open"], false);
+  // /metrics is a read like the API's.
+  auto metrics_anonymous = client.Get("/metrics", {{"Host", host}});
+  ASSERT_TRUE(metrics_anonymous);
+  EXPECT_EQ(metrics_anonymous->status, 401);
+  auto metrics_read = client.Get("/metrics", as_viewer);
+  ASSERT_TRUE(metrics_read);
+  EXPECT_EQ(metrics_read->status, 200);
+  EXPECT_NE(metrics_read->body.find("benchlab_windows_total"), std::string::npos);
 
   auto login = client.Post("/api/v1/session", {{"Host", host}}, R"({"token": ")" + viewer + R"("})",
                            "application/json");
@@ -828,9 +842,45 @@ TEST_F(HttpServerTest, BeyondLoopbackItIsHttpsAndEveryCallNeedsAToken) {
   EXPECT_TRUE(!refused || refused->status == 400);
 }
 
+// /metrics on loopback: open like the API's reads, in Prometheus's text format, with the
+// windows recorded, the campaigns by state and the store's size.
+TEST_F(HttpServerTest, MetricsAreOpenOnLoopbackAndCountRecordedWindows) {
+  Serve("");
+  WindowReason foreign, drift;
+  foreign.kind = drift.kind = ReasonKind::kGate;
+  foreign.name = "foreign_cpu";
+  drift.name = "selftest_drift";
+  metrics_->RecordWindow("invalid", {foreign, drift}, 12.0);
+  metrics_->RecordWindow("valid", {}, 3.0);
+  httplib::Client anonymous("127.0.0.1", port_);
+  auto res = anonymous.Get("/metrics");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(res->get_header_value("Content-Type"), kMetricsContentType);
+  const std::string& body = res->body;
+  for (const char* line : {
+           "benchlab_windows_total{verdict=\"invalid\"} 1\n",
+           "benchlab_windows_total{verdict=\"valid\"} 1\n",
+           "benchlab_windows_total{verdict=\"failed\"} 0\n",
+           "benchlab_window_reasons_total{kind=\"gate\",reason=\"foreign_cpu\"} 1\n",
+           "benchlab_window_reasons_total{kind=\"gate\",reason=\"selftest_drift\"} 1\n",
+           "benchlab_window_duration_seconds_bucket{verdict=\"invalid\",le=\"10\"} 0\n",
+           "benchlab_window_duration_seconds_bucket{verdict=\"invalid\",le=\"20\"} 1\n",
+           "benchlab_campaigns{state=\"running\"} 1\n",
+           "benchlab_campaigns{state=\"done\"} 0\n",
+           "benchlab_agents{state=\"ready\"} 0\n",
+           "# TYPE benchlab_windows_total counter\n",
+           "# TYPE benchlab_store_bytes gauge\n",
+       }) {
+    EXPECT_NE(body.find(line), std::string::npos) << line << " not in\n" << body;
+  }
+  // The database is there, so its size is not 0.
+  EXPECT_EQ(body.find("benchlab_store_bytes{file=\"db\"} 0\n"), std::string::npos) << body;
+  EXPECT_NE(body.find("benchlab_store_bytes{file=\"db\"} "), std::string::npos) << body;
+}
+
 TEST_F(HttpServerTest, InsecureAllowsPlainHttpBeyondLoopback) {
-  scheduler_ = std::make_unique<Scheduler>(*store_, agents_);
-  api_ = std::make_unique<HttpApi>(*store_, agents_, *scheduler_);
+  MakeApi();
   HttpTls insecure;
   insecure.insecure = true;
   auto bound = api_->Start({"0.0.0.0", 0}, "", {"127.0.0.1"}, insecure);

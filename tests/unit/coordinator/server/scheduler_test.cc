@@ -19,6 +19,7 @@
 #include "coordinator/server/agent_registry.h"
 #include "coordinator/server/channel.h"
 #include "coordinator/server/coordinator_daemon.h"
+#include "coordinator/server/metrics.h"
 #include "coordinator/window_token.h"
 #include "rpc/status.h"
 
@@ -179,12 +180,13 @@ expect = { status = 200 }
 
 // Submits kTwoWindows to a scheduler over the fake agents `server` and `load` and waits, 20 s at
 // most, for the campaign to end: its final state ("" when it could not be submitted).
-std::string RunTwoWindows(Store& store, Served& server, Served& load, int64_t* campaign_id) {
+std::string RunTwoWindows(Store& store, Served& server, Served& load, int64_t* campaign_id,
+                          CoordinatorMetrics* metrics = nullptr) {
   AgentRegistry registry;
   EXPECT_EQ(registry.Register(Registration("srv", "server", server.address)),
             Admission::kRegistered);
   EXPECT_EQ(registry.Register(Registration("ld", "load", load.address)), Admission::kRegistered);
-  Scheduler scheduler(store, registry);
+  Scheduler scheduler(store, registry, kDefaultMaxWindows, metrics);
   auto submitted = scheduler.Submit(kTwoWindows, "tokens.toml", "");
   EXPECT_TRUE(submitted.ok()) << submitted.status().ToString();
   if (!submitted.ok()) return "";
@@ -198,6 +200,30 @@ std::string RunTwoWindows(Store& store, Served& server, Served& load, int64_t* c
   }
   scheduler.Stop();
   return state;
+}
+
+// Each stored window moves the counters of /metrics: by its verdict, and its duration.
+TEST_F(SchedulerTest, EachStoredWindowIsCountedInTheMetrics) {
+  auto store = Store::Open((dir_ / "bench.db").string());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  CoordinatorMetrics metrics((dir_ / "bench.db").string());
+  Served server, load;
+  int64_t campaign_id = 0;
+  ASSERT_EQ(RunTwoWindows(**store, server, load, &campaign_id, &metrics), "done");
+  WindowFilter filter;
+  filter.campaign = "tokens";
+  auto windows = (*store)->ListWindows(filter);
+  ASSERT_TRUE(windows.ok());
+  ASSERT_EQ(windows->size(), 2u);
+  AgentRegistry none;
+  const std::string body = metrics.Scrape(**store, none);
+  const std::string verdict = (*windows)[0].verdict;
+  EXPECT_NE(body.find("benchlab_windows_total{verdict=\"" + verdict + "\"} 2\n"), std::string::npos)
+      << body;
+  EXPECT_NE(body.find("benchlab_window_duration_seconds_count{verdict=\"" + verdict + "\"} 2\n"),
+            std::string::npos)
+      << body;
+  EXPECT_NE(body.find("benchlab_campaigns{state=\"done\"} 1\n"), std::string::npos) << body;
 }
 
 TEST_F(SchedulerTest, EveryCallOfAWindowCarriesItsToken) {
