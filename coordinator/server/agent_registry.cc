@@ -125,7 +125,11 @@ Admission AgentRegistry::Register(const v1::RegisterAgentRequest& request) {
   entry.info.mutable_catalogue()->CopyFrom(request.catalogue());
   entry.info.mutable_labels()->CopyFrom(request.labels());
   *entry.info.mutable_versions() = request.versions();
-  entry.last_seen = now;
+  if (fresh) {
+    entry.last_seen = now;
+  } else {
+    RenewLocked(entry, now);
+  }
   spdlog::info("agent {} registered from {} (roles: {}, {} catalogue targets{}{})", request.name(),
                request.address(), fmt::join(request.roles(), ","), request.catalogue_size(),
                request.labels().empty() ? "" : ", labels: ", fmt::join(request.labels(), ","));
@@ -170,8 +174,23 @@ ProofCheck AgentRegistry::Heartbeat(const std::string& name, const std::string& 
   if (StateLocked(*entry, now) == AgentState::kLost) {
     spdlog::info("agent {} is back after being lost", name);
   }
-  entry->last_seen = now;
+  RenewLocked(*entry, now);
   return check;
+}
+
+void AgentRegistry::RenewLocked(Entry& entry, TimePoint now) const {
+  const AgentState before = StateLocked(entry, now);
+  if (before == AgentState::kSuspect || before == AgentState::kLost) entry.back_at = now;
+  entry.last_seen = now;
+}
+
+bool AgentRegistry::LapsedSince(const std::string& name, TimePoint since) {
+  std::lock_guard lock(mu_);
+  auto it = agents_.find(name);
+  if (it == agents_.end()) return false;
+  const AgentState state = StateLocked(it->second, clock_.Now());
+  if (state == AgentState::kSuspect || state == AgentState::kLost) return true;
+  return it->second.back_at && *it->second.back_at >= since;
 }
 
 ProofCheck AgentRegistry::CheckProof(const std::string& name, const std::string& proof) {

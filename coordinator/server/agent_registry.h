@@ -89,6 +89,10 @@ class AgentRegistry {
 
   // nullopt when the agent is unknown.
   std::optional<AgentState> StateOf(const std::string& name);
+  // Whether the agent's lease expired at any time from `since` until now: it is suspect or lost
+  // now, or a registration or heartbeat since then renewed it after it had expired (a partition
+  // that healed). False for an unknown agent.
+  bool LapsedSince(const std::string& name, std::chrono::steady_clock::time_point since);
 
   using Placement = benchlab::Placement;  // coordinator/server/placement.h
   // A ready server agent selected by spec.server whose catalogue holds every target, and ready
@@ -130,12 +134,16 @@ class AgentRegistry {
     v1::AgentInfo info;
     ProofHash proof{};
     std::chrono::steady_clock::time_point last_seen;
+    // The last renewal of a lease that had expired (suspect or lost before it); unset if none.
+    std::optional<std::chrono::steady_clock::time_point> back_at;
     bool busy = false;
     std::shared_ptr<v1::Agent::StubInterface> stub;
   };
   struct Candidates;
 
   AgentState StateLocked(const Entry& entry, std::chrono::steady_clock::time_point now) const;
+  // Renews the entry's lease at `now`, noting when it had expired (back_at).
+  void RenewLocked(Entry& entry, std::chrono::steady_clock::time_point now) const;
   static ProofHash HashProof(const std::string& proof);
   // Forgets the agent that is lost, not busy, and was heard of longest ago; false when none is.
   bool DropLongestLostLocked(std::chrono::steady_clock::time_point now);

@@ -218,14 +218,27 @@ struct StepCase {
   const char* agent;
 };
 
+// What the agents' leases do while the step's call waits for its deadline.
+enum class Lease {
+  kHeld,     // renewed throughout
+  kExpired,  // expired, and still expired at the deadline
+  kBack,     // expired during the call, renewed before the deadline (a partition that healed)
+};
+
 class WindowDeadlineTest : public WindowProtocolTest,
-                           public ::testing::WithParamInterface<std::tuple<StepCase, bool>> {};
+                           public ::testing::WithParamInterface<std::tuple<StepCase, Lease>> {};
 
 TEST_P(WindowDeadlineTest, ADeadlineFailsTheStepOrLosesTheSilentAgent) {
-  const auto [c, lease_expires] = GetParam();
+  const auto [c, lease] = GetParam();
   const std::string step = c.step;
-  auto late = [this, lease_expires] {
-    if (lease_expires) clock_.Advance(std::chrono::seconds(20));
+  const bool lost = lease != Lease::kHeld;
+  auto late = [this, lease] {
+    if (lease != Lease::kHeld) clock_.Advance(std::chrono::seconds(20));
+    if (lease == Lease::kBack) {
+      for (const char* name : {"srv", "ld"}) {
+        EXPECT_EQ(registry_->Heartbeat(name, std::string("proof-") + name), ProofCheck::kMatches);
+      }
+    }
     return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded");
   };
   if (step == "check_host") {
@@ -261,8 +274,8 @@ TEST_P(WindowDeadlineTest, ADeadlineFailsTheStepOrLosesTheSilentAgent) {
   EXPECT_EQ(r.name, step) << out.row.reasons;
   EXPECT_EQ(r.host, c.agent);
   EXPECT_EQ(r.code, "DEADLINE_EXCEEDED");
-  EXPECT_EQ(r.kind, lease_expires ? ReasonKind::kAgentLost : ReasonKind::kStep) << r.text;
-  EXPECT_EQ(MeasuredAgain(reasons), lease_expires);
+  EXPECT_EQ(r.kind, lost ? ReasonKind::kAgentLost : ReasonKind::kStep) << r.text;
+  EXPECT_EQ(MeasuredAgain(reasons), lost);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -272,10 +285,13 @@ INSTANTIATE_TEST_SUITE_P(
                                          StepCase{"conformance", "ld"}, StepCase{"run_load", "ld"},
                                          StepCase{"mark_begin", "srv"}, StepCase{"mark_end", "srv"},
                                          StepCase{"stop_target", "srv"}),
-                       ::testing::Bool()),
+                       ::testing::Values(Lease::kHeld, Lease::kExpired, Lease::kBack)),
     [](const auto& test) {
-      return std::string(std::get<0>(test.param).step) +
-             (std::get<1>(test.param) ? "_LeaseExpired" : "_LeaseHeld");
+      const Lease lease = std::get<1>(test.param);
+      return std::string(std::get<0>(test.param).step) + (lease == Lease::kHeld ? "_LeaseHeld"
+                                                          : lease == Lease::kExpired
+                                                              ? "_LeaseExpired"
+                                                              : "_LeaseLapsedAndBack");
     });
 
 void FailConformance(v1::MockAgentStub& agent) {
