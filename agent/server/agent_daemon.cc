@@ -1,10 +1,12 @@
 #include "agent/server/agent_daemon.h"
 
+#include <grpc/grpc.h>
 #include <grpcpp/client_context.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
+#include <grpcpp/support/channel_arguments.h>
 
 #include <cstdio>
 #include <set>
@@ -44,6 +46,36 @@ AgentIdentity MakeIdentity(SysEnv& env, const AgentConfig& config, const std::st
   identity.limits = config.limits;
   if (!config.config_dir.empty()) identity.template_dirs.push_back(config.config_dir);
   return identity;
+}
+
+// Keepalive, as the coordinator's channels and server have it (coordinator/server/channel.h,
+// docs/fleet.md "Partitions"): a silent link breaks calls within 2 s + 5 s, a healed one is
+// reconnected to within 2 s, and pings as often as the coordinator's are never refused.
+constexpr int kKeepaliveTimeMs = 2000;
+constexpr int kKeepaliveTimeoutMs = 5000;
+constexpr int kMaxReconnectBackoffMs = 2000;
+
+std::shared_ptr<grpc::Channel> CoordinatorChannel(const std::string& address,
+                                                  std::shared_ptr<grpc::ChannelCredentials> creds) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);  // no limit
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kMaxReconnectBackoffMs);
+  return grpc::CreateCustomChannel(address, std::move(creds), args);
+}
+
+// Lets the coordinator ping this often, and pings it likewise, so that the load of a window
+// whose coordinator vanished is cancelled.
+void SetServerKeepalive(grpc::ServerBuilder& builder) {
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                             kKeepaliveTimeMs / 2);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);  // never GOAWAY for pings
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
 }
 
 // The coordinator could not be reached (or was too slow): offer again later.
@@ -112,6 +144,7 @@ Result<HostPort> AgentDaemon::Start() {
       config_.listen.ToString(),
       tls_ ? tls_->ServerCredentials({Role::kCoordinator}) : grpc::InsecureServerCredentials(),
       &bound_port);
+  SetServerKeepalive(builder);
   builder.RegisterService(&service_);
   server_ = builder.BuildAndStart();
   if (!server_ || bound_port == 0) {
@@ -143,8 +176,8 @@ Status AgentDaemon::ReloadTls() { return tls_ ? tls_->Reload() : Status::Ok(); }
 
 void AgentDaemon::RegistrationLoop(std::string address) {
   auto channel =
-      grpc::CreateChannel(config_.coordinator, tls_ ? tls_->ChannelCredentials(Role::kCoordinator)
-                                                    : grpc::InsecureChannelCredentials());
+      CoordinatorChannel(config_.coordinator, tls_ ? tls_->ChannelCredentials(Role::kCoordinator)
+                                                   : grpc::InsecureChannelCredentials());
   auto stub = v1::Coordinator::NewStub(channel);
   v1::RegisterAgentRequest request;
   request.set_name(config_.name);

@@ -70,6 +70,7 @@ Result<HostPort> CoordinatorDaemon::Start(const HostPort& listen) {
       &bound_port);
   builder.SetMaxReceiveMessageSize(kMaxGrpcMessageBytes);
   builder.SetMaxSendMessageSize(kMaxGrpcMessageBytes);
+  SetServerKeepalive(builder);
   builder.RegisterService(&parts_->service);
   parts_->server = builder.BuildAndStart();
   if (!parts_->server || bound_port == 0) {
