@@ -195,6 +195,7 @@ void AgentDaemon::RegistrationLoop(std::string address) {
   while (!stopping_) {
     lock.unlock();
     grpc::Status status = RegisterOrBeat(*stub, request);
+    NoteReachability(status);
     if (status.ok() && registered_ && offer_pending_) offer_pending_ = !OfferSpool(*stub);
     if (!status.ok() && status.error_message() != last_error) {
       spdlog::warn("agent {}: coordinator {}: {}", config_.name, config_.coordinator,
@@ -243,6 +244,19 @@ grpc::Status AgentDaemon::RegisterOrBeat(v1::Coordinator::Stub& stub,
     }
   }
   return status;
+}
+
+void AgentDaemon::NoteReachability(const grpc::Status& status) {
+  if (Unreachable(status)) {
+    if (!unreachable_since_) unreachable_since_ = std::chrono::steady_clock::now();
+    return;
+  }
+  if (!unreachable_since_) return;
+  // Back after a partition: a result spooled while the coordinator could not be reached (its
+  // RESULT event or acknowledgement lost on the way) is offered now, not at the next
+  // registration, which a coordinator that still knows this agent never asks for.
+  if (status.ok() && registered_) offer_pending_ = service_.spool() != nullptr;
+  if (status.ok()) unreachable_since_.reset();
 }
 
 bool AgentDaemon::OfferSpool(v1::Coordinator::Stub& stub) {

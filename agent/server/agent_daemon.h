@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,6 +60,9 @@ class AgentDaemon {
   void RegistrationLoop(std::string address);
   // One RegisterAgent (until registered) or Heartbeat.
   grpc::Status RegisterOrBeat(v1::Coordinator::Stub& stub, const v1::RegisterAgentRequest& request);
+  // After each RegisterOrBeat: from a call that succeeds after the coordinator was unreachable,
+  // offers the spool again.
+  void NoteReachability(const grpc::Status& status);
   // Offers the spool a page at a time; false when the coordinator could not be reached (offer
   // again later). A page the coordinator refuses is logged and skipped.
   bool OfferSpool(v1::Coordinator::Stub& stub);
@@ -78,6 +82,8 @@ class AgentDaemon {
   // Of the registration thread only:
   bool offer_pending_ = false;  // the spool is still to be offered since the last registration
   std::chrono::milliseconds pause_{200};  // between heartbeats
+  // Since when every call failed with UNAVAILABLE or DEADLINE_EXCEEDED; unset while it answers.
+  std::optional<std::chrono::steady_clock::time_point> unreachable_since_;
   // The call to the coordinator in flight, cancelled by Shutdown so that it need not wait for
   // the call's deadline; guarded by mu_.
   grpc::ClientContext* in_flight_ = nullptr;

@@ -38,6 +38,7 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   grpc::Status RegisterAgent(grpc::ServerContext*, const v1::RegisterAgentRequest* req,
                              v1::RegisterAgentReply* reply) override {
     std::lock_guard lock(mu);
+    if (cut) return Cut();
     proofs.insert(req->instance_proof());
     ++registrations;
     reply->set_lease_ms(600);
@@ -46,6 +47,8 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   grpc::Status Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* req,
                          v1::HeartbeatReply* reply) override {
     std::lock_guard lock(mu);
+    if (cut) return Cut();
+    ++heartbeats;
     proofs.insert(req->instance_proof());
     reply->set_known(true);
     return grpc::Status::OK;
@@ -53,6 +56,7 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   grpc::Status OfferResults(grpc::ServerContext*, const v1::OfferResultsRequest* req,
                             v1::OfferResultsReply* reply) override {
     std::lock_guard lock(mu);
+    if (cut) return Cut();
     proofs.insert(req->instance_proof());
     page_bytes.push_back(req->ByteSizeLong());
     for (const auto& item : req->spooled()) {
@@ -62,7 +66,16 @@ class FakeCoordinator final : public v1::Coordinator::Service {
     return grpc::Status::OK;
   }
 
+  // While `cut`, every call fails as it does across a partition.
+  grpc::Status Cut() {
+    ++refused;
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "connection lost (the test's partition)");
+  }
+
   std::mutex mu;
+  bool cut = false;
+  int refused = 0;
+  int heartbeats = 0;
   int registrations = 0;
   std::set<std::string> proofs;
   std::vector<size_t> page_bytes;
@@ -210,6 +223,46 @@ TEST_F(AgentDaemonTest, DirectoriesThatAreNotPrivateAreRefusedAtStart) {
     EXPECT_EQ(started.status().message().rfind("state_dir " + dir_ + "/state: ", 0), 0u)
         << started.status().message();
   }
+}
+
+TEST_F(AgentDaemonTest, TheSpoolIsOfferedAgainAfterAPartitionHealsWithoutReRegistering) {
+  AgentDaemon daemon(RealSysEnv(), Config());
+  ASSERT_TRUE(daemon.Start().ok());
+  ASSERT_TRUE(Eventually(
+      [&] {
+        std::lock_guard lock(coordinator_.mu);
+        return coordinator_.heartbeats > 0;
+      },
+      milliseconds(10000)));
+  {
+    std::lock_guard lock(coordinator_.mu);
+    coordinator_.cut = true;
+  }
+  // A result spooled during the cut, whose RESULT event never reached the coordinator.
+  const std::string key = "9-hello-hello-c1-r0-a1.load";
+  auto spool = Spool::Open(dir_ + "/state/spool");
+  ASSERT_TRUE(spool.ok()) << spool.status().ToString();
+  ASSERT_TRUE((*spool)->Put(key, kWindow, "result").ok());
+  ASSERT_TRUE(Eventually(
+      [&] {
+        std::lock_guard lock(coordinator_.mu);
+        return coordinator_.refused >= 2;
+      },
+      milliseconds(10000)));
+  {
+    std::lock_guard lock(coordinator_.mu);
+    coordinator_.cut = false;
+  }
+  EXPECT_TRUE(Eventually(
+      [&] {
+        std::lock_guard lock(coordinator_.mu);
+        return coordinator_.offered.count(key) == 1;
+      },
+      milliseconds(10000)))
+      << "the spooled result is offered once the coordinator answers again";
+  daemon.Shutdown();
+  std::lock_guard lock(coordinator_.mu);
+  EXPECT_EQ(coordinator_.registrations, 1) << "the coordinator still knew the agent";
 }
 
 TEST_F(AgentDaemonTest, ShutdownStopsALoadInProgress) {
