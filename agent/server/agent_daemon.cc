@@ -224,6 +224,7 @@ grpc::Status AgentDaemon::RegisterOrBeat(v1::Coordinator::Stub& stub,
       offer_pending_ = service_.spool() != nullptr;
       // Heartbeat three times per lease so one lost beat never expires it.
       pause_ = std::chrono::milliseconds(std::max<int64_t>(100, reply.lease_ms() / 3));
+      lease_ = std::chrono::milliseconds(reply.lease_ms());
       spdlog::info("agent {} registered with coordinator {}", config_.name, config_.coordinator);
     }
     return status;
@@ -247,8 +248,23 @@ grpc::Status AgentDaemon::RegisterOrBeat(v1::Coordinator::Stub& stub,
 }
 
 void AgentDaemon::NoteReachability(const grpc::Status& status) {
+  const auto now = std::chrono::steady_clock::now();
   if (Unreachable(status)) {
-    if (!unreachable_since_) unreachable_since_ = std::chrono::steady_clock::now();
+    if (!unreachable_since_) unreachable_since_ = now;
+    if (!registered_ || stopped_while_unreachable_ || now - *unreachable_since_ <= LostAfter()) {
+      return;
+    }
+    // The coordinator has judged this agent lost by now and failed the windows it ran here
+    // (docs/fleet.md, "Partitions"); their targets must not run on beside the windows measured
+    // again.
+    stopped_while_unreachable_ = true;
+    const size_t stopped = service_.StopAll();
+    spdlog::warn(
+        "agent {}: coordinator {} unreachable for {} ms, longer than its lease and grace; "
+        "stopped {} target(s) of its windows",
+        config_.name, config_.coordinator,
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - *unreachable_since_).count(),
+        stopped);
     return;
   }
   if (!unreachable_since_) return;
@@ -256,7 +272,10 @@ void AgentDaemon::NoteReachability(const grpc::Status& status) {
   // RESULT event or acknowledgement lost on the way) is offered now, not at the next
   // registration, which a coordinator that still knows this agent never asks for.
   if (status.ok() && registered_) offer_pending_ = service_.spool() != nullptr;
-  if (status.ok()) unreachable_since_.reset();
+  if (status.ok()) {
+    unreachable_since_.reset();
+    stopped_while_unreachable_ = false;
+  }
 }
 
 bool AgentDaemon::OfferSpool(v1::Coordinator::Stub& stub) {

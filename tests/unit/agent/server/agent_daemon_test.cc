@@ -3,12 +3,15 @@
 // restarts, private directories, and a shutdown that stops load in progress.
 #include "agent/server/agent_daemon.h"
 
+#include <arpa/inet.h>
 #include <grpcpp/client_context.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -263,6 +266,52 @@ TEST_F(AgentDaemonTest, TheSpoolIsOfferedAgainAfterAPartitionHealsWithoutReRegis
   daemon.Shutdown();
   std::lock_guard lock(coordinator_.mu);
   EXPECT_EQ(coordinator_.registrations, 1) << "the coordinator still knew the agent";
+}
+
+// Whether something accepts TCP connections on 127.0.0.1:port.
+bool Listening(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool open = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  close(fd);
+  return open;
+}
+
+TEST_F(AgentDaemonTest, TargetsStopOnceTheCoordinatorIsUnreachableLongerThanLeaseAndGrace) {
+  AgentConfig config = Config();
+  config.roles = {"server"};
+  TargetDef hello;
+  hello.name = "hello";
+  hello.command = {std::string(BENCHLAB_BINARY_DIR) + "/bin/hello-server", "--port", "{port}"};
+  hello.campaign_dir = dir_;
+  hello.ready_timeout = milliseconds(5000);
+  config.catalogue = {hello};
+  AgentDaemon daemon(RealSysEnv(), config);
+  auto bound = daemon.Start();
+  ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+  ASSERT_TRUE(Eventually([&] { return daemon.registered(); }, milliseconds(10000)));
+  auto stub = v1::Agent::NewStub(
+      grpc::CreateChannel(bound->ToString(), grpc::InsecureChannelCredentials()));
+  v1::StartTargetRequest req;
+  req.set_target("hello");
+  req.set_window(kWindow);
+  req.set_window_label("test");
+  v1::StartTargetReply started;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  ASSERT_TRUE(stub->StartTarget(&ctx, req, &started).ok());
+  ASSERT_TRUE(Listening(started.port()));
+  {
+    std::lock_guard lock(coordinator_.mu);
+    coordinator_.cut = true;
+  }
+  // The lease is 600 ms: lease and grace are 1.8 s. Generous: 10 s.
+  EXPECT_TRUE(Eventually([&] { return !Listening(started.port()); }, milliseconds(10000)))
+      << "the target of a window the coordinator has failed keeps running";
+  daemon.Shutdown();
 }
 
 TEST_F(AgentDaemonTest, ShutdownStopsALoadInProgress) {
