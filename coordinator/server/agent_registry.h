@@ -10,6 +10,7 @@
 //   suspect  the lease expired at most `grace` ago; not placed, its running window goes on
 //   lost     the lease expired more than `grace` ago
 // A registration or heartbeat renews the lease and brings any state back to ready (or busy).
+// A window's call that could not reach the agent expires its lease at once (MarkUnreachable).
 // No lease expires before the registry's start + `startup_grace`, so a restarted coordinator
 // never marks the agents it learns of lost before they had time to come back.
 // Each name belongs to the agent instance that registered it, known by its instance proof (of
@@ -89,6 +90,10 @@ class AgentRegistry {
 
   // nullopt when the agent is unknown.
   std::optional<AgentState> StateOf(const std::string& name);
+  // A window's call could not reach the agent (agent_lost): its lease counts as expired from
+  // now, start-up grace or not, until a registration or heartbeat renews it, so the scheduler
+  // waits for the agent to be heard from again rather than measuring the window again at once.
+  void MarkUnreachable(const std::string& name);
   // Whether the agent's lease expired at any time from `since` until now: it is suspect or lost
   // now, or a registration or heartbeat since then renewed it after it had expired (a partition
   // that healed). False for an unknown agent.
@@ -136,6 +141,9 @@ class AgentRegistry {
     std::chrono::steady_clock::time_point last_seen;
     // The last renewal of a lease that had expired (suspect or lost before it); unset if none.
     std::optional<std::chrono::steady_clock::time_point> back_at;
+    // When a window's call last found the agent unreachable, unless renewed since
+    // (MarkUnreachable).
+    std::optional<std::chrono::steady_clock::time_point> unreachable_at;
     bool busy = false;
     std::shared_ptr<v1::Agent::StubInterface> stub;
   };

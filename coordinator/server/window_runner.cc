@@ -169,6 +169,7 @@ WindowReason WindowProtocol::Failure(const std::string& step, const std::string&
     reason.kind = ReasonKind::kAgentLost;
     reason.text = "agent_lost: " + reason.text + " (its lease expired during the call)";
   }
+  if (reason.kind == ReasonKind::kAgentLost) agents_.MarkUnreachable(agent);
   return reason;
 }
 

@@ -129,6 +129,21 @@ TEST(AgentLeaseTest, ALapseIsRememberedAfterTheLeaseIsRenewed) {
   EXPECT_FALSE(registry.LapsedSince("nobody", call));
 }
 
+TEST(AgentLeaseTest, AnAgentAWindowCouldNotReachIsSuspectUntilHeardFrom) {
+  FakeClock clock;
+  AgentRegistry registry(clock, AgentLeaseOptions{});  // within the start-up grace, even
+  registry.Register(Agent("s", {"server"}));
+  const auto before = clock.Now();
+  registry.MarkUnreachable("s");
+  EXPECT_EQ(State(registry, "s"), "suspect");
+  EXPECT_TRUE(registry.LapsedSince("s", before));
+  clock.Advance(seconds(10));
+  EXPECT_EQ(State(registry, "s"), "lost") << "the grace runs from the failed call";
+  ASSERT_TRUE(Beat(registry, "s"));
+  EXPECT_EQ(State(registry, "s"), "ready");
+  registry.MarkUnreachable("nobody");  // ignored
+}
+
 TEST(AgentLeaseTest, HeartbeatAfterLostBringsItBackToReady) {
   FakeClock clock;
   AgentRegistry registry(clock, NoStartupGrace());

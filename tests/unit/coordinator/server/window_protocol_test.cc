@@ -197,6 +197,12 @@ TEST_F(WindowProtocolTest, AnAgentTheTransportCannotReachIsLost) {
   EXPECT_EQ(reasons[0].kind, ReasonKind::kAgentLost);
   EXPECT_EQ(reasons[0].text, "agent_lost: start_target: agent srv: failed to connect");
   EXPECT_TRUE(MeasuredAgain(reasons));
+  // Not placed again until it is heard from: measuring the window again at once would spend its
+  // attempts against the same silent link.
+  EXPECT_EQ(registry_->StateOf("srv"), AgentState::kSuspect);
+  EXPECT_EQ(registry_->StateOf("ld"), AgentState::kReady);
+  ASSERT_EQ(registry_->Heartbeat("srv", "proof-srv"), ProofCheck::kMatches);
+  EXPECT_EQ(registry_->StateOf("srv"), AgentState::kReady);
 }
 
 TEST_F(WindowProtocolTest, AnAgentThatCancelsBecauseItStopsIsLost) {
