@@ -1,10 +1,12 @@
 #include "agent/server/agent_daemon.h"
 
+#include <grpc/grpc.h>
 #include <grpcpp/client_context.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
+#include <grpcpp/support/channel_arguments.h>
 
 #include <cstdio>
 #include <set>
@@ -45,6 +47,36 @@ AgentIdentity MakeIdentity(SysEnv& env, const AgentConfig& config, const std::st
   identity.limits = config.limits;
   if (!config.config_dir.empty()) identity.template_dirs.push_back(config.config_dir);
   return identity;
+}
+
+// Keepalive, as the coordinator's channels and server have it (coordinator/server/channel.h,
+// docs/fleet.md "Partitions"): a silent link breaks calls within 2 s + 5 s, a healed one is
+// reconnected to within 2 s, and pings as often as the coordinator's are never refused.
+constexpr int kKeepaliveTimeMs = 2000;
+constexpr int kKeepaliveTimeoutMs = 5000;
+constexpr int kMaxReconnectBackoffMs = 2000;
+
+std::shared_ptr<grpc::Channel> CoordinatorChannel(const std::string& address,
+                                                  std::shared_ptr<grpc::ChannelCredentials> creds) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);  // no limit
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kMaxReconnectBackoffMs);
+  return grpc::CreateCustomChannel(address, std::move(creds), args);
+}
+
+// Lets the coordinator ping this often, and pings it likewise, so that the load of a window
+// whose coordinator vanished is cancelled.
+void SetServerKeepalive(grpc::ServerBuilder& builder) {
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                             kKeepaliveTimeMs / 2);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);  // never GOAWAY for pings
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
 }
 
 // The coordinator could not be reached (or was too slow): offer again later.
@@ -117,6 +149,7 @@ Result<HostPort> AgentDaemon::Start() {
       config_.listen.ToString(),
       tls_ ? tls_->ServerCredentials({Role::kCoordinator}) : grpc::InsecureServerCredentials(),
       &bound_port);
+  SetServerKeepalive(builder);
   builder.RegisterService(&service_);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counted;
   counted.push_back(metrics_.rpc().Factory());  // for /metrics (rpc/metrics_interceptor.h)
@@ -151,8 +184,8 @@ Status AgentDaemon::ReloadTls() { return tls_ ? tls_->Reload() : Status::Ok(); }
 
 void AgentDaemon::RegistrationLoop(std::string address) {
   auto channel =
-      grpc::CreateChannel(config_.coordinator, tls_ ? tls_->ChannelCredentials(Role::kCoordinator)
-                                                    : grpc::InsecureChannelCredentials());
+      CoordinatorChannel(config_.coordinator, tls_ ? tls_->ChannelCredentials(Role::kCoordinator)
+                                                   : grpc::InsecureChannelCredentials());
   auto stub = v1::Coordinator::NewStub(channel);
   v1::RegisterAgentRequest request;
   request.set_name(config_.name);
@@ -170,6 +203,7 @@ void AgentDaemon::RegistrationLoop(std::string address) {
   while (!stopping_) {
     lock.unlock();
     grpc::Status status = RegisterOrBeat(*stub, request);
+    NoteReachability(status);
     if (status.ok() && registered_ && offer_pending_) offer_pending_ = !OfferSpool(*stub);
     if (!status.ok() && status.error_message() != last_error) {
       spdlog::warn("agent {}: coordinator {}: {}", config_.name, config_.coordinator,
@@ -198,6 +232,7 @@ grpc::Status AgentDaemon::RegisterOrBeat(v1::Coordinator::Stub& stub,
       offer_pending_ = service_.spool() != nullptr;
       // Heartbeat three times per lease so one lost beat never expires it.
       pause_ = std::chrono::milliseconds(std::max<int64_t>(100, reply.lease_ms() / 3));
+      lease_ = std::chrono::milliseconds(reply.lease_ms());
       spdlog::info("agent {} registered with coordinator {}", config_.name, config_.coordinator);
     }
     return status;
@@ -218,6 +253,37 @@ grpc::Status AgentDaemon::RegisterOrBeat(v1::Coordinator::Stub& stub,
     }
   }
   return status;
+}
+
+void AgentDaemon::NoteReachability(const grpc::Status& status) {
+  const auto now = std::chrono::steady_clock::now();
+  if (Unreachable(status)) {
+    if (!unreachable_since_) unreachable_since_ = now;
+    if (!registered_ || stopped_while_unreachable_ || now - *unreachable_since_ <= LostAfter()) {
+      return;
+    }
+    // The coordinator has judged this agent lost by now and failed the windows it ran here
+    // (docs/fleet.md, "Partitions"); their targets must not run on beside the windows measured
+    // again.
+    stopped_while_unreachable_ = true;
+    const size_t stopped = service_.StopAll();
+    spdlog::warn(
+        "agent {}: coordinator {} unreachable for {} ms, longer than its lease and grace; "
+        "stopped {} target(s) of its windows",
+        config_.name, config_.coordinator,
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - *unreachable_since_).count(),
+        stopped);
+    return;
+  }
+  if (!unreachable_since_) return;
+  // Back after a partition: a result spooled while the coordinator could not be reached (its
+  // RESULT event or acknowledgement lost on the way) is offered now, not at the next
+  // registration, which a coordinator that still knows this agent never asks for.
+  if (status.ok() && registered_) offer_pending_ = service_.spool() != nullptr;
+  if (status.ok()) {
+    unreachable_since_.reset();
+    stopped_while_unreachable_ = false;
+  }
 }
 
 bool AgentDaemon::OfferSpool(v1::Coordinator::Stub& stub) {

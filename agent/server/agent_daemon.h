@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -60,6 +61,14 @@ class AgentDaemon {
   void RegistrationLoop(std::string address);
   // One RegisterAgent (until registered) or Heartbeat.
   grpc::Status RegisterOrBeat(v1::Coordinator::Stub& stub, const v1::RegisterAgentRequest& request);
+  // After each RegisterOrBeat: from a call that succeeds after the coordinator was unreachable,
+  // offers the spool again; once it has been unreachable longer than LostAfter, stops every
+  // target (once per outage).
+  void NoteReachability(const grpc::Status& status);
+  // How long the coordinator takes to judge a silent agent lost: its lease plus its grace, which
+  // is twice the lease (docs/fleet.md).
+  std::chrono::milliseconds LostAfter() const { return lease_ * kLeasesUntilLost; }
+  static constexpr int kLeasesUntilLost = 3;
   // Offers the spool a page at a time; false when the coordinator could not be reached (offer
   // again later). A page the coordinator refuses is logged and skipped.
   bool OfferSpool(v1::Coordinator::Stub& stub);
@@ -79,7 +88,11 @@ class AgentDaemon {
   std::atomic<bool> registered_{false};
   // Of the registration thread only:
   bool offer_pending_ = false;  // the spool is still to be offered since the last registration
-  std::chrono::milliseconds pause_{200};  // between heartbeats
+  std::chrono::milliseconds pause_{200};   // between heartbeats
+  std::chrono::milliseconds lease_{5000};  // the coordinator's, from the registration reply
+  // Since when every call failed with UNAVAILABLE or DEADLINE_EXCEEDED; unset while it answers.
+  std::optional<std::chrono::steady_clock::time_point> unreachable_since_;
+  bool stopped_while_unreachable_ = false;  // NoteReachability stopped the targets this outage
   // The call to the coordinator in flight, cancelled by Shutdown so that it need not wait for
   // the call's deadline; guarded by mu_.
   grpc::ClientContext* in_flight_ = nullptr;

@@ -18,6 +18,9 @@ namespace {
 
 using TimePoint = std::chrono::steady_clock::time_point;
 
+// A lease that a window's call found unreachable expired just before that call's end.
+constexpr std::chrono::nanoseconds kJustExpired{1};
+
 constexpr std::string_view kLabelPrefix = "label:";
 
 std::string Join(const std::vector<std::string>& items, std::string_view sep) {
@@ -125,7 +128,11 @@ Admission AgentRegistry::Register(const v1::RegisterAgentRequest& request) {
   entry.info.mutable_catalogue()->CopyFrom(request.catalogue());
   entry.info.mutable_labels()->CopyFrom(request.labels());
   *entry.info.mutable_versions() = request.versions();
-  entry.last_seen = now;
+  if (fresh) {
+    entry.last_seen = now;
+  } else {
+    RenewLocked(entry, now);
+  }
   spdlog::info("agent {} registered from {} (roles: {}, {} catalogue targets{}{})", request.name(),
                request.address(), fmt::join(request.roles(), ","), request.catalogue_size(),
                request.labels().empty() ? "" : ", labels: ", fmt::join(request.labels(), ","));
@@ -170,8 +177,32 @@ ProofCheck AgentRegistry::Heartbeat(const std::string& name, const std::string& 
   if (StateLocked(*entry, now) == AgentState::kLost) {
     spdlog::info("agent {} is back after being lost", name);
   }
-  entry->last_seen = now;
+  RenewLocked(*entry, now);
   return check;
+}
+
+void AgentRegistry::RenewLocked(Entry& entry, TimePoint now) const {
+  const AgentState before = StateLocked(entry, now);
+  if (before == AgentState::kSuspect || before == AgentState::kLost) entry.back_at = now;
+  entry.last_seen = now;
+  entry.unreachable_at.reset();
+}
+
+void AgentRegistry::MarkUnreachable(const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto it = agents_.find(name);
+  if (it == agents_.end()) return;
+  const TimePoint now = clock_.Now();
+  if (!it->second.unreachable_at) it->second.unreachable_at = now;
+}
+
+bool AgentRegistry::LapsedSince(const std::string& name, TimePoint since) {
+  std::lock_guard lock(mu_);
+  auto it = agents_.find(name);
+  if (it == agents_.end()) return false;
+  const AgentState state = StateLocked(it->second, clock_.Now());
+  if (state == AgentState::kSuspect || state == AgentState::kLost) return true;
+  return it->second.back_at && *it->second.back_at >= since;
 }
 
 ProofCheck AgentRegistry::CheckProof(const std::string& name, const std::string& proof) {
@@ -197,6 +228,7 @@ AgentState AgentRegistry::StateLocked(const Entry& entry, TimePoint now) const {
   // A restarted coordinator gives every agent until start + startup_grace before any lease runs
   // out, however long ago the agent was last heard of.
   TimePoint expiry = std::max(entry.last_seen + options_.ttl, start_ + options_.startup_grace);
+  if (entry.unreachable_at) expiry = std::min(expiry, *entry.unreachable_at - kJustExpired);
   if (now <= expiry) return entry.busy ? AgentState::kBusy : AgentState::kReady;
   if (now <= expiry + options_.grace) return AgentState::kSuspect;
   return AgentState::kLost;

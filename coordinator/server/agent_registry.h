@@ -10,6 +10,7 @@
 //   suspect  the lease expired at most `grace` ago; not placed, its running window goes on
 //   lost     the lease expired more than `grace` ago
 // A registration or heartbeat renews the lease and brings any state back to ready (or busy).
+// A window's call that could not reach the agent expires its lease at once (MarkUnreachable).
 // No lease expires before the registry's start + `startup_grace`, so a restarted coordinator
 // never marks the agents it learns of lost before they had time to come back.
 // Each name belongs to the agent instance that registered it, known by its instance proof (of
@@ -89,6 +90,14 @@ class AgentRegistry {
 
   // nullopt when the agent is unknown.
   std::optional<AgentState> StateOf(const std::string& name);
+  // A window's call could not reach the agent (agent_lost): its lease counts as expired from
+  // now, start-up grace or not, until a registration or heartbeat renews it, so the scheduler
+  // waits for the agent to be heard from again rather than measuring the window again at once.
+  void MarkUnreachable(const std::string& name);
+  // Whether the agent's lease expired at any time from `since` until now: it is suspect or lost
+  // now, or a registration or heartbeat since then renewed it after it had expired (a partition
+  // that healed). False for an unknown agent.
+  bool LapsedSince(const std::string& name, std::chrono::steady_clock::time_point since);
 
   using Placement = benchlab::Placement;  // coordinator/server/placement.h
   // A ready server agent selected by spec.server whose catalogue holds every target, and ready
@@ -130,12 +139,19 @@ class AgentRegistry {
     v1::AgentInfo info;
     ProofHash proof{};
     std::chrono::steady_clock::time_point last_seen;
+    // The last renewal of a lease that had expired (suspect or lost before it); unset if none.
+    std::optional<std::chrono::steady_clock::time_point> back_at;
+    // When a window's call last found the agent unreachable, unless renewed since
+    // (MarkUnreachable).
+    std::optional<std::chrono::steady_clock::time_point> unreachable_at;
     bool busy = false;
     std::shared_ptr<v1::Agent::StubInterface> stub;
   };
   struct Candidates;
 
   AgentState StateLocked(const Entry& entry, std::chrono::steady_clock::time_point now) const;
+  // Renews the entry's lease at `now`, noting when it had expired (back_at).
+  void RenewLocked(Entry& entry, std::chrono::steady_clock::time_point now) const;
   static ProofHash HashProof(const std::string& proof);
   // Forgets the agent that is lost, not busy, and was heard of longest ago; false when none is.
   bool DropLongestLostLocked(std::chrono::steady_clock::time_point now);

@@ -73,6 +73,7 @@ Result<HostPort> CoordinatorDaemon::Start(const HostPort& listen) {
       &bound_port);
   builder.SetMaxReceiveMessageSize(kMaxGrpcMessageBytes);
   builder.SetMaxSendMessageSize(kMaxGrpcMessageBytes);
+  SetServerKeepalive(builder);
   builder.RegisterService(&parts_->service);
   // Counts and times every call for /metrics (rpc/metrics_interceptor.h).
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counted;

@@ -81,7 +81,7 @@ LoadStreams WindowProtocol::StreamLoads(const ScenarioDef& scenario) {
     if (kind == v1::MarkRequest::END && status.ok()) out.server_spooled = true;
     if (!status.ok() && !out.mark_failure) {
       out.mark_failure = Failure(kind == v1::MarkRequest::BEGIN ? "mark_begin" : "mark_end",
-                                 placement_.server_agent, status);
+                                 placement_.server_agent, status, received);
     }
     return status.ok();
   };
@@ -91,6 +91,7 @@ LoadStreams WindowProtocol::StreamLoads(const ScenarioDef& scenario) {
     v1::RunLoadRequest req = LoadRequest(scenario, share);
     grpc::ClientContext ctx;
     SetDeadline(ctx, clock_, budget);
+    share.called = clock_.Now();
     auto stream = share.stub->RunLoad(&ctx, req);
     v1::RunLoadEvent event;
     while (stream->Read(&event)) {
@@ -160,7 +161,7 @@ bool WindowProtocol::MeasureLoad() {
   bool broken = false;
   for (const LoadShare& share : shares_) {
     if (share.status.ok()) continue;
-    Failed(Failure("run_load", share.agent, share.status));
+    Failed(Failure("run_load", share.agent, share.status, share.called));
     broken = true;
   }
   if (broken) return false;

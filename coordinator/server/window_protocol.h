@@ -53,6 +53,7 @@ struct LoadShare {
   int max_conns = 0;
   uint64_t seed = 0;      // of the Poisson schedule; 0: the generator's default
   std::string spool_key;  // sent with RunLoad; the agent spools its result under it + ".load"
+  std::chrono::steady_clock::time_point called;  // when its RunLoad began
   std::optional<double> selftest_ms;
   HostMeasures host;  // CheckHost's readings, then the measured interval's
   bool have_result = false;
@@ -85,10 +86,11 @@ class WindowProtocol {
     reasons_.push_back(std::move(reason));
     return false;
   }
-  // StepFailure, and a step that timed out against an agent whose lease has since expired is
-  // that agent lost too (a machine gone silent, not a slow step).
+  // StepFailure, and a step that timed out against an agent whose lease expired at any time
+  // since the call began at `called` is that agent lost too (a machine gone silent, not a slow
+  // step), even when a healed link renewed the lease before the deadline.
   WindowReason Failure(const std::string& step, const std::string& agent,
-                       const grpc::Status& status);
+                       const grpc::Status& status, std::chrono::steady_clock::time_point called);
   bool CheckHosts();
   grpc::Status CheckOnce(v1::Agent::StubInterface& stub, const v1::CheckHostRequest& req,
                          v1::CheckHostReply& reply);

@@ -160,16 +160,16 @@ void FillHostMeasures(const v1::HostFigures& h, HostMeasures& out) {
 }
 
 WindowReason WindowProtocol::Failure(const std::string& step, const std::string& agent,
-                                     const grpc::Status& status) {
+                                     const grpc::Status& status,
+                                     std::chrono::steady_clock::time_point called) {
   WindowReason reason = StepFailure(step, agent, status);
   if (reason.kind == ReasonKind::kStep &&
-      status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    std::optional<AgentState> state = agents_.StateOf(agent);
-    if (state && (*state == AgentState::kSuspect || *state == AgentState::kLost)) {
-      reason.kind = ReasonKind::kAgentLost;
-      reason.text = "agent_lost: " + reason.text + " (its lease has expired)";
-    }
+      status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
+      agents_.LapsedSince(agent, called)) {
+    reason.kind = ReasonKind::kAgentLost;
+    reason.text = "agent_lost: " + reason.text + " (its lease expired during the call)";
   }
+  if (reason.kind == ReasonKind::kAgentLost) agents_.MarkUnreachable(agent);
   return reason;
 }
 
@@ -217,8 +217,9 @@ bool WindowProtocol::CheckHost(v1::Agent::StubInterface& stub, const std::string
   v1::CheckHostRequest req;
   for (int cpu : cpus) req.add_cpus(cpu);
   v1::CheckHostReply reply;
+  const auto called = clock_.Now();
   grpc::Status status = CheckOnce(stub, req, reply);
-  if (!status.ok()) return Failed(Failure("check_host", agent, status));
+  if (!status.ok()) return Failed(Failure("check_host", agent, status, called));
   selftest_ms = reply.selftest_wall_ms();
   if (calibration_.count(agent) == 0) CalibrateAgent(stub, agent, req);
   // A run the gate refuses as too slow does not become the norm (SelfTestDrift).
@@ -304,8 +305,9 @@ bool WindowProtocol::StartTargetProcess() {
   grpc::ClientContext ctx;
   auto ready_budget = def != nullptr ? def->ready_timeout : std::chrono::milliseconds(10000);
   SetDeadline(ctx, clock_, ready_budget + std::chrono::seconds(10));
+  const auto called = clock_.Now();
   grpc::Status status = server_->StartTarget(&ctx, req, &reply);
-  if (!status.ok()) return Failed(Failure("start_target", placement_.server_agent, status));
+  if (!status.ok()) return Failed(Failure("start_target", placement_.server_agent, status, called));
   handle_ = reply.handle();
   target_window_ = window_;
   port_ = reply.port();
@@ -331,8 +333,9 @@ bool WindowProtocol::CheckConformance() {
   SetDeadline(ctx, clock_, std::chrono::milliseconds(5000 + 2000 * req.cases_size()));
   // From the first load agent only: the others take the same network path to the same target.
   const LoadShare& first = shares_.front();
+  const auto called = clock_.Now();
   grpc::Status status = first.stub->CheckConformance(&ctx, req, &reply);
-  if (!status.ok()) return Failed(Failure("conformance", first.agent, status));
+  if (!status.ok()) return Failed(Failure("conformance", first.agent, status, called));
   if (reply.ok()) return true;
   // Judged with the other gates (Judge); with the gate off the load goes ahead.
   measures_.conformance_diffs.assign(reply.diffs().begin(), reply.diffs().end());
@@ -350,9 +353,10 @@ void WindowProtocol::StopTargetProcess() {
   v1::StopTargetReply reply;
   grpc::ClientContext ctx;
   SetDeadline(ctx, clock_, std::chrono::seconds(10));
+  const auto called = clock_.Now();
   grpc::Status status = server_->StopTarget(&ctx, StopRequest(handle_, target_window_), &reply);
   if (!status.ok()) {
-    Failed(Failure("stop_target", placement_.server_agent, status));
+    Failed(Failure("stop_target", placement_.server_agent, status, called));
     return;
   }
   if (reply.exited_before_stop() || target_died_) {

@@ -96,3 +96,82 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# --- a fleet in the netns lab (deploy/netns-lab.sh) ---------------------------------------------
+# lab_start LAB PREFIX: brings the lab up under PREFIX (coord 10.77.0.1, server 10.77.0.2, load
+#   10.77.0.3, intruder 10.77.0.4); skips the script (exit 77, the reason printed) where this
+#   machine cannot host it. Sets lab_up=1; the script's on_exit calls lab_stop LAB PREFIX.
+# lab_certificates BIN DIR COORD_HOST [AGENT HOST]...: a CA in DIR and certificates for the
+#   coordinator "coord", each agent, and the operator "op", whose identity the commands of the
+#   script then use (BENCHLAB_TLS_* exported).
+# lab_agent_config NAME ROLE ADDRESS COORDINATOR CA_DIR: prints an agent's configuration (listen
+#   and advertise ADDRESS:7701, state in $work/NAME-state, mutual TLS); a server agent's catalogue
+#   holds $bin/hello-server listening on every address (readiness is probed on 127.0.0.1).
+# in_netns NS COMMAND...: runs COMMAND in NS. ns_count NS COMM: how many processes named COMM
+#   run in NS.
+lab_up=0
+lab_start() {
+  local lab=$1 prefix=$2 status
+  set +e
+  "$lab" up --prefix "$prefix" > "$work/lab.out" 2> "$work/lab.err"
+  status=$?
+  set -e
+  if [ "$status" -eq 3 ]; then
+    echo "SKIP: $(cat "$work/lab.err")"
+    exit 77
+  fi
+  [ "$status" -eq 0 ] || { cat "$work/lab.err" >&2; fail "netns-lab.sh up exited $status"; }
+  lab_up=1
+}
+
+lab_stop() { [ "$lab_up" -eq 0 ] || "$1" down --prefix "$2"; lab_up=0; }
+
+lab_certificates() {
+  local bin=$1 dir=$2 coord_host=$3
+  shift 3
+  "$bin/benchlab" ca init --dir "$dir" > /dev/null
+  "$bin/benchlab" ca issue --dir "$dir" --name coord --role coordinator --host "$coord_host" \
+    > /dev/null
+  while [ $# -ge 2 ]; do
+    "$bin/benchlab" ca issue --dir "$dir" --name "$1" --role agent --host "$2" > /dev/null
+    shift 2
+  done
+  "$bin/benchlab" ca issue --dir "$dir" --name op --role operator > /dev/null
+  export BENCHLAB_TLS_CA=$dir/ca.pem BENCHLAB_TLS_CERT=$dir/op.pem BENCHLAB_TLS_KEY=$dir/op.key
+  export BENCHLAB_TLS_CRL=$dir/crl.pem
+}
+
+lab_agent_config() {
+  local name=$1 role=$2 address=$3 coordinator=$4 ca=$5
+  cat <<TOML
+name = "$name"
+roles = ["$role"]
+coordinator = "$coordinator"
+state_dir = "$work/$name-state"
+listen = "$address:7701"
+advertise = "$address:7701"
+run_root = "$work/$name-runs"
+allowed_targets = ["10.77.0.0/24"]
+[tls]
+ca = "$ca/ca.pem"
+cert = "$ca/$name.pem"
+key = "$ca/$name.key"
+crl = "$ca/crl.pem"
+TOML
+  [ "$role" = server ] || return 0
+  cat <<TOML
+[[target]]
+name = "hello-server"
+command = ["$bin/hello-server", "--host", "0.0.0.0", "--port", "{port}"]
+TOML
+}
+
+in_netns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
+
+ns_count() {  # ns_count NS COMM
+  local pid n=0
+  for pid in $(ip netns pids "$1"); do
+    [ "$(cat "/proc/$pid/comm" 2> /dev/null)" = "$2" ] && n=$((n + 1))
+  done
+  echo "$n"
+}

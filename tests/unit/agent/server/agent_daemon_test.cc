@@ -3,12 +3,15 @@
 // restarts, private directories, and a shutdown that stops load in progress.
 #include "agent/server/agent_daemon.h"
 
+#include <arpa/inet.h>
 #include <grpcpp/client_context.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,6 +41,7 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   grpc::Status RegisterAgent(grpc::ServerContext*, const v1::RegisterAgentRequest* req,
                              v1::RegisterAgentReply* reply) override {
     std::lock_guard lock(mu);
+    if (cut) return Cut();
     proofs.insert(req->instance_proof());
     ++registrations;
     reply->set_lease_ms(600);
@@ -46,6 +50,8 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   grpc::Status Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* req,
                          v1::HeartbeatReply* reply) override {
     std::lock_guard lock(mu);
+    if (cut) return Cut();
+    ++heartbeats;
     proofs.insert(req->instance_proof());
     reply->set_known(true);
     return grpc::Status::OK;
@@ -53,6 +59,7 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   grpc::Status OfferResults(grpc::ServerContext*, const v1::OfferResultsRequest* req,
                             v1::OfferResultsReply* reply) override {
     std::lock_guard lock(mu);
+    if (cut) return Cut();
     proofs.insert(req->instance_proof());
     page_bytes.push_back(req->ByteSizeLong());
     for (const auto& item : req->spooled()) {
@@ -62,7 +69,16 @@ class FakeCoordinator final : public v1::Coordinator::Service {
     return grpc::Status::OK;
   }
 
+  // While `cut`, every call fails as it does across a partition.
+  grpc::Status Cut() {
+    ++refused;
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "connection lost (the test's partition)");
+  }
+
   std::mutex mu;
+  bool cut = false;
+  int refused = 0;
+  int heartbeats = 0;
   int registrations = 0;
   std::set<std::string> proofs;
   std::vector<size_t> page_bytes;
@@ -210,6 +226,92 @@ TEST_F(AgentDaemonTest, DirectoriesThatAreNotPrivateAreRefusedAtStart) {
     EXPECT_EQ(started.status().message().rfind("state_dir " + dir_ + "/state: ", 0), 0u)
         << started.status().message();
   }
+}
+
+TEST_F(AgentDaemonTest, TheSpoolIsOfferedAgainAfterAPartitionHealsWithoutReRegistering) {
+  AgentDaemon daemon(RealSysEnv(), Config());
+  ASSERT_TRUE(daemon.Start().ok());
+  ASSERT_TRUE(Eventually(
+      [&] {
+        std::lock_guard lock(coordinator_.mu);
+        return coordinator_.heartbeats > 0;
+      },
+      milliseconds(10000)));
+  {
+    std::lock_guard lock(coordinator_.mu);
+    coordinator_.cut = true;
+  }
+  // A result spooled during the cut, whose RESULT event never reached the coordinator.
+  const std::string key = "9-hello-hello-c1-r0-a1.load";
+  auto spool = Spool::Open(dir_ + "/state/spool");
+  ASSERT_TRUE(spool.ok()) << spool.status().ToString();
+  ASSERT_TRUE((*spool)->Put(key, kWindow, "result").ok());
+  ASSERT_TRUE(Eventually(
+      [&] {
+        std::lock_guard lock(coordinator_.mu);
+        return coordinator_.refused >= 2;
+      },
+      milliseconds(10000)));
+  {
+    std::lock_guard lock(coordinator_.mu);
+    coordinator_.cut = false;
+  }
+  EXPECT_TRUE(Eventually(
+      [&] {
+        std::lock_guard lock(coordinator_.mu);
+        return coordinator_.offered.count(key) == 1;
+      },
+      milliseconds(10000)))
+      << "the spooled result is offered once the coordinator answers again";
+  daemon.Shutdown();
+  std::lock_guard lock(coordinator_.mu);
+  EXPECT_EQ(coordinator_.registrations, 1) << "the coordinator still knew the agent";
+}
+
+// Whether something accepts TCP connections on 127.0.0.1:port.
+bool Listening(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool open = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  close(fd);
+  return open;
+}
+
+TEST_F(AgentDaemonTest, TargetsStopOnceTheCoordinatorIsUnreachableLongerThanLeaseAndGrace) {
+  AgentConfig config = Config();
+  config.roles = {"server"};
+  TargetDef hello;
+  hello.name = "hello";
+  hello.command = {std::string(BENCHLAB_BINARY_DIR) + "/bin/hello-server", "--port", "{port}"};
+  hello.campaign_dir = dir_;
+  hello.ready_timeout = milliseconds(5000);
+  config.catalogue = {hello};
+  AgentDaemon daemon(RealSysEnv(), config);
+  auto bound = daemon.Start();
+  ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+  ASSERT_TRUE(Eventually([&] { return daemon.registered(); }, milliseconds(10000)));
+  auto stub = v1::Agent::NewStub(
+      grpc::CreateChannel(bound->ToString(), grpc::InsecureChannelCredentials()));
+  v1::StartTargetRequest req;
+  req.set_target("hello");
+  req.set_window(kWindow);
+  req.set_window_label("test");
+  v1::StartTargetReply started;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  ASSERT_TRUE(stub->StartTarget(&ctx, req, &started).ok());
+  ASSERT_TRUE(Listening(started.port()));
+  {
+    std::lock_guard lock(coordinator_.mu);
+    coordinator_.cut = true;
+  }
+  // The lease is 600 ms: lease and grace are 1.8 s. Generous: 10 s.
+  EXPECT_TRUE(Eventually([&] { return !Listening(started.port()); }, milliseconds(10000)))
+      << "the target of a window the coordinator has failed keeps running";
+  daemon.Shutdown();
 }
 
 TEST_F(AgentDaemonTest, ShutdownStopsALoadInProgress) {

@@ -103,6 +103,47 @@ TEST(AgentLeaseTest, BusyAgentWhoseLeaseExpiresIsSuspectThenLost) {
   EXPECT_EQ(State(registry, "s"), "lost");
 }
 
+TEST(AgentLeaseTest, ALapseIsRememberedAfterTheLeaseIsRenewed) {
+  FakeClock clock;
+  AgentRegistry registry(clock, NoStartupGrace());
+  registry.Register(Agent("s", {"server"}));
+  registry.Register(Agent("t", {"server"}));
+  const auto call = clock.Now();
+  EXPECT_FALSE(registry.LapsedSince("s", call));
+  clock.Advance(seconds(4));
+  ASSERT_TRUE(Beat(registry, "t"));  // t's lease holds throughout
+  clock.Advance(seconds(2));
+  EXPECT_TRUE(registry.LapsedSince("s", call)) << "suspect now";
+  ASSERT_TRUE(Beat(registry, "s"));
+  ASSERT_TRUE(Beat(registry, "t"));
+  EXPECT_EQ(State(registry, "s"), "ready");
+  EXPECT_TRUE(registry.LapsedSince("s", call)) << "renewed, but it had expired during the call";
+  EXPECT_FALSE(registry.LapsedSince("t", call));
+  EXPECT_FALSE(registry.LapsedSince("s", clock.Now() + milliseconds(1)))
+      << "a call that began after the renewal";
+  // A registration after a lapse counts as well.
+  clock.Advance(seconds(20));
+  const auto later = clock.Now();
+  registry.Register(Agent("t", {"server"}));
+  EXPECT_TRUE(registry.LapsedSince("t", later));
+  EXPECT_FALSE(registry.LapsedSince("nobody", call));
+}
+
+TEST(AgentLeaseTest, AnAgentAWindowCouldNotReachIsSuspectUntilHeardFrom) {
+  FakeClock clock;
+  AgentRegistry registry(clock, AgentLeaseOptions{});  // within the start-up grace, even
+  registry.Register(Agent("s", {"server"}));
+  const auto before = clock.Now();
+  registry.MarkUnreachable("s");
+  EXPECT_EQ(State(registry, "s"), "suspect");
+  EXPECT_TRUE(registry.LapsedSince("s", before));
+  clock.Advance(seconds(10));
+  EXPECT_EQ(State(registry, "s"), "lost") << "the grace runs from the failed call";
+  ASSERT_TRUE(Beat(registry, "s"));
+  EXPECT_EQ(State(registry, "s"), "ready");
+  registry.MarkUnreachable("nobody");  // ignored
+}
+
 TEST(AgentLeaseTest, HeartbeatAfterLostBringsItBackToReady) {
   FakeClock clock;
   AgentRegistry registry(clock, NoStartupGrace());

@@ -197,6 +197,12 @@ TEST_F(WindowProtocolTest, AnAgentTheTransportCannotReachIsLost) {
   EXPECT_EQ(reasons[0].kind, ReasonKind::kAgentLost);
   EXPECT_EQ(reasons[0].text, "agent_lost: start_target: agent srv: failed to connect");
   EXPECT_TRUE(MeasuredAgain(reasons));
+  // Not placed again until it is heard from: measuring the window again at once would spend its
+  // attempts against the same silent link.
+  EXPECT_EQ(registry_->StateOf("srv"), AgentState::kSuspect);
+  EXPECT_EQ(registry_->StateOf("ld"), AgentState::kReady);
+  ASSERT_EQ(registry_->Heartbeat("srv", "proof-srv"), ProofCheck::kMatches);
+  EXPECT_EQ(registry_->StateOf("srv"), AgentState::kReady);
 }
 
 TEST_F(WindowProtocolTest, AnAgentThatCancelsBecauseItStopsIsLost) {
@@ -218,14 +224,27 @@ struct StepCase {
   const char* agent;
 };
 
+// What the agents' leases do while the step's call waits for its deadline.
+enum class Lease {
+  kHeld,     // renewed throughout
+  kExpired,  // expired, and still expired at the deadline
+  kBack,     // expired during the call, renewed before the deadline (a partition that healed)
+};
+
 class WindowDeadlineTest : public WindowProtocolTest,
-                           public ::testing::WithParamInterface<std::tuple<StepCase, bool>> {};
+                           public ::testing::WithParamInterface<std::tuple<StepCase, Lease>> {};
 
 TEST_P(WindowDeadlineTest, ADeadlineFailsTheStepOrLosesTheSilentAgent) {
-  const auto [c, lease_expires] = GetParam();
+  const auto [c, lease] = GetParam();
   const std::string step = c.step;
-  auto late = [this, lease_expires] {
-    if (lease_expires) clock_.Advance(std::chrono::seconds(20));
+  const bool lost = lease != Lease::kHeld;
+  auto late = [this, lease] {
+    if (lease != Lease::kHeld) clock_.Advance(std::chrono::seconds(20));
+    if (lease == Lease::kBack) {
+      for (const char* name : {"srv", "ld"}) {
+        EXPECT_EQ(registry_->Heartbeat(name, std::string("proof-") + name), ProofCheck::kMatches);
+      }
+    }
     return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded");
   };
   if (step == "check_host") {
@@ -261,8 +280,8 @@ TEST_P(WindowDeadlineTest, ADeadlineFailsTheStepOrLosesTheSilentAgent) {
   EXPECT_EQ(r.name, step) << out.row.reasons;
   EXPECT_EQ(r.host, c.agent);
   EXPECT_EQ(r.code, "DEADLINE_EXCEEDED");
-  EXPECT_EQ(r.kind, lease_expires ? ReasonKind::kAgentLost : ReasonKind::kStep) << r.text;
-  EXPECT_EQ(MeasuredAgain(reasons), lease_expires);
+  EXPECT_EQ(r.kind, lost ? ReasonKind::kAgentLost : ReasonKind::kStep) << r.text;
+  EXPECT_EQ(MeasuredAgain(reasons), lost);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -272,10 +291,13 @@ INSTANTIATE_TEST_SUITE_P(
                                          StepCase{"conformance", "ld"}, StepCase{"run_load", "ld"},
                                          StepCase{"mark_begin", "srv"}, StepCase{"mark_end", "srv"},
                                          StepCase{"stop_target", "srv"}),
-                       ::testing::Bool()),
+                       ::testing::Values(Lease::kHeld, Lease::kExpired, Lease::kBack)),
     [](const auto& test) {
-      return std::string(std::get<0>(test.param).step) +
-             (std::get<1>(test.param) ? "_LeaseExpired" : "_LeaseHeld");
+      const Lease lease = std::get<1>(test.param);
+      return std::string(std::get<0>(test.param).step) + (lease == Lease::kHeld ? "_LeaseHeld"
+                                                          : lease == Lease::kExpired
+                                                              ? "_LeaseExpired"
+                                                              : "_LeaseLapsedAndBack");
     });
 
 void FailConformance(v1::MockAgentStub& agent) {
