@@ -1,6 +1,7 @@
 # The Debian package (docs/packaging.md): install() rules for a /usr prefix and CPack's DEB
-# generator. `make deb` builds build/package/benchlab_VERSION_amd64.deb; `cmake --install build`
-# installs the same files. Included by CMakeLists.txt outside sanitizer and fuzz builds.
+# generator. `make deb` builds build/package/benchlab_VERSION_amd64.deb; `cmake --install build
+# --prefix /usr` installs the same files. Included by CMakeLists.txt outside sanitizer and fuzz
+# builds.
 include(GNUInstallDirs)
 
 # --- what the package holds --------------------------------------------------------------------
