@@ -29,6 +29,26 @@ BROWSER_PACKAGES := chromium
 deps-browser:
 	@scripts/install-deps.sh $(BROWSER_PACKAGES)
 
+# What the Debian package's tests need (tests/package/, docs/packaging.md): lintian, dpkg-dev's
+# dpkg-shlibdeps, and Debian's prometheus for promtool. install-deps.sh keeps the install from
+# starting prometheus's own service.
+PACKAGE_TEST_PACKAGES := lintian prometheus dpkg-dev
+.PHONY: deps-package
+deps-package:
+	@scripts/install-deps.sh $(PACKAGE_TEST_PACKAGES)
+
+# The Debian package (CPack, cmake/Package.cmake, docs/packaging.md):
+# $(DEB_DIR)/benchlab_VERSION_amd64.deb, for `apt install ./benchlab_VERSION_amd64.deb`. Only
+# what the package holds is built, not the tests.
+DEB_DIR     ?= $(BUILD)/package
+DEB_TARGETS := benchlab hello-server benchlab_web benchlab_package_files
+.PHONY: deb
+deb: deps $(BUILD)/build.ninja
+	@scripts/install-deps.sh dpkg-dev
+	cmake --build $(BUILD) -j $(JOBS) --target $(DEB_TARGETS)
+	cd $(BUILD) && cpack -G DEB -B $(abspath $(DEB_DIR))
+	@ls -l $(DEB_DIR)/benchlab_*.deb
+
 $(BUILD)/build.ninja:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
@@ -104,7 +124,7 @@ frameworks: build frameworks-deps
 # integration tests again under AddressSanitizer and UndefinedBehaviorSanitizer, and under
 # ThreadSanitizer; first, every fuzz target runs for FUZZ_SMOKE_SECONDS (fuzz-smoke, below).
 # Last, the layout of the C++ and the JavaScript (format-check, below).
-test: deps-browser build build-asan build-tsan fuzz-smoke
+test: deps-browser deps-package build build-asan build-tsan fuzz-smoke
 	cd $(BUILD) && ctest --output-on-failure -j 2
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j 2
 	$(TSAN_CTEST)

@@ -3,7 +3,6 @@
 
 #include <csignal>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -12,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/signals.h"
 #include "cli/tls_options.h"
+#include "cli/web_root.h"
 #include "common/parse.h"
 #include "coordinator/plan.h"
 #include "coordinator/server/coordinator_daemon.h"
@@ -43,14 +43,6 @@ Result<HostPort> ParseHttpAddress(const std::string& text) {
     return ParseHostPort("127.0.0.1:" + text);
   }
   return ParseHostPort(text);
-}
-
-// build/bin/benchlab -> build/web: where the build puts the dashboard's files.
-std::string DefaultWebRoot() {
-  std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return "";
-  return (exe.parent_path().parent_path() / "web").string();
 }
 
 void WritePortFile(const std::string& path, uint16_t port) {
@@ -155,8 +147,10 @@ CommandRunner AddCoordinatorCommand(CLI::App& root) {
                   "port 0: any free port); see docs/api.md");
   cmd->add_option("--http-port-file", args->http_port_file,
                   "write the dashboard's bound port to this file once listening");
-  cmd->add_option("--web-root", args->web_root,
-                  "the dashboard's files (default: web/ beside the bin/ directory of benchlab)");
+  cmd->add_option(
+      "--web-root", args->web_root,
+      "the dashboard's files (default: ../web from benchlab's directory, where the build puts "
+      "them, else ../share/benchlab/web, where the Debian package does)");
   cmd->add_option("--http-host", args->http_hosts,
                   "a name (or NAME:PORT) the dashboard is reached by, besides its --http address "
                   "(and localhost when that is loopback); requests for other Host names get 421. "

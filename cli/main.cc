@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
       "benchlab: a distributed benchmark lab for HTTP servers.\n"
       "A coordinator schedules campaigns over gRPC to agents; every window is judged by gates "
       "and stored in SQLite."};
+  // BENCHLAB_VERSION: the project's version (CMakeLists.txt), which the Debian package carries.
+  app.set_version_flag("--version", "benchlab " BENCHLAB_VERSION);
   app.require_subcommand(1);
   // Options of the top level are accepted after the subcommand too: `benchlab agent
   // --log-format json --config ...`.
