@@ -1,6 +1,5 @@
 #include "agent/server/agent_daemon.h"
 
-#include <grpc/grpc.h>
 #include <grpcpp/client_context.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
@@ -17,6 +16,7 @@
 #include "agent/supervisor.h"
 #include "agent/target_runner.h"
 #include "agent/window_token.h"
+#include "rpc/keepalive.h"
 #include "rpc/tls.h"
 #include "spdlog/spdlog.h"
 
@@ -49,34 +49,12 @@ AgentIdentity MakeIdentity(SysEnv& env, const AgentConfig& config, const std::st
   return identity;
 }
 
-// Keepalive, as the coordinator's channels and server have it (coordinator/server/channel.h,
-// docs/fleet.md "Partitions"): a silent link breaks calls within 2 s + 5 s, a healed one is
-// reconnected to within 2 s, and pings as often as the coordinator's are never refused.
-constexpr int kKeepaliveTimeMs = 2000;
-constexpr int kKeepaliveTimeoutMs = 5000;
-constexpr int kMaxReconnectBackoffMs = 2000;
-
+// The agent's channel to the coordinator, with the fleet's keepalive (rpc/keepalive.h).
 std::shared_ptr<grpc::Channel> CoordinatorChannel(const std::string& address,
                                                   std::shared_ptr<grpc::ChannelCredentials> creds) {
   grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
-  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);  // no limit
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kMaxReconnectBackoffMs);
+  AddKeepalive(args);
   return grpc::CreateCustomChannel(address, std::move(creds), args);
-}
-
-// Lets the coordinator ping this often, and pings it likewise, so that the load of a window
-// whose coordinator vanished is cancelled.
-void SetServerKeepalive(grpc::ServerBuilder& builder) {
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
-                             kKeepaliveTimeMs / 2);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);  // never GOAWAY for pings
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
 }
 
 // The coordinator could not be reached (or was too slow): offer again later.
