@@ -2,51 +2,94 @@
 # A fleet on one machine: three "hosts" (coordinator, server, load), each a network namespace with
 # its own address on one subnet, and a fourth, "intruder", on the same network but outside the
 # fleet (a stranger's machine, to try what it can and cannot do), joined by a bridge that lives
-# in a namespace of its own. Nothing is
+# in a namespace of its own. With --pairs N, N-1 more pairs of hosts (server-2 and load-2, ...)
+# join them, for fleet campaigns that measure on several pairs at once. Nothing is
 # added to the machine's own network namespace, so several labs (under different prefixes) can be
 # up at once, each with the same addresses, and none of them can reach or be reached from outside.
 #
-#   netns-lab.sh up     [--prefix NAME]   create the lab and print its hosts' addresses
-#   netns-lab.sh down   [--prefix NAME]   stop what runs inside it and remove it (idempotent)
-#   netns-lab.sh status [--prefix NAME]   print the hosts and addresses; exit 1 unless fully up
+#   netns-lab.sh up     [--prefix NAME] [--pairs N]  create the lab and print its hosts' addresses
+#   netns-lab.sh down   [--prefix NAME]   stop what runs inside it and remove it (idempotent;
+#                                         every host of the prefix, whatever --pairs made it)
+#   netns-lab.sh status [--prefix NAME] [--pairs N]  print the hosts and addresses; exit 1
+#                                         unless fully up (without --pairs: as many pairs as
+#                                         the lab has)
 #
 # Namespaces: NAME-coord 10.77.0.1, NAME-server 10.77.0.2, NAME-load 10.77.0.3, NAME-intruder
-# 10.77.0.4 (each on eth0, /24, with lo up) and NAME-net (the bridge br0 and the other ends of
-# the veth pairs).
-# NAME defaults to "bl". Run a process on a host with: ip netns exec NAME-server COMMAND...
+# 10.77.0.4, then per further pair k = 2..N NAME-server-k and NAME-load-k (10.77.0.5 and
+# 10.77.0.6 for k = 2, 10.77.0.7 and 10.77.0.8 for k = 3, ...), each on eth0, /24, with lo up;
+# and NAME-net (the bridge br0 and the other ends of the veth pairs).
+# NAME defaults to "bl", N to 1 (at most 4). Run a process on a host with:
+# ip netns exec NAME-server COMMAND...
 #
 # Exit status: 0 done; 1 failed (whatever was created is removed again); 2 bad usage;
 # 3 this machine cannot host a lab (not root, no `ip netns`, no permission to create namespaces).
 set -Eeuo pipefail
 
 readonly SUBNET=10.77.0
-readonly HOSTS=(coord server load intruder)  # host i gets $SUBNET.(i+1)
-readonly NAMESPACES=$((${#HOSTS[@]} + 1))    # the hosts and NAME-net
+readonly MAX_PAIRS=4
 
 die() { echo "netns-lab.sh: $2" >&2; exit "$1"; }
 
 usage() {
-  echo "usage: netns-lab.sh up|down|status [--prefix NAME]  (NAME: [a-z0-9-], default bl)" >&2
+  echo "usage: netns-lab.sh up|down|status [--prefix NAME] [--pairs N]" \
+    "(NAME: [a-z0-9-], default bl; N: 1 to $MAX_PAIRS, default 1)" >&2
   exit 2
 }
 
 action=${1:-}
 [ $# -gt 0 ] && shift
 prefix=bl
+pairs=
 while [ $# -gt 0 ]; do
   case $1 in
     --prefix) [ $# -ge 2 ] || usage; prefix=$2; shift 2 ;;
     --prefix=*) prefix=${1#--prefix=}; shift ;;
+    --pairs) [ $# -ge 2 ] || usage; pairs=$2; shift 2 ;;
+    --pairs=*) pairs=${1#--pairs=}; shift ;;
     *) usage ;;
   esac
 done
 case $action in up|down|status) ;; *) usage ;; esac
 [[ $prefix =~ ^[a-z0-9][a-z0-9-]{0,31}$ ]] ||
   die 2 "--prefix must be 1-32 of [a-z0-9-], not starting with -, got \"$prefix\""
+[ -z "$pairs" ] || [[ $pairs =~ ^[1-9][0-9]*$ && $pairs -le $MAX_PAIRS ]] ||
+  die 2 "--pairs must be a whole number from 1 to $MAX_PAIRS, got \"$pairs\""
 
-namespaces() { echo "$prefix-net"; for h in "${HOSTS[@]}"; do echo "$prefix-$h"; done; }
 exists() { [ -e "/run/netns/$1" ]; }
 address() { echo "$SUBNET.$(($1 + 1))"; }
+
+# Every namespace of this lab that exists, whatever --pairs it was made with: NAME-net and the
+# hosts' names, never another lab's (a prefix "bl" must not take "bl-e2e-coord" along).
+existing() {
+  local path ns
+  for path in /run/netns/"$prefix"-*; do
+    [ -e "$path" ] || continue
+    ns=${path##*/}
+    [[ ${ns#"$prefix"-} =~ ^(net|coord|server|load|intruder|server-[0-9]+|load-[0-9]+)$ ]] &&
+      echo "$ns"
+  done
+}
+
+# The pairs of the lab as it exists: the highest k of a NAME-server-k or NAME-load-k, else 1.
+existing_pairs() {
+  local ns k n=1
+  for ns in $(existing); do
+    k=${ns##*-}
+    [[ $k =~ ^[0-9]+$ ]] && [ "$k" -gt "$n" ] && n=$k
+  done
+  echo "$n"
+}
+
+# The hosts of a lab of `pairs` pairs, in address order: host i gets $SUBNET.(i+1).
+if [ -z "$pairs" ]; then
+  if [ "$action" = status ]; then pairs=$(existing_pairs); else pairs=1; fi
+fi
+HOSTS=(coord server load intruder)
+for ((k = 2; k <= pairs; k++)); do HOSTS+=("server-$k" "load-$k"); done
+readonly HOSTS
+readonly NAMESPACES=$((${#HOSTS[@]} + 1))  # the hosts and NAME-net
+
+namespaces() { echo "$prefix-net"; for h in "${HOSTS[@]}"; do echo "$prefix-$h"; done; }
 
 preflight() {
   [ "$(id -u)" -eq 0 ] ||
@@ -77,10 +120,8 @@ any_alive() {
 # a namespace that a process still holds would outlive `ip netns delete`, unseen.
 stop_processes() {
   local ns pids=() deadline
-  for ns in $(namespaces); do
-    if exists "$ns"; then
-      mapfile -t -O "${#pids[@]}" pids < <(ip netns pids "$ns" 2> /dev/null || true)
-    fi
+  for ns in $(existing); do
+    mapfile -t -O "${#pids[@]}" pids < <(ip netns pids "$ns" 2> /dev/null || true)
   done
   [ ${#pids[@]} -gt 0 ] || return 0
   echo "netns-lab.sh: stopping processes inside the lab: ${pids[*]}" >&2
@@ -93,24 +134,24 @@ stop_processes() {
   kill -KILL "${pids[@]}" 2> /dev/null || true
 }
 
+# Every host of the prefix goes, however many pairs the lab was made with.
 down() {
   local ns
   stop_processes
-  for ns in $(namespaces); do
-    if exists "$ns"; then ip netns delete "$ns"; fi
-  done
+  for ns in $(existing); do ip netns delete "$ns"; done
 }
 
 up() {
   local ns i h n=0
-  for ns in $(namespaces); do if exists "$ns"; then n=$((n + 1)); fi; done
+  for ns in $(existing); do n=$((n + 1)); done
   if [ "$n" -eq "$NAMESPACES" ] && status > /dev/null; then
     echo "lab $prefix is already up" >&2
     print_hosts
     return 0
   fi
+  local made="$n namespaces; --pairs $pairs makes $NAMESPACES"
   [ "$n" -eq 0 ] ||
-    die 1 "lab $prefix is partly up ($n of $NAMESPACES namespaces): netns-lab.sh down --prefix $prefix"
+    die 1 "lab $prefix is partly up or has other pairs ($made): netns-lab.sh down --prefix $prefix"
 
   # The first namespace tells whether this machine lets us create any.
   ip netns add "$prefix-net" 2> /dev/null ||
@@ -144,7 +185,7 @@ up() {
 }
 
 status() {
-  local i ns addr ready=0 present=0
+  local i ns addr ready=0 present=0 all
   for i in "${!HOSTS[@]}"; do
     ns=$prefix-${HOSTS[$i]}
     if exists "$ns"; then
@@ -158,11 +199,16 @@ status() {
     fi
   done
   if exists "$prefix-net"; then present=$((present + 1)); fi
-  if [ "$present" -eq "$NAMESPACES" ] && [ "$ready" -eq ${#HOSTS[@]} ]; then
-    echo "lab $prefix is up"
+  all=$(existing | wc -l)
+  if [ "$present" -eq "$NAMESPACES" ] && [ "$ready" -eq ${#HOSTS[@]} ] && [ "$all" -eq "$present" ]
+  then
+    echo "lab $prefix is up ($pairs pair$([ "$pairs" -eq 1 ] || echo s))"
     return 0
   fi
-  if [ "$present" -eq 0 ]; then
+  if [ "$all" -gt "$present" ]; then
+    echo "lab $prefix has $all namespaces, more than the $NAMESPACES of --pairs $pairs;" \
+      "netns-lab.sh status --prefix $prefix lists them all"
+  elif [ "$present" -eq 0 ]; then
     echo "lab $prefix is down"
   else
     echo "lab $prefix is partly up ($present of $NAMESPACES namespaces);" \
