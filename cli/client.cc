@@ -93,10 +93,12 @@ void WriteStdout(const std::string& text) {
 }  // namespace
 
 std::string PlannedWindows(const Campaign& campaign, int total_windows) {
-  if (!campaign.adaptive) return std::to_string(total_windows) + " windows";
-  return "at most " + std::to_string(total_windows) + " windows (" +
-         std::to_string(campaign.min_rounds) + " to " + std::to_string(campaign.rounds) +
-         " rounds, until decided)";
+  // With pairs = "all" the coordinator counts one pair's plan: the pairs are known once placed.
+  const std::string windows =
+      std::to_string(total_windows) + (campaign.all_pairs ? " windows per pair" : " windows");
+  if (!campaign.adaptive) return windows;
+  return "at most " + windows + " (" + std::to_string(campaign.min_rounds) + " to " +
+         std::to_string(campaign.rounds) + " rounds, until decided)";
 }
 
 std::unique_ptr<ProgressPrinter> MakeStdoutProgress(ProgressMode mode, int total_windows,
@@ -140,6 +142,7 @@ Result<WatchOutcome> WatchCampaign(v1::Coordinator::Stub& stub, const std::strin
         outcome.finished = true;
         outcome.state = event.finished().state();
         outcome.error = event.finished().error();
+        outcome.total_windows = event.finished().total_windows();
       }
     }
     grpc::Status status = reader->Finish();
@@ -200,7 +203,8 @@ int ReportOutcome(const WatchOutcome& outcome, const std::string& baseline, int 
   if (!outcome.error.empty()) std::printf("campaign error: %s\n", outcome.error.c_str());
   std::fflush(stdout);
   const int count = static_cast<int>(windows.size());
-  const bool complete = at_most ? count <= total_windows : count == total_windows;
+  const int planned = outcome.total_windows > 0 ? outcome.total_windows : total_windows;
+  const bool complete = at_most ? count <= planned : count == planned;
   bool all_measured = outcome.finished && outcome.state == "done" && measured == count && complete;
   return all_measured ? 0 : 1;
 }

@@ -36,6 +36,9 @@ struct WatchOutcome {
   std::vector<v1::Window> windows;
   int measured = 0;  // valid + invalid
   int valid = 0;
+  // The campaign's windows planned, as the coordinator counted them when it finished; 0 when the
+  // watch ended before. A fleet campaign with pairs = "all" knows this only once it is placed.
+  int total_windows = 0;
 };
 
 // Lets another thread stop a watch (Ctrl-C): Cancel() cancels the call in flight and any later.
@@ -52,7 +55,9 @@ class WatchCanceller {
   bool cancelled_ = false;
 };
 
-// "24 windows"; for an adaptive plan "at most 160 windows (3 to 20 rounds, until decided)".
+// "24 windows"; for an adaptive plan "at most 160 windows (3 to 20 rounds, until decided)"; for
+// a campaign with pairs = "all", whose pairs are not known before it is placed, "24 windows per
+// pair".
 std::string PlannedWindows(const Campaign& campaign, int total_windows);
 
 // A printer to this process's stdout: `mode` resolved by whether stdout is a terminal, the real
@@ -80,7 +85,9 @@ std::vector<v1::Window> NewestAttempts(const std::vector<v1::Window>& windows);
 // Prints the summary table and the final counts over each window's newest attempt; returns the exit
 // status: 0 when the campaign is done and every window of it was measured (valid or invalid), 1
 // otherwise. total_windows is the plan's size: the count the campaign must have, or with at_most
-// (an adaptive plan, which stops each cell once it is decided) the most it may have.
+// (an adaptive plan, which stops each cell once it is decided) the most it may have; the
+// coordinator's count at the finish (outcome.total_windows) takes its place when there is one,
+// since a campaign with pairs = "all" runs the plan once per pair it was placed on.
 int ReportOutcome(const WatchOutcome& outcome, const std::string& baseline, int total_windows,
                   bool at_most = false);
 

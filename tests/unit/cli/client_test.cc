@@ -25,6 +25,42 @@ TEST(ClientTest, PlannedWindowsSaysWhenTheTotalIsAnAdaptiveMaximum) {
   adaptive.min_rounds = 3;
   adaptive.rounds = 20;
   EXPECT_EQ(PlannedWindows(adaptive, 160), "at most 160 windows (3 to 20 rounds, until decided)");
+  Campaign fleet;
+  fleet.all_pairs = true;
+  EXPECT_EQ(PlannedWindows(fleet, 4), "4 windows per pair");
+  adaptive.all_pairs = true;
+  EXPECT_EQ(PlannedWindows(adaptive, 160),
+            "at most 160 windows per pair (3 to 20 rounds, until decided)");
+}
+
+// A fleet campaign with pairs = "all" is submitted before it is placed: the reply counts one
+// pair's plan, and the coordinator's count at the finish covers every pair it was placed on.
+TEST(ClientTest, AFleetCampaignIsCompleteByTheCountItFinishedWith) {
+  WatchOutcome outcome;
+  outcome.finished = true;
+  outcome.state = "done";
+  for (const char* pair : {"srv1", "srv2"}) {
+    for (int round = 1; round <= 2; ++round) {
+      v1::Window w;
+      w.set_pair(pair);
+      w.set_target("hello");
+      w.set_scenario("hello");
+      w.set_load_level("c2");
+      w.set_round(round);
+      w.set_position(0);
+      w.set_attempt(1);
+      w.set_verdict("valid");
+      outcome.windows.push_back(w);
+    }
+  }
+  outcome.total_windows = 4;
+  EXPECT_EQ(ReportOutcome(outcome, "hello", /*total_windows=*/2), 0)
+      << "2 windows per pair, on 2 pairs";
+  outcome.total_windows = 6;
+  EXPECT_EQ(ReportOutcome(outcome, "hello", 2), 1) << "2 of the 6 windows planned are missing";
+  outcome.total_windows = 0;
+  EXPECT_EQ(ReportOutcome(outcome, "hello", 4), 0) << "no count at the finish: the caller's";
+  EXPECT_EQ(ReportOutcome(outcome, "hello", 2), 1);
 }
 
 TEST(ClientTest, AReportOverFourMebibytesCrossesTheChannel) {
