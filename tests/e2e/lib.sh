@@ -98,22 +98,26 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # --- a fleet in the netns lab (deploy/netns-lab.sh) ---------------------------------------------
-# lab_start LAB PREFIX: brings the lab up under PREFIX (coord 10.77.0.1, server 10.77.0.2, load
-#   10.77.0.3, intruder 10.77.0.4); skips the script (exit 77, the reason printed) where this
-#   machine cannot host it. Sets lab_up=1; the script's on_exit calls lab_stop LAB PREFIX.
+# lab_start LAB PREFIX [PAIRS]: brings the lab up under PREFIX (coord 10.77.0.1, server 10.77.0.2,
+#   load 10.77.0.3, intruder 10.77.0.4; with PAIRS 2, server-2 10.77.0.5 and load-2 10.77.0.6,
+#   and so on); skips the script (exit 77, the reason printed) where this machine cannot host it.
+#   Sets lab_up=1; the script's on_exit calls lab_stop LAB PREFIX, which removes every host.
 # lab_certificates BIN DIR COORD_HOST [AGENT HOST]...: a CA in DIR and certificates for the
 #   coordinator "coord", each agent, and the operator "op", whose identity the commands of the
 #   script then use (BENCHLAB_TLS_* exported).
 # lab_agent_config NAME ROLE ADDRESS COORDINATOR CA_DIR: prints an agent's configuration (listen
 #   and advertise ADDRESS:7701, state in $work/NAME-state, mutual TLS); a server agent's catalogue
-#   holds $bin/hello-server listening on every address (readiness is probed on 127.0.0.1).
+#   holds hello-server listening on every address (readiness is probed at the advertised
+#   address). The script may set lab_hello_server (the program; $bin/hello-server unless set)
+#   and lab_state_dir=0 (no state_dir or run_root: the agent keeps them in $STATE_DIRECTORY, as
+#   under its systemd unit).
 # in_netns NS COMMAND...: runs COMMAND in NS. ns_count NS COMM: how many processes named COMM
 #   run in NS.
 lab_up=0
 lab_start() {
-  local lab=$1 prefix=$2 status
+  local lab=$1 prefix=$2 pairs=${3:-1} status
   set +e
-  "$lab" up --prefix "$prefix" > "$work/lab.out" 2> "$work/lab.err"
+  "$lab" up --prefix "$prefix" --pairs "$pairs" > "$work/lab.out" 2> "$work/lab.err"
   status=$?
   set -e
   if [ "$status" -eq 3 ]; then
@@ -147,11 +151,15 @@ lab_agent_config() {
 name = "$name"
 roles = ["$role"]
 coordinator = "$coordinator"
-state_dir = "$work/$name-state"
 listen = "$address:7701"
 advertise = "$address:7701"
-run_root = "$work/$name-runs"
 allowed_targets = ["10.77.0.0/24"]
+TOML
+  [ "${lab_state_dir:-1}" = 0 ] || cat <<TOML
+state_dir = "$work/$name-state"
+run_root = "$work/$name-runs"
+TOML
+  cat <<TOML
 [tls]
 ca = "$ca/ca.pem"
 cert = "$ca/$name.pem"
@@ -162,7 +170,7 @@ TOML
   cat <<TOML
 [[target]]
 name = "hello-server"
-command = ["$bin/hello-server", "--host", "0.0.0.0", "--port", "{port}"]
+command = ["${lab_hello_server:-$bin/hello-server}", "--host", "0.0.0.0", "--port", "{port}"]
 TOML
 }
 
