@@ -410,11 +410,12 @@ std::string FormatReportMarkdown(const ReportInput& in) {
   out += "Campaign **" + c.name + "**, " + date + ", " + c.state + ". ";
   if (cx.spec) {
     out += Printf(
-        "%zu targets, %zu scenario%s × %zu load level%s × %d rounds, order %s; "
+        "%zu target%s, %zu scenario%s × %zu load level%s × %d round%s, order %s; "
         "%s warm-up and %s measured per window. ",
-        cx.spec->targets.size(), cx.spec->scenarios.size(),
+        cx.spec->targets.size(), cx.spec->targets.size() == 1 ? "" : "s", cx.spec->scenarios.size(),
         cx.spec->scenarios.size() == 1 ? "" : "s", cx.spec->LoadLevels().size(),
         cx.spec->LoadLevels().size() == 1 ? "" : "s", cx.spec->rounds,
+        cx.spec->rounds == 1 ? "" : "s",
         cx.spec->order == Order::kRotate  ? "rotated"
         : cx.spec->order == Order::kFixed ? "fixed"
                                           : "shuffled",

@@ -257,6 +257,29 @@ TEST(ReportFormatTest, MarkdownNoiseMethodAndInvalidWindows) {
   EXPECT_NE(md.find("1 of 12 attempts were not valid"), std::string::npos) << md;
 }
 
+TEST(ReportFormatTest, MarkdownSummaryCountsInTheSingularAndPlural) {
+  ReportInput in = Fixture();
+  EXPECT_NE(FormatReportMarkdown(in).find(
+                "2 targets, 1 scenario × 1 load level × 3 rounds, order rotated"),
+            std::string::npos);
+  in.campaign.spec_toml = R"(name = "demo"
+baseline = "nginx"
+[matrix]
+connections = [64]
+rounds = 1
+[[target]]
+name = "nginx"
+[[scenario]]
+name = "plaintext"
+path = "/"
+expect = { status = 200 }
+)";
+  const std::string md = FormatReportMarkdown(in);
+  EXPECT_NE(md.find("1 target, 1 scenario × 1 load level × 1 round, order rotated"),
+            std::string::npos)
+      << md;
+}
+
 TEST(ReportFormatTest, MarkdownWithoutNoiseOrBaselineWindows) {
   ReportInput in = Fixture();
   std::erase_if(in.windows, [](const WindowRow& w) { return w.noise || w.target == "nginx"; });
