@@ -235,7 +235,8 @@ class WindowDeadlineTest : public WindowProtocolTest,
                            public ::testing::WithParamInterface<std::tuple<StepCase, Lease>> {};
 
 TEST_P(WindowDeadlineTest, ADeadlineFailsTheStepOrLosesTheSilentAgent) {
-  const auto [c, lease] = GetParam();
+  const StepCase c = std::get<0>(GetParam());
+  const Lease lease = std::get<1>(GetParam());  // a variable, not a binding: lambdas capture it
   const std::string step = c.step;
   const bool lost = lease != Lease::kHeld;
   auto late = [this, lease] {
