@@ -52,8 +52,13 @@ deb: deps $(BUILD)/build.ninja
 $(BUILD)/build.ninja:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
+# The sanitizer tree: clang with AddressSanitizer and UndefinedBehaviorSanitizer over all of
+# benchlab's code, which also builds the libFuzzer targets (cmake/Fuzz.cmake, docs/fuzzing.md),
+# so the unit tests under ASan and the fuzzers share one compile. At -O1 with line tables (-g1):
+# enough for ASan's and UBSan's stacks, quicker to build than -O0 -g and quicker to run.
 $(ASAN_BUILD)/build.ninja:
-	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DBENCHLAB_SANITIZE=ON
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_CXX_COMPILER=clang++ -DBENCHLAB_FUZZ=ON
 
 # ThreadSanitizer: the unit and integration test executables alone (target benchlab_tests), at
 # -O1 with line tables only (-g1), which is enough for TSan's stacks and cheaper to build.
@@ -64,7 +69,12 @@ $(TSAN_BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-build-asan: deps $(ASAN_BUILD)/build.ninja
+# A tree configured before it held the fuzzers (gcc, -DBENCHLAB_SANITIZE=ON) is not reused.
+ASAN_TREE_CHECK = @grep -q '^BENCHLAB_FUZZ:BOOL=ON' $(ASAN_BUILD)/CMakeCache.txt || { \
+  echo "$(ASAN_BUILD)/ is an older gcc ASan tree, not clang's ASan and fuzz tree: \
+rm -rf $(ASAN_BUILD) and run make again" >&2; exit 2; }
+build-asan: deps fuzz-deps $(ASAN_BUILD)/build.ninja
+	$(ASAN_TREE_CHECK)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 # The test binaries whose code runs threads against each other: the load generator's workers, the
@@ -121,7 +131,8 @@ frameworks: build frameworks-deps
 	done; exit $$status
 
 # Every test: the normal build (unit, integration, end-to-end, dashboard), then the unit and
-# integration tests again under AddressSanitizer and UndefinedBehaviorSanitizer, and under
+# integration tests again under AddressSanitizer and UndefinedBehaviorSanitizer (clang, the tree
+# that also holds the fuzzers), and under
 # ThreadSanitizer; first, every fuzz target runs for FUZZ_SMOKE_SECONDS (fuzz-smoke, below).
 # Last, the layout of the C++ and the JavaScript (format-check, below).
 test: deps-browser deps-package build build-asan build-tsan fuzz-smoke
@@ -146,11 +157,11 @@ bench-coordinator: deps $(BUILD)/build.ninja
 	$(BUILD)/bin/store_bench
 
 # --- fuzzing (tests/fuzz/, docs/fuzzing.md) ---------------------------------------------------
-# A separate build tree with clang: benchlab's code under libFuzzer's instrumentation, ASan and
-# UBSan, and the fuzz targets. `make fuzz SECONDS=N` runs each target for N seconds on its seed
+# In the sanitizer tree ($(ASAN_BUILD), clang): benchlab's code under libFuzzer's
+# instrumentation, ASan and UBSan, and the fuzz targets. `make fuzz SECONDS=N` runs each target for N seconds on its seed
 # corpus (new inputs go under $(FUZZ_BUILD)/fuzz/, never into the repository); a crash fails
 # it and names the saved input. `make test` runs each for FUZZ_SMOKE_SECONDS (fuzz-smoke).
-FUZZ_BUILD         ?= build-fuzz
+FUZZ_BUILD         := $(ASAN_BUILD)
 FUZZ_PACKAGES      := clang libclang-rt-14-dev
 SECONDS            ?= 60
 FUZZ_SMOKE_SECONDS ?= 20
@@ -159,11 +170,9 @@ FUZZ_SMOKE_SECONDS ?= 20
 fuzz-deps:
 	@scripts/install-deps.sh $(FUZZ_PACKAGES)
 
-$(FUZZ_BUILD)/build.ninja:
-	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DCMAKE_CXX_COMPILER=clang++ -DBENCHLAB_FUZZ=ON -DBENCHLAB_WEB=OFF
-
+# The fuzz targets live in the sanitizer tree ($(ASAN_BUILD), above).
 fuzz-build: deps fuzz-deps $(FUZZ_BUILD)/build.ninja
+	$(ASAN_TREE_CHECK)
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
 
 fuzz: fuzz-build

@@ -2,6 +2,9 @@
 # every benchlab library with libFuzzer's coverage instrumentation, AddressSanitizer and
 # UndefinedBehaviorSanitizer, and the libFuzzer targets of tests/fuzz/ (target `fuzzers`).
 # Debian's gRPC, protobuf and SQLite stay as packaged (built with gcc, not instrumented).
+# It is also the tree in which `make test` runs the unit and integration tests under ASan and
+# UBSan (build-asan/, Makefile): one compile of benchlab's code serves both. End-to-end tests and
+# the dashboard are left out of it (CMakeLists.txt).
 # Included by CMakeLists.txt before any target is defined, so the flags reach all of them.
 option(BENCHLAB_FUZZ "Build the libFuzzer targets of tests/fuzz/ (needs clang)" OFF)
 if(BENCHLAB_FUZZ)
