@@ -49,8 +49,11 @@ deb: deps $(BUILD)/build.ninja
 	cd $(BUILD) && cpack -G DEB -B $(abspath $(DEB_DIR))
 	@ls -l $(DEB_DIR)/benchlab_*.deb
 
+# Optimised as released, with line tables (-g1) rather than full debug information: stacks and
+# profiles keep file:line, and the heaviest sources (gRPC) compile in about 3/4 of the time.
 $(BUILD)/build.ninja:
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 
 # The sanitizer tree: clang with AddressSanitizer and UndefinedBehaviorSanitizer over all of
 # benchlab's code, which also builds the libFuzzer targets (cmake/Fuzz.cmake, docs/fuzzing.md),
