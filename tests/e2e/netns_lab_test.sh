@@ -79,8 +79,8 @@ coordinator=$!
 track $coordinator
 wait_until 10 "the coordinator's port file" test -s "$work/port"
 
-# The target listens on every address of the server namespace: the agent probes readiness on
-# 127.0.0.1 (agent/target_runner.cc), so a target bound to 10.77.0.2 alone never gets ready.
+# The target listens on every address of the server namespace: the agent probes readiness at its
+# advertised address (docs/agent.md, "Readiness"), where the load agent will reach the target.
 cat > "$work/server.toml" <<TOML
 name = "$server_agent"
 roles = ["server"]
