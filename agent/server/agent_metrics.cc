@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "agent/host_sensors.h"
+#include "rpc/http_server.h"
 #include "rpc/tls.h"
 #include "spdlog/spdlog.h"
 
@@ -113,23 +114,13 @@ Result<HostPort> AgentMetrics::Start(const HostPort& listen) {
     res.set_header("Cache-Control", "no-store");
     res.set_content(Scrape(), "text/plain; version=0.0.4; charset=utf-8");
   });
-  int port = listen.port;
-  if (port == 0) {
-    port = server_->bind_to_any_port(listen.host);
-  } else if (!server_->bind_to_port(listen.host, port)) {
-    port = -1;
-  }
-  if (port <= 0) {
+  auto port = BindHttp(*server_, listen);
+  if (!port.ok()) {
     server_.reset();
-    return Status::Unavailable("metrics_listen: cannot listen on " + listen.ToString() +
-                               " (address in use?)");
+    return Status::Unavailable("metrics_listen: " + port.status().message() + " (address in use?)");
   }
-  thread_ = std::thread([server = server_.get()] { server->listen_after_bind(); });
-  // stop() only stops a running server: wait for it, so that Stop() cannot miss it.
-  for (int i = 0; i < 2000 && !server_->is_running(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  HostPort bound{listen.host, static_cast<uint16_t>(port)};
+  ServeHttp(*server_, thread_);
+  HostPort bound{listen.host, *port};
   spdlog::info("agent {}: metrics on http://{}/metrics", agent_name_, bound.ToString());
   return bound;
 }

@@ -23,6 +23,7 @@
 #include "coordinator/server/dashboard_auth.h"
 #include "coordinator/server/metrics.h"
 #include "coordinator/server/scheduler.h"
+#include "rpc/http_server.h"
 #include "rpc/tls.h"
 #include "spdlog/spdlog.h"
 
@@ -832,25 +833,15 @@ Result<HostPort> HttpApi::Start(const HostPort& listen, const std::string& web_r
   auth_ = std::make_unique<DashboardAuth>(store_, RealClockInstance(), IsLoopbackHost(listen.host),
                                           https);
   Routes(web_root);
-  int port = listen.port;
-  if (port == 0) {
-    port = server_->bind_to_any_port(listen.host);
-  } else if (!server_->bind_to_port(listen.host, port)) {
-    port = -1;
-  }
-  if (port <= 0) {
+  auto port = BindHttp(*server_, listen);
+  if (!port.ok()) {
     server_.reset();
-    return Status::Unavailable("dashboard cannot listen on " + listen.ToString() +
+    return Status::Unavailable("dashboard " + port.status().message() +
                                " (address in use or not local?)");
   }
-  HostPort bound{listen.host, static_cast<uint16_t>(port)};
+  HostPort bound{listen.host, *port};
   hosts_ = *AllowedHosts(bound, http_hosts);
-  thread_ = std::thread([server = server_.get()] { server->listen_after_bind(); });
-  // stop() only stops a server that is running: wait for it, so Stop() right after Start()
-  // cannot miss it and leave the thread serving.
-  for (int i = 0; i < 2000 && !server_->is_running(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  ServeHttp(*server_, thread_);
   spdlog::info("dashboard on {}://{}/ ({})", scheme_, bound.ToString(),
                auth_->reads_open() ? "reads open on loopback, re-runs need an operator's token"
                                    : "every call needs a token");
