@@ -14,7 +14,8 @@
 namespace benchlab {
 
 // Binds `server` to `listen`, or to a free port of its host when the port is 0. Returns the port
-// bound; Unavailable when the address cannot be bound (in use, or not an address of this host).
+// bound; Unavailable when the address cannot be bound (in use, also by another benchlab, or not
+// an address of this host).
 Result<uint16_t> BindHttp(httplib::Server& server, const HostPort& listen);
 
 // Serves a bound `server` on a new thread, stored in `thread`, and returns once it is running, so

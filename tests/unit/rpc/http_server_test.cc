@@ -38,6 +38,15 @@ TEST_F(HttpServerTest, PortZeroBindsAFreePortThatServes) {
   EXPECT_EQ(res->body, "pong");
 }
 
+TEST_F(HttpServerTest, APortTakenIsUnavailableAndNamesTheAddress) {
+  auto taken = BindHttp(first_, HostPort{"127.0.0.1", 0});
+  ASSERT_TRUE(taken.ok());
+  auto again = BindHttp(second_, HostPort{"127.0.0.1", *taken});
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(again.status().message(), "cannot listen on 127.0.0.1:" + std::to_string(*taken));
+}
+
 TEST_F(HttpServerTest, AnAddressNotOfThisHostIsUnavailable) {
   // 192.0.2.0/24 is TEST-NET-1 (RFC 5737): never an address of this host.
   auto port = BindHttp(first_, HostPort{"192.0.2.1", 0});
