@@ -17,6 +17,7 @@
 #include "agent/target_runner.h"
 #include "agent/window_token.h"
 #include "rpc/keepalive.h"
+#include "rpc/server_port.h"
 #include "rpc/tls.h"
 #include "spdlog/spdlog.h"
 
@@ -128,6 +129,7 @@ Result<HostPort> AgentDaemon::Start() {
       tls_ ? tls_->ServerCredentials({Role::kCoordinator}) : grpc::InsecureServerCredentials(),
       &bound_port);
   SetServerKeepalive(builder);
+  SetExclusivePort(builder);
   builder.RegisterService(&service_);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counted;
   counted.push_back(metrics_.rpc().Factory());  // for /metrics (rpc/metrics_interceptor.h)

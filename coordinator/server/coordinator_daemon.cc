@@ -10,6 +10,7 @@
 #include "coordinator/server/http_api.h"
 #include "coordinator/server/metrics.h"
 #include "coordinator/server/scheduler.h"
+#include "rpc/server_port.h"
 #include "rpc/tls.h"
 #include "spdlog/spdlog.h"
 
@@ -74,6 +75,7 @@ Result<HostPort> CoordinatorDaemon::Start(const HostPort& listen) {
   builder.SetMaxReceiveMessageSize(kMaxGrpcMessageBytes);
   builder.SetMaxSendMessageSize(kMaxGrpcMessageBytes);
   SetServerKeepalive(builder);
+  SetExclusivePort(builder);
   builder.RegisterService(&parts_->service);
   // Counts and times every call for /metrics (rpc/metrics_interceptor.h).
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counted;
