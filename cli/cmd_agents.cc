@@ -13,8 +13,8 @@ namespace benchlab {
 namespace {
 
 struct AgentsArgs {
-  std::string coordinator;
-  TlsFiles tls;  // --tls-*: mutual TLS to the coordinator
+  std::string coordinator = "127.0.0.1:7700";  // the coordinator's default --listen
+  TlsFiles tls;                                // --tls-*: mutual TLS to the coordinator
   bool json = false;
   double timeout_s = 10;
 };
@@ -50,7 +50,8 @@ CommandRunner AddAgentsCommand(CLI::App& root) {
       "agents",
       "List the coordinator's agents: state (ready, busy, suspect, lost), roles, "
       "labels, address, lease age and targets.");
-  cmd->add_option("--coordinator", args->coordinator, "the coordinator's HOST:PORT")->required();
+  cmd->add_option("--coordinator", args->coordinator, "the coordinator's HOST:PORT")
+      ->capture_default_str();
   AddTlsOptions(cmd, &args->tls);
   cmd->add_flag("--json", args->json, "print JSON instead of a table");
   cmd->add_option("--timeout", args->timeout_s, "seconds to wait for the coordinator")
