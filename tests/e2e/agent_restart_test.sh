@@ -9,11 +9,7 @@ orphan=
 # The orphan, by its id, in case the restarted agent did not stop it.
 on_exit() { [ -z "$orphan" ] || kill -9 "$orphan" 2>/dev/null || true; }
 
-"$bin/benchlab" coordinator --listen 127.0.0.1:0 --db "$work/lab.db" \
-  --port-file "$work/port" 2> "$work/coordinator.log" &
-track $!
-wait_until 10 "the coordinator's port file" test -s "$work/port"
-port=$(cat "$work/port")
+local_coordinator_start
 # A unique sleep length marks this test's orphan.
 nap=$((310 + RANDOM % 10))
 cat > "$work/server.toml" <<TOML
@@ -27,17 +23,9 @@ spool_dir = "$work/spool"
 name = "forker"
 command = ["/bin/sh", "-c", "sleep $nap & exec $bin/hello-server --port {port}"]
 TOML
-cat > "$work/load.toml" <<TOML
-name = "restart-load"
-roles = ["load"]
-coordinator = "127.0.0.1:$port"
-state_dir = "$work/load-state"
-run_root = "$work/load-runs"
-TOML
-"$bin/benchlab" agent --config "$work/server.toml" 2> "$work/server.log" &
-server=$!
-"$bin/benchlab" agent --config "$work/load.toml" 2> "$work/load.log" &
-track $server $!
+local_agent_config restart-load load "$port" > "$work/load.toml"
+agent_start server
+agent_start load
 
 cat > "$work/campaign.toml" <<TOML
 name = "restart"

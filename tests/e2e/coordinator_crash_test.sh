@@ -15,37 +15,11 @@ targets() { pgrep -P "$server" -f "$work/hello-server" || true; }
 
 # The first coordinator picks a free port; its successor listens on the same one, which the
 # agents keep calling.
-"$bin/benchlab" coordinator --listen 127.0.0.1:0 --db "$work/lab.db" \
-  --port-file "$work/port" 2> "$work/coordinator.log" &
-coordinator=$!
-track $coordinator
-wait_until 10 "the coordinator's port file" test -s "$work/port"
-port=$(cat "$work/port")
-
-ln -s "$bin/hello-server" "$work/hello-server"
-cat > "$work/server.toml" <<TOML
-name = "crash-server"
-roles = ["server"]
-coordinator = "127.0.0.1:$port"
-state_dir = "$work/server-state"
-run_root = "$work/runs"
-spool_dir = "$work/spool"
-[[target]]
-name = "hello"
-command = ["$work/hello-server", "--port", "{port}"]
-TOML
-cat > "$work/load.toml" <<TOML
-name = "crash-load"
-roles = ["load"]
-coordinator = "127.0.0.1:$port"
-state_dir = "$work/load-state"
-run_root = "$work/load-runs"
-TOML
-"$bin/benchlab" agent --config "$work/server.toml" 2> "$work/server.log" &
-server=$!
-"$bin/benchlab" agent --config "$work/load.toml" 2> "$work/load.log" &
-load=$!
-track $server $load
+local_coordinator_start
+local_agent_config crash-server server "$port" "spool_dir = \"$work/spool\"" > "$work/server.toml"
+local_agent_config crash-load load "$port" > "$work/load.toml"
+agent_start server
+agent_start load
 
 cat > "$work/campaign.toml" <<TOML
 name = "crash"

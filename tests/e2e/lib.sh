@@ -97,6 +97,69 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# --- a fleet on loopback ------------------------------------------------------------------------
+# Daemons are started in the script's own shell, never in a subshell or a command substitution:
+# the started command execs, so $! is the daemon's pid, which the script signals and waits for.
+# local_coordinator_start [http]: a coordinator on 127.0.0.1, a free port, its store
+#   $work/lab.db and its stderr $work/coordinator.log; waits up to 10 s for its port file
+#   ($work/port). Sets coordinator (the pid, tracked) and port. With http it also serves HTTP
+#   (--http 127.0.0.1:0, its port in $work/http-port, waited for too) and sets http.
+# local_agent_config NAME ROLE PORT [LINE...]: prints the configuration of agent NAME in ROLE
+#   (server or load) for the coordinator at 127.0.0.1:PORT, its state in $work/ROLE-state and
+#   $work/ROLE-runs, then each LINE (top-level keys such as spool_dir or metrics_listen). A
+#   server agent's catalogue holds "hello": $work/hello-server --port {port}, a link to
+#   $bin/hello-server made here, whose path tells this script's targets apart for pgrep -f.
+# agent_start KEY [NS]: an agent with configuration $work/KEY.toml, its stderr $work/KEY.log, in
+#   network namespace NS if given; sets the variable KEY to its pid, tracked.
+local_coordinator_start() {
+  local files=("$work/port") extra=() what="the coordinator's port file"
+  if [ "${1:-}" = http ]; then
+    files+=("$work/http-port")
+    what+=s
+    extra=(--http 127.0.0.1:0 --http-port-file "$work/http-port")
+  fi
+  "$bin/benchlab" coordinator --listen 127.0.0.1:0 --db "$work/lab.db" --port-file "$work/port" \
+    "${extra[@]}" 2> "$work/coordinator.log" &
+  coordinator=$!
+  track $coordinator
+  wait_until 10 "$what" all_files "${files[@]}"
+  port=$(cat "$work/port")
+  [ "${1:-}" != http ] || http=$(cat "$work/http-port")
+}
+
+all_files() {  # all_files FILE...: each exists and is not empty
+  local f
+  for f in "$@"; do [ -s "$f" ] || return 1; done
+}
+
+local_agent_config() {
+  local name=$1 role=$2 port=$3
+  shift 3
+  cat <<TOML
+name = "$name"
+roles = ["$role"]
+coordinator = "127.0.0.1:$port"
+state_dir = "$work/$role-state"
+run_root = "$work/$role-runs"
+TOML
+  [ $# -eq 0 ] || printf '%s\n' "$@"
+  [ "$role" = server ] || return 0
+  [ -e "$work/hello-server" ] || ln -s "$bin/hello-server" "$work/hello-server"
+  cat <<TOML
+[[target]]
+name = "hello"
+command = ["$work/hello-server", "--port", "{port}"]
+TOML
+}
+
+agent_start() {
+  local key=$1 ns=${2:-} netns=()
+  [ -z "$ns" ] || netns=(ip netns exec "$ns")
+  "${netns[@]}" "$bin/benchlab" agent --config "$work/$key.toml" 2> "$work/$key.log" &
+  printf -v "$key" %s "$!"
+  track "$!"
+}
+
 # --- a fleet in the netns lab (deploy/netns-lab.sh) ---------------------------------------------
 # lab_start LAB PREFIX [PAIRS]: brings the lab up under PREFIX (coord 10.77.0.1, server 10.77.0.2,
 #   load 10.77.0.3, intruder 10.77.0.4; with PAIRS 2, server-2 10.77.0.5 and load-2 10.77.0.6,
@@ -111,6 +174,10 @@ trap 'exit 143' TERM
 #   address). The script may set lab_hello_server (the program; $bin/hello-server unless set)
 #   and lab_state_dir=0 (no state_dir or run_root: the agent keeps them in $STATE_DIRECTORY, as
 #   under its systemd unit).
+# lab_coordinator_start NS ADDRESS CA_DIR: a coordinator in NS listening on ADDRESS (host:port)
+#   with mutual TLS (the certificate "coord" of lab_certificates), its store $work/lab.db and
+#   its stderr $work/coordinator.log; waits up to 10 s for its port file. Sets coordinator (the
+#   pid, tracked). Agents are started with agent_start KEY NS.
 # in_netns NS COMMAND...: runs COMMAND in NS. ns_count NS COMM: how many processes named COMM
 #   run in NS.
 lab_up=0
@@ -172,6 +239,16 @@ TOML
 name = "hello-server"
 command = ["${lab_hello_server:-$bin/hello-server}", "--host", "0.0.0.0", "--port", "{port}"]
 TOML
+}
+
+lab_coordinator_start() {
+  local ns=$1 address=$2 ca=$3
+  ip netns exec "$ns" "$bin/benchlab" coordinator --listen "$address" --db "$work/lab.db" \
+    --port-file "$work/port" --tls-ca "$ca/ca.pem" --tls-cert "$ca/coord.pem" \
+    --tls-key "$ca/coord.key" --tls-crl "$ca/crl.pem" 2> "$work/coordinator.log" &
+  coordinator=$!
+  track $coordinator
+  wait_until 10 "the coordinator's port file" test -s "$work/port"
 }
 
 in_netns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }

@@ -24,40 +24,13 @@ promcheck() {  # promcheck WHAT BODY
   check "promtool check metrics passes on $1"
 }
 
-"$bin/benchlab" coordinator --listen 127.0.0.1:0 --db "$work/lab.db" --port-file "$work/port" \
-  --http 127.0.0.1:0 --http-port-file "$work/http-port" 2> "$work/coordinator.log" &
-coordinator=$!
-track $coordinator
-wait_until 10 "the coordinator's port files" test -s "$work/port" -a -s "$work/http-port"
-port=$(cat "$work/port")
-http=$(cat "$work/http-port")
-
-ln -s "$bin/hello-server" "$work/hello-server"
-cat > "$work/server.toml" <<TOML
-name = "metrics-server"
-roles = ["server"]
-coordinator = "127.0.0.1:$port"
-state_dir = "$work/server-state"
-run_root = "$work/server-runs"
-metrics_listen = "127.0.0.1:0"
-[[target]]
-name = "hello"
-command = ["$work/hello-server", "--port", "{port}"]
-TOML
-cat > "$work/load.toml" <<TOML
-name = "metrics-load"
-roles = ["load"]
-coordinator = "127.0.0.1:$port"
-state_dir = "$work/load-state"
-run_root = "$work/load-runs"
-spool_dir = "$work/load-spool"
-metrics_listen = "127.0.0.1:0"
-TOML
-"$bin/benchlab" agent --config "$work/server.toml" 2> "$work/server.log" &
-server=$!
-"$bin/benchlab" agent --config "$work/load.toml" 2> "$work/load.log" &
-load=$!
-track $server $load
+local_coordinator_start http
+local_agent_config metrics-server server "$port" 'metrics_listen = "127.0.0.1:0"' \
+  > "$work/server.toml"
+local_agent_config metrics-load load "$port" "spool_dir = \"$work/load-spool\"" \
+  'metrics_listen = "127.0.0.1:0"' > "$work/load.toml"
+agent_start server
+agent_start load
 # Each agent logs where it serves its metrics.
 metrics_port() { sed -n 's|.*metrics on http://127\.0\.0\.1:\([0-9]*\)/metrics.*|\1|p' "$1" | head -1; }
 wait_until 10 "the server agent's metrics address" grep -q "metrics on http" "$work/server.log"

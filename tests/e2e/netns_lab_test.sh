@@ -28,23 +28,17 @@ server_addr=10.77.0.2 load_addr=10.77.0.3
 # Unique agent names: a starting agent stops processes left by earlier agents of its name.
 server_agent=netns-server-$$
 load_agent=netns-load-$$
-lab_up=0
 # down also stops anything still inside the namespaces (a target the agent left, say).
-on_exit() { [ "$lab_up" -eq 0 ] || "$lab" down --prefix "$prefix"; }
+on_exit() { lab_stop "$lab" "$prefix"; }
 on_fail() { for f in "$work"/*.out; do [ ! -e "$f" ] || { echo "== $f"; tail -8 "$f"; }; done; }
-# Daemons are started with `ip netns exec` itself (it execs, so $! is the daemon), never through a
-# function, whose subshell would stand between the test and the daemon.
+# in_ns runs commands, not daemons: in the background its subshell would stand between the test
+# and the daemon. The daemons are started by lib.sh's lab_coordinator_start and agent_start, which
+# background `ip netns exec` itself (it execs, so $! is the daemon).
 in_ns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
 counter() { in_ns "$1" cat "/sys/class/net/$2/statistics/$3"; }
 
 # --- the lab ------------------------------------------------------------------------------------
-set +e
-"$lab" up --prefix "$prefix" > "$work/lab.out" 2> "$work/lab.err"
-status=$?
-set -e
-[ "$status" -ne 3 ] || skip "$(cat "$work/lab.err")"
-[ "$status" -eq 0 ] || { cat "$work/lab.err" >&2; fail "netns-lab.sh up exited $status"; }
-lab_up=1
+lab_start "$lab" "$prefix"
 grep -q "^server .* $server_addr\$" "$work/lab.out" ||
   fail "netns-lab.sh up should print the addresses"
 "$lab" status --prefix "$prefix" > /dev/null || fail "netns-lab.sh status after up"
@@ -55,16 +49,8 @@ check "the lab is up: four hosts, one address each"
 
 # --- the fleet, with mutual TLS from benchlab's own CA -----------------------------------------
 ca=$work/ca
-"$bin/benchlab" ca init --dir "$ca" > /dev/null
-"$bin/benchlab" ca issue --dir "$ca" --name coord --role coordinator --host 10.77.0.1 > /dev/null
-"$bin/benchlab" ca issue --dir "$ca" --name "$server_agent" --role agent --host "$server_addr" \
-  > /dev/null
-"$bin/benchlab" ca issue --dir "$ca" --name "$load_agent" --role agent --host "$load_addr" \
-  > /dev/null
-"$bin/benchlab" ca issue --dir "$ca" --name op --role operator > /dev/null
-# The commands below speak to the coordinator as the operator.
-export BENCHLAB_TLS_CA=$ca/ca.pem BENCHLAB_TLS_CERT=$ca/op.pem BENCHLAB_TLS_KEY=$ca/op.key
-export BENCHLAB_TLS_CRL=$ca/crl.pem
+# The commands below speak to the coordinator as the operator (BENCHLAB_TLS_* exported).
+lab_certificates "$bin" "$ca" 10.77.0.1 "$server_agent" "$server_addr" "$load_agent" "$load_addr"
 # Without TLS the coordinator refuses to listen beyond loopback.
 if ip netns exec "$coord_ns" env -u BENCHLAB_TLS_CA -u BENCHLAB_TLS_CERT -u BENCHLAB_TLS_KEY \
   -u BENCHLAB_TLS_CRL "$bin/benchlab" coordinator --listen "$coord" --db "$work/plain.db" \
@@ -72,12 +58,7 @@ if ip netns exec "$coord_ns" env -u BENCHLAB_TLS_CA -u BENCHLAB_TLS_CERT -u BENC
   fail "a coordinator on $coord without TLS should refuse to start"
 fi
 grep -q "without TLS is refused" "$work/plain.out" || fail "the refusal should say why"
-ip netns exec "$coord_ns" "$bin/benchlab" coordinator --listen "$coord" --db "$work/lab.db" \
-  --port-file "$work/port" --tls-ca "$ca/ca.pem" --tls-cert "$ca/coord.pem" \
-  --tls-key "$ca/coord.key" --tls-crl "$ca/crl.pem" 2> "$work/coordinator.log" &
-coordinator=$!
-track $coordinator
-wait_until 10 "the coordinator's port file" test -s "$work/port"
+lab_coordinator_start "$coord_ns" "$coord" "$ca"
 
 # The target listens on every address of the server namespace: the agent probes readiness at its
 # advertised address (docs/agent.md, "Readiness"), where the load agent will reach the target.
@@ -113,12 +94,8 @@ cert = "$ca/$load_agent.pem"
 key = "$ca/$load_agent.key"
 crl = "$ca/crl.pem"
 TOML
-ip netns exec "$server_ns" "$bin/benchlab" agent --config "$work/server.toml" \
-  2> "$work/server.log" &
-server=$!
-ip netns exec "$load_ns" "$bin/benchlab" agent --config "$work/load.toml" 2> "$work/load.log" &
-load=$!
-track $server $load
+agent_start server "$server_ns"
+agent_start load "$load_ns"
 # The coordinator lists an agent with the address it registered from.
 registered() {
   in_ns "$coord_ns" "$bin/benchlab" agents --coordinator "$coord" | awk -v name="$1" \

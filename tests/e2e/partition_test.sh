@@ -39,18 +39,11 @@ hellos_at_least() { [ "$(ns_count "$server_ns" hello-server)" -ge "$1" ]; }
 lab_start "$lab" "$prefix"
 ca=$work/ca
 lab_certificates "$bin" "$ca" 10.77.0.1 "$server_agent" 10.77.0.2 "$load_agent" 10.77.0.3
-ip netns exec "$coord_ns" "$bin/benchlab" coordinator --listen "$coord" --db "$work/lab.db" \
-  --port-file "$work/port" --tls-ca "$ca/ca.pem" --tls-cert "$ca/coord.pem" \
-  --tls-key "$ca/coord.key" --tls-crl "$ca/crl.pem" 2> "$work/coordinator.log" &
-track $!
-wait_until 10 "the coordinator's port file" test -s "$work/port"
+lab_coordinator_start "$coord_ns" "$coord" "$ca"
 lab_agent_config "$server_agent" server 10.77.0.2 "$coord" "$ca" > "$work/server.toml"
 lab_agent_config "$load_agent" load 10.77.0.3 "$coord" "$ca" > "$work/load.toml"
-ip netns exec "$server_ns" "$bin/benchlab" agent --config "$work/server.toml" \
-  2> "$work/server.log" &
-track $!
-ip netns exec "$load_ns" "$bin/benchlab" agent --config "$work/load.toml" 2> "$work/load.log" &
-track $!
+agent_start server "$server_ns"
+agent_start load "$load_ns"
 ready() {
   in_netns "$coord_ns" "$bin/benchlab" agents --coordinator "$coord" |
     awk -v a="$server_agent" -v b="$load_agent" '($1 == a || $1 == b) && $2 == "ready" { n++ }
