@@ -550,10 +550,10 @@ double Mb(uint64_t kb) { return static_cast<double>(kb) / 1024.0; }
 int RunCampaign(Options o) {
   const unsigned cores = std::thread::hardware_concurrency();
   o.agents = 2 * o.pairs;
-  // Enough windows to outlast --minutes on every pair: a window takes at least window_s.
-  const auto windows =
-      static_cast<uint64_t>(std::ceil(o.pairs * o.minutes * 60 / o.window_s * 1.1) + 4.0 * o.pairs);
-  o.max_windows = std::max<uint64_t>(windows * 2, 100'000);
+  // Enough windows to outlast --minutes on each pair (pairs = "all" runs the whole plan on every
+  // pair): a window takes at least window_s.
+  const auto windows = static_cast<uint64_t>(std::ceil(o.minutes * 60 / o.window_s * 1.1) + 4.0);
+  o.max_windows = std::max<uint64_t>(windows * static_cast<uint64_t>(o.pairs) * 2, 100'000);
   std::printf(
       "coordinator_fleet_bench --campaign: %d pairs (%d agents), windows of %.1f s measured, "
       "%.1f minutes at most, a heartbeat every %d ms per agent\n",
@@ -675,7 +675,7 @@ int RunCampaign(Options o) {
     std::printf("  SubmitCampaign failed: %s\n", st.error_message().c_str());
     rc = 1;
   } else {
-    std::printf("  campaign %s: %d windows planned, submitted in %.2f s\n",
+    std::printf("  campaign %s: %d windows planned on each pair, submitted in %.2f s\n",
                 submitted.name().c_str(), submitted.total_windows(),
                 std::chrono::duration<double>(Steady::now() - t0).count());
     const auto end = t0 + Seconds(o.minutes * 60);
