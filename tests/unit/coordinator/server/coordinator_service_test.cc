@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 
 #include "coordinator/server/agent_limits.h"
 #include "tests/unit/support/fake_clock.h"
@@ -107,6 +108,51 @@ class CoordinatorServiceTest : public ::testing::Test {
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<CoordinatorService> service_;
 };
+
+// ListCampaigns counts each campaign's stored window attempts (every pair, every attempt).
+TEST_F(CoordinatorServiceTest, ListCampaignsCountsEachCampaignsStoredWindows) {
+  auto create = [&](const std::string& name) {
+    CampaignRow c;
+    c.name = name;
+    c.state = "running";
+    c.baseline = "alpha";
+    c.spec_toml = "name = \"" + name + "\"\n";
+    c.source = name + ".toml";
+    c.created_at = "2026-12-01T12:00:00Z";
+    c.total_windows = 4;
+    auto id = store_->CreateCampaign(c, {{"alpha", "[\"./alpha\"]", "0-1"}},
+                                     {{"plain", "scenario", "GET", "/", 200, "Hello"}});
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    return id.ok() ? *id : 0;
+  };
+  auto insert = [&](int64_t campaign, int round, int attempt, const std::string& pair) {
+    WindowRow w;
+    w.campaign_id = campaign;
+    w.target = "alpha";
+    w.scenario = "plain";
+    w.connections = 8;
+    w.round = round;
+    w.attempt = attempt;
+    w.pair = pair;
+    w.verdict = attempt == 1 ? "invalid" : "valid";
+    w.started_at = "2026-12-01T12:00:05Z";
+    w.ended_at = "2026-12-01T12:00:15Z";
+    ASSERT_TRUE(store_->InsertWindow(w, {}).ok());
+  };
+  const int64_t a = create("a"), b = create("b");
+  create("empty");
+  insert(a, 1, 1, "s1");
+  insert(a, 1, 2, "s1");  // measured again: a second attempt counts
+  insert(a, 1, 1, "s2");  // the same cell on another pair
+  insert(b, 1, 1, "");
+
+  v1::ListCampaignsRequest req;
+  v1::ListCampaignsReply reply;
+  ASSERT_TRUE(service_->ListCampaigns(nullptr, &req, &reply).ok());
+  std::map<std::string, int> finished;
+  for (const auto& c : reply.campaigns()) finished[c.name()] = c.finished_windows();
+  EXPECT_EQ(finished, (std::map<std::string, int>{{"a", 3}, {"b", 1}, {"empty", 0}}));
+}
 
 TEST_F(CoordinatorServiceTest, ANameIsTakenOverOnlyByItsInstanceOrAfterItsLeaseExpired) {
   ASSERT_TRUE(Register(Registration("proof-1")).ok());
