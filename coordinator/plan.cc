@@ -196,8 +196,9 @@ PlanSize SizeOfPlan(const Campaign& campaign) {
   return size;
 }
 
-Status CheckPlanSize(const Campaign& campaign, uint64_t max_windows) {
-  const PlanSize size = SizeOfPlan(campaign);
+Status CheckPlanSize(const Campaign& campaign, uint64_t max_windows, uint64_t pairs) {
+  PlanSize size = SizeOfPlan(campaign);
+  if (pairs > 0) size.pairs = pairs;
   if (size.Total() <= max_windows) return Status::Ok();
   return Status::InvalidArgument(campaign.source_name + ": the plan has " + size.Describe() +
                                  ", over the limit of " + WithThousands(max_windows) +

@@ -42,8 +42,9 @@ PlanSize SizeOfPlan(const Campaign& campaign);
 // The largest plan the coordinator builds by default (`benchlab coordinator --max-windows`).
 inline constexpr uint64_t kDefaultMaxWindows = 100000;
 // InvalidArgument "<source>: the plan has <Describe()>, over the limit of <max> (--max-windows)"
-// when the plan holds more than max_windows windows. Cheap: nothing is built.
-Status CheckPlanSize(const Campaign& campaign, uint64_t max_windows);
+// when the plan holds more than max_windows windows. Cheap: nothing is built. `pairs`, when not
+// 0, is the number of pairs the plan runs on, for a campaign with pairs = "all" once placed.
+Status CheckPlanSize(const Campaign& campaign, uint64_t max_windows, uint64_t pairs = 0);
 
 // LoadLevelLabel of the window's level: "c64", "r5000", "r2500.5".
 std::string LoadLevelLabel(const PlannedWindow& window);

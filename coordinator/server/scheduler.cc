@@ -333,6 +333,12 @@ void Scheduler::RunCampaign(const CampaignRow& row) {
     }
   }
   if (placements.empty()) return;
+  // pairs = "all" runs the whole plan on every pair it finds: the limit Submit checked for one
+  // pair applies to all of them, so that a large fleet cannot multiply a plan past it.
+  if (all_pairs) {
+    Status size = CheckPlanSize(*campaign, max_windows_, placements.size());
+    if (!size.ok()) return fail(size.message());
+  }
 
   Status running = store_.SetCampaignState(row.id, CampaignState::kRunning);
   if (!running.ok()) return fail(running.message());

@@ -360,5 +360,48 @@ TEST_F(SchedulerTest, TheLimitIsTheCoordinators) {
   EXPECT_EQ(submitted->total_windows, 2);
 }
 
+// pairs = "all" runs the whole plan on every pair it finds: the limit counts every pair once
+// the campaign is placed, so a fleet cannot multiply a plan past --max-windows.
+TEST_F(SchedulerTest, TheLimitCountsEveryPairThatAllPairsFinds) {
+  Served srv1, srv2, ld1, ld2;
+  const std::string fleet = std::string(kTwoWindows)
+                                .replace(std::string(kTwoWindows).find("[[target]]"), 0,
+                                         "[placement]\npairs = \"all\"\n");
+  auto run = [&](uint64_t max_windows, const std::string& db) {
+    auto store = Store::Open((dir_ / db).string());
+    EXPECT_TRUE(store.ok());
+    AgentRegistry registry;
+    const std::tuple<const char*, const char*, Served*> agents[] = {{"srv1", "server", &srv1},
+                                                                    {"srv2", "server", &srv2},
+                                                                    {"ld1", "load", &ld1},
+                                                                    {"ld2", "load", &ld2}};
+    for (const auto& [name, role, served] : agents) {
+      EXPECT_EQ(registry.Register(Registration(name, role, served->address)),
+                Admission::kRegistered);
+    }
+    Scheduler scheduler(**store, registry, max_windows);
+    auto submitted = scheduler.Submit(fleet, "fleet.toml", "");
+    EXPECT_TRUE(submitted.ok()) << "one pair's plan (2 windows) is within the limit";
+    scheduler.Start();
+    CampaignRow row;
+    for (int i = 0; i < 400 && row.state != "done" && row.state != "failed"; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      auto found = (*store)->FindCampaign("tokens");
+      if (found.ok() && found->has_value()) row = **found;
+    }
+    scheduler.Stop();
+    return row;
+  };
+
+  CampaignRow over = run(3, "over.db");
+  EXPECT_EQ(over.state, "failed");
+  EXPECT_EQ(over.error,
+            "fleet.toml: the plan has (targets 1 × scenarios 1 × load levels 2 × rounds 1) × "
+            "pairs 2 = 4 windows, over the limit of 3 (--max-windows)");
+
+  CampaignRow within = run(4, "within.db");
+  EXPECT_EQ(within.state, "done") << within.error;
+}
+
 }  // namespace
 }  // namespace benchlab
