@@ -110,10 +110,15 @@ double ProcessCpuS(pid_t pid) {
          static_cast<double>(env.ClockTicksPerSecond());
 }
 
-std::string ProcessMemory(pid_t pid) {
+// /proc/<pid>/status, parsed; an error when the process is gone or the file unreadable.
+Result<ProcStatus> ReadProcStatus(pid_t pid) {
   auto text = RealSysEnv().ReadFile("/proc/" + std::to_string(pid) + "/status");
-  if (!text.ok()) return "unavailable";
-  auto status = ParseProcStatus(*text);
+  if (!text.ok()) return text.status();
+  return ParseProcStatus(*text);
+}
+
+std::string ProcessMemory(pid_t pid) {
+  auto status = ReadProcStatus(pid);
   if (!status.ok()) return "unavailable";
   char out[96];
   std::snprintf(out, sizeof out, "RSS %.1f MB, %lld threads",
@@ -533,9 +538,7 @@ std::string CampaignToml(const Options& o, uint64_t windows) {
 }
 
 uint64_t ProcessRssKb(pid_t pid) {
-  auto text = RealSysEnv().ReadFile("/proc/" + std::to_string(pid) + "/status");
-  if (!text.ok()) return 0;
-  auto status = ParseProcStatus(*text);
+  auto status = ReadProcStatus(pid);
   return status.ok() ? static_cast<uint64_t>(status->vm_rss_kb) : 0;
 }
 
