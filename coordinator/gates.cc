@@ -94,6 +94,10 @@ class Judge {
     for (bool server : {true, false}) Swap(server);
     GeneratorBound();
     ErrorRateGate();
+    if (c_.service_exited.enabled) {
+      for (const auto& exit : m_.service_exits) Add("service_exited", exit, 1, 0);
+    }
+    Probes();
     return std::move(reasons_);
   }
 
@@ -111,6 +115,31 @@ class Judge {
     auto [v, t] = Compared(*value, max, 1);
     Add(gate, std::string(HostName(server)) + " host " + v + "% > " + t + "%", *value, max,
         HostName(server));
+  }
+
+  // Each bounded probe, on a window whose target ran with side services.
+  void Probes() {
+    if (!m_.has_services) return;
+    for (const auto& [name, max] : c_.probe_max) {
+      const std::string gate = "probe." + name;
+      bool seen = false;
+      for (const auto& p : m_.probes) {
+        if (p.name != name) continue;
+        seen = true;
+        if (!p.delta) {
+          reasons_.push_back(
+              {gate, gate + ": service " + p.service + " unavailable (" + p.unavailable + ")", 0,
+               max, ""});
+        } else if (*p.delta > max) {
+          auto [v, t] = Compared(*p.delta, max, 2);
+          reasons_.push_back({gate, gate + ": service " + p.service + " rose by " + v + " > " + t,
+                              *p.delta, max, ""});
+        }
+      }
+      if (!seen) {
+        reasons_.push_back({gate, gate + ": no service of the target reports it", 0, max, ""});
+      }
+    }
   }
 
   void TargetExited() {
@@ -291,7 +320,9 @@ void ReadGatesTable(const config::Value& table, config::Issues& issues, GateConf
            "generator_bound",
            "load_busy_max_pct",
            "error_rate",
-           "error_rate_max"},
+           "error_rate_max",
+           "service_exited",
+           "probe"},
           issues);
   if (const Value* x = g.Get("mode")) {
     if (x->is_string() && x->as_string().str == "enforce") {
@@ -334,6 +365,36 @@ void ReadGatesTable(const config::Value& table, config::Issues& issues, GateConf
             out.generator_bound.load_busy_max_pct);
   ReadSwitch(g, "error_rate", out.error_rate.enabled);
   ReadLimit(g, "error_rate_max", 0, 1, "a fraction from 0 to 1 such as 0.01", out.error_rate.max);
+  ReadSwitch(g, "service_exited", out.service_exited.enabled);
+  if (const Value* x = g.Get("probe")) {
+    const char* form = "probe.NAME.max = N: a table of probe names, each { max = N }";
+    if (!x->is_table()) {
+      g.Expect(*x, "probe", form);
+    } else {
+      for (const auto& [name, bound] : config::EntriesInFileOrder(*x)) {
+        const std::string sub = "probe." + config::KeyForPath(name);
+        if (!config::IsName(name)) {
+          g.Fail(*bound, sub, "expected a probe name of lowercase letters, digits and '-'");
+          continue;
+        }
+        if (!bound->is_table()) {
+          g.Expect(*bound, sub, "a table such as { max = 0 }");
+          continue;
+        }
+        Table b(*bound, "gates." + sub, {"max"}, issues);
+        const Value* max = b.Require("max", "a number such as 0");
+        if (max == nullptr) continue;
+        if ((max->is_integer() || max->is_floating()) &&
+            (max->is_integer() ? static_cast<double>(max->as_integer()) : max->as_floating()) >=
+                0) {
+          out.probe_max[name] =
+              max->is_integer() ? static_cast<double>(max->as_integer()) : max->as_floating();
+        } else {
+          b.Expect(*max, "max", "a number of 0 or more");
+        }
+      }
+    }
+  }
 }
 
 }  // namespace benchlab

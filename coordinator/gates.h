@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -113,6 +114,10 @@ struct GateConfig {
   SwapGate swap;
   GeneratorBoundGate generator_bound;
   ErrorRateGate error_rate;
+  GateSwitch service_exited;  // a side service of the target died during the window
+  // [gates] probe.NAME.max: the most a probe (docs/services.md) may rise over the measured
+  // interval, by probe name; none by default.
+  std::map<std::string, double> probe_max;
 };
 
 // What one host's agent saw. nullopt means the machine does not offer the reading (no cpufreq,
@@ -144,6 +149,17 @@ struct WindowMeasures {
   std::string target_exit_text;                    // "exit status 1", "killed by signal 9 ..."
   std::vector<std::string> target_last_log_lines;  // may be empty
   std::vector<std::string> conformance_diffs;      // empty: the target conforms
+  // Side services (docs/services.md): "pg: exit status 1 ...", one per service that died during
+  // the window; and each probe's rise over the interval, or why it has none.
+  std::vector<std::string> service_exits;
+  struct Probe {
+    std::string service;
+    std::string name;
+    std::optional<double> delta;
+    std::string unavailable;  // why there is no delta
+  };
+  std::vector<Probe> probes;
+  bool has_services = false;  // the target ran with side services
 };
 
 // One failing gate. `gate` is the gate's name (`text` starts with it and ": "); value and threshold
@@ -183,6 +199,11 @@ struct GateReason {
 //   generator_bound: the load generator set the pace, not the target
 //   generator_bound: load host 97.3% busy > 90%
 //   error_rate: 2.31% > 1.00% (23 errors of 996 attempts)
+//   service_exited: pg exit status 1 during the window; last log lines: ...  (one per service)
+//   probe.checkpoints: service pg rose by 1 > 0
+//   probe.checkpoints: service pg unavailable (no reading after: ...)  (a bound that cannot be
+//                                        checked refuses the window: it promised a bound)
+//   probe.checkpoints: no service of the target reports it (with services only)
 // Percentages are written with at most one decimal and ratios with at most two, trailing zeros
 // dropped (212%, 7.1%, 0.7); where that would print a failing value the same as its threshold,
 // more decimals are shown ("25.04% > 25%"). The error rate always shows two decimals or more.

@@ -59,7 +59,9 @@ WindowReason FromGate(const GateReason& gate) {
 Verdict DecideVerdict(const std::vector<WindowReason>& reasons, GateMode mode) {
   bool skipped = false, invalid = false;
   for (const WindowReason& r : reasons) {
-    if (r.kind != ReasonKind::kGate || r.name == "target_exited") return Verdict::kFailed;
+    if (r.kind != ReasonKind::kGate || r.name == "target_exited" || r.name == "service_exited") {
+      return Verdict::kFailed;
+    }
     if (r.name == "conformance") {
       skipped = true;
     } else if (mode == GateMode::kEnforce) {

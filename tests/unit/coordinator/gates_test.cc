@@ -679,7 +679,7 @@ TEST(GatesTomlTest, UnknownKeyIsAnError) {
             "selftest_drift_max_pct, selftest_drift_spread_multiple, foreign_cpu, "
             "foreign_cpu_max_pct, steal, steal_max_pct, "
             "throttling, frequency, min_freq_ratio, swap, swap_max_pages, generator_bound, "
-            "load_busy_max_pct, error_rate, error_rate_max)");
+            "load_busy_max_pct, error_rate, error_rate_max, service_exited, probe)");
 }
 
 TEST(GatesTomlTest, TheEarliestProblemIsReported) {
