@@ -187,7 +187,10 @@ int RunOnEmbeddedLab(const LabJob& job) {
       config.state_dir = work_dir + "/" + role;
       config.run_root = config.state_dir + "/run";
       config.spool_dir = config.state_dir + "/spool";
-      if (std::string(role) == "server") config.catalogue = campaign.targets;
+      if (std::string(role) == "server") {
+        config.catalogue = campaign.targets;
+        config.services = campaign.services;
+      }
       config.tls = LabTls(ca, role);
       std::string path = work_dir + "/agent-" + role + ".toml";
       Status written = WriteAgentConfig(config, path);

@@ -1,6 +1,7 @@
 #include "common/config_fields.h"
 
 #include <algorithm>
+#include <array>
 
 #include "common/parse.h"
 
@@ -203,7 +204,7 @@ void ReadTarget(const Value& item, std::string label, Issues& issues,
                 const std::string& campaign_dir, TargetDef& out) {
   Table t(item, std::move(label),
           {"name", "command", "port", "ready", "cpus", "cwd", "env", "templates", "ready_timeout",
-           "version"},
+           "version", "services"},
           issues);
   out.line = static_cast<int>(t.line());
   out.campaign_dir = campaign_dir;
@@ -239,6 +240,239 @@ void ReadTarget(const Value& item, std::string label, Issues& issues,
     // Rounded up so that "500us" does not become a zero timeout.
     if (auto d = ReadDuration(t, "ready_timeout", *v, /*allow_zero=*/false)) {
       out.ready_timeout = std::chrono::ceil<std::chrono::milliseconds>(*d);
+    }
+  }
+  if (const Value* v = t.Get("services")) {
+    if (!v->is_array()) {
+      t.Expect(*v, "services", "a list of [[service]] names such as [\"pg\"]");
+    } else {
+      for (const auto& entry : v->as_array()) {
+        auto name = ReadName(t, "services", entry);
+        if (!name) continue;
+        if (std::find(out.services.begin(), out.services.end(), *name) != out.services.end()) {
+          t.Fail(entry, "services", "expected each service once, got " + Quote(*name) + " twice");
+          continue;
+        }
+        out.services.push_back(*name);
+      }
+    }
+  }
+}
+
+namespace {
+
+// A command that is either argv (a list) or, for the postgres kind, SQL (a string).
+struct CommandOrSql {
+  std::vector<std::string> argv;
+  std::string sql;
+};
+
+std::optional<CommandOrSql> ReadCommandOrSql(Table& t, std::string_view command_key,
+                                             std::string_view sql_key, ServiceKind kind,
+                                             bool required) {
+  const Value* command = t.Get(command_key);
+  const Value* sql = t.Get(sql_key);
+  CommandOrSql out;
+  if (command != nullptr && sql != nullptr) {
+    t.Fail(*sql, sql_key,
+           "expected " + std::string(command_key) + " or " + std::string(sql_key) + ", not both");
+    return std::nullopt;
+  }
+  if (command != nullptr) {
+    auto argv =
+        ReadTemplatedList(t, command_key, *command, "a non-empty list of strings (argv, no shell)");
+    if (!argv) return std::nullopt;
+    out.argv = *argv;
+    return out;
+  }
+  if (sql != nullptr) {
+    if (kind != ServiceKind::kPostgres) {
+      t.Fail(*sql, sql_key,
+             "expected " + std::string(command_key) +
+                 ": sql runs only on a service of kind = \"postgres\" (with psql)");
+      return std::nullopt;
+    }
+    if (!sql->is_string() || sql->as_string().str.empty()) {
+      t.Expect(*sql, sql_key, "a non-empty SQL string");
+      return std::nullopt;
+    }
+    out.sql = sql->as_string().str;
+    return out;
+  }
+  if (required) {
+    t.Require(command_key, kind == ServiceKind::kPostgres
+                               ? "a command (argv) or sql = \"select ...\""
+                               : "a command (argv, no shell)");
+    return std::nullopt;
+  }
+  return out;
+}
+
+}  // namespace
+
+void ReadService(const Value& item, std::string label, Issues& issues,
+                 const std::string& campaign_dir, ServiceDef& out) {
+  Table t(
+      item, std::move(label),
+      {"name", "kind", "command", "port", "cpus", "env", "ready_command", "ready_timeout", "setup",
+       "setup_timeout", "scope", "probe", "reset", "reset_sql", "reset_every", "user", "database"},
+      issues);
+  out.line = static_cast<int>(t.line());
+  out.campaign_dir = campaign_dir;
+  if (const Value* v = t.Require("name", "a name such as \"pg\"")) {
+    if (auto name = ReadName(t, "name", *v)) out.name = *name;
+  }
+  if (const Value* v = t.Get("kind")) {
+    if (v->is_string() && v->as_string().str == "postgres") {
+      out.kind = ServiceKind::kPostgres;
+    } else if (v->is_string() && v->as_string().str == "command") {
+      out.kind = ServiceKind::kCommand;
+    } else {
+      t.Expect(*v, "kind", "\"command\" (the default) or \"postgres\"");
+    }
+  }
+  if (const Value* v = t.Require("command", "a list of strings (argv, no shell)")) {
+    auto argv = ReadTemplatedList(t, "command", *v, "a non-empty list of strings (argv, no shell)");
+    if (argv) out.command = *argv;
+  }
+  if (const Value* v = t.Get("port")) {
+    if (auto port = ReadPort(t, *v)) out.port = *port;
+  }
+  if (const Value* v = t.Get("cpus")) {
+    if (auto cpus = ReadCpus(t, "cpus", *v)) out.cpus = *cpus;
+  }
+  if (const Value* v = t.Get("env")) ReadEnv(t, *v, out.env);
+  if (const Value* v = t.Get("ready_command")) {
+    auto argv =
+        ReadTemplatedList(t, "ready_command", *v, "a non-empty list of strings (argv, no shell)");
+    if (argv) out.ready_command = *argv;
+  }
+  if (const Value* v = t.Get("ready_timeout")) {
+    if (auto d = ReadDuration(t, "ready_timeout", *v, /*allow_zero=*/false)) {
+      out.ready_timeout = std::chrono::ceil<std::chrono::milliseconds>(*d);
+    }
+  }
+  if (const Value* v = t.Get("setup")) {
+    const char* form = "a list of commands, each a list of strings (argv, no shell)";
+    if (!v->is_array() || v->as_array().empty()) {
+      t.Expect(*v, "setup", form);
+    } else {
+      const auto& items = v->as_array();
+      for (size_t i = 0; i < items.size(); ++i) {
+        auto argv = ReadTemplatedList(t, "setup[" + std::to_string(i) + "]", items[i], form);
+        if (argv) out.setup.push_back(*argv);
+      }
+    }
+  }
+  if (const Value* v = t.Get("setup_timeout")) {
+    if (auto d = ReadDuration(t, "setup_timeout", *v, /*allow_zero=*/false)) {
+      out.setup_timeout = std::chrono::ceil<std::chrono::milliseconds>(*d);
+    }
+  }
+  if (const Value* v = t.Get("scope")) {
+    const std::string text = v->is_string() ? v->as_string().str : "";
+    if (text == "campaign") {
+      out.scope = ServiceScope::kCampaign;
+    } else if (text == "target") {
+      out.scope = ServiceScope::kTarget;
+    } else if (text == "window") {
+      out.scope = ServiceScope::kWindow;
+    } else {
+      t.Expect(*v, "scope", "\"campaign\" (the default), \"target\" or \"window\"");
+    }
+  }
+  if (const Value* v = t.Get("user")) {
+    if (auto name = ReadString(t, "user", *v)) out.user = *name;
+  }
+  if (const Value* v = t.Get("database")) {
+    if (auto name = ReadString(t, "database", *v)) out.database = *name;
+  }
+  if (auto reset = ReadCommandOrSql(t, "reset", "reset_sql", out.kind, /*required=*/false)) {
+    out.reset_command = reset->argv;
+    out.reset_sql = reset->sql;
+  }
+  if (const Value* v = t.Get("reset_every")) {
+    const std::string text = v->is_string() ? v->as_string().str : "";
+    if (text == "window") {
+      out.reset_every = ResetEvery::kWindow;
+    } else if (text == "round") {
+      out.reset_every = ResetEvery::kRound;
+    } else {
+      t.Expect(*v, "reset_every", "\"window\" (the default) or \"round\"");
+    }
+    if (!out.has_reset()) t.Fail(*v, "reset_every", "expected reset or reset_sql beside it");
+  }
+  if (const Value* v = t.Get("probe")) {
+    NameBook names;
+    for (const auto& [probe_label, probe] : TablesOf(t, *v, "probe", names, issues)) {
+      Table p(*probe, t.label() + "." + probe_label, {"name", "command", "sql"}, issues);
+      ProbeDef& def = out.probes.emplace_back();
+      def.line = static_cast<int>(p.line());
+      if (const Value* n = p.Require("name", "a name such as \"checkpoints\"")) {
+        if (auto name = ReadName(p, "name", *n)) def.name = *name;
+      }
+      if (auto how = ReadCommandOrSql(p, "command", "sql", out.kind, /*required=*/true)) {
+        def.command = how->argv;
+        def.sql = how->sql;
+      }
+    }
+  }
+}
+
+namespace {
+
+// {service.NAME.FIELD} occurrences in text, as (NAME, FIELD, the whole placeholder).
+std::vector<std::array<std::string, 3>> ServicePlaceholders(std::string_view text) {
+  std::vector<std::array<std::string, 3>> out;
+  constexpr std::string_view kOpen = "{service.";
+  for (size_t at = text.find(kOpen); at != text.npos; at = text.find(kOpen, at + 1)) {
+    const size_t close = text.find('}', at);
+    if (close == text.npos) break;
+    std::string_view inner = text.substr(at + kOpen.size(), close - at - kOpen.size());
+    const size_t dot = inner.rfind('.');
+    out.push_back({std::string(dot == inner.npos ? inner : inner.substr(0, dot)),
+                   std::string(dot == inner.npos ? "" : inner.substr(dot + 1)),
+                   std::string(text.substr(at, close - at + 1))});
+  }
+  return out;
+}
+
+}  // namespace
+
+void CheckServiceReferences(const std::vector<TargetDef>& targets,
+                            const std::vector<ServiceDef>& services, Issues& issues) {
+  std::string known;
+  for (const auto& s : services) known += (known.empty() ? "" : ", ") + s.name;
+  if (known.empty()) known = "none defined";
+  for (const TargetDef& target : targets) {
+    const std::string where = "target " + Quote(target.name) + ": ";
+    for (size_t i = 0; i < target.services.size(); ++i) {
+      const std::string& name = target.services[i];
+      if (std::none_of(services.begin(), services.end(),
+                       [&](const ServiceDef& s) { return s.name == name; })) {
+        issues.AddMissing(static_cast<uint32_t>(target.line), 1,
+                          where + "services[" + std::to_string(i) +
+                              "]: expected the name of a [[service]] (" + known + "), got " +
+                              Quote(name));
+      }
+    }
+    std::vector<std::string> texts = target.command;
+    if (!target.cwd.empty()) texts.push_back(target.cwd);
+    for (const auto& [name, value] : target.env) texts.push_back(value);
+    for (const std::string& text : texts) {
+      for (const auto& [service, field, whole] : ServicePlaceholders(text)) {
+        const bool listed = std::find(target.services.begin(), target.services.end(), service) !=
+                            target.services.end();
+        if (!listed) {
+          issues.AddMissing(static_cast<uint32_t>(target.line), 1,
+                            where + Quote(whole) + ": expected a service the target lists in " +
+                                "services = [...], got " + Quote(service));
+        } else if (field != "port" && field != "host" && field != "run_dir") {
+          issues.AddMissing(static_cast<uint32_t>(target.line), 1,
+                            where + Quote(whole) + ": expected {service." + service +
+                                ".port}, .host} or .run_dir}");
+        }
+      }
     }
   }
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/config_toml.h"
+#include "common/service.h"
 #include "common/target.h"
 
 namespace benchlab::config {
@@ -47,5 +48,15 @@ std::optional<std::string> ReadString(Table& t, std::string_view sub, const Valu
 // A [[target]] table (common/target.h); campaign_dir fills {campaign_dir}.
 void ReadTarget(const Value& item, std::string label, Issues& issues,
                 const std::string& campaign_dir, TargetDef& out);
+
+// A [[service]] table (common/service.h) with its [[service.probe]] tables.
+void ReadService(const Value& item, std::string label, Issues& issues,
+                 const std::string& campaign_dir, ServiceDef& out);
+
+// Every name in a target's `services` must be a [[service]] of the same file, and every
+// {service.NAME.FIELD} in its command, cwd and env a service it lists, FIELD one of port, host,
+// run_dir. Problems are reported at the target's line.
+void CheckServiceReferences(const std::vector<TargetDef>& targets,
+                            const std::vector<ServiceDef>& services, Issues& issues);
 
 }  // namespace benchlab::config

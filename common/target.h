@@ -21,6 +21,10 @@ struct TargetDef {
   std::vector<std::string> templates;      // files rendered into {run_dir} (placeholders filled)
   std::chrono::milliseconds ready_timeout{10000};
   std::vector<std::string> version;  // argv printing the target's version on its first line
+  // Side services it needs (common/service.h), by name: started before it on the same agent;
+  // {service.NAME.port}, {service.NAME.host} and {service.NAME.run_dir} in its command, cwd and
+  // env values are filled from them.
+  std::vector<std::string> services;
   std::string campaign_dir;  // fills {campaign_dir}: the directory of the file that defined it
   int line = 0;              // where [[target]] starts in its file
 };

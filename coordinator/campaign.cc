@@ -395,7 +395,7 @@ void ReadStats(const Value& v, Issues& issues, Campaign& c) {
 void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
   Table root(doc, "",
              {"name", "baseline", "matrix", "load", "gates", "noise", "placement", "stats",
-              "target", "scenario", "negative", "public_env"},
+              "target", "scenario", "negative", "public_env", "service"},
              issues);
   if (const Value* v = root.Get("public_env")) ReadPublicEnv(root, *v, c);
   if (const Value* v = root.Require("name", "a name such as \"hello\"")) {
@@ -417,6 +417,12 @@ void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
   const Value* noise = SubTable(root, root.Get("noise"), "noise");
   if (noise != nullptr) fields::ReadNoise(*noise, issues, c.noise.emplace());
 
+  if (const Value* v = root.Get("service")) {
+    NameBook service_names;
+    for (const auto& [label, item] : fields::TablesOf(root, *v, "service", service_names, issues)) {
+      fields::ReadService(*item, label, issues, c.campaign_dir, c.services.emplace_back());
+    }
+  }
   NameBook target_names;
   if (const Value* v = root.Require("target", "one or more [[target]] tables")) {
     for (const auto& [label, item] : fields::TablesOf(root, *v, "target", target_names, issues)) {
@@ -445,6 +451,27 @@ void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
     for (const auto& t : c.targets) names += (names.empty() ? "" : ", ") + t.name;
     root.Fail(*baseline, "baseline",
               "expected the name of a [[target]] (" + names + "), got " + Describe(*baseline));
+  }
+  if (issues.empty()) fields::CheckServiceReferences(c.targets, c.services, issues);
+  // With its services in the file (the embedded lab), a bound on a probe no service has is a
+  // typo that would refuse every window of the targets with services.
+  if (issues.empty() && !c.services.empty() && !c.gates.probe_max.empty()) {
+    std::string known;
+    for (const ServiceDef& s : c.services) {
+      for (const ProbeDef& p : s.probes) known += (known.empty() ? "" : ", ") + p.name;
+    }
+    const Value& probe = doc.at("gates").at("probe");
+    for (const auto& [name, bound] : config::EntriesInFileOrder(probe)) {
+      bool found = false;
+      for (const ServiceDef& s : c.services) {
+        for (const ProbeDef& p : s.probes) found = found || p.name == name;
+      }
+      if (!found) {
+        issues.Add(*bound, "gates.probe." + config::KeyForPath(name) +
+                               ": expected the name of a [[service.probe]] (" +
+                               (known.empty() ? "none defined" : known) + ")");
+      }
+    }
   }
   if (issues.empty() && noise != nullptr) fields::CheckNoise(*noise, issues, c);
   // A budget bounds how many rounds an adaptive plan adds; a fixed plan has none to drop.
@@ -566,16 +593,19 @@ struct Span {
 
 std::vector<Span> SecretEnvSpans(const Value& doc, const Campaign& c) {
   std::vector<Span> spans;
-  if (!doc.is_table() || !doc.contains("target") || !doc.at("target").is_array()) return spans;
-  for (const Value& target : doc.at("target").as_array()) {
-    if (!target.is_table() || !target.contains("env") || !target.at("env").is_table()) continue;
-    for (const auto& [name, value] : target.at("env").as_table()) {
-      if (!value.is_string() || IsRedactedEnvValue(value.as_string().str) ||
-          std::find(c.public_env.begin(), c.public_env.end(), name) != c.public_env.end()) {
-        continue;
+  // Targets' and services' environments alike (a database password is as secret as a key).
+  for (const char* key : {"target", "service"}) {
+    if (!doc.is_table() || !doc.contains(key) || !doc.at(key).is_array()) continue;
+    for (const Value& entry : doc.at(key).as_array()) {
+      if (!entry.is_table() || !entry.contains("env") || !entry.at("env").is_table()) continue;
+      for (const auto& [name, value] : entry.at("env").as_table()) {
+        if (!value.is_string() || IsRedactedEnvValue(value.as_string().str) ||
+            std::find(c.public_env.begin(), c.public_env.end(), name) != c.public_env.end()) {
+          continue;
+        }
+        const toml::source_location loc = value.location();
+        spans.push_back({loc.line(), loc.column(), loc.region(), value.as_string().str});
       }
-      const toml::source_location loc = value.location();
-      spans.push_back({loc.line(), loc.column(), loc.region(), value.as_string().str});
     }
   }
   return spans;
@@ -624,6 +654,11 @@ Result<std::string> RedactCampaignText(const std::string& text, const std::strin
 bool HasRedactedEnv(const Campaign& campaign) {
   for (const TargetDef& target : campaign.targets) {
     for (const auto& [name, value] : target.env) {
+      if (IsRedactedEnvValue(value)) return true;
+    }
+  }
+  for (const ServiceDef& service : campaign.services) {
+    for (const auto& [name, value] : service.env) {
       if (IsRedactedEnvValue(value)) return true;
     }
   }

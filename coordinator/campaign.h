@@ -18,6 +18,7 @@
 #include "coordinator/gates.h"
 // TargetDef lives in common/ because agents read the same shape from their own catalogues; the
 // parser sets its campaign_dir and line.
+#include "common/service.h"
 #include "common/target.h"
 
 namespace benchlab {
@@ -123,6 +124,9 @@ struct Campaign {
   bool all_pairs = false;
   bool Fleet() const { return all_pairs || !placement_pairs.empty(); }
   std::vector<TargetDef> targets;
+  // [[service]]: side services targets name (docs/services.md). Run by the embedded lab's server
+  // agent, which gets them as its configuration; a fleet's agents run their own.
+  std::vector<ServiceDef> services;
   std::vector<ScenarioDef> scenarios;
   std::vector<ScenarioDef> negatives;
   // public_env: the env names whose values the store and reports keep as written; every other

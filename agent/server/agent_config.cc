@@ -111,11 +111,12 @@ void ReadMetricsListen(Table& root, const Value& v, AgentConfig& c) {
 }
 
 void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, AgentConfig& c) {
-  Table root(doc, "",
-             {"name", "roles", "labels", "listen", "advertise", "coordinator", "state_dir",
-              "run_root", "allowed_cpus", "agent_cpus", "spool_dir", "sample_period",
-              "allowed_targets", "limits", "campaign_dir", "target", "tls", "metrics_listen"},
-             issues);
+  Table root(
+      doc, "",
+      {"name", "roles", "labels", "listen", "advertise", "coordinator", "state_dir", "run_root",
+       "allowed_cpus", "agent_cpus", "spool_dir", "sample_period", "allowed_targets", "limits",
+       "campaign_dir", "target", "tls", "metrics_listen", "service"},
+      issues);
   c.config_dir = config_dir;
   if (const Value* v = root.Require("name", "a name such as \"server-1\"")) {
     if (auto name = config::ReadName(root, "name", *v)) c.name = *name;
@@ -192,11 +193,18 @@ void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, 
       root.Expect(*v, "campaign_dir", "a directory path (relative to this file's directory)");
     }
   }
+  if (const Value* v = root.Get("service")) {
+    NameBook names;
+    for (const auto& [label, item] : config::TablesOf(root, *v, "service", names, issues)) {
+      config::ReadService(*item, label, issues, campaign_dir, c.services.emplace_back());
+    }
+  }
   if (const Value* v = root.Get("target")) {
     NameBook names;
     for (const auto& [label, item] : config::TablesOf(root, *v, "target", names, issues)) {
       config::ReadTarget(*item, label, issues, campaign_dir, c.catalogue.emplace_back());
     }
+    if (issues.empty()) config::CheckServiceReferences(c.catalogue, c.services, issues);
     for (const auto& def : c.catalogue) {
       if (def.command.empty() && !def.name.empty()) {
         issues.AddMissing(
@@ -221,6 +229,49 @@ toml::array StringArray(const std::vector<std::string>& items, const std::string
   toml::array out;
   for (const auto& item : items) out.push_back(WithDir(item, dir));
   return out;
+}
+
+toml::value ServiceToToml(const ServiceDef& def) {
+  const std::string& dir = def.campaign_dir;
+  toml::value t{
+      {"name", def.name},
+      {"kind", ServiceKindName(def.kind)},
+      {"command", StringArray(def.command, dir)},
+      {"port", def.port},
+      {"scope", ServiceScopeName(def.scope)},
+      {"ready_timeout", std::to_string(def.ready_timeout.count()) + "ms"},
+      {"setup_timeout", std::to_string(def.setup_timeout.count()) + "ms"},
+  };
+  if (!def.cpus.empty()) t["cpus"] = FormatCpuList(def.cpus);
+  if (!def.env.empty()) {
+    toml::table env;
+    for (const auto& [name, value] : def.env) env[name] = value;
+    t["env"] = env;
+  }
+  if (!def.ready_command.empty()) t["ready_command"] = StringArray(def.ready_command, dir);
+  if (!def.setup.empty()) {
+    toml::array setup;
+    for (const auto& argv : def.setup) setup.push_back(StringArray(argv, dir));
+    t["setup"] = std::move(setup);
+  }
+  if (!def.reset_command.empty()) t["reset"] = StringArray(def.reset_command, dir);
+  if (!def.reset_sql.empty()) t["reset_sql"] = def.reset_sql;
+  if (def.has_reset()) t["reset_every"] = ResetEveryName(def.reset_every);
+  if (def.kind == ServiceKind::kPostgres) {
+    t["user"] = def.user;
+    t["database"] = def.database;
+  }
+  if (!def.probes.empty()) {
+    toml::array probes;
+    for (const ProbeDef& probe : def.probes) {
+      toml::value p{{"name", probe.name}};
+      if (!probe.command.empty()) p["command"] = StringArray(probe.command, dir);
+      if (!probe.sql.empty()) p["sql"] = probe.sql;
+      probes.push_back(std::move(p));
+    }
+    t["probe"] = std::move(probes);
+  }
+  return t;
 }
 
 }  // namespace
@@ -316,9 +367,15 @@ Status WriteAgentConfig(const AgentConfig& config, const std::string& path) {
         for (const auto& [name, value] : def.env) env[name] = value;
         t["env"] = env;
       }
+      if (!def.services.empty()) t["services"] = StringArray(def.services, "");
       targets.push_back(std::move(t));
     }
     root["target"] = std::move(targets);
+  }
+  if (!config.services.empty()) {
+    toml::array services;
+    for (const ServiceDef& def : config.services) services.push_back(ServiceToToml(def));
+    root["service"] = std::move(services);
   }
   std::string tmp = path + ".tmp";
   {

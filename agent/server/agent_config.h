@@ -14,6 +14,7 @@
 #include "agent/server/allowed_targets.h"
 #include "agent/server/limits.h"
 #include "common/parse.h"
+#include "common/service.h"
 #include "common/status.h"
 #include "common/sysenv.h"
 #include "common/target.h"
@@ -37,8 +38,9 @@ struct AgentConfig {
   std::string state_dir;    // holds instance_proof
   std::string run_root;     // per-window run directories and logs
   std::vector<TargetDef> catalogue;
-  std::vector<std::string> labels;  // for placement by label
-  std::vector<int> allowed_cpus;    // CPUs targets and load may use; empty: the agent's own
+  std::vector<ServiceDef> services;  // [[service]]: side services targets name (docs/services.md)
+  std::vector<std::string> labels;   // for placement by label
+  std::vector<int> allowed_cpus;     // CPUs targets and load may use; empty: the agent's own
   // CPUs the agent's own threads run on, apart from allowed_cpus; empty: not pinned (PinAgent).
   std::vector<int> agent_cpus;
   std::string spool_dir;         // window results awaiting the coordinator's acknowledgement

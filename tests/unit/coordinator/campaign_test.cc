@@ -524,7 +524,7 @@ TEST_F(CampaignTest, UnknownKeysAreErrorsEvenWhenTheyHideARequiredOne) {
             "open_connections, rounds, order, seed, fresh_process, warmup, duration)");
   EXPECT_EQ(ErrorFor(Edit(kGood, "name = \"hello\"\nbaseline", "nmae = \"hello\"\nbaseline")),
             "hello.toml:1: nmae: unknown key (known: name, baseline, matrix, load, gates, noise, "
-            "placement, stats, target, scenario, negative, public_env)");
+            "placement, stats, target, scenario, negative, public_env, service)");
   EXPECT_EQ(ErrorFor(Edit(kGood, "{ status = 404 }", "{ status = 404, bdy = \"\" }")),
             "hello.toml:30: negative \"missing\".expect.bdy: unknown key (known: status, body, "
             "headers)");
@@ -568,7 +568,7 @@ TEST_F(CampaignTest, BadTargetFields) {
             "target's port");
   EXPECT_EQ(ErrorFor(Edit(kGood, "cpus = \"0\"", "cpus = \"0\"\ncommand2 = []")),
             "hello.toml:21: target \"nginx\".command2: unknown key (known: name, command, port, "
-            "ready, cpus, cwd, env, templates, ready_timeout, version)");
+            "ready, cpus, cwd, env, templates, ready_timeout, version, services)");
 }
 
 TEST_F(CampaignTest, BadMatrixValues) {
