@@ -25,6 +25,9 @@ namespace benchlab {
 
 namespace {
 
+// How long a side service may sit unused before the agent stops it (docs/services.md).
+constexpr std::chrono::minutes kServiceIdle{10};
+
 // A fresh instance id per agent process, so its cookie tells its own children from those of a
 // crashed predecessor with the same name.
 std::string NewInstanceId(SysEnv& env) { return AgentInstance(env, getpid()); }
@@ -70,7 +73,7 @@ AgentDaemon::AgentDaemon(SysEnv& env, AgentConfig config)
     : env_(env),
       config_(std::move(config)),
       instance_(NewInstanceId(env_)),
-      service_(env_, MakeIdentity(env_, config_, instance_), config_.catalogue),
+      service_(env_, MakeIdentity(env_, config_, instance_), config_.catalogue, config_.services),
       metrics_(config_.name, [this] { return SnapshotOf(env_, service_, registered()); }) {}
 
 AgentDaemon::~AgentDaemon() { Shutdown(); }
@@ -190,6 +193,9 @@ void AgentDaemon::RegistrationLoop(std::string address) {
                    status.error_message());
     }
     last_error = status.ok() ? "" : status.error_message();
+    // A campaign-scoped side service outlives its last window until another campaign needs it
+    // or it has been idle this long (docs/services.md, "When services stop").
+    service_.StopIdleServices(kServiceIdle);
     ReapOrphans();
     lock.lock();
     cv_.wait_for(lock, registered_ ? pause_ : std::chrono::milliseconds(200),

@@ -138,8 +138,23 @@ void FillHostFacts(SysEnv& env, v1::HostFacts* out) {
   out->set_agent_version(BENCHLAB_VERSION);
 }
 
-AgentService::AgentService(SysEnv& env, AgentIdentity identity, std::vector<TargetDef> catalogue)
-    : env_(env), identity_(Resolved(std::move(identity))), catalogue_(std::move(catalogue)) {
+ServiceOptions ServiceOptionsFor(const AgentIdentity& identity, SpawnThread* spawner) {
+  ServiceOptions options;
+  options.run_root = identity.run_root;
+  options.allowed_cpus = identity.allowed_cpus;
+  options.tag_env = {{kAgentCookieVar, identity.cookie}};
+  options.spawner = spawner;
+  options.cgroup_parent = identity.cgroup_parent;
+  options.sample_period = identity.sample_period;
+  return options;
+}
+
+AgentService::AgentService(SysEnv& env, AgentIdentity identity, std::vector<TargetDef> catalogue,
+                           std::vector<ServiceDef> services)
+    : env_(env),
+      identity_(Resolved(std::move(identity))),
+      catalogue_(std::move(catalogue)),
+      services_(env, std::move(services), ServiceOptionsFor(identity_, &spawner_)) {
   for (const auto& def : catalogue_) catalogue_names_.push_back(def.name);
 }
 
@@ -171,6 +186,7 @@ size_t AgentService::StopAll() {
     });
   }
   for (auto& stopper : stoppers) stopper.join();
+  services_.StopAll();
   return active.size();
 }
 
@@ -269,12 +285,38 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext* ctx, const v1::Start
   options.ready_host = identity_.target_host;
   options.template_dirs = identity_.template_dirs;
   options.cancel = &call.cancel();
-  auto started = benchlab::LaunchTarget(env_, *def, cpus, run_dir, options);
-  if (!started.ok()) return rpc::ToGrpcStatus(started.status());
+  // Its side services first (docs/services.md): running for this campaign, reset when due.
+  TargetDef launched = *def;
+  if (!def->services.empty()) {
+    ServiceWindow window{req->campaign(), def->name, req->round(), req->window()};
+    auto prepared = services_.Prepare(def->services, window);
+    if (!prepared.ok()) {
+      services_.Release(req->window());
+      return rpc::ToGrpcStatus(prepared.status());
+    }
+    launched = WithServiceEndpoints(*def, prepared->endpoints);
+    for (const ServiceStartInfo& start : prepared->starts) {
+      auto* out = reply->add_services();
+      out->set_name(start.name);
+      out->set_started(start.started);
+      out->set_startup_ms(start.startup_ms);
+    }
+    for (const ResetRun& reset : prepared->resets) {
+      auto* out = reply->add_resets();
+      out->set_service(reset.service);
+      out->set_ms(reset.ms);
+    }
+  }
+  auto started = benchlab::LaunchTarget(env_, launched, cpus, run_dir, options);
+  if (!started.ok()) {
+    services_.Release(req->window());
+    return rpc::ToGrpcStatus(started.status());
+  }
 
   auto active = std::make_shared<Active>();
   active->target = std::move(started).value();
   active->window = req->window();
+  active->services = def->services;
   reply->set_handle(handle);
   reply->set_pid(active->target.process->pid());
   reply->set_port(active->target.port);
@@ -322,6 +364,7 @@ grpc::Status AgentService::StopTarget(grpc::ServerContext* ctx, const v1::StopTa
   }
   std::lock_guard lock(active->mu);
   active->sampler.reset();
+  active->services_interval.reset();
   const auto grace = std::chrono::milliseconds(std::clamp(req->grace_ms(), 0, 60'000));
   ExitInfo before;
   bool exited_before = active->target.process->Exited(&before);
@@ -334,6 +377,7 @@ grpc::Status AgentService::StopTarget(grpc::ServerContext* ctx, const v1::StopTa
   for (const auto& line : active->target.process->LastLogLines(10)) reply->add_last_log_lines(line);
   spdlog::info("stopped target {}: {}{}", req->handle(), info.Describe(),
                exited_before ? " (it had exited on its own)" : "");
+  services_.Release(active->window);
   return grpc::Status::OK;
 }
 
@@ -348,14 +392,17 @@ grpc::Status AgentService::Mark(grpc::ServerContext* ctx, const v1::MarkRequest*
   std::lock_guard lock(active->mu);
   if (req->kind() == v1::MarkRequest::BEGIN) {
     pid_t pid = active->target.process->pid();
-    active->sampler = std::make_unique<IntervalSampler>(env_, pid, identity_.sample_period,
-                                                        NewHostWatch(pid, active->target.cpus),
-                                                        active->target.cgroup.get());
+    active->sampler = std::make_unique<IntervalSampler>(
+        env_, pid, identity_.sample_period,
+        NewHostWatch(pid, active->target.cpus, services_.Pids(active->services)),
+        active->target.cgroup.get());
     Status begun = active->sampler->Begin();
     if (!begun.ok()) {
       active->sampler.reset();
       return rpc::ToGrpcStatus(begun);
     }
+    // The services' samplers start right after the target's, then their probes are read.
+    if (!active->services.empty()) active->services_interval = services_.Begin(active->services);
     reply->set_target_alive(true);
     return grpc::Status::OK;
   }
@@ -365,6 +412,29 @@ grpc::Status AgentService::Mark(grpc::ServerContext* ctx, const v1::MarkRequest*
   }
   auto figures = active->sampler->End();
   active->sampler.reset();
+  if (active->services_interval) {
+    std::vector<ProbeReading> probes;
+    for (const ServiceInterval& s : active->services_interval->End(&probes)) {
+      auto* out = reply->add_services();
+      out->set_name(s.name);
+      out->set_cpu_user_s(s.cpu_user_s);
+      out->set_cpu_sys_s(s.cpu_sys_s);
+      out->set_rss_mean_kb(s.rss_mean_kb);
+      out->set_rss_peak_kb(s.rss_peak_kb);
+      out->set_cpu_source(s.cpu_source);
+      out->set_alive(s.alive);
+      out->set_exit(s.exit);
+    }
+    for (const ProbeReading& p : probes) {
+      auto* out = reply->add_probes();
+      out->set_service(p.service);
+      out->set_name(p.name);
+      if (p.before) out->set_before(*p.before);
+      if (p.after) out->set_after(*p.after);
+      out->set_error(p.error);
+    }
+    active->services_interval.reset();
+  }
   if (!figures.ok()) return rpc::ToGrpcStatus(figures.status());
   reply->set_cpu_user_s(figures->cpu_user_s);
   reply->set_cpu_sys_s(figures->cpu_sys_s);
@@ -408,9 +478,11 @@ grpc::Status AgentService::Mark(grpc::ServerContext* ctx, const v1::MarkRequest*
   return grpc::Status::OK;
 }
 
-std::unique_ptr<HostWatch> AgentService::NewHostWatch(pid_t target, const std::vector<int>& cpus) {
+std::unique_ptr<HostWatch> AgentService::NewHostWatch(pid_t target, const std::vector<int>& cpus,
+                                                      const std::vector<pid_t>& also_own) {
   HostWatchOptions options;
   if (target != 0) options.own_roots.push_back(target);
+  for (pid_t root : also_own) options.own_roots.push_back(root);
   options.own_roots.push_back(getpid());
   for (pid_t root : identity_.own_roots) options.own_roots.push_back(root);
   options.pinned_cpus = cpus;

@@ -24,6 +24,7 @@
 #include "agent/interval_sampler.h"
 #include "agent/server/allowed_targets.h"
 #include "agent/server/limits.h"
+#include "agent/services.h"
 #include "agent/spool.h"
 #include "agent/target_runner.h"
 #include "benchlab/v1/agent.grpc.pb.h"
@@ -67,7 +68,9 @@ struct AgentReadings {
 
 class AgentService final : public v1::Agent::Service {
  public:
-  AgentService(SysEnv& env, AgentIdentity identity, std::vector<TargetDef> catalogue);
+  // `services`: the [[service]] entries targets may name (docs/services.md).
+  AgentService(SysEnv& env, AgentIdentity identity, std::vector<TargetDef> catalogue,
+               std::vector<ServiceDef> services = {});
   ~AgentService() override;
   // Every call must come from a coordinator certificate (rpc/tls.h); null (plaintext, loopback):
   // every caller may call. Set before serving.
@@ -95,8 +98,13 @@ class AgentService final : public v1::Agent::Service {
   Spool* spool() { return spool_.get(); }
 
   // Stops every target still running (agent shutdown, or a coordinator that restarted and so
-  // no longer runs their windows), all at once; returns how many there were.
+  // no longer runs their windows), all at once, then every side service; returns how many
+  // targets there were.
   size_t StopAll();
+  // Side services no window has used for `idle` stop: their campaign has ended.
+  size_t StopIdleServices(std::chrono::steady_clock::duration idle) {
+    return services_.StopIdle(idle);
+  }
   // Agent shutdown: every call in progress is cancelled and new calls are refused (UNAVAILABLE).
   void BeginShutdown();
   // Each catalogue target's version, as its `version` command printed it.
@@ -116,6 +124,8 @@ class AgentService final : public v1::Agent::Service {
     RunningTarget target;
     std::unique_ptr<IntervalSampler> sampler;
     std::string window;  // the token that started it: Mark and StopTarget must give it
+    std::vector<std::string> services;  // the side services it was started with
+    std::unique_ptr<ServiceManager::Interval> services_interval;
   };
   // One call's cancellation: its flag is set when the client cancels, the call's deadline
   // passes (a thread looks every kCallPoll) or the agent shuts down.
@@ -139,7 +149,9 @@ class AgentService final : public v1::Agent::Service {
   Result<std::shared_ptr<Active>> Owned(const std::string& handle, const std::string& window);
   // A RunLoad request checked (limits, request head, allowed target) and made load options.
   Result<LoadOptions> LoadOptionsFor(const v1::RunLoadRequest& req);
-  std::unique_ptr<HostWatch> NewHostWatch(pid_t target, const std::vector<int>& cpus);
+  // `also_own`: more process trees whose CPU is not foreign (the target's side services).
+  std::unique_ptr<HostWatch> NewHostWatch(pid_t target, const std::vector<int>& cpus,
+                                          const std::vector<pid_t>& also_own = {});
   // What makes one RunLoad's load, benchlab's generator or wrk or h2load: it runs the load,
   // calls `mark(true)` just before the measured interval and `mark(false)` just after it, and
   // fills `out` with what it measured.
@@ -164,6 +176,7 @@ class AgentService final : public v1::Agent::Service {
   const std::vector<TargetDef> catalogue_;
   std::vector<std::string> catalogue_names_;
   SpawnThread spawner_;
+  ServiceManager services_;
   std::unique_ptr<Spool> spool_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<Active>> active_;
