@@ -420,7 +420,39 @@ CREATE TABLE selftest_calibrations (
 );
 )sql";
 
-constexpr std::array<Migration, 8> kMigrations = {{
+// Version 9: side services (docs/services.md): each service's CPU and memory over a window's
+// measured interval, apart from the target's, and each probe's readings around it. A delta is
+// NULL when it could not be known (a missing reading, a counter that fell): never 0.
+constexpr const char* kV9 = R"sql(
+CREATE TABLE window_services (
+  window_id      INTEGER NOT NULL REFERENCES windows (id) ON DELETE CASCADE,
+  service        TEXT NOT NULL,
+  cpu_user_s     REAL NOT NULL CHECK (cpu_user_s >= 0),
+  cpu_sys_s      REAL NOT NULL CHECK (cpu_sys_s >= 0),
+  rss_mean_kb    INTEGER NOT NULL,
+  rss_peak_kb    INTEGER NOT NULL,
+  cpu_accounting TEXT NOT NULL,
+  alive          INTEGER NOT NULL CHECK (alive IN (0, 1)),
+  exit           TEXT NOT NULL DEFAULT '',
+  started        INTEGER NOT NULL CHECK (started IN (0, 1)),
+  startup_ms     REAL,
+  reset_ms       REAL,
+  PRIMARY KEY (window_id, service)
+);
+CREATE TABLE window_probes (
+  window_id   INTEGER NOT NULL REFERENCES windows (id) ON DELETE CASCADE,
+  service     TEXT NOT NULL,
+  probe       TEXT NOT NULL,
+  before      REAL,
+  after       REAL,
+  delta       REAL,
+  unavailable TEXT NOT NULL DEFAULT '',
+  CHECK ((delta IS NULL) = (unavailable != '')),
+  PRIMARY KEY (window_id, service, probe)
+);
+)sql";
+
+constexpr std::array<Migration, 9> kMigrations = {{
     {1, "campaigns, targets, scenarios, windows and samples", kV1},
     {2, "host figures, checks and self-test per window; host samples; spooled agent results", kV2},
     {3, "the load generator's record, load levels, window claims, re-runs and placement", kV3},
@@ -429,6 +461,7 @@ constexpr std::array<Migration, 8> kMigrations = {{
     {6, "the audit trail", kV6},
     {7, "the dashboard's tokens", kV7},
     {8, "each agent's self-test calibration per campaign", kV8},
+    {9, "side services' figures and probes per window", kV9},
 }};
 
 std::string Errmsg(sqlite3* db) { return sqlite3_errmsg(db); }

@@ -614,8 +614,9 @@ Result<std::vector<ScenarioRow>> Store::ListScenarios(int64_t campaign_id) {
       });
 }
 
-Result<int64_t> Store::InsertWindow(const WindowRow& window,
-                                    const std::vector<SampleRow>& samples) {
+Result<int64_t> Store::InsertWindow(const WindowRow& window, const std::vector<SampleRow>& samples,
+                                    const std::vector<ServiceRow>& services,
+                                    const std::vector<ProbeRow>& probes) {
   std::lock_guard lock(mu_);
   const std::string what =
       "insert window (campaign " +
@@ -690,6 +691,40 @@ Result<int64_t> Store::InsertWindow(const WindowRow& window,
     sample.Bind(10, s.p99_us);
     BENCHLAB_RETURN_IF_ERROR(Run(db_, sample, path_, what + ": sample " + std::to_string(i)));
   }
+  Stmt service(db_,
+               "INSERT INTO window_services (window_id, service, cpu_user_s, cpu_sys_s, "
+               "rss_mean_kb, rss_peak_kb, cpu_accounting, alive, exit, started, startup_ms, "
+               "reset_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+  for (const ServiceRow& s : services) {
+    service.Reset();
+    service.Bind(1, id);
+    service.Bind(2, s.service);
+    service.Bind(3, s.cpu_user_s);
+    service.Bind(4, s.cpu_sys_s);
+    service.Bind(5, s.rss_mean_kb);
+    service.Bind(6, s.rss_peak_kb);
+    service.Bind(7, s.cpu_accounting);
+    service.Bind(8, s.alive ? 1 : 0);
+    service.Bind(9, s.exit);
+    service.Bind(10, s.started ? 1 : 0);
+    service.Bind(11, s.startup_ms);
+    service.Bind(12, s.reset_ms);
+    BENCHLAB_RETURN_IF_ERROR(Run(db_, service, path_, what + ": service " + Quoted(s.service)));
+  }
+  Stmt probe(db_,
+             "INSERT INTO window_probes (window_id, service, probe, before, after, delta, "
+             "unavailable) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  for (const ProbeRow& p : probes) {
+    probe.Reset();
+    probe.Bind(1, id);
+    probe.Bind(2, p.service);
+    probe.Bind(3, p.probe);
+    probe.Bind(4, p.before);
+    probe.Bind(5, p.after);
+    probe.Bind(6, p.delta);
+    probe.Bind(7, p.delta ? std::string() : p.unavailable);
+    BENCHLAB_RETURN_IF_ERROR(Run(db_, probe, path_, what + ": probe " + Quoted(p.probe)));
+  }
   // The window is no longer running, and a re-run asked for it is done.
   for (const char* table : {"window_claims", "rerun_requests"}) {
     Stmt done(db_, (std::string("DELETE FROM ") + table + kWhereKey).c_str());
@@ -698,6 +733,58 @@ Result<int64_t> Store::InsertWindow(const WindowRow& window,
   }
   BENCHLAB_RETURN_IF_ERROR(tx.Commit(what));
   return id;
+}
+
+Result<std::vector<ServiceRow>> Store::ListWindowServices(int64_t window_id) {
+  std::lock_guard lock(mu_);
+  const std::string what = "list services of window " + std::to_string(window_id);
+  Stmt q(db_,
+         "SELECT service, cpu_user_s, cpu_sys_s, rss_mean_kb, rss_peak_kb, cpu_accounting, alive, "
+         "exit, started, startup_ms, reset_ms FROM window_services WHERE window_id = ?1 "
+         "ORDER BY service");
+  q.Bind(1, window_id);
+  std::vector<ServiceRow> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    ServiceRow r;
+    r.service = q.Text(0);
+    r.cpu_user_s = q.Double(1);
+    r.cpu_sys_s = q.Double(2);
+    r.rss_mean_kb = static_cast<uint64_t>(q.Int64(3));
+    r.rss_peak_kb = static_cast<uint64_t>(q.Int64(4));
+    r.cpu_accounting = q.Text(5);
+    r.alive = q.Int64(6) != 0;
+    r.exit = q.Text(7);
+    r.started = q.Int64(8) != 0;
+    q.Read(9, r.startup_ms);
+    q.Read(10, r.reset_ms);
+    out.push_back(std::move(r));
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, rc, path_, what);
+  return out;
+}
+
+Result<std::vector<ProbeRow>> Store::ListWindowProbes(int64_t window_id) {
+  std::lock_guard lock(mu_);
+  const std::string what = "list probes of window " + std::to_string(window_id);
+  Stmt q(db_,
+         "SELECT service, probe, before, after, delta, unavailable FROM window_probes "
+         "WHERE window_id = ?1 ORDER BY service, probe");
+  q.Bind(1, window_id);
+  std::vector<ProbeRow> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    ProbeRow r;
+    r.service = q.Text(0);
+    r.probe = q.Text(1);
+    q.Read(2, r.before);
+    q.Read(3, r.after);
+    q.Read(4, r.delta);
+    r.unavailable = q.Text(5);
+    out.push_back(std::move(r));
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, rc, path_, what);
+  return out;
 }
 
 Status Store::ClaimWindow(const WindowClaim& claim) {

@@ -180,6 +180,27 @@ struct SampleRow {
   std::optional<int64_t> p99_us = {};  // load samples: latency p99 of the second
 };
 
+// A side service over a window's measured interval (docs/services.md); window_services.
+struct ServiceRow {
+  std::string service;
+  double cpu_user_s = 0, cpu_sys_s = 0;
+  uint64_t rss_mean_kb = 0, rss_peak_kb = 0;
+  std::string cpu_accounting;
+  bool alive = true;
+  std::string exit;
+  bool started = false;  // started for this window
+  std::optional<double> startup_ms, reset_ms;
+};
+
+// A probe's readings around a window's measured interval; window_probes. delta is nullopt when
+// unavailable says why.
+struct ProbeRow {
+  std::string service;
+  std::string probe;
+  std::optional<double> before, after, delta;
+  std::string unavailable;
+};
+
 struct WindowFilter {
   std::optional<std::string> campaign;  // by name
   int64_t after_id = 0;                 // rows with id > after_id
@@ -266,7 +287,12 @@ class Store {
   // attempt; InvalidArgument when a value breaks a CHECK (verdict, sample source, JSON shape).
   // The same transaction removes the window's claim and any re-run request for it, so a result
   // is either stored with its bookkeeping done or not stored at all.
-  Result<int64_t> InsertWindow(const WindowRow& window, const std::vector<SampleRow>& samples);
+  Result<int64_t> InsertWindow(const WindowRow& window, const std::vector<SampleRow>& samples,
+                               const std::vector<ServiceRow>& services = {},
+                               const std::vector<ProbeRow>& probes = {});
+  // The side services' and probes' rows of one window (docs/services.md).
+  Result<std::vector<ServiceRow>> ListWindowServices(int64_t window_id);
+  Result<std::vector<ProbeRow>> ListWindowProbes(int64_t window_id);
   // Marks a window as running (replacing an earlier claim on the same key).
   Status ClaimWindow(const WindowClaim& claim);
   // The windows a campaign is measuring now (one per pair), oldest claim first.

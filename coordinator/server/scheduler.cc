@@ -459,7 +459,7 @@ std::string Scheduler::RunOnPair(const CampaignRow& row, const Campaign& campaig
           spdlog::error("campaign {}: {}", row.name, st.message());
         }
       }
-      auto id = store_.InsertWindow(outcome.row, outcome.samples);
+      auto id = store_.InsertWindow(outcome.row, outcome.samples, outcome.services, outcome.probes);
       if (!id.ok()) {
         error = "storing window: " + id.status().message();
         break;

@@ -10,6 +10,7 @@
 
 #include "common/clock.h"
 #include "common/histogram.h"
+#include "common/service.h"
 #include "coordinator/server/window_protocol.h"
 #include "spdlog/spdlog.h"
 
@@ -189,6 +190,38 @@ void WindowProtocol::CopyServerFigures(const v1::MarkReply& figures, double alig
   row.rss_peak_kb = figures.rss_peak_kb();
   row.rss_mean_kb = figures.rss_mean_kb();
   if (!figures.target_alive()) target_died_ = true;
+  // Side services: their CPU and memory apart from the target's, a death fails the window
+  // (service_exited), and each probe's rise is judged against [gates] probe.NAME.max.
+  if (figures.services_size() > 0) measures_.has_services = true;
+  for (const auto& s : figures.services()) {
+    auto found = std::find_if(out_.services.begin(), out_.services.end(),
+                              [&](const ServiceRow& r) { return r.service == s.name(); });
+    if (found == out_.services.end()) {
+      out_.services.push_back(ServiceRow{});
+      found = out_.services.end() - 1;
+      found->service = s.name();
+    }
+    found->cpu_user_s = s.cpu_user_s();
+    found->cpu_sys_s = s.cpu_sys_s();
+    found->rss_mean_kb = s.rss_mean_kb();
+    found->rss_peak_kb = s.rss_peak_kb();
+    found->cpu_accounting = s.cpu_source();
+    found->alive = s.alive();
+    found->exit = s.exit();
+    if (!s.alive()) measures_.service_exits.push_back(s.name() + " " + s.exit());
+  }
+  for (const auto& p : figures.probes()) {
+    ProbeRow probe;
+    probe.service = p.service();
+    probe.probe = p.name();
+    if (p.has_before()) probe.before = p.before();
+    if (p.has_after()) probe.after = p.after();
+    const ProbeDelta delta = ProbeDeltaOf(probe.before, probe.after, p.error());
+    probe.delta = delta.delta;
+    probe.unavailable = delta.unavailable;
+    measures_.probes.push_back({probe.service, probe.probe, probe.delta, probe.unavailable});
+    out_.probes.push_back(std::move(probe));
+  }
   row.threads = figures.threads();
   row.cpu_accounting = figures.cpu_source();
   row.ctx_switches_voluntary = figures.voluntary_ctxt_switches();

@@ -301,6 +301,8 @@ bool WindowProtocol::StartTargetProcess() {
   }
   req.set_window_label(WindowLabel(campaign_, planned_));
   req.set_window(window_);
+  req.set_campaign(campaign_.name);
+  req.set_round(planned_.round);
   v1::StartTargetReply reply;
   grpc::ClientContext ctx;
   auto ready_budget = def != nullptr ? def->ready_timeout : std::chrono::milliseconds(10000);
@@ -318,6 +320,18 @@ bool WindowProtocol::StartTargetProcess() {
   out_.row.startup_ms = reply.startup_ms();
   out_.row.first_request_ms = reply.first_request_ms();
   out_.row.idle_rss_kb = reply.idle_rss_kb();
+  // Side services (docs/services.md): how each was found, and the resets that ran.
+  for (const auto& started : reply.services()) {
+    ServiceRow row;
+    row.service = started.name();
+    row.started = started.started();
+    if (started.started()) row.startup_ms = started.startup_ms();
+    for (const auto& reset : reply.resets()) {
+      if (reset.service() == started.name()) row.reset_ms = reset.ms();
+    }
+    out_.services.push_back(std::move(row));
+  }
+  measures_.has_services = reply.services_size() > 0;
   return true;
 }
 

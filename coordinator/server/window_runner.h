@@ -43,6 +43,8 @@ struct WindowOutcome {
   WindowRow row;  // row.reasons and row.outcome are `reasons` rendered for the store
   std::vector<WindowReason> reasons;
   std::vector<SampleRow> samples;
+  std::vector<ServiceRow> services;  // the target's side services over the interval
+  std::vector<ProbeRow> probes;
   std::vector<SpoolEntry> spooled;
   // The agents calibrated during this window (their first in the campaign), for the store.
   std::vector<SelftestCalibrationRow> calibrations;

@@ -309,10 +309,10 @@ TEST_F(StoreOpenTest, CreatesTheFileAtTheLatestSchemaVersionInWalMode) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(fs::exists(path_));
-  EXPECT_EQ(schema::LatestVersion(), 8);
+  EXPECT_EQ(schema::LatestVersion(), 9);
   EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   RawDb raw(path_);
-  EXPECT_EQ(raw.One("PRAGMA user_version"), "8");
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "9");
   EXPECT_EQ(raw.One("PRAGMA journal_mode"), "wal");
 }
 
@@ -342,7 +342,7 @@ TEST_F(StoreOpenTest, RefusesANewerDatabaseAndLeavesItUntouched) {
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(store.status().message(),
             path_ +
-                ": database schema version 999 is newer than this benchlab (knows 8); "
+                ": database schema version 999 is newer than this benchlab (knows 9); "
                 "upgrade benchlab");
   RawDb raw(path_);
   EXPECT_EQ(raw.One("PRAGMA user_version"), "999");
@@ -476,7 +476,8 @@ TEST_F(StoreOpenTest, AVersionThreeDatabaseIsUpgradedKeepingItsRows) {
     ASSERT_EQ(raw.Exec("ALTER TABLE windows DROP COLUMN outcome;"
                        "ALTER TABLE windows DROP COLUMN errors_body_too_large;"
                        "DROP TABLE settings; DROP TABLE audit; DROP TABLE tokens;"
-                       "DROP TABLE selftest_calibrations; PRAGMA user_version = 3"),
+                       "DROP TABLE selftest_calibrations; DROP TABLE window_services;"
+                       "DROP TABLE window_probes; PRAGMA user_version = 3"),
               "");
   }
   auto store = OpenStore();
@@ -504,7 +505,8 @@ TEST_F(StoreOpenTest, AVersionSixDatabaseGainsTheTokensTableAndKeepsItsAudit) {
   {
     RawDb raw(path_);
     ASSERT_EQ(
-        raw.Exec("DROP TABLE tokens; DROP TABLE selftest_calibrations; PRAGMA user_version = 6"),
+        raw.Exec("DROP TABLE tokens; DROP TABLE selftest_calibrations; DROP TABLE window_services; "
+                 "DROP TABLE window_probes; PRAGMA user_version = 6"),
         "");
   }
   auto store = OpenStore();
@@ -527,16 +529,73 @@ TEST_F(StoreOpenTest, AVersionSevenDatabaseGainsTheCalibrationsTableAndKeepsItsC
   }
   {
     RawDb raw(path_);
-    ASSERT_EQ(raw.Exec("DROP TABLE selftest_calibrations; PRAGMA user_version = 7"), "");
+    ASSERT_EQ(raw.Exec("DROP TABLE selftest_calibrations; DROP TABLE window_services; "
+                       "DROP TABLE window_probes; PRAGMA user_version = 7"),
+              "");
   }
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->SchemaVersion(), 8);
+  EXPECT_EQ(store->SchemaVersion(), 9);
   EXPECT_EQ(store->ListTokens()->size(), 1u);
   EXPECT_TRUE(store->ListSelftestCalibrations(campaign)->empty());
   ASSERT_TRUE(
       store->PutSelftestCalibration({campaign, "srv", 7, 80, 0.05, 20, "calibrated", ""}).ok());
   EXPECT_EQ(store->ListSelftestCalibrations(campaign)->size(), 1u);
+}
+
+// Version 9 (docs/services.md): a window's side services and probes are stored beside it, in its
+// transaction, and a probe with no delta keeps why (never a 0).
+TEST_F(StoreOpenTest, AVersionEightDatabaseGainsTheServiceTablesAndWindowsKeepTheirServices) {
+  int64_t campaign = 0;
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    campaign = CreateCampaign(*store, "hello");
+  }
+  {
+    RawDb raw(path_);
+    ASSERT_EQ(raw.Exec("DROP TABLE window_services; DROP TABLE window_probes; "
+                       "PRAGMA user_version = 8"),
+              "");
+  }
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->SchemaVersion(), 9);
+  ServiceRow pg;
+  pg.service = "pg";
+  pg.cpu_user_s = 0.5;
+  pg.cpu_sys_s = 0.25;
+  pg.rss_mean_kb = 30000;
+  pg.rss_peak_kb = 32000;
+  pg.cpu_accounting = "cgroup";
+  pg.started = true;
+  pg.startup_ms = 812;
+  pg.reset_ms = 14.5;
+  ProbeRow checkpoints{"pg", "checkpoints", 3, 4, 1, ""};
+  ProbeRow vacuums{"pg", "vacuums", 9, std::nullopt, std::nullopt, "no reading after"};
+  auto id = store->InsertWindow(FullWindow(campaign, "alpha", 1), {}, {pg}, {checkpoints, vacuums});
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  auto services = store->ListWindowServices(*id);
+  ASSERT_TRUE(services.ok());
+  ASSERT_EQ(services->size(), 1u);
+  EXPECT_EQ((*services)[0].service, "pg");
+  EXPECT_DOUBLE_EQ((*services)[0].cpu_user_s + (*services)[0].cpu_sys_s, 0.75);
+  EXPECT_EQ((*services)[0].rss_peak_kb, 32000u);
+  EXPECT_TRUE((*services)[0].alive);
+  EXPECT_EQ((*services)[0].startup_ms, 812);
+  EXPECT_EQ((*services)[0].reset_ms, 14.5);
+  auto probes = store->ListWindowProbes(*id);
+  ASSERT_TRUE(probes.ok());
+  ASSERT_EQ(probes->size(), 2u);
+  EXPECT_EQ((*probes)[0].delta, 1);
+  EXPECT_FALSE((*probes)[1].delta.has_value());
+  EXPECT_EQ((*probes)[1].unavailable, "no reading after");
+  RawDb raw(path_);
+  EXPECT_EQ(raw.One("SELECT count(*) FROM window_probes WHERE delta IS NULL"), "1");
+  // A row saying a delta is both known and unavailable is refused by the schema.
+  EXPECT_NE(raw.Exec("INSERT INTO window_probes VALUES (" + std::to_string(*id) +
+                     ", 'pg', 'x', 1, 2, 1, 'both')"),
+            "");
 }
 
 TEST_F(StoreOpenTest, AVersionFourDatabaseGetsEachWindowsOutcomeFromItsReasons) {
@@ -560,8 +619,8 @@ TEST_F(StoreOpenTest, AVersionFourDatabaseGetsEachWindowsOutcomeFromItsReasons) 
     RawDb raw(path_);
     ASSERT_EQ(
         raw.Exec("ALTER TABLE windows DROP COLUMN outcome; DROP TABLE audit; DROP TABLE tokens; "
-                 "DROP TABLE selftest_calibrations; "
-                 "PRAGMA user_version = 4"),
+                 "DROP TABLE selftest_calibrations; DROP TABLE window_services; "
+                 "DROP TABLE window_probes; PRAGMA user_version = 4"),
         "");
   }
   auto store = OpenStore();
