@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Checks a running app against CONTRACT.md, byte for byte.
 
-Usage: contract_check.py http://127.0.0.1:PORT [--wait SECONDS] [--campaign FILE.toml]...
+Usage: contract_check.py http://127.0.0.1:PORT [--wait SECONDS] [--campaign FILE.toml]... [--db | --no-db | --db-down]
 
 Sends every case of the contract (routes, validation failures, stripped keys, missing routes)
 and compares the status, the body bytes and the pinned headers exactly. With --campaign, also
 sends that campaign's [[scenario]] and [[negative]] requests and compares them with their
 `expect`, as benchlab's conformance gate does, so a campaign file cannot drift from the
-contract. Prints one line per difference and exits 1 if there is any, 0 when everything
+contract. The database routes are checked too with one of: --db, the app's DATABASE_URL names
+a database seeded by db/seed.sh (each run inserts DB_INSERTS rows into orders); --no-db, the
+app runs without DATABASE_URL; --db-down, its DATABASE_URL names a server that refuses
+connections. Prints one line per difference and exits 1 if there is any, 0 when everything
 matches. With --wait, first retries GET /health until it answers 200 or the time runs out
 (exit 2).
 """
@@ -95,6 +98,95 @@ CASES += [("missing " + method + " " + path, method, path, {}, b"", (404, NOT_FO
           for method, path in MISSING]
 
 
+# The database routes (CONTRACT.md, "Database routes").
+INVALID_ID = b'{"error":"invalid id"}'
+UNKNOWN_USER = b'{"error":"unknown user"}'
+NO_DATABASE = b'{"error":"no database"}'
+DATABASE_ERROR = b'{"error":"database error"}'
+
+
+def answer(status, body):
+    return (status, body, j(body))
+
+
+def db_user(n):
+    return b'{"id":%d,"name":"user-%d","email":"user-%d@example.com"}' % (n, n, n)
+
+
+def order(name, request_body, expect):
+    return (name, "POST", "/db/orders", JSON_HEADERS, request_body, expect)
+
+
+ORDER = b'{"user_id":42,"item":"book","quantity":2}'
+LONG_ORDER = b'{"user_id":10000,"item":"' + b"i" * 64 + b'","quantity":100}'
+# Requests that pass validation, whatever the database holds.
+VALID_DB_REQUESTS = [
+    ("db-user-42", "GET", "/db/users/42", b""),
+    ("db-user-missing", "GET", "/db/users/10001", b""),
+    ("db-order", "POST", "/db/orders", ORDER),
+    ("db-order-unknown-user", "POST", "/db/orders",
+     b'{"user_id":10001,"item":"book","quantity":2}'),
+]
+INVALID_IDS = ["abc", "0", "-1", "+1", "042", "1.5", "1e3", "2147483648", "99999999999", "4x"]
+INVALID_ORDERS = [
+    ("order-missing-key", b'{"user_id":42,"item":"book"}'),
+    ("order-user-string", b'{"user_id":"42","item":"book","quantity":2}'),
+    ("order-user-fraction", b'{"user_id":4.5,"item":"book","quantity":2}'),
+    ("order-user-zero", b'{"user_id":0,"item":"book","quantity":2}'),
+    ("order-user-too-large", b'{"user_id":2147483648,"item":"book","quantity":2}'),
+    ("order-user-null", b'{"user_id":null,"item":"book","quantity":2}'),
+    ("order-item-empty", b'{"user_id":42,"item":"","quantity":2}'),
+    ("order-item-too-long", b'{"user_id":42,"item":"' + b"i" * 65 + b'","quantity":2}'),
+    ("order-item-number", b'{"user_id":42,"item":7,"quantity":2}'),
+    ("order-quantity-zero", b'{"user_id":42,"item":"book","quantity":0}'),
+    ("order-quantity-too-large", b'{"user_id":42,"item":"book","quantity":101}'),
+    ("order-quantity-string", b'{"user_id":42,"item":"book","quantity":"2"}'),
+    ("order-array", b"[]"),
+    ("order-malformed", b'{"user_id":'),
+    ("order-not-json", b"hello"),
+]
+# Answered the same with or without a database: validation comes first, and missing routes.
+DB_VALIDATION_CASES = (
+    [("db-user-invalid " + segment, "GET", "/db/users/" + segment, {}, b"",
+      answer(422, INVALID_ID)) for segment in INVALID_IDS]
+    + [order(name, body, answer(422, INVALID_BODY)) for name, body in INVALID_ORDERS]
+    + [("missing " + method + " " + path, method, path, {}, b"", answer(404, NOT_FOUND))
+       for method, path in [("GET", "/db/users/"), ("GET", "/db/users/42/orders"),
+                            ("POST", "/db/users/42"), ("GET", "/db/orders"),
+                            ("DELETE", "/db/orders"), ("GET", "/db/users")]]
+)
+# With the seeded database.
+DB_CASES = [
+    ("db-user-1", "GET", "/db/users/1", {}, b"", ok(db_user(1))),
+    ("db-user-42", "GET", "/db/users/42", {}, b"", ok(db_user(42))),
+    ("db-user-10000", "GET", "/db/users/10000", {}, b"", ok(db_user(10000))),
+    ("db-user-missing", "GET", "/db/users/10001", {}, b"", answer(404, NOT_FOUND)),
+    ("db-user-max", "GET", "/db/users/2147483647", {}, b"", answer(404, NOT_FOUND)),
+    order("db-order", ORDER, answer(201, ORDER)),
+    order("db-order-again", ORDER, answer(201, ORDER)),
+    order("db-order-strip", b'{"quantity":2,"note":{"gift":true},"item":"book","user_id":42}',
+          answer(201, ORDER)),
+    order("db-order-limits", LONG_ORDER, answer(201, LONG_ORDER)),
+    order("db-order-smallest", b'{"user_id":1,"item":"x","quantity":1}',
+          answer(201, b'{"user_id":1,"item":"x","quantity":1}')),
+    order("db-order-utf8", '{"user_id":7,"item":"café ☕","quantity":3}'.encode(),
+          answer(201, '{"user_id":7,"item":"café ☕","quantity":3}'.encode())),
+    order("db-order-unknown-user", b'{"user_id":10001,"item":"book","quantity":2}',
+          answer(422, UNKNOWN_USER)),
+    order("db-order-unknown-user-max", b'{"user_id":2147483647,"item":"book","quantity":2}',
+          answer(422, UNKNOWN_USER)),
+] + DB_VALIDATION_CASES
+# The rows one --db run inserts into orders.
+DB_INSERTS = sum(1 for case in DB_CASES if case[5][0] == 201)
+# Without DATABASE_URL, and with a database that refuses connections.
+NO_DB_CASES = [(name, method, path, JSON_HEADERS if body else {}, body, answer(503, NO_DATABASE))
+               for name, method, path, body in VALID_DB_REQUESTS] + DB_VALIDATION_CASES
+DB_DOWN_CASES = [(name, method, path, JSON_HEADERS if body else {}, body,
+                  answer(500, DATABASE_ERROR))
+                 for name, method, path, body in VALID_DB_REQUESTS] + DB_VALIDATION_CASES
+DB_MODES = {"--db": DB_CASES, "--no-db": NO_DB_CASES, "--db-down": DB_DOWN_CASES}
+
+
 def request(host, port, method, path, headers, body, timeout=5.0):
     conn = http.client.HTTPConnection(host, port, timeout=timeout)
     try:
@@ -166,17 +258,24 @@ def wait_ready(host, port, seconds):
 
 def main(argv):
     usage = __doc__.strip().splitlines()[2]
-    if len(argv) < 2 or len(argv) % 2 != 0:
+    if len(argv) < 2 or argv[1].startswith("-"):
         print(usage, file=sys.stderr)
         return 2
     url = urllib.parse.urlsplit(argv[1])
     host, port = url.hostname or "127.0.0.1", url.port or 80
-    wait, cases = None, list(CASES)
-    for flag, value in zip(argv[2::2], argv[3::2]):
-        if flag == "--wait":
-            wait = float(value)
-        elif flag == "--campaign":
-            cases += campaign_cases(value)
+    wait, cases, db_mode = None, list(CASES), None
+    args = argv[2:]
+    while args:
+        flag = args.pop(0)
+        if flag in DB_MODES and db_mode is None:
+            db_mode = flag
+            cases += DB_MODES[flag]
+        elif flag in ("--wait", "--campaign") and args:
+            value = args.pop(0)
+            if flag == "--wait":
+                wait = float(value)
+            else:
+                cases += campaign_cases(value)
         else:
             print(usage, file=sys.stderr)
             return 2

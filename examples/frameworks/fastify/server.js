@@ -1,10 +1,12 @@
 // The contract (CONTRACT.md) on Fastify 5: JSON schemas validate and coerce the query and the
 // body (ajv; removeAdditional drops unknown keys), response schemas serialise the answers,
 // @fastify/static serves the file, and the error and not-found handlers shape the 422 and 404
-// answers. Reads PORT; Fastify's logger is off by default, so it logs only its start.
+// answers; the database routes go through a pg Pool. Reads PORT and DATABASE_URL; Fastify's
+// logger is off by default, so it logs only its start.
 import fastifyStatic from '@fastify/static';
 import Ajv from 'ajv';
 import Fastify from 'fastify';
+import pg from 'pg';
 
 // One ajv per part of the request, as Fastify's validation guide shows: the query is text and
 // is coerced to numbers; a JSON body already has types, so "3" stays a string and fails.
@@ -44,6 +46,38 @@ const userReply = {
   type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } },
 };
 const healthReply = { type: 'object', properties: { status: { type: 'string' } } };
+// /db/users/:id: a decimal integer from 1 to 2147483647 (an int column), no sign or leading zero;
+// the pattern here, the upper bound in the handler.
+const dbUserParams = {
+  type: 'object',
+  properties: { id: { type: 'string', pattern: '^[1-9][0-9]{0,9}$' } },
+};
+const dbUserReply = {
+  type: 'object',
+  properties: { id: { type: 'integer' }, name: { type: 'string' }, email: { type: 'string' } },
+};
+const orderBody = {
+  type: 'object',
+  required: ['user_id', 'item', 'quantity'],
+  additionalProperties: false,
+  properties: {
+    user_id: { type: 'integer', minimum: 1, maximum: 2147483647 },
+    item: { type: 'string', minLength: 1, maxLength: 64 },
+    quantity: { type: 'integer', minimum: 1, maximum: 100 },
+  },
+};
+
+// 20 connections, opened as queries need them. Named statements: each connection prepares each
+// query once, then only binds and executes it.
+const pool = process.env.DATABASE_URL
+  ? new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 20 })
+  : null;
+// An idle connection that fails (the server restarted) leaves the pool; the next query opens
+// another. Without a listener, the pool's 'error' event would end the process.
+pool?.on('error', () => {});
+const USER_QUERY = 'SELECT id, name, email FROM users WHERE id = $1';
+const ORDER_QUERY = 'INSERT INTO orders (user_id, item, quantity) SELECT id, $2, $3 FROM users '
+  + 'WHERE id = $1 RETURNING user_id, item, quantity';
 
 const app = Fastify();
 app.setValidatorCompiler(({ schema, httpPart }) => ajv[httpPart].compile(schema));
@@ -55,7 +89,7 @@ app.setNotFoundHandler((request, reply) => {
 
 app.setErrorHandler((error, request, reply) => {
   if (error.validation) {
-    const what = error.validationContext === 'querystring' ? 'query' : 'body';
+    const what = { querystring: 'query', params: 'id' }[error.validationContext] ?? 'body';
     return reply.code(422).send({ error: `invalid ${what}` });
   }
   // The JSON content-type parser's errors (a body that is not JSON) carry FST_ERR_CTP_ codes.
@@ -85,6 +119,43 @@ app.get('/sum', { schema: { querystring: sumQuery, response: { 200: sumReply } }
 
 app.post('/echo', { schema: { body: echoBody, response: { 200: echoBody } } },
   async (request) => request.body);
+
+app.get('/db/users/:id', {
+  schema: { params: dbUserParams, response: { 200: dbUserReply } },
+  // As for /users/:id, the empty id of /db/users/ is the 404's, before the schema calls it invalid.
+  preValidation: (request, reply, done) => {
+    if (request.params.id === '') reply.callNotFound();
+    else done();
+  },
+}, async (request, reply) => {
+  const id = Number(request.params.id);
+  if (id > 2147483647) return reply.code(422).send({ error: 'invalid id' });
+  if (pool === null) return reply.code(503).send({ error: 'no database' });
+  let rows;
+  try {
+    ({ rows } = await pool.query({ name: 'db-user', text: USER_QUERY, values: [id] }));
+  } catch {
+    return reply.code(500).send({ error: 'database error' });
+  }
+  if (rows.length === 0) return reply.code(404).send({ error: 'not found' });
+  return rows[0];
+});
+
+app.post('/db/orders', { schema: { body: orderBody, response: { 201: orderBody } } },
+  async (request, reply) => {
+    if (pool === null) return reply.code(503).send({ error: 'no database' });
+    const { user_id: userId, item, quantity } = request.body;
+    let rows;
+    try {
+      ({ rows } = await pool.query({
+        name: 'db-order', text: ORDER_QUERY, values: [userId, item, quantity],
+      }));
+    } catch {
+      return reply.code(500).send({ error: 'database error' });
+    }
+    if (rows.length === 0) return reply.code(422).send({ error: 'unknown user' });
+    return reply.code(201).send(rows[0]);
+  });
 
 await app.register(fastifyStatic, {
   root: new URL('../static', import.meta.url).pathname,
