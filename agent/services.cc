@@ -26,13 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 using Ms = std::chrono::duration<double, std::milli>;
 
-void ReplaceAll(std::string& text, const std::string& from, const std::string& to) {
-  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos)) {
-    text.replace(pos, from.size(), to);
-    pos += to.size();
-  }
-}
-
 bool TcpAccepts(uint16_t port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
@@ -43,12 +36,6 @@ bool TcpAccepts(uint16_t port) {
   const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
   close(fd);
   return ok;
-}
-
-std::string JoinLines(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const auto& line : lines) out += (out.empty() ? "" : " | ") + line;
-  return out.empty() ? "(no output)" : out;
 }
 
 std::string Trim(const std::string& text) {

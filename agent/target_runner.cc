@@ -26,13 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 using Ms = std::chrono::duration<double, std::milli>;
 
-void ReplaceAll(std::string& text, const std::string& from, const std::string& to) {
-  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos)) {
-    text.replace(pos, from.size(), to);
-    pos += to.size();
-  }
-}
-
 // `path` resolved by realpath(3) when it lies inside one of `dirs` (each resolved too);
 // PermissionDenied naming the directories otherwise.
 Result<std::string> ResolveInside(const std::string& path, const std::vector<std::string>& dirs) {
@@ -88,13 +81,20 @@ Status RenderTemplate(const std::string& source, const std::vector<std::string>&
   return Status::Ok();
 }
 
+}  // namespace
+
+void ReplaceAll(std::string& text, const std::string& from, const std::string& to) {
+  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos)) {
+    text.replace(pos, from.size(), to);
+    pos += to.size();
+  }
+}
+
 std::string JoinLines(const std::vector<std::string>& lines) {
   std::string out;
   for (const auto& line : lines) out += (out.empty() ? "" : " | ") + line;
   return out.empty() ? "(log empty)" : out;
 }
-
-}  // namespace
 
 std::string FillPlaceholders(const std::string& text, uint16_t port, const std::string& run_dir,
                              const std::string& campaign_dir) {

@@ -34,6 +34,11 @@ struct RunningTarget {
   std::vector<int> cpus;        // affinity read back after start
 };
 
+// Replaces every `from` in text with `to`.
+void ReplaceAll(std::string& text, const std::string& from, const std::string& to);
+// A process's last log lines on one line, " | " between them; "(log empty)" when there are none.
+std::string JoinLines(const std::vector<std::string>& lines);
+
 // Replaces {port}, {run_dir} and {campaign_dir} in text.
 std::string FillPlaceholders(const std::string& text, uint16_t port, const std::string& run_dir,
                              const std::string& campaign_dir);
