@@ -119,10 +119,12 @@ cpus = "1"
 [gates]
 # One machine holds all three hosts: each agent sees the other hosts' processes (the target, the
 # load generator) on the same CPUs and counts them as foreign, so this gate would judge the lab,
-# not the window. This test is about the network path, so the self-test drift gate, which on a
-# shared CI machine judges the neighbours, is off too; both are still measured and stored.
+# not the window. This test is about the network path, so the self-test drift and steal gates,
+# which on a shared CI machine judge the neighbours and the hypervisor (steal of 30% has been
+# seen on CI virtual machines), are off too; all three are still measured and stored.
 foreign_cpu = false
 selftest_drift = false
+steal = false
 [[target]]
 name = "hello-server"
 cpus = "0"
@@ -144,7 +146,8 @@ in_ns "$coord_ns" timeout 60 "$bin/benchlab" submit "$work/campaign.toml" --coor
 lo_after=$(counter "$load_ns" lo tx_packets)
 load_tx_after=$(counter "$load_ns" eth0 tx_packets)
 server_rx_after=$(counter "$server_ns" eth0 rx_packets)
-grep -q "1 windows: 1 valid" "$work/submit.out" || fail "submit --wait summary"
+grep -q "1 windows: 1 valid" "$work/submit.out" ||
+  fail "submit --wait summary: $(grep -m1 'invalid\|failed' "$work/submit.out")"
 state=$(sqlite3 "$work/lab.db" "select state from campaigns where name = 'netns-lab'")
 [ "$state" = "done" ] || fail "the campaign is $state, not done"
 rows=$(sqlite3 "$work/lab.db" "select count(*),

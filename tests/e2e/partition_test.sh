@@ -70,6 +70,7 @@ cpus = "1"
 [gates]
 foreign_cpu = false
 selftest_drift = false
+steal = false
 [[target]]
 name = "hello-server"
 cpus = "0"
