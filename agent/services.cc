@@ -2,8 +2,10 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,6 +47,86 @@ std::string Trim(const std::string& text) {
   return text.substr(begin, end - begin + 1);
 }
 
+// The user a run_as service runs as; uid -1: the agent's own.
+struct RunAs {
+  uid_t uid = static_cast<uid_t>(-1);
+  gid_t gid = static_cast<gid_t>(-1);
+  std::string name;
+  bool other() const { return uid != static_cast<uid_t>(-1); }
+};
+
+Result<RunAs> ResolveRunAs(const ServiceDef& def) {
+  RunAs out;
+  if (def.run_as.empty()) return out;
+  const std::string what = "service \"" + def.name + "\": run_as \"" + def.run_as + "\"";
+  std::vector<char> buffer(16384);
+  passwd entry{};
+  passwd* found = nullptr;
+  const int err = getpwnam_r(def.run_as.c_str(), &entry, buffer.data(), buffer.size(), &found);
+  if (found == nullptr) {
+    return Status::NotFound(
+        what + ": " + (err != 0 ? std::string(std::strerror(err)) : "no such user on this host"));
+  }
+  if (entry.pw_uid == geteuid()) return out;  // the agent's own user: nothing to change
+  if (geteuid() != 0) {
+    return Status::FailedPrecondition(
+        what +
+        ": running as another user takes an agent running as root, and this one runs as uid " +
+        std::to_string(geteuid()) + " (leave run_as out: the service runs as the agent's user)");
+  }
+  out.uid = entry.pw_uid;
+  out.gid = entry.pw_gid;
+  out.name = def.run_as;
+  return out;
+}
+
+// Can `who` enter every directory from / down to `dir`? The first that it cannot, with why.
+Status Reachable(const std::string& dir, const RunAs& who, const std::string& what) {
+  fs::path walked = "/";
+  for (const auto& part : fs::path(dir).relative_path()) {
+    walked /= part;
+    struct stat st {};
+    if (stat(walked.c_str(), &st) != 0) {
+      return Status::NotFound(what + ": " + walked.string() + ": " + std::strerror(errno));
+    }
+    const mode_t bit = st.st_uid == who.uid ? S_IXUSR : st.st_gid == who.gid ? S_IXGRP : S_IXOTH;
+    if (!S_ISDIR(st.st_mode) || (st.st_mode & bit) == 0) {
+      char mode[8];
+      std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+      return Status::FailedPrecondition(
+          what + ": user " + who.name + " cannot enter " + walked.string() + " (mode " + mode +
+          ", owner uid " + std::to_string(st.st_uid) +
+          "); set service_dir in the agent's configuration to a directory it can reach "
+          "(docs/services.md, \"Running as another user\")");
+    }
+  }
+  return Status::Ok();
+}
+
+// Removes a run_as service's directory with that user's rights alone, so that nothing the
+// service left there (a symbolic link, a hard link) can make the agent delete what is not its.
+void RemoveAs(SysEnv& env, const RunAs& who, const std::string& dir, const std::string& log) {
+  SpawnSpec spec;
+  spec.argv = {"rm", "-rf", "--", dir};
+  spec.cwd = "/";
+  spec.env = {{"PATH", "/usr/bin:/bin"}};
+  spec.log_path = log;
+  spec.uid = who.uid;
+  spec.gid = who.gid;
+  auto spawned = TargetProcess::Spawn(env, spec);
+  ExitInfo exit;
+  if (!spawned.ok()) {
+    spdlog::warn("removing {}: {}", dir, spawned.status().message());
+  } else if (!(*spawned)->WaitExit(std::chrono::steady_clock::now() + std::chrono::seconds(60),
+                                   &exit)) {
+    (*spawned)->Stop(std::chrono::milliseconds(0));
+    spdlog::warn("removing {}: rm did not finish within 60 s", dir);
+  } else if (exit.exit_code != 0) {
+    spdlog::warn("removing {}: rm: {}; {}", dir, exit.Describe(),
+                 JoinLines((*spawned)->LastLogLines(3)));
+  }
+}
+
 }  // namespace
 
 Result<double> ParseProbeOutput(const std::string& text) {
@@ -79,11 +161,15 @@ TargetDef WithServiceEndpoints(const TargetDef& def, const std::vector<ServiceEn
 // One running instance of a service. The cgroup is declared first so that it goes last: the
 // process is stopped before its cgroup is removed.
 struct ServiceManager::Instance {
+  ~Instance();
   const ServiceDef* def = nullptr;
   std::unique_ptr<WindowCgroup> cgroup;
   std::string cgroup_note;
   std::unique_ptr<TargetProcess> process;
-  std::string run_dir;
+  std::string run_dir;   // private to the agent: logs, the sql it runs
+  std::string work_dir;  // {run_dir} and the working directory: run_dir, or a run_as user's own
+  RunAs run_as;          // -1: the agent's own user
+  SysEnv* env = nullptr;
   uint16_t port = 0;
   std::vector<int> cpus;
   ServiceWindow started_for;   // the window that started it
@@ -93,6 +179,13 @@ struct ServiceManager::Instance {
   size_t in_use = 0;       // windows preparing or measuring with it
   std::mutex interval_mu;  // one interval's probes at a time
 };
+
+ServiceManager::Instance::~Instance() {
+  process.reset();  // stopped (TargetProcess's destructor) before its directory goes
+  if (run_as.other() && !work_dir.empty()) {
+    RemoveAs(*env, run_as, work_dir, (fs::path(run_dir) / "cleanup.out").string());
+  }
+}
 
 struct ServiceManager::Interval::One {
   std::shared_ptr<Instance> instance;
@@ -127,15 +220,34 @@ Result<std::shared_ptr<ServiceManager::Instance>> ServiceManager::Start(
                                    FormatCpuList(allowed));
   }
   BENCHLAB_RETURN_IF_ERROR(EnsurePrivateDir("run_root", options_.run_root));
+  auto run_as = ResolveRunAs(def);
+  if (!run_as.ok()) return run_as.status();
   auto instance = std::make_shared<Instance>();
   instance->def = &def;
+  instance->env = &env_;
   instance->started_for = window;
-  instance->run_dir =
-      (fs::path(options_.run_root) /
-       ("service-" + def.name + "-" + std::to_string(getpid()) + "-" + std::to_string(next_run_++)))
-          .string();
+  const std::string label =
+      "service-" + def.name + "-" + std::to_string(getpid()) + "-" + std::to_string(next_run_++);
+  instance->run_dir = (fs::path(options_.run_root) / label).string();
   if (Status made = MakePrivateDir(instance->run_dir); !made.ok()) {
     return Status(made.code(), what + ": run directory: " + made.message());
+  }
+  instance->work_dir = instance->run_dir;
+  if (run_as->other()) {
+    // The agent's run_root is its own (0700): the service's directory is made in service_dir,
+    // with a name no one can guess, then given to the user.
+    BENCHLAB_RETURN_IF_ERROR(Reachable(options_.service_dir, *run_as, what));
+    std::string pattern = (fs::path(options_.service_dir) / ("benchlab-" + label + "-XXXXXX"));
+    if (mkdtemp(pattern.data()) == nullptr) {
+      return Status::IoError(what + ": " + pattern + ": " + std::strerror(errno));
+    }
+    if (chown(pattern.c_str(), run_as->uid, run_as->gid) != 0) {
+      const std::string error = std::strerror(errno);
+      rmdir(pattern.c_str());
+      return Status::IoError(what + ": chown " + pattern + " to " + run_as->name + ": " + error);
+    }
+    instance->work_dir = pattern;
+    instance->run_as = *run_as;  // from here on, the directory goes with the instance
   }
   if (def.port == "auto") {
     auto picked = PickFreePort();
@@ -146,9 +258,12 @@ Result<std::shared_ptr<ServiceManager::Instance>> ServiceManager::Start(
   }
   SpawnSpec spec;
   for (const auto& arg : def.command) {
-    spec.argv.push_back(FillPlaceholders(arg, instance->port, instance->run_dir, def.campaign_dir));
+    spec.argv.push_back(
+        FillPlaceholders(arg, instance->port, instance->work_dir, def.campaign_dir));
   }
-  spec.cwd = instance->run_dir;
+  spec.cwd = instance->work_dir;
+  spec.uid = instance->run_as.uid;
+  spec.gid = instance->run_as.gid;
   spec.env = def.env;
   spec.env.insert(options_.tag_env.begin(), options_.tag_env.end());
   spec.env["PORT"] = std::to_string(instance->port);
@@ -234,9 +349,11 @@ Result<std::string> ServiceManager::RunFor(Instance& instance, const std::vector
   const std::string who = "service \"" + def.name + "\" " + what;
   SpawnSpec spec;
   if (!sql.empty()) {
-    // From a file, so that each statement runs on its own (VACUUM refuses a multi-statement -c).
+    // As a script on psql's standard input, so that each statement runs on its own (VACUUM
+    // refuses a multi-statement -c); the agent opens it, so a run_as user need not read it.
     const std::string file = (fs::path(instance.run_dir) / "command.sql").string();
     BENCHLAB_RETURN_IF_ERROR(WritePrivateFile(file, sql + "\n"));
+    spec.stdin_path = file;
     spec.argv = {options_.psql,
                  "-X",
                  "-q",
@@ -253,13 +370,16 @@ Result<std::string> ServiceManager::RunFor(Instance& instance, const std::vector
                  "-d",
                  def.database,
                  "-f",
-                 file};
+                 "-"};
   } else {
     for (const auto& arg : argv) {
-      spec.argv.push_back(FillPlaceholders(arg, instance.port, instance.run_dir, def.campaign_dir));
+      spec.argv.push_back(
+          FillPlaceholders(arg, instance.port, instance.work_dir, def.campaign_dir));
     }
   }
-  spec.cwd = instance.run_dir;
+  spec.cwd = instance.work_dir;
+  spec.uid = instance.run_as.uid;
+  spec.gid = instance.run_as.gid;
   spec.env = def.env;
   spec.env.insert(options_.tag_env.begin(), options_.tag_env.end());
   spec.env["PORT"] = std::to_string(instance.port);
@@ -354,7 +474,7 @@ Result<Prepared> ServiceManager::Prepare(const std::vector<std::string>& names,
     }
     slot->started_for.window = window.window;
     slot->last_used = std::chrono::steady_clock::now();
-    out.endpoints.push_back({name, slot->port, "127.0.0.1", slot->run_dir});
+    out.endpoints.push_back({name, slot->port, "127.0.0.1", slot->work_dir});
   }
   return out;
 }

@@ -90,7 +90,10 @@ struct ServiceInterval {
 };
 
 struct ServiceOptions {
-  std::string run_root;                        // services' run directories go below it
+  std::string run_root;  // services' run directories go below it
+  // A run_as service's own directory ({run_dir}) goes below it: the agent's run_root is private
+  // (0700), so another user could not enter it.
+  std::string service_dir = "/var/tmp";
   std::vector<int> allowed_cpus;               // a service without cpus is pinned to all of them
   std::map<std::string, std::string> tag_env;  // the agent's cookie
   SpawnThread* spawner = nullptr;

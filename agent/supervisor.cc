@@ -1,6 +1,7 @@
 #include "agent/supervisor.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -80,9 +81,11 @@ Result<std::string> ResolveExecutable(const SpawnSpec& spec) {
 // agent has other threads, whose locks the child inherits held).
 struct TargetSetup {
   const char* cwd;
-  const cpu_set_t* cpus;  // null: inherit
-  pid_t die_with = 0;     // the parent whose end kills the child; 0: none
-  int cgroup_fd = -1;     // an open cgroup.procs to join; -1: none
+  const cpu_set_t* cpus;               // null: inherit
+  pid_t die_with = 0;                  // the parent whose end kills the child; 0: none
+  int cgroup_fd = -1;                  // an open cgroup.procs to join; -1: none
+  uid_t uid = static_cast<uid_t>(-1);  // -1: keep the agent's
+  gid_t gid = static_cast<gid_t>(-1);
 
   template <typename Launcher>
   bp::error_code on_exec_setup(Launcher&, const bp::filesystem::path&, const char* const*&) {
@@ -90,6 +93,12 @@ struct TargetSetup {
     if (setpgid(0, 0) != 0) return {errno, bp::system_category()};
     // Joined before exec, so every process the target ever starts is in the window's cgroup.
     if (cgroup_fd >= 0 && write(cgroup_fd, "0", 1) != 1) return {errno, bp::system_category()};
+    // Another user: the group first (setgid needs root), and before PR_SET_PDEATHSIG, which a
+    // change of credentials clears.
+    if (gid != static_cast<gid_t>(-1) && (setgroups(1, &gid) != 0 || setgid(gid) != 0)) {
+      return {errno, bp::system_category()};
+    }
+    if (uid != static_cast<uid_t>(-1) && setuid(uid) != 0) return {errno, bp::system_category()};
     if (die_with != 0) {
       if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return {errno, bp::system_category()};
       // The parent may have ended before prctl took effect.
@@ -241,8 +250,9 @@ Result<std::unique_ptr<TargetProcess>> TargetProcess::Spawn(SysEnv& env, const S
   // 0600: a target's log may hold what its environment holds; it is the agent's to read.
   Fd log(open(spec.log_path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (log.get() < 0) return Status::IoError(Errno("target log " + spec.log_path));
-  Fd dev_null(open("/dev/null", O_RDONLY | O_CLOEXEC));
-  if (dev_null.get() < 0) return Status::IoError(Errno("/dev/null"));
+  const std::string in_path = spec.stdin_path.empty() ? "/dev/null" : spec.stdin_path;
+  Fd stdin_fd(open(in_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (stdin_fd.get() < 0) return Status::IoError(Errno("target stdin " + in_path));
   Fd cgroup(spec.cgroup_procs.empty() ? -1 : open(spec.cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC));
   if (!spec.cgroup_procs.empty() && cgroup.get() < 0) {
     return Status::IoError(Errno("cgroup " + spec.cgroup_procs));
@@ -264,10 +274,11 @@ Result<std::unique_ptr<TargetProcess>> TargetProcess::Spawn(SysEnv& env, const S
     pid_t forked = -1;
     try {
       bp::error_code ec;
-      pid = Launch(*exe, argv.data(), envp.data(), dev_null.get(), log.get(),
-                   TargetSetup{spec.cwd.c_str(), want_cpus.empty() ? nullptr : &cpu_set,
-                               spec.die_with_parent ? getpid() : 0, cgroup.get()},
-                   ec, &forked);
+      pid =
+          Launch(*exe, argv.data(), envp.data(), stdin_fd.get(), log.get(),
+                 TargetSetup{spec.cwd.c_str(), want_cpus.empty() ? nullptr : &cpu_set,
+                             spec.die_with_parent ? getpid() : 0, cgroup.get(), spec.uid, spec.gid},
+                 ec, &forked);
       if (ec) {
         // The child got as far as fork; it wrote why it failed and exited, and is ours to reap.
         if (forked > 0) waitpid(forked, nullptr, 0);

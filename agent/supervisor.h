@@ -27,10 +27,15 @@ struct SpawnSpec {
   std::map<std::string, std::string> env;  // the whole environment of the child
   std::vector<int> cpus;                   // empty: inherit
   std::string log_path;                    // stdout+stderr, created/truncated, mode 0600
+  std::string stdin_path;                  // opened by the agent for the child; empty: /dev/null
   // PR_SET_PDEATHSIG: the child is killed when the thread that spawned it ends, so spawn from a
   // thread that lives as long as the agent (SpawnThread).
   bool die_with_parent = false;
   std::string cgroup_procs;  // a cgroup.procs the child joins before exec; empty: none
+  // The user and group the child runs as (its only group is gid); -1: the agent's own. Changing
+  // them takes an agent running as root (a service's run_as, docs/services.md).
+  uid_t uid = static_cast<uid_t>(-1);
+  gid_t gid = static_cast<gid_t>(-1);
 };
 
 struct ExitInfo {

@@ -312,11 +312,11 @@ std::optional<CommandOrSql> ReadCommandOrSql(Table& t, std::string_view command_
 
 void ReadService(const Value& item, std::string label, Issues& issues,
                  const std::string& campaign_dir, ServiceDef& out) {
-  Table t(
-      item, std::move(label),
-      {"name", "kind", "command", "port", "cpus", "env", "ready_command", "ready_timeout", "setup",
-       "setup_timeout", "scope", "probe", "reset", "reset_sql", "reset_every", "user", "database"},
-      issues);
+  Table t(item, std::move(label),
+          {"name", "kind", "command", "port", "cpus", "env", "ready_command", "ready_timeout",
+           "setup", "setup_timeout", "scope", "probe", "reset", "reset_sql", "reset_every", "user",
+           "database", "run_as"},
+          issues);
   out.line = static_cast<int>(t.line());
   out.campaign_dir = campaign_dir;
   if (const Value* v = t.Require("name", "a name such as \"pg\"")) {
@@ -386,6 +386,20 @@ void ReadService(const Value& item, std::string label, Issues& issues,
   }
   if (const Value* v = t.Get("database")) {
     if (auto name = ReadString(t, "database", *v)) out.database = *name;
+  }
+  if (const Value* v = t.Get("run_as")) {
+    // A login name as useradd(8) accepts it: [a-z_][a-z0-9_-]*, at most 32 characters.
+    auto is_user = [](const std::string& text) {
+      return !text.empty() && text.size() <= 32 && !(text[0] >= '0' && text[0] <= '9') &&
+             text[0] != '-' && std::all_of(text.begin(), text.end(), [](char c) {
+               return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+             });
+    };
+    if (!v->is_string() || !is_user(v->as_string().str)) {
+      t.Expect(*v, "run_as", "a system user's name, such as \"postgres\"");
+    } else {
+      out.run_as = v->as_string().str;
+    }
   }
   if (auto reset = ReadCommandOrSql(t, "reset", "reset_sql", out.kind, /*required=*/false)) {
     out.reset_command = reset->argv;

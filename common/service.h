@@ -60,6 +60,11 @@ struct ServiceDef {
   std::vector<std::string> reset_command;  // argv, no shell; or reset_sql
   std::string reset_sql;
   ResetEvery reset_every = ResetEvery::kWindow;
+  // The system user the service and every command of it (setup, readiness, resets, probes) run
+  // as, with that user's primary group alone; empty: the agent's own. Another user than the
+  // agent's takes an agent running as root; the service's {run_dir} is then a directory of its
+  // own in the agent's service_dir (docs/services.md, "Running as another user").
+  std::string run_as;
   std::string user = "bench";      // postgres kind: psql -U
   std::string database = "bench";  // postgres kind: psql -d
   std::string campaign_dir;        // fills {campaign_dir}

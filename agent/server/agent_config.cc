@@ -111,12 +111,12 @@ void ReadMetricsListen(Table& root, const Value& v, AgentConfig& c) {
 }
 
 void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, AgentConfig& c) {
-  Table root(
-      doc, "",
-      {"name", "roles", "labels", "listen", "advertise", "coordinator", "state_dir", "run_root",
-       "allowed_cpus", "agent_cpus", "spool_dir", "sample_period", "allowed_targets", "limits",
-       "campaign_dir", "target", "tls", "metrics_listen", "service"},
-      issues);
+  Table root(doc, "",
+             {"name",         "roles",     "labels",        "listen",          "advertise",
+              "coordinator",  "state_dir", "run_root",      "service_dir",     "allowed_cpus",
+              "agent_cpus",   "spool_dir", "sample_period", "allowed_targets", "limits",
+              "campaign_dir", "target",    "tls",           "metrics_listen",  "service"},
+             issues);
   c.config_dir = config_dir;
   if (const Value* v = root.Require("name", "a name such as \"server-1\"")) {
     if (auto name = config::ReadName(root, "name", *v)) c.name = *name;
@@ -139,6 +139,9 @@ void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, 
   }
   if (const Value* v = root.Get("run_root")) {
     if (auto dir = ReadDir(root, "run_root", *v)) c.run_root = *dir;
+  }
+  if (const Value* v = root.Get("service_dir")) {
+    if (auto dir = ReadDir(root, "service_dir", *v)) c.service_dir = *dir;
   }
   if (const Value* v = root.Get("labels")) {
     if (v->is_array()) {
@@ -257,6 +260,7 @@ toml::value ServiceToToml(const ServiceDef& def) {
   if (!def.reset_command.empty()) t["reset"] = StringArray(def.reset_command, dir);
   if (!def.reset_sql.empty()) t["reset_sql"] = def.reset_sql;
   if (def.has_reset()) t["reset_every"] = ResetEveryName(def.reset_every);
+  if (!def.run_as.empty()) t["run_as"] = def.run_as;
   if (def.kind == ServiceKind::kPostgres) {
     t["user"] = def.user;
     t["database"] = def.database;
@@ -317,6 +321,7 @@ Status WriteAgentConfig(const AgentConfig& config, const std::string& path) {
       {"run_root", config.run_root},
   };
   if (!config.state_dir.empty()) root["state_dir"] = config.state_dir;
+  if (config.service_dir != AgentConfig{}.service_dir) root["service_dir"] = config.service_dir;
   if (!(config.allowed_targets == AllowedTargets::Loopback())) {
     root["allowed_targets"] = StringArray(config.allowed_targets.entries(), "");
   }

@@ -37,6 +37,9 @@ struct AgentConfig {
   std::string coordinator;  // HOST:PORT
   std::string state_dir;    // holds instance_proof
   std::string run_root;     // per-window run directories and logs
+  // Where a service that runs as another user (run_as) gets its directory: a shared directory
+  // every parent of which that user may enter (docs/services.md, "Running as another user").
+  std::string service_dir = "/var/tmp";
   std::vector<TargetDef> catalogue;
   std::vector<ServiceDef> services;  // [[service]]: side services targets name (docs/services.md)
   std::vector<std::string> labels;   // for placement by label

@@ -37,6 +37,7 @@ AgentIdentity MakeIdentity(SysEnv& env, const AgentConfig& config, const std::st
   identity.name = config.name;
   identity.roles = config.roles;
   identity.run_root = config.run_root;
+  identity.service_dir = config.service_dir;
   identity.allowed_cpus = config.allowed_cpus;
   identity.cookie = AgentCookie(config.name, instance);
   identity.own_roots = config.own_roots;

@@ -141,6 +141,7 @@ void FillHostFacts(SysEnv& env, v1::HostFacts* out) {
 ServiceOptions ServiceOptionsFor(const AgentIdentity& identity, SpawnThread* spawner) {
   ServiceOptions options;
   options.run_root = identity.run_root;
+  if (!identity.service_dir.empty()) options.service_dir = identity.service_dir;
   options.allowed_cpus = identity.allowed_cpus;
   options.tag_env = {{kAgentCookieVar, identity.cookie}};
   options.spawner = spawner;

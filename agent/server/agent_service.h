@@ -40,6 +40,7 @@ struct AgentIdentity {
   std::string name;
   std::vector<std::string> roles;  // "server", "load"
   std::string run_root;            // per-window run directories go below it
+  std::string service_dir;         // run_as services' directories go below it (AgentConfig)
   std::vector<int> allowed_cpus;   // CPUs targets and load may use
   std::string cookie;              // tags every child (see agent/orphans.h)
   // Process trees besides the agent's own whose CPU is not foreign: the embedded lab's.

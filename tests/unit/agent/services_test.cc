@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -44,9 +45,10 @@ class ServicesTest : public ::testing::Test {
     manager_.reset();
     fs::remove_all(dir_);
   }
-  ServiceManager& Make(std::vector<ServiceDef> defs) {
+  ServiceManager& Make(std::vector<ServiceDef> defs, std::string service_dir = "/var/tmp") {
     ServiceOptions options;
     options.run_root = dir_ + "/run";
+    options.service_dir = std::move(service_dir);
     options.stop_grace = std::chrono::milliseconds(2000);
     manager_ = std::make_unique<ServiceManager>(env_, std::move(defs), options);
     return *manager_;
@@ -207,6 +209,64 @@ TEST_F(ServicesTest, AFailedSetupOrReadinessLeavesNothingRunningAndSaysWhich) {
   EXPECT_EQ(m.running(), 0u);
   auto unknown = m.Prepare({"nope"}, {"c", "app", 1, "w4"});
   EXPECT_EQ(unknown.status().message(), "this agent has no service \"nope\" in its configuration");
+}
+
+// A service that writes who it runs as: the service itself, its setup and its probe.
+ServiceDef Whoami(const std::string& user) {
+  ServiceDef def;
+  def.name = "who";
+  def.run_as = user;
+  def.command = {"sh", "-c", "id -un > {run_dir}/service; exec sleep 600"};
+  def.ready_command = {"test", "-s", "{run_dir}/service"};
+  def.ready_timeout = std::chrono::milliseconds(10000);
+  def.setup = {{"sh", "-c", "id -un > {run_dir}/setup"}};
+  def.probes.push_back({"uid", {"id", "-u"}, "", 0});
+  return def;
+}
+
+TEST_F(ServicesTest, ARunAsServiceRunsAsThatUserInADirectoryOfItsOwnThatGoesWithIt) {
+  if (geteuid() != 0) GTEST_SKIP() << "run_as another user takes root";
+  ServiceManager& m = Make({Whoami("nobody")});
+  auto prepared = m.Prepare({"who"}, {"c1", "app", 1, "w1"});
+  ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+  const std::string dir = prepared->endpoints.at(0).run_dir;
+  // Not below the agent's private run_root, which nobody could not enter.
+  EXPECT_EQ(fs::path(dir).parent_path(), "/var/tmp");
+  struct stat st {};
+  ASSERT_EQ(stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  EXPECT_NE(st.st_uid, 0u);
+  EXPECT_EQ(ReadFile(dir + "/service"), "nobody\n");
+  EXPECT_EQ(ReadFile(dir + "/setup"), "nobody\n");
+  auto interval = m.Begin({"who"});
+  std::vector<ProbeReading> probes;
+  interval->End(&probes);
+  ASSERT_EQ(probes.size(), 1u);
+  ASSERT_TRUE(probes[0].after.has_value()) << probes[0].error;
+  EXPECT_EQ(*probes[0].after, static_cast<double>(st.st_uid));
+  interval.reset();  // it holds the instance too
+  EXPECT_EQ(m.StopAll(), 1u);
+  EXPECT_FALSE(fs::exists(dir));  // removed with the user's rights when the service stopped
+}
+
+TEST_F(ServicesTest, ARunAsUserWhoCannotReachTheServiceDirIsToldWhereItStops) {
+  if (geteuid() != 0) GTEST_SKIP() << "run_as another user takes root";
+  // dir_ is made by mkdtemp: 0700 root, like the agent's run_root.
+  const std::string closed = dir_;
+  ASSERT_TRUE(fs::create_directories(closed + "/inner"));
+  ServiceManager& m = Make({Whoami("nobody")}, closed + "/inner");
+  auto prepared = m.Prepare({"who"}, {"c1", "app", 1, "w1"});
+  ASSERT_FALSE(prepared.ok());
+  EXPECT_NE(prepared.status().message().find("user nobody cannot enter " + closed + " (mode 0700"),
+            std::string::npos)
+      << prepared.status().message();
+  EXPECT_EQ(m.running(), 0u);
+  EXPECT_TRUE(fs::is_empty(closed + "/inner"));
+
+  ServiceManager& unknown = Make({Whoami("no-such-user-here")});
+  auto refused = unknown.Prepare({"who"}, {"c1", "app", 1, "w1"});
+  EXPECT_EQ(refused.status().message(),
+            "service \"who\": run_as \"no-such-user-here\": no such user on this host");
 }
 
 TEST(ProbeOutputTest, OneNumberAndNothingElse) {

@@ -28,6 +28,7 @@ reset_sql = "TRUNCATE orders; VACUUM ANALYZE users"
 reset_every = "round"
 user = "bench"
 database = "bench"
+run_as = "postgres"
 [[service.probe]]
 name = "checkpoints"
 sql = "select checkpoints_timed + checkpoints_req from pg_stat_bgwriter"
@@ -73,7 +74,8 @@ TEST(ServiceConfigTest, AServiceWithProbesResetAndScopeIsRead) {
   EXPECT_FALSE(pg.probes[0].sql.empty());
   EXPECT_EQ(pg.probes[1].command.size(), 3u);
   EXPECT_EQ(pg.line, 5);
-  EXPECT_EQ(pg.probes[1].line, 20);
+  EXPECT_EQ(pg.probes[1].line, 21);
+  EXPECT_EQ(pg.run_as, "postgres");
   EXPECT_EQ(config->catalogue[0].services, std::vector<std::string>{"pg"});
 }
 
@@ -89,6 +91,8 @@ command = ["memcached", "-p", "{port}"]
   EXPECT_EQ(s.port, "auto");
   EXPECT_TRUE(s.ready_command.empty());
   EXPECT_FALSE(s.has_reset());
+  EXPECT_EQ(s.run_as, "");  // the agent's own user
+  EXPECT_EQ(config->service_dir, "/var/tmp");
 }
 
 TEST(ServiceConfigTest, MistakesNameTheLineTheKeyAndTheForm) {
@@ -114,6 +118,11 @@ TEST(ServiceConfigTest, MistakesNameTheLineTheKeyAndTheForm) {
   EXPECT_EQ(Error("[[service]]\nname = \"c\"\ncommand = [\"x\"]\nsetup = [\"x\"]\n"),
             "agent.toml:8: service \"c\".setup[0]: expected a list of commands, each a list of "
             "strings (argv, no shell), got \"x\"");
+  EXPECT_EQ(Error("[[service]]\nname = \"c\"\ncommand = [\"x\"]\nrun_as = \"0wner\"\n"),
+            "agent.toml:8: service \"c\".run_as: expected a system user's name, such as "
+            "\"postgres\", got \"0wner\"");
+  EXPECT_EQ(Error("service_dir = \"relative\"\n"),
+            "agent.toml:5: service_dir: expected an absolute directory path, got \"relative\"");
 }
 
 TEST(ServiceConfigTest, ATargetNamesOnlyServicesThatExist) {
@@ -135,7 +144,7 @@ TEST(ServiceConfigTest, ATargetNamesOnlyServicesThatExist) {
 }
 
 TEST(ServiceConfigTest, WrittenBackItReadsTheSame) {
-  auto config = Parse(kGood);
+  auto config = Parse(std::string("service_dir = \"/srv/bench\"\n") + kGood);
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   char dir[] = "/tmp/benchlab-service-config-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
@@ -155,6 +164,8 @@ TEST(ServiceConfigTest, WrittenBackItReadsTheSame) {
   EXPECT_EQ(b.scope, a.scope);
   EXPECT_EQ(b.reset_sql, a.reset_sql);
   EXPECT_EQ(b.reset_every, a.reset_every);
+  EXPECT_EQ(b.run_as, "postgres");
+  EXPECT_EQ(again->service_dir, "/srv/bench");
   ASSERT_EQ(b.probes.size(), 2u);
   EXPECT_EQ(b.probes[0].sql, a.probes[0].sql);
   EXPECT_EQ(b.probes[1].command, (std::vector<std::string>{"sh", "-c", "ls {run_dir} | wc -l"}));
