@@ -60,10 +60,10 @@ struct ServiceDef {
   std::vector<std::string> reset_command;  // argv, no shell; or reset_sql
   std::string reset_sql;
   ResetEvery reset_every = ResetEvery::kWindow;
-  // The system user the service and every command of it (setup, readiness, resets, probes) run
-  // as, with that user's primary group alone; empty: the agent's own. Another user than the
-  // agent's takes an agent running as root; the service's {run_dir} is then a directory of its
-  // own in the agent's service_dir (docs/services.md, "Running as another user").
+  // The system user an agent running as root runs the service and every command of it (setup,
+  // readiness, resets, probes) as, with that user's primary group alone; the service's {run_dir}
+  // is then a directory of its own in the agent's service_dir. Empty, or an agent that is not
+  // root: the agent's own user (docs/services.md, "Running as another user").
   std::string run_as;
   std::string user = "bench";      // postgres kind: psql -U
   std::string database = "bench";  // postgres kind: psql -d
