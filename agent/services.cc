@@ -205,16 +205,9 @@ const ServiceDef* ServiceManager::Find(const std::string& name) const {
 Result<std::shared_ptr<ServiceManager::Instance>> ServiceManager::Start(
     const ServiceDef& def, const ServiceWindow& window) {
   const std::string what = "service \"" + def.name + "\"";
-  std::vector<int> pinned = def.cpus;
-  const auto& allowed = options_.allowed_cpus;
-  if (pinned.empty()) {
-    pinned = allowed;
-  } else if (!allowed.empty() &&
-             !std::includes(allowed.begin(), allowed.end(), pinned.begin(), pinned.end())) {
-    return Status::InvalidArgument(what + ": CPUs " + FormatCpuList(pinned) +
-                                   " are outside this agent's allowed CPUs " +
-                                   FormatCpuList(allowed));
-  }
+  auto pinned_cpus = PinnedCpus(what, def.cpus, options_.allowed_cpus);
+  if (!pinned_cpus.ok()) return pinned_cpus.status();
+  const std::vector<int>& pinned = *pinned_cpus;
   BENCHLAB_RETURN_IF_ERROR(EnsurePrivateDir("run_root", options_.run_root));
   auto run_as = ResolveRunAs(def);
   if (!run_as.ok()) return run_as.status();
@@ -245,13 +238,9 @@ Result<std::shared_ptr<ServiceManager::Instance>> ServiceManager::Start(
     instance->work_dir = pattern;
     instance->run_as = *run_as;  // from here on, the directory goes with the instance
   }
-  if (def.port == "auto") {
-    auto picked = PickFreePort();
-    if (!picked.ok()) return picked.status();
-    instance->port = *picked;
-  } else {
-    instance->port = static_cast<uint16_t>(std::stoi(def.port));
-  }
+  auto port = ResolvePort(def.port);
+  if (!port.ok()) return port.status();
+  instance->port = *port;
   SpawnSpec spec;
   for (const auto& arg : def.command) {
     spec.argv.push_back(
@@ -265,28 +254,16 @@ Result<std::shared_ptr<ServiceManager::Instance>> ServiceManager::Start(
   spec.env["PORT"] = std::to_string(instance->port);
   spec.cpus = pinned;
   spec.log_path = (fs::path(instance->run_dir) / "service.log").string();
-  spec.die_with_parent = options_.spawner != nullptr;
-  if (options_.use_cgroup) {
-    auto made = WindowCgroup::Create(env_, fs::path(instance->run_dir).filename().string(),
-                                     options_.cgroup_parent);
-    if (made.ok()) {
-      instance->cgroup = std::move(made).value();
-      spec.cgroup_procs = instance->cgroup->procs_path();
-    } else {
-      instance->cgroup_note = made.status().message();
-    }
-  }
   const auto spawn_start = std::chrono::steady_clock::now();
-  Result<std::unique_ptr<TargetProcess>> spawned = Status::Internal("not spawned");
-  if (options_.spawner != nullptr) {
-    options_.spawner->Run([&] { spawned = TargetProcess::Spawn(env_, spec); });
-  } else {
-    spawned = TargetProcess::Spawn(env_, spec);
+  auto launched = LaunchInCgroup(env_, spec, options_.use_cgroup, label, options_.cgroup_parent,
+                                 options_.spawner);
+  if (!launched.ok()) {
+    return Status(launched.status().code(),
+                  "starting " + what + ": " + launched.status().message());
   }
-  if (!spawned.ok()) {
-    return Status(spawned.status().code(), "starting " + what + ": " + spawned.status().message());
-  }
-  instance->process = std::move(spawned).value();
+  instance->cgroup = std::move(launched->cgroup);
+  instance->cgroup_note = std::move(launched->cgroup_note);
+  instance->process = std::move(launched->process);
   instance->cpus = pinned;
 
   // Readiness: the ready command exits 0, or the port accepts a connection.
@@ -386,12 +363,7 @@ Result<std::string> ServiceManager::RunFor(Instance& instance, const std::vector
   spec.cpus = instance.cpus;
   spec.log_path = (fs::path(instance.run_dir) / "command.out").string();
   spec.die_with_parent = options_.spawner != nullptr;
-  Result<std::unique_ptr<TargetProcess>> spawned = Status::Internal("not spawned");
-  if (options_.spawner != nullptr) {
-    options_.spawner->Run([&] { spawned = TargetProcess::Spawn(env_, spec); });
-  } else {
-    spawned = TargetProcess::Spawn(env_, spec);
-  }
+  auto spawned = SpawnFrom(env_, spec, options_.spawner);
   if (!spawned.ok())
     return Status(spawned.status().code(), who + ": " + spawned.status().message());
   ExitInfo exit;

@@ -152,32 +152,66 @@ Result<uint16_t> PickFreePort() {
   return static_cast<uint16_t>(ntohs(addr.sin_port));
 }
 
-Result<RunningTarget> LaunchTarget(SysEnv& env, const TargetDef& def, const std::vector<int>& cpus,
-                                   const std::string& run_dir, const StartOptions& options) {
-  std::vector<int> pinned = cpus.empty() ? def.cpus : cpus;
-  const auto& allowed = options.allowed_cpus;
-  if (pinned.empty()) {
-    pinned = allowed;
-  } else if (!allowed.empty() &&
-             !std::includes(allowed.begin(), allowed.end(), pinned.begin(), pinned.end())) {
-    return Status::InvalidArgument("target \"" + def.name + "\": CPUs " + FormatCpuList(pinned) +
+Result<std::vector<int>> PinnedCpus(const std::string& what, const std::vector<int>& asked,
+                                    const std::vector<int>& allowed) {
+  if (asked.empty()) return allowed;
+  if (!allowed.empty() &&
+      !std::includes(allowed.begin(), allowed.end(), asked.begin(), asked.end())) {
+    return Status::InvalidArgument(what + ": CPUs " + FormatCpuList(asked) +
                                    " are outside this agent's allowed CPUs " +
                                    FormatCpuList(allowed));
   }
+  return asked;
+}
+
+Result<uint16_t> ResolvePort(const std::string& port) {
+  if (port == "auto") return PickFreePort();
+  return static_cast<uint16_t>(std::stoi(port));
+}
+
+Result<std::unique_ptr<TargetProcess>> SpawnFrom(SysEnv& env, const SpawnSpec& spec,
+                                                 SpawnThread* spawner) {
+  if (spawner == nullptr) return TargetProcess::Spawn(env, spec);
+  Result<std::unique_ptr<TargetProcess>> spawned = Status::Internal("not spawned");
+  spawner->Run([&] { spawned = TargetProcess::Spawn(env, spec); });
+  return spawned;
+}
+
+Result<Launched> LaunchInCgroup(SysEnv& env, SpawnSpec spec, bool use_cgroup,
+                                const std::string& cgroup_name, const std::string& cgroup_parent,
+                                SpawnThread* spawner) {
+  Launched out;
+  spec.die_with_parent = spawner != nullptr;
+  if (use_cgroup) {
+    auto made = WindowCgroup::Create(env, cgroup_name, cgroup_parent);
+    if (made.ok()) {
+      out.cgroup = std::move(made).value();
+      spec.cgroup_procs = out.cgroup->procs_path();
+    } else {
+      out.cgroup_note = made.status().message();
+    }
+  }
+  auto spawned = SpawnFrom(env, spec, spawner);
+  if (!spawned.ok()) return spawned.status();
+  out.process = std::move(spawned).value();
+  return out;
+}
+
+Result<RunningTarget> LaunchTarget(SysEnv& env, const TargetDef& def, const std::vector<int>& cpus,
+                                   const std::string& run_dir, const StartOptions& options) {
+  auto pinned_cpus = PinnedCpus("target \"" + def.name + "\"", cpus.empty() ? def.cpus : cpus,
+                                options.allowed_cpus);
+  if (!pinned_cpus.ok()) return pinned_cpus.status();
+  const std::vector<int>& pinned = *pinned_cpus;
   // The run root is checked at every start: it must still be the agent's own.
   BENCHLAB_RETURN_IF_ERROR(EnsurePrivateDir("run_root", fs::path(run_dir).parent_path().string()));
   if (Status made = MakePrivateDir(run_dir); !made.ok()) {
     return Status(made.code(), "run directory: " + made.message());
   }
 
-  uint16_t port = 0;
-  if (def.port == "auto") {
-    auto picked = PickFreePort();
-    if (!picked.ok()) return picked.status();
-    port = *picked;
-  } else {
-    port = static_cast<uint16_t>(std::stoi(def.port));
-  }
+  auto resolved_port = ResolvePort(def.port);
+  if (!resolved_port.ok()) return resolved_port.status();
+  const uint16_t port = *resolved_port;
   std::vector<std::string> template_dirs = options.template_dirs;
   template_dirs.push_back(def.campaign_dir);
   for (const auto& tmpl : def.templates) {
@@ -195,35 +229,19 @@ Result<RunningTarget> LaunchTarget(SysEnv& env, const TargetDef& def, const std:
   spec.env["PORT"] = std::to_string(port);
   spec.cpus = pinned;
   spec.log_path = (fs::path(run_dir) / "target.log").string();
-  spec.die_with_parent = options.spawner != nullptr;
-  std::unique_ptr<WindowCgroup> cgroup;
-  std::string cgroup_note;
-  if (options.use_cgroup) {
-    auto made =
-        WindowCgroup::Create(env, fs::path(run_dir).filename().string(), options.cgroup_parent);
-    if (made.ok()) {
-      cgroup = std::move(made).value();
-      spec.cgroup_procs = cgroup->procs_path();
-    } else {
-      cgroup_note = made.status().message();
-    }
-  }
 
   auto spawn_start = std::chrono::steady_clock::now();
-  Result<std::unique_ptr<TargetProcess>> spawned = Status::Internal("not spawned");
-  if (options.spawner != nullptr) {
-    options.spawner->Run([&] { spawned = TargetProcess::Spawn(env, spec); });
-  } else {
-    spawned = TargetProcess::Spawn(env, spec);
-  }
-  if (!spawned.ok()) {
-    return Status(spawned.status().code(),
-                  "starting target \"" + def.name + "\": " + spawned.status().message());
+  auto launched =
+      LaunchInCgroup(env, spec, options.use_cgroup, fs::path(run_dir).filename().string(),
+                     options.cgroup_parent, options.spawner);
+  if (!launched.ok()) {
+    return Status(launched.status().code(),
+                  "starting target \"" + def.name + "\": " + launched.status().message());
   }
   RunningTarget running;
-  running.cgroup = std::move(cgroup);
-  running.cgroup_note = std::move(cgroup_note);
-  running.process = std::move(spawned).value();
+  running.cgroup = std::move(launched->cgroup);
+  running.cgroup_note = std::move(launched->cgroup_note);
+  running.process = std::move(launched->process);
   running.run_dir = run_dir;
   running.port = port;
   running.cpus = spec.cpus;

@@ -51,6 +51,27 @@ Result<std::string> ReadTargetVersion(SysEnv& env, const TargetDef& def,
 // A port that was free on 127.0.0.1 a moment ago (bind to 0, read it back, close).
 Result<uint16_t> PickFreePort();
 
+// The launch steps targets and side services (agent/services.h) share.
+// The CPUs `what` (`target "app"`, `service "pg"`) is pinned to: those it asks for, which must
+// lie within the agent's allowed CPUs, or all allowed ones when it asks for none.
+Result<std::vector<int>> PinnedCpus(const std::string& what, const std::vector<int>& asked,
+                                    const std::vector<int>& allowed);
+// A port setting: "auto" (a free one, PickFreePort) or a decimal port number.
+Result<uint16_t> ResolvePort(const std::string& port);
+// Spawns `spec` from `spawner` when there is one (its thread's end kills the child), else here.
+Result<std::unique_ptr<TargetProcess>> SpawnFrom(SysEnv& env, const SpawnSpec& spec,
+                                                 SpawnThread* spawner);
+// A process started in a cgroup of its own when `use_cgroup` and the machine allows; without
+// one, `cgroup_note` says why, and its CPU is read from /proc.
+struct Launched {
+  std::unique_ptr<WindowCgroup> cgroup;  // first, so that it goes last
+  std::string cgroup_note;
+  std::unique_ptr<TargetProcess> process;
+};
+Result<Launched> LaunchInCgroup(SysEnv& env, SpawnSpec spec, bool use_cgroup,
+                                const std::string& cgroup_name, const std::string& cgroup_parent,
+                                SpawnThread* spawner);
+
 struct StartOptions {
   std::vector<int> allowed_cpus;               // the agent's CPUs; empty: any
   std::map<std::string, std::string> tag_env;  // added to the environment (the agent's cookie)
