@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,7 +79,12 @@ std::string FormatReportCsv(const ReportInput& in) {
   };
   std::string out;
   for (const Field& f : kFields) out += std::string(out.empty() ? "" : ",") + f.first;
-  out += ",newest,samples,server_cpu_pct_mean,server_cpu_pct_max,samples_rss_max_kb\r\n";
+  out += ",newest,samples,server_cpu_pct_mean,server_cpu_pct_max,samples_rss_max_kb";
+  // The side services' columns only in a campaign with services, so the columns of every other
+  // campaign stay as they were.
+  const bool services = cx.stats.services;
+  if (services) out += ",services_cpu_s,service_cpu_us_per_request,total_cpu_us_per_request";
+  out += "\r\n";
   for (const WindowRow& w : in.windows) {
     std::string line;
     for (const Field& f : kFields) line += (line.empty() ? "" : ",") + CsvField(f.second(w));
@@ -88,6 +94,13 @@ std::string FormatReportCsv(const ReportInput& in) {
             Exact(s ? s->server_cpu_pct_mean : kNaN) + "," +
             Exact(s ? s->server_cpu_pct_max : kNaN) + "," +
             (s && s->server_count ? std::to_string(s->rss_max_kb) : "");
+    if (services) {
+      const std::optional<double> cpu = ServicesCpuOf(in, w.id);
+      const Measurement m = ToMeasurement(w, cpu);
+      line += "," + (cpu ? Exact(*cpu) : "") + "," +
+              Exact(MetricValue(m, Metric::kServiceCpuUsPerRequest)) + "," +
+              Exact(MetricValue(m, Metric::kTotalCpuUsPerRequest));
+    }
     out += line + "\r\n";
   }
   return out;

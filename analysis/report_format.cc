@@ -87,7 +87,7 @@ Context Analyse(const ReportInput& in) {
   }
   for (const auto& [key, w] : newest) cx.newest.insert(w->id);
   std::vector<Measurement> ms;
-  for (const WindowRow& w : in.windows) ms.push_back(ToMeasurement(w));
+  for (const WindowRow& w : in.windows) ms.push_back(ToMeasurement(w, ServicesCpuOf(in, w.id)));
   if (cx.spec) cx.options = StatsOptionsOf(*cx.spec);
   cx.stats = AnalyseCampaign(ms, in.campaign.baseline, TargetOrder(in), cx.options);
   if (cx.spec) {
@@ -260,7 +260,13 @@ SampleSummary SummariseSamples(const std::vector<SampleRow>& samples) {
   return s;
 }
 
-Measurement ToMeasurement(const WindowRow& w) {
+std::optional<double> ServicesCpuOf(const ReportInput& in, int64_t id) {
+  auto it = in.services_cpu_s.find(id);
+  if (it == in.services_cpu_s.end()) return std::nullopt;
+  return it->second;
+}
+
+Measurement ToMeasurement(const WindowRow& w, std::optional<double> services_cpu_s) {
   Measurement m;
   m.pair = w.pair;
   m.target = w.target;
@@ -286,6 +292,8 @@ Measurement ToMeasurement(const WindowRow& w) {
   m.first_request_ms = w.first_request_ms;
   m.idle_rss_kb = static_cast<double>(w.idle_rss_kb);
   m.rss_peak_kb = static_cast<double>(w.rss_peak_kb);
+  m.has_services = services_cpu_s.has_value();
+  m.services_cpu_s = services_cpu_s.value_or(0);
   return m;
 }
 
@@ -351,6 +359,9 @@ Result<ReportInput> LoadReportInput(Store& store, const std::string& campaign) {
     if (!samples.ok()) return samples.status();
     input.samples[w.id] = SummariseSamples(*samples);
   }
+  auto services = store.SumServiceCpuByWindow(input.campaign.id);
+  if (!services.ok()) return services.status();
+  input.services_cpu_s = std::move(*services);
   auto calibrations = store.ListSelftestCalibrations(input.campaign.id);
   if (!calibrations.ok()) return calibrations.status();
   input.calibrations = std::move(*calibrations);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct ReportInput {
   CampaignRow campaign;
   std::vector<WindowRow> windows;            // every attempt of the campaign, by id
   std::map<int64_t, SampleSummary> samples;  // by window id; a missing id: no samples
+  // The side services' CPU seconds together (user + system) by window id; a missing id: the
+  // attempt ran without services (docs/services.md).
+  std::map<int64_t, double> services_cpu_s;
   // Each agent's self-test calibration and the selftest_drift threshold it set (docs/gates.md).
   std::vector<SelftestCalibrationRow> calibrations;
   std::string generated_by = "benchlab";  // "benchlab 0.1.0", for the record
@@ -42,8 +46,12 @@ Result<ReportInput> LoadReportInput(Store& store, const std::string& campaign);
 // "md", "json" or "csv" to the format's text; InvalidArgument for any other format.
 Result<std::string> FormatReport(const ReportInput& input, const std::string& format);
 
-// The statistics' view of a window attempt: valid = verdict "valid", noise = noise != 0.
-Measurement ToMeasurement(const WindowRow& row);
+// The statistics' view of a window attempt: valid = verdict "valid", noise = noise != 0; with
+// its side services' CPU seconds when it ran with any.
+Measurement ToMeasurement(const WindowRow& row,
+                          std::optional<double> services_cpu_s = std::nullopt);
+// The attempt's services' CPU seconds from input.services_cpu_s; nullopt without services.
+std::optional<double> ServicesCpuOf(const ReportInput& input, int64_t id);
 // The window figures its load generator could not measure (store column names, from the
 // record's "unavailable"): empty for benchlab's own generator.
 std::vector<std::string> UnavailableFigures(const WindowRow& w);
@@ -58,9 +66,11 @@ std::string FormatReportMarkdown(const ReportInput& input);
 // {"format": "benchlab-run-of-record", "version": 1, ...}, pretty-printed, newline-terminated.
 std::string FormatReportJson(const ReportInput& input);
 // One attempt as the run of record's `windows[].attempts[]` holds it (docs/report.md); `samples`
-// may be nullptr (no samples).
+// may be nullptr (no samples). With `services_cpu_s` (an attempt that ran with side services)
+// it also has services_cpu_s, service_cpu_us_per_request and total_cpu_us_per_request.
 nlohmann::ordered_json AttemptRecordJson(const WindowRow& w, bool newest,
-                                         const SampleSummary* samples);
+                                         const SampleSummary* samples,
+                                         std::optional<double> services_cpu_s = std::nullopt);
 // A header row and one row per attempt, RFC 4180 (CRLF, fields quoted when needed).
 std::string FormatReportCsv(const ReportInput& input);
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,8 @@ ojson ComparisonJson(const Comparison& c) {
 
 }  // namespace
 
-nlohmann::ordered_json AttemptRecordJson(const WindowRow& w, bool newest, const SampleSummary* s) {
+nlohmann::ordered_json AttemptRecordJson(const WindowRow& w, bool newest, const SampleSummary* s,
+                                         std::optional<double> services_cpu_s) {
   ojson reasons = ojson::array();
   for (const std::string& r : Reasons(w)) reasons.push_back(r);
   ojson samples = s ? ojson{{"count", s->count},
@@ -65,7 +67,7 @@ nlohmann::ordered_json AttemptRecordJson(const WindowRow& w, bool newest, const 
                             {"server_cpu_pct_mean", nullptr},
                             {"server_cpu_pct_max", nullptr},
                             {"rss_max_kb", 0}};
-  return {
+  ojson out = {
       {"id", w.id},
       {"attempt", w.attempt},
       {"newest", newest},
@@ -139,6 +141,15 @@ nlohmann::ordered_json AttemptRecordJson(const WindowRow& w, bool newest, const 
       {"histogram", w.histogram},
       {"histogram_uncorrected", w.histogram_uncorrected},
   };
+  // Only an attempt that ran with side services has their figures: without services there is
+  // no such cost to state, and a 0 would claim one was measured.
+  if (services_cpu_s) {
+    const Measurement m = ToMeasurement(w, services_cpu_s);
+    out["services_cpu_s"] = *services_cpu_s;
+    out["service_cpu_us_per_request"] = Num(MetricValue(m, Metric::kServiceCpuUsPerRequest));
+    out["total_cpu_us_per_request"] = Num(MetricValue(m, Metric::kTotalCpuUsPerRequest));
+  }
+  return out;
 }
 
 std::string FormatReportJson(const ReportInput& in) {
@@ -213,6 +224,7 @@ std::string FormatReportJson(const ReportInput& in) {
     const NoiseFloors& nf = cx.stats.noise.at(pair);
     ojson metrics = ojson::object();
     for (Metric m : kAllMetrics) {
+      if (IsServiceMetric(m) && !cx.stats.services) continue;
       const auto& f = nf.of(m);
       metrics[MetricName(m)] =
           f ? ojson{{"fraction", f->fraction}, {"values", SummaryJson(f->values)}} : ojson();
@@ -228,6 +240,7 @@ std::string FormatReportJson(const ReportInput& in) {
     for (const TargetStats& t : cell.targets) {
       ojson metrics = ojson::object();
       for (Metric m : kAllMetrics) {
+        if (IsServiceMetric(m) && !cx.stats.services) continue;
         ojson one = SummaryJson(t.of(m));
         one["vs_baseline"] = ComparisonJson(t.compared(m));
         metrics[MetricName(m)] = one;
@@ -277,8 +290,8 @@ std::string FormatReportJson(const ReportInput& in) {
                          {"noise", w.noise != 0},
                          {"attempts", ojson::array()}});
     }
-    windows[it->second]["attempts"].push_back(
-        AttemptRecordJson(w, cx.newest.count(w.id) > 0, SamplesOf(in, w.id)));
+    windows[it->second]["attempts"].push_back(AttemptRecordJson(
+        w, cx.newest.count(w.id) > 0, SamplesOf(in, w.id), ServicesCpuOf(in, w.id)));
   }
   out["windows"] = windows;
 

@@ -70,6 +70,34 @@ std::string VerdictWords(const Comparison& c) {
   return out;
 }
 
+// A campaign with side services: what a request costs the target, its services and both
+// together, and the total compared with the baseline's round by round.
+std::string ServicesTable(const Context& cx, const CellStats& cell) {
+  const std::string& base = cx.stats.baseline;
+  std::vector<std::vector<std::string>> rows;
+  for (const TargetStats& t : cell.targets) {
+    if (t.windows == 0) continue;
+    const bool is_base = t.target == base;
+    const Comparison& c = t.compared(Metric::kTotalCpuUsPerRequest);
+    rows.push_back({is_base ? t.target + " (baseline)" : t.target,
+                    CpuUs(t.of(Metric::kCpuUsPerRequest).median),
+                    CpuUs(t.of(Metric::kServiceCpuUsPerRequest).median),
+                    CpuUs(t.of(Metric::kTotalCpuUsPerRequest).median),
+                    is_base ? kNone : VsBaseline(c),
+                    is_base            ? kNone
+                    : c.rounds.empty() ? kMissing
+                                       : Printf("%d/%zu", c.rounds_won, c.rounds.size()),
+                    is_base ? "baseline" : VerdictWords(c)});
+  }
+  return "CPU per request with the side services: the target's, its services', and their total "
+         "(the cost of a request, database included), each a median over the valid rounds.\n\n" +
+         Table({"target", "target CPU µs/req", "services CPU µs/req", "total CPU µs/req",
+                "total vs " + (base.empty() ? std::string("baseline") : base) + " (" +
+                    Printf("%g", cx.options.rule.confidence * 100) + "% CI)",
+                "rounds won", "verdict"},
+               "lrrrrrl", rows);
+}
+
 std::string CellTable(const Context& cx, const CellStats& cell) {
   const std::string& base = cx.stats.baseline;
   std::vector<std::vector<std::string>> rows;
@@ -92,12 +120,16 @@ std::string CellTable(const Context& cx, const CellStats& cell) {
                     is_base ? "baseline" : VerdictWords(c), Printf("%d/%d", t.valid, t.windows)});
     if (is_base || base.empty()) continue;
     std::vector<std::string> parts;
-    for (Metric m : {Metric::kCpuUsPerRequest, Metric::kP99Us}) {
+    // The services' CPU has rounds to compare only when both the target and the baseline ran
+    // with services; otherwise it is left out like any figure without rounds.
+    for (Metric m : {Metric::kCpuUsPerRequest, Metric::kServiceCpuUsPerRequest, Metric::kP99Us}) {
       const Comparison& o = t.compared(m);
       if (o.rounds.empty()) continue;
-      parts.push_back(std::string(m == Metric::kP99Us ? "p99" : "CPU µs/request") + " " +
-                      VsBaseline(o) + ", won " + Printf("%d/%zu", o.rounds_won, o.rounds.size()) +
-                      ", " + VerdictWords(o));
+      const char* label = m == Metric::kP99Us                    ? "p99"
+                          : m == Metric::kServiceCpuUsPerRequest ? "services CPU µs/request"
+                                                                 : "CPU µs/request";
+      parts.push_back(std::string(label) + " " + VsBaseline(o) + ", won " +
+                      Printf("%d/%zu", o.rounds_won, o.rounds.size()) + ", " + VerdictWords(o));
     }
     if (c.verdict == IntervalVerdict::kNotApplicable) parts.push_back("req/s: " + c.reason);
     if (c.noise_rule.verdict != ComparisonVerdict::kNotApplicable) {
@@ -111,6 +143,7 @@ std::string CellTable(const Context& cx, const CellStats& cell) {
                                Printf("%g", cx.options.rule.confidence * 100) + "% CI)",
                            "rounds won", "verdict", "valid"},
                           "lrrrrrrrlr", rows);
+  if (cx.stats.services) out += "\n" + ServicesTable(cx, cell);
   if (!notes.empty()) out += "\n" + notes;
   return out;
 }
@@ -203,6 +236,10 @@ std::string NoiseSection(const Context& cx) {
     row("req/CPU-s", Metric::kRequestsPerCpuSecond, Thousands);
     row("p50", Metric::kP50Us, Micros);
     row("p99", Metric::kP99Us, Micros);
+    if (cx.stats.services) {
+      row("services CPU µs/request", Metric::kServiceCpuUsPerRequest, CpuUs);
+      row("total CPU µs/request", Metric::kTotalCpuUsPerRequest, CpuUs);
+    }
     out += Table({"figure", "floor", "min", "median", "max"}, "lrrrr", rows) + "\n";
   }
   return out;
@@ -347,6 +384,13 @@ std::string MethodSection(const Context& cx) {
            (warn ? "warn: windows are judged and their reasons stored, but none is invalidated"
                  : "enforce: a window a gate fails is invalid and left out") +
            (c.gates_mode.empty() ? "" : " (set by --gates, over the file's [gates] mode)") + ".\n";
+  }
+  if (cx.stats.services) {
+    out +=
+        "- Side services (docs/services.md) run in cgroups of their own: their CPU is measured "
+        "apart from the target's. *services CPU µs/req* is theirs together per request, *total* "
+        "the target's and theirs; a target without services has neither (`–`), so its total is "
+        "not compared.\n";
   }
   out +=
       "- Figures are medians over each target's valid rounds (the newest attempt of each "

@@ -157,6 +157,10 @@ const char* MetricName(Metric metric) {
       return "idle_rss_kb";
     case Metric::kRssPeakKb:
       return "rss_peak_kb";
+    case Metric::kServiceCpuUsPerRequest:
+      return "service_cpu_us_per_request";
+    case Metric::kTotalCpuUsPerRequest:
+      return "total_cpu_us_per_request";
   }
   return "?";
 }
@@ -186,8 +190,18 @@ double MetricValue(const Measurement& m, Metric metric) {
       return m.idle_rss_kb;
     case Metric::kRssPeakKb:
       return m.rss_peak_kb;
+    case Metric::kServiceCpuUsPerRequest:
+      return m.has_services && m.requests > 0 ? m.services_cpu_s * 1e6 / m.requests : kNaN;
+    case Metric::kTotalCpuUsPerRequest:
+      return m.has_services && m.requests > 0 && m.server_cpu_s > 0
+                 ? (m.server_cpu_s + m.services_cpu_s) * 1e6 / m.requests
+                 : kNaN;
   }
   return kNaN;
+}
+
+bool IsServiceMetric(Metric metric) {
+  return metric == Metric::kServiceCpuUsPerRequest || metric == Metric::kTotalCpuUsPerRequest;
 }
 
 std::vector<Measurement> NewestAttempts(std::vector<Measurement> windows) {
@@ -295,6 +309,9 @@ CampaignStats AnalyseCampaign(const std::vector<Measurement>& all, const std::st
   CampaignStats out;
   out.baseline = baseline;
   const std::vector<Measurement> windows = NewestAttempts(all);
+  // Every attempt, replaced ones included: the CSV and JSON list those too.
+  out.services =
+      std::any_of(all.begin(), all.end(), [](const Measurement& m) { return m.has_services; });
 
   std::vector<std::string> targets = target_order;
   std::set<std::string> seen(targets.begin(), targets.end());

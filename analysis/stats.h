@@ -142,6 +142,11 @@ struct Measurement {
   double first_request_ms = 0;
   double idle_rss_kb = 0;
   double rss_peak_kb = 0;
+  // Side services beside the target (docs/services.md): whether the window's target ran with
+  // any, and their CPU seconds together (user + system, every service) over the measured
+  // interval, measured apart from the target's server_cpu_s.
+  bool has_services = false;
+  double services_cpu_s = 0;
 };
 
 // The figures a report shows, each summarised per cell and compared with the baseline.
@@ -155,20 +160,39 @@ enum class Metric {
   kFirstRequestMs,
   kIdleRssKb,
   kRssPeakKb,
+  kServiceCpuUsPerRequest,  // the side services' CPU per request
+  kTotalCpuUsPerRequest,    // the target's and its services': a request's whole cost
 };
-inline constexpr int kMetricCount = 9;
+inline constexpr int kMetricCount = 11;
 inline constexpr std::array<Metric, kMetricCount> kAllMetrics = {
-    Metric::kRps,      Metric::kCpuUsPerRequest, Metric::kRequestsPerCpuSecond, Metric::kP50Us,
-    Metric::kP99Us,    Metric::kStartupMs,       Metric::kFirstRequestMs,       Metric::kIdleRssKb,
-    Metric::kRssPeakKb};
+    Metric::kRps,
+    Metric::kCpuUsPerRequest,
+    Metric::kRequestsPerCpuSecond,
+    Metric::kP50Us,
+    Metric::kP99Us,
+    Metric::kStartupMs,
+    Metric::kFirstRequestMs,
+    Metric::kIdleRssKb,
+    Metric::kRssPeakKb,
+    Metric::kServiceCpuUsPerRequest,
+    Metric::kTotalCpuUsPerRequest,
+};
 
 // Column-style names for JSON and CSV: "rps", "cpu_us_per_request", "requests_per_cpu_s",
-// "p50_us", "p99_us", "startup_ms", "first_request_ms", "idle_rss_kb", "rss_peak_kb".
+// "p50_us", "p99_us", "startup_ms", "first_request_ms", "idle_rss_kb", "rss_peak_kb",
+// "service_cpu_us_per_request", "total_cpu_us_per_request".
 const char* MetricName(Metric metric);
 Better MetricBetter(Metric metric);
 // The window's figure. Requests per server CPU-second is requests / server_cpu_s, NaN when no
-// CPU time was measured (server_cpu_s <= 0), so it is left out rather than infinite.
+// CPU time was measured (server_cpu_s <= 0), so it is left out rather than infinite. The
+// services' CPU per request is services_cpu_s * 1e6 / requests and the total is (server_cpu_s +
+// services_cpu_s) * 1e6 / requests: both NaN for a window without services (a target without a
+// database has no database cost to count, not a cost of 0), without requests, and the total
+// also when the target's own CPU was not measured.
 double MetricValue(const Measurement& m, Metric metric);
+// The figures of side services: NaN for every window without services, so a report of a
+// campaign without services leaves them out altogether rather than print a column of gaps.
+bool IsServiceMetric(Metric metric);
 
 // Of each window (pair, target, scenario, load level, round, position), its newest attempt only,
 // ordered by that name.
@@ -225,6 +249,7 @@ struct TargetFacts {
 
 struct CampaignStats {
   std::string baseline;
+  bool services = false;                     // some attempt ran with side services
   std::vector<std::string> pairs;            // "" alone for a campaign on one pair
   std::map<std::string, NoiseFloors> noise;  // by pair
   std::vector<CellStats> cells;              // by (pair, scenario, load level)

@@ -787,6 +787,22 @@ Result<std::vector<ProbeRow>> Store::ListWindowProbes(int64_t window_id) {
   return out;
 }
 
+Result<std::map<int64_t, double>> Store::SumServiceCpuByWindow(int64_t campaign_id) {
+  std::lock_guard lock(mu_);
+  // The windows index on (campaign_id, id) finds the campaign's attempts, the primary key of
+  // window_services each one's services.
+  Stmt q(db_,
+         "SELECT s.window_id, sum(s.cpu_user_s + s.cpu_sys_s) FROM windows w "
+         "JOIN window_services s ON s.window_id = w.id WHERE w.campaign_id = ?1 "
+         "GROUP BY s.window_id");
+  q.Bind(1, campaign_id);
+  auto rows = Collect<std::pair<int64_t, double>>(
+      db_, q, path_, "sum the services' CPU of campaign " + std::to_string(campaign_id),
+      [](Stmt& st) { return std::make_pair(st.Int64(0), st.Double(1)); });
+  if (!rows.ok()) return rows.status();
+  return std::map<int64_t, double>(rows->begin(), rows->end());
+}
+
 Status Store::ClaimWindow(const WindowClaim& claim) {
   std::lock_guard lock(mu_);
   Stmt insert(db_,

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -293,6 +294,10 @@ class Store {
   // The side services' and probes' rows of one window (docs/services.md).
   Result<std::vector<ServiceRow>> ListWindowServices(int64_t window_id);
   Result<std::vector<ProbeRow>> ListWindowProbes(int64_t window_id);
+  // The CPU seconds (user + system) of each attempt's side services together, by window id, for
+  // every attempt of the campaign that ran with any; an attempt without services has no entry
+  // (never 0). One query for the whole campaign, so a report reads it once, not per window.
+  Result<std::map<int64_t, double>> SumServiceCpuByWindow(int64_t campaign_id);
   // Marks a window as running (replacing an earlier claim on the same key).
   Status ClaimWindow(const WindowClaim& claim);
   // The windows a campaign is measuring now (one per pair), oldest claim first.

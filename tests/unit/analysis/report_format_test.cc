@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
 
 #include "coordinator/campaign.h"
 
@@ -594,6 +595,164 @@ TEST(ReportFormatTest, ASpecStoredBeforeRedactionIsRedactedInTheRunOfRecord) {
   const std::string json = FormatReportJson(in);
   EXPECT_EQ(json.find("s3cr3t-value"), std::string::npos) << json.substr(0, 2000);
   EXPECT_NE(json.find(RedactedEnvValue("s3cr3t-value")), std::string::npos);
+}
+
+// The worked example with a database beside each target (docs/services.md): nginx's costs 2 us
+// per request in every window, hello-server's 1, 1.5 and 1.2 us in rounds 1, 2 and 3. The
+// invalid first attempt of hello-server's round 2 ran without it.
+ReportInput ServicesFixture() {
+  ReportInput in = Fixture();
+  for (const WindowRow& w : in.windows) {
+    if (w.id == 8) continue;
+    const double us = w.target == "nginx" ? 2 : w.round == 1 ? 1 : w.round == 2 ? 1.5 : 1.2;
+    in.services_cpu_s[w.id] = static_cast<double>(w.requests) * us / 1e6;
+  }
+  return in;
+}
+
+TEST(ReportFormatTest, WithoutServicesNoReportMentionsThem) {
+  const ReportInput in = Fixture();
+  const std::string md = FormatReportMarkdown(in);
+  EXPECT_EQ(md.find("services"), std::string::npos) << md;
+  EXPECT_EQ(md.find("total CPU"), std::string::npos) << md;
+  const std::string json = FormatReportJson(in);
+  EXPECT_EQ(json.find("service"), std::string::npos);
+  EXPECT_EQ(json.find("total_cpu_us_per_request"), std::string::npos);
+  const std::string csv = FormatReportCsv(in);
+  EXPECT_EQ(csv.find("service"), std::string::npos) << csv.substr(0, csv.find('\n'));
+  EXPECT_EQ(csv.substr(0, csv.find('\n')).find("total_cpu"), std::string::npos);
+}
+
+TEST(ReportFormatTest, MarkdownShowsTheServicesCpuAndTheTotalPerTarget) {
+  const std::string md = FormatReportMarkdown(ServicesFixture());
+  EXPECT_NE(md.find("CPU per request with the side services"), std::string::npos) << md;
+  const auto header = Row(md, "target");  // the first table's header: unchanged
+  ASSERT_EQ(header.size(), 10u) << md;
+  const std::string services = md.substr(md.find("CPU per request with the side services"));
+  const auto columns = Row(services, "target");
+  ASSERT_EQ(columns.size(), 7u) << md;
+  EXPECT_EQ(columns[1], "target CPU µs/req");
+  EXPECT_EQ(columns[2], "services CPU µs/req");
+  EXPECT_EQ(columns[3], "total CPU µs/req");
+  EXPECT_EQ(columns[4], "total vs nginx (95% CI)");
+  const auto base = Row(services, "nginx (baseline)");
+  ASSERT_EQ(base.size(), 7u) << md;
+  // nginx: 10, 12.5 and 8 us of its own, 2 of its database's: totals 12, 14.5, 10 -> 12.
+  EXPECT_EQ(base[1], "10.0");
+  EXPECT_EQ(base[2], "2.00");
+  EXPECT_EQ(base[3], "12.0");
+  EXPECT_EQ(base[4], "—");
+  EXPECT_EQ(base[6], "baseline");
+  const auto hello = Row(services, "hello-server");
+  ASSERT_EQ(hello.size(), 7u) << md;
+  // hello-server: 8, 10 and 6.4 us, its database 1, 1.5 and 1.2: totals 9, 11.5, 7.6 -> 9.
+  EXPECT_EQ(hello[1], "8.00");
+  EXPECT_EQ(hello[2], "1.20");
+  EXPECT_EQ(hello[3], "9.00");
+  // Round ratios 9/12, 11.5/14.5, 7.6/10: geometric mean 0.767, 95% CI 0.714 to 0.825.
+  EXPECT_EQ(hello[4], "0.77× (0.71–0.83)");
+  EXPECT_EQ(hello[5], "3/3");
+  EXPECT_EQ(hello[6], "ahead");
+  // The services' own ratios 0.5, 0.75, 0.6: 0.61 (0.37 to 1.01), beside the target's CPU.
+  EXPECT_NE(md.find("- hello-server: CPU µs/request 0.80× (0.80–0.80), won 3/3, ahead; services "
+                    "CPU µs/request 0.61× (0.37–1.01), won 3/3, inconclusive"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("- Side services (docs/services.md)"), std::string::npos) << md;
+  // The noise windows (nginx's, with its database) give the services' figures a floor too.
+  const auto floor = Row(md, "total CPU µs/request");
+  ASSERT_EQ(floor.size(), 5u) << md;
+  EXPECT_EQ(floor[1], "0.0%");
+  EXPECT_EQ(floor[3], "12.0");
+}
+
+TEST(ReportFormatTest, JsonHasTheServicesFiguresOnlyWhereThereAreServices) {
+  const nlohmann::json j = nlohmann::json::parse(FormatReportJson(ServicesFixture()));
+  const auto& hello = j["cells"][0]["targets"][1]["metrics"];
+  EXPECT_NEAR(hello["service_cpu_us_per_request"]["median"].get<double>(), 1.2, 1e-9);
+  EXPECT_NEAR(hello["total_cpu_us_per_request"]["median"].get<double>(), 9, 1e-9);
+  const auto& vs = hello["total_cpu_us_per_request"]["vs_baseline"];
+  EXPECT_EQ(vs["verdict"], "ahead");
+  EXPECT_EQ(vs["rounds_won"], 3);
+  EXPECT_NEAR(vs["interval"]["estimate"].get<double>(), 0.767482, 1e-6);
+  EXPECT_NEAR(j["noise_floor"][0]["metrics"]["total_cpu_us_per_request"]["fraction"].get<double>(),
+              0, 1e-9);
+  // hello-server's round 2: the invalid attempt ran without services, its re-run with them.
+  const auto& rerun = j["windows"][7]["attempts"];
+  ASSERT_EQ(rerun.size(), 2u);
+  EXPECT_FALSE(rerun[0].contains("services_cpu_s"));
+  EXPECT_FALSE(rerun[0].contains("total_cpu_us_per_request"));
+  EXPECT_NEAR(rerun[1]["services_cpu_s"].get<double>(), 99840 * 1.5 / 1e6, 1e-12);
+  EXPECT_NEAR(rerun[1]["service_cpu_us_per_request"].get<double>(), 1.5, 1e-9);
+  EXPECT_NEAR(rerun[1]["total_cpu_us_per_request"].get<double>(), 11.5, 1e-9);
+}
+
+TEST(ReportFormatTest, CsvHasTheServicesColumnsInACampaignWithServices) {
+  const auto records = ParseCsv(FormatReportCsv(ServicesFixture()));
+  ASSERT_EQ(records.size(), 13u);
+  const auto& header = records[0];
+  ASSERT_GE(header.size(), 3u);
+  EXPECT_EQ(header[header.size() - 3], "services_cpu_s");
+  EXPECT_EQ(header[header.size() - 2], "service_cpu_us_per_request");
+  EXPECT_EQ(header[header.size() - 1], "total_cpu_us_per_request");
+  for (const auto& r : records) ASSERT_EQ(r.size(), header.size());
+  const size_t n = header.size();
+  // id 7: hello-server round 1, 105000 requests, 1 us each in its database: 0.105 s.
+  EXPECT_EQ(records[7][0], "7");
+  EXPECT_NEAR(std::stod(records[7][n - 3]), 0.105, 1e-12);
+  EXPECT_NEAR(std::stod(records[7][n - 2]), 1, 1e-9);
+  EXPECT_NEAR(std::stod(records[7][n - 1]), 9, 1e-9);
+  // id 8 ran without services: empty, not 0.
+  EXPECT_EQ(records[8][0], "8");
+  EXPECT_EQ(records[8][n - 3], "");
+  EXPECT_EQ(records[8][n - 2], "");
+  EXPECT_EQ(records[8][n - 1], "");
+}
+
+// The report reads the services' CPU from the store, summed over each window's services.
+TEST(ReportFormatTest, TheStoredServicesOfEachWindowAreSummed) {
+  auto store = Store::Open(":memory:");
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  CampaignRow c;
+  c.name = "demo";
+  c.baseline = "nginx";
+  c.spec_toml = kSpec;
+  c.source = "demo.toml";
+  c.state = "done";
+  auto campaign = (*store)->CreateCampaign(c, {{"nginx", "[]", ""}, {"hello-server", "[]", ""}},
+                                           {{"plaintext", "scenario", "GET", "/", 200, ""}});
+  ASSERT_TRUE(campaign.ok()) << campaign.status().message();
+  ServiceRow pg;
+  pg.service = "pg";
+  pg.cpu_user_s = 0.03;
+  pg.cpu_sys_s = 0.01;
+  pg.cpu_accounting = "cgroup";
+  ServiceRow cache = pg;
+  cache.service = "cache";
+  cache.cpu_user_s = 0.006;
+  cache.cpu_sys_s = 0.004;
+  WindowRow with = Window(0, "hello-server", 1, 1, 10000, 8, 900);
+  with.campaign_id = *campaign;
+  WindowRow without = Window(0, "nginx", 1, 0, 10000, 10, 1000);
+  without.campaign_id = *campaign;
+  auto with_id = (*store)->InsertWindow(with, {}, {pg, cache});
+  auto without_id = (*store)->InsertWindow(without, {});
+  ASSERT_TRUE(with_id.ok() && without_id.ok());
+  auto input = LoadReportInput(**store, "demo");
+  ASSERT_TRUE(input.ok()) << input.status().message();
+  ASSERT_EQ(input->services_cpu_s.size(), 1u);
+  // 0.03 + 0.01 + 0.006 + 0.004 = 0.05 s over 10000 requests: 5 us each, 13 us with the target.
+  EXPECT_NEAR(input->services_cpu_s.at(*with_id), 0.05, 1e-12);
+  EXPECT_FALSE(input->services_cpu_s.count(*without_id));
+  const nlohmann::json j = nlohmann::json::parse(FormatReportJson(*input));
+  const auto& hello = j["cells"][0]["targets"][1];
+  ASSERT_EQ(hello["target"], "hello-server");
+  EXPECT_NEAR(hello["metrics"]["service_cpu_us_per_request"]["median"].get<double>(), 5, 1e-9);
+  EXPECT_NEAR(hello["metrics"]["total_cpu_us_per_request"]["median"].get<double>(), 13, 1e-9);
+  // nginx ran without services: no figure (n 0, its window left out), never a 0.
+  const auto& nginx = j["cells"][0]["targets"][0]["metrics"]["total_cpu_us_per_request"];
+  EXPECT_EQ(nginx["n"], 0);
+  EXPECT_TRUE(nginx["median"].is_null());
 }
 
 }  // namespace

@@ -277,6 +277,48 @@ TEST(StatsEfficiency, RequestsPerCpuSecondAndCpuPerRequest) {
   EXPECT_TRUE(std::isnan(MetricValue(m, Metric::kRequestsPerCpuSecond)));
 }
 
+// Side services (docs/services.md): their CPU per request, and the target's plus theirs.
+TEST(StatsEfficiency, ServiceFiguresAreLeftOutWithoutServices) {
+  Measurement m;
+  m.requests = 1000;
+  m.server_cpu_s = 0.01;  // 10 us per request
+  m.cpu_us_per_request = 10;
+  // A target without services has no database cost to count: NaN, never 0.
+  EXPECT_TRUE(std::isnan(MetricValue(m, Metric::kServiceCpuUsPerRequest)));
+  EXPECT_TRUE(std::isnan(MetricValue(m, Metric::kTotalCpuUsPerRequest)));
+  // Even a stray figure is not read while the window has no services.
+  m.services_cpu_s = 0.5;
+  EXPECT_TRUE(std::isnan(MetricValue(m, Metric::kServiceCpuUsPerRequest)));
+  EXPECT_TRUE(std::isnan(MetricValue(m, Metric::kTotalCpuUsPerRequest)));
+}
+
+TEST(StatsEfficiency, ServiceFiguresOfAWindowWithServices) {
+  Measurement m;
+  m.requests = 1000;
+  m.server_cpu_s = 0.01;
+  m.cpu_us_per_request = 10;
+  m.has_services = true;
+  // Two services, 0.003 + 0.001 s user and 0.0015 + 0.0005 s system: 0.006 s together.
+  m.services_cpu_s = 0.003 + 0.0015 + 0.001 + 0.0005;
+  // 0.006 s * 1e6 / 1000 = 6 us; total (0.01 + 0.006) * 1e6 / 1000 = 16 us.
+  EXPECT_NEAR(MetricValue(m, Metric::kServiceCpuUsPerRequest), 6, 1e-9);
+  EXPECT_NEAR(MetricValue(m, Metric::kTotalCpuUsPerRequest), 16, 1e-9);
+  // Idle services cost nothing, and that is a measurement: 0, and the total is the target's.
+  m.services_cpu_s = 0;
+  EXPECT_DOUBLE_EQ(MetricValue(m, Metric::kServiceCpuUsPerRequest), 0);
+  EXPECT_DOUBLE_EQ(MetricValue(m, Metric::kTotalCpuUsPerRequest), 10);
+  // The target's own CPU not measured: the total would understate the cost, so it is left out.
+  m.services_cpu_s = 0.006;
+  m.server_cpu_s = 0;
+  EXPECT_NEAR(MetricValue(m, Metric::kServiceCpuUsPerRequest), 6, 1e-9);
+  EXPECT_TRUE(std::isnan(MetricValue(m, Metric::kTotalCpuUsPerRequest)));
+  // No request: nothing per request.
+  m.server_cpu_s = 0.01;
+  m.requests = 0;
+  EXPECT_TRUE(std::isnan(MetricValue(m, Metric::kServiceCpuUsPerRequest)));
+  EXPECT_TRUE(std::isnan(MetricValue(m, Metric::kTotalCpuUsPerRequest)));
+}
+
 TEST(StatsEfficiency, DirectionsAndNames) {
   EXPECT_EQ(MetricBetter(Metric::kRps), Better::kHigher);
   EXPECT_EQ(MetricBetter(Metric::kRequestsPerCpuSecond), Better::kHigher);
@@ -287,7 +329,15 @@ TEST(StatsEfficiency, DirectionsAndNames) {
   EXPECT_STREQ(MetricName(Metric::kRps), "rps");
   EXPECT_STREQ(MetricName(Metric::kRequestsPerCpuSecond), "requests_per_cpu_s");
   EXPECT_STREQ(MetricName(Metric::kIdleRssKb), "idle_rss_kb");
-  for (int i = 0; i < kMetricCount; ++i) EXPECT_EQ(static_cast<int>(kAllMetrics[i]), i);
+  EXPECT_EQ(MetricBetter(Metric::kServiceCpuUsPerRequest), Better::kLower);
+  EXPECT_EQ(MetricBetter(Metric::kTotalCpuUsPerRequest), Better::kLower);
+  EXPECT_STREQ(MetricName(Metric::kServiceCpuUsPerRequest), "service_cpu_us_per_request");
+  EXPECT_STREQ(MetricName(Metric::kTotalCpuUsPerRequest), "total_cpu_us_per_request");
+  for (int i = 0; i < kMetricCount; ++i) {
+    EXPECT_EQ(static_cast<int>(kAllMetrics[i]), i);
+    EXPECT_EQ(IsServiceMetric(kAllMetrics[i]), kAllMetrics[i] == Metric::kServiceCpuUsPerRequest ||
+                                                   kAllMetrics[i] == Metric::kTotalCpuUsPerRequest);
+  }
 }
 
 // --- windows, cells, campaigns ------------------------------------------------------------
@@ -464,6 +514,54 @@ TEST(StatsCampaign, WorkedExample) {
   EXPECT_DOUBLE_EQ(s.facts[1].first_request_ms.median, 2.5);
   EXPECT_DOUBLE_EQ(s.facts[1].idle_rss_kb.median, 9000);
   EXPECT_DOUBLE_EQ(s.facts[1].rss_peak_kb.median, 12100);
+}
+
+// The worked example with a database beside each target: nginx's costs 2 us per request in every
+// round, hello's 1, 1.5 and 1.2 us (requests = rps * 10, so services_cpu_s = requests * us / 1e6).
+TEST(StatsCampaign, ServicesCpuIsSummarisedAndTheTotalComparedRoundByRound) {
+  std::vector<Measurement> w = WorkedExample();
+  EXPECT_FALSE(AnalyseCampaign(w, "nginx", {"nginx", "hello"}).services);
+  const CampaignStats plain = AnalyseCampaign(w, "nginx", {"nginx", "hello"});
+  EXPECT_EQ(plain.cells[0].targets[1].of(Metric::kServiceCpuUsPerRequest).n, 0);
+  EXPECT_EQ(plain.cells[0].targets[1].of(Metric::kTotalCpuUsPerRequest).n, 0);
+  EXPECT_TRUE(plain.cells[0].targets[1].compared(Metric::kTotalCpuUsPerRequest).rounds.empty());
+
+  for (Measurement& m : w) {
+    if (m.noise) continue;
+    const double us = m.target == "nginx" ? 2 : m.round == 1 ? 1 : m.round == 2 ? 1.5 : 1.2;
+    m.has_services = true;
+    m.services_cpu_s = m.requests * us / 1e6;
+  }
+  const CampaignStats s = AnalyseCampaign(w, "nginx", {"nginx", "hello"});
+  EXPECT_TRUE(s.services);
+  const TargetStats& nginx = s.cells[0].targets[0];
+  const TargetStats& hello = s.cells[0].targets[1];
+  EXPECT_NEAR(nginx.of(Metric::kServiceCpuUsPerRequest).median, 2, 1e-9);
+  // hello: 1 1.5 1.2 -> median 1.2; totals 8 + 1, 10 + 1.5, 6.4 + 1.2 = 9 11.5 7.6 -> 9.
+  EXPECT_NEAR(hello.of(Metric::kServiceCpuUsPerRequest).median, 1.2, 1e-9);
+  EXPECT_NEAR(hello.of(Metric::kTotalCpuUsPerRequest).median, 9, 1e-9);
+  // nginx's totals: round 1 10 + 2 = 12, round 2 12.5 + 2 = 14.5, round 3 8 + 2 = 10.
+  // Ratios 9/12 = 0.75, 11.5/14.5 = 0.7931, 7.6/10 = 0.76; lower is better: won 3.
+  const Comparison& total = hello.compared(Metric::kTotalCpuUsPerRequest);
+  ASSERT_EQ(total.rounds.size(), 3u);
+  EXPECT_NEAR(total.rounds[0].ratio, 0.75, 1e-9);
+  EXPECT_NEAR(total.rounds[1].ratio, 11.5 / 14.5, 1e-9);
+  EXPECT_NEAR(total.rounds[2].ratio, 0.76, 1e-9);
+  EXPECT_EQ(total.rounds_won, 3);
+  EXPECT_EQ(total.verdict, IntervalVerdict::kAhead);
+  EXPECT_EQ(nginx.compared(Metric::kTotalCpuUsPerRequest).reason, "the baseline itself");
+
+  // A baseline without services has no total to compare with: no rounds, never a ratio to 0.
+  for (Measurement& m : w) {
+    if (m.target == "nginx") m.has_services = false;
+  }
+  const CampaignStats half = AnalyseCampaign(w, "nginx", {"nginx", "hello"});
+  EXPECT_TRUE(half.services);
+  EXPECT_EQ(half.cells[0].targets[0].of(Metric::kTotalCpuUsPerRequest).n, 0);
+  EXPECT_EQ(half.cells[0].targets[0].of(Metric::kTotalCpuUsPerRequest).ignored, 3);
+  const Comparison& none = half.cells[0].targets[1].compared(Metric::kTotalCpuUsPerRequest);
+  EXPECT_TRUE(none.rounds.empty());
+  EXPECT_EQ(none.verdict, IntervalVerdict::kNotApplicable);
 }
 
 TEST(StatsCampaign, FleetPairsAreJudgedApartWithTheirOwnNoiseFloor) {

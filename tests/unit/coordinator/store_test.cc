@@ -11,6 +11,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -596,6 +597,40 @@ TEST_F(StoreOpenTest, AVersionEightDatabaseGainsTheServiceTablesAndWindowsKeepTh
   EXPECT_NE(raw.Exec("INSERT INTO window_probes VALUES (" + std::to_string(*id) +
                      ", 'pg', 'x', 1, 2, 1, 'both')"),
             "");
+}
+
+// A report reads every window's services' CPU in one query: the sum over its services of user
+// and system CPU, for the campaign's attempts that ran with services and no others.
+TEST_F(StoreTest, TheServicesCpuOfACampaignIsSummedPerWindow) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t hello = CreateCampaign(*store, "hello");
+  const int64_t world = CreateCampaign(*store, "world");
+  ServiceRow pg;
+  pg.service = "pg";
+  pg.cpu_user_s = 0.5;
+  pg.cpu_sys_s = 0.25;
+  pg.cpu_accounting = "cgroup";
+  ServiceRow cache = pg;
+  cache.service = "cache";
+  cache.cpu_user_s = 0.125;
+  cache.cpu_sys_s = 0.0625;
+  auto two = store->InsertWindow(FullWindow(hello, "alpha", 1), {}, {pg, cache});
+  auto one = store->InsertWindow(FullWindow(hello, "alpha", 2), {}, {cache});
+  auto none = store->InsertWindow(FullWindow(hello, "alpha", 3), {});
+  auto elsewhere = store->InsertWindow(FullWindow(world, "alpha", 1), {}, {pg});
+  ASSERT_TRUE(two.ok() && one.ok() && none.ok() && elsewhere.ok());
+
+  auto sums = store->SumServiceCpuByWindow(hello);
+  ASSERT_TRUE(sums.ok()) << sums.status().ToString();
+  // 0.5 + 0.25 + 0.125 + 0.0625 = 0.9375; 0.125 + 0.0625 = 0.1875 (exact in binary).
+  EXPECT_EQ(*sums, (std::map<int64_t, double>{{*two, 0.9375}, {*one, 0.1875}}));
+  auto other = store->SumServiceCpuByWindow(world);
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(*other, (std::map<int64_t, double>{{*elsewhere, 0.75}}));
+  auto unknown = store->SumServiceCpuByWindow(world + 7);
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_TRUE(unknown->empty());
 }
 
 TEST_F(StoreOpenTest, AVersionFourDatabaseGetsEachWindowsOutcomeFromItsReasons) {
@@ -1371,7 +1406,13 @@ TEST_F(StoreDocsTest, ExampleQueriesRunAndReturnRows) {
   ASSERT_NE(store, nullptr);
   const int64_t hello = CreateCampaign(*store, "hello");
   CreateCampaign(*store, "world");
-  // Three rounds of two targets; round 2 of beta was invalid and re-run.
+  // Three rounds of two targets; round 2 of beta was invalid and re-run. alpha ran with a
+  // database beside it (docs/services.md).
+  ServiceRow pg;
+  pg.service = "pg";
+  pg.cpu_user_s = 0.5;
+  pg.cpu_sys_s = 0.25;
+  pg.cpu_accounting = "cgroup";
   for (int round = 1; round <= 3; ++round) {
     for (const char* target : {"alpha", "beta"}) {
       WindowRow w = FullWindow(hello, target, round);
@@ -1386,7 +1427,9 @@ TEST_F(StoreDocsTest, ExampleQueriesRunAndReturnRows) {
         w.verdict = "valid";
         w.reasons = "[]";
       }
-      ASSERT_TRUE(store->InsertWindow(w, Samples()).ok());
+      std::vector<ServiceRow> services;
+      if (target[0] == 'a') services.push_back(pg);
+      ASSERT_TRUE(store->InsertWindow(w, Samples(), services).ok());
     }
   }
   // A noise window whose load agent was lost.
