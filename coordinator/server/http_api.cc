@@ -80,7 +80,8 @@ ojson ClaimJson(const WindowClaim& c) {
 }
 
 // The window's name first, then the run of record's attempt.
-ojson AttemptDoc(const WindowRow& w, bool newest, const SampleSummary* samples) {
+ojson AttemptDoc(const WindowRow& w, bool newest, const SampleSummary* samples,
+                 std::optional<double> services_cpu_s) {
   ojson doc = {{"pair", w.pair},
                {"target", w.target},
                {"scenario", w.scenario},
@@ -89,7 +90,7 @@ ojson AttemptDoc(const WindowRow& w, bool newest, const SampleSummary* samples) 
                {"round", w.round},
                {"position", w.position},
                {"noise", w.noise != 0}};
-  const ojson record = AttemptRecordJson(w, newest, samples);
+  const ojson record = AttemptRecordJson(w, newest, samples, services_cpu_s);
   for (auto it = record.begin(); it != record.end(); ++it) doc[it.key()] = it.value();
   return doc;
 }
@@ -403,16 +404,53 @@ Result<ojson> WindowDoc(Store& store, int64_t id) {
   ojson attempt_docs = ojson::array();
   ojson window_doc;
   std::vector<SampleRow> window_samples;
+  std::vector<ServiceRow> window_services;
   for (const WindowRow* w : attempts) {
     auto samples = store.ListSamples(w->id);
     if (!samples.ok()) return samples.status();
+    auto services = store.ListWindowServices(w->id);
+    if (!services.ok()) return services.status();
+    std::optional<double> services_cpu_s;
+    for (const ServiceRow& s : *services) {
+      services_cpu_s = services_cpu_s.value_or(0) + s.cpu_user_s + s.cpu_sys_s;
+    }
     const SampleSummary summary = SummariseSamples(*samples);
-    ojson doc = AttemptDoc(*w, w == newest, &summary);
+    ojson doc = AttemptDoc(*w, w == newest, &summary, services_cpu_s);
     if (w->id == id) {
       window_doc = doc;
       window_samples = std::move(*samples);
+      window_services = std::move(*services);
     }
     attempt_docs.push_back(std::move(doc));
+  }
+  auto probes = store.ListWindowProbes(id);
+  if (!probes.ok()) return probes.status();
+  ojson services = ojson::array();
+  for (const ServiceRow& s : window_services) {
+    services.push_back(
+        {{"service", s.service},
+         {"cpu_user_s", s.cpu_user_s},
+         {"cpu_sys_s", s.cpu_sys_s},
+         {"cpu_us_per_request", row.requests > 0 ? ojson((s.cpu_user_s + s.cpu_sys_s) * 1e6 /
+                                                         static_cast<double>(row.requests))
+                                                 : ojson(nullptr)},
+         {"rss_mean_kb", s.rss_mean_kb},
+         {"rss_peak_kb", s.rss_peak_kb},
+         {"cpu_accounting", s.cpu_accounting},
+         {"alive", s.alive},
+         {"exit", s.exit},
+         {"started", s.started},
+         {"startup_ms", Opt(s.startup_ms)},
+         {"reset_ms", Opt(s.reset_ms)}});
+  }
+  ojson probe_docs = ojson::array();
+  for (const ProbeRow& p : *probes) {
+    probe_docs.push_back({{"service", p.service},
+                          {"probe", p.probe},
+                          {"before", Opt(p.before)},
+                          {"after", Opt(p.after)},
+                          {"delta", Opt(p.delta)},
+                          {"unavailable", p.unavailable}});
   }
 
   ojson server = ojson::array(), load = ojson::array();
@@ -443,6 +481,8 @@ Result<ojson> WindowDoc(Store& store, int64_t id) {
                {"attempts", std::move(attempt_docs)},
                {"samples", {{"server", std::move(server)}, {"load", std::move(load)}}},
                {"histogram", std::move(*histogram)},
+               {"services", std::move(services)},
+               {"probes", std::move(probe_docs)},
                {"rerunnable", rerunnable}};
 }
 

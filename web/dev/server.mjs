@@ -244,6 +244,27 @@ async function api(req, res, path) {
             `select source, t_s, cpu_pct, rss_kb, requests, host_busy_pct, foreign_pct, steal_pct, p99_us from samples where window_id = ${a.id} order by source, t_s`,
           )
         : [];
+    // Side services and probes (schema 9; none in an older database or a simulated re-run).
+    const hasServices =
+      a.id < 1e6 &&
+      sql("select name from sqlite_master where type = 'table' and name = 'window_services'")
+        .length > 0;
+    const services = hasServices
+      ? sql(
+          `select service, cpu_user_s, cpu_sys_s, rss_mean_kb, rss_peak_kb, cpu_accounting, alive, exit, started, startup_ms, reset_ms from window_services where window_id = ${a.id} order by service`,
+        ).map((s) => ({
+          ...s,
+          cpu_us_per_request:
+            a.requests > 0 ? ((s.cpu_user_s + s.cpu_sys_s) * 1e6) / a.requests : null,
+          alive: Boolean(s.alive),
+          started: Boolean(s.started),
+        }))
+      : [];
+    const probes = hasServices
+      ? sql(
+          `select service, probe, before, after, delta, unavailable from window_probes where window_id = ${a.id} order by service, probe`,
+        )
+      : [];
     let prev = 0;
     const newest = w.attempts[w.attempts.length - 1];
     return json(res, 200, {
@@ -275,6 +296,8 @@ async function api(req, res, path) {
           }),
       },
       histogram: histogram(a.histogram),
+      services,
+      probes,
       rerunnable: newest.verdict === 'invalid' || newest.verdict === 'failed',
     });
   }

@@ -12,6 +12,9 @@ import {
   shortCellLabel,
   windowName,
   fmtPct,
+  fmtNum,
+  fmtKb,
+  fmtMs,
 } from './format.js';
 
 export const VERDICTS = ['valid', 'invalid', 'failed', 'skipped', 'running'];
@@ -214,6 +217,20 @@ export const METRICS = {
     verb: 'had',
     up: 'higher p99 latency',
     down: 'lower p99 latency',
+    higher: false,
+  },
+  service_cpu_us_per_request: {
+    label: 'services CPU µs/request',
+    verb: 'made its services use',
+    up: 'more CPU per request',
+    down: 'less CPU per request',
+    higher: false,
+  },
+  total_cpu_us_per_request: {
+    label: 'total CPU µs/request',
+    verb: 'used, with its services,',
+    up: 'more CPU per request',
+    down: 'less CPU per request',
     higher: false,
   },
 };
@@ -502,6 +519,71 @@ export function intervalSeries(record, metric = 'rps') {
     log: lo > 0 && hi / lo > 4,
     any: rows.some((r) => isNum(r.estimate)),
   };
+}
+
+// A campaign whose targets ran with side services (docs/services.md): per cell and target the
+// target's CPU per request, its services', their total (medians over the valid rounds) and the
+// total's comparison with the baseline. The run of record has the services' figures only when
+// some window ran with services: [] for every other campaign, so the page shows nothing.
+export function serviceCpuRows(record) {
+  const cells = record.cells ?? [];
+  const any = cells.some((c) =>
+    c.targets.some((t) => t.metrics && 'total_cpu_us_per_request' in t.metrics),
+  );
+  if (!any) return [];
+  const rows = [];
+  for (const cell of cells) {
+    for (const t of cell.targets) {
+      if (!t.windows) continue;
+      const m = t.metrics ?? {};
+      const median = (key) => (isNum(m[key]?.median) ? m[key].median : null);
+      rows.push({
+        cell,
+        target: t.target,
+        baseline: Boolean(t.baseline),
+        target_us: median('cpu_us_per_request'),
+        service_us: median('service_cpu_us_per_request'),
+        total_us: median('total_cpu_us_per_request'),
+        vs: t.baseline ? null : (m.total_cpu_us_per_request?.vs_baseline ?? null),
+      });
+    }
+  }
+  return rows;
+}
+
+// The side services of a window attempt as the window page lists them (the API's `services`):
+// their CPU, per request, memory, whether the window started them, their reset and how they
+// ended, in words.
+export function serviceLines(doc) {
+  return (doc?.services ?? []).map((s) => {
+    const cpu = (s.cpu_user_s ?? 0) + (s.cpu_sys_s ?? 0);
+    return {
+      service: s.service,
+      cpu: `${fmtNum(cpu)} s (${fmtNum(s.cpu_user_s)} user + ${fmtNum(s.cpu_sys_s)} system, ${s.cpu_accounting || '?'})`,
+      per_request: isNum(s.cpu_us_per_request) ? `${fmtNum(s.cpu_us_per_request)} µs` : '–',
+      rss: `${fmtKb(s.rss_mean_kb)} mean, ${fmtKb(s.rss_peak_kb)} peak`,
+      started: s.started
+        ? `started for this window${isNum(s.startup_ms) ? ` (ready in ${fmtMs(s.startup_ms)})` : ''}`
+        : 'already running',
+      reset: isNum(s.reset_ms) ? fmtMs(s.reset_ms) : 'none',
+      alive: s.alive !== false,
+      state: s.alive === false ? `died: ${s.exit || 'no reason stored'}` : 'alive',
+    };
+  });
+}
+
+// The probes of a window attempt (the API's `probes`): the readings around the interval and the
+// rise, or why there is none (a failed reading, a counter that fell): never a 0 in its place.
+export function probeLines(doc) {
+  return (doc?.probes ?? []).map((p) => ({
+    service: p.service,
+    probe: p.probe,
+    before: isNum(p.before) ? fmtNum(p.before) : '–',
+    after: isNum(p.after) ? fmtNum(p.after) : '–',
+    delta: isNum(p.delta) ? fmtNum(p.delta) : 'unavailable',
+    available: isNum(p.delta),
+    why: isNum(p.delta) ? '' : p.unavailable || 'no reason stored',
+  }));
 }
 
 // Every attempt that is not valid or carries gate reasons, newest first within its window.

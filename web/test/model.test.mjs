@@ -23,6 +23,9 @@ import {
   problemAttempts,
   logBins,
   loadRates,
+  serviceCpuRows,
+  serviceLines,
+  probeLines,
 } from '../src/model.js';
 import {
   fmtUs,
@@ -611,4 +614,137 @@ test('per-second rates end at the window: a 0.25 s window is not a second long',
     last.map((s) => s.rps),
     [1000, 1000],
   );
+});
+
+// A campaign with a database beside each target (docs/services.md): the run of record has the
+// services' figures then, and only then.
+function withServices() {
+  const rec = record();
+  for (const cell of rec.cells) {
+    const [nginx, hello] = cell.targets;
+    nginx.metrics.service_cpu_us_per_request = {
+      ...summary1(4, 3.5, 4.5),
+      vs_baseline: notCompared('the baseline itself'),
+    };
+    nginx.metrics.total_cpu_us_per_request = {
+      ...summary1(24, 23, 25),
+      vs_baseline: notCompared('the baseline itself'),
+    };
+    hello.metrics.service_cpu_us_per_request = {
+      ...summary1(6, 5, 7),
+      vs_baseline: vs({ estimate: 1.5, low: 1.3, high: 1.7, verdict: 'behind', n: 2, won: 0 }),
+    };
+    hello.metrics.total_cpu_us_per_request = {
+      ...summary1(24.5, 23, 26),
+      vs_baseline: vs({ estimate: 1.02, low: 0.95, high: 1.1, verdict: 'inconclusive', n: 2 }),
+    };
+  }
+  return rec;
+}
+
+test('CPU per request with side services: per cell and target, only when there are services', () => {
+  assert.deepEqual(serviceCpuRows(record()), []);
+  assert.deepEqual(serviceCpuRows({ cells: [] }), []);
+  const rows = serviceCpuRows(withServices());
+  assert.deepEqual(
+    rows.map((r) => [
+      r.cell.load_level,
+      r.target,
+      r.baseline,
+      r.target_us,
+      r.service_us,
+      r.total_us,
+    ]),
+    [
+      ['c8', 'nginx', true, 20, 4, 24],
+      ['c8', 'hello-server', false, 18, 6, 24.5],
+      ['c32', 'nginx', true, 20, 4, 24],
+      ['c32', 'hello-server', false, 18, 6, 24.5],
+    ],
+  );
+  assert.equal(rows[0].vs, null);
+  assert.equal(intervalText(rows[1].vs, statsOf(withServices())), '1.02× (95% CI 0.95–1.10)');
+  assert.equal(verdictWords(rows[1].vs), 'inconclusive');
+
+  // A target without services in a campaign with them: its figures are missing, not 0.
+  const half = withServices();
+  for (const cell of half.cells) {
+    cell.targets[0].metrics.service_cpu_us_per_request = summary1(null, null, null, 0);
+    cell.targets[0].metrics.total_cpu_us_per_request = summary1(null, null, null, 0);
+  }
+  const first = serviceCpuRows(half)[0];
+  assert.equal(first.target, 'nginx');
+  assert.equal(first.target_us, 20);
+  assert.equal(first.service_us, null);
+  assert.equal(first.total_us, null);
+});
+
+test("a window's side services and probes in words, an unavailable rise with its reason", () => {
+  assert.deepEqual(serviceLines({ services: [] }), []);
+  assert.deepEqual(probeLines({}), []);
+  const doc = {
+    services: [
+      {
+        service: 'pg',
+        cpu_user_s: 0.25,
+        cpu_sys_s: 0.125,
+        cpu_us_per_request: 7.5,
+        rss_mean_kb: 30720,
+        rss_peak_kb: 32768,
+        cpu_accounting: 'cgroup',
+        alive: true,
+        exit: '',
+        started: true,
+        startup_ms: 812,
+        reset_ms: 14.5,
+      },
+      {
+        service: 'cache',
+        cpu_user_s: 0,
+        cpu_sys_s: 0,
+        cpu_us_per_request: 0,
+        rss_mean_kb: 900,
+        rss_peak_kb: 1000,
+        cpu_accounting: 'proc',
+        alive: false,
+        exit: 'killed by signal 9 (SIGKILL)',
+        started: false,
+        startup_ms: null,
+        reset_ms: null,
+      },
+    ],
+    probes: [
+      { service: 'pg', probe: 'checkpoints', before: 3, after: 4, delta: 1, unavailable: '' },
+      {
+        service: 'pg',
+        probe: 'vacuums',
+        before: 120,
+        after: 3,
+        delta: null,
+        unavailable: 'counter reset: 120 before, 3 after',
+      },
+    ],
+  };
+  const [pg, cache] = serviceLines(doc);
+  assert.equal(pg.cpu, '0.375 s (0.25 user + 0.125 system, cgroup)');
+  assert.equal(pg.per_request, '7.5 µs');
+  assert.equal(pg.rss, '30.0 MiB mean, 32.0 MiB peak');
+  assert.equal(pg.started, 'started for this window (ready in 812.0 ms)');
+  assert.equal(pg.reset, '14.5 ms');
+  assert.equal(pg.state, 'alive');
+  assert.equal(cache.per_request, '0 µs'); // measured idle: 0 is a figure here
+  assert.equal(cache.started, 'already running');
+  assert.equal(cache.reset, 'none');
+  assert.equal(cache.alive, false);
+  assert.equal(cache.state, 'died: killed by signal 9 (SIGKILL)');
+
+  const [checkpoints, vacuums] = probeLines(doc);
+  assert.deepEqual(
+    [checkpoints.before, checkpoints.after, checkpoints.delta, checkpoints.available],
+    ['3', '4', '1', true],
+  );
+  assert.equal(checkpoints.why, '');
+  assert.equal(vacuums.delta, 'unavailable');
+  assert.equal(vacuums.available, false);
+  assert.equal(vacuums.why, 'counter reset: 120 before, 3 after');
 });

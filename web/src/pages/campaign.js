@@ -32,6 +32,7 @@ import {
   statsOf,
   METRICS,
   problemAttempts,
+  serviceCpuRows,
   isLive,
 } from '../model.js';
 import { ChartSet, chartBox, colourOf, ink } from '../charts.js';
@@ -606,6 +607,55 @@ function figuresSection(record) {
   );
 }
 
+// Only for a campaign whose targets ran with side services: what a request cost the target, its
+// services and both (the cost of a request, database included), and the total against the
+// baseline's.
+function serviceCpuSection(record) {
+  const rows = serviceCpuRows(record);
+  if (rows.length === 0) return null;
+  const baseline = record.campaign.baseline ?? 'baseline';
+  return section(
+    'service-cpu',
+    'CPU per request with side services',
+    h(
+      'p',
+      { class: 'muted small' },
+      "The target's CPU per request, its side services' (each in a cgroup of its own, measured apart) and their total: the cost of a request, database included. ",
+      "Medians over each target's valid rounds, so the total's median need not be the sum of the other two. ",
+      `A target without services has neither (–), and its total is not compared.`,
+    ),
+    table(
+      [
+        { label: 'Cell', get: (r) => cellLabel(r.cell) },
+        {
+          label: 'Target',
+          get: (r) => [r.target, r.baseline ? h('span', { class: 'muted' }, ' (baseline)') : null],
+        },
+        { label: 'target CPU µs/req', cls: 'num', get: (r) => fmtNum(r.target_us) },
+        { label: 'services CPU µs/req', cls: 'num', get: (r) => fmtNum(r.service_us) },
+        { label: 'total CPU µs/req', cls: 'num', get: (r) => fmtNum(r.total_us) },
+        {
+          label: `total vs ${baseline}`,
+          cls: 'num nowrap',
+          get: (r) => (r.baseline || !r.vs ? '—' : intervalText(r.vs, statsOf(record))),
+        },
+        {
+          label: 'verdict',
+          get: (r) =>
+            r.baseline
+              ? badge('baseline')
+              : badge(verdictWords(r.vs), (r.vs?.verdict ?? 'na').replace('/', '')),
+        },
+      ],
+      rows,
+      {
+        id: 'service-cpu-table',
+        rowAttrs: (r) => ({ dataset: { cell: cellLabel(r.cell), target: r.target } }),
+      },
+    ),
+  );
+}
+
 function outcome(w, a) {
   if (a.newest) return a.verdict === 'valid' ? 'counts, with warnings' : 'newest: left out';
   const newest = w.attempts[w.attempts.length - 1];
@@ -734,6 +784,7 @@ export function campaignPage(el, name) {
       ),
       chartPart.el,
       figuresSection(record),
+      serviceCpuSection(record),
       problemsSection(record),
       hostsSection(record),
     );

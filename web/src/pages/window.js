@@ -17,7 +17,7 @@ import {
   isNum,
 } from '../format.js';
 import { ChartSet, chartBox, PALETTE } from '../charts.js';
-import { logBins, loadRates } from '../model.js';
+import { logBins, loadRates, serviceLines, probeLines } from '../model.js';
 import { session } from '../session.js';
 import { errorBox, loading, Poller, figures, section } from '../ui.js';
 
@@ -69,6 +69,17 @@ function keyFigures(w) {
       ['p99.9', fmtUs(w.p999_us), 'p999'],
       ['max', fmtUs(w.max_us), 'max'],
       ['CPU µs/request', fmtNum(w.cpu_us_per_request), 'cpu_us_per_request'],
+      // Only an attempt that ran with side services has these (docs/report.md).
+      'services_cpu_s' in w
+        ? [
+            'services CPU µs/request',
+            fmtNum(w.service_cpu_us_per_request),
+            'service_cpu_us_per_request',
+          ]
+        : null,
+      'services_cpu_s' in w
+        ? ['total CPU µs/request', fmtNum(w.total_cpu_us_per_request), 'total_cpu_us_per_request']
+        : null,
       ['req/CPU-s', fmtInt(w.requests_per_cpu_s), 'requests_per_cpu_s'],
       ['errors', h('span', { class: errors ? 'count-invalid' : null }, fmtInt(errors)), 'errors'],
       ['requests', fmtInt(w.requests), 'requests'],
@@ -119,6 +130,63 @@ function conditions(w) {
     'dl',
     { class: 'kv', id: 'conditions' },
     rows.map(([k, v]) => h('div', null, h('dt', null, k), h('dd', null, v))),
+  );
+}
+
+// The attempt's side services and their probes (docs/services.md); nothing for a target that
+// ran without services.
+function servicesSection(doc) {
+  const services = serviceLines(doc);
+  const probes = probeLines(doc);
+  if (services.length === 0 && probes.length === 0) return null;
+  return section(
+    'services-section',
+    'Side services',
+    h(
+      'p',
+      { class: 'muted small' },
+      "Each service's CPU over the measured interval, in a cgroup of its own: apart from the target's, never foreign CPU.",
+    ),
+    table(
+      [
+        { label: 'service', get: (s) => h('code', null, s.service) },
+        { label: 'CPU', cls: 'num', get: (s) => s.cpu },
+        { label: 'per request', cls: 'num', get: (s) => s.per_request },
+        { label: 'RSS', cls: 'num', get: (s) => s.rss },
+        { label: 'instance', get: (s) => s.started },
+        { label: 'reset', cls: 'num', get: (s) => s.reset },
+        {
+          label: 'state',
+          get: (s) => h('span', { class: s.alive ? null : 'count-invalid' }, s.state),
+        },
+      ],
+      services,
+      { id: 'services', rowAttrs: (s) => ({ dataset: { service: s.service } }) },
+    ),
+    probes.length
+      ? table(
+          [
+            { label: 'service', get: (p) => h('code', null, p.service) },
+            { label: 'probe', get: (p) => h('code', null, p.probe) },
+            { label: 'before', cls: 'num', get: (p) => p.before },
+            { label: 'after', cls: 'num', get: (p) => p.after },
+            {
+              label: 'rise',
+              cls: 'num',
+              get: (p) => (p.available ? p.delta : h('span', { class: 'muted' }, p.delta)),
+            },
+            { label: 'why unavailable', get: (p) => p.why || '–' },
+          ],
+          probes,
+          {
+            id: 'probes',
+            caption: 'Probes, read as the interval began and as it ended',
+            rowAttrs: (p) => ({
+              dataset: { service: p.service, probe: p.probe, available: String(p.available) },
+            }),
+          },
+        )
+      : null,
   );
 }
 
@@ -372,6 +440,7 @@ export function windowPage(el, id) {
       reasonsBox(w),
       rerunControls(),
       section('key', 'Key figures', keyFigures(w)),
+      servicesSection(doc),
       section(
         'samples',
         'Over the window',

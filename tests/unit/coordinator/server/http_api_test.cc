@@ -243,6 +243,69 @@ TEST_F(HttpApiTest, WindowDocHasEveryAttemptSamplesAndHistogram) {
   EXPECT_EQ(samples["load"][0]["p99_us"], 300);
 }
 
+// The window page shows each side service and probe of the attempt (docs/services.md); the
+// attempts carry the services' CPU per request and the total when they ran with services.
+TEST_F(HttpApiTest, WindowDocHasTheServicesAndProbesOfTheAttempt) {
+  auto plain = WindowDoc(*store_, nginx1_);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE((*plain)["services"].empty());
+  EXPECT_TRUE((*plain)["probes"].empty());
+  EXPECT_FALSE((*plain)["window"].contains("services_cpu_s"));
+
+  ServiceRow pg;
+  pg.service = "pg";
+  pg.cpu_user_s = 0.25;
+  pg.cpu_sys_s = 0.125;
+  pg.rss_mean_kb = 30000;
+  pg.rss_peak_kb = 32000;
+  pg.cpu_accounting = "cgroup";
+  pg.started = true;
+  pg.startup_ms = 812;
+  pg.reset_ms = 14.5;
+  ServiceRow cache = pg;
+  cache.service = "cache";
+  cache.cpu_user_s = 0.0625;
+  cache.cpu_sys_s = 0.0625;
+  cache.started = false;
+  cache.startup_ms = std::nullopt;
+  cache.reset_ms = std::nullopt;
+  ProbeRow checkpoints{"pg", "checkpoints", 3, 4, 1, ""};
+  ProbeRow vacuums{"pg", "vacuums", 9, std::nullopt, std::nullopt, "no reading after"};
+  WindowRow w = Window("nginx", 3, 0, 50000);  // 0.5 s of the target's CPU: 10 us per request
+  w.campaign_id = campaign_id_;
+  auto id = store_->InsertWindow(w, {}, {pg, cache}, {checkpoints, vacuums});
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  auto doc = WindowDoc(*store_, *id);
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  const auto& services = (*doc)["services"];
+  ASSERT_EQ(services.size(), 2u);
+  EXPECT_EQ(services[0]["service"], "cache");  // by name
+  EXPECT_EQ(services[0]["started"], false);
+  EXPECT_TRUE(services[0]["reset_ms"].is_null());
+  EXPECT_EQ(services[1]["service"], "pg");
+  EXPECT_DOUBLE_EQ(services[1]["cpu_user_s"].get<double>(), 0.25);
+  // 0.375 s over 50000 requests: 7.5 us each.
+  EXPECT_DOUBLE_EQ(services[1]["cpu_us_per_request"].get<double>(), 7.5);
+  EXPECT_EQ(services[1]["rss_peak_kb"], 32000);
+  EXPECT_EQ(services[1]["started"], true);
+  EXPECT_DOUBLE_EQ(services[1]["startup_ms"].get<double>(), 812);
+  EXPECT_DOUBLE_EQ(services[1]["reset_ms"].get<double>(), 14.5);
+  EXPECT_EQ(services[1]["alive"], true);
+  const auto& probes = (*doc)["probes"];
+  ASSERT_EQ(probes.size(), 2u);
+  EXPECT_DOUBLE_EQ(probes[0]["delta"].get<double>(), 1);
+  EXPECT_EQ(probes[0]["unavailable"], "");
+  EXPECT_TRUE(probes[1]["delta"].is_null());
+  EXPECT_TRUE(probes[1]["after"].is_null());
+  EXPECT_EQ(probes[1]["unavailable"], "no reading after");
+  // 0.375 + 0.125 = 0.5 s: 10 us per request, 20 us with the target's.
+  const auto& attempt = (*doc)["window"];
+  EXPECT_DOUBLE_EQ(attempt["services_cpu_s"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(attempt["service_cpu_us_per_request"].get<double>(), 10);
+  EXPECT_DOUBLE_EQ(attempt["total_cpu_us_per_request"].get<double>(), 20);
+  EXPECT_EQ((*doc)["attempts"][0]["services_cpu_s"], attempt["services_cpu_s"]);
+}
+
 TEST_F(HttpApiTest, AnInvalidNewestAttemptIsRerunnable) {
   WindowRow bad = Window("nginx", 3, 0, 100);
   bad.verdict = "failed";
