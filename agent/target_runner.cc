@@ -172,7 +172,8 @@ Result<uint16_t> ResolvePort(const std::string& port) {
 Result<std::unique_ptr<TargetProcess>> SpawnFrom(SysEnv& env, const SpawnSpec& spec,
                                                  SpawnThread* spawner) {
   if (spawner == nullptr) return TargetProcess::Spawn(env, spec);
-  Result<std::unique_ptr<TargetProcess>> spawned = Status::Internal("not spawned");
+  Result<std::unique_ptr<TargetProcess>> spawned =
+      Status::Internal("the spawner thread did not run the spawn");
   spawner->Run([&] { spawned = TargetProcess::Spawn(env, spec); });
   return spawned;
 }
