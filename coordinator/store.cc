@@ -737,54 +737,46 @@ Result<int64_t> Store::InsertWindow(const WindowRow& window, const std::vector<S
 
 Result<std::vector<ServiceRow>> Store::ListWindowServices(int64_t window_id) {
   std::lock_guard lock(mu_);
-  const std::string what = "list services of window " + std::to_string(window_id);
   Stmt q(db_,
          "SELECT service, cpu_user_s, cpu_sys_s, rss_mean_kb, rss_peak_kb, cpu_accounting, alive, "
          "exit, started, startup_ms, reset_ms FROM window_services WHERE window_id = ?1 "
          "ORDER BY service");
   q.Bind(1, window_id);
-  std::vector<ServiceRow> out;
-  int rc;
-  while ((rc = q.Step()) == SQLITE_ROW) {
+  const std::string what = "list services of window " + std::to_string(window_id);
+  return Collect<ServiceRow>(db_, q, path_, what, [](Stmt& row) {
     ServiceRow r;
-    r.service = q.Text(0);
-    r.cpu_user_s = q.Double(1);
-    r.cpu_sys_s = q.Double(2);
-    r.rss_mean_kb = static_cast<uint64_t>(q.Int64(3));
-    r.rss_peak_kb = static_cast<uint64_t>(q.Int64(4));
-    r.cpu_accounting = q.Text(5);
-    r.alive = q.Int64(6) != 0;
-    r.exit = q.Text(7);
-    r.started = q.Int64(8) != 0;
-    q.Read(9, r.startup_ms);
-    q.Read(10, r.reset_ms);
-    out.push_back(std::move(r));
-  }
-  if (rc != SQLITE_DONE) return SqlError(db_, rc, path_, what);
-  return out;
+    r.service = row.Text(0);
+    r.cpu_user_s = row.Double(1);
+    r.cpu_sys_s = row.Double(2);
+    r.rss_mean_kb = static_cast<uint64_t>(row.Int64(3));
+    r.rss_peak_kb = static_cast<uint64_t>(row.Int64(4));
+    r.cpu_accounting = row.Text(5);
+    r.alive = row.Int64(6) != 0;
+    r.exit = row.Text(7);
+    r.started = row.Int64(8) != 0;
+    row.Read(9, r.startup_ms);
+    row.Read(10, r.reset_ms);
+    return r;
+  });
 }
 
 Result<std::vector<ProbeRow>> Store::ListWindowProbes(int64_t window_id) {
   std::lock_guard lock(mu_);
-  const std::string what = "list probes of window " + std::to_string(window_id);
   Stmt q(db_,
          "SELECT service, probe, before, after, delta, unavailable FROM window_probes "
          "WHERE window_id = ?1 ORDER BY service, probe");
   q.Bind(1, window_id);
-  std::vector<ProbeRow> out;
-  int rc;
-  while ((rc = q.Step()) == SQLITE_ROW) {
+  const std::string what = "list probes of window " + std::to_string(window_id);
+  return Collect<ProbeRow>(db_, q, path_, what, [](Stmt& row) {
     ProbeRow r;
-    r.service = q.Text(0);
-    r.probe = q.Text(1);
-    q.Read(2, r.before);
-    q.Read(3, r.after);
-    q.Read(4, r.delta);
-    r.unavailable = q.Text(5);
-    out.push_back(std::move(r));
-  }
-  if (rc != SQLITE_DONE) return SqlError(db_, rc, path_, what);
-  return out;
+    r.service = row.Text(0);
+    r.probe = row.Text(1);
+    row.Read(2, r.before);
+    row.Read(3, r.after);
+    row.Read(4, r.delta);
+    r.unavailable = row.Text(5);
+    return r;
+  });
 }
 
 Result<std::map<int64_t, double>> Store::SumServiceCpuByWindow(int64_t campaign_id) {
