@@ -478,6 +478,33 @@ size_t ServiceManager::StopOthers(const std::string& campaign) {
   return stopped;
 }
 
+ServiceManager::Ended ServiceManager::StopCampaign(const std::string& campaign) {
+  Ended ended;
+  std::vector<std::pair<std::string, std::shared_ptr<Instance>>> stopping;
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = running_.begin(); it != running_.end();) {
+      if (campaign.empty() || it->second->started_for.campaign != campaign) {
+        ++it;
+      } else if (it->second->in_use > 0) {
+        ++ended.in_use;
+        ++it;
+      } else {
+        stopping.emplace_back(it->first, std::move(it->second));
+        it = running_.erase(it);
+      }
+    }
+  }
+  // Outside the lock: another campaign's windows need not wait for these to stop.
+  for (auto& [name, instance] : stopping) {
+    ExitInfo info = instance->process->Stop(options_.stop_grace);
+    spdlog::info("stopped service {}, its campaign ended: {}", name, info.Describe());
+    instance.reset();  // its directory goes once no interval holds it
+    ++ended.stopped;
+  }
+  return ended;
+}
+
 size_t ServiceManager::StopIdle(std::chrono::steady_clock::duration idle) {
   std::lock_guard lock(mu_);
   size_t stopped = 0;

@@ -123,6 +123,13 @@ class ServiceManager {
   // Services of any campaign but `campaign` stop; "" stops all. Returns how many stopped.
   size_t StopOthers(const std::string& campaign);
   size_t StopAll() { return StopOthers(""); }
+  // The coordinator says `campaign` ended: its services stop, except those still serving a
+  // window (in an interval or being prepared), which StopIdle stops later.
+  struct Ended {
+    size_t stopped = 0;
+    size_t in_use = 0;
+  };
+  Ended StopCampaign(const std::string& campaign);
   // Services no window has used for `idle` stop (a campaign that ended long ago).
   size_t StopIdle(std::chrono::steady_clock::duration idle);
   size_t running();

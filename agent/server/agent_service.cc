@@ -62,6 +62,24 @@ Status CheckPort(int port) {
 // Names the window and its log; it goes into a directory name.
 constexpr size_t kMaxWindowLabel = 128;
 
+// StartTargetRequest.campaign and EndCampaignRequest.campaign (proto/benchlab/v1/agent.proto):
+// "<name>#<id>", 1 to 128 characters of [A-Za-z0-9._:#-]. It goes into logs and error messages,
+// so nothing else is let through. Empty only where `required` is false (a target without side
+// services needs no campaign).
+constexpr size_t kMaxCampaignKey = 128;
+Status CheckCampaignKey(std::string_view key, bool required) {
+  if (key.empty() && !required) return Status::Ok();
+  bool ok = !key.empty() && key.size() <= kMaxCampaignKey;
+  for (char ch : key) {
+    ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' ||
+                ch == ':' || ch == '#' || ch == '-');
+  }
+  if (ok) return Status::Ok();
+  return Status::InvalidArgument("campaign: expected 1 to " + std::to_string(kMaxCampaignKey) +
+                                 " characters of [A-Za-z0-9._:#-], got " +
+                                 std::to_string(key.size()) + " byte(s) outside that form");
+}
+
 AgentIdentity Resolved(AgentIdentity identity) {
   identity.limits = ResolveLimits(identity.limits, identity.allowed_cpus.size());
   return identity;
@@ -234,6 +252,9 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext* ctx, const v1::Start
     return rpc::ToGrpcStatus(
         Status::InvalidArgument("window_label: at most " + std::to_string(kMaxWindowLabel) +
                                 " characters, got " + std::to_string(req->window_label().size())));
+  }
+  if (Status campaign = CheckCampaignKey(req->campaign(), false); !campaign.ok()) {
+    return rpc::ToGrpcStatus(campaign);
   }
   const TargetDef* def = nullptr;
   for (const auto& entry : catalogue_) {
@@ -566,6 +587,21 @@ grpc::Status AgentService::Acknowledge(grpc::ServerContext* ctx, const v1::Ackno
       spdlog::debug("acknowledgement of {} ignored: no result of that window", ack.key());
     }
   }
+  return grpc::Status::OK;
+}
+
+grpc::Status AgentService::EndCampaign(grpc::ServerContext* ctx, const v1::EndCampaignRequest* req,
+                                       v1::EndCampaignReply* reply) {
+  if (grpc::Status allowed = RequireRole(*ctx, tls_, {Role::kCoordinator}); !allowed.ok()) {
+    return allowed;
+  }
+  CallWatch call(*this, ctx);
+  if (Status campaign = CheckCampaignKey(req->campaign(), true); !campaign.ok()) {
+    return rpc::ToGrpcStatus(campaign);
+  }
+  const ServiceManager::Ended ended = services_.StopCampaign(req->campaign());
+  reply->set_services_stopped(static_cast<int32_t>(ended.stopped));
+  reply->set_services_in_use(static_cast<int32_t>(ended.in_use));
   return grpc::Status::OK;
 }
 

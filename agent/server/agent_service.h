@@ -93,6 +93,8 @@ class AgentService final : public v1::Agent::Service {
                          v1::CheckHostReply* reply) override;
   grpc::Status Acknowledge(grpc::ServerContext* ctx, const v1::AcknowledgeRequest* req,
                            v1::AcknowledgeReply* reply) override;
+  grpc::Status EndCampaign(grpc::ServerContext* ctx, const v1::EndCampaignRequest* req,
+                           v1::EndCampaignReply* reply) override;
 
   // The spool (agent/spool.h); null until SetSpool. Results are written there before replying.
   void SetSpool(std::unique_ptr<Spool> spool) { spool_ = std::move(spool); }

@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include "analysis/report_format.h"
@@ -160,6 +161,38 @@ void Scheduler::Acknowledge(const std::vector<SpoolEntry>& spooled) {
                    status.error_message());
     }
   }
+}
+
+void Scheduler::EndCampaignOnAgents(const CampaignRow& row,
+                                    const std::vector<Placement>& placements) {
+  std::set<std::string> servers;
+  for (const Placement& p : placements) servers.insert(p.server_agent);
+  v1::EndCampaignRequest req;
+  req.set_campaign(AgentCampaignKey(row.name, row.id));
+  // Side by side: an agent that does not answer costs one deadline, not one per agent.
+  std::vector<std::thread> calls;
+  for (const std::string& agent : servers) {
+    auto stub = agents_.Stub(agent);
+    if (!stub) continue;
+    calls.emplace_back([stub, agent, &req, &row] {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+      v1::EndCampaignReply reply;
+      grpc::Status status = stub->EndCampaign(&ctx, req, &reply);
+      if (!status.ok()) {
+        // Its services stop when idle instead (docs/services.md, "Lifetime").
+        spdlog::warn("campaign {}: telling agent {} it ended: {}", row.name, agent,
+                     status.error_message());
+      } else if (reply.services_stopped() > 0 || reply.services_in_use() > 0) {
+        spdlog::info("campaign {}: agent {} stopped {} side service(s){}", row.name, agent,
+                     reply.services_stopped(),
+                     reply.services_in_use() > 0
+                         ? ", " + std::to_string(reply.services_in_use()) + " still in use"
+                         : "");
+      }
+    });
+  }
+  for (auto& call : calls) call.join();
 }
 
 namespace {
@@ -374,6 +407,7 @@ void Scheduler::RunCampaign(const CampaignRow& row) {
     for (size_t i = 0; i < placements.size(); ++i) threads.emplace_back(run_pair, i);
     for (auto& t : threads) t.join();
   }
+  if (!stopping()) EndCampaignOnAgents(row, placements);
   for (const std::string& error : errors) {
     if (!error.empty()) return fail(error);
   }

@@ -96,6 +96,11 @@ class Scheduler {
   // Tells the agents their spooled results for a stored window may go, each with the window token
   // it was spooled under.
   void Acknowledge(const std::vector<SpoolEntry>& spooled);
+  // The campaign ended on every pair (done, cancelled or failed): each server agent it ran on
+  // stops the side services it started for it (EndCampaign), at once rather than after its idle
+  // timeout. Best effort, each call with a deadline; not called when the coordinator is stopping,
+  // since the campaign resumes then.
+  void EndCampaignOnAgents(const CampaignRow& row, const std::vector<Placement>& placements);
   void Bump();
   bool stopping() const { return stopping_.load(); }
 

@@ -75,9 +75,9 @@ struct LoadStreams {
 class WindowProtocol {
  public:
   WindowProtocol(AgentRegistry& agents, const AgentRegistry::Placement& placement,
-                 const Campaign& campaign, const PlannedWindow& planned, std::string spool_key,
-                 std::string window, Calibration& calibration, TargetSession& session,
-                 WindowOutcome& out);
+                 const Campaign& campaign, int64_t campaign_id, const PlannedWindow& planned,
+                 std::string spool_key, std::string window, Calibration& calibration,
+                 TargetSession& session, WindowOutcome& out);
 
   void Run();
 
@@ -128,6 +128,7 @@ class WindowProtocol {
   TargetSession& session_;
   const AgentRegistry::Placement& placement_;
   const Campaign& campaign_;
+  const std::string campaign_key_;  // AgentCampaignKey: StartTarget's campaign
   const PlannedWindow& planned_;
   const std::string spool_key_;
   const std::string window_;  // this window's token: StartTarget, RunLoad and their spools

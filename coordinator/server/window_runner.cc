@@ -91,13 +91,15 @@ void AddCase(const ScenarioDef& def, bool negative, v1::CheckConformanceRequest&
 }
 
 WindowProtocol::WindowProtocol(AgentRegistry& agents, const AgentRegistry::Placement& placement,
-                               const Campaign& campaign, const PlannedWindow& planned,
-                               std::string spool_key, std::string window, Calibration& calibration,
-                               TargetSession& session, WindowOutcome& out)
+                               const Campaign& campaign, int64_t campaign_id,
+                               const PlannedWindow& planned, std::string spool_key,
+                               std::string window, Calibration& calibration, TargetSession& session,
+                               WindowOutcome& out)
     : agents_(agents),
       session_(session),
       placement_(placement),
       campaign_(campaign),
+      campaign_key_(AgentCampaignKey(campaign.name, campaign_id)),
       planned_(planned),
       spool_key_(std::move(spool_key)),
       window_(std::move(window)),
@@ -301,7 +303,7 @@ bool WindowProtocol::StartTargetProcess() {
   }
   req.set_window_label(WindowLabel(campaign_, planned_));
   req.set_window(window_);
-  req.set_campaign(campaign_.name);
+  req.set_campaign(campaign_key_);
   req.set_round(planned_.round);
   v1::StartTargetReply reply;
   grpc::ClientContext ctx;
@@ -577,6 +579,10 @@ std::string WindowLabel(const Campaign& campaign, const PlannedWindow& planned) 
          (planned.noise ? "-n" + std::to_string(planned.position) : "");
 }
 
+std::string AgentCampaignKey(const std::string& campaign_name, int64_t campaign_id) {
+  return campaign_name + "#" + std::to_string(campaign_id);
+}
+
 WindowOutcome RunWindow(AgentRegistry& agents, const AgentRegistry::Placement& placement,
                         const Campaign& campaign, int64_t campaign_id, const PlannedWindow& planned,
                         int attempt, const std::string& window_token, Calibration& calibration,
@@ -599,8 +605,8 @@ WindowOutcome RunWindow(AgentRegistry& agents, const AgentRegistry::Placement& p
   row.load_host = agents.HostFactsJson(placement.load_agent);
   auto begin = FormatIsoTime(agents.clock().WallNow());
   ScopedLogContext log_context(campaign.name, WindowLabel(campaign, planned));
-  WindowProtocol(agents, placement, campaign, planned, SpoolKey(campaign_id, planned, attempt),
-                 window_token, calibration, session, out)
+  WindowProtocol(agents, placement, campaign, campaign_id, planned,
+                 SpoolKey(campaign_id, planned, attempt), window_token, calibration, session, out)
       .Run();
   for (SelftestCalibrationRow& calibrated : out.calibrations) calibrated.campaign_id = campaign_id;
   if (row.started_at.empty()) row.started_at = begin;

@@ -140,6 +140,10 @@ std::vector<int> SplitLoadLevel(int total, size_t parts);
 // "<key>.load", each of several as "<key>.<agent>.load".
 std::string SpoolKey(int64_t campaign_id, const PlannedWindow& planned, int attempt);
 
+// A campaign's key at the agents (StartTargetRequest.campaign, EndCampaignRequest.campaign):
+// "<name>#<id>", so two runs of one campaign name (a series) never share a side service.
+std::string AgentCampaignKey(const std::string& campaign_name, int64_t campaign_id);
+
 // The store's name for a planned window.
 WindowKey KeyOf(const PlannedWindow& planned);
 

@@ -99,7 +99,8 @@ path = "/"
 expect = { status = 200, body = "hello\n" }
 TOML
 
-"$bin/benchlab" run "$work/pg.toml" --db "$work/lab.db" --progress plain > "$work/run.out" 2>&1 ||
+"$bin/benchlab" run "$work/pg.toml" --db "$work/lab.db" --progress plain --keep-work-dir \
+  > "$work/run.out" 2>&1 ||
   true # the killer's windows fail, so the run says so; the store is what is checked
 [ "$(sql "select count(*) from windows")" -gt 0 ] || fail "benchlab run stored no window"
 
@@ -166,6 +167,14 @@ restarted=$(sql "select count(*) from window_services s join windows w on w.id =
 [ "$restarted" -ge 1 ] || fail "no window after the killer's started PostgreSQL again"
 check "a killed database fails its window with service_exited and is started again ($killed)"
 
+# The coordinator told the agent the campaign had ended (EndCampaign), which stopped PostgreSQL
+# then, rather than the lab's own shutdown or the agent's idle timeout.
+lab_dir=$(sed -n 's/^benchlab run: logs kept in //p' "$work/run.out")
+[ -n "$lab_dir" ] && [ -d "$lab_dir" ] || fail "benchlab run did not say where its logs are"
+ended=$(grep -c "stopped service pg, its campaign ended" "$lab_dir/server agent.log")
+rm -rf "$lab_dir"
+[ "$ended" -eq 1 ] || fail "PostgreSQL was not stopped when its campaign ended (log lines: $ended)"
+check "the campaign's end stops PostgreSQL at once (EndCampaign)"
 expect_none_left "after the campaign"
 left=$(service_dirs)
 [ "$left" -eq "$dirs_before" ] || fail "$((left - dirs_before)) service directories left in /var/tmp"

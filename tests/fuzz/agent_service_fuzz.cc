@@ -2,18 +2,20 @@
 // as any caller that reaches an agent's port could call it. An input is a sequence of calls
 // (tests/fuzz/service_input.h), each one request message of:
 //   0 DescribeHost  1 StartTarget  2 StopTarget  3 CheckConformance  4 RunLoad  5 Mark
-//   6 CheckHost     7 Acknowledge  8 (not an RPC) the loopback sink's response from now on
+//   6 CheckHost     7 Acknowledge  8 EndCampaign
+//   9 (not an RPC) the loopback sink's response from now on
 // Unary RPCs are called directly with a default ServerContext; RunLoad, a server stream, goes
 // through an in-process gRPC channel (no port) to the same service. Every input gets a fresh
 // AgentService, whose targets are stopped and whose run directory and spool are emptied after it.
 //
 // Nothing an input asks for can leave the fuzz process's reach: every TCP connection lands on the
-// loopback sink (tests/fuzz/loopback_sink.h) or fails; the catalogue holds one target, "noop",
-// which runs `sleep 30` (readiness is answered by the sink); wrk and h2load are scripts that
-// print saved output (tests/unit/agent/testdata); writes under /proc and /sys fail, so no cgroup
-// is made. An input starts at most two targets, and RunLoad's durations, connections, threads
-// and rate are cut to bounds that keep a call under a second (ClampLoad). CheckHost's self-test
-// is refused its CPU pinning, so it stops there (FuzzEnv).
+// loopback sink (tests/fuzz/loopback_sink.h) or fails; the catalogue holds two targets, "noop",
+// which runs `sleep 30` (readiness is answered by the sink), and "with-db", the same with a side
+// service "db" (`sleep 30` too, ready when `true` exits 0) started for its campaign; wrk and h2load
+// are scripts that print saved output (tests/unit/agent/testdata); writes under /proc and /sys
+// fail, so no cgroup is made. An input starts at most two targets, and RunLoad's durations,
+// connections, threads and rate are cut to bounds that keep a call under a second (ClampLoad).
+// CheckHost's self-test is refused its CPU pinning, so it stops there (FuzzEnv).
 //
 // BENCHLAB_FUZZ_VERBOSE=1 in the environment prints each call and what it returned, which is how
 // to see what an input does: `BENCHLAB_FUZZ_VERBOSE=1 agent_service_fuzz INPUT`.
@@ -21,7 +23,10 @@
 // Checked beyond the sanitizers, as agent.proto and docs/agent.md state the agent's contract:
 // nothing is pinned to CPUs outside the agent's allowed CPUs; a StartTarget that succeeds had a
 // well-formed window token and returns a handle; StopTarget and Mark of a target with another
-// window's token fail; RunLoad refuses a port outside 1..65535. A StopTarget or Mark whose handle
+// window's token fail; RunLoad refuses a port outside 1..65535; StartTarget and EndCampaign refuse
+// a campaign that is not 1 to 128 characters of [A-Za-z0-9._:#-] (empty allowed to StartTarget),
+// and after EndCampaign of the campaign the input's last target was started for, that target's
+// next StartTarget starts its service afresh. A StopTarget or Mark whose handle
 // (or window token) is empty gets the handle (and token) of the input's last started target, so
 // that inputs reach a running target.
 #include <google/protobuf/stubs/logging.h>
@@ -66,12 +71,13 @@ enum Rpc {
   kMark,
   kCheckHost,
   kAcknowledge,
+  kEndCampaign,
   kSinkResponse,
   kRpcCount
 };
-constexpr const char* kRpcNames[kRpcCount] = {"DescribeHost",     "StartTarget", "StopTarget",
-                                              "CheckConformance", "RunLoad",     "Mark",
-                                              "CheckHost",        "Acknowledge", "SinkResponse"};
+constexpr const char* kRpcNames[kRpcCount] = {
+    "DescribeHost", "StartTarget", "StopTarget",  "CheckConformance", "RunLoad",
+    "Mark",         "CheckHost",   "Acknowledge", "EndCampaign",      "SinkResponse"};
 
 // The real machine for reads and signals; writes under /proc and /sys are refused (no cgroups);
 // an affinity outside the agent's allowed CPUs fails the run, any other is refused.
@@ -156,6 +162,7 @@ struct Harness {
   std::vector<int> allowed_cpus;
   std::unique_ptr<FuzzEnv> env;
   std::vector<TargetDef> catalogue;
+  std::vector<ServiceDef> services;
   Forwarder forwarder;
   std::unique_ptr<grpc::Server> server;
   std::unique_ptr<v1::Agent::Stub> stub;
@@ -190,6 +197,17 @@ struct Harness {
     noop.ready_timeout = std::chrono::milliseconds(1000);
     noop.campaign_dir = root.string();
     catalogue.push_back(noop);
+    TargetDef with_db = noop;
+    with_db.name = "with-db";
+    with_db.services = {"db"};
+    catalogue.push_back(with_db);
+    ServiceDef db;
+    db.name = "db";
+    db.command = {"sleep", "30"};
+    db.ready_command = {"true"};
+    db.ready_timeout = std::chrono::milliseconds(1000);
+    db.campaign_dir = root.string();
+    services.push_back(db);
 
     grpc::ServerBuilder builder;
     builder.RegisterService(&forwarder);
@@ -206,7 +224,7 @@ struct Harness {
     identity.allowed_cpus = allowed_cpus;
     identity.cookie = "benchlab-fuzz";
     identity.sample_period = std::chrono::milliseconds(10);
-    auto service = std::make_unique<AgentService>(*env, identity, catalogue);
+    auto service = std::make_unique<AgentService>(*env, identity, catalogue, services);
     auto spool = Spool::Open(spool_dir.string());
     FUZZ_CHECK(spool.ok(), spool.status().ToString());
     service->SetSpool(std::move(spool).value());
@@ -244,6 +262,14 @@ bool IsWindowToken(const std::string& token) {
          });
 }
 
+// A campaign key as agent.proto defines it: 1 to 128 characters of [A-Za-z0-9._:#-].
+bool IsCampaignKey(const std::string& key) {
+  return !key.empty() && key.size() <= 128 &&
+         std::all_of(key.begin(), key.end(), [](unsigned char c) {
+           return std::isalnum(c) || c == '.' || c == '_' || c == ':' || c == '#' || c == '-';
+         });
+}
+
 using benchlab::fuzz::NotParsed;
 using benchlab::fuzz::Parse;
 using benchlab::fuzz::Skipped;
@@ -255,6 +281,8 @@ struct Session {
   Harness& h;
   std::unique_ptr<AgentService> service;
   std::string last_handle, last_window;
+  std::string last_campaign;    // of the last started target that has a side service
+  bool campaign_ended = false;  // EndCampaign of last_campaign succeeded since its start
   int starts = 0;
 
   // StopTarget and Mark name the last started target unless the input names one.
@@ -298,8 +326,19 @@ struct Session {
           FUZZ_CHECK(!reply.handle().empty(), "StartTarget succeeded without a handle");
           FUZZ_CHECK(IsWindowToken(req.window()),
                      "StartTarget accepted the window token \"" + req.window() + "\"");
+          FUZZ_CHECK(req.campaign().empty() || IsCampaignKey(req.campaign()),
+                     "StartTarget accepted the campaign \"" + req.campaign() + "\"");
           last_handle = reply.handle();
           last_window = req.window();
+          if (reply.services_size() > 0) {
+            // The service its campaign ended with was stopped, so this start made a new one.
+            if (campaign_ended && req.campaign() == last_campaign) {
+              FUZZ_CHECK(reply.services(0).started(),
+                         "service of ended campaign \"" + last_campaign + "\" served again");
+            }
+            last_campaign = req.campaign();
+            campaign_ended = false;
+          }
         }
         return status;
       }
@@ -345,6 +384,18 @@ struct Session {
         v1::AcknowledgeReply reply;
         if (!Parse(message, req)) return NotParsed();
         return service->Acknowledge(&ctx, &req, &reply);
+      }
+      case kEndCampaign: {
+        v1::EndCampaignRequest req;
+        v1::EndCampaignReply reply;
+        if (!Parse(message, req)) return NotParsed();
+        grpc::Status status = service->EndCampaign(&ctx, &req, &reply);
+        FUZZ_CHECK(!status.ok() || IsCampaignKey(req.campaign()),
+                   "EndCampaign accepted the campaign \"" + req.campaign() + "\"");
+        if (status.ok() && req.campaign() == last_campaign && reply.services_in_use() == 0) {
+          campaign_ended = true;
+        }
+        return status;
       }
       default:
         benchlab::fuzz::SetSinkResponse(std::string(message));

@@ -32,6 +32,7 @@ TARGETS = {
         ("Mark", "MarkRequest"),
         ("CheckHost", "CheckHostRequest"),
         ("Acknowledge", "AcknowledgeRequest"),
+        ("EndCampaign", "EndCampaignRequest"),
         ("SinkResponse", None),
     ],
     "coordinator_service": [

@@ -87,6 +87,44 @@ TEST_F(ServicesTest, ACampaignScopedServiceServesEveryWindowOfItsCampaignOnly) {
   EXPECT_EQ(m.running(), 0u);
 }
 
+TEST_F(ServicesTest, EndingACampaignStopsItsServicesExceptThoseInAnInterval) {
+  ServiceManager& m = Make({Hello("db"), Hello("cache"), Hello("other")});
+  auto mine = m.Prepare({"db", "cache"}, {"c1#1", "app", 1, "w1"});
+  ASSERT_TRUE(mine.ok()) << mine.status().ToString();
+  auto theirs = m.Prepare({"other"}, {"c2#2", "app", 1, "w2"});
+  ASSERT_TRUE(theirs.ok()) << theirs.status().ToString();
+  const pid_t db = m.Pids({"db"}).at(0);
+  const pid_t cache = m.Pids({"cache"}).at(0);
+  ASSERT_EQ(m.running(), 3u);
+
+  // cache is inside a measured interval: it is left to the idle timeout.
+  auto interval = m.Begin({"cache"});
+  ServiceManager::Ended ended = m.StopCampaign("c1#1");
+  EXPECT_EQ(ended.stopped, 1u);
+  EXPECT_EQ(ended.in_use, 1u);
+  EXPECT_EQ(m.running(), 2u);
+  EXPECT_TRUE(m.Pids({"db"}).empty());
+  EXPECT_NE(::kill(db, 0), 0);  // the process is gone, not just forgotten
+  EXPECT_EQ(::kill(cache, 0), 0);
+  std::vector<ProbeReading> probes;
+  interval->End(&probes);
+  interval.reset();
+
+  // Once out of its interval it stops too; the other campaign's service never does.
+  ended = m.StopCampaign("c1#1");
+  EXPECT_EQ(ended.stopped, 1u);
+  EXPECT_EQ(ended.in_use, 0u);
+  EXPECT_EQ(m.running(), 1u);
+  EXPECT_EQ(m.StopCampaign("c9#9").stopped, 0u);
+  EXPECT_EQ(m.StopCampaign("").stopped, 0u);  // "" names no campaign, unlike StopOthers
+  EXPECT_EQ(m.running(), 1u);
+
+  // A window of the ended campaign that comes after all starts its service afresh.
+  auto again = m.Prepare({"db"}, {"c1#1", "app", 2, "w3"});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE(again->starts[0].started);
+}
+
 TEST_F(ServicesTest, WindowAndTargetScopesStartAgainWhenTheirWindowOrTargetChanges) {
   ServiceDef per_window = Hello("w");
   per_window.scope = ServiceScope::kWindow;

@@ -97,9 +97,10 @@ class AgentServiceTest : public ::testing::Test {
     return def;
   }
 
-  void Serve(AgentIdentity identity, std::vector<TargetDef> catalogue = {}) {
-    service_ =
-        std::make_unique<AgentService>(RealSysEnv(), std::move(identity), std::move(catalogue));
+  void Serve(AgentIdentity identity, std::vector<TargetDef> catalogue = {},
+             std::vector<ServiceDef> services = {}) {
+    service_ = std::make_unique<AgentService>(RealSysEnv(), std::move(identity),
+                                              std::move(catalogue), std::move(services));
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -142,11 +143,13 @@ class AgentServiceTest : public ::testing::Test {
     return stub_->CheckConformance(&ctx, req, &reply);
   }
 
-  grpc::Status Start(const std::string& window, v1::StartTargetReply* reply) {
+  grpc::Status Start(const std::string& window, v1::StartTargetReply* reply,
+                     const std::string& campaign = "") {
     v1::StartTargetRequest req;
     req.set_target("hello");
     req.set_window(window);
     req.set_window_label("test");
+    req.set_campaign(campaign);
     grpc::ClientContext ctx;
     Deadline(ctx);
     return stub_->StartTarget(&ctx, req, reply);
@@ -438,6 +441,53 @@ TEST_F(AgentServiceTest, AnotherWindowCannotStopOrMarkATarget) {
   EXPECT_TRUE(Mark(started.handle(), kWindowA, v1::MarkRequest::BEGIN).ok());
   EXPECT_TRUE(Mark(started.handle(), kWindowA, v1::MarkRequest::END).ok());
   EXPECT_TRUE(Stop(started.handle(), kWindowA).ok());
+}
+
+TEST_F(AgentServiceTest, EndCampaignStopsThatCampaignsServicesAndRefusesMalformedNames) {
+  TargetDef hello = Hello();
+  hello.services = {"db"};
+  ServiceDef db;
+  db.name = "db";
+  db.command = {"sleep", "30"};
+  db.ready_command = {"true"};
+  db.campaign_dir = dir_;
+  Serve(Identity(), {hello}, {db});
+  auto end = [&](const std::string& campaign, v1::EndCampaignReply* reply) {
+    v1::EndCampaignRequest req;
+    req.set_campaign(campaign);
+    grpc::ClientContext ctx;
+    Deadline(ctx);
+    return stub_->EndCampaign(&ctx, req, reply);
+  };
+  v1::StartTargetReply first;
+  ASSERT_TRUE(Start(kWindowA, &first, "db-demo#7").ok());
+  ASSERT_EQ(first.services_size(), 1);
+  EXPECT_TRUE(first.services(0).started());
+  ASSERT_TRUE(Stop(first.handle(), kWindowA).ok());
+
+  v1::EndCampaignReply reply;
+  for (const std::string& bad : {std::string(""), std::string("db demo#7"),
+                                 std::string("../../etc"), std::string(129, 'a')}) {
+    grpc::Status refused = end(bad, &reply);
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << bad;
+    EXPECT_TRUE(Contains(refused.error_message(), "campaign: expected 1 to 128 characters"))
+        << refused.error_message();
+  }
+  v1::StartTargetReply refused;
+  EXPECT_EQ(Start(kWindowB, &refused, "db\n#7").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  ASSERT_TRUE(end("other#8", &reply).ok());
+  EXPECT_EQ(reply.services_stopped(), 0);
+  ASSERT_TRUE(end("db-demo#7", &reply).ok());
+  EXPECT_EQ(reply.services_stopped(), 1);
+  EXPECT_EQ(reply.services_in_use(), 0);
+
+  // The same campaign's next window (a late re-run) starts it afresh.
+  v1::StartTargetReply again;
+  ASSERT_TRUE(Start(kWindowB, &again, "db-demo#7").ok());
+  ASSERT_EQ(again.services_size(), 1);
+  EXPECT_TRUE(again.services(0).started());
+  EXPECT_TRUE(Stop(again.handle(), kWindowB).ok());
 }
 
 TEST_F(AgentServiceTest, RunningTargetsAreLimited) {

@@ -32,9 +32,11 @@ namespace fs = std::filesystem;
 class FakeAgent final : public v1::Agent::Service {
  public:
   struct Call {
-    std::string rpc;     // "StartTarget", "Mark BEGIN", "Mark END", "StopTarget", "RunLoad"
+    std::string rpc;     // "StartTarget", "Mark BEGIN", "Mark END", "StopTarget", "RunLoad",
+                         // "EndCampaign"
     std::string window;  // the token it carried
-    std::string key;     // RunLoad and Mark END: the spool key
+    std::string key;     // RunLoad and Mark END: the spool key; StartTarget, EndCampaign: the
+                         // campaign
   };
 
   grpc::Status CheckHost(grpc::ServerContext*, const v1::CheckHostRequest*,
@@ -44,7 +46,7 @@ class FakeAgent final : public v1::Agent::Service {
   }
   grpc::Status StartTarget(grpc::ServerContext*, const v1::StartTargetRequest* req,
                            v1::StartTargetReply* reply) override {
-    Record({"StartTarget", req->window(), ""});
+    Record({"StartTarget", req->window(), req->campaign()});
     reply->set_handle("h-" + req->window());
     reply->set_port(8080);
     return grpc::Status::OK;
@@ -52,6 +54,11 @@ class FakeAgent final : public v1::Agent::Service {
   grpc::Status StopTarget(grpc::ServerContext*, const v1::StopTargetRequest* req,
                           v1::StopTargetReply*) override {
     Record({"StopTarget", req->window(), ""});
+    return grpc::Status::OK;
+  }
+  grpc::Status EndCampaign(grpc::ServerContext*, const v1::EndCampaignRequest* req,
+                           v1::EndCampaignReply*) override {
+    Record({"EndCampaign", "", req->campaign()});
     return grpc::Status::OK;
   }
   grpc::Status CheckConformance(grpc::ServerContext*, const v1::CheckConformanceRequest*,
@@ -247,13 +254,17 @@ TEST_F(SchedulerTest, EveryCallOfAWindowCarriesItsToken) {
   for (const auto& call : server.agent.calls()) {
     server_calls.push_back(call.rpc + " " + call.window + " " + call.key);
   }
+  // The campaign's key at the agents names this run of it, and its end is told to the server
+  // agent, after the last window, so that its side services stop (docs/services.md).
+  const std::string campaign_key = "tokens#" + std::to_string(campaign_id);
   EXPECT_EQ(server_calls, (std::vector<std::string>{
-                              "StartTarget " + token1 + " ",
+                              "StartTarget " + token1 + " " + campaign_key,
                               "Mark BEGIN " + token1 + " ",
                               "Mark END " + token1 + " " + key1,
                               "Mark BEGIN " + token1 + " ",
                               "Mark END " + token1 + " " + key2,
                               "StopTarget " + token1 + " ",
+                              "EndCampaign  " + campaign_key,
                           }));
   std::vector<std::string> load_calls;
   for (const auto& call : load.agent.calls()) {
