@@ -106,6 +106,10 @@ Outcome WatchSeries(const Scenario& s, const Options& options, int index, std::u
       } else {
         ++out.false_alarms;
         out.false_alarms_confirmed += confirmed;
+        if (true_ratio == 1.0) {
+          ++out.spurious;
+          out.spurious_confirmed += confirmed;
+        }
       }
     }
   }
@@ -123,6 +127,8 @@ void Tally::Add(const Outcome& o) {
   campaigns += o.campaigns;
   false_alarms += o.false_alarms;
   false_alarms_confirmed += o.false_alarms_confirmed;
+  spurious += o.spurious;
+  spurious_confirmed += o.spurious_confirmed;
   confirmations += o.confirmations;
   confirmation_rounds += o.confirmation_rounds;
 }
@@ -158,6 +164,18 @@ double Tally::ConfirmedFalseAlarmsPer100() const {
 
 double Tally::RemovedShare() const {
   return false_alarms ? 1 - double(false_alarms_confirmed) / false_alarms : kNaN;
+}
+
+double Tally::SpuriousPer100() const {
+  return campaigns ? 100.0 * spurious / double(campaigns) : kNaN;
+}
+
+double Tally::ConfirmedSpuriousPer100() const {
+  return campaigns ? 100.0 * spurious_confirmed / double(campaigns) : kNaN;
+}
+
+double Tally::SpuriousRemovedShare() const {
+  return spurious ? 1 - double(spurious_confirmed) / spurious : kNaN;
 }
 
 double Tally::MeanConfirmationRounds() const {

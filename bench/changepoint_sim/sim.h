@@ -66,8 +66,13 @@ struct Outcome {
   bool confirmed = false;          // detected and confirmed
   int false_alarms = 0;            // alarms not within 1 of the step
   int false_alarms_confirmed = 0;  // of which confirmed
-  int campaigns = 0;               // campaigns in the series
-  int confirmations = 0;           // re-measurements run
+  // Of the false alarms, those whose re-measurement compares two builds at the same true level
+  // (no change between them: the alarm is spurious); the others are the step itself placed 2 or
+  // more campaigns off, whose old and new builds do differ.
+  int spurious = 0;
+  int spurious_confirmed = 0;
+  int campaigns = 0;                  // campaigns in the series
+  int confirmations = 0;              // re-measurements run
   long long confirmation_rounds = 0;  // their rounds, summed
 };
 
@@ -84,6 +89,8 @@ struct Tally {
   long long campaigns = 0;
   int false_alarms = 0;
   int false_alarms_confirmed = 0;
+  int spurious = 0;
+  int spurious_confirmed = 0;
   int confirmations = 0;
   long long confirmation_rounds = 0;
 
@@ -96,6 +103,9 @@ struct Tally {
   double FalseAlarmsPer100() const;  // before confirmation
   double ConfirmedFalseAlarmsPer100() const;
   double RemovedShare() const;  // 1 - confirmed false alarms / false alarms
+  double SpuriousPer100() const;
+  double ConfirmedSpuriousPer100() const;
+  double SpuriousRemovedShare() const;
   double MeanConfirmationRounds() const;
 };
 
