@@ -36,7 +36,8 @@ struct RunArgs {
 };
 
 // The campaign's text with its root `name = ...` line replaced; the coordinator parses and
-// validates the result again.
+// validates the result again. A file without a `series` key keeps its own name as its series
+// (docs/history.md): `benchlab run nightly.toml --name nightly-42` joins the history "nightly".
 Result<std::string> RenameCampaignText(const Campaign& campaign, const std::string& name) {
   bool ok = !name.empty() && name.size() <= 64;
   for (char ch : name)
@@ -44,19 +45,29 @@ Result<std::string> RenameCampaignText(const Campaign& campaign, const std::stri
   if (!ok) return Status::InvalidArgument("expected a name of [a-z0-9-]+, got \"" + name + "\"");
   std::istringstream in(campaign.text);
   std::string out, line;
-  bool replaced = false, in_root = true;
+  bool replaced = false, in_root = true, has_series = false;
+  size_t name_end = 0;  // where the line after the name line begins in `out`
+  // A root line `key = ...`.
+  auto is_key = [&](size_t first, std::string_view key) {
+    return in_root && first != std::string::npos && line.compare(first, key.size(), key) == 0 &&
+           line.find('=', first) != std::string::npos &&
+           line.find_first_not_of(" \t", first + key.size()) == line.find('=', first);
+  };
   while (std::getline(in, line)) {
     size_t first = line.find_first_not_of(" \t");
     if (first != std::string::npos && line[first] == '[') in_root = false;
-    if (in_root && !replaced && first != std::string::npos && line.compare(first, 4, "name") == 0 &&
-        line.find('=', first) != std::string::npos &&
-        line.find_first_not_of(" \t", first + 4) == line.find('=', first)) {
+    if (is_key(first, "series")) has_series = true;
+    if (!replaced && is_key(first, "name")) {
       line = "name = \"" + name + "\"";
       replaced = true;
+      out += line + "\n";
+      name_end = out.size();
+      continue;
     }
     out += line + "\n";
   }
   if (!replaced) return Status::InvalidArgument("the campaign file has no root `name` line");
+  if (!has_series) out.insert(name_end, "series = \"" + campaign.series + "\"\n");
   return out;
 }
 

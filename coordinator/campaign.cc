@@ -394,13 +394,17 @@ void ReadStats(const Value& v, Issues& issues, Campaign& c) {
 
 void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
   Table root(doc, "",
-             {"name", "baseline", "matrix", "load", "gates", "noise", "placement", "stats",
-              "target", "scenario", "negative", "public_env", "service"},
+             {"name", "series", "baseline", "matrix", "load", "gates", "noise", "placement",
+              "stats", "target", "scenario", "negative", "public_env", "service"},
              issues);
   if (const Value* v = root.Get("public_env")) ReadPublicEnv(root, *v, c);
   if (const Value* v = root.Require("name", "a name such as \"hello\"")) {
     if (auto name = fields::ReadName(root, "name", *v)) c.name = *name;
   }
+  if (const Value* v = root.Get("series")) {
+    if (auto name = fields::ReadName(root, "series", *v)) c.series = *name;
+  }
+  if (c.series.empty()) c.series = c.name;
   const Value* baseline = root.Require("baseline", "the name of a [[target]], such as \"nginx\"");
   if (baseline != nullptr) {
     if (auto name = fields::ReadName(root, "baseline", *baseline)) c.baseline = *name;

@@ -87,7 +87,9 @@ struct StatsSpec {
 };
 
 struct Campaign {
-  std::string name;              // [a-z0-9-]+
+  std::string name;  // [a-z0-9-]+
+  // The history this campaign belongs to (docs/history.md): `series = "..."`, else its name.
+  std::string series;
   std::string baseline;          // a target name
   std::vector<int> connections;  // closed-loop levels, file order; may be empty when rates is not
   std::vector<double> rates;     // open-loop levels in requests/second, file order

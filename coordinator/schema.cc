@@ -452,7 +452,15 @@ CREATE TABLE window_probes (
 );
 )sql";
 
-constexpr std::array<Migration, 9> kMigrations = {{
+// A campaign's series (docs/history.md): the campaigns that measure the same thing over time.
+// '' for a campaign stored before, which is a series of its own name.
+constexpr const char* kV10 = R"sql(
+ALTER TABLE campaigns ADD COLUMN series TEXT NOT NULL DEFAULT '';
+UPDATE campaigns SET series = name WHERE series = '';
+CREATE INDEX campaigns_by_series ON campaigns (series, id);
+)sql";
+
+constexpr std::array<Migration, 10> kMigrations = {{
     {1, "campaigns, targets, scenarios, windows and samples", kV1},
     {2, "host figures, checks and self-test per window; host samples; spooled agent results", kV2},
     {3, "the load generator's record, load levels, window claims, re-runs and placement", kV3},
@@ -462,6 +470,7 @@ constexpr std::array<Migration, 9> kMigrations = {{
     {7, "the dashboard's tokens", kV7},
     {8, "each agent's self-test calibration per campaign", kV8},
     {9, "side services' figures and probes per window", kV9},
+    {10, "each campaign's series", kV10},
 }};
 
 std::string Errmsg(sqlite3* db) { return sqlite3_errmsg(db); }

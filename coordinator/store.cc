@@ -310,7 +310,7 @@ const std::string& InsertWindowSql() {
 
 const char* const kCampaignColumns =
     "id, name, state, baseline, spec_toml, source, created_at, finished_at, total_windows, error, "
-    "placement, gates_mode";
+    "placement, gates_mode, series";
 
 CampaignRow ReadCampaign(Stmt& s) {
   CampaignRow c;
@@ -326,6 +326,7 @@ CampaignRow ReadCampaign(Stmt& s) {
   c.error = s.Text(9);
   c.placement = s.Text(10);
   c.gates_mode = s.Text(11);
+  c.series = s.Text(12);
   return c;
 }
 
@@ -462,9 +463,10 @@ Result<int64_t> Store::CreateCampaign(const CampaignRow& campaign,
   Stmt insert(
       db_,
       "INSERT INTO campaigns (name, state, baseline, spec_toml, source, created_at, "
-      "finished_at, total_windows, error, gates_mode) VALUES (?1, "
+      "finished_at, total_windows, error, gates_mode, series) VALUES (?1, "
       "COALESCE(NULLIF(?2, ''), 'queued'), NULLIF(?3, ''), ?4, ?5, COALESCE(NULLIF(?6, ''), "
-      "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')), NULLIF(?7, ''), ?8, NULLIF(?9, ''), ?10)");
+      "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')), NULLIF(?7, ''), ?8, NULLIF(?9, ''), ?10, "
+      "COALESCE(NULLIF(?11, ''), ?1))");
   insert.Bind(1, campaign.name);
   insert.Bind(2, campaign.state);
   insert.Bind(3, campaign.baseline);
@@ -475,6 +477,7 @@ Result<int64_t> Store::CreateCampaign(const CampaignRow& campaign,
   insert.Bind(8, campaign.total_windows);
   insert.Bind(9, campaign.error);
   insert.Bind(10, campaign.gates_mode);
+  insert.Bind(11, campaign.series);
   if (int rc = insert.Step(); rc != SQLITE_DONE) {
     if (rc == SQLITE_CONSTRAINT_UNIQUE) {
       return Status::AlreadyExists("campaign " + Quoted(campaign.name) + " already exists in " +
@@ -588,6 +591,15 @@ Result<std::optional<CampaignRow>> Store::FindCampaignById(int64_t id) {
       Collect<CampaignRow>(db_, select, path_, "find campaign " + std::to_string(id), ReadCampaign);
   if (!rows.ok()) return rows.status();
   return rows->empty() ? std::nullopt : std::optional<CampaignRow>(std::move(rows->front()));
+}
+
+Result<std::vector<CampaignRow>> Store::ListSeries(const std::string& series) {
+  std::lock_guard lock(mu_);
+  Stmt select(db_, (std::string("SELECT ") + kCampaignColumns +
+                    " FROM campaigns WHERE series = ?1 ORDER BY id")
+                       .c_str());
+  select.Bind(1, series);
+  return Collect<CampaignRow>(db_, select, path_, "list series " + Quoted(series), ReadCampaign);
 }
 
 Result<std::vector<TargetRow>> Store::ListTargets(int64_t campaign_id) {

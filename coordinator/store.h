@@ -43,6 +43,7 @@ struct CampaignRow {
   std::string error;             // why a campaign failed, when it did
   std::string placement = "{}";  // JSON {"server": name, "load": [names]} once placed
   std::string gates_mode;        // "warn" | "enforce" overrides the file's [gates] mode; "" not
+  std::string series;            // the history it belongs to (docs/history.md); "": its name
 };
 
 // What names one planned window of a campaign across its attempts: target, scenario, load level
@@ -278,6 +279,8 @@ class Store {
   Result<std::vector<CampaignRow>> ListCampaigns();
   Result<std::optional<CampaignRow>> FindCampaign(const std::string& name);
   Result<std::optional<CampaignRow>> FindCampaignById(int64_t id);
+  // The campaigns of a series (docs/history.md), oldest first (by id).
+  Result<std::vector<CampaignRow>> ListSeries(const std::string& series);
   // A campaign's targets and scenarios in the order CreateCampaign was given them.
   Result<std::vector<TargetRow>> ListTargets(int64_t campaign_id);
   Result<std::vector<ScenarioRow>> ListScenarios(int64_t campaign_id);

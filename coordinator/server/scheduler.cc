@@ -87,6 +87,7 @@ Result<Submission> Scheduler::Submit(const std::string& spec_toml, const std::st
   if (!redacted.ok()) return redacted.status();
   CampaignRow row;
   row.name = campaign->name;
+  row.series = campaign->series;
   row.state = CampaignStateName(CampaignState::kQueued);
   row.gates_mode = gates_mode;
   row.baseline = campaign->baseline;

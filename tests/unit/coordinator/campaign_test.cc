@@ -523,11 +523,27 @@ TEST_F(CampaignTest, UnknownKeysAreErrorsEvenWhenTheyHideARequiredOne) {
             "hello.toml:4: matrix.conections: unknown key (known: connections, rates, "
             "open_connections, rounds, order, seed, fresh_process, warmup, duration)");
   EXPECT_EQ(ErrorFor(Edit(kGood, "name = \"hello\"\nbaseline", "nmae = \"hello\"\nbaseline")),
-            "hello.toml:1: nmae: unknown key (known: name, baseline, matrix, load, gates, noise, "
-            "placement, stats, target, scenario, negative, public_env, service)");
+            "hello.toml:1: nmae: unknown key (known: name, series, baseline, matrix, load, gates, "
+            "noise, placement, stats, target, scenario, negative, public_env, service)");
   EXPECT_EQ(ErrorFor(Edit(kGood, "{ status = 404 }", "{ status = 404, bdy = \"\" }")),
             "hello.toml:30: negative \"missing\".expect.bdy: unknown key (known: status, body, "
             "headers)");
+}
+
+TEST_F(CampaignTest, ASeriesIsNamedOrIsTheCampaignsName) {
+  auto own = ParseCampaignText(kGood, "hello.toml", "/");
+  ASSERT_TRUE(own.ok()) << own.status().ToString();
+  EXPECT_EQ(own->series, "hello");
+  auto named = ParseCampaignText(Edit(kGood, "name = \"hello\"\nbaseline",
+                                      "name = \"hello-42\"\nseries = \"hello\"\nbaseline"),
+                                 "hello.toml", "/");
+  ASSERT_TRUE(named.ok()) << named.status().ToString();
+  EXPECT_EQ(named->name, "hello-42");
+  EXPECT_EQ(named->series, "hello");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "name = \"hello\"\nbaseline",
+                          "name = \"hello\"\nseries = \"Nightly\"\nbaseline")),
+            "hello.toml:2: series: expected a name of lowercase letters, digits and '-' (1 to 64 "
+            "characters), got \"Nightly\"");
 }
 
 TEST_F(CampaignTest, NamesAndReferences) {

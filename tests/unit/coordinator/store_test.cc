@@ -310,10 +310,10 @@ TEST_F(StoreOpenTest, CreatesTheFileAtTheLatestSchemaVersionInWalMode) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(fs::exists(path_));
-  EXPECT_EQ(schema::LatestVersion(), 9);
+  EXPECT_EQ(schema::LatestVersion(), 10);
   EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   RawDb raw(path_);
-  EXPECT_EQ(raw.One("PRAGMA user_version"), "9");
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "10");
   EXPECT_EQ(raw.One("PRAGMA journal_mode"), "wal");
 }
 
@@ -343,7 +343,7 @@ TEST_F(StoreOpenTest, RefusesANewerDatabaseAndLeavesItUntouched) {
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(store.status().message(),
             path_ +
-                ": database schema version 999 is newer than this benchlab (knows 9); "
+                ": database schema version 999 is newer than this benchlab (knows 10); "
                 "upgrade benchlab");
   RawDb raw(path_);
   EXPECT_EQ(raw.One("PRAGMA user_version"), "999");
@@ -478,7 +478,9 @@ TEST_F(StoreOpenTest, AVersionThreeDatabaseIsUpgradedKeepingItsRows) {
                        "ALTER TABLE windows DROP COLUMN errors_body_too_large;"
                        "DROP TABLE settings; DROP TABLE audit; DROP TABLE tokens;"
                        "DROP TABLE selftest_calibrations; DROP TABLE window_services;"
-                       "DROP TABLE window_probes; PRAGMA user_version = 3"),
+                       "DROP TABLE window_probes; DROP INDEX campaigns_by_series; ALTER TABLE "
+                       "campaigns DROP COLUMN series; "
+                       "PRAGMA user_version = 3"),
               "");
   }
   auto store = OpenStore();
@@ -507,7 +509,9 @@ TEST_F(StoreOpenTest, AVersionSixDatabaseGainsTheTokensTableAndKeepsItsAudit) {
     RawDb raw(path_);
     ASSERT_EQ(
         raw.Exec("DROP TABLE tokens; DROP TABLE selftest_calibrations; DROP TABLE window_services; "
-                 "DROP TABLE window_probes; PRAGMA user_version = 6"),
+                 "DROP TABLE window_probes; DROP INDEX campaigns_by_series; ALTER TABLE campaigns "
+                 "DROP COLUMN series; "
+                 "PRAGMA user_version = 6"),
         "");
   }
   auto store = OpenStore();
@@ -531,17 +535,60 @@ TEST_F(StoreOpenTest, AVersionSevenDatabaseGainsTheCalibrationsTableAndKeepsItsC
   {
     RawDb raw(path_);
     ASSERT_EQ(raw.Exec("DROP TABLE selftest_calibrations; DROP TABLE window_services; "
-                       "DROP TABLE window_probes; PRAGMA user_version = 7"),
+                       "DROP TABLE window_probes; DROP INDEX campaigns_by_series; ALTER TABLE "
+                       "campaigns DROP COLUMN series; "
+                       "PRAGMA user_version = 7"),
               "");
   }
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->SchemaVersion(), 9);
+  EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   EXPECT_EQ(store->ListTokens()->size(), 1u);
   EXPECT_TRUE(store->ListSelftestCalibrations(campaign)->empty());
   ASSERT_TRUE(
       store->PutSelftestCalibration({campaign, "srv", 7, 80, 0.05, 20, "calibrated", ""}).ok());
   EXPECT_EQ(store->ListSelftestCalibrations(campaign)->size(), 1u);
+}
+
+// Version 10 (docs/history.md): every campaign belongs to a series; one stored before is the
+// series of its own name. A new one names its series, or is its name's.
+TEST_F(StoreOpenTest, AVersionNineDatabaseGivesEachCampaignItsOwnNameAsSeries) {
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    CreateCampaign(*store, "old-1");
+    CreateCampaign(*store, "old-2");
+  }
+  {
+    RawDb raw(path_);
+    ASSERT_EQ(raw.Exec("DROP INDEX campaigns_by_series; ALTER TABLE campaigns DROP COLUMN series; "
+                       "PRAGMA user_version = 9"),
+              "");
+  }
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->SchemaVersion(), 10);
+  auto old = store->ListSeries("old-1");
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  ASSERT_EQ(old->size(), 1u);
+  EXPECT_EQ((*old)[0].name, "old-1");
+  EXPECT_EQ((*old)[0].series, "old-1");
+
+  CampaignRow a = Campaign("nightly-1");
+  a.series = "nightly";
+  CampaignRow b = Campaign("nightly-2");
+  b.series = "nightly";
+  CampaignRow own = Campaign("nightly");  // no series given: its name's
+  auto ida = store->CreateCampaign(a, {}, {});
+  auto idown = store->CreateCampaign(own, {}, {});
+  auto idb = store->CreateCampaign(b, {}, {});
+  ASSERT_TRUE(ida.ok() && idb.ok() && idown.ok());
+  auto nightly = store->ListSeries("nightly");
+  ASSERT_TRUE(nightly.ok()) << nightly.status().ToString();
+  std::vector<std::string> names;
+  for (const CampaignRow& c : *nightly) names.push_back(c.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"nightly-1", "nightly", "nightly-2"}));
+  EXPECT_TRUE(store->ListSeries("none")->empty());
 }
 
 // Version 9 (docs/services.md): a window's side services and probes are stored beside it, in its
@@ -556,12 +603,13 @@ TEST_F(StoreOpenTest, AVersionEightDatabaseGainsTheServiceTablesAndWindowsKeepTh
   {
     RawDb raw(path_);
     ASSERT_EQ(raw.Exec("DROP TABLE window_services; DROP TABLE window_probes; "
+                       "DROP INDEX campaigns_by_series; ALTER TABLE campaigns DROP COLUMN series; "
                        "PRAGMA user_version = 8"),
               "");
   }
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->SchemaVersion(), 9);
+  EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   ServiceRow pg;
   pg.service = "pg";
   pg.cpu_user_s = 0.5;
@@ -655,7 +703,9 @@ TEST_F(StoreOpenTest, AVersionFourDatabaseGetsEachWindowsOutcomeFromItsReasons) 
     ASSERT_EQ(
         raw.Exec("ALTER TABLE windows DROP COLUMN outcome; DROP TABLE audit; DROP TABLE tokens; "
                  "DROP TABLE selftest_calibrations; DROP TABLE window_services; "
-                 "DROP TABLE window_probes; PRAGMA user_version = 4"),
+                 "DROP TABLE window_probes; DROP INDEX campaigns_by_series; ALTER TABLE campaigns "
+                 "DROP COLUMN series; "
+                 "PRAGMA user_version = 4"),
         "");
   }
   auto store = OpenStore();
