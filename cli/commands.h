@@ -21,6 +21,7 @@ CommandRunner AddCancelCommand(CLI::App& root);
 CommandRunner AddLoadCommand(CLI::App& root);     // the load generator on its own
 CommandRunner AddReportCommand(CLI::App& root);   // Markdown, JSON or CSV of a campaign
 CommandRunner AddCompareCommand(CLI::App& root);  // two campaigns, cell by cell
+CommandRunner AddHistoryCommand(CLI::App& root);  // a series of campaigns over time
 CommandRunner AddCaCommand(CLI::App& root);       // the private CA: init, issue, revoke
 CommandRunner AddAuditCommand(CLI::App& root);    // who changed what, and who was refused
 CommandRunner AddTokenCommand(CLI::App& root);    // the dashboard's tokens

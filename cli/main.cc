@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   add(benchlab::AddLoadCommand);
   add(benchlab::AddReportCommand);
   add(benchlab::AddCompareCommand);
+  add(benchlab::AddHistoryCommand);
   add(benchlab::AddCaCommand);
   add(benchlab::AddAuditCommand);
   add(benchlab::AddTokenCommand);

@@ -1,0 +1,176 @@
+#include "analysis/series.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace benchlab {
+
+std::string SeriesKeyLabel(const SeriesKey& key) {
+  std::string label = key.scenario + " " + key.load_level + " " + key.target;
+  if (!key.pair.empty()) label += " on " + key.pair;
+  return label;
+}
+
+Series BuildSeries(const std::string& name, const std::vector<ReportInput>& inputs, Metric metric,
+                   double confidence) {
+  Series series;
+  series.name = name;
+  series.metric = metric;
+  series.confidence = confidence;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ReportInput& input = inputs[i];
+    SeriesCampaign campaign;
+    campaign.id = input.campaign.id;
+    campaign.name = input.campaign.name;
+    campaign.created_at = input.campaign.created_at;
+    campaign.state = input.campaign.state;
+    std::map<std::string, std::set<std::string>> versions;
+    std::vector<Measurement> windows;
+    for (const WindowRow& row : input.windows) {
+      if (!row.target_version.empty()) versions[row.target].insert(row.target_version);
+      windows.push_back(ToMeasurement(row, ServicesCpuOf(input, row.id)));
+    }
+    for (const auto& [target, set] : versions) {
+      std::string joined;
+      for (const std::string& v : set) joined += (joined.empty() ? "" : ", ") + v;
+      campaign.versions[target] = joined;
+    }
+    series.campaigns.push_back(std::move(campaign));
+
+    std::map<SeriesKey, std::vector<std::pair<int, double>>> by_line;  // (round, value)
+    for (const Measurement& m : NewestAttempts(std::move(windows))) {
+      if (m.noise || !m.valid) continue;
+      const double value = MetricValue(m, metric);
+      if (!std::isfinite(value) || value <= 0) continue;
+      by_line[{m.pair, m.scenario, m.load_level, m.target}].emplace_back(m.round, value);
+    }
+    for (auto& [key, rounds] : by_line) {
+      std::sort(rounds.begin(), rounds.end());
+      HistoryPoint point;
+      point.campaign = i;
+      for (const auto& [round, value] : rounds) point.values.push_back(value);
+      point.summary = Summarize(point.values);
+      point.interval = LogRatioInterval(point.values, confidence);
+      if (!point.interval.ok() && point.values.size() == 1)
+        point.interval.estimate = point.values[0];
+      series.lines[key].push_back(std::move(point));
+    }
+  }
+  return series;
+}
+
+std::optional<Metric> ParseFigure(const std::string& figure) {
+  if (figure == "rps") return Metric::kRps;
+  if (figure == "cpu") return Metric::kCpuUsPerRequest;
+  if (figure == "p99") return Metric::kP99Us;
+  for (Metric m : kAllMetrics) {
+    if (figure == MetricName(m)) return m;
+  }
+  return std::nullopt;
+}
+
+bool SeriesFilter::Matches(const SeriesKey& key) const {
+  return (scenario.empty() || key.scenario == scenario) &&
+         (load_level.empty() || key.load_level == load_level) &&
+         (target.empty() || key.target == target);
+}
+
+namespace {
+
+std::string Figure(double v) {
+  if (!std::isfinite(v)) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, std::fabs(v) >= 100 ? "%.0f" : "%.3g", v);
+  return buf;
+}
+
+const char* BetterWord(Metric metric) {
+  return MetricBetter(metric) == Better::kHigher ? "higher" : "lower";
+}
+
+nlohmann::ordered_json Number(double v) {
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+}
+
+}  // namespace
+
+std::string FormatHistoryText(const Series& series, const SeriesFilter& filter) {
+  std::string out = "series " + series.name + ": " + std::to_string(series.campaigns.size()) +
+                    " campaign(s), " + MetricName(series.metric) + " (" +
+                    BetterWord(series.metric) + " is better), medians and " +
+                    Figure(series.confidence * 100) + "% intervals on the geometric mean\n";
+  size_t shown = 0;
+  for (const auto& [key, points] : series.lines) {
+    if (!filter.Matches(key)) continue;
+    ++shown;
+    out += "\n" + SeriesKeyLabel(key) + "\n";
+    char line[512];
+    std::snprintf(line, sizeof line, "  %-4s %-24s %-20s %12s %25s %3s  %s\n", "#", "campaign",
+                  "created", "median", "interval", "n", "version");
+    out += line;
+    for (const HistoryPoint& p : points) {
+      const SeriesCampaign& c = series.campaigns[p.campaign];
+      auto version = c.versions.find(key.target);
+      const std::string interval =
+          p.interval.ok() ? "[" + Figure(p.interval.low) + ", " + Figure(p.interval.high) + "]"
+                          : "-";
+      std::snprintf(line, sizeof line, "  %-4zu %-24s %-20s %12s %25s %3d  %s\n", p.campaign + 1,
+                    c.name.c_str(), c.created_at.c_str(), Figure(p.summary.median).c_str(),
+                    interval.c_str(), p.summary.n,
+                    version == c.versions.end() ? "-" : version->second.c_str());
+      out += line;
+    }
+  }
+  if (shown == 0)
+    out += "\nno line has a valid window" +
+           std::string(filter.scenario.empty() && filter.load_level.empty() && filter.target.empty()
+                           ? ""
+                           : " that matches the filter") +
+           "\n";
+  return out;
+}
+
+std::string FormatHistoryJson(const Series& series, const SeriesFilter& filter) {
+  using ojson = nlohmann::ordered_json;
+  ojson j;
+  j["series"] = series.name;
+  j["figure"] = MetricName(series.metric);
+  j["better"] = BetterWord(series.metric);
+  j["confidence"] = series.confidence;
+  j["campaigns"] = ojson::array();
+  for (const SeriesCampaign& c : series.campaigns) {
+    j["campaigns"].push_back({{"id", c.id},
+                              {"name", c.name},
+                              {"created_at", c.created_at},
+                              {"state", c.state},
+                              {"versions", c.versions}});
+  }
+  j["lines"] = ojson::array();
+  for (const auto& [key, points] : series.lines) {
+    if (!filter.Matches(key)) continue;
+    ojson line = {{"pair", key.pair},
+                  {"scenario", key.scenario},
+                  {"load_level", key.load_level},
+                  {"target", key.target},
+                  {"points", ojson::array()}};
+    for (const HistoryPoint& p : points) {
+      ojson values = ojson::array();
+      for (double v : p.values) values.push_back(Number(v));
+      line["points"].push_back({{"campaign_id", series.campaigns[p.campaign].id},
+                                {"campaign", series.campaigns[p.campaign].name},
+                                {"n", p.summary.n},
+                                {"median", Number(p.summary.median)},
+                                {"estimate", Number(p.interval.estimate)},
+                                {"low", Number(p.interval.low)},
+                                {"high", Number(p.interval.high)},
+                                {"values", values}});
+    }
+    j["lines"].push_back(std::move(line));
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace benchlab

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# End to end, with real processes: one campaign file run three times under new names
+# (`benchlab run --name`) forms the series of the file's name, beside a campaign of another
+# series in the same database; `benchlab history` prints that series' three campaigns per line,
+# as tables and JSON whose medians are those of `benchlab report`; bad input exits 2 with one
+# line (docs/history.md).
+# Usage: history_test.sh BIN_DIR SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+bin=$(cd "$1" && pwd)
+db="$work/lab.db"
+expect_status() {  # expect_status STATUS COMMAND...: stdout to $work/out, stderr to $work/err
+  local want=$1; shift
+  set +e
+  "$@" > "$work/out" 2> "$work/err"
+  local got=$?
+  set -e
+  [ "$got" -eq "$want" ] || { cat "$work/out" "$work/err"; fail "$* exited $got, want $want"; }
+}
+
+write_campaign() {  # write_campaign FILE NAME
+  cat > "$1" <<TOML
+name = "$2"
+baseline = "hello"
+[matrix]
+connections = [4]
+rounds = 2
+warmup = "100ms"
+duration = "300ms"
+[load]
+cpus = "1"
+# The plumbing is under test, not this machine's neighbours.
+[gates]
+mode = "warn"
+[[target]]
+name = "hello"
+command = ["$bin/hello-server", "--port", "{port}"]
+cpus = "0"
+[[scenario]]
+name = "hello"
+path = "/"
+expect = { status = 200, body = "hello\n" }
+TOML
+}
+write_campaign "$work/nightly.toml" nightly
+write_campaign "$work/other.toml" other
+for n in 1 2 3; do
+  "$bin/benchlab" run "$work/nightly.toml" --name "nightly-$n" --db "$db" \
+    > "$work/run-$n.out" 2>&1 || { cat "$work/run-$n.out"; fail "benchlab run nightly-$n"; }
+done
+"$bin/benchlab" run "$work/other.toml" --db "$db" > "$work/run-other.out" 2>&1 ||
+  { cat "$work/run-other.out"; fail "benchlab run other"; }
+[ "$(sqlite3 "$db" "select group_concat(name || ':' || series, ' ') from campaigns")" = \
+  "nightly-1:nightly nightly-2:nightly nightly-3:nightly other:other" ] ||
+  fail "series: $(sqlite3 "$db" "select name, series from campaigns")"
+check "three runs under new names keep the file's series; another file is its own"
+
+expect_status 0 "$bin/benchlab" history nightly --db "$db"
+grep -q "^series nightly: 3 campaign(s), rps (higher is better)" "$work/out" ||
+  { cat "$work/out"; fail "history header"; }
+grep -qx "hello c4 hello" "$work/out" || { cat "$work/out"; fail "the line's title"; }
+[ "$(grep -Ec '^  [123] +nightly-[123] ' "$work/out")" -eq 3 ] ||
+  { cat "$work/out"; fail "one row per campaign"; }
+grep -q "other" "$work/out" && fail "another series' campaign in the history"
+check "history: the series' three campaigns on its line"
+
+expect_status 0 "$bin/benchlab" history nightly --db "$db" --json --figure cpu --cell hello/c4
+cp "$work/out" "$work/history.json"
+for n in 1 2 3; do
+  "$bin/benchlab" report "nightly-$n" --db "$db" --format json -o "$work/report-$n.json"
+done
+python3 - "$work" <<'PY' || fail "history's JSON disagrees with the reports"
+import json, sys
+work = sys.argv[1]
+h = json.load(open(f"{work}/history.json"))
+assert h["series"] == "nightly" and h["figure"] == "cpu_us_per_request", h
+assert [c["name"] for c in h["campaigns"]] == ["nightly-1", "nightly-2", "nightly-3"], h
+(line,) = h["lines"]
+assert (line["scenario"], line["load_level"], line["target"]) == ("hello", "c4", "hello"), line
+for n, point in zip((1, 2, 3), line["points"]):
+    assert point["campaign"] == f"nightly-{n}", point
+    report = json.load(open(f"{work}/report-{n}.json"))
+    text = json.dumps(report)
+    # The report's median CPU per request of this cell and target is the history's.
+    medians = []
+    def walk(x):
+        if isinstance(x, dict):
+            if x.get("target") == "hello" and isinstance(x.get("metrics"), dict):
+                m = x["metrics"].get("cpu_us_per_request")
+                if isinstance(m, dict) and "median" in m:
+                    medians.append(m["median"])
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+    walk(report)
+    assert medians, f"no median in report {n}"
+    assert abs(medians[0] - point["median"]) <= 1e-9 * abs(medians[0]), (medians, point)
+    assert point["n"] == len(point["values"]) >= 1, point
+    if point["n"] >= 2:
+        assert point["low"] <= point["estimate"] <= point["high"], point
+PY
+check "JSON: every campaign's median is its report's, inside its interval"
+
+expect_status 2 "$bin/benchlab" history nightly --db "$db" --figure speed
+grep -q "^benchlab history: --figure: expected rps, cpu, p99" "$work/err" || fail "$(cat "$work/err")"
+expect_status 2 "$bin/benchlab" history nighty --db "$db"
+grep -qx "benchlab history: no series \"nighty\" in $db (series: nightly, other)" "$work/err" ||
+  fail "$(cat "$work/err")"
+expect_status 2 "$bin/benchlab" history nightly --db "$work/missing.db"
+[ ! -e "$work/missing.db" ] || fail "a missing --db was created"
+expect_status 2 "$bin/benchlab" history nightly --db "$db" --cell /c4
+check "bad figure, unknown series, missing database and bad cell exit 2 with one line"
+echo "passed: $passed"

@@ -1,0 +1,126 @@
+// A campaign series (analysis/series.h, docs/history.md): each campaign's figure per line, from
+// its valid matrix windows' newest attempts, with the interval on their geometric mean.
+#include "analysis/series.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace benchlab {
+namespace {
+
+WindowRow Window(int64_t id, const std::string& target, int round, double rps, int attempt = 1,
+                 const std::string& verdict = "valid") {
+  WindowRow w;
+  w.id = id;
+  w.target = target;
+  w.scenario = "json";
+  w.connections = 64;
+  w.load_level = "c64";
+  w.round = round;
+  w.attempt = attempt;
+  w.verdict = verdict;
+  w.reasons = "[]";
+  w.requests = static_cast<uint64_t>(rps);
+  w.duration_s = 1;
+  w.rps = rps;
+  w.cpu_us_per_request = 1e6 / rps;
+  w.server_cpu_s = 1;
+  w.target_version = target == "app" ? "v" + std::to_string(id / 100) : "";
+  return w;
+}
+
+ReportInput Campaign(int64_t id, std::vector<double> app_rps) {
+  ReportInput in;
+  in.campaign.id = id;
+  in.campaign.name = "nightly-" + std::to_string(id);
+  in.campaign.state = "done";
+  in.campaign.created_at = "2026-12-0" + std::to_string(id) + "T02:00:00Z";
+  int64_t w = id * 100;
+  int round = 1;
+  for (double rps : app_rps) in.windows.push_back(Window(w++, "app", round++, rps));
+  in.windows.push_back(Window(w++, "base", 1, 1000));
+  return in;
+}
+
+TEST(SeriesTest, EachCampaignGivesItsMedianAndTheIntervalOnItsRounds) {
+  ReportInput second = Campaign(2, {2000, 2100, 1900});
+  // A newer attempt replaces the round's first; an invalid window is left out.
+  second.windows.push_back(Window(250, "app", 3, 2050, 2));
+  second.windows.push_back(Window(251, "app", 4, 99999, 1, "invalid"));
+  const Series s = BuildSeries("nightly", {Campaign(1, {1000, 1100, 900}), second}, Metric::kRps);
+  ASSERT_EQ(s.campaigns.size(), 2u);
+  EXPECT_EQ(s.campaigns[1].name, "nightly-2");
+  EXPECT_EQ(s.campaigns[1].versions.at("app"), "v2");
+  EXPECT_EQ(s.campaigns[1].versions.count("base"), 0u) << "no version recorded: absent";
+  const auto& app = s.lines.at({"", "json", "c64", "app"});
+  ASSERT_EQ(app.size(), 2u);
+  EXPECT_EQ(app[0].values, (std::vector<double>{1000, 1100, 900}));
+  EXPECT_EQ(app[0].summary.median, 1000);
+  EXPECT_EQ(app[1].values, (std::vector<double>{2000, 2100, 2050}));
+  EXPECT_EQ(app[1].summary.median, 2050);
+  // The geometric mean with its t interval, from the same values.
+  const RatioInterval expected = LogRatioInterval({2000, 2100, 2050}, 0.95);
+  EXPECT_DOUBLE_EQ(app[1].interval.estimate, expected.estimate);
+  EXPECT_DOUBLE_EQ(app[1].interval.low, expected.low);
+  EXPECT_LT(app[1].interval.low, 2000);
+  EXPECT_GT(app[1].interval.high, 2100);
+  // One round: its value, no interval.
+  const auto& base = s.lines.at({"", "json", "c64", "base"});
+  EXPECT_EQ(base[0].interval.estimate, 1000);
+  EXPECT_TRUE(std::isnan(base[0].interval.low));
+}
+
+TEST(SeriesTest, ACampaignWithoutAValidWindowHasNoPointOnTheLine) {
+  ReportInput none = Campaign(2, {});
+  const Series s =
+      BuildSeries("nightly", {Campaign(1, {1000}), none, Campaign(3, {1200})}, Metric::kRps);
+  const auto& app = s.lines.at({"", "json", "c64", "app"});
+  ASSERT_EQ(app.size(), 2u);
+  EXPECT_EQ(app[0].campaign, 0u);
+  EXPECT_EQ(app[1].campaign, 2u);
+}
+
+TEST(SeriesTest, TheTextAndJsonShowTheFilteredLines) {
+  const Series s =
+      BuildSeries("nightly", {Campaign(1, {1000, 1100, 900}), Campaign(2, {2000, 2100, 1900})},
+                  Metric::kCpuUsPerRequest);
+  SeriesFilter only_app;
+  only_app.target = "app";
+  const std::string text = FormatHistoryText(s, only_app);
+  EXPECT_NE(text.find("series nightly: 2 campaign(s), cpu_us_per_request (lower is better)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("json c64 app"), std::string::npos) << text;
+  EXPECT_EQ(text.find("json c64 base"), std::string::npos) << text;
+  EXPECT_NE(text.find("nightly-2"), std::string::npos) << text;
+  EXPECT_NE(text.find(" 500 "), std::string::npos) << "median CPU/request of 2000 req/s" << text;
+
+  const auto j = nlohmann::json::parse(FormatHistoryJson(s, only_app));
+  EXPECT_EQ(j["figure"], "cpu_us_per_request");
+  EXPECT_EQ(j["better"], "lower");
+  ASSERT_EQ(j["lines"].size(), 1u);
+  EXPECT_EQ(j["lines"][0]["target"], "app");
+  ASSERT_EQ(j["lines"][0]["points"].size(), 2u);
+  EXPECT_EQ(j["lines"][0]["points"][1]["campaign"], "nightly-2");
+  EXPECT_DOUBLE_EQ(j["lines"][0]["points"][1]["median"].get<double>(), 500);
+  EXPECT_EQ(j["campaigns"][0]["versions"]["app"], "v1");
+
+  SeriesFilter nothing;
+  nothing.scenario = "plaintext";
+  EXPECT_NE(FormatHistoryText(s, nothing).find("no line has a valid window that matches"),
+            std::string::npos);
+  EXPECT_TRUE(nlohmann::json::parse(FormatHistoryJson(s, nothing))["lines"].empty());
+}
+
+TEST(SeriesTest, FiguresAreNamedShortOrAsInReports) {
+  EXPECT_EQ(ParseFigure("rps"), Metric::kRps);
+  EXPECT_EQ(ParseFigure("cpu"), Metric::kCpuUsPerRequest);
+  EXPECT_EQ(ParseFigure("p99"), Metric::kP99Us);
+  EXPECT_EQ(ParseFigure("total_cpu_us_per_request"), Metric::kTotalCpuUsPerRequest);
+  EXPECT_FALSE(ParseFigure("speed").has_value());
+}
+
+}  // namespace
+}  // namespace benchlab
