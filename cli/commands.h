@@ -18,12 +18,13 @@ CommandRunner AddWindowsCommand(CLI::App& root);
 CommandRunner AddAgentsCommand(CLI::App& root);  // the fleet and its leases
 CommandRunner AddRerunCommand(CLI::App& root);   // windows measured again
 CommandRunner AddCancelCommand(CLI::App& root);
-CommandRunner AddLoadCommand(CLI::App& root);     // the load generator on its own
-CommandRunner AddReportCommand(CLI::App& root);   // Markdown, JSON or CSV of a campaign
-CommandRunner AddCompareCommand(CLI::App& root);  // two campaigns, cell by cell
-CommandRunner AddHistoryCommand(CLI::App& root);  // a series of campaigns over time
-CommandRunner AddCaCommand(CLI::App& root);       // the private CA: init, issue, revoke
-CommandRunner AddAuditCommand(CLI::App& root);    // who changed what, and who was refused
-CommandRunner AddTokenCommand(CLI::App& root);    // the dashboard's tokens
+CommandRunner AddLoadCommand(CLI::App& root);         // the load generator on its own
+CommandRunner AddReportCommand(CLI::App& root);       // Markdown, JSON or CSV of a campaign
+CommandRunner AddCompareCommand(CLI::App& root);      // two campaigns, cell by cell
+CommandRunner AddHistoryCommand(CLI::App& root);      // a series of campaigns over time
+CommandRunner AddRegressionsCommand(CLI::App& root);  // a series' change points
+CommandRunner AddCaCommand(CLI::App& root);           // the private CA: init, issue, revoke
+CommandRunner AddAuditCommand(CLI::App& root);        // who changed what, and who was refused
+CommandRunner AddTokenCommand(CLI::App& root);        // the dashboard's tokens
 
 }  // namespace benchlab

@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   add(benchlab::AddReportCommand);
   add(benchlab::AddCompareCommand);
   add(benchlab::AddHistoryCommand);
+  add(benchlab::AddRegressionsCommand);
   add(benchlab::AddCaCommand);
   add(benchlab::AddAuditCommand);
   add(benchlab::AddTokenCommand);

@@ -111,4 +111,21 @@ expect_status 2 "$bin/benchlab" history nightly --db "$work/missing.db"
 [ ! -e "$work/missing.db" ] || fail "a missing --db was created"
 expect_status 2 "$bin/benchlab" history nightly --db "$db" --cell /c4
 check "bad figure, unknown series, missing database and bad cell exit 2 with one line"
+# Three campaigns are too few for a change point (3 on each side at least): regressions says so
+# in every format, and refuses bad input.
+expect_status 0 "$bin/benchlab" regressions nightly --db "$db"
+grep -qx "series nightly: 3 campaign(s), 0 change point(s)" "$work/out" ||
+  { cat "$work/out"; fail "regressions' text"; }
+expect_status 0 "$bin/benchlab" regressions nightly --db "$db" --format markdown -o "$work/pr.md"
+[ "$(cat "$work/pr.md")" = "### benchlab: series \`nightly\`
+
+No change point in 3 campaign(s)." ] || { cat "$work/pr.md"; fail "regressions' markdown"; }
+expect_status 0 "$bin/benchlab" regressions nightly --db "$db" --format json --since nightly-2
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j=={"series":"nightly","campaigns":3,"changes":[]}, j' \
+  "$work/out" || fail "regressions' JSON: $(cat "$work/out")"
+expect_status 2 "$bin/benchlab" regressions nightly --db "$db" --since other
+grep -qx "benchlab regressions: --since: no campaign \"other\" in series \"nightly\"" "$work/err" ||
+  fail "$(cat "$work/err")"
+expect_status 2 "$bin/benchlab" regressions nightly --db "$db" --figure rps --figure speed
+check "regressions: none in three campaigns, as text, Markdown and JSON; bad input exits 2"
 echo "passed: $passed"
