@@ -1,14 +1,12 @@
 // `benchlab history SERIES --db FILE`: a figure of every line of a campaign series over its
 // campaigns, with intervals (docs/history.md). Reads the database, never writes it.
 #include <cstdio>
-#include <filesystem>
 #include <memory>
-#include <set>
 
 #include "analysis/series.h"
 #include "cli/command_error.h"
 #include "cli/commands.h"
-#include "coordinator/store.h"
+#include "cli/series_input.h"
 
 namespace benchlab {
 namespace {
@@ -31,48 +29,13 @@ int RunHistory(const HistoryArgs& args) {
                             args.figure + "\"");
   }
   SeriesFilter filter;
-  filter.target = args.target;
-  if (!args.cell.empty()) {
-    const size_t slash = args.cell.find('/');
-    filter.scenario = args.cell.substr(0, slash);
-    if (slash != std::string::npos) filter.load_level = args.cell.substr(slash + 1);
-    if (filter.scenario.empty() || (slash != std::string::npos && filter.load_level.empty())) {
-      return CommandError("history", 2,
-                          "--cell: expected SCENARIO or SCENARIO/LEVEL such as json/c64, got \"" +
-                              args.cell + "\"");
-    }
-  }
-  // Store::Open would create a missing file: a typo must not leave an empty database behind.
-  if (!std::filesystem::exists(args.db)) {
-    return CommandError("history", 2, "--db: no database at " + args.db);
-  }
-  auto store = Store::Open(args.db);
-  if (!store.ok()) return CommandError("history", 1, store.status().message());
-  auto rows = (*store)->ListSeries(args.series);
-  if (!rows.ok()) return CommandError("history", 1, rows.status().message());
-  if (rows->empty()) {
-    std::set<std::string> names;
-    if (auto all = (*store)->ListCampaigns(); all.ok()) {
-      for (const CampaignRow& c : *all) names.insert(c.series);
-    }
-    std::string known;
-    for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
-    return CommandError(
-        "history", 2,
-        "no series \"" + args.series + "\" in " + args.db +
-            (known.empty() ? " (it holds no campaign)" : " (series: " + known + ")"));
-  }
-  std::vector<ReportInput> inputs;
-  for (const CampaignRow& row : *rows) {
-    auto input = LoadReportInput(**store, row.name);
-    if (!input.ok()) return CommandError("history", 1, input.status().message());
-    inputs.push_back(std::move(*input));
-  }
-  const Series series = BuildSeries(args.series, inputs, *metric);
+  if (int bad = ParseSeriesFilter("history", args.cell, args.target, filter)) return bad;
+  SeriesInput loaded;
+  if (int bad = LoadSeriesInput("history", args.db, args.series, loaded)) return bad;
+  const Series series = BuildSeries(args.series, loaded.inputs, *metric);
   const std::string text =
       args.json ? FormatHistoryJson(series, filter) : FormatHistoryText(series, filter);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  return std::fflush(stdout) == 0 ? 0 : CommandError("history", 1, "writing to stdout failed");
+  return WriteCommandOutput("history", text, "");
 }
 
 }  // namespace

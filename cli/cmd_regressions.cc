@@ -3,15 +3,12 @@
 // writes it.
 #include <cstdio>
 #include <deque>
-#include <filesystem>
-#include <fstream>
 #include <memory>
-#include <set>
 
 #include "analysis/regressions.h"
 #include "cli/command_error.h"
 #include "cli/commands.h"
-#include "coordinator/store.h"
+#include "cli/series_input.h"
 
 namespace benchlab {
 namespace {
@@ -28,32 +25,6 @@ struct RegressionsArgs {
   std::string output;
 };
 
-int Write(const std::string& text, const std::string& output) {
-  if (output.empty() || output == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return std::fflush(stdout) == 0 ? 0 : CommandError("regressions", 1, "writing stdout failed");
-  }
-  // Beside the destination and renamed over it: a reader never sees half a comment.
-  const std::string tmp = output + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return CommandError("regressions", 2, "--output: cannot write " + output);
-    out << text;
-    out.close();
-    if (!out) {
-      std::filesystem::remove(tmp);
-      return CommandError("regressions", 1, "writing " + output + " failed");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, output, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    return CommandError("regressions", 1, "writing " + output + ": " + ec.message());
-  }
-  return 0;
-}
-
 int RunRegressions(const RegressionsArgs& args) {
   std::vector<Metric> metrics;
   for (const std::string& figure : args.figures) {
@@ -67,39 +38,12 @@ int RunRegressions(const RegressionsArgs& args) {
     metrics.push_back(*metric);
   }
   SeriesFilter filter;
-  filter.target = args.target;
-  if (!args.cell.empty()) {
-    const size_t slash = args.cell.find('/');
-    filter.scenario = args.cell.substr(0, slash);
-    if (slash != std::string::npos) filter.load_level = args.cell.substr(slash + 1);
-    if (filter.scenario.empty() || (slash != std::string::npos && filter.load_level.empty())) {
-      return CommandError("regressions", 2,
-                          "--cell: expected SCENARIO or SCENARIO/LEVEL such as json/c64, got \"" +
-                              args.cell + "\"");
-    }
-  }
-  if (!std::filesystem::exists(args.db)) {
-    return CommandError("regressions", 2, "--db: no database at " + args.db);
-  }
-  auto store = Store::Open(args.db);
-  if (!store.ok()) return CommandError("regressions", 1, store.status().message());
-  auto rows = (*store)->ListSeries(args.series);
-  if (!rows.ok()) return CommandError("regressions", 1, rows.status().message());
-  if (rows->empty()) {
-    std::set<std::string> names;
-    if (auto all = (*store)->ListCampaigns(); all.ok()) {
-      for (const CampaignRow& c : *all) names.insert(c.series);
-    }
-    std::string known;
-    for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
-    return CommandError(
-        "regressions", 2,
-        "no series \"" + args.series + "\" in " + args.db +
-            (known.empty() ? " (it holds no campaign)" : " (series: " + known + ")"));
-  }
+  if (int bad = ParseSeriesFilter("regressions", args.cell, args.target, filter)) return bad;
+  SeriesInput loaded;
+  if (int bad = LoadSeriesInput("regressions", args.db, args.series, loaded)) return bad;
   ChangeSearch search;
   if (!args.since.empty()) {
-    for (const CampaignRow& row : *rows) {
+    for (const CampaignRow& row : loaded.campaigns) {
       if (row.name == args.since) search.since_id = row.id;
     }
     if (search.since_id == 0) {
@@ -108,21 +52,15 @@ int RunRegressions(const RegressionsArgs& args) {
           "--since: no campaign \"" + args.since + "\" in series \"" + args.series + "\"");
     }
   }
-  std::vector<ReportInput> inputs;
-  for (const CampaignRow& row : *rows) {
-    auto input = LoadReportInput(**store, row.name);
-    if (!input.ok()) return CommandError("regressions", 1, input.status().message());
-    inputs.push_back(std::move(*input));
-  }
   std::deque<Series> kept;  // the changes point into their series
   std::vector<SeriesChange> changes;
   for (Metric metric : metrics) {
-    kept.push_back(BuildSeries(args.series, inputs, metric));
+    kept.push_back(BuildSeries(args.series, loaded.inputs, metric));
     for (SeriesChange& c : FindSeriesChanges(kept.back(), search, filter)) {
       changes.push_back(std::move(c));
     }
   }
-  const int campaigns = static_cast<int>(rows->size());
+  const int campaigns = static_cast<int>(loaded.campaigns.size());
   std::string text;
   if (args.format == "markdown") {
     text = FormatChangesMarkdown(args.series, changes, campaigns, args.dashboard);
@@ -131,7 +69,7 @@ int RunRegressions(const RegressionsArgs& args) {
   } else {
     text = FormatChangesText(args.series, changes, campaigns);
   }
-  return Write(text, args.output);
+  return WriteCommandOutput("regressions", text, args.output);
 }
 
 }  // namespace

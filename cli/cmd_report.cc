@@ -11,6 +11,7 @@
 #include "cli/command_error.h"
 #include "cli/commands.h"
 #include "cli/report_fetch.h"
+#include "cli/series_input.h"
 #include "cli/tls_options.h"
 #include "coordinator/store.h"
 
@@ -63,41 +64,13 @@ Made FromCoordinator(const ReportArgs& args) {
   return {"", 2, SayWhere(text.status().message(), args.campaign, "at " + args.coordinator)};
 }
 
-int Write(const std::string& text, const std::string& output) {
-  if (output.empty() || output == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return std::fflush(stdout) == 0
-               ? 0
-               : CommandError("report", 1, "writing the report to stdout failed");
-  }
-  // Written beside the destination and renamed over it, so a reader never sees half a report.
-  const std::string tmp = output + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return CommandError("report", 2, "--output: cannot write " + output);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.close();
-    if (!out) {
-      std::filesystem::remove(tmp);
-      return CommandError("report", 1, "writing " + output + " failed");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, output, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    return CommandError("report", 1, "writing " + output + ": " + ec.message());
-  }
-  return 0;
-}
-
 int RunReport(const ReportArgs& args) {
   if (args.db.empty() == args.coordinator.empty()) {
     return CommandError("report", 2, "give exactly one of --db FILE and --coordinator HOST:PORT");
   }
   Made made = args.db.empty() ? FromCoordinator(args) : FromDatabase(args);
   if (made.code != 0) return CommandError("report", made.code, made.error);
-  return Write(made.text, args.output);
+  return WriteCommandOutput("report", made.text, args.output);
 }
 
 }  // namespace

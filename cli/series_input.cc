@@ -1,0 +1,81 @@
+#include "cli/series_input.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "cli/command_error.h"
+
+namespace benchlab {
+
+int ParseSeriesFilter(const char* command, const std::string& cell, const std::string& target,
+                      SeriesFilter& filter) {
+  filter.target = target;
+  if (cell.empty()) return 0;
+  const size_t slash = cell.find('/');
+  filter.scenario = cell.substr(0, slash);
+  if (slash != std::string::npos) filter.load_level = cell.substr(slash + 1);
+  if (filter.scenario.empty() || (slash != std::string::npos && filter.load_level.empty())) {
+    return CommandError(
+        command, 2,
+        "--cell: expected SCENARIO or SCENARIO/LEVEL such as json/c64, got \"" + cell + "\"");
+  }
+  return 0;
+}
+
+int LoadSeriesInput(const char* command, const std::string& db, const std::string& series,
+                    SeriesInput& out) {
+  // Store::Open would create a missing file: a typo must not leave an empty database behind.
+  if (!std::filesystem::exists(db)) return CommandError(command, 2, "--db: no database at " + db);
+  auto store = Store::Open(db);
+  if (!store.ok()) return CommandError(command, 1, store.status().message());
+  auto rows = (*store)->ListSeries(series);
+  if (!rows.ok()) return CommandError(command, 1, rows.status().message());
+  if (rows->empty()) {
+    std::set<std::string> names;
+    if (auto all = (*store)->ListCampaigns(); all.ok()) {
+      for (const CampaignRow& c : *all) names.insert(c.series);
+    }
+    std::string known;
+    for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+    return CommandError(
+        command, 2,
+        "no series \"" + series + "\" in " + db +
+            (known.empty() ? " (it holds no campaign)" : " (series: " + known + ")"));
+  }
+  for (const CampaignRow& row : *rows) {
+    auto input = LoadReportInput(**store, row.name);
+    if (!input.ok()) return CommandError(command, 1, input.status().message());
+    out.inputs.push_back(std::move(*input));
+  }
+  out.campaigns = std::move(*rows);
+  return 0;
+}
+
+int WriteCommandOutput(const char* command, const std::string& text, const std::string& output) {
+  if (output.empty() || output == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return std::fflush(stdout) == 0 ? 0 : CommandError(command, 1, "writing to stdout failed");
+  }
+  const std::string tmp = output + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return CommandError(command, 2, "--output: cannot write " + output);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.close();
+    if (!out) {
+      std::filesystem::remove(tmp);
+      return CommandError(command, 1, "writing " + output + " failed");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, output, ec);
+  if (ec) {
+    std::filesystem::remove(tmp);
+    return CommandError(command, 1, "writing " + output + ": " + ec.message());
+  }
+  return 0;
+}
+
+}  // namespace benchlab
