@@ -217,7 +217,7 @@ describe('dashboard', () => {
   let invalidId;
   it('opens an invalid window from its cell and shows its reasons', async () => {
     const { record } = await api(`/api/v1/campaigns/${campaign}`);
-    // foreign_cpu makes most windows invalid here; a failed one would do as well.
+    // foreign_cpu (at 1%) makes every window invalid here; a failed one would do as well.
     const notValid = record.windows.map(newest).filter((a) => a.verdict === 'invalid' || a.verdict === 'failed')
       .sort((a, b) => (a.verdict === 'invalid' ? 0 : 1) - (b.verdict === 'invalid' ? 0 : 1));
     assert.ok(notValid.length > 0, 'the campaign has an invalid window (foreign_cpu on a shared machine)');
