@@ -252,10 +252,11 @@ ChangePointResult DetectChangePoints(const std::vector<SeriesPoint>& series,
     Test test;
   };
   std::vector<Found> found;
-  std::vector<std::pair<size_t, size_t>> todo = {{0, u.x.size()}};
-  while (!todo.empty()) {
-    const auto [a, b] = todo.back();
-    todo.pop_back();
+  // The bisection's segments [a, b) still to search: a kept split puts both halves back.
+  std::vector<std::pair<size_t, size_t>> unsearched = {{0, u.x.size()}};
+  while (!unsearched.empty()) {
+    const auto [a, b] = unsearched.back();
+    unsearched.pop_back();
     if (b - a < 2 * min_segment) continue;
     const Test test = TestSegment(u.x, a, b, opts);
     ++result.tests;
@@ -263,8 +264,8 @@ ChangePointResult DetectChangePoints(const std::vector<SeriesPoint>& series,
     const size_t t = a + static_cast<size_t>(test.split.tau);
     if (!Reportable(SizeOf(u, a, t, b, options.confidence).interval, options.margin)) continue;
     found.push_back({t, test});
-    todo.push_back({t, b});
-    todo.push_back({a, t});
+    unsearched.push_back({t, b});
+    unsearched.push_back({a, t});
   }
   std::sort(found.begin(), found.end(), [](const Found& x, const Found& y) { return x.t < y.t; });
 
