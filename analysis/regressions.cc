@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "analysis/report_detail.h"
+
 namespace benchlab {
 namespace {
 
@@ -28,10 +30,6 @@ std::string Versions(const SeriesChange& c) {
   const std::string before = VersionOf(c.before, c.key.target);
   const std::string after = VersionOf(c.after, c.key.target);
   return before == after ? before + " (unchanged)" : before + " -> " + after;
-}
-
-nlohmann::ordered_json Number(double v) {
-  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
 }
 
 }  // namespace
@@ -130,12 +128,12 @@ std::string FormatChangesJson(const std::string& series, const std::vector<Serie
          {"direction", ChangeDirectionName(c.point.direction)},
          {"status", c.status},
          {"size",
-          {{"estimate", Number(c.point.size.estimate)},
-           {"low", Number(c.point.size.low)},
-           {"high", Number(c.point.size.high)},
-           {"level", Number(c.point.size.level)}}},
+          {{"estimate", report_detail::Num(c.point.size.estimate)},
+           {"low", report_detail::Num(c.point.size.low)},
+           {"high", report_detail::Num(c.point.size.high)},
+           {"level", report_detail::Num(c.point.size.level)}}},
          {"verdict", IntervalVerdictName(c.point.verdict)},
-         {"p_value", Number(c.point.p_value)},
+         {"p_value", report_detail::Num(c.point.p_value)},
          {"campaigns_before", c.point.before_n},
          {"campaigns_after", c.point.after_n},
          {"before", c.before->name},

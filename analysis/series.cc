@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "analysis/report_detail.h"
+
 namespace benchlab {
 
 std::string SeriesKeyLabel(const SeriesKey& key) {
@@ -91,10 +93,6 @@ const char* BetterWord(Metric metric) {
   return MetricBetter(metric) == Better::kHigher ? "higher" : "lower";
 }
 
-nlohmann::ordered_json Number(double v) {
-  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
-}
-
 }  // namespace
 
 std::string FormatHistoryText(const Series& series, const SeriesFilter& filter) {
@@ -158,14 +156,14 @@ std::string FormatHistoryJson(const Series& series, const SeriesFilter& filter) 
                   {"points", ojson::array()}};
     for (const HistoryPoint& p : points) {
       ojson values = ojson::array();
-      for (double v : p.values) values.push_back(Number(v));
+      for (double v : p.values) values.push_back(report_detail::Num(v));
       line["points"].push_back({{"campaign_id", series.campaigns[p.campaign].id},
                                 {"campaign", series.campaigns[p.campaign].name},
                                 {"n", p.summary.n},
-                                {"median", Number(p.summary.median)},
-                                {"estimate", Number(p.interval.estimate)},
-                                {"low", Number(p.interval.low)},
-                                {"high", Number(p.interval.high)},
+                                {"median", report_detail::Num(p.summary.median)},
+                                {"estimate", report_detail::Num(p.interval.estimate)},
+                                {"low", report_detail::Num(p.interval.low)},
+                                {"high", report_detail::Num(p.interval.high)},
                                 {"values", values}});
     }
     j["lines"].push_back(std::move(line));
