@@ -8,15 +8,6 @@
 # Usage: compare_test.sh BIN_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 bin=$(cd "$1" && pwd)
-# expect_status STATUS COMMAND...: runs it with stdout to $work/out, stderr to $work/err.
-expect_status() {
-  local want=$1; shift
-  set +e
-  "$@" > "$work/out" 2> "$work/err"
-  local got=$?
-  set -e
-  [ "$got" -eq "$want" ] || { cat "$work/out" "$work/err"; fail "$* exited $got, want $want"; }
-}
 
 campaign() {  # campaign NAME
   cat > "$work/$1.toml" <<TOML

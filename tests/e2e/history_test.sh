@@ -8,14 +8,6 @@
 . "$(dirname "$0")/lib.sh"
 bin=$(cd "$1" && pwd)
 db="$work/lab.db"
-expect_status() {  # expect_status STATUS COMMAND...: stdout to $work/out, stderr to $work/err
-  local want=$1; shift
-  set +e
-  "$@" > "$work/out" 2> "$work/err"
-  local got=$?
-  set -e
-  [ "$got" -eq "$want" ] || { cat "$work/out" "$work/err"; fail "$* exited $got, want $want"; }
-}
 
 write_campaign() {  # write_campaign FILE NAME
   cat > "$1" <<TOML

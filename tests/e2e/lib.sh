@@ -31,6 +31,16 @@ fail() {
 }
 
 check() { echo "ok: $*"; passed=$((passed + 1)); }
+# expect_status STATUS COMMAND...: runs it with stdout to $work/out and stderr to $work/err, and
+# fails the test (printing both) unless it exits STATUS.
+expect_status() {
+  local want=$1; shift
+  set +e
+  "$@" > "$work/out" 2> "$work/err"
+  local got=$?
+  set -e
+  [ "$got" -eq "$want" ] || { cat "$work/out" "$work/err"; fail "$* exited $got, want $want"; }
+}
 
 poll() {  # poll SECONDS COMMAND...
   local deadline=$((SECONDS + $1)); shift
