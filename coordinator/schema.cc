@@ -460,7 +460,35 @@ UPDATE campaigns SET series = name WHERE series = '';
 CREATE INDEX campaigns_by_series ON campaigns (series, id);
 )sql";
 
-constexpr std::array<Migration, 10> kMigrations = {{
+// Re-measurements of suspected changes (docs/history.md, "Confirmation by re-measurement"): one
+// row per change point (a series' line, figure and first campaign after the change), with the
+// campaign that measured the old build against the new one and what that showed.
+constexpr const char* kV11 = R"sql(
+CREATE TABLE confirmations (
+  id                 INTEGER PRIMARY KEY,
+  series             TEXT NOT NULL,
+  pair               TEXT NOT NULL,
+  scenario           TEXT NOT NULL,
+  load_level         TEXT NOT NULL,
+  target             TEXT NOT NULL,
+  figure             TEXT NOT NULL,
+  after_campaign_id  INTEGER NOT NULL,
+  old_campaign_id    INTEGER NOT NULL,
+  new_campaign_id    INTEGER NOT NULL,
+  campaign           TEXT NOT NULL DEFAULT '',
+  status             TEXT NOT NULL CHECK (status IN ('measuring', 'confirmed', 'false alarm',
+                                                     'undecided', 'unconfirmed', 'not measured')),
+  estimate           REAL,
+  low                REAL,
+  high               REAL,
+  rounds             INTEGER NOT NULL DEFAULT 0,
+  detail             TEXT NOT NULL DEFAULT '',
+  recorded_at        TEXT NOT NULL,
+  UNIQUE (series, pair, scenario, load_level, target, figure, after_campaign_id)
+);
+)sql";
+
+constexpr std::array<Migration, 11> kMigrations = {{
     {1, "campaigns, targets, scenarios, windows and samples", kV1},
     {2, "host figures, checks and self-test per window; host samples; spooled agent results", kV2},
     {3, "the load generator's record, load levels, window claims, re-runs and placement", kV3},
@@ -471,6 +499,7 @@ constexpr std::array<Migration, 10> kMigrations = {{
     {8, "each agent's self-test calibration per campaign", kV8},
     {9, "side services' figures and probes per window", kV9},
     {10, "each campaign's series", kV10},
+    {11, "re-measurements of suspected changes", kV11},
 }};
 
 std::string Errmsg(sqlite3* db) { return sqlite3_errmsg(db); }

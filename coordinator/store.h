@@ -250,6 +250,32 @@ struct SelftestCalibrationRow {
   auto operator<=>(const SelftestCalibrationRow&) const = default;
 };
 
+// The re-measurement of one suspected change (the confirmations table, docs/store.md;
+// docs/history.md, "Confirmation by re-measurement"): which change (the series' line, the figure
+// and the first campaign after the change), which builds were measured against each other (those
+// of old_campaign_id and new_campaign_id), by which campaign, and what that showed: the interval
+// of the ratios new / old over `rounds` rounds. Unique by series, line, figure and
+// after_campaign_id: recording a change again replaces its row.
+struct ConfirmationRow {
+  int64_t id = 0;
+  std::string series;
+  std::string pair;
+  std::string scenario;
+  std::string load_level;
+  std::string target;
+  std::string figure;  // a MetricName: "rps", "cpu_us_per_request", ...
+  int64_t after_campaign_id = 0;
+  int64_t old_campaign_id = 0;
+  int64_t new_campaign_id = 0;
+  std::string campaign;  // the re-measurement campaign's name; "" when none could run
+  // "measuring" | "confirmed" | "false alarm" | "undecided" | "unconfirmed" | "not measured"
+  std::string status;
+  std::optional<double> estimate, low, high;  // new / old; absent without two rounds
+  int rounds = 0;
+  std::string detail;       // one line: the decision's reason, or why nothing was measured
+  std::string recorded_at;  // ISO 8601 UTC; "" means now
+};
+
 class Store {
  public:
   // Opens or creates the database, sets WAL and applies pending migrations. A new database file
@@ -281,6 +307,11 @@ class Store {
   Result<std::optional<CampaignRow>> FindCampaignById(int64_t id);
   // The campaigns of a series (docs/history.md), oldest first (by id).
   Result<std::vector<CampaignRow>> ListSeries(const std::string& series);
+  // Inserts a change's re-measurement, or replaces the row of the same change; returns its id.
+  // InvalidArgument for a status outside the table's list.
+  Result<int64_t> RecordConfirmation(const ConfirmationRow& row);
+  // The re-measurements of a series' changes, by id.
+  Result<std::vector<ConfirmationRow>> ListConfirmations(const std::string& series);
   // A campaign's targets and scenarios in the order CreateCampaign was given them.
   Result<std::vector<TargetRow>> ListTargets(int64_t campaign_id);
   Result<std::vector<ScenarioRow>> ListScenarios(int64_t campaign_id);

@@ -310,10 +310,10 @@ TEST_F(StoreOpenTest, CreatesTheFileAtTheLatestSchemaVersionInWalMode) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(fs::exists(path_));
-  EXPECT_EQ(schema::LatestVersion(), 10);
+  EXPECT_EQ(schema::LatestVersion(), 11);
   EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   RawDb raw(path_);
-  EXPECT_EQ(raw.One("PRAGMA user_version"), "10");
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "11");
   EXPECT_EQ(raw.One("PRAGMA journal_mode"), "wal");
 }
 
@@ -343,7 +343,7 @@ TEST_F(StoreOpenTest, RefusesANewerDatabaseAndLeavesItUntouched) {
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(store.status().message(),
             path_ +
-                ": database schema version 999 is newer than this benchlab (knows 10); "
+                ": database schema version 999 is newer than this benchlab (knows 11); "
                 "upgrade benchlab");
   RawDb raw(path_);
   EXPECT_EQ(raw.One("PRAGMA user_version"), "999");
@@ -480,7 +480,7 @@ TEST_F(StoreOpenTest, AVersionThreeDatabaseIsUpgradedKeepingItsRows) {
                        "DROP TABLE selftest_calibrations; DROP TABLE window_services;"
                        "DROP TABLE window_probes; DROP INDEX campaigns_by_series; ALTER TABLE "
                        "campaigns DROP COLUMN series; "
-                       "PRAGMA user_version = 3"),
+                       "DROP TABLE confirmations; PRAGMA user_version = 3"),
               "");
   }
   auto store = OpenStore();
@@ -511,7 +511,7 @@ TEST_F(StoreOpenTest, AVersionSixDatabaseGainsTheTokensTableAndKeepsItsAudit) {
         raw.Exec("DROP TABLE tokens; DROP TABLE selftest_calibrations; DROP TABLE window_services; "
                  "DROP TABLE window_probes; DROP INDEX campaigns_by_series; ALTER TABLE campaigns "
                  "DROP COLUMN series; "
-                 "PRAGMA user_version = 6"),
+                 "DROP TABLE confirmations; PRAGMA user_version = 6"),
         "");
   }
   auto store = OpenStore();
@@ -537,7 +537,7 @@ TEST_F(StoreOpenTest, AVersionSevenDatabaseGainsTheCalibrationsTableAndKeepsItsC
     ASSERT_EQ(raw.Exec("DROP TABLE selftest_calibrations; DROP TABLE window_services; "
                        "DROP TABLE window_probes; DROP INDEX campaigns_by_series; ALTER TABLE "
                        "campaigns DROP COLUMN series; "
-                       "PRAGMA user_version = 7"),
+                       "DROP TABLE confirmations; PRAGMA user_version = 7"),
               "");
   }
   auto store = OpenStore();
@@ -562,12 +562,12 @@ TEST_F(StoreOpenTest, AVersionNineDatabaseGivesEachCampaignItsOwnNameAsSeries) {
   {
     RawDb raw(path_);
     ASSERT_EQ(raw.Exec("DROP INDEX campaigns_by_series; ALTER TABLE campaigns DROP COLUMN series; "
-                       "PRAGMA user_version = 9"),
+                       "DROP TABLE confirmations; PRAGMA user_version = 9"),
               "");
   }
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->SchemaVersion(), 10);
+  EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   auto old = store->ListSeries("old-1");
   ASSERT_TRUE(old.ok()) << old.status().ToString();
   ASSERT_EQ(old->size(), 1u);
@@ -591,6 +591,69 @@ TEST_F(StoreOpenTest, AVersionNineDatabaseGivesEachCampaignItsOwnNameAsSeries) {
   EXPECT_TRUE(store->ListSeries("none")->empty());
 }
 
+// Version 11 (docs/history.md, "Confirmation by re-measurement"): a change's re-measurement is
+// one row, replaced when recorded again, listed by series; a status outside the list is refused.
+TEST_F(StoreOpenTest, AChangesReMeasurementIsOneRowPerChangeReplacedWhenRecordedAgain) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  ConfirmationRow row;
+  row.series = "nightly";
+  row.scenario = "json";
+  row.load_level = "c64";
+  row.target = "hello";
+  row.figure = "rps";
+  row.after_campaign_id = 6;
+  row.old_campaign_id = 4;
+  row.new_campaign_id = 9;
+  row.campaign = "nightly-9-remeasure-1";
+  row.status = "measuring";
+  auto first = store->RecordConfirmation(row);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+
+  row.status = "confirmed";
+  row.estimate = 0.9;
+  row.low = 0.85;
+  row.high = 0.95;
+  row.rounds = 7;
+  row.detail = "new/old 0.90 (0.85-0.95) excludes 1: the fall is confirmed";
+  auto again = store->RecordConfirmation(row);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*again, *first);
+
+  ConfirmationRow cpu = row;  // another figure of the same change: a row of its own
+  cpu.figure = "cpu_us_per_request";
+  cpu.status = "not measured";
+  cpu.estimate.reset();
+  cpu.low.reset();
+  cpu.high.reset();
+  cpu.campaign = "";
+  ASSERT_TRUE(store->RecordConfirmation(cpu).ok());
+  ConfirmationRow other = row;
+  other.series = "other";
+  ASSERT_TRUE(store->RecordConfirmation(other).ok());
+
+  auto rows = store->ListConfirmations("nightly");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 2u);
+  const ConfirmationRow& got = (*rows)[0];
+  EXPECT_EQ(got.status, "confirmed");
+  EXPECT_EQ(got.campaign, "nightly-9-remeasure-1");
+  EXPECT_EQ(got.after_campaign_id, 6);
+  EXPECT_EQ(got.old_campaign_id, 4);
+  EXPECT_EQ(got.new_campaign_id, 9);
+  EXPECT_EQ(got.rounds, 7);
+  ASSERT_TRUE(got.estimate && got.low && got.high);
+  EXPECT_DOUBLE_EQ(*got.low, 0.85);
+  EXPECT_EQ(got.detail, row.detail);
+  EXPECT_FALSE(got.recorded_at.empty());
+  EXPECT_EQ((*rows)[1].figure, "cpu_us_per_request");
+  EXPECT_FALSE((*rows)[1].estimate.has_value());
+
+  ConfirmationRow bad = row;
+  bad.status = "probably";
+  EXPECT_EQ(store->RecordConfirmation(bad).status().code(), StatusCode::kInvalidArgument);
+}
+
 // Version 9 (docs/services.md): a window's side services and probes are stored beside it, in its
 // transaction, and a probe with no delta keeps why (never a 0).
 TEST_F(StoreOpenTest, AVersionEightDatabaseGainsTheServiceTablesAndWindowsKeepTheirServices) {
@@ -604,7 +667,7 @@ TEST_F(StoreOpenTest, AVersionEightDatabaseGainsTheServiceTablesAndWindowsKeepTh
     RawDb raw(path_);
     ASSERT_EQ(raw.Exec("DROP TABLE window_services; DROP TABLE window_probes; "
                        "DROP INDEX campaigns_by_series; ALTER TABLE campaigns DROP COLUMN series; "
-                       "PRAGMA user_version = 8"),
+                       "DROP TABLE confirmations; PRAGMA user_version = 8"),
               "");
   }
   auto store = OpenStore();
@@ -705,7 +768,7 @@ TEST_F(StoreOpenTest, AVersionFourDatabaseGetsEachWindowsOutcomeFromItsReasons) 
                  "DROP TABLE selftest_calibrations; DROP TABLE window_services; "
                  "DROP TABLE window_probes; DROP INDEX campaigns_by_series; ALTER TABLE campaigns "
                  "DROP COLUMN series; "
-                 "PRAGMA user_version = 4"),
+                 "DROP TABLE confirmations; PRAGMA user_version = 4"),
         "");
   }
   auto store = OpenStore();
