@@ -32,7 +32,33 @@ std::string Versions(const SeriesChange& c) {
   return before == after ? before + " (unchanged)" : before + " -> " + after;
 }
 
+// "; re-measured in C over N rounds: +x% [lo, hi], confirmed" or the status alone.
+std::string RemeasuredText(const SeriesChange& c) {
+  if (!c.remeasured) return c.status + ", not re-measured";
+  const Remeasurement& r = *c.remeasured;
+  if (r.campaign.empty()) return c.status + ": " + r.detail;
+  std::string out =
+      "re-measured by " + r.campaign + " over " + std::to_string(r.rounds) + " round(s)";
+  if (std::isfinite(r.interval.estimate)) out += ": " + SizeText(r.interval);
+  return out + ", " + c.status + (r.detail.empty() ? "" : " (" + r.detail + ")");
+}
+
 }  // namespace
+
+std::vector<size_t> LastChangeOfEachLine(const std::vector<SeriesChange>& changes) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < changes.size(); ++i) {
+    bool last = true;
+    for (size_t j = 0; j < changes.size(); ++j) {
+      if (j != i && changes[j].key == changes[i].key && changes[j].metric == changes[i].metric &&
+          changes[j].point.index > changes[i].point.index) {
+        last = false;
+      }
+    }
+    if (last) out.push_back(i);
+  }
+  return out;
+}
 
 std::vector<SeriesChange> FindSeriesChanges(const Series& series, const ChangeSearch& search,
                                             const SeriesFilter& filter) {
@@ -71,11 +97,11 @@ std::string FormatChangesText(const std::string& series, const std::vector<Serie
     char line[1024];
     std::snprintf(line, sizeof line,
                   "\n%s %s: %s, %s (p = %.3f, %d campaigns before, %d after)\n"
-                  "  between %s and %s; versions %s; %s, not re-measured\n",
+                  "  between %s and %s; versions %s; %s\n",
                   SeriesKeyLabel(c.key).c_str(), MetricName(c.metric),
                   ChangeDirectionName(c.point.direction), SizeText(c.point.size).c_str(),
                   c.point.p_value, c.point.before_n, c.point.after_n, c.before->name.c_str(),
-                  c.after->name.c_str(), Versions(c).c_str(), c.status.c_str());
+                  c.after->name.c_str(), Versions(c).c_str(), RemeasuredText(c).c_str());
     out += line;
   }
   return out;
@@ -86,19 +112,37 @@ std::string FormatChangesMarkdown(const std::string& series,
                                   const std::string& dashboard) {
   std::string base = dashboard;
   if (!base.empty() && base.back() != '/') base += '/';
+  auto campaign_link = [&](const std::string& name) {
+    if (base.empty()) return "`" + name + "`";
+    return "[`" + name + "`](" + base + "#/campaigns/" + name + ")";
+  };
   auto campaign = [&](const SeriesCampaign* c) {
-    if (c == nullptr) return std::string("-");
-    if (base.empty()) return "`" + c->name + "`";
-    return "[`" + c->name + "`](" + base + "#/campaigns/" + c->name + ")";
+    return c == nullptr ? std::string("-") : campaign_link(c->name);
+  };
+  auto remeasured = [&](const SeriesChange& c) {
+    if (!c.remeasured) return std::string("-");
+    const Remeasurement& r = *c.remeasured;
+    if (r.campaign.empty()) return r.detail;
+    std::string text = std::isfinite(r.interval.estimate) ? SizeText(r.interval) : "-";
+    return text + ", " + std::to_string(r.rounds) + " rounds (" + campaign_link(r.campaign) + ")";
   };
   std::string out = "### benchlab: series `" + series + "`\n\n";
   if (changes.empty()) {
     return out + "No change point in " + std::to_string(campaigns) + " campaign(s).\n";
   }
+  int confirmed = 0, withdrawn = 0;
+  for (const SeriesChange& c : changes) {
+    confirmed += c.status == "confirmed";
+    withdrawn += c.status == "false alarm";
+  }
   out += std::to_string(changes.size()) + " change point(s) in " + std::to_string(campaigns) +
-         " campaign(s), each **suspected**: found in the history, not yet re-measured.\n\n"
-         "| cell | target | figure | change | size [95% interval] | p | from | to | versions |\n"
-         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+         " campaign(s): " + std::to_string(confirmed) + " confirmed by re-measurement, " +
+         std::to_string(withdrawn) +
+         " withdrawn as false alarms; a **suspected** one was found in the history and not "
+         "re-measured.\n\n"
+         "| cell | target | figure | change | size [95% interval] | p | from | to | versions | "
+         "status | re-measured new / old |\n"
+         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const SeriesChange& c : changes) {
     char p[32];
     std::snprintf(p, sizeof p, "%.3f", c.point.p_value);
@@ -106,7 +150,8 @@ std::string FormatChangesMarkdown(const std::string& series,
     if (!c.key.pair.empty()) cell += " on " + c.key.pair;
     out += "| " + cell + " | " + c.key.target + " | " + MetricName(c.metric) + " | " +
            ChangeDirectionName(c.point.direction) + " | " + SizeText(c.point.size) + " | " + p +
-           " | " + campaign(c.before) + " | " + campaign(c.after) + " | " + Versions(c) + " |\n";
+           " | " + campaign(c.before) + " | " + campaign(c.after) + " | " + Versions(c) + " | " +
+           (c.status == "confirmed" ? "**confirmed**" : c.status) + " | " + remeasured(c) + " |\n";
   }
   return out;
 }
@@ -119,6 +164,19 @@ std::string FormatChangesJson(const std::string& series, const std::vector<Serie
   j["campaigns"] = campaigns;
   j["changes"] = ojson::array();
   for (const SeriesChange& c : changes) {
+    ojson remeasured = nullptr;
+    if (c.remeasured) {
+      const Remeasurement& r = *c.remeasured;
+      remeasured = {{"campaign", r.campaign.empty() ? ojson(nullptr) : ojson(r.campaign)},
+                    {"old_campaign_id", r.old_campaign_id},
+                    {"new_campaign_id", r.new_campaign_id},
+                    {"rounds", r.rounds},
+                    {"estimate", report_detail::Num(r.interval.estimate)},
+                    {"low", report_detail::Num(r.interval.low)},
+                    {"high", report_detail::Num(r.interval.high)},
+                    {"level", report_detail::Num(r.interval.level)},
+                    {"detail", r.detail}};
+    }
     j["changes"].push_back(
         {{"pair", c.key.pair},
          {"scenario", c.key.scenario},
@@ -141,7 +199,8 @@ std::string FormatChangesJson(const std::string& series, const std::vector<Serie
          {"after_id", c.after->id},
          {"old_build", c.old_build != nullptr ? ojson(c.old_build->name) : ojson(nullptr)},
          {"version_before", VersionOf(c.before, c.key.target)},
-         {"version_after", VersionOf(c.after, c.key.target)}});
+         {"version_after", VersionOf(c.after, c.key.target)},
+         {"remeasured", remeasured}});
   }
   return j.dump(2) + "\n";
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,17 @@
 #include "analysis/series.h"
 
 namespace benchlab {
+
+// What re-measuring a change showed (docs/history.md, "Confirmation by re-measurement"): the old
+// build against the new one, interleaved on one pair by a campaign of its own.
+struct Remeasurement {
+  std::string campaign;         // the campaign that measured them; "" when none could run
+  int64_t old_campaign_id = 0;  // whose build was measured as the old one
+  int64_t new_campaign_id = 0;  // and as the new one
+  int rounds = 0;
+  RatioInterval interval;  // new / old at the level of its last look; NaN without two rounds
+  std::string detail;      // the decision's reason, or why nothing was measured
+};
 
 // One change point on one line of a series.
 struct SeriesChange {
@@ -20,9 +32,15 @@ struct SeriesChange {
   const SeriesCampaign* before = nullptr;     // the last campaign before the change
   const SeriesCampaign* after = nullptr;      // the first campaign after it
   const SeriesCampaign* old_build = nullptr;  // the campaign a re-measurement takes as the old
-  // "suspected": found in the history and not re-measured (docs/history.md, "Confirmation by
-  // re-measurement", says what is and is not built).
+  // "suspected": found in the history, not re-measured; else the re-measurement's status:
+  // "measuring", "confirmed", "false alarm", "undecided", "unconfirmed" or "not measured".
   std::string status = "suspected";
+  std::optional<Remeasurement> remeasured;
+  // A regression that re-measurement confirmed: what `benchlab regressions --fail-on regression`
+  // fails on.
+  bool ConfirmedRegression() const {
+    return status == "confirmed" && point.direction == ChangeDirection::kRegression;
+  }
 };
 
 struct ChangeSearch {
@@ -34,6 +52,12 @@ struct ChangeSearch {
 // of each SeriesChange point into `series`, which must outlive the result.
 std::vector<SeriesChange> FindSeriesChanges(const Series& series, const ChangeSearch& search,
                                             const SeriesFilter& filter = {});
+
+// The change that re-measurement looks at on each line: the newest campaign's build is compared
+// with the build before the line's last change point, so only the last change of a line is
+// re-measured (an earlier one lies between two builds neither of which is the newest). Indexes
+// into `changes`, in order.
+std::vector<size_t> LastChangeOfEachLine(const std::vector<SeriesChange>& changes);
 
 // A heading and one paragraph per change.
 std::string FormatChangesText(const std::string& series, const std::vector<SeriesChange>& changes,

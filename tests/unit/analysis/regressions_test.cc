@@ -95,8 +95,11 @@ TEST(RegressionsTest, MarkdownTextAndJsonNameTheCampaignsVersionsAndSize) {
   ASSERT_EQ(changes.size(), 1u);
   const std::string md = FormatChangesMarkdown("nightly", changes, 14, "https://lab.example");
   EXPECT_NE(md.find("### benchlab: series `nightly`"), std::string::npos) << md;
-  EXPECT_NE(md.find("1 change point(s) in 14 campaign(s), each **suspected**"), std::string::npos)
+  EXPECT_NE(md.find("1 change point(s) in 14 campaign(s): 0 confirmed by re-measurement, 0 "
+                    "withdrawn as false alarms"),
+            std::string::npos)
       << md;
+  EXPECT_NE(md.find("| v1 -> v2 | suspected | - |"), std::string::npos) << md;
   EXPECT_NE(md.find("| json c64 | app | rps | regression | -9.9% ["), std::string::npos) << md;
   EXPECT_NE(md.find("[`nightly-8`](https://lab.example/#/campaigns/nightly-8)"), std::string::npos)
       << md;
@@ -121,6 +124,71 @@ TEST(RegressionsTest, MarkdownTextAndJsonNameTheCampaignsVersionsAndSize) {
   EXPECT_EQ(c["version_after"], "v2");
   EXPECT_LT(c["size"]["low"].get<double>(), c["size"]["estimate"].get<double>());
   EXPECT_EQ(c["verdict"], "behind");
+  EXPECT_TRUE(c["remeasured"].is_null());
+}
+
+// A re-measured change says so in every format: its status, the campaign that measured it, the
+// rounds and the interval new / old; a change the lab could not re-measure says why.
+TEST(RegressionsTest, EveryFormatShowsWhatReMeasurementShowed) {
+  const Series s = BuildSeries("nightly", Nightlies(14, 8, 0.10), Metric::kRps);
+  auto changes = FindSeriesChanges(s, {});
+  ASSERT_EQ(changes.size(), 1u);
+  changes[0].status = "confirmed";
+  Remeasurement r;
+  r.campaign = "nightly-14-remeasure-1";
+  r.old_campaign_id = 6;
+  r.new_campaign_id = 14;
+  r.rounds = 9;
+  r.interval.n = 9;
+  r.interval.estimate = 0.9;
+  r.interval.low = 0.88;
+  r.interval.high = 0.92;
+  r.detail = "new/old excludes 1";
+  changes[0].remeasured = r;
+  EXPECT_TRUE(changes[0].ConfirmedRegression());
+
+  const std::string md = FormatChangesMarkdown("nightly", changes, 14, "https://lab.example");
+  EXPECT_NE(md.find("1 confirmed by re-measurement"), std::string::npos) << md;
+  EXPECT_NE(md.find("| **confirmed** | -10.0% [-12.0%, -8.0%], 9 rounds "
+                    "([`nightly-14-remeasure-1`](https://lab.example/#/campaigns/"
+                    "nightly-14-remeasure-1)) |"),
+            std::string::npos)
+      << md;
+  const std::string text = FormatChangesText("nightly", changes, 14);
+  EXPECT_NE(text.find("re-measured by nightly-14-remeasure-1 over 9 round(s): -10.0% [-12.0%, "
+                      "-8.0%], confirmed (new/old excludes 1)"),
+            std::string::npos)
+      << text;
+  const auto j = nlohmann::json::parse(FormatChangesJson("nightly", changes, 14));
+  const auto& m = j["changes"][0]["remeasured"];
+  EXPECT_EQ(m["campaign"], "nightly-14-remeasure-1");
+  EXPECT_EQ(m["rounds"], 9);
+  EXPECT_EQ(m["old_campaign_id"], 6);
+  EXPECT_DOUBLE_EQ(m["high"].get<double>(), 0.92);
+
+  changes[0].status = "not measured";
+  changes[0].remeasured = Remeasurement{"", 6, 14, 0, {}, "the line runs on a fleet pair"};
+  EXPECT_FALSE(changes[0].ConfirmedRegression());
+  EXPECT_NE(FormatChangesText("nightly", changes, 14)
+                .find("; not measured: the line runs on a fleet pair"),
+            std::string::npos);
+  EXPECT_TRUE(nlohmann::json::parse(
+                  FormatChangesJson("nightly", changes, 14))["changes"][0]["remeasured"]["campaign"]
+                  .is_null());
+}
+
+// Only the newest change of a line and figure is re-measured: the newest build is compared with
+// the build before it.
+TEST(RegressionsTest, OnlyTheLastChangeOfALineIsReMeasured) {
+  SeriesChange a, b, c;
+  a.key = b.key = {"", "json", "c64", "app"};
+  c.key = {"", "json", "c64", "steady"};
+  a.point.index = 4;
+  b.point.index = 9;
+  c.point.index = 4;
+  SeriesChange cpu = a;
+  cpu.metric = Metric::kCpuUsPerRequest;
+  EXPECT_EQ(LastChangeOfEachLine({a, b, c, cpu}), (std::vector<size_t>{1, 2, 3}));
 }
 
 }  // namespace

@@ -1,0 +1,229 @@
+#include "coordinator/server/confirmation.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "common/config_toml.h"
+#include "coordinator/campaign.h"
+
+namespace benchlab {
+namespace {
+
+// The [[target]] table named `name` in `doc`, or nullptr.
+const toml::value* TargetTable(const toml::value& doc, const std::string& name) {
+  if (!doc.is_table() || !doc.contains("target") || !doc.at("target").is_array()) return nullptr;
+  for (const toml::value& t : doc.at("target").as_array()) {
+    if (t.is_table() && t.contains("name") && t.at("name").is_string() &&
+        t.at("name").as_string().str == name) {
+      return &t;
+    }
+  }
+  return nullptr;
+}
+
+Status Unplannable(const std::string& why) { return Status::FailedPrecondition(why); }
+
+}  // namespace
+
+Result<ConfirmationPlan> PlanConfirmation(const SeriesChange& change, const CampaignRow& old_build,
+                                          const CampaignRow& newest,
+                                          const std::vector<Metric>& figures,
+                                          const std::string& name, const std::string& campaign_dir,
+                                          const RemeasureSettings& settings) {
+  const SeriesKey& key = change.key;
+  if (!key.pair.empty()) {
+    return Unplannable("the line runs on the pair of " + key.pair +
+                       ": a fleet's builds live in its agents' catalogues, and fleet lines are "
+                       "not re-measured yet");
+  }
+  auto parsed_new = ParseCampaignText(newest.spec_toml, newest.source, campaign_dir);
+  if (!parsed_new.ok())
+    return Unplannable("campaign " + newest.name + ": " + parsed_new.status().message());
+  auto parsed_old = ParseCampaignText(old_build.spec_toml, old_build.source, campaign_dir);
+  if (!parsed_old.ok()) {
+    return Unplannable("campaign " + old_build.name + ": " + parsed_old.status().message());
+  }
+  for (const Campaign* c : {&*parsed_new, &*parsed_old}) {
+    const TargetDef* t = c->FindTarget(key.target);
+    if (t == nullptr) return Unplannable("campaign " + c->name + " has no target " + key.target);
+    if (t->command.empty()) {
+      return Unplannable("campaign " + c->name + " names target " + key.target +
+                         " from an agent's catalogue, not by its command");
+    }
+    for (const auto& [env_name, value] : t->env) {
+      if (IsRedactedEnvValue(value)) {
+        return Unplannable("campaign " + c->name + " stored target " + key.target + "'s env " +
+                           env_name + " redacted; its build cannot run from the store");
+      }
+    }
+  }
+  const LoadLevel* level = nullptr;
+  const std::vector<LoadLevel> levels = parsed_new->LoadLevels();
+  for (const LoadLevel& l : levels) {
+    if (LoadLevelLabel(l) == key.load_level) level = &l;
+  }
+  if (level == nullptr) {
+    return Unplannable("campaign " + newest.name + " has no load level " + key.load_level);
+  }
+  if (parsed_new->FindScenario(key.scenario) == nullptr) {
+    return Unplannable("campaign " + newest.name + " has no scenario " + key.scenario);
+  }
+
+  auto new_doc = config::ParseToml(newest.spec_toml, newest.source);
+  auto old_doc = config::ParseToml(old_build.spec_toml, old_build.source);
+  if (!new_doc.ok() || !old_doc.ok()) return Unplannable("a stored campaign file does not parse");
+  const toml::value* new_target = TargetTable(*new_doc, key.target);
+  const toml::value* old_target = TargetTable(*old_doc, key.target);
+  if (new_target == nullptr || old_target == nullptr) {
+    return Unplannable("target " + key.target + " is not a [[target]] table of both files");
+  }
+
+  ConfirmationPlan plan;
+  plan.name = name;
+  plan.new_target = key.target;
+  plan.old_target = key.target + "-old";
+  plan.margin = parsed_new->stats.margin;
+
+  toml::value doc = *new_doc;
+  toml::table& root = doc.as_table();
+  // What belongs to the history, or to other cells, goes.
+  for (const char* k : {"noise", "negative", "labels", "public_env"}) root.erase(k);
+  root["name"] = name;
+  root["series"] = name;
+  root["baseline"] = plan.old_target;
+
+  toml::value old_copy = *old_target;
+  old_copy.as_table()["name"] = plan.old_target;
+  root["target"] = toml::array{*new_target, old_copy};
+
+  toml::array scenarios;
+  for (const toml::value& s : doc.at("scenario").as_array()) {
+    if (s.is_table() && s.contains("name") && s.at("name").is_string() &&
+        s.at("name").as_string().str == key.scenario) {
+      scenarios.push_back(s);
+    }
+  }
+  root["scenario"] = scenarios;
+
+  toml::table& matrix = root["matrix"].as_table();
+  matrix.erase("connections");
+  matrix.erase("rates");
+  if (level->rate > 0) {
+    matrix["rates"] = toml::array{level->rate};
+  } else {
+    matrix["connections"] = toml::array{level->connections};
+  }
+  matrix["rounds"] = toml::table{{"min", settings.min_rounds}, {"max", settings.max_rounds}};
+  matrix.erase("order");  // rotate: the two builds take turns at going first
+  matrix.erase("seed");
+  if (root.count("load") == 0) root["load"] = toml::table{};
+  root["load"].as_table()["tool"] = toml::array{level->tool};
+
+  toml::table stats;
+  if (root.count("stats") != 0 && root["stats"].is_table()) stats = root["stats"].as_table();
+  stats.erase("max_duration");
+  stats["confidence"] = settings.confidence;
+  stats["margin"] = plan.margin;
+  toml::array decide_on;
+  for (Metric m : figures) decide_on.push_back(std::string(MetricName(m)));
+  stats["decide_on"] = decide_on;
+  root["stats"] = stats;
+
+  std::ostringstream out;
+  out << "# Re-measurement of a suspected change in series " << newest.series << " ("
+      << SeriesKeyLabel(key) << "): " << plan.old_target << " is the build of campaign "
+      << old_build.name << ", " << plan.new_target << " the build of campaign " << newest.name
+      << " (docs/history.md).\n"
+      << toml::format(doc);
+  plan.text = out.str();
+  auto check = ParseCampaignText(plan.text, name + ".toml", campaign_dir);
+  if (!check.ok()) return Unplannable("the re-measurement campaign: " + check.status().message());
+  return plan;
+}
+
+ConfirmationRow NotMeasured(const SeriesChange& change, const std::string& series,
+                            const std::string& why) {
+  ConfirmationRow row;
+  row.series = series;
+  row.pair = change.key.pair;
+  row.scenario = change.key.scenario;
+  row.load_level = change.key.load_level;
+  row.target = change.key.target;
+  row.figure = MetricName(change.metric);
+  row.after_campaign_id = change.after != nullptr ? change.after->id : 0;
+  row.old_campaign_id = change.old_build != nullptr ? change.old_build->id : 0;
+  row.status = "not measured";
+  row.detail = why;
+  return row;
+}
+
+ConfirmationRow JudgeConfirmation(const std::string& series, const SeriesChange& change,
+                                  const ConfirmationPlan& plan,
+                                  const std::vector<Measurement>& windows,
+                                  const RemeasureSettings& settings) {
+  ConfirmationRow row = NotMeasured(change, series, "");
+  row.campaign = plan.name;
+  RoundValues fresh, old;
+  for (const Measurement& m : NewestAttempts(windows)) {
+    if (!m.valid || m.noise || m.scenario != change.key.scenario ||
+        m.load_level != change.key.load_level) {
+      continue;
+    }
+    const double v = MetricValue(m, change.metric);
+    if (m.target == plan.new_target) fresh[m.round] = v;
+    if (m.target == plan.old_target) old[m.round] = v;
+  }
+  std::vector<double> ratios;
+  for (const RoundRatio& r : RoundRatios(fresh, old)) ratios.push_back(r.ratio);
+  ConfirmationRule rule;
+  rule.margin = plan.margin;
+  rule.plan = LookPlan::Adaptive(settings.min_rounds, settings.max_rounds, settings.confidence);
+  int n = 0;
+  for (double r : ratios) n += std::isfinite(r) && r > 0;
+  const RatioInterval interval = LogRatioInterval(ratios, rule.plan.LevelAt(n));
+  const ConfirmationDecision decision = DecideConfirmation(interval, change.point, rule);
+  row.status = ConfirmationName(decision.decision);
+  row.rounds = n;
+  if (interval.ok()) {
+    row.estimate = interval.estimate;
+    row.low = interval.low;
+    row.high = interval.high;
+  }
+  row.detail = decision.reason;
+  return row;
+}
+
+double SeriesMargin(const CampaignRow& newest) {
+  auto parsed = ParseCampaignText(newest.spec_toml, newest.source, "");
+  return parsed.ok() ? parsed->stats.margin : StatsSpec{}.margin;
+}
+
+void ApplyConfirmations(std::vector<SeriesChange>& changes,
+                        const std::vector<ConfirmationRow>& rows) {
+  for (SeriesChange& c : changes) {
+    for (const ConfirmationRow& r : rows) {
+      if (r.pair != c.key.pair || r.scenario != c.key.scenario ||
+          r.load_level != c.key.load_level || r.target != c.key.target ||
+          r.figure != MetricName(c.metric) || c.after == nullptr ||
+          r.after_campaign_id != c.after->id) {
+        continue;
+      }
+      c.status = r.status;
+      Remeasurement m;
+      m.campaign = r.campaign;
+      m.old_campaign_id = r.old_campaign_id;
+      m.new_campaign_id = r.new_campaign_id;
+      m.rounds = r.rounds;
+      m.interval.n = r.rounds;
+      if (r.estimate && r.low && r.high) {
+        m.interval.estimate = *r.estimate;
+        m.interval.low = *r.low;
+        m.interval.high = *r.high;
+      }
+      m.detail = r.detail;
+      c.remeasured = m;
+    }
+  }
+}
+
+}  // namespace benchlab
