@@ -1,6 +1,8 @@
 // `benchlab regressions SERIES --db FILE`: the change points of a campaign series, per line and
-// figure, as text, a pull request's Markdown or JSON (docs/history.md). Reads the database, never
-// writes it.
+// figure, with what re-measuring them showed, as text, a pull request's Markdown or JSON
+// (docs/history.md). Reads the database, never writes it. With --fail-on regression, exit status
+// 1 when a regression is confirmed (a suspected one is not enough), as `benchlab compare
+// --fail-on-regression` does.
 #include <cstdio>
 #include <deque>
 #include <memory>
@@ -9,6 +11,7 @@
 #include "cli/command_error.h"
 #include "cli/commands.h"
 #include "cli/series_input.h"
+#include "coordinator/server/confirmation.h"
 
 namespace benchlab {
 namespace {
@@ -23,6 +26,7 @@ struct RegressionsArgs {
   std::string format = "text";
   std::string dashboard;
   std::string output;
+  std::string fail_on;  // "regression": exit 1 on a confirmed regression
 };
 
 int RunRegressions(const RegressionsArgs& args) {
@@ -42,6 +46,15 @@ int RunRegressions(const RegressionsArgs& args) {
   SeriesInput loaded;
   if (int bad = LoadSeriesInput("regressions", args.db, args.series, loaded)) return bad;
   ChangeSearch search;
+  search.options.margin = SeriesMargin(loaded.campaigns.back());
+  std::vector<ConfirmationRow> confirmations;
+  {
+    auto store = Store::Open(args.db);
+    if (!store.ok()) return CommandError("regressions", 1, store.status().message());
+    auto rows = (*store)->ListConfirmations(args.series);
+    if (!rows.ok()) return CommandError("regressions", 1, rows.status().message());
+    confirmations = std::move(*rows);
+  }
   if (!args.since.empty()) {
     for (const CampaignRow& row : loaded.campaigns) {
       if (row.name == args.since) search.since_id = row.id;
@@ -56,9 +69,9 @@ int RunRegressions(const RegressionsArgs& args) {
   std::vector<SeriesChange> changes;
   for (Metric metric : metrics) {
     kept.push_back(BuildSeries(args.series, loaded.inputs, metric));
-    for (SeriesChange& c : FindSeriesChanges(kept.back(), search, filter)) {
-      changes.push_back(std::move(c));
-    }
+    std::vector<SeriesChange> found = FindSeriesChanges(kept.back(), search, filter);
+    ApplyConfirmations(found, confirmations);
+    for (SeriesChange& c : found) changes.push_back(std::move(c));
   }
   const int campaigns = static_cast<int>(loaded.campaigns.size());
   std::string text;
@@ -69,7 +82,13 @@ int RunRegressions(const RegressionsArgs& args) {
   } else {
     text = FormatChangesText(args.series, changes, campaigns);
   }
-  return WriteCommandOutput("regressions", text, args.output);
+  if (int bad = WriteCommandOutput("regressions", text, args.output)) return bad;
+  if (args.fail_on == "regression") {
+    for (const SeriesChange& c : changes) {
+      if (c.ConfirmedRegression()) return 1;
+    }
+  }
+  return 0;
 }
 
 }  // namespace
@@ -92,6 +111,10 @@ CommandRunner AddRegressionsCommand(CLI::App& root) {
   cmd->add_option("--dashboard", args->dashboard,
                   "markdown: link each campaign to its page under this dashboard URL");
   cmd->add_option("--output,-o", args->output, "write to this file instead of stdout");
+  cmd->add_option("--fail-on", args->fail_on,
+                  "regression: exit 1 when a regression is confirmed by re-measurement (a "
+                  "suspected, unconfirmed or withdrawn one does not fail)")
+      ->check(CLI::IsMember({"regression"}));
   return [args] { return RunRegressions(*args); };
 }
 

@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/embedded_lab.h"
 #include "cli/progress.h"
+#include "cli/remeasure.h"
 #include "coordinator/campaign.h"
 #include "coordinator/store.h"
 
@@ -33,6 +34,8 @@ struct RunArgs {
   bool resume = false;            // continue the campaign of this name already in --db
   std::string gates;              // "warn" | "enforce": overrides the file's [gates] mode
   std::string progress = "auto";  // auto | tty | plain | off (cli/progress.h)
+  bool no_remeasure = false;      // leave the series' suspected changes suspected
+  int remeasure_rounds = RemeasureSettings{}.max_rounds;
 };
 
 // The campaign's text with its root `name = ...` line replaced; the coordinator parses and
@@ -134,7 +137,18 @@ int RunLab(const RunArgs& args) {
   job.verb = "run";
   job.gates_mode = args.gates;
   job.progress = ParseProgressMode(args.progress).value_or(ProgressMode::kAuto);
-  return RunOnEmbeddedLab(job);
+  const int status = RunOnEmbeddedLab(job);
+  if (status != 0 || args.no_remeasure) return status;
+  // The campaign is the newest of its series: what the series' history now suspects is measured
+  // again before anyone reads it as a regression (docs/history.md).
+  RemeasureJob remeasure;
+  remeasure.db = args.db;
+  remeasure.series = job.campaign.series;
+  remeasure.settings.max_rounds = args.remeasure_rounds;
+  remeasure.campaign_dir = job.campaign.campaign_dir;
+  remeasure.keep_work_dir = args.keep_work_dir;
+  remeasure.progress = job.progress;
+  return RemeasureSuspectedChanges(remeasure);
 }
 
 }  // namespace
@@ -163,6 +177,14 @@ CommandRunner AddRunCommand(CLI::App& root) {
   cmd->add_flag("--resume", args->resume,
                 "continue the campaign of this name in --db where it stopped: windows stored are "
                 "kept, a window cut off is measured again");
+  cmd->add_flag("--no-remeasure", args->no_remeasure,
+                "do not re-measure the series' suspected changes after the campaign (by "
+                "default, each one no re-measurement has judged is measured again: the old "
+                "build against the new, docs/history.md)");
+  cmd->add_option("--remeasure-rounds", args->remeasure_rounds,
+                  "the most rounds a re-measurement takes before it calls a change unconfirmed")
+      ->check(CLI::Range(RemeasureSettings{}.min_rounds, 1000))
+      ->capture_default_str();
   cmd->add_flag("--keep-work-dir", args->keep_work_dir,
                 "keep the lab's logs and run directories even when every window was measured");
   return [args] { return RunLab(*args); };

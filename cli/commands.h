@@ -23,6 +23,7 @@ CommandRunner AddReportCommand(CLI::App& root);       // Markdown, JSON or CSV o
 CommandRunner AddCompareCommand(CLI::App& root);      // two campaigns, cell by cell
 CommandRunner AddHistoryCommand(CLI::App& root);      // a series of campaigns over time
 CommandRunner AddRegressionsCommand(CLI::App& root);  // a series' change points
+CommandRunner AddRemeasureCommand(CLI::App& root);    // re-measure a series' suspected changes
 CommandRunner AddCaCommand(CLI::App& root);           // the private CA: init, issue, revoke
 CommandRunner AddAuditCommand(CLI::App& root);        // who changed what, and who was refused
 CommandRunner AddTokenCommand(CLI::App& root);        // the dashboard's tokens

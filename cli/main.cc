@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   add(benchlab::AddCompareCommand);
   add(benchlab::AddHistoryCommand);
   add(benchlab::AddRegressionsCommand);
+  add(benchlab::AddRemeasureCommand);
   add(benchlab::AddCaCommand);
   add(benchlab::AddAuditCommand);
   add(benchlab::AddTokenCommand);
