@@ -7,6 +7,7 @@
 #include <set>
 
 #include "analysis/report_detail.h"
+#include "coordinator/campaign.h"
 
 namespace benchlab {
 
@@ -40,6 +41,9 @@ Series BuildSeries(const std::string& name, const std::vector<ReportInput>& inpu
       for (const std::string& v : set) joined += (joined.empty() ? "" : ", ") + v;
       campaign.versions[target] = joined;
     }
+    // What the campaign says it measured wins over what the windows recorded.
+    campaign.labels = CampaignTextLabels(input.campaign.spec_toml);
+    for (const auto& [target, label] : campaign.labels) campaign.versions[target] = label;
     series.campaigns.push_back(std::move(campaign));
 
     std::map<SeriesKey, std::vector<std::pair<int, double>>> by_line;  // (round, value)
@@ -112,13 +116,16 @@ std::string FormatHistoryText(const Series& series, const SeriesFilter& filter) 
     for (const HistoryPoint& p : points) {
       const SeriesCampaign& c = series.campaigns[p.campaign];
       auto version = c.versions.find(key.target);
+      const std::string version_text = version == c.versions.end() ? "-"
+                                       : c.labels.count(key.target) != 0
+                                           ? version->second + " (label)"
+                                           : version->second;
       const std::string interval =
           p.interval.ok() ? "[" + Figure(p.interval.low) + ", " + Figure(p.interval.high) + "]"
                           : "-";
       std::snprintf(line, sizeof line, "  %-4zu %-24s %-20s %12s %25s %3d  %s\n", p.campaign + 1,
                     c.name.c_str(), c.created_at.c_str(), Figure(p.summary.median).c_str(),
-                    interval.c_str(), p.summary.n,
-                    version == c.versions.end() ? "-" : version->second.c_str());
+                    interval.c_str(), p.summary.n, version_text.c_str());
       out += line;
     }
   }
@@ -144,7 +151,8 @@ std::string FormatHistoryJson(const Series& series, const SeriesFilter& filter) 
                               {"name", c.name},
                               {"created_at", c.created_at},
                               {"state", c.state},
-                              {"versions", c.versions}});
+                              {"versions", c.versions},
+                              {"labels", c.labels}});
   }
   j["lines"] = ojson::array();
   for (const auto& [key, points] : series.lines) {

@@ -22,9 +22,12 @@ struct SeriesCampaign {
   std::string name;
   std::string created_at;
   std::string state;
-  // Each target's version as its windows recorded it (the catalogue's `version` command); several
-  // different ones are joined with ", "; a target without any is absent.
+  // Each target's version: its label when the campaign gives one ([labels] or --label), else as
+  // its windows recorded it (the catalogue's `version` command), several different ones joined
+  // with ", "; a target with neither is absent.
   std::map<std::string, std::string> versions;
+  // The campaign's [labels] (coordinator/campaign.h): the targets whose version is a label.
+  std::map<std::string, std::string> labels;
 };
 
 // One line of a series: a target in a cell, on one pair ("" outside fleets).
@@ -70,9 +73,11 @@ struct SeriesFilter {
   bool Matches(const SeriesKey& key) const;
 };
 
-// A table per line: campaign, when, median, the interval, n, the target's version.
+// A table per line: campaign, when, median, the interval, n, the target's version ("(label)"
+// after one the campaign's labels gave).
 std::string FormatHistoryText(const Series& series, const SeriesFilter& filter = {});
-// {"series", "figure", "better", "confidence", "campaigns": [...], "lines": [{..., "points":
+// {"series", "figure", "better", "confidence", "campaigns": [{"id", "name", "created_at", "state",
+// "versions", "labels"}], "lines": [{..., "points":
 // [{"campaign_id", "campaign", "n", "median", "estimate", "low", "high", "values"}]}]}; NaN is
 // null.
 std::string FormatHistoryJson(const Series& series, const SeriesFilter& filter = {});

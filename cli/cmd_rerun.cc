@@ -2,8 +2,10 @@
 // campaign ran on, through a coordinator or on the embedded lab over a database file.
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <set>
+#include <string>
 
 #include "cli/client.h"
 #include "cli/commands.h"
@@ -94,8 +96,17 @@ Result<Campaign> LabCampaign(const CampaignRow& row) {
   auto stored = ParseCampaignText(row.spec_toml, row.source, dir);
   if (!stored.ok() || !HasRedactedEnv(*stored)) return stored;
   auto file = ParseCampaignFile(row.source);
+  // Labels given with --label were added to the text stored; the file has only its own.
+  std::map<std::string, std::string> added;
+  if (file.ok()) {
+    for (const auto& [target, label] : stored->labels) {
+      if (file->labels.count(target) == 0) added[target] = label;
+    }
+  }
+  Result<std::string> text =
+      file.ok() ? AddCampaignLabels(*file, file->text, added) : Result<std::string>(file.status());
   Result<std::string> redacted =
-      file.ok() ? RedactCampaignText(file->text, row.source) : Result<std::string>(file.status());
+      text.ok() ? RedactCampaignText(*text, row.source) : Result<std::string>(text.status());
   if (!redacted.ok() || *redacted != row.spec_toml) {
     return Status::FailedPrecondition("campaign \"" + row.name +
                                       "\" keeps its targets' env values only as hashes; the "

@@ -11,11 +11,14 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "cli/command_error.h"
 #include "cli/commands.h"
 #include "cli/embedded_lab.h"
+#include "cli/labels.h"
 #include "cli/progress.h"
 #include "cli/remeasure.h"
 #include "coordinator/campaign.h"
@@ -31,10 +34,11 @@ struct RunArgs {
   std::string db = "benchlab.db";
   std::string name;  // overrides the campaign's name
   bool keep_work_dir = false;
-  bool resume = false;            // continue the campaign of this name already in --db
-  std::string gates;              // "warn" | "enforce": overrides the file's [gates] mode
-  std::string progress = "auto";  // auto | tty | plain | off (cli/progress.h)
-  bool no_remeasure = false;      // leave the series' suspected changes suspected
+  bool resume = false;              // continue the campaign of this name already in --db
+  std::string gates;                // "warn" | "enforce": overrides the file's [gates] mode
+  std::string progress = "auto";    // auto | tty | plain | off (cli/progress.h)
+  std::vector<std::string> labels;  // --label TARGET=VALUE, added to the text's [labels]
+  bool no_remeasure = false;        // leave the series' suspected changes suspected
   int remeasure_rounds = RemeasureSettings{}.max_rounds;
 };
 
@@ -96,6 +100,16 @@ int RunLab(const RunArgs& args) {
     spec_text = *renamed;
     campaign.name = args.name;
   }
+  // Labels are part of the text submitted, so a resumed run must be given the same ones.
+  auto labelled = LabelCampaignText(campaign, spec_text, args.labels);
+  if (!labelled.ok()) {
+    std::fprintf(stderr, "benchlab run: --label %s\n", labelled.status().message().c_str());
+    return 2;
+  }
+  if (*labelled != spec_text) {
+    spec_text = std::move(*labelled);
+    campaign.labels = CampaignTextLabels(spec_text);
+  }
   int total_windows = 0;
   {
     // A name already in the database is bad input: say so before starting anything.
@@ -114,7 +128,8 @@ int RunLab(const RunArgs& args) {
       if (!redacted.ok() || (*existing)->spec_toml != *redacted) {
         std::fprintf(stderr,
                      "benchlab run: --resume: campaign \"%s\" in %s was submitted from a "
-                     "different file; resume it with the file it was run with\n",
+                     "different file or with other --label values; resume it with the file and "
+                     "the --label values it was run with\n",
                      campaign.name.c_str(), args.db.c_str());
         return 2;
       }
@@ -174,6 +189,13 @@ CommandRunner AddRunCommand(CLI::App& root) {
                   "stdout is a terminal, else plain")
       ->check(CLI::IsMember({"auto", "tty", "plain", "off"}))
       ->capture_default_str();
+  cmd->add_option("--label", args->labels,
+                  "TARGET=VALUE: the version of TARGET this campaign measures (a release or a "
+                  "git commit), added to the file's [labels]; the history shows it as the "
+                  "target's version. Repeatable; a target the file labels already is refused")
+      ->allow_extra_args(false)  // one value each time: `--label a=1 campaign.toml`
+      ->take_all()
+      ->type_name("TARGET=VALUE");
   cmd->add_flag("--resume", args->resume,
                 "continue the campaign of this name in --db where it stopped: windows stored are "
                 "kept, a window cut off is measured again");

@@ -2,9 +2,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/labels.h"
 #include "cli/progress.h"
 #include "cli/signals.h"
 #include "cli/tls_options.h"
@@ -18,8 +21,9 @@ struct SubmitArgs {
   std::string coordinator = "127.0.0.1:7700";
   TlsFiles tls;  // --tls-*: mutual TLS to the coordinator
   bool wait = false;
-  std::string gates;              // "warn" | "enforce": overrides the file's [gates] mode
-  std::string progress = "auto";  // auto | tty | plain | off (cli/progress.h), with --wait
+  std::string gates;                // "warn" | "enforce": overrides the file's [gates] mode
+  std::string progress = "auto";    // auto | tty | plain | off (cli/progress.h), with --wait
+  std::vector<std::string> labels;  // --label TARGET=VALUE, added to the text's [labels]
 };
 
 int RunSubmit(const SubmitArgs& args) {
@@ -29,9 +33,14 @@ int RunSubmit(const SubmitArgs& args) {
     std::fprintf(stderr, "%s\n", campaign.status().message().c_str());
     return 2;
   }
+  auto labelled = LabelCampaignText(*campaign, campaign->text, args.labels);
+  if (!labelled.ok()) {
+    std::fprintf(stderr, "benchlab submit: --label %s\n", labelled.status().message().c_str());
+    return 2;
+  }
   // A coordinator runs targets from its agents' catalogues, never from the file: the file's env
   // secrets need not leave this machine, and are sent as the hashes the store keeps.
-  auto redacted = RedactCampaignText(campaign->text, campaign->source_name);
+  auto redacted = RedactCampaignText(*labelled, campaign->source_name);
   if (!redacted.ok()) {
     std::fprintf(stderr, "%s\n", redacted.status().message().c_str());
     return 2;
@@ -92,6 +101,13 @@ CommandRunner AddSubmitCommand(CLI::App& root) {
                   "warn: record every gate's reasons without invalidating windows; enforce: "
                   "judge them whatever the file's [gates] mode says")
       ->check(CLI::IsMember({"warn", "enforce"}));
+  cmd->add_option("--label", args->labels,
+                  "TARGET=VALUE: the version of TARGET this campaign measures (a release or a "
+                  "git commit), added to the file's [labels]; the history shows it as the "
+                  "target's version. Repeatable; a target the file labels already is refused")
+      ->allow_extra_args(false)  // one value each time: `--label a=1 campaign.toml`
+      ->take_all()
+      ->type_name("TARGET=VALUE");
   cmd->add_flag("--wait", args->wait,
                 "follow the campaign: print each window as it finishes and a summary; exit 0 "
                 "only when every window was measured");

@@ -392,10 +392,38 @@ void ReadStats(const Value& v, Issues& issues, Campaign& c) {
   }
 }
 
+constexpr std::string_view kLabelForm =
+    "a version string or a git commit of 1 to 256 printable characters";
+
+// [labels]: target = "version". Which targets exist is checked once they are read
+// (CheckLabelTargets).
+void ReadLabels(const Value& v, Issues& issues, Campaign& c) {
+  for (const auto& [target, value] : config::EntriesInFileOrder(v)) {
+    const std::string path = "labels." + config::KeyForPath(target);
+    if (!value->is_string() || !IsLabelValue(value->as_string().str)) {
+      issues.Add(*value,
+                 path + ": expected " + std::string(kLabelForm) + ", got " + Describe(*value));
+      continue;
+    }
+    c.labels[target] = value->as_string().str;
+  }
+}
+
+void CheckLabelTargets(const Value& v, Issues& issues, const Campaign& c) {
+  std::string names;
+  for (const auto& t : c.targets) names += (names.empty() ? "" : ", ") + t.name;
+  for (const auto& [target, value] : config::EntriesInFileOrder(v)) {
+    if (c.FindTarget(target) != nullptr) continue;
+    issues.Add(*value, "labels." + config::KeyForPath(target) +
+                           ": expected the name of a [[target]] (" + names + "), got " +
+                           config::Quote(target));
+  }
+}
+
 void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
   Table root(doc, "",
              {"name", "series", "baseline", "matrix", "load", "gates", "noise", "placement",
-              "stats", "target", "scenario", "negative", "public_env", "service"},
+              "stats", "target", "scenario", "negative", "public_env", "service", "labels"},
              issues);
   if (const Value* v = root.Get("public_env")) ReadPublicEnv(root, *v, c);
   if (const Value* v = root.Require("name", "a name such as \"hello\"")) {
@@ -420,6 +448,8 @@ void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
   if (stats != nullptr) ReadStats(*stats, issues, c);
   const Value* noise = SubTable(root, root.Get("noise"), "noise");
   if (noise != nullptr) fields::ReadNoise(*noise, issues, c.noise.emplace());
+  const Value* labels = SubTable(root, root.Get("labels"), "labels");
+  if (labels != nullptr) ReadLabels(*labels, issues, c);
 
   if (const Value* v = root.Get("service")) {
     NameBook service_names;
@@ -457,6 +487,7 @@ void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
               "expected the name of a [[target]] (" + names + "), got " + Describe(*baseline));
   }
   if (issues.empty()) fields::CheckServiceReferences(c.targets, c.services, issues);
+  if (issues.empty() && labels != nullptr) CheckLabelTargets(*labels, issues, c);
   // With its services in the file (the embedded lab), a bound on a probe no service has is a
   // typo that would refuse every window of the targets with services.
   if (issues.empty() && !c.services.empty() && !c.gates.probe_max.empty()) {
@@ -667,6 +698,102 @@ bool HasRedactedEnv(const Campaign& campaign) {
     }
   }
   return false;
+}
+
+bool IsLabelValue(std::string_view value) {
+  return !value.empty() && value.size() <= kMaxLabelBytes &&
+         std::all_of(value.begin(), value.end(), [](char ch) { return ch >= ' ' && ch <= '~'; });
+}
+
+namespace {
+
+// A `[labels]` table header line: `[labels]`, spaces allowed inside the brackets and a comment
+// after them.
+bool IsLabelsHeader(std::string_view line) {
+  size_t i = 0;
+  auto skip_blanks = [&] {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+  };
+  auto take = [&](std::string_view word) {
+    skip_blanks();
+    if (line.substr(i, word.size()) != word) return false;
+    i += word.size();
+    return true;
+  };
+  if (!take("[") || !take("labels") || !take("]")) return false;
+  skip_blanks();
+  return i == line.size() || line[i] == '#' || line.substr(i) == "\r";
+}
+
+}  // namespace
+
+Result<std::string> AddCampaignLabels(const Campaign& campaign, const std::string& text,
+                                      const std::map<std::string, std::string>& labels) {
+  std::string names;
+  for (const auto& t : campaign.targets) names += (names.empty() ? "" : ", ") + t.name;
+  std::string lines;
+  for (const auto& [target, value] : labels) {
+    const std::string label = target + "=" + value;
+    if (campaign.FindTarget(target) == nullptr) {
+      return Status::InvalidArgument(config::Quote(label) +
+                                     ": expected the name of a [[target]] (" + names +
+                                     ") before '=', got " + config::Quote(target));
+    }
+    if (!IsLabelValue(value)) {
+      return Status::InvalidArgument(config::Quote(label) + ": expected " +
+                                     std::string(kLabelForm) + " after '=', got " +
+                                     config::Quote(value));
+    }
+    if (auto it = campaign.labels.find(target); it != campaign.labels.end()) {
+      return Status::InvalidArgument(
+          config::Quote(label) + ": " + campaign.source_name + " labels " + target + " already (" +
+          config::Quote(it->second) + "); give a target's label in one place");
+    }
+    lines += target + " = " + config::Quote(value) + "\n";
+  }
+  if (labels.empty()) return text;
+  auto doc = config::ParseToml(text, campaign.source_name);
+  if (!doc.ok()) return doc.status();
+  std::string out;
+  if (!doc->contains("labels")) {
+    // A table of its own at the end: every line of the file stays where it was.
+    out = text;
+    if (!out.empty() && out.back() != '\n') out += '\n';
+    out += "\n[labels]\n" + lines;
+  } else {
+    // One [labels] table only: its keys right after its header.
+    std::istringstream in(text);
+    std::string line;
+    int headers = 0;
+    while (std::getline(in, line)) {
+      out += line + (in.eof() ? "" : "\n");
+      if (IsLabelsHeader(line)) {
+        if (in.eof()) out += "\n";
+        out += lines;
+        ++headers;
+      }
+    }
+    if (headers != 1) {
+      return Status::InvalidArgument(campaign.source_name +
+                                     ": labels must be a [labels] table for labels to be added "
+                                     "to it (write `[labels]` and a line per target)");
+    }
+  }
+  // What was written must read back as the file's labels and the new ones: a `[labels]` line
+  // inside a multi-line string, say, is no header.
+  auto parsed = ParseCampaignText(out, campaign.source_name, campaign.campaign_dir);
+  std::map<std::string, std::string> expected = campaign.labels;
+  expected.insert(labels.begin(), labels.end());
+  if (!parsed.ok() || parsed->labels != expected) {
+    return Status::InvalidArgument(campaign.source_name +
+                                   ": cannot add labels to its [labels] table; write them in it");
+  }
+  return out;
+}
+
+std::map<std::string, std::string> CampaignTextLabels(const std::string& text) {
+  auto campaign = ParseCampaignText(text, "campaign", "");
+  return campaign.ok() ? campaign->labels : std::map<std::string, std::string>{};
 }
 
 Status RequireCommands(const Campaign& campaign) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -134,6 +135,11 @@ struct Campaign {
   // public_env: the env names whose values the store and reports keep as written; every other
   // env value of every target is stored redacted (RedactCampaignText).
   std::vector<std::string> public_env;
+  // [labels]: what was measured, per target: a version string or a git commit, given by whoever
+  // submits the campaign (the file's [labels], or `--label TARGET=VALUE`). The history takes it
+  // as the target's version for this campaign over the one its windows recorded
+  // (docs/history.md). Keys are targets of the campaign; values are label values (IsLabelValue).
+  std::map<std::string, std::string> labels;
 
   std::string source_name;   // the file name errors cite, e.g. "examples/hello.toml"
   std::string campaign_dir;  // absolute directory of the file, for {campaign_dir}
@@ -152,6 +158,22 @@ Result<Campaign> ParseCampaignFile(const std::string& path);
 // The same from text; source_name is what errors cite, campaign_dir fills {campaign_dir}.
 Result<Campaign> ParseCampaignText(const std::string& text, const std::string& source_name,
                                    const std::string& campaign_dir);
+
+// A label value is at most as long as a target's version line (kMaxVersionBytes of
+// coordinator/server/agent_limits.h), since it stands for one.
+inline constexpr size_t kMaxLabelBytes = 256;
+// Whether `value` can be a label: 1 to kMaxLabelBytes printable ASCII characters (' ' to '~').
+bool IsLabelValue(std::string_view value);
+// The campaign text with `labels` (target -> value) added, for `--label TARGET=VALUE`
+// (docs/campaign.md, "[labels]"): as a [labels] table appended at the end of the text when
+// the text has no labels, else as lines right after its `[labels]` header, sorted by target.
+// `campaign` is the text parsed. InvalidArgument, naming the label, for a target the campaign
+// does not have, a value that is not a label value, a target the text labels already (a label
+// is given in one place), or labels the text holds in another form than a `[labels]` table.
+Result<std::string> AddCampaignLabels(const Campaign& campaign, const std::string& text,
+                                      const std::map<std::string, std::string>& labels);
+// The [labels] of a stored campaign text; empty when it has none or does not parse.
+std::map<std::string, std::string> CampaignTextLabels(const std::string& text);
 
 // For the embedded lab, whose targets run from the campaign file itself: every target must have
 // a command. Same error form as parsing.

@@ -8,9 +8,13 @@
 
 #include "common/config_fields.h"
 #include "common/parse.h"
+#include "coordinator/campaign.h"
 
 namespace benchlab {
 namespace {
+
+// A campaign's label stands for a target's version line (docs/campaign.md, "[labels]").
+static_assert(kMaxLabelBytes == kMaxVersionBytes);
 
 // A value as an error quotes it: escaped, and cut after 64 bytes.
 std::string Quoted(std::string_view text) {

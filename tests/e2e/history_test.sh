@@ -3,7 +3,9 @@
 # (`benchlab run --name`) forms the series of the file's name, beside a campaign of another
 # series in the same database; `benchlab history` prints that series' three campaigns per line,
 # as tables and JSON whose medians are those of `benchlab report`; bad input exits 2 with one
-# line (docs/history.md).
+# line (docs/history.md). The third run is labelled (`--label hello=...`): its label is the
+# target's version in the history; a bad --label exits 2 before anything is submitted, and
+# `benchlab submit --label` sends the label in the campaign's text.
 # Usage: history_test.sh BIN_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 bin=$(cd "$1" && pwd)
@@ -36,7 +38,9 @@ TOML
 write_campaign "$work/nightly.toml" nightly
 write_campaign "$work/other.toml" other
 for n in 1 2 3; do
-  "$bin/benchlab" run "$work/nightly.toml" --name "nightly-$n" --db "$db" \
+  label=()
+  [ "$n" -ne 3 ] || label=(--label "hello=3f2a9c1 (main)")
+  "$bin/benchlab" run "$work/nightly.toml" --name "nightly-$n" "${label[@]}" --db "$db" \
     > "$work/run-$n.out" 2>&1 || { cat "$work/run-$n.out"; fail "benchlab run nightly-$n"; }
 done
 "$bin/benchlab" run "$work/other.toml" --db "$db" > "$work/run-other.out" 2>&1 ||
@@ -54,6 +58,10 @@ grep -qx "hello c4 hello" "$work/out" || { cat "$work/out"; fail "the line's tit
   { cat "$work/out"; fail "one row per campaign"; }
 grep -q "other" "$work/out" && fail "another series' campaign in the history"
 check "history: the series' three campaigns on its line"
+grep -Eq '^  3 +nightly-3 .* 3f2a9c1 \(main\) \(label\)$' "$work/out" ||
+  { cat "$work/out"; fail "the labelled campaign's version"; }
+[ "$(grep -c '(label)$' "$work/out")" -eq 1 ] || { cat "$work/out"; fail "one label only"; }
+check "history: the labelled run shows its label as the version, marked (label)"
 
 expect_status 0 "$bin/benchlab" history nightly --db "$db" --json --figure cpu --cell hello/c4
 cp "$work/out" "$work/history.json"
@@ -66,6 +74,8 @@ work = sys.argv[1]
 h = json.load(open(f"{work}/history.json"))
 assert h["series"] == "nightly" and h["figure"] == "cpu_us_per_request", h
 assert [c["name"] for c in h["campaigns"]] == ["nightly-1", "nightly-2", "nightly-3"], h
+assert [c["labels"] for c in h["campaigns"]] == [{}, {}, {"hello": "3f2a9c1 (main)"}], h
+assert h["campaigns"][2]["versions"] == {"hello": "3f2a9c1 (main)"}, h
 (line,) = h["lines"]
 assert (line["scenario"], line["load_level"], line["target"]) == ("hello", "c4", "hello"), line
 for n, point in zip((1, 2, 3), line["points"]):
@@ -120,4 +130,46 @@ grep -qx "benchlab regressions: --since: no campaign \"other\" in series \"night
   fail "$(cat "$work/err")"
 expect_status 2 "$bin/benchlab" regressions nightly --db "$db" --figure rps --figure speed
 check "regressions: none in three campaigns, as text, Markdown and JSON; bad input exits 2"
+
+# --label: a bad flag exits 2 with one line and submits nothing.
+label_refused() {  # label_refused WANT_ERR_LINE ARGS...
+  local want=$1; shift
+  expect_status 2 "$bin/benchlab" "$@"
+  [ "$(cat "$work/err")" = "$want" ] || fail "--label: $(cat "$work/err"), want: $want"
+}
+label_refused "benchlab run: --label \"hello\": expected TARGET=VALUE, such as hello=v1.4.2" \
+  run "$work/nightly.toml" --name nightly-9 --db "$db" --label hello
+label_refused "benchlab run: --label \"nope=v1\": expected the name of a [[target]] (hello) before '=', got \"nope\"" \
+  run "$work/nightly.toml" --name nightly-9 --db "$db" --label nope=v1
+label_refused "benchlab run: --label \"hello=\": expected a version string or a git commit of 1 to 256 printable characters after '=', got \"\"" \
+  run "$work/nightly.toml" --name nightly-9 --db "$db" --label hello=
+label_refused "benchlab run: --label \"hello=v2\": target hello labelled twice; give each target one label" \
+  run "$work/nightly.toml" --name nightly-9 --db "$db" --label hello=v1 --label hello=v2
+{ cat "$work/nightly.toml"; printf '[labels]\nhello = "v1"\n'; } > "$work/labelled.toml"
+label_refused "benchlab run: --label \"hello=v2\": $work/labelled.toml labels hello already (\"v1\"); give a target's label in one place" \
+  run "$work/labelled.toml" --name nightly-9 --db "$db" --label hello=v2
+label_refused "benchlab submit: --label \"nope=v1\": expected the name of a [[target]] (hello) before '=', got \"nope\"" \
+  submit "$work/nightly.toml" --coordinator 127.0.0.1:1 --label nope=v1
+[ "$(sqlite3 "$db" "select count(*) from campaigns where name = 'nightly-9'")" -eq 0 ] ||
+  fail "a refused --label submitted its campaign"
+check "--label without '=', of an unknown target, empty, twice or labelled in the file: exit 2"
+
+# The labels are in the text stored: --resume compares it with the file and the same labels.
+for other in "--label hello=v2" ""; do
+  # shellcheck disable=SC2086
+  expect_status 2 "$bin/benchlab" run "$work/nightly.toml" --name nightly-3 --db "$db" --resume $other
+  grep -q "was submitted from a different file or with other --label values" "$work/err" ||
+    fail "--resume with other labels: $(cat "$work/err")"
+done
+check "run --resume with other or no --label values than the run's is refused"
+
+# submit sends the label in the text; the coordinator stores it (no agent: it stays queued).
+local_coordinator_start
+write_campaign "$work/submitted.toml" submitted
+expect_status 0 "$bin/benchlab" submit "$work/submitted.toml" --coordinator "127.0.0.1:$port" \
+  --label "hello=v9"
+stored=$(sqlite3 "$work/lab.db" "select spec_toml from campaigns where name = 'submitted'")
+[ "$stored" = "$(cat "$work/submitted.toml"; printf '\n[labels]\nhello = "v9"')" ] ||
+  fail "submit --label: stored $stored"
+check "submit --label: the coordinator stores the file's text with the label added"
 echo "passed: $passed"

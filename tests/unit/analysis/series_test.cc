@@ -114,6 +114,42 @@ TEST(SeriesTest, TheTextAndJsonShowTheFilteredLines) {
   EXPECT_TRUE(nlohmann::json::parse(FormatHistoryJson(s, nothing))["lines"].empty());
 }
 
+TEST(SeriesTest, ALabelIsTheTargetsVersionOverTheRecordedOne) {
+  ReportInput labelled = Campaign(2, {2000, 2100, 1900});
+  labelled.campaign.spec_toml = R"(name = "nightly-2"
+series = "nightly"
+baseline = "base"
+[matrix]
+connections = [64]
+[[target]]
+name = "app"
+[[target]]
+name = "base"
+[[scenario]]
+name = "json"
+path = "/"
+expect = { status = 200 }
+[labels]
+app = "3f2a9c1"
+base = "nginx 1.22.1"
+)";
+  const Series s = BuildSeries("nightly", {Campaign(1, {1000, 1100, 900}), labelled}, Metric::kRps);
+  EXPECT_EQ(s.campaigns[0].versions.at("app"), "v1") << "no label: the windows' version";
+  EXPECT_TRUE(s.campaigns[0].labels.empty());
+  EXPECT_EQ(s.campaigns[1].versions.at("app"), "3f2a9c1") << "the label wins over v2";
+  EXPECT_EQ(s.campaigns[1].versions.at("base"), "nginx 1.22.1") << "a label without a version";
+  EXPECT_EQ(s.campaigns[1].labels.size(), 2u);
+
+  const std::string text = FormatHistoryText(s);
+  EXPECT_NE(text.find(" v1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(" 3f2a9c1 (label)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(" nginx 1.22.1 (label)\n"), std::string::npos) << text;
+  const auto j = nlohmann::json::parse(FormatHistoryJson(s));
+  EXPECT_EQ(j["campaigns"][1]["versions"]["app"], "3f2a9c1");
+  EXPECT_EQ(j["campaigns"][1]["labels"]["app"], "3f2a9c1");
+  EXPECT_TRUE(j["campaigns"][0]["labels"].empty());
+}
+
 TEST(SeriesTest, FiguresAreNamedShortOrAsInReports) {
   EXPECT_EQ(ParseFigure("rps"), Metric::kRps);
   EXPECT_EQ(ParseFigure("cpu"), Metric::kCpuUsPerRequest);

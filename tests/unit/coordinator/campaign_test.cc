@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 namespace benchlab {
@@ -524,7 +525,7 @@ TEST_F(CampaignTest, UnknownKeysAreErrorsEvenWhenTheyHideARequiredOne) {
             "open_connections, rounds, order, seed, fresh_process, warmup, duration)");
   EXPECT_EQ(ErrorFor(Edit(kGood, "name = \"hello\"\nbaseline", "nmae = \"hello\"\nbaseline")),
             "hello.toml:1: nmae: unknown key (known: name, series, baseline, matrix, load, gates, "
-            "noise, placement, stats, target, scenario, negative, public_env, service)");
+            "noise, placement, stats, target, scenario, negative, public_env, service, labels)");
   EXPECT_EQ(ErrorFor(Edit(kGood, "{ status = 404 }", "{ status = 404, bdy = \"\" }")),
             "hello.toml:30: negative \"missing\".expect.bdy: unknown key (known: status, body, "
             "headers)");
@@ -771,6 +772,136 @@ name = "s"
 path = "/"
 expect = { status = 200 }
 )";
+
+TEST_F(CampaignTest, LabelsGiveATargetsVersion) {
+  auto plain = Parse(kGood);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_TRUE(plain->labels.empty());
+  auto labelled = Parse(std::string(kGood) + "[labels]\nnginx = \"1.22.1 (3f2a9c1)\"\n");
+  ASSERT_TRUE(labelled.ok()) << labelled.status().ToString();
+  EXPECT_EQ(labelled->labels, (std::map<std::string, std::string>{{"nginx", "1.22.1 (3f2a9c1)"}}));
+  const std::string longest(kMaxLabelBytes, 'f');
+  auto longest_ok = Parse(std::string(kGood) + "[labels]\nnginx = \"" + longest + "\"\n");
+  ASSERT_TRUE(longest_ok.ok()) << longest_ok.status().ToString();
+  EXPECT_EQ(longest_ok->labels.at("nginx"), longest);
+  // An inline table is a table too.
+  auto inline_table = Parse(Edit(kGood, "[matrix]", "labels = { nginx = \"v2\" }\n[matrix]"));
+  ASSERT_TRUE(inline_table.ok()) << inline_table.status().ToString();
+  EXPECT_EQ(inline_table->labels.at("nginx"), "v2");
+}
+
+TEST_F(CampaignTest, LabelsOfUnknownTargetsAndBadValuesAreRefused) {
+  const std::string good(kGood);  // 30 lines: [labels] is line 31, its first key line 32
+  const std::string form =
+      ": expected a version string or a git commit of 1 to 256 printable characters, got ";
+  EXPECT_EQ(ErrorFor(good + "[labels]\nngnix = \"1.22.1\"\n"),
+            "hello.toml:32: labels.ngnix: expected the name of a [[target]] (nginx), got "
+            "\"ngnix\"");
+  EXPECT_EQ(ErrorFor(good + "[labels]\nnginx = \"\"\n"),
+            "hello.toml:32: labels.nginx" + form + "\"\"");
+  EXPECT_EQ(ErrorFor(good + "[labels]\nnginx = 5\n"), "hello.toml:32: labels.nginx" + form + "5");
+  EXPECT_EQ(ErrorFor(good + "[labels]\nnginx = \"v1\\tx\"\n"),
+            "hello.toml:32: labels.nginx" + form + "\"v1\\tx\"");
+  EXPECT_EQ(ErrorFor(good + "[labels]\nnginx = \"v1\xc3\xa9\"\n"),
+            "hello.toml:32: labels.nginx" + form + "\"v1\xc3\xa9\"");
+  EXPECT_EQ(ErrorFor(good + "[labels]\nnginx = [\"v1\"]\n"),
+            "hello.toml:32: labels.nginx" + form + "[\"v1\"]");
+  const std::string too_long =
+      ErrorFor(good + "[labels]\nnginx = \"" + std::string(kMaxLabelBytes + 1, 'f') + "\"\n");
+  EXPECT_EQ(too_long.rfind("hello.toml:32: labels.nginx" + form + "\"fff", 0), 0u) << too_long;
+  EXPECT_EQ(ErrorFor(Edit(kGood, "[matrix]", "labels = \"v1\"\n[matrix]")),
+            "hello.toml:3: labels: expected a table ([labels]), got \"v1\"");
+}
+
+// Two targets, a and b, and no labels.
+constexpr char kTwoTargets[] = R"(name = "two"
+baseline = "a"
+[matrix]
+connections = [1]
+[[target]]
+name = "a"
+[[target]]
+name = "b"
+[[scenario]]
+name = "s"
+path = "/"
+expect = { status = 200 }
+)";
+
+Result<std::string> AddLabels(const std::string& text,
+                              const std::map<std::string, std::string>& labels) {
+  auto campaign = ParseCampaignText(text, "two.toml", "/");
+  if (!campaign.ok()) return campaign.status();
+  return AddCampaignLabels(*campaign, text, labels);
+}
+
+TEST(AddCampaignLabelsTest, ATextWithoutLabelsGetsATableAtItsEnd) {
+  auto added = AddLabels(kTwoTargets, {{"b", "3f2a9c1"}, {"a", "v1.4.2 \"rc\""}});
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  EXPECT_EQ(*added,
+            std::string(kTwoTargets) + "\n[labels]\na = \"v1.4.2 \\\"rc\\\"\"\nb = \"3f2a9c1\"\n");
+  auto parsed = ParseCampaignText(*added, "two.toml", "/");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->labels,
+            (std::map<std::string, std::string>{{"a", "v1.4.2 \"rc\""}, {"b", "3f2a9c1"}}));
+  EXPECT_EQ(parsed->scenarios[0].line, 9) << "the file's lines stay where they were";
+  // No trailing newline; no labels at all: the text as it was.
+  const std::string unterminated = std::string(kTwoTargets).substr(0, sizeof kTwoTargets - 2);
+  auto joined = AddLabels(unterminated, {{"a", "v1"}});
+  ASSERT_TRUE(joined.ok()) << joined.status().ToString();
+  EXPECT_EQ(*joined, unterminated + "\n\n[labels]\na = \"v1\"\n");
+  auto none = AddLabels(kTwoTargets, {});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, kTwoTargets);
+}
+
+TEST(AddCampaignLabelsTest, AFilesLabelsTableGetsTheNewOnesAfterItsHeader) {
+  const std::string text =
+      std::string(kTwoTargets) + "[ labels ]  # what was measured\na = \"v1\"\n";
+  auto added = AddLabels(text, {{"b", "v2"}});
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  EXPECT_EQ(*added,
+            std::string(kTwoTargets) + "[ labels ]  # what was measured\nb = \"v2\"\na = \"v1\"\n");
+  // The header as the text's last line.
+  auto last = AddLabels(std::string(kTwoTargets) + "[labels]", {{"b", "v2"}});
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  EXPECT_EQ(*last, std::string(kTwoTargets) + "[labels]\nb = \"v2\"\n");
+}
+
+TEST(AddCampaignLabelsTest, BadLabelsAreRefusedNamingThem) {
+  const std::string labelled = std::string(kTwoTargets) + "[labels]\na = \"v1\"\n";
+  auto twice = AddLabels(labelled, {{"a", "v2"}});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.status().message(),
+            "\"a=v2\": two.toml labels a already (\"v1\"); give a target's label in one place");
+  auto unknown = AddLabels(kTwoTargets, {{"c", "v1"}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().message(),
+            "\"c=v1\": expected the name of a [[target]] (a, b) before '=', got \"c\"");
+  for (const std::string& value : {std::string(), std::string("v1\n"), std::string(257, 'f')}) {
+    auto bad = AddLabels(kTwoTargets, {{"a", value}});
+    ASSERT_FALSE(bad.ok()) << value;
+    EXPECT_NE(bad.status().message().find(
+                  ": expected a version string or a git commit of 1 to 256 printable "
+                  "characters after '=', got "),
+              std::string::npos)
+        << bad.status().message();
+  }
+  // Labels in another form than a [labels] table cannot be added to.
+  auto inline_table =
+      AddLabels(Edit(kTwoTargets, "[matrix]", "labels = { a = \"v1\" }\n[matrix]"), {{"b", "v2"}});
+  ASSERT_FALSE(inline_table.ok());
+  EXPECT_EQ(inline_table.status().message(),
+            "two.toml: labels must be a [labels] table for labels to be added to it (write "
+            "`[labels]` and a line per target)");
+}
+
+TEST(AddCampaignLabelsTest, StoredTextsGiveTheirLabels) {
+  EXPECT_EQ(CampaignTextLabels(std::string(kTwoTargets) + "[labels]\nb = \"v2\"\n"),
+            (std::map<std::string, std::string>{{"b", "v2"}}));
+  EXPECT_TRUE(CampaignTextLabels(kTwoTargets).empty());
+  EXPECT_TRUE(CampaignTextLabels("not = [a campaign").empty());
+}
 
 TEST(RedactCampaignTest, SecretValuesBecomeHashesAndEverythingElseStays) {
   auto redacted = RedactCampaignText(kSecrets, "secret.toml");
