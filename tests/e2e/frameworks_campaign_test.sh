@@ -65,11 +65,14 @@ timeout 120 "$bin/benchlab" run "$work/frameworks-ci.toml" --db "$work/fw.db" --
   > "$work/run.out" 2> "$work/run.err"
 status=$?
 set -e
+# Not every window was measured, so the run keeps its lab's logs: removed at exit.
+leaves_lab_dir_in "$work/run.err"
 summary="$((3 * scenarios)) windows: $((2 * scenarios)) valid, 0 invalid, $scenarios failed or skipped (campaign done)"
 grep -qxF "$summary" "$work/run.out" ||
   { cat "$work/run.out" "$work/run.err"; fail "benchlab run (exit $status): expected \"$summary\""; }
 # Exit 1: not every window was measured (the impostor's were skipped, as they must be).
 [ "$status" -eq 1 ] || { cat "$work/run.err"; fail "benchlab run exited $status, expected 1"; }
+[ ${#lab_dirs[@]} -gt 0 ] || { cat "$work/run.err"; fail "benchlab run did not say where its logs are"; }
 check "benchlab run: $summary"
 
 q() { sqlite3 "$work/fw.db" "$1"; }

@@ -13,6 +13,11 @@
 #   none of the kinds in $kinds (an extended regular expression on the process name; nginx,
 #   hello-server and benchlab unless the script changes it) that this script's session started
 #   runs any more, other than the PIDs named.
+# - leaves_lab_dir PID | leaves_lab_dir_in FILE: the embedded lab's work directory
+#   (/tmp/benchlab-run-XXXXXX), which `benchlab run` removes only after a run with every window
+#   measured, is removed at exit with $work (kept when KEEP is set). leaves_lab_dir takes it from
+#   the daemons of the running `benchlab run` PID (their working directory), before the run is
+#   killed; leaves_lab_dir_in from the "logs kept in DIR" line of a finished run's stderr, FILE.
 set -euo pipefail
 
 work=$(mktemp -d "/tmp/benchlab-$(basename "$0" _test.sh)-XXXXXX")
@@ -96,11 +101,27 @@ stop_tracked() {
   tracked=()
 }
 
+lab_dirs=()
+leaves_lab_dir() {  # leaves_lab_dir PID
+  local daemon dir
+  for daemon in $(pgrep -f -- "--parent-pid $1\$"); do
+    dir=$(readlink "/proc/$daemon/cwd" 2> /dev/null) || continue
+    [[ "$dir" == /tmp/benchlab-run-?????? ]] && lab_dirs+=("$dir")
+  done
+  return 0
+}
+
+leaves_lab_dir_in() {  # leaves_lab_dir_in FILE
+  local dir
+  dir=$(sed -n 's|^benchlab [a-z]*: logs kept in \(/tmp/benchlab-run-[^/ ]*\)$|\1|p' "$1")
+  [ -z "$dir" ] || lab_dirs+=("$dir")
+}
+
 cleanup() {
   local status=$?
   stop_tracked
   if declare -F on_exit > /dev/null; then on_exit || status=1; fi
-  [ -n "${KEEP:-}" ] || rm -rf "$work"
+  [ -n "${KEEP:-}" ] || rm -rf "$work" "${lab_dirs[@]}"
   exit "$status"
 }
 trap cleanup EXIT

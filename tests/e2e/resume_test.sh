@@ -38,6 +38,9 @@ claimed() { [[ "$(sql "SELECT count(*) FROM windows" 2>/dev/null || echo 0)" -ge
             [[ "$(sql "SELECT count(*) FROM window_claims" 2>/dev/null || echo 0)" -ge 1 ]] &&
             pgrep -s "$session" -x hello-server; }
 wait_until 60 "a window in flight after the first one was stored" claimed
+# A killed run cannot remove its lab's work directory: the script does, at exit.
+leaves_lab_dir "$run_pid"
+[[ ${#lab_dirs[@]} -gt 0 ]] || fail "the running lab's work directory was not found"
 kill -9 "$run_pid"
 wait "$run_pid" 2>/dev/null || true
 tracked=()
@@ -57,6 +60,7 @@ set +e
 "$bin/benchlab" run "$work/resume.toml" --db "$work/r.db" --resume > "$work/run2.out" 2>&1
 status=$?
 set -e
+leaves_lab_dir_in "$work/run2.out"
 [[ $status -eq 0 ]] || { cat "$work/run2.out" >&2; fail "run --resume exited $status"; }
 [[ "$(sql "SELECT state FROM campaigns WHERE name = 'resume'")" == done ]] || fail "not done"
 check "run --resume finished the campaign"
@@ -105,6 +109,7 @@ track $run_pid
 stored_two() { [[ "$(sql "SELECT count(*) FROM windows w JOIN campaigns c ON c.id = w.campaign_id
                           WHERE c.name = 'resume-adaptive'" 2>/dev/null || echo 0)" -ge 2 ]]; }
 wait_until 60 "two windows of the adaptive campaign stored" stored_two
+leaves_lab_dir "$run_pid"
 kill -9 "$run_pid"
 wait "$run_pid" 2>/dev/null || true
 tracked=()
@@ -113,6 +118,7 @@ set +e
 "$bin/benchlab" run "$work/adaptive.toml" --db "$work/r.db" --resume > "$work/run5.out" 2>&1
 status=$?
 set -e
+leaves_lab_dir_in "$work/run5.out"
 [[ $status -eq 0 ]] || { cat "$work/run5.out" >&2; fail "adaptive run --resume exited $status"; }
 adaptive() { sql "SELECT $1 FROM windows w JOIN campaigns c ON c.id = w.campaign_id
                   WHERE c.name = 'resume-adaptive'"; }
