@@ -11,7 +11,7 @@
 #include "cli/command_error.h"
 #include "cli/commands.h"
 #include "cli/series_input.h"
-#include "coordinator/server/confirmation.h"
+#include "coordinator/server/series_store.h"
 
 namespace benchlab {
 namespace {
@@ -46,15 +46,6 @@ int RunRegressions(const RegressionsArgs& args) {
   SeriesInput loaded;
   if (int bad = LoadSeriesInput("regressions", args.db, args.series, loaded)) return bad;
   ChangeSearch search;
-  search.options.margin = SeriesMargin(loaded.campaigns.back());
-  std::vector<ConfirmationRow> confirmations;
-  {
-    auto store = Store::Open(args.db);
-    if (!store.ok()) return CommandError("regressions", 1, store.status().message());
-    auto rows = (*store)->ListConfirmations(args.series);
-    if (!rows.ok()) return CommandError("regressions", 1, rows.status().message());
-    confirmations = std::move(*rows);
-  }
   if (!args.since.empty()) {
     for (const CampaignRow& row : loaded.campaigns) {
       if (row.name == args.since) search.since_id = row.id;
@@ -69,9 +60,9 @@ int RunRegressions(const RegressionsArgs& args) {
   std::vector<SeriesChange> changes;
   for (Metric metric : metrics) {
     kept.push_back(BuildSeries(args.series, loaded.inputs, metric));
-    std::vector<SeriesChange> found = FindSeriesChanges(kept.back(), search, filter);
-    ApplyConfirmations(found, confirmations);
-    for (SeriesChange& c : found) changes.push_back(std::move(c));
+    for (SeriesChange& c : FindStoredSeriesChanges(*loaded.store, kept.back(), search, filter)) {
+      changes.push_back(std::move(c));
+    }
   }
   const int campaigns = static_cast<int>(loaded.campaigns.size());
   std::string text;

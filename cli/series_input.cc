@@ -3,9 +3,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <set>
+#include <utility>
 
 #include "cli/command_error.h"
+#include "coordinator/server/series_store.h"
 
 namespace benchlab {
 
@@ -30,26 +31,14 @@ int LoadSeriesInput(const char* command, const std::string& db, const std::strin
   if (!std::filesystem::exists(db)) return CommandError(command, 2, "--db: no database at " + db);
   auto store = Store::Open(db);
   if (!store.ok()) return CommandError(command, 1, store.status().message());
-  auto rows = (*store)->ListSeries(series);
-  if (!rows.ok()) return CommandError(command, 1, rows.status().message());
-  if (rows->empty()) {
-    std::set<std::string> names;
-    if (auto all = (*store)->ListCampaigns(); all.ok()) {
-      for (const CampaignRow& c : *all) names.insert(c.series);
-    }
-    std::string known;
-    for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
-    return CommandError(
-        command, 2,
-        "no series \"" + series + "\" in " + db +
-            (known.empty() ? " (it holds no campaign)" : " (series: " + known + ")"));
+  auto loaded = LoadStoredSeries(**store, series, db);
+  if (!loaded.ok()) {
+    return CommandError(command, loaded.status().code() == StatusCode::kNotFound ? 2 : 1,
+                        loaded.status().message());
   }
-  for (const CampaignRow& row : *rows) {
-    auto input = LoadReportInput(**store, row.name);
-    if (!input.ok()) return CommandError(command, 1, input.status().message());
-    out.inputs.push_back(std::move(*input));
-  }
-  out.campaigns = std::move(*rows);
+  out.campaigns = std::move(loaded->campaigns);
+  out.inputs = std::move(loaded->inputs);
+  out.store = std::move(*store);
   return 0;
 }
 

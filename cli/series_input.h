@@ -4,6 +4,7 @@
 // (cli/commands.h: 1 failure, 2 bad input).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,11 +18,13 @@ namespace benchlab {
 int ParseSeriesFilter(const char* command, const std::string& cell, const std::string& target,
                       SeriesFilter& filter);
 
-// The campaigns of `series` in the database `db`, oldest first, each with its report's input.
-// A missing database is not created; an unknown series is refused with the series `db` holds.
+// The campaigns of `series` in the database `db`, oldest first, each with its report's input
+// (LoadStoredSeries), and the store they came from. A missing database is not created; an
+// unknown series is refused with the series `db` holds.
 struct SeriesInput {
   std::vector<CampaignRow> campaigns;
   std::vector<ReportInput> inputs;
+  std::unique_ptr<Store> store;
 };
 int LoadSeriesInput(const char* command, const std::string& db, const std::string& series,
                     SeriesInput& out);
