@@ -14,7 +14,9 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "analysis/regressions.h"
 #include "analysis/report_format.h"
+#include "analysis/series.h"
 #include "common/clock.h"
 #include "common/histogram.h"
 #include "coordinator/rerun.h"
@@ -23,6 +25,7 @@
 #include "coordinator/server/dashboard_auth.h"
 #include "coordinator/server/metrics.h"
 #include "coordinator/server/scheduler.h"
+#include "coordinator/server/series_store.h"
 #include "rpc/http_server.h"
 #include "rpc/tls.h"
 #include "spdlog/spdlog.h"
@@ -275,6 +278,7 @@ Result<ojson> CampaignListDoc(Store& store) {
     const Counts n = CountNewest(*windows);
     list.push_back({{"id", c.id},
                     {"name", c.name},
+                    {"series", c.series},
                     {"state", c.state},
                     {"baseline", Nullable(c.baseline)},
                     {"source", c.source},
@@ -300,6 +304,8 @@ struct CampaignHead {
   CampaignRow row;
   std::vector<WindowClaim> claims;
   std::vector<WindowKey> reruns;
+  int series_position = 0;  // 1-based, oldest first
+  int series_campaigns = 0;
   std::string version;
 };
 
@@ -315,10 +321,18 @@ Result<CampaignHead> ReadCampaignHead(Store& store, const std::string& name) {
   if (!claims.ok()) return claims.status();
   auto reruns = store.ListRerunRequests(head.row.id);
   if (!reruns.ok()) return reruns.status();
+  auto series = store.ListSeries(head.row.series);
+  if (!series.ok()) return series.status();
   head.claims = std::move(*claims);
   head.reruns = std::move(*reruns);
+  head.series_campaigns = static_cast<int>(series->size());
+  for (size_t i = 0; i < series->size(); ++i) {
+    if ((*series)[i].id == head.row.id) head.series_position = static_cast<int>(i) + 1;
+  }
+  // A campaign joining the series changes "campaign k of N".
   head.version = head.row.state + "/" + std::to_string(tally->first) + "/" +
-                 std::to_string(tally->second) + "/" + std::to_string(head.reruns.size());
+                 std::to_string(tally->second) + "/" + std::to_string(head.reruns.size()) + "/s" +
+                 std::to_string(head.series_campaigns);
   for (const WindowClaim& c : head.claims) {
     head.version += "/" + c.key.target + "." + c.key.scenario + "." + c.key.load_level + "." +
                     std::to_string(c.key.round) + "." + std::to_string(c.attempt);
@@ -367,7 +381,11 @@ Result<ojson> CampaignDocAfter(Store& store, const CampaignHead& head) {
                     {"running", std::move(running)},
                     {"version", head.version}};
   return ojson{{"record", ojson::parse(FormatReportJson(*input))},
-               {"progress", std::move(progress)}};
+               {"progress", std::move(progress)},
+               {"series",
+                {{"name", head.row.series},
+                 {"position", head.series_position},
+                 {"campaigns", head.series_campaigns}}}};
 }
 
 }  // namespace
@@ -376,6 +394,39 @@ Result<ojson> CampaignDoc(Store& store, const std::string& name) {
   auto head = ReadCampaignHead(store, name);
   if (!head.ok()) return head.status();
   return CampaignDocAfter(store, *head);
+}
+
+Result<ojson> SeriesDoc(Store& store, const std::string& name, const std::string& figure) {
+  const std::optional<Metric> metric = ParseFigure(figure);
+  if (!metric) {
+    return Status::InvalidArgument(
+        "figure: expected rps, cpu, p99 or a report metric such as p50_us, got \"" + figure + "\"");
+  }
+  auto loaded = LoadStoredSeries(store, name);
+  if (!loaded.ok()) return loaded.status();
+  const Series series = BuildSeries(name, loaded->inputs, *metric);
+  const std::vector<SeriesChange> changes = FindStoredSeriesChanges(store, series, {});
+  // The history as `benchlab history --json` writes it, each point with its target's version,
+  // and the changes as `benchlab regressions --format json` lists them, whatever fields they
+  // carry.
+  ojson doc = ojson::parse(FormatHistoryJson(series));
+  std::map<int64_t, const SeriesCampaign*> by_id;
+  for (const SeriesCampaign& c : series.campaigns) by_id[c.id] = &c;
+  for (ojson& line : doc["lines"]) {
+    const std::string target = line["target"].get<std::string>();
+    for (ojson& point : line["points"]) {
+      ojson version = nullptr;
+      if (auto c = by_id.find(point["campaign_id"].get<int64_t>()); c != by_id.end()) {
+        auto v = c->second->versions.find(target);
+        if (v != c->second->versions.end()) version = v->second;
+      }
+      point["version"] = std::move(version);
+    }
+  }
+  ojson found =
+      ojson::parse(FormatChangesJson(name, changes, static_cast<int>(loaded->campaigns.size())));
+  doc["changes"] = std::move(found["changes"]);
+  return doc;
 }
 
 Result<ojson> WindowDoc(Store& store, int64_t id) {
@@ -742,6 +793,10 @@ void HttpApi::Routes(const std::string& web_root) {
           res.set_header("Cache-Control", "no-store");
           res.set_content(*text, type);
         });
+  s.Get(R"(/api/v1/series/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+    const std::string figure = req.has_param("figure") ? req.get_param_value("figure") : "rps";
+    ReplyResult(res, SeriesDoc(store_, req.matches[1].str(), figure));
+  });
   s.Get(R"(/api/v1/windows/(\d{1,18}))",
         [this](const httplib::Request& req, httplib::Response& res) {
           ReplyResult(res, WindowDoc(store_, std::stoll(req.matches[1].str())));

@@ -41,13 +41,21 @@ struct HttpTls {
 
 // GET /api/v1/campaigns: every campaign, newest first, with counts over newest attempts.
 Result<nlohmann::ordered_json> CampaignListDoc(Store& store);
-// GET /api/v1/campaigns/NAME: {"record": run of record, "progress": {...}}. NotFound names the
-// campaigns there are.
+// GET /api/v1/campaigns/NAME: {"record": run of record, "progress": {...}, "series": {"name",
+// "position", "campaigns"}} (the campaign is the position-th of its series' campaigns, oldest
+// first). NotFound names the campaigns there are.
 Result<nlohmann::ordered_json> CampaignDoc(Store& store, const std::string& name);
 // The campaign document's `progress.version` without building the document (no window or
-// sample is read): it changes with the campaign's state, a stored attempt, a claim or a re-run
-// request. It is the document's ETag, so a page polling a campaign gets 304 while nothing moved.
+// sample is read): it changes with the campaign's state, a stored attempt, a claim, a re-run
+// request or a campaign joining its series. It is the document's ETag, so a page polling a
+// campaign gets 304 while nothing moved.
 Result<std::string> CampaignVersion(Store& store, const std::string& name);
+// GET /api/v1/series/NAME?figure=F: the series' history of figure F (rps, cpu, p99 or a report
+// metric) as FormatHistoryJson writes it, each point with its target's `version`, and its
+// `changes` as FormatChangesJson lists them. InvalidArgument for an unknown figure, NotFound for
+// a series the store does not hold (naming those it holds).
+Result<nlohmann::ordered_json> SeriesDoc(Store& store, const std::string& name,
+                                         const std::string& figure);
 // GET /api/v1/windows/ID: the attempt, every attempt of its window, its samples and histogram.
 Result<nlohmann::ordered_json> WindowDoc(Store& store, int64_t id);
 // The Host header values the dashboard answers (lower case): the address it listens on as

@@ -323,6 +323,137 @@ TEST_F(HttpApiTest, UnknownWindowIsNotFound) {
   EXPECT_EQ(doc.status().code(), StatusCode::kNotFound);
 }
 
+// Campaigns nightly-1 .. nightly-`count` of the series "nightly": one target, "app", five valid
+// rounds each, ±1% apart, with ±0.5% from campaign to campaign; from campaign `step` on its req/s
+// is 10% lower and its version "v2" instead of "v1". Returns the campaigns' ids.
+std::vector<int64_t> AddNightlies(Store& store, int count, int step) {
+  const double jitter[] = {1.0, 1.01, 0.99, 1.005, 0.995};
+  std::vector<int64_t> ids;
+  for (int c = 1; c <= count; ++c) {
+    CampaignRow row;
+    row.name = "nightly-" + std::to_string(c);
+    row.series = "nightly";
+    row.spec_toml = kSpec;
+    row.source = "nightly.toml";
+    row.total_windows = 5;
+    row.state = "done";
+    auto id = store.CreateCampaign(row, {{"app", "[]", ""}},
+                                   {{"plaintext", "scenario", "GET", "/", 200, ""}});
+    EXPECT_TRUE(id.ok()) << id.status().message();
+    if (!id.ok()) return ids;
+    ids.push_back(*id);
+    const double level = (c >= step ? 9000 : 10000) * (1 + 0.005 * ((c % 3) - 1));
+    for (int r = 1; r <= 5; ++r) {
+      WindowRow w = Window("app", r, 0, level * jitter[r - 1]);
+      w.campaign = row.name;
+      w.campaign_id = *id;
+      w.target_version = c >= step ? "v2" : "v1";
+      auto window = store.InsertWindow(w, {});
+      EXPECT_TRUE(window.ok()) << window.status().message();
+    }
+  }
+  return ids;
+}
+
+TEST_F(HttpApiTest, SeriesDocHasEachCampaignsFigureAndTheChangePoints) {
+  AddNightlies(*store_, 10, 6);
+  auto doc = SeriesDoc(*store_, "nightly", "rps");
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  EXPECT_EQ((*doc)["series"], "nightly");
+  EXPECT_EQ((*doc)["figure"], "rps");
+  EXPECT_EQ((*doc)["better"], "higher");
+  ASSERT_EQ((*doc)["campaigns"].size(), 10u);
+  EXPECT_EQ((*doc)["campaigns"][0]["name"], "nightly-1");
+  ASSERT_EQ((*doc)["lines"].size(), 1u);
+  const auto& line = (*doc)["lines"][0];
+  EXPECT_EQ(line["scenario"], "plaintext");
+  EXPECT_EQ(line["load_level"], "c64");
+  EXPECT_EQ(line["target"], "app");
+  ASSERT_EQ(line["points"].size(), 10u);
+  for (size_t i = 0; i < 10; ++i) {
+    const auto& point = line["points"][i];
+    EXPECT_EQ(point["campaign"], "nightly-" + std::to_string(i + 1));
+    EXPECT_EQ(point["campaign_id"], (*doc)["campaigns"][i]["id"]);
+    EXPECT_EQ(point["n"], 5);
+    EXPECT_EQ(point["version"], i + 1 >= 6 ? "v2" : "v1");
+    const double estimate = point["estimate"].get<double>();
+    EXPECT_LT(point["low"].get<double>(), estimate);
+    EXPECT_GT(point["high"].get<double>(), estimate);
+    EXPECT_NEAR(estimate, i + 1 >= 6 ? 9000 : 10000, 100) << point.dump();
+    EXPECT_NEAR(point["median"].get<double>(), estimate, 100);
+  }
+
+  ASSERT_EQ((*doc)["changes"].size(), 1u) << (*doc)["changes"].dump();
+  const auto& change = (*doc)["changes"][0];
+  EXPECT_EQ(change["target"], "app");
+  EXPECT_EQ(change["figure"], "rps");
+  EXPECT_EQ(change["before"], "nightly-5");
+  EXPECT_EQ(change["after"], "nightly-6");
+  EXPECT_EQ(change["after_id"], (*doc)["campaigns"][5]["id"]);
+  EXPECT_EQ(change["direction"], "regression");
+  EXPECT_EQ(change["status"], "suspected");
+  EXPECT_EQ(change["version_before"], "v1");
+  EXPECT_EQ(change["version_after"], "v2");
+  EXPECT_NEAR(change["size"]["estimate"].get<double>(), 0.90, 0.01);
+  EXPECT_LT(change["size"]["high"].get<double>(), 0.98);
+
+  // CPU per request rises where req/s fell: a regression of a figure better lower.
+  auto cpu = SeriesDoc(*store_, "nightly", "cpu");
+  ASSERT_TRUE(cpu.ok()) << cpu.status().message();
+  EXPECT_EQ((*cpu)["figure"], "cpu_us_per_request");
+  ASSERT_EQ((*cpu)["changes"].size(), 1u);
+  EXPECT_EQ((*cpu)["changes"][0]["direction"], "regression");
+  EXPECT_GT((*cpu)["changes"][0]["size"]["estimate"].get<double>(), 1.1);
+
+  // A series of one campaign without a step: its line, no change.
+  auto demo = SeriesDoc(*store_, "demo", "rps");
+  ASSERT_TRUE(demo.ok()) << demo.status().message();
+  EXPECT_EQ((*demo)["lines"].size(), 2u);
+  EXPECT_TRUE((*demo)["changes"].empty());
+}
+
+TEST_F(HttpApiTest, SeriesDocRefusesAnUnknownFigureOrSeries) {
+  AddNightlies(*store_, 3, 99);
+  auto figure = SeriesDoc(*store_, "nightly", "speed");
+  ASSERT_FALSE(figure.ok());
+  EXPECT_EQ(figure.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(figure.status().message().find("\"speed\""), std::string::npos);
+  auto series = SeriesDoc(*store_, "nighty", "rps");
+  ASSERT_FALSE(series.ok());
+  EXPECT_EQ(series.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(series.status().message(), "no series \"nighty\" (series: demo, nightly)");
+}
+
+TEST_F(HttpApiTest, CampaignsSayWhichSeriesTheyAreOfAndWhere) {
+  const std::vector<int64_t> ids = AddNightlies(*store_, 3, 99);
+  auto list = CampaignListDoc(*store_);
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ((*list)["campaigns"].size(), 4u);
+  EXPECT_EQ((*list)["campaigns"][0]["name"], "nightly-3");
+  EXPECT_EQ((*list)["campaigns"][0]["series"], "nightly");
+  EXPECT_EQ((*list)["campaigns"][3]["series"], "demo");  // no series given: its name's
+
+  auto doc = CampaignDoc(*store_, "nightly-2");
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  EXPECT_EQ((*doc)["series"], (ojson{{"name", "nightly"}, {"position", 2}, {"campaigns", 3}}));
+  auto demo = CampaignDoc(*store_, "demo");
+  ASSERT_TRUE(demo.ok());
+  EXPECT_EQ((*demo)["series"], (ojson{{"name", "demo"}, {"position", 1}, {"campaigns", 1}}));
+
+  // A campaign joining the series changes "campaign 2 of 3", and so the document's version.
+  auto before = CampaignVersion(*store_, "nightly-2");
+  ASSERT_TRUE(before.ok());
+  CampaignRow fourth;
+  fourth.name = "nightly-4";
+  fourth.series = "nightly";
+  fourth.spec_toml = kSpec;
+  ASSERT_TRUE(store_->CreateCampaign(fourth, {{"app", "[]", ""}}, {}).ok());
+  auto after = CampaignVersion(*store_, "nightly-2");
+  ASSERT_TRUE(after.ok());
+  EXPECT_NE(*after, *before);
+  EXPECT_EQ((*CampaignDoc(*store_, "nightly-2"))["series"]["campaigns"], 4);
+}
+
 TEST(HistogramDocTest, MergesIntoLogBinsKeepingEveryCount) {
   Histogram h;
   for (uint64_t v = 1; v <= 200000; v = v * 11 / 10 + 1) h.RecordN(v, v % 7 + 1);
@@ -497,6 +628,40 @@ TEST_F(HttpServerTest, ServesTheApiAndTheDashboardFiles) {
   auto nowhere = client_->Get("/api/v1/nothing");
   ASSERT_TRUE(nowhere);
   EXPECT_EQ(nowhere->status, 404);
+}
+
+TEST_F(HttpServerTest, ServesASeriesAndSaysWhatIsWrongWithABadOne) {
+  AddNightlies(*store_, 10, 6);
+  Serve("");
+  auto rps = client_->Get("/api/v1/series/nightly");  // req/s unless a figure is asked for
+  ASSERT_TRUE(rps);
+  EXPECT_EQ(rps->status, 200) << rps->body;
+  EXPECT_EQ(rps->get_header_value("Content-Type"), "application/json");
+  EXPECT_EQ(rps->get_header_value("Cache-Control"), "no-store");
+  const ojson doc = ojson::parse(rps->body);
+  EXPECT_EQ(doc["figure"], "rps");
+  EXPECT_EQ(doc["lines"][0]["points"].size(), 10u);
+  ASSERT_EQ(doc["changes"].size(), 1u);
+  EXPECT_EQ(doc["changes"][0]["after"], "nightly-6");
+
+  auto p99 = client_->Get("/api/v1/series/nightly?figure=p99");
+  ASSERT_TRUE(p99);
+  EXPECT_EQ(p99->status, 200);
+  EXPECT_EQ(ojson::parse(p99->body)["figure"], "p99_us");
+
+  auto bad = client_->Get("/api/v1/series/nightly?figure=speed");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_EQ(bad->get_header_value("Content-Type"), "application/json");
+  EXPECT_NE(
+      ojson::parse(bad->body)["error"].get<std::string>().find("figure: expected rps, cpu, p99"),
+      std::string::npos)
+      << bad->body;
+
+  auto missing = client_->Get("/api/v1/series/nighty");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(ojson::parse(missing->body)["error"], "no series \"nighty\" (series: demo, nightly)");
 }
 
 TEST_F(HttpServerTest, AnUnchangedCampaignIsNotSentAgain) {
@@ -867,6 +1032,13 @@ TEST_F(HttpServerTest, BeyondLoopbackItIsHttpsAndEveryCallNeedsAToken) {
   auto read = client.Get("/api/v1/campaigns", as_viewer);
   ASSERT_TRUE(read);
   EXPECT_EQ(read->status, 200);
+  // A series is a read like the others.
+  auto series_anonymous = client.Get("/api/v1/series/demo", {{"Host", host}});
+  ASSERT_TRUE(series_anonymous);
+  EXPECT_EQ(series_anonymous->status, 401);
+  auto series_read = client.Get("/api/v1/series/demo", as_viewer);
+  ASSERT_TRUE(series_read);
+  EXPECT_EQ(series_read->status, 200) << series_read->body;
   auto session = client.Get("/api/v1/session", as_viewer);
   ASSERT_TRUE(session);
   EXPECT_EQ(ojson::parse(session->body)["reads_open"], false);
