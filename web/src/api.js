@@ -60,6 +60,11 @@ export const api = {
   campaign: (name, opts) => getJSON(`/api/v1/campaigns/${encodeURIComponent(name)}`, opts),
   reportUrl: (name, format) =>
     `/api/v1/campaigns/${encodeURIComponent(name)}/report?format=${format}`,
+  series: (name, figure, opts) =>
+    getJSON(
+      `/api/v1/series/${encodeURIComponent(name)}?figure=${encodeURIComponent(figure)}`,
+      opts,
+    ),
   window: (id, opts) => getJSON(`/api/v1/windows/${encodeURIComponent(id)}`, opts),
   agents: (opts) => getJSON('/api/v1/agents', opts),
   rerun: (ids) => postJSON('/api/v1/rerun', { window_ids: ids }),

@@ -117,7 +117,8 @@ const marginPlugin = {
   },
 };
 
-// options.plugins.markers = [{value, label}] on the x scale: dashed vertical lines, labelled.
+// options.plugins.markers = {list: [{value, label, colour, dash, width}]} on the x scale: vertical
+// lines, labelled; dashed in the ink's colour unless a marker says otherwise (dash [] is solid).
 const markerPlugin = {
   id: 'markers',
   afterDatasetsDraw(chart, _args, opts) {
@@ -127,12 +128,13 @@ const markerPlugin = {
     const x = chart.scales.x;
     ctx.save();
     ctx.font = '11px system-ui, sans-serif';
-    ctx.fillStyle = ink();
-    ctx.strokeStyle = ink();
-    ctx.setLineDash([3, 3]);
     list.forEach((m, i) => {
       const px = x.getPixelForValue(m.value);
       if (!(px >= chartArea.left && px <= chartArea.right)) return;
+      ctx.fillStyle = m.colour ?? ink();
+      ctx.strokeStyle = m.colour ?? ink();
+      ctx.lineWidth = m.width ?? 1;
+      ctx.setLineDash(m.dash ?? [3, 3]);
       ctx.beginPath();
       ctx.moveTo(px, chartArea.top);
       ctx.lineTo(px, chartArea.bottom);

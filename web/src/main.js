@@ -1,4 +1,4 @@
-// The dashboard: a hash router over four pages (docs/api.md). Each page is mounted into <main>
+// The dashboard: a hash router over its pages (docs/api.md). Each page is mounted into <main>
 // and returns a handle whose destroy() stops its polling and charts when the route changes.
 
 import './style.css';
@@ -7,6 +7,7 @@ import { applyTheme } from './charts.js';
 import { campaignsPage } from './pages/campaigns.js';
 import { campaignPage } from './pages/campaign.js';
 import { windowPage } from './pages/window.js';
+import { seriesPage } from './pages/series.js';
 import { agentsPage } from './pages/agents.js';
 import { loginPage } from './pages/login.js';
 import { errorBox } from './ui.js';
@@ -19,6 +20,11 @@ const routes = [
     pattern: /^#\/campaigns\/([^/]+)$/,
     nav: 'campaigns',
     mount: (el, m) => campaignPage(el, decodeURIComponent(m[1])),
+  },
+  {
+    pattern: /^#\/series\/([^/?]+)(?:\?figure=([a-z0-9_]+))?$/,
+    nav: 'campaigns',
+    mount: (el, m) => seriesPage(el, decodeURIComponent(m[1]), m[2] ?? 'rps'),
   },
   {
     pattern: /^#\/windows\/(\d+)$/,

@@ -1,8 +1,8 @@
-// #/campaigns/NAME : the campaign's result in words first (every comparison with its interval,
-// every cell with its rounds), then the intervals drawn against the margin band, the noise
-// floor, the heat map of its windows, charts of req/s and CPU per request, the figures, the
-// windows that did not count and the hosts. Polls while the campaign is live and redraws only
-// when progress.version changes.
+// #/campaigns/NAME : the campaign with a link to its place in its series, its result in words
+// first (every comparison with its interval, every cell with its rounds), then the intervals
+// drawn against the margin band, the noise floor, the heat map of its windows, charts of req/s
+// and CPU per request, the figures, the windows that did not count and the hosts. Polls while the
+// campaign is live and redraws only when progress.version changes.
 
 import { h, replace, table, badge } from '../dom.js';
 import { api, ApiError } from '../api.js';
@@ -42,7 +42,23 @@ import { heatmap } from './heatmap.js';
 const LIVE_MS = 1500;
 const IDLE_MS = 10000;
 
-function header(record) {
+// "series nightly (campaign 3 of 10)", linking to the series page.
+function seriesLine(series) {
+  if (!series?.name) return null;
+  return h(
+    'span',
+    { id: 'series-link' },
+    'series ',
+    h(
+      'a',
+      { href: `#/series/${encodeURIComponent(series.name)}`, dataset: { series: series.name } },
+      series.name,
+    ),
+    ` (campaign ${series.position} of ${series.campaigns})`,
+  );
+}
+
+function header(record, series) {
   const c = record.campaign;
   const name = c.name;
   return h(
@@ -59,6 +75,7 @@ function header(record) {
       ` · submitted ${fmtTime(c.created_at)}`,
       c.finished_at ? ` · finished ${fmtTime(c.finished_at)}` : '',
       c.gates_mode ? ` · gates forced to ${c.gates_mode}` : '',
+      series?.name ? [' · ', seriesLine(series)] : null,
     ),
     h(
       'p',
@@ -758,7 +775,7 @@ export function campaignPage(el, name) {
   const status = h('p', { class: 'poll-status', role: 'status', id: 'poll-status' });
 
   const render = (doc) => {
-    const { record, progress } = doc;
+    const { record, progress, series } = doc;
     const live = isLive(record, progress);
     const scroll = window.scrollY;
     charts.destroy();
@@ -766,7 +783,7 @@ export function campaignPage(el, name) {
     const intervalPart = intervalsSection(record, charts);
     replace(
       el,
-      header(record),
+      header(record, series),
       progressLine(record, progress, live),
       status,
       summarySection(record),

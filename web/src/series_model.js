@@ -1,0 +1,96 @@
+// The series page's pure logic (GET /api/v1/series/NAME, docs/api.md): which figures it offers,
+// each line's points by campaign, where a change point sits between its campaigns, and how a
+// change's size and status read.
+
+import { isNum, levelLabel } from './format.js';
+
+// The figures the page offers: the query's word, the document's `figure`, the label and unit.
+export const SERIES_FIGURES = [
+  { query: 'rps', figure: 'rps', label: 'req/s', unit: 'req/s' },
+  { query: 'cpu', figure: 'cpu_us_per_request', label: 'CPU per request', unit: 'µs/request' },
+  { query: 'p99', figure: 'p99_us', label: 'p99 latency', unit: 'µs' },
+];
+
+export function seriesFigure(query) {
+  return SERIES_FIGURES.find((f) => f.query === query) ?? SERIES_FIGURES[0];
+}
+
+// A line's (or a change's) name: "on srv-1: json · 64 connections · app".
+export function lineLabel(line) {
+  const where = line.pair ? `on ${line.pair}: ` : '';
+  return `${where}${line.scenario} · ${levelLabel(line.load_level)} · ${line.target}`;
+}
+
+export const lineKey = (x) => [x.pair ?? '', x.scenario, x.load_level, x.target].join('\u0000');
+
+// The line's points aligned on the series' campaigns, oldest first: a point or null per campaign.
+export function alignedPoints(doc, line) {
+  const byId = new Map((line.points ?? []).map((p) => [p.campaign_id, p]));
+  return (doc.campaigns ?? []).map((c) => byId.get(c.id) ?? null);
+}
+
+// Where a change is drawn on the campaign axis: half-way between its last campaign before and
+// its first campaign after (adjacent on the line, though campaigns without a point may lie
+// between). null when either is not in the series.
+export function changePosition(doc, change) {
+  const names = (doc.campaigns ?? []).map((c) => c.name);
+  const before = names.indexOf(change.before);
+  const after = names.indexOf(change.after);
+  if (before < 0 || after < 0) return null;
+  return (before + after) / 2;
+}
+
+// A ratio after / before as a signed percentage: 0.901 → "−9.9%", 1.05 → "+5.0%".
+export function fmtChange(ratio) {
+  if (!isNum(ratio)) return '–';
+  const pct = (ratio - 1) * 100;
+  return `${pct < 0 ? '−' : '+'}${Math.abs(pct).toFixed(1)}%`;
+}
+
+// "−9.9% [−11.0%, −8.8%]": the size with its interval.
+export function changeSize(change) {
+  const s = change.size ?? {};
+  const interval =
+    isNum(s.low) && isNum(s.high) ? ` [${fmtChange(s.low)}, ${fmtChange(s.high)}]` : '';
+  return `${fmtChange(s.estimate)}${interval}`;
+}
+
+// How each status is drawn, so that none is told by colour alone: the marker's colour and dash
+// on the chart, and the word. Suspected: found in the history, not re-measured; measuring: being
+// re-measured; confirmed: the re-measurement showed it; false alarm: it did not; undecided and
+// not measured: no answer. Any other status is drawn as an unknown one, with its own word.
+const STATUS_STYLE = {
+  suspected: { colour: '#E69F00', dash: [6, 4], width: 2 },
+  measuring: { colour: '#56B4E9', dash: [6, 4], width: 2 },
+  confirmed: { colour: '#D55E00', dash: [], width: 2.5 },
+  'false alarm': { colour: '#8a949e', dash: [2, 4], width: 1 },
+  undecided: { colour: '#5b6670', dash: [6, 4], width: 1.5 },
+  'not measured': { colour: '#5b6670', dash: [6, 4], width: 1.5 },
+};
+const OTHER_STATUS = { colour: '#5b6670', dash: [3, 3], width: 1.5 };
+
+export function statusStyle(status) {
+  return STATUS_STYLE[status] ?? OTHER_STATUS;
+}
+
+// The marker of a change on its line's chart: "regression −9.9% [−11.0%, −8.8%] · suspected".
+export function changeMarker(doc, change) {
+  const value = changePosition(doc, change);
+  if (value === null) return null;
+  const style = statusStyle(change.status);
+  return {
+    value,
+    label: `${change.direction} ${changeSize(change)} · ${change.status ?? 'no status'}`,
+    colour: style.colour,
+    dash: style.dash,
+    width: style.width,
+  };
+}
+
+// The changes of one line, in campaign order.
+export function changesOfLine(doc, line) {
+  const key = lineKey(line);
+  return (doc.changes ?? [])
+    .filter((c) => lineKey(c) === key)
+    .sort((a, b) => (changePosition(doc, a) ?? 0) - (changePosition(doc, b) ?? 0));
+}
