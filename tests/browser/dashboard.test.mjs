@@ -4,13 +4,16 @@
 // forged cookie get 401, a viewer's session shows no Re-run, an operator's Re-run stores a new
 // attempt that the page shows, the campaign page redraws by itself when the campaign changes,
 // every comparison states its interval and the intervals are drawn as error bars against the
-// margin band, the campaigns and agents pages list what the API lists, and no request leaves
-// the coordinator's origin. Run by dashboard_test.sh, which starts the lab and sets:
+// margin band, a series' page marks and lists its change point with its status, the campaigns
+// and agents pages list what the API lists, and no request leaves the coordinator's origin.
+// Run by dashboard_test.sh, which starts the lab and sets:
 //   BENCHLAB_URL        the coordinator's HTTPS address (https://127.0.0.1:PORT)
 //   BENCHLAB_VIEWER_TOKEN, BENCHLAB_OPERATOR_TOKEN  dashboard tokens of either role
 //   BENCHLAB_SPKI       the SPKI hash of the dashboard's certificate, which Chromium trusts
 //   BENCHLAB_CAMPAIGN   the campaign measured
 //   BENCHLAB_STATS_CAMPAIGN  a campaign whose windows all count: 3 rounds, an interval per cell
+//   BENCHLAB_SERIES     a series of ten campaigns, SERIES-1 .. SERIES-10, with a step in req/s
+//   BENCHLAB_SERIES_STEP  the first campaign after the step
 //   BENCHLAB_AGENTS     the agents' names, comma-separated
 //   BENCHLAB_CHROMIUM   the browser (/usr/bin/chromium)
 //   BENCHLAB_PROFILE    an empty directory for the browser's profile
@@ -28,6 +31,8 @@ const { chromium } = require('playwright-core');
 const base = process.env.BENCHLAB_URL;
 const campaign = process.env.BENCHLAB_CAMPAIGN;
 const statsCampaign = process.env.BENCHLAB_STATS_CAMPAIGN;
+const series = process.env.BENCHLAB_SERIES;
+const seriesStep = process.env.BENCHLAB_SERIES_STEP;
 const agents = (process.env.BENCHLAB_AGENTS ?? '').split(',').filter(Boolean);
 const artifacts = process.env.BENCHLAB_ARTIFACTS;
 const origin = new URL(base).origin;
@@ -344,6 +349,70 @@ describe('dashboard', () => {
     assert.equal(await page.locator('#heatmap [data-window-id]').count(), record.windows.length);
     assert.equal(await page.evaluate(() => window.notReloaded), true, 'the page was not reloaded');
     await shot('campaign-after-rerun');
+  });
+
+  it('shows a series with its change point marked and listed with its status', async () => {
+    const doc = await api(`/api/v1/series/${series}`);
+    assert.equal(doc.figure, 'rps');
+    assert.equal(doc.campaigns.length, 10);
+    const step = doc.changes.find((c) => c.after === seriesStep);
+    assert.ok(step, `the API finds the step at ${seriesStep}: ${JSON.stringify(doc.changes)}`);
+    assert.equal(step.direction, 'regression');
+
+    // The campaign page says where the campaign is in its series and links there.
+    await open(`#/campaigns/${series}-3`);
+    const link = page.locator('#series-link');
+    await link.waitFor();
+    assert.equal((await link.innerText()).trim(), `series ${series} (campaign 3 of 10)`);
+    await link.locator('a').click();
+    await page.waitForURL(`**/#/series/${series}`);
+
+    // The table lists every change with its status, as a badge of its own.
+    const rows = page.locator('#changes-table tbody tr');
+    await rows.first().waitFor();
+    assert.equal(await rows.count(), doc.changes.length);
+    const row = page.locator(`#changes-table tbody tr[data-after="${seriesStep}"]`);
+    assert.equal(await row.getAttribute('data-status'), step.status);
+    const badge = row.locator(`[data-badge="${step.status}"]`);
+    assert.equal((await badge.innerText()).trim(), step.status);
+    assert.match(await badge.getAttribute('class'), new RegExp(`badge-${step.status.replace(/[^a-z0-9-]/gi, '')}`));
+    assert.match(await row.innerText(), new RegExp(`${series}-5\\s*→\\s*${seriesStep}`));
+    assert.equal(await row.locator(`a[href="#/campaigns/${seriesStep}"]`).count(), 1);
+
+    // The line's chart: one point per campaign, the change marked on it, and said in words.
+    const figure = page.locator(`.series-line[data-target="hello"]`);
+    assert.equal(await figure.getAttribute('data-changes'), '1');
+    const item = figure.locator(`li[data-change="${series}-5..${seriesStep}"]`);
+    assert.equal(await item.getAttribute('data-status'), step.status);
+    assert.match(await item.innerText(), /regression −\d+\.\d% \[−\d+\.\d%, −\d+\.\d%\]/);
+    const canvas = figure.locator('canvas');
+    assert.equal(await canvas.getAttribute('data-changes'), '1');
+    assert.match(await canvas.getAttribute('aria-label'), new RegExp(`between ${series}-5 and ${seriesStep}, ${step.status}`));
+    // A suspected change is a dashed line in Okabe–Ito orange (#E69F00), which nothing else on
+    // the chart is drawn in; count its pixels.
+    const orange = async () => canvas.evaluate((c) => {
+      const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+      let n = 0;
+      for (let i = 0; i < data.length; i += 4) {
+        if (data[i + 3] > 200 && Math.abs(data[i] - 0xe6) < 12 && Math.abs(data[i + 1] - 0x9f) < 12 && data[i + 2] < 30) n++;
+      }
+      return n;
+    });
+    if (step.status === 'suspected') assert.ok((await orange()) > 50, 'the change point drawn');
+    await shot('series');
+
+    // Another figure: CPU per request, from the selector.
+    await page.locator('#figure-select').selectOption('cpu');
+    await page.waitForURL((u) => u.hash === `#/series/${series}?figure=cpu`);
+    await page.locator('[data-figure="cpu_us_per_request"] #changes').waitFor();
+    const cpu = await api(`/api/v1/series/${series}?figure=cpu`);
+    assert.equal(await page.locator('#changes-table tbody tr').count(), cpu.changes.length);
+
+    // A series that does not exist: the API's words.
+    await open('#/series/no-such-series');
+    const error = page.locator('#error');
+    await error.waitFor();
+    assert.match(await error.innerText(), /no series "no-such-series"/);
   });
 
   it('lists both agents on the agents page', async () => {

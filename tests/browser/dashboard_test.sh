@@ -3,7 +3,8 @@
 # API over HTTPS (--http, --http-tls-cert from a CA made by `benchlab ca`, --web-root build/web),
 # a server agent and a load agent, a viewer's and an operator's dashboard tokens, a small
 # campaign of two hello-server targets and a second one whose windows all count (for the
-# intervals), both submitted with --wait; then
+# intervals), both submitted with --wait, and before them a series of ten short campaigns with
+# a step (`benchlab run`), for the series page; then
 # tests/browser/dashboard.test.mjs (node's test runner, playwright-core) drives the page.
 # Everything started here is stopped on exit.
 # Exit 77: skipped, when Chromium is missing and cannot be installed, or cannot start here.
@@ -70,6 +71,44 @@ command -v node > /dev/null || fail "node is missing (the build needs it too)"
   fail "web/node_modules has no playwright-core: build first (the build runs npm ci in web/)"
 [ -e "$web_root/index.html" ] && [ -e "$web_root/assets/app.js" ] ||
   fail "no dashboard in $web_root: build it (cmake --build, target benchlab_web)"
+
+# --- a series with a step -------------------------------------------------------------------
+# Ten short campaigns of one file, stored as steps-1 .. steps-10 in the series "steps" by
+# `benchlab run` (its own embedded lab) before the coordinator opens the database: from steps-6
+# on, hello-server spends 100 us more CPU per request (--work-ns), several times its own cost, so
+# req/s falls by half or more, a step the detector finds at steps-6 on any machine. Five
+# campaigns on each side: with fewer, the permutation test cannot reach p <= 0.05
+# (docs/history.md). The gates only warn: every window counts.
+series_start=$SECONDS
+for i in $(seq 1 10); do
+  ns=0
+  [ "$i" -ge 6 ] && ns=100000
+  cat > "$work/steps.toml" <<TOML
+name = "steps"
+baseline = "hello"
+[matrix]
+connections = [2]
+rounds = 2
+warmup = "100ms"
+duration = "250ms"
+[load]
+cpus = "1"
+[gates]
+mode = "warn"
+[[target]]
+name = "hello"
+command = ["$bin/hello-server", "--port", "{port}", "--work-ns", "$ns"]
+version = ["echo", "work-ns-$ns"]
+cpus = "0"
+[[scenario]]
+name = "hello"
+path = "/"
+expect = { status = 200, body = "hello\n" }
+TOML
+  timeout 120 "$bin/benchlab" run "$work/steps.toml" --name "steps-$i" --db "$work/lab.db" \
+    > "$work/steps-$i.log" 2>&1 || fail "campaign steps-$i (benchlab run)"
+done
+echo "ok: series steps measured ($((SECONDS - series_start)) s)"
 
 # --- the lab -----------------------------------------------------------------------------------
 # The dashboard's certificate, from benchlab's own CA, for the address the browser dials.
@@ -195,6 +234,7 @@ echo "ok: campaign browser-stats measured ($(tail -1 "$work/submit-stats.log"))"
 mkdir -p "$artifacts" "$work/profile"
 status=0
 BENCHLAB_URL="https://127.0.0.1:$http_port" BENCHLAB_CAMPAIGN=browser BENCHLAB_STATS_CAMPAIGN=browser-stats \
+  BENCHLAB_SERIES=steps BENCHLAB_SERIES_STEP=steps-6 \
   BENCHLAB_VIEWER_TOKEN="$viewer_token" BENCHLAB_OPERATOR_TOKEN="$operator_token" \
   BENCHLAB_SPKI="$spki" NODE_EXTRA_CA_CERTS="$work/ca/ca.pem" \
   BENCHLAB_AGENTS=browser-server,browser-load BENCHLAB_CHROMIUM="$chromium" \
