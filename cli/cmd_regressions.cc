@@ -60,9 +60,9 @@ int RunRegressions(const RegressionsArgs& args) {
   std::vector<SeriesChange> changes;
   for (Metric metric : metrics) {
     kept.push_back(BuildSeries(args.series, loaded.inputs, metric));
-    for (SeriesChange& c : FindStoredSeriesChanges(*loaded.store, kept.back(), search, filter)) {
-      changes.push_back(std::move(c));
-    }
+    auto found = FindStoredSeriesChanges(*loaded.store, kept.back(), search, filter);
+    if (!found.ok()) return CommandError("regressions", 1, found.status().message());
+    for (SeriesChange& c : *found) changes.push_back(std::move(c));
   }
   const int campaigns = static_cast<int>(loaded.campaigns.size());
   std::string text;

@@ -13,6 +13,7 @@
 #include "cli/command_error.h"
 #include "cli/embedded_lab.h"
 #include "coordinator/campaign.h"
+#include "coordinator/server/series_store.h"
 #include "coordinator/store.h"
 
 namespace benchlab {
@@ -72,22 +73,17 @@ int RemeasureSuspectedChanges(const RemeasureJob& job) {
     if (!input.ok()) return CommandError(command, 1, input.status().message());
     inputs.push_back(std::move(*input));
   }
-  auto recorded = store->ListConfirmations(job.series);
-  if (!recorded.ok()) return CommandError(command, 1, recorded.status().message());
-
   // The last change of every line and figure that no re-measurement has judged: grouped by line
   // and campaigns, so that one campaign re-measures every figure of a line at once.
-  ChangeSearch search;
-  search.options.margin = SeriesMargin(newest);
   std::deque<Series> series;  // the changes point into these
   using GroupKey = std::tuple<SeriesKey, int64_t, int64_t>;
   std::map<GroupKey, std::vector<SeriesChange>> groups;
   for (Metric metric : job.figures) {
     series.push_back(BuildSeries(job.series, inputs, metric));
-    std::vector<SeriesChange> changes = FindSeriesChanges(series.back(), search);
-    ApplyConfirmations(changes, *recorded);
-    for (size_t i : LastChangeOfEachLine(changes)) {
-      const SeriesChange& c = changes[i];
+    auto changes = FindStoredSeriesChanges(*store, series.back(), {});
+    if (!changes.ok()) return CommandError(command, 1, changes.status().message());
+    for (size_t i : LastChangeOfEachLine(*changes)) {
+      const SeriesChange& c = (*changes)[i];
       if (c.old_build == nullptr || (c.remeasured && c.status != "measuring")) continue;
       groups[{c.key, c.after->id, c.old_build->id}].push_back(c);
     }

@@ -405,7 +405,9 @@ Result<ojson> SeriesDoc(Store& store, const std::string& name, const std::string
   auto loaded = LoadStoredSeries(store, name);
   if (!loaded.ok()) return loaded.status();
   const Series series = BuildSeries(name, loaded->inputs, *metric);
-  const std::vector<SeriesChange> changes = FindStoredSeriesChanges(store, series, {});
+  auto stored_changes = FindStoredSeriesChanges(store, series, {});
+  if (!stored_changes.ok()) return stored_changes.status();
+  const std::vector<SeriesChange>& changes = *stored_changes;
   // The history as `benchlab history --json` writes it, each point with its target's version,
   // and the changes as `benchlab regressions --format json` lists them, whatever fields they
   // carry.

@@ -3,6 +3,8 @@
 #include <set>
 #include <utility>
 
+#include "coordinator/server/confirmation.h"
+
 namespace benchlab {
 
 Result<StoredSeries> LoadStoredSeries(Store& store, const std::string& series,
@@ -30,11 +32,18 @@ Result<StoredSeries> LoadStoredSeries(Store& store, const std::string& series,
   return out;
 }
 
-std::vector<SeriesChange> FindStoredSeriesChanges([[maybe_unused]] Store& store,
-                                                  const Series& series, const ChangeSearch& search,
-                                                  const SeriesFilter& filter) {
+Result<std::vector<SeriesChange>> FindStoredSeriesChanges(Store& store, const Series& series,
+                                                          ChangeSearch search,
+                                                          const SeriesFilter& filter) {
+  if (!series.campaigns.empty()) {
+    auto newest = store.FindCampaignById(series.campaigns.back().id);
+    if (!newest.ok()) return newest.status();
+    if (*newest) search.options.margin = SeriesMargin(**newest);
+  }
   std::vector<SeriesChange> changes = FindSeriesChanges(series, search, filter);
-  // hook: each change's status from its re-measurements in `store` is set here.
+  auto recorded = store.ListConfirmations(series.name);
+  if (!recorded.ok()) return recorded.status();
+  ApplyConfirmations(changes, *recorded);
   return changes;
 }
 

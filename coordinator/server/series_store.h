@@ -25,10 +25,12 @@ struct StoredSeries {
 Result<StoredSeries> LoadStoredSeries(Store& store, const std::string& series,
                                       const std::string& store_name = "");
 
-// The change points of `series` (built from `store`'s campaigns) with each one's status. Every
-// reader of a series' changes goes through here, so they all see the same statuses.
-std::vector<SeriesChange> FindStoredSeriesChanges(Store& store, const Series& series,
-                                                  const ChangeSearch& search,
-                                                  const SeriesFilter& filter = {});
+// The change points of `series` (built from `store`'s campaigns) with each one's status from the
+// re-measurements recorded for it (coordinator/server/confirmation.h), searched with the newest
+// campaign's margin (SeriesMargin; search.options.margin is replaced). Every reader of a series'
+// changes goes through here, so they all see the same changes and statuses.
+Result<std::vector<SeriesChange>> FindStoredSeriesChanges(Store& store, const Series& series,
+                                                          ChangeSearch search,
+                                                          const SeriesFilter& filter = {});
 
 }  // namespace benchlab

@@ -37,9 +37,9 @@ CampaignRow Row(int64_t id, const std::string& name, const std::string& text) {
 }
 
 struct Fixture {
-  SeriesCampaign before{3, "nightly-3", "", "done", {{"hello", "v0"}}};
-  SeriesCampaign after{4, "nightly-4", "", "done", {{"hello", "v5000"}}};
-  SeriesCampaign old{2, "nightly-2", "", "done", {{"hello", "v0"}}};
+  SeriesCampaign before{3, "nightly-3", "", "done", {{"hello", "v0"}}, {}};
+  SeriesCampaign after{4, "nightly-4", "", "done", {{"hello", "v5000"}}, {}};
+  SeriesCampaign old{2, "nightly-2", "", "done", {{"hello", "v0"}}, {}};
   SeriesChange change;
   Fixture() {
     change.key = {"", "json", "c64", "hello"};
@@ -189,7 +189,7 @@ TEST(ConfirmationTest, RecordedOutcomesSetTheStatusOfTheirChangeOnly) {
   Fixture f;
   std::vector<SeriesChange> changes = {f.change, f.change, f.change};
   changes[1].metric = Metric::kRps;  // no row for this figure
-  SeriesCampaign later{7, "nightly-7", "", "done", {}};
+  SeriesCampaign later{7, "nightly-7", "", "done", {}, {}};
   changes[2].after = &later;  // another change on the line
   ConfirmationRow row = NotMeasured(f.change, "nightly", "");
   row.status = "false alarm";
