@@ -358,6 +358,10 @@ describe('dashboard', () => {
     const step = doc.changes.find((c) => c.after === seriesStep);
     assert.ok(step, `the API finds the step at ${seriesStep}: ${JSON.stringify(doc.changes)}`);
     assert.equal(step.direction, 'regression');
+    // The tenth run re-measured it: the old build against the new, a campaign of its own.
+    assert.equal(step.status, 'confirmed', JSON.stringify(step));
+    assert.equal(step.remeasured.campaign, `${series}-10-remeasure-1`);
+    assert.ok(step.remeasured.high < 1, 'req/s new / old below 1');
 
     // The campaign page says where the campaign is in its series and links there.
     await open(`#/campaigns/${series}-3`);
@@ -378,6 +382,10 @@ describe('dashboard', () => {
     assert.match(await badge.getAttribute('class'), new RegExp(`badge-${step.status.replace(/[^a-z0-9-]/gi, '')}`));
     assert.match(await row.innerText(), new RegExp(`${series}-5\\s*→\\s*${seriesStep}`));
     assert.equal(await row.locator(`a[href="#/campaigns/${seriesStep}"]`).count(), 1);
+    // Its re-measurement, with the campaign that measured it linked.
+    const again = row.locator(`[data-remeasured="${step.remeasured.campaign}"]`);
+    assert.match(await again.innerText(), /^−\d+\.\d% \[−\d+\.\d%, −\d+\.\d%\] new \/ old, \d+ rounds \(/);
+    assert.equal(await again.locator(`a[href="#/campaigns/${step.remeasured.campaign}"]`).count(), 1);
 
     // The line's chart: one point per campaign, the change marked on it, and said in words.
     const figure = page.locator(`.series-line[data-target="hello"]`);
@@ -388,17 +396,17 @@ describe('dashboard', () => {
     const canvas = figure.locator('canvas');
     assert.equal(await canvas.getAttribute('data-changes'), '1');
     assert.match(await canvas.getAttribute('aria-label'), new RegExp(`between ${series}-5 and ${seriesStep}, ${step.status}`));
-    // A suspected change is a dashed line in Okabe–Ito orange (#E69F00), which nothing else on
-    // the chart is drawn in; count its pixels.
-    const orange = async () => canvas.evaluate((c) => {
+    // A confirmed change is a solid line in Okabe–Ito vermillion (#D55E00), which nothing else
+    // on the chart is drawn in; count its pixels.
+    const vermillion = await canvas.evaluate((c) => {
       const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
       let n = 0;
       for (let i = 0; i < data.length; i += 4) {
-        if (data[i + 3] > 200 && Math.abs(data[i] - 0xe6) < 12 && Math.abs(data[i + 1] - 0x9f) < 12 && data[i + 2] < 30) n++;
+        if (data[i + 3] > 200 && Math.abs(data[i] - 0xd5) < 12 && Math.abs(data[i + 1] - 0x5e) < 12 && data[i + 2] < 30) n++;
       }
       return n;
     });
-    if (step.status === 'suspected') assert.ok((await orange()) > 50, 'the change point drawn');
+    assert.ok(vermillion > 50, 'the confirmed change point drawn');
     await shot('series');
 
     // Another figure: CPU per request, from the selector.

@@ -57,14 +57,15 @@ export function changeSize(change) {
 
 // How each status is drawn, so that none is told by colour alone: the marker's colour and dash
 // on the chart, and the word. Suspected: found in the history, not re-measured; measuring: being
-// re-measured; confirmed: the re-measurement showed it; false alarm: it did not; undecided and
-// not measured: no answer. Any other status is drawn as an unknown one, with its own word.
+// re-measured; confirmed: the re-measurement showed it; false alarm: it did not; undecided,
+// unconfirmed (undecided at the round limit) and not measured: no answer. Any other status is drawn as an unknown one, with its own word.
 const STATUS_STYLE = {
   suspected: { colour: '#E69F00', dash: [6, 4], width: 2 },
   measuring: { colour: '#56B4E9', dash: [6, 4], width: 2 },
   confirmed: { colour: '#D55E00', dash: [], width: 2.5 },
   'false alarm': { colour: '#8a949e', dash: [2, 4], width: 1 },
   undecided: { colour: '#5b6670', dash: [6, 4], width: 1.5 },
+  unconfirmed: { colour: '#5b6670', dash: [6, 4], width: 1.5 },
   'not measured': { colour: '#5b6670', dash: [6, 4], width: 1.5 },
 };
 const OTHER_STATUS = { colour: '#5b6670', dash: [3, 3], width: 1.5 };
@@ -93,4 +94,15 @@ export function changesOfLine(doc, line) {
   return (doc.changes ?? [])
     .filter((c) => lineKey(c) === key)
     .sort((a, b) => (changePosition(doc, a) ?? 0) - (changePosition(doc, b) ?? 0));
+}
+
+// What re-measuring a change showed, in words: "+20.1% [+18.0%, +22.3%] new / old, 7 rounds",
+// why it could not be measured, or null when it was not re-measured.
+export function remeasuredText(change) {
+  const r = change.remeasured;
+  if (!r) return null;
+  if (!r.campaign) return r.detail || 'not measured';
+  const interval = isNum(r.low) && isNum(r.high) ? ` [${fmtChange(r.low)}, ${fmtChange(r.high)}]` : '';
+  const size = isNum(r.estimate) ? `${fmtChange(r.estimate)}${interval} new / old, ` : '';
+  return `${size}${r.rounds} round${r.rounds === 1 ? '' : 's'}`;
 }

@@ -14,6 +14,7 @@ import {
   statusStyle,
   changeMarker,
   changesOfLine,
+  remeasuredText,
 } from '../src/series_model.js';
 
 const line = (target, points) => ({
@@ -105,4 +106,16 @@ test("a line's changes are its own, in campaign order", () => {
     mine.map((c) => c.status),
     ['false alarm', 'suspected'],
   );
+});
+
+test('a re-measurement reads as its interval new / old and rounds, or why it did not run', () => {
+  const c = change('app', 1, 2, 'confirmed');
+  assert.equal(remeasuredText(c), null);
+  c.remeasured = { campaign: 'n-9-remeasure-1', rounds: 7, estimate: 1.201, low: 1.18, high: 1.223 };
+  assert.equal(remeasuredText(c), '+20.1% [+18.0%, +22.3%] new / old, 7 rounds');
+  c.remeasured = { campaign: 'n-9-remeasure-1', rounds: 1, estimate: null, low: null, high: null };
+  assert.equal(remeasuredText(c), '1 round');
+  c.remeasured = { campaign: null, rounds: 0, detail: 'the line runs on the pair of srv-1' };
+  assert.equal(remeasuredText(c), 'the line runs on the pair of srv-1');
+  assert.notDeepEqual(statusStyle('unconfirmed'), statusStyle('no such status'));
 });

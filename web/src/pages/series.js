@@ -16,6 +16,7 @@ import {
   changesOfLine,
   changeMarker,
   changeSize,
+  remeasuredText,
 } from '../series_model.js';
 import { ChartSet, chartBox, colourOf } from '../charts.js';
 import { errorBox, loading, Poller, section } from '../ui.js';
@@ -224,7 +225,7 @@ function changesSection(doc) {
     h(
       'p',
       { class: 'muted small' },
-      'Suspected: found in the history, not re-measured. Confirmed: a re-measurement of the builds on either side showed it. False alarm: it did not (docs/history.md).',
+      'Suspected: found in the history, not re-measured. Confirmed: a re-measurement of the build before the change against the newest, interleaved on one cell, showed it. False alarm: it did not. Unconfirmed: still undecided at the round limit (docs/history.md).',
     ),
     changes.length === 0
       ? h('p', { class: 'muted', id: 'no-changes' }, 'No change point in this series.')
@@ -247,6 +248,20 @@ function changesSection(doc) {
                   : `${c.version_before} → ${c.version_after}`,
             },
             { label: 'status', get: (c) => statusBadge(c.status) },
+            {
+              label: 're-measured',
+              get: (c) => {
+                const text = remeasuredText(c);
+                if (text === null) return '–';
+                const by = c.remeasured.campaign;
+                return h(
+                  'span',
+                  { dataset: { remeasured: by ?? '' }, title: c.remeasured.detail ?? '' },
+                  text,
+                  by ? [' (', campaignLink(by), ')'] : null,
+                );
+              },
+            },
           ],
           changes,
           {
