@@ -7,13 +7,16 @@
 # size is what `regressions` prints). Each
 # campaign is the same file: one target, one cell, ROUNDS rounds; the catalogue's `version`
 # command names the build. Then prints `benchlab history --figure cpu` and `benchlab regressions
-# --figure cpu --figure rps`. A benchmark, not a test: it asserts nothing. The change is found
-# by the detector only; re-measurement (confirmation) is not built yet.
-# Usage: [N=10] [K=6] [EXTRA_NS=500] [BASE_NS=5000] [ROUNDS=5] [HOST_GATES=on|off] \
-#        bench/series_regression.sh BIN_DIR [OUT_DB]
+# --figure cpu --figure rps`. Every run re-measures what the series then suspects, as `benchlab
+# run` does by default (docs/history.md, "Confirmation by re-measurement"), at most
+# REMEASURE_ROUNDS rounds; the script prints each run's re-measurement lines. A benchmark, not a
+# test: it asserts nothing.
+# Usage: [N=10] [K=6] [EXTRA_NS=500] [BASE_NS=5000] [ROUNDS=5] [REMEASURE_ROUNDS=30] \
+#        [HOST_GATES=on|off] bench/series_regression.sh BIN_DIR [OUT_DB]
 set -euo pipefail
 bin=$(cd "${1:?usage: $0 BIN_DIR [OUT_DB]}" && pwd)
 n=${N:-10} k=${K:-6} extra=${EXTRA_NS:-500} base=${BASE_NS:-5000} rounds=${ROUNDS:-5}
+remeasure_rounds=${REMEASURE_ROUNDS:-30}
 work=$(mktemp -d /tmp/benchlab-series-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 db=${2:-$work/series.db}
@@ -46,9 +49,11 @@ name = "json"
 path = "/json"
 expect = { status = 200 }
 TOML
-  "$bin/benchlab" run "$work/nightly.toml" --name "nightly-$i" --db "$db" \
-    > "$work/run-$i.out" 2>&1 || { tail -5 "$work/run-$i.out"; echo "campaign $i: see above"; }
-  echo "campaign $i: --work-ns $ns: $(grep -E 'windows:' "$work/run-$i.out" | tail -1)"
+  "$bin/benchlab" run "$work/nightly.toml" --name "nightly-$i" --db "$db" --progress off \
+    --remeasure-rounds "$remeasure_rounds" > "$work/run-$i.out" 2>&1 ||
+    { tail -5 "$work/run-$i.out"; echo "campaign $i: see above"; }
+  echo "campaign $i: --work-ns $ns: $(grep -E 'windows:' "$work/run-$i.out" | head -1)"
+  grep -E '^re-measur' "$work/run-$i.out" || true
 done
 "$bin/benchlab" history nightly --db "$db" --figure cpu
 "$bin/benchlab" history nightly --db "$db" --figure rps
