@@ -102,7 +102,8 @@ export function remeasuredText(change) {
   const r = change.remeasured;
   if (!r) return null;
   if (!r.campaign) return r.detail || 'not measured';
-  const interval = isNum(r.low) && isNum(r.high) ? ` [${fmtChange(r.low)}, ${fmtChange(r.high)}]` : '';
+  const interval =
+    isNum(r.low) && isNum(r.high) ? ` [${fmtChange(r.low)}, ${fmtChange(r.high)}]` : '';
   const size = isNum(r.estimate) ? `${fmtChange(r.estimate)}${interval} new / old, ` : '';
   return `${size}${r.rounds} round${r.rounds === 1 ? '' : 's'}`;
 }

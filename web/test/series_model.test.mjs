@@ -111,7 +111,13 @@ test("a line's changes are its own, in campaign order", () => {
 test('a re-measurement reads as its interval new / old and rounds, or why it did not run', () => {
   const c = change('app', 1, 2, 'confirmed');
   assert.equal(remeasuredText(c), null);
-  c.remeasured = { campaign: 'n-9-remeasure-1', rounds: 7, estimate: 1.201, low: 1.18, high: 1.223 };
+  c.remeasured = {
+    campaign: 'n-9-remeasure-1',
+    rounds: 7,
+    estimate: 1.201,
+    low: 1.18,
+    high: 1.223,
+  };
   assert.equal(remeasuredText(c), '+20.1% [+18.0%, +22.3%] new / old, 7 rounds');
   c.remeasured = { campaign: 'n-9-remeasure-1', rounds: 1, estimate: null, low: null, high: null };
   assert.equal(remeasuredText(c), '1 round');
