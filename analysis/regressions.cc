@@ -16,10 +16,6 @@ std::string Percent(double ratio) {
   return buf;
 }
 
-std::string SizeText(const RatioInterval& size) {
-  return Percent(size.estimate) + " [" + Percent(size.low) + ", " + Percent(size.high) + "]";
-}
-
 std::string VersionOf(const SeriesCampaign* c, const std::string& target) {
   if (c == nullptr) return "-";
   auto it = c->versions.find(target);
@@ -39,11 +35,15 @@ std::string RemeasuredText(const SeriesChange& c) {
   if (r.campaign.empty()) return c.status + ": " + r.detail;
   std::string out =
       "re-measured by " + r.campaign + " over " + std::to_string(r.rounds) + " round(s)";
-  if (std::isfinite(r.interval.estimate)) out += ": " + SizeText(r.interval);
+  if (std::isfinite(r.interval.estimate)) out += ": " + FormatChangeSize(r.interval);
   return out + ", " + c.status + (r.detail.empty() ? "" : " (" + r.detail + ")");
 }
 
 }  // namespace
+
+std::string FormatChangeSize(const RatioInterval& size) {
+  return Percent(size.estimate) + " [" + Percent(size.low) + ", " + Percent(size.high) + "]";
+}
 
 std::vector<size_t> LastChangeOfEachLine(const std::vector<SeriesChange>& changes) {
   std::vector<size_t> out;
@@ -99,7 +99,7 @@ std::string FormatChangesText(const std::string& series, const std::vector<Serie
                   "\n%s %s: %s, %s (p = %.3f, %d campaigns before, %d after)\n"
                   "  between %s and %s; versions %s; %s\n",
                   SeriesKeyLabel(c.key).c_str(), MetricName(c.metric),
-                  ChangeDirectionName(c.point.direction), SizeText(c.point.size).c_str(),
+                  ChangeDirectionName(c.point.direction), FormatChangeSize(c.point.size).c_str(),
                   c.point.p_value, c.point.before_n, c.point.after_n, c.before->name.c_str(),
                   c.after->name.c_str(), Versions(c).c_str(), RemeasuredText(c).c_str());
     out += line;
@@ -123,7 +123,7 @@ std::string FormatChangesMarkdown(const std::string& series,
     if (!c.remeasured) return std::string("-");
     const Remeasurement& r = *c.remeasured;
     if (r.campaign.empty()) return r.detail;
-    std::string text = std::isfinite(r.interval.estimate) ? SizeText(r.interval) : "-";
+    std::string text = std::isfinite(r.interval.estimate) ? FormatChangeSize(r.interval) : "-";
     return text + ", " + std::to_string(r.rounds) + " rounds (" + campaign_link(r.campaign) + ")";
   };
   std::string out = "### benchlab: series `" + series + "`\n\n";
@@ -149,9 +149,10 @@ std::string FormatChangesMarkdown(const std::string& series,
     std::string cell = c.key.scenario + " " + c.key.load_level;
     if (!c.key.pair.empty()) cell += " on " + c.key.pair;
     out += "| " + cell + " | " + c.key.target + " | " + MetricName(c.metric) + " | " +
-           ChangeDirectionName(c.point.direction) + " | " + SizeText(c.point.size) + " | " + p +
-           " | " + campaign(c.before) + " | " + campaign(c.after) + " | " + Versions(c) + " | " +
-           (c.status == "confirmed" ? "**confirmed**" : c.status) + " | " + remeasured(c) + " |\n";
+           ChangeDirectionName(c.point.direction) + " | " + FormatChangeSize(c.point.size) + " | " +
+           p + " | " + campaign(c.before) + " | " + campaign(c.after) + " | " + Versions(c) +
+           " | " + (c.status == "confirmed" ? "**confirmed**" : c.status) + " | " + remeasured(c) +
+           " |\n";
   }
   return out;
 }

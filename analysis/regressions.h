@@ -59,6 +59,9 @@ std::vector<SeriesChange> FindSeriesChanges(const Series& series, const ChangeSe
 // into `changes`, in order.
 std::vector<size_t> LastChangeOfEachLine(const std::vector<SeriesChange>& changes);
 
+// A ratio with its interval as signed percentages: "+6.1% [+2.3%, +10.0%]" ("-" where NaN).
+std::string FormatChangeSize(const RatioInterval& size);
+
 // A heading and one paragraph per change.
 std::string FormatChangesText(const std::string& series, const std::vector<SeriesChange>& changes,
                               int campaigns);

@@ -19,17 +19,15 @@
 namespace benchlab {
 namespace {
 
-std::string Pct(double ratio) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", (ratio - 1) * 100);
-  return buf;
-}
-
 void PrintOutcome(const SeriesChange& change, const ConfirmationRow& row) {
   std::string figures;
   if (row.estimate && row.low && row.high) {
-    figures = ": new/old " + Pct(*row.estimate) + " [" + Pct(*row.low) + ", " + Pct(*row.high) +
-              "] over " + std::to_string(row.rounds) + " round(s)";
+    RatioInterval interval;
+    interval.estimate = *row.estimate;
+    interval.low = *row.low;
+    interval.high = *row.high;
+    figures = ": new/old " + FormatChangeSize(interval) + " over " + std::to_string(row.rounds) +
+              " round(s)";
   }
   std::printf("re-measured %s %s (%s, %s): %s%s (%s)\n", SeriesKeyLabel(change.key).c_str(),
               MetricName(change.metric), ChangeDirectionName(change.point.direction),
