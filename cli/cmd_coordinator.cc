@@ -31,6 +31,8 @@ struct CoordinatorArgs {
   std::string web_root;
   std::vector<std::string> http_hosts;  // more Host names the dashboard answers
   uint64_t max_windows = kDefaultMaxWindows;
+  bool no_remeasure = false;  // leave the series' suspected changes suspected
+  int remeasure_rounds = RemeasureSettings{}.max_rounds;
   TlsFiles tls;
   bool insecure = false;
   std::string http_tls_cert;  // the dashboard's HTTPS certificate chain and key
@@ -78,6 +80,10 @@ int RunCoordinator(const CoordinatorArgs& args) {
   options.max_windows = args.max_windows;
   options.tls = *tls;
   options.insecure = args.insecure;
+  if (!args.no_remeasure) {
+    options.remeasure = RemeasureSettings{};
+    options.remeasure->max_rounds = args.remeasure_rounds;
+  }
   auto daemon = CoordinatorDaemon::Create(args.db, options);
   if (!daemon.ok()) {
     std::fprintf(stderr, "benchlab coordinator: %s\n", daemon.status().message().c_str());
@@ -162,6 +168,13 @@ CommandRunner AddCoordinatorCommand(CLI::App& root) {
   cmd->add_option("--max-windows", args->max_windows,
                   "refuse campaigns whose plan holds more windows than this")
       ->check(CLI::Range(uint64_t{1}, uint64_t{10'000'000}))
+      ->capture_default_str();
+  cmd->add_flag("--no-remeasure", args->no_remeasure,
+                "do not re-measure a series' suspected changes after its campaigns; they stay "
+                "suspected (docs/history.md)");
+  cmd->add_option("--remeasure-rounds", args->remeasure_rounds,
+                  "the most rounds a re-measurement takes before it calls a change unconfirmed")
+      ->check(CLI::Range(RemeasureSettings{}.min_rounds, 1000))
       ->capture_default_str();
   AddTlsOptions(cmd, &args->tls);
   cmd->add_flag("--insecure", args->insecure,

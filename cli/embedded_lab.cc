@@ -171,7 +171,9 @@ int RunOnEmbeddedLab(const LabJob& job) {
         lab.Spawn("coordinator",
                   {exe, "coordinator", "--listen", "127.0.0.1:0", "--db", db, "--port-file",
                    port_file, "--tls-ca", coordinator_tls.ca, "--tls-cert", coordinator_tls.cert,
-                   "--tls-key", coordinator_tls.key, "--tls-crl", coordinator_tls.crl});
+                   "--tls-key", coordinator_tls.key, "--tls-crl", coordinator_tls.crl,
+                   // The lab's run re-measures on labs of its own (cli/remeasure.h).
+                   "--no-remeasure"});
     if (!coordinator.ok()) return fail(coordinator.status().message());
     auto port = WaitForPortFile(lab, port_file);
     if (!port.ok()) return fail(port.status().message());

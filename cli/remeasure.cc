@@ -2,10 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
-#include <deque>
-#include <map>
 #include <memory>
-#include <tuple>
 
 #include "analysis/report_detail.h"
 #include "analysis/report_format.h"
@@ -20,31 +17,7 @@ namespace benchlab {
 namespace {
 
 void PrintOutcome(const SeriesChange& change, const ConfirmationRow& row) {
-  std::string figures;
-  if (row.estimate && row.low && row.high) {
-    RatioInterval interval;
-    interval.estimate = *row.estimate;
-    interval.low = *row.low;
-    interval.high = *row.high;
-    figures = ": new/old " + FormatChangeSize(interval) + " over " + std::to_string(row.rounds) +
-              " round(s)";
-  }
-  std::printf("re-measured %s %s (%s, %s): %s%s (%s)\n", SeriesKeyLabel(change.key).c_str(),
-              MetricName(change.metric), ChangeDirectionName(change.point.direction),
-              change.after != nullptr ? ("from " + change.after->name).c_str() : "",
-              row.status.c_str(), figures.c_str(), row.detail.c_str());
-}
-
-// "<newest>-remeasure-<k>" with the first k the store does not hold, at most 64 characters.
-Result<std::string> FreshName(Store& store, const std::string& newest) {
-  for (int k = 1; k < 1000; ++k) {
-    const std::string suffix = "-remeasure-" + std::to_string(k);
-    std::string name = newest.substr(0, 64 - suffix.size()) + suffix;
-    auto found = store.FindCampaign(name);
-    if (!found.ok()) return found.status();
-    if (!*found) return name;
-  }
-  return Status::AlreadyExists("no free re-measurement name after " + newest);
+  std::printf("%s\n", DescribeConfirmation(change, row).c_str());
 }
 
 }  // namespace
@@ -59,40 +32,24 @@ int RemeasureSuspectedChanges(const RemeasureJob& job) {
     return true;
   };
   if (!open()) return CommandError(command, 1, "re-measurement: cannot open " + job.db);
-  auto rows = store->ListSeries(job.series);
-  if (!rows.ok()) return CommandError(command, 1, rows.status().message());
-  if (rows->size() < 2 || !rows->back().Is(CampaignState::kDone)) return 0;
-  const CampaignRow newest = rows->back();
-  auto newest_campaign = ParseCampaignText(newest.spec_toml, newest.source, job.campaign_dir);
-  if (!newest_campaign.ok()) return 0;  // nothing a series search could use
-  std::vector<ReportInput> inputs;
-  for (const CampaignRow& row : *rows) {
-    auto input = LoadReportInput(*store, row.name);
-    if (!input.ok()) return CommandError(command, 1, input.status().message());
-    inputs.push_back(std::move(*input));
-  }
-  // The last change of every line and figure that no re-measurement has judged: grouped by line
-  // and campaigns, so that one campaign re-measures every figure of a line at once.
-  std::deque<Series> series;  // the changes point into these
-  using GroupKey = std::tuple<SeriesKey, int64_t, int64_t>;
-  std::map<GroupKey, std::vector<SeriesChange>> groups;
-  for (Metric metric : job.figures) {
-    series.push_back(BuildSeries(job.series, inputs, metric));
-    auto changes = FindStoredSeriesChanges(*store, series.back(), {});
-    if (!changes.ok()) return CommandError(command, 1, changes.status().message());
-    for (size_t i : LastChangeOfEachLine(*changes)) {
-      const SeriesChange& c = (*changes)[i];
-      if (c.old_build == nullptr || (c.remeasured && c.status != "measuring")) continue;
-      groups[{c.key, c.after->id, c.old_build->id}].push_back(c);
-    }
-  }
+  // A re-measurement left "measuring" was cut off (an interrupted run): it is measured again.
+  auto work = FindChangesToRemeasure(
+      *store, job.series, job.settings.figures,
+      [](const SeriesChange& c) { return c.remeasured && c.status != "measuring"; });
+  if (!work.ok()) return CommandError(command, 1, work.status().message());
+  if ((*work)->groups.empty() || !(*work)->newest().Is(CampaignState::kDone)) return 0;
+  const CampaignRow newest = (*work)->newest();
 
   int result = 0;
-  for (auto& [group_key, changes] : groups) {
+  for (const RemeasureGroup& group : (*work)->groups) {
+    const std::vector<SeriesChange>& changes = group.changes;
     const SeriesChange& first = changes.front();
-    const CampaignRow* old_row = nullptr;
-    for (const CampaignRow& row : *rows) {
-      if (row.id == first.old_build->id) old_row = &row;
+    const CampaignRow* old_row = group.old_build;
+    if (TargetFromCatalogue(newest, first.key.target)) {
+      // Its builds are entries of an agent's catalogue, which no embedded lab holds.
+      std::printf("left to the coordinator that ran it: %s (%s names %s from a catalogue)\n",
+                  SeriesKeyLabel(first.key).c_str(), newest.name.c_str(), first.key.target.c_str());
+      continue;
     }
     std::vector<Metric> figures;
     for (const SeriesChange& c : changes) figures.push_back(c.metric);
@@ -105,7 +62,7 @@ int RemeasureSuspectedChanges(const RemeasureJob& job) {
       }
       return true;
     };
-    auto name = FreshName(*store, newest.name);
+    auto name = FreshRemeasureName(*store, newest.name);
     if (!name.ok()) return CommandError(command, 1, name.status().message());
     auto plan =
         PlanConfirmation(first, *old_row, newest, figures, *name, job.campaign_dir, job.settings);

@@ -18,7 +18,6 @@ struct RemeasureJob {
   const char* command = "run";  // for messages
   std::string db;
   std::string series;
-  std::vector<Metric> figures = {Metric::kRps, Metric::kCpuUsPerRequest};
   RemeasureSettings settings;
   std::string campaign_dir;  // fills {campaign_dir} in the stored files' commands
   bool keep_work_dir = false;

@@ -642,14 +642,27 @@ Result<int64_t> Store::RecordConfirmation(const ConfirmationRow& row) {
 }
 
 Result<std::vector<ConfirmationRow>> Store::ListConfirmations(const std::string& series) {
+  return ListConfirmationsWhere("series", series);
+}
+
+Result<std::vector<ConfirmationRow>> Store::ListConfirmationsBy(const std::string& campaign) {
+  return ListConfirmationsWhere("campaign", campaign);
+}
+
+Result<std::vector<ConfirmationRow>> Store::ListConfirmationsWhere(const char* column,
+                                                                   const std::string& value) {
   std::lock_guard lock(mu_);
   Stmt select(db_,
-              "SELECT id, series, pair, scenario, load_level, target, figure, after_campaign_id, "
-              "old_campaign_id, new_campaign_id, campaign, status, estimate, low, high, rounds, "
-              "detail, recorded_at FROM confirmations WHERE series = ?1 ORDER BY id");
-  select.Bind(1, series);
+              ("SELECT id, series, pair, scenario, load_level, target, figure, "
+               "after_campaign_id, old_campaign_id, new_campaign_id, campaign, status, estimate, "
+               "low, high, rounds, detail, recorded_at FROM confirmations WHERE " +
+               std::string(column) + " = ?1 ORDER BY id")
+                  .c_str());
+  select.Bind(1, value);
   return Collect<ConfirmationRow>(
-      db_, select, path_, "list the re-measurements of series " + Quoted(series), [](Stmt& s) {
+      db_, select, path_,
+      "list the re-measurements whose " + std::string(column) + " is " + Quoted(value),
+      [](Stmt& s) {
         ConfirmationRow row;
         s.Read(0, row.id);
         s.Read(1, row.series);

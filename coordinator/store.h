@@ -312,6 +312,8 @@ class Store {
   Result<int64_t> RecordConfirmation(const ConfirmationRow& row);
   // The re-measurements of a series' changes, by id.
   Result<std::vector<ConfirmationRow>> ListConfirmations(const std::string& series);
+  // The rows a re-measurement campaign (by name) was run for, by id.
+  Result<std::vector<ConfirmationRow>> ListConfirmationsBy(const std::string& campaign);
   // A campaign's targets and scenarios in the order CreateCampaign was given them.
   Result<std::vector<TargetRow>> ListTargets(int64_t campaign_id);
   Result<std::vector<ScenarioRow>> ListScenarios(int64_t campaign_id);
@@ -390,6 +392,9 @@ class Store {
 
  private:
   Store(sqlite3* db, std::string path);
+  // The confirmations rows whose `column` ("series" or "campaign", never input) is `value`.
+  Result<std::vector<ConfirmationRow>> ListConfirmationsWhere(const char* column,
+                                                              const std::string& value);
   // Reads the lab secret, making it first when the database has none.
   Status LoadLabSecret();
   sqlite3* const db_;

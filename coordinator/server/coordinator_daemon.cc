@@ -10,6 +10,7 @@
 #include "coordinator/server/http_api.h"
 #include "coordinator/server/metrics.h"
 #include "coordinator/server/scheduler.h"
+#include "coordinator/server/series_remeasure.h"
 #include "rpc/server_port.h"
 #include "rpc/tls.h"
 #include "spdlog/spdlog.h"
@@ -24,6 +25,10 @@ struct CoordinatorDaemon::Parts {
         scheduler(*store, agents, options.max_windows, &metrics),
         service(*store, agents, scheduler, options.tls.get()),
         http(*store, agents, scheduler, metrics) {
+    if (options.remeasure) {
+      remeasure.emplace(*store, agents, scheduler, *options.remeasure);
+      scheduler.OnCampaignEnded([this](int64_t id) { remeasure->CampaignEnded(id); });
+    }
     if (auto tls = options.tls) {
       // Each agent is called at the address it registered, and must prove the name it
       // registered under with its certificate.
@@ -41,6 +46,7 @@ struct CoordinatorDaemon::Parts {
   Scheduler scheduler;
   CoordinatorService service;
   HttpApi http;
+  std::optional<SeriesRemeasure> remeasure;  // with options.remeasure
   std::unique_ptr<grpc::Server> server;
 };
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "common/status.h"
 #include "coordinator/plan.h"
 #include "coordinator/server/http_api.h"
+#include "coordinator/server/remeasure_settings.h"
 #include "coordinator/store.h"
 
 namespace benchlab {
@@ -23,6 +25,9 @@ struct CoordinatorOptions {
   // Start allows on loopback only unless `insecure` (docs/security.md, "Mutual TLS").
   std::shared_ptr<TlsContext> tls;
   bool insecure = false;
+  // Re-measure a series' suspected changes after each of its campaigns (docs/history.md, "On a
+  // coordinator"), with these settings; nullopt: never.
+  std::optional<RemeasureSettings> remeasure;
 };
 
 class CoordinatorDaemon {

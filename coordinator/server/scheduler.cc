@@ -133,7 +133,16 @@ void Scheduler::Loop() {
         if (next == nullptr && c.Is(CampaignState::kQueued)) next = &c;
       }
       if (next != nullptr) {
+        const int64_t id = next->id;
         RunCampaign(*next);
+        if (on_ended_ && !stopping()) {
+          auto row = store_.FindCampaignById(id);
+          if (row.ok() && *row &&
+              ((*row)->Is(CampaignState::kDone) || (*row)->Is(CampaignState::kFailed) ||
+               (*row)->Is(CampaignState::kCancelled))) {
+            on_ended_(id);
+          }
+        }
         continue;
       }
     }

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -73,6 +74,13 @@ class Scheduler {
   void Notify() { Bump(); }
   void WaitForChange(uint64_t seen, std::chrono::milliseconds timeout);
 
+  // Called on the scheduler's thread, between campaigns, with the id of each campaign that has
+  // just ended (done, failed or cancelled; not one a stop interrupts). What runs after a campaign
+  // (the series' re-measurement, coordinator/server/series_remeasure.h) hangs here. Before Start.
+  void OnCampaignEnded(std::function<void(int64_t campaign_id)> hook) {
+    on_ended_ = std::move(hook);
+  }
+
  private:
   void Loop();
   void RunCampaign(const CampaignRow& row);
@@ -108,6 +116,7 @@ class Scheduler {
   AgentRegistry& agents_;
   const uint64_t max_windows_;
   CoordinatorMetrics* const metrics_;  // may be null
+  std::function<void(int64_t)> on_ended_;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   std::mutex mu_;

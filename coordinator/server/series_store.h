@@ -3,6 +3,9 @@
 // regressions` and the dashboard's GET /api/v1/series/NAME (docs/api.md) share.
 #pragma once
 
+#include <deque>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,5 +35,32 @@ Result<StoredSeries> LoadStoredSeries(Store& store, const std::string& series,
 Result<std::vector<SeriesChange>> FindStoredSeriesChanges(Store& store, const Series& series,
                                                           ChangeSearch search,
                                                           const SeriesFilter& filter = {});
+
+// The changes of a series that a re-measurement looks at (docs/history.md, "Confirmation by
+// re-measurement"): the last change of each line and figure (LastChangeOfEachLine) that has an
+// old build and that `judged` does not accept, grouped by line and campaigns so that one campaign
+// re-measures every figure of a line that changed at the same campaign.
+struct RemeasureGroup {
+  std::vector<SeriesChange> changes;       // one per figure: the same line, after and old build
+  const CampaignRow* old_build = nullptr;  // into ChangesToRemeasure::stored.campaigns
+  const ReportInput* old_input = nullptr;  // and its report input
+};
+struct ChangesToRemeasure {
+  StoredSeries stored;        // newest last
+  std::deque<Series> series;  // one per figure; the changes point into these
+  std::vector<RemeasureGroup> groups;
+  const CampaignRow& newest() const { return stored.campaigns.back(); }
+  const ReportInput& newest_input() const { return stored.inputs.back(); }
+};
+// `judged(change)`: true when the change needs no re-measurement (one was recorded that stands).
+// No groups when the series has fewer than two campaigns or its newest file does not parse (nothing
+// a series search could use). Held by pointer: the groups point into it.
+Result<std::unique_ptr<ChangesToRemeasure>> FindChangesToRemeasure(
+    Store& store, const std::string& series, const std::vector<Metric>& figures,
+    const std::function<bool(const SeriesChange&)>& judged);
+
+// "<newest>-remeasure-<k>" with the first k the store holds no campaign of, at most 64
+// characters: the name of a re-measurement campaign after the series' newest campaign.
+Result<std::string> FreshRemeasureName(Store& store, const std::string& newest);
 
 }  // namespace benchlab

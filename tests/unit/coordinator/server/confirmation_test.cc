@@ -123,6 +123,113 @@ TEST(ConfirmationTest, ABuildThatCannotRunFromTheStoreIsNotPlanned) {
   EXPECT_NE(plan.status().message().find("c8"), std::string::npos) << plan.status().message();
 }
 
+// A coordinator's campaign: its target is a name in the server agent's catalogue, and it ran on
+// two named pairs.
+std::string FleetText(const std::string& name) {
+  return "name = \"" + name +
+         "\"\nseries = \"nightly\"\nbaseline = \"hello\"\n"
+         "[matrix]\nconnections = [16, 64]\nrounds = 3\nduration = \"2s\"\n"
+         "[placement]\npairs = [[\"srv-1\", \"load-1\"], [\"srv-2\", \"load-2\"]]\n"
+         "[[target]]\nname = \"hello\"\ncpus = \"1\"\n"
+         "[[scenario]]\nname = \"json\"\npath = \"/json\"\nexpect = { status = 200 }\n";
+}
+
+TEST(ConfirmationTest, AFleetLinesOldBuildIsACatalogueEntryOnTheLinesPair) {
+  Fixture f;
+  f.change.key.pair = "srv-2";
+  const CampaignRow old = Row(2, "nightly-2", FleetText("nightly-2"));
+  const CampaignRow newest = Row(9, "nightly-9", FleetText("nightly-9"));
+  EXPECT_TRUE(TargetFromCatalogue(newest, "hello"));
+  EXPECT_FALSE(TargetFromCatalogue(Row(9, "n", CampaignText("n", 0)), "hello"));
+  const CatalogueBuilds builds{"srv-2", "load-2", "hello-v1"};
+  auto plan = PlanConfirmation(f.change, old, newest, {Metric::kRps}, "nightly-9-remeasure-1", "",
+                               {}, &builds);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->new_target, "hello");
+  EXPECT_EQ(plan->old_target, "hello-v1");
+  auto c = ParseCampaignText(plan->text, "plan.toml", "");
+  ASSERT_TRUE(c.ok()) << c.status().ToString() << "\n" << plan->text;
+  EXPECT_EQ(c->baseline, "hello-v1");
+  ASSERT_EQ(c->targets.size(), 2u);
+  EXPECT_EQ(c->targets[0].name, "hello");
+  EXPECT_EQ(c->targets[1].name, "hello-v1");
+  EXPECT_TRUE(c->targets[1].command.empty());  // the catalogue's entry
+  EXPECT_EQ(c->targets[1].cpus, c->targets[0].cpus);
+  // One pair, the line's: both builds on the same server agent, driven from the same load agent.
+  EXPECT_FALSE(c->Fleet());
+  EXPECT_EQ(c->placement_server, std::vector<std::string>{"srv-2"});
+  EXPECT_EQ(c->placement_load, std::vector<std::string>{"load-2"});
+  EXPECT_EQ(c->connections, std::vector<int>{64});
+  // Read back from the stored file, as the coordinator does when the campaign ends.
+  auto back = PlanOfCampaign(Row(10, plan->name, plan->text));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->new_target, "hello");
+  EXPECT_EQ(back->old_target, "hello-v1");
+  EXPECT_DOUBLE_EQ(back->margin, plan->margin);
+  EXPECT_FALSE(PlanOfCampaign(newest).ok());  // one target: not a re-measurement
+  // Without the catalogue's builds, a fleet line is left to the coordinator.
+  plan = PlanConfirmation(f.change, old, newest, {Metric::kRps}, "x", "", {});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("coordinator"), std::string::npos);
+}
+
+TEST(ConfirmationTest, TheOldBuildIsTheEntryThatRegisteredItsVersion) {
+  const std::map<std::string, std::string> catalogue = {
+      {"hello", "v2"}, {"hello-v1", "v1"}, {"nginx", "1.22"}};
+  auto entry = FindOldBuildEntry(catalogue, "srv-1", "hello", "v1", "v2");
+  ASSERT_TRUE(entry.ok()) << entry.status().ToString();
+  EXPECT_EQ(*entry, "hello-v1");
+  // The catalogue no longer keeps the old build.
+  entry = FindOldBuildEntry(catalogue, "srv-1", "hello", "v0", "v2");
+  ASSERT_FALSE(entry.ok());
+  EXPECT_NE(entry.status().message().find("v0"), std::string::npos) << entry.status().message();
+  EXPECT_NE(entry.status().message().find("srv-1"), std::string::npos);
+  // The target was rebuilt since the newest campaign: what it runs is not the newest build.
+  entry = FindOldBuildEntry(catalogue, "srv-1", "hello", "v1", "v3");
+  ASSERT_FALSE(entry.ok());
+  EXPECT_NE(entry.status().message().find("v3"), std::string::npos) << entry.status().message();
+  // Same version on both sides and no other entry: nothing to measure against.
+  entry = FindOldBuildEntry(catalogue, "srv-1", "nginx", "1.22", "1.22");
+  ASSERT_FALSE(entry.ok());
+  EXPECT_NE(entry.status().message().find("itself"), std::string::npos);
+  EXPECT_FALSE(FindOldBuildEntry(catalogue, "srv-1", "gone", "v1", "v2").ok());
+}
+
+TEST(ConfirmationTest, VersionsAndPairsAreReadFromWhatTheCampaignsStored) {
+  auto window = [](const std::string& target, const std::string& pair, const std::string& version,
+                   const std::string& verdict) {
+    WindowRow w;
+    w.target = target;
+    w.pair = pair;
+    w.target_version = version;
+    w.verdict = verdict;
+    return w;
+  };
+  std::vector<WindowRow> windows = {
+      window("hello", "srv-1", "v1", "valid"), window("hello", "srv-1", "v1", "valid"),
+      window("hello", "srv-1", "v9", "failed"), window("hello", "srv-2", "v2", "valid")};
+  auto v = RecordedVersion(windows, "hello", "srv-1", "n-1");
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(*v, "v1");
+  EXPECT_FALSE(RecordedVersion(windows, "hello", "srv-3", "n-1").ok());
+  windows.push_back(window("hello", "srv-1", "v3", "valid"));
+  v = RecordedVersion(windows, "hello", "srv-1", "n-1");
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("v1, v3"), std::string::npos) << v.status().message();
+  EXPECT_FALSE(
+      RecordedVersion({window("hello", "", "unavailable", "valid")}, "hello", "", "n").ok());
+
+  const std::string pairs = R"({"pairs": [["srv-1", "load-1"], ["srv-2", "load-2"]]})";
+  EXPECT_EQ(PairAgents(pairs, "srv-2"),
+            std::make_pair(std::string("srv-2"), std::string("load-2")));
+  EXPECT_FALSE(PairAgents(pairs, "srv-3").has_value());
+  const std::string one = R"({"server": "srv-1", "load": ["load-1", "load-9"]})";
+  EXPECT_EQ(PairAgents(one, ""), std::make_pair(std::string("srv-1"), std::string("load-1")));
+  EXPECT_FALSE(PairAgents(one, "srv-1").has_value());  // a fleet line of a campaign with one pair
+  EXPECT_FALSE(PairAgents("{}", "").has_value());
+  EXPECT_FALSE(PairAgents("not json", "").has_value());
+}
+
 Measurement M(const std::string& target, int round, double cpu) {
   Measurement m;
   m.target = target;

@@ -1,0 +1,223 @@
+#include "coordinator/server/series_remeasure.h"
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/report_format.h"
+#include "common/clock.h"
+#include "coordinator/server/agent_registry.h"
+#include "coordinator/server/scheduler.h"
+#include "coordinator/server/series_store.h"
+#include "spdlog/spdlog.h"
+
+namespace benchlab {
+
+SeriesRemeasure::SeriesRemeasure(Store& store, AgentRegistry& agents, Scheduler& scheduler,
+                                 RemeasureSettings settings)
+    : store_(store), agents_(agents), scheduler_(scheduler), settings_(std::move(settings)) {}
+
+void SeriesRemeasure::CampaignEnded(int64_t id) {
+  auto row = store_.FindCampaignById(id);
+  if (!row.ok() || !*row) {
+    spdlog::error("re-measurement: reading campaign {}: {}", id,
+                  row.ok() ? "not found" : row.status().ToString());
+    return;
+  }
+  Judge(**row);
+  if ((*row)->Is(CampaignState::kDone)) QueueRemeasurements(**row);
+}
+
+void SeriesRemeasure::Judge(const CampaignRow& remeasurement) {
+  auto rows = store_.ListConfirmationsBy(remeasurement.name);
+  if (!rows.ok()) {
+    spdlog::error("re-measurement {}: {}", remeasurement.name, rows.status().ToString());
+    return;
+  }
+  std::vector<ConfirmationRow> measuring;
+  for (const ConfirmationRow& r : *rows) {
+    if (r.status == "measuring") measuring.push_back(r);
+  }
+  if (measuring.empty()) return;
+  auto plan = PlanOfCampaign(remeasurement);
+  auto input = LoadReportInput(store_, remeasurement.name);
+  std::vector<Measurement> windows;
+  if (input.ok()) {
+    for (const WindowRow& w : input->windows) {
+      windows.push_back(ToMeasurement(w, ServicesCpuOf(*input, w.id)));
+    }
+  }
+  std::string unfinished;
+  if (!remeasurement.Is(CampaignState::kDone)) {
+    unfinished = "; the re-measurement campaign " + remeasurement.state +
+                 (remeasurement.error.empty() ? "" : ": " + remeasurement.error);
+  }
+  // The changes as the series shows them now, to judge each row against its own change.
+  std::map<std::string, std::vector<SeriesChange>> changes_of;  // by figure
+  std::map<std::string, std::unique_ptr<ChangesToRemeasure>> series_of;
+  for (const ConfirmationRow& r : measuring) {
+    auto record = [&](ConfirmationRow out) {
+      out.old_campaign_id = r.old_campaign_id;
+      out.new_campaign_id = r.new_campaign_id;
+      if (auto st = store_.RecordConfirmation(out); !st.ok()) {
+        spdlog::error("re-measurement {}: recording: {}", remeasurement.name,
+                      st.status().ToString());
+      }
+    };
+    ConfirmationRow failed = r;
+    failed.status = "not measured";
+    if (!plan.ok() || !input.ok()) {
+      failed.detail = "campaign " + remeasurement.name + ": " +
+                      (!plan.ok() ? plan.status() : input.status()).message();
+      record(failed);
+      continue;
+    }
+    // Every change of the series, judged or not: the one this row was measured for among them.
+    if (series_of.count(r.series) == 0) {
+      auto work =
+          FindChangesToRemeasure(store_, r.series, settings_.figures, [&](const SeriesChange& c) {
+            return !(c.remeasured && c.status == "measuring" &&
+                     c.remeasured->campaign == remeasurement.name);
+          });
+      if (!work.ok()) {
+        spdlog::error("re-measurement {}: series {}: {}", remeasurement.name, r.series,
+                      work.status().ToString());
+        return;
+      }
+      series_of[r.series] = std::move(work).value();
+    }
+    const SeriesChange* change = nullptr;
+    for (const RemeasureGroup& g : series_of[r.series]->groups) {
+      for (const SeriesChange& c : g.changes) {
+        if (c.key.pair == r.pair && c.key.scenario == r.scenario &&
+            c.key.load_level == r.load_level && c.key.target == r.target &&
+            MetricName(c.metric) == r.figure && c.after->id == r.after_campaign_id) {
+          change = &c;
+        }
+      }
+    }
+    if (change == nullptr) {
+      failed.detail = "series " + r.series + " no longer shows this change as its line's last";
+      record(failed);
+      continue;
+    }
+    ConfirmationRow judged = JudgeConfirmation(r.series, *change, *plan, windows, settings_);
+    judged.detail += unfinished;
+    record(judged);
+    spdlog::info("series {}: {}", r.series, DescribeConfirmation(*change, judged));
+  }
+}
+
+void SeriesRemeasure::QueueRemeasurements(const CampaignRow& newest) {
+  // A change whose re-measurement is queued or ran is judged; one whose rows say "measuring" but
+  // whose campaign the store does not hold (the coordinator stopped before submitting it) is not.
+  auto judged = [&](const SeriesChange& c) {
+    if (!c.remeasured) return false;
+    if (c.status != "measuring") return true;
+    auto found = store_.FindCampaign(c.remeasured->campaign);
+    return !found.ok() || found->has_value();
+  };
+  auto work = FindChangesToRemeasure(store_, newest.series, settings_.figures, judged);
+  if (!work.ok()) {
+    spdlog::error("series {}: finding changes to re-measure: {}", newest.series,
+                  work.status().ToString());
+    return;
+  }
+  // Only after the newest campaign: an older one ending (a re-run) changes no newest build.
+  if ((*work)->groups.empty() || (*work)->newest().id != newest.id) return;
+  std::map<std::string, std::map<std::string, std::string>> versions_of;  // agent -> catalogue
+  for (const v1::AgentInfo& a : agents_.List()) {
+    versions_of[a.name()] = {a.versions().begin(), a.versions().end()};
+  }
+  for (const RemeasureGroup& group : (*work)->groups) {
+    const SeriesChange& first = group.changes.front();
+    const SeriesKey& key = first.key;
+    auto record = [&](const std::string& campaign, const std::string& status,
+                      const std::string& why) {
+      for (const SeriesChange& c : group.changes) {
+        ConfirmationRow row = NotMeasured(c, newest.series, why);
+        row.campaign = campaign;
+        row.status = status;
+        row.new_campaign_id = newest.id;
+        if (auto id = store_.RecordConfirmation(row); !id.ok()) {
+          spdlog::error("series {}: recording a re-measurement: {}", newest.series,
+                        id.status().ToString());
+        } else if (status == "not measured") {
+          spdlog::info("series {}: {}", newest.series, DescribeConfirmation(c, row));
+        }
+      }
+    };
+    // Lines of targets given by command are the embedded lab's (cli/remeasure.h).
+    if (!TargetFromCatalogue(newest, key.target)) continue;
+    auto pair = PairAgents(newest.placement, key.pair);
+    if (!pair) {
+      record("", "not measured",
+             "campaign " + newest.name + "'s placement does not name the pair of the line");
+      continue;
+    }
+    auto agent = versions_of.find(pair->first);
+    if (agent == versions_of.end()) {
+      // Not for good: the next campaign of the series looks again.
+      spdlog::warn("series {}: {} not re-measured now: agent {} is not registered", newest.series,
+                   SeriesKeyLabel(key), pair->first);
+      continue;
+    }
+    auto old_version =
+        RecordedVersion(group.old_input->windows, key.target, key.pair, group.old_build->name);
+    auto new_version =
+        RecordedVersion((*work)->newest_input().windows, key.target, key.pair, newest.name);
+    Result<std::string> entry =
+        !old_version.ok() ? Result<std::string>(old_version.status())
+        : !new_version.ok()
+            ? Result<std::string>(new_version.status())
+            : FindOldBuildEntry(agent->second, pair->first, key.target, *old_version, *new_version);
+    if (!entry.ok()) {
+      record("", "not measured", entry.status().message());
+      continue;
+    }
+    auto name = FreshRemeasureName(store_, newest.name);
+    if (!name.ok()) {
+      record("", "not measured", name.status().message());
+      continue;
+    }
+    std::vector<Metric> figures;
+    for (const SeriesChange& c : group.changes) figures.push_back(c.metric);
+    const CatalogueBuilds builds{pair->first, pair->second, *entry};
+    auto plan =
+        PlanConfirmation(first, *group.old_build, newest, figures, *name, "", settings_, &builds);
+    if (!plan.ok()) {
+      record("", "not measured", plan.status().message());
+      continue;
+    }
+    // The rows first: a coordinator stopped between the two finds them "measuring" a campaign
+    // it does not hold, and submits it again after the series' next campaign.
+    record(plan->name, "measuring", "");
+    auto submitted = scheduler_.Submit(plan->text, plan->name + ".toml", "", newest.gates_mode);
+    // The coordinator's own submission, in the audit trail beside the operators' (its identity
+    // "coordinator", no peer: docs/security.md, "Audit").
+    AuditRow audit;
+    audit.at = FormatIsoTime(std::chrono::system_clock::now());
+    audit.identity = "coordinator";
+    audit.role = "coordinator";
+    audit.call = "SubmitCampaign";
+    audit.subject = "campaign " + plan->name + ": re-measurement of series " + newest.series;
+    audit.outcome = submitted.ok() ? "ok" : "failed";
+    if (!submitted.ok()) audit.reason = submitted.status().message();
+    if (Status st = store_.AppendAudit(audit); !st.ok()) {
+      spdlog::error("series {}: auditing {}: {}", newest.series, plan->name, st.ToString());
+    }
+    if (!submitted.ok()) {
+      record("", "not measured", "submitting " + plan->name + ": " + submitted.status().message());
+      continue;
+    }
+    spdlog::info(
+        "series {}: re-measuring {}: {} (the build of {}) against {} (that of {}) on {} and {}, "
+        "campaign {}",
+        newest.series, SeriesKeyLabel(key), plan->old_target, group.old_build->name,
+        plan->new_target, newest.name, pair->first, pair->second, plan->name);
+  }
+}
+
+}  // namespace benchlab

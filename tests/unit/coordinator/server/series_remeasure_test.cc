@@ -1,0 +1,371 @@
+// Confirmation by re-measurement on a coordinator (coordinator/server/series_remeasure.h,
+// docs/history.md "On a coordinator"): a scheduler over a fake fleet agent in process (gRPC on
+// loopback) whose catalogue entries run builds of known cost. A series of campaigns whose build
+// changes at campaign 6 is re-measured by the coordinator itself, on the line's pair, with the
+// catalogue entry that still runs the old build; a step of the machine, not the build, is
+// withdrawn; a catalogue that kept no old build is recorded as not measured.
+#include "coordinator/server/series_remeasure.h"
+
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "analysis/series.h"
+#include "benchlab/v1/agent.grpc.pb.h"
+#include "common/histogram.h"
+#include "coordinator/server/agent_registry.h"
+#include "coordinator/server/scheduler.h"
+#include "coordinator/server/series_store.h"
+
+namespace benchlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One agent process serving both roles: its catalogue entries run builds (versions) that spend a
+// known CPU time per request, times the machine's factor and a small deterministic wobble. A
+// target's port tells RunLoad which build it drives.
+class BuildsAgent final : public v1::Agent::Service {
+ public:
+  // Entry -> version, and version -> CPU microseconds per request.
+  void SetCatalogue(std::map<std::string, std::string> versions) {
+    std::lock_guard lock(mu_);
+    versions_ = std::move(versions);
+  }
+  void SetCost(const std::string& version, double us) {
+    std::lock_guard lock(mu_);
+    cost_us_[version] = us;
+  }
+  void SetMachineFactor(double f) {
+    std::lock_guard lock(mu_);
+    machine_ = f;
+  }
+
+  grpc::Status CheckHost(grpc::ServerContext*, const v1::CheckHostRequest*,
+                         v1::CheckHostReply* reply) override {
+    reply->set_selftest_wall_ms(10);
+    return grpc::Status::OK;
+  }
+  grpc::Status StartTarget(grpc::ServerContext*, const v1::StartTargetRequest* req,
+                           v1::StartTargetReply* reply) override {
+    std::lock_guard lock(mu_);
+    auto v = versions_.find(req->target());
+    if (v == versions_.end()) return {grpc::StatusCode::NOT_FOUND, "not in the catalogue"};
+    const int port = 9000 + static_cast<int>(ports_.size());
+    ports_[port] = v->second;
+    handles_["h-" + std::to_string(port)] = v->second;
+    reply->set_handle("h-" + std::to_string(port));
+    reply->set_port(port);
+    reply->set_version(v->second);
+    return grpc::Status::OK;
+  }
+  grpc::Status StopTarget(grpc::ServerContext*, const v1::StopTargetRequest*,
+                          v1::StopTargetReply*) override {
+    return grpc::Status::OK;
+  }
+  grpc::Status EndCampaign(grpc::ServerContext*, const v1::EndCampaignRequest*,
+                           v1::EndCampaignReply*) override {
+    return grpc::Status::OK;
+  }
+  grpc::Status CheckConformance(grpc::ServerContext*, const v1::CheckConformanceRequest*,
+                                v1::CheckConformanceReply* reply) override {
+    reply->set_ok(true);
+    return grpc::Status::OK;
+  }
+  grpc::Status Mark(grpc::ServerContext*, const v1::MarkRequest* req,
+                    v1::MarkReply* reply) override {
+    std::lock_guard lock(mu_);
+    reply->set_target_alive(true);
+    if (req->kind() == v1::MarkRequest::END) {
+      // kRequests requests at the build's cost: CPU per request is that cost.
+      reply->set_cpu_user_s(kRequests * CostLocked(handles_[req->handle()]) / 1e6);
+    }
+    return grpc::Status::OK;
+  }
+  grpc::Status RunLoad(grpc::ServerContext*, const v1::RunLoadRequest* req,
+                       grpc::ServerWriter<v1::RunLoadEvent>* writer) override {
+    double cost = 0;
+    {
+      std::lock_guard lock(mu_);
+      cost = CostLocked(ports_[req->port()]);
+    }
+    v1::RunLoadEvent event;
+    event.set_kind(v1::RunLoadEvent::MEASURE_START);
+    writer->Write(event);
+    event.set_kind(v1::RunLoadEvent::MEASURE_END);
+    writer->Write(event);
+    event.set_kind(v1::RunLoadEvent::RESULT);
+    v1::LoadResult* result = event.mutable_result();
+    Histogram latency;
+    latency.RecordN(100, kRequests);
+    result->set_requests(kRequests);
+    result->set_duration_s(1);
+    result->set_rps(1e6 / cost);  // a server bound by its CPU
+    result->set_histogram(latency.Serialize());
+    v1::StatusCount* ok = result->add_status_counts();
+    ok->set_status(200);
+    ok->set_count(kRequests);
+    writer->Write(event);
+    return grpc::Status::OK;
+  }
+  grpc::Status Acknowledge(grpc::ServerContext*, const v1::AcknowledgeRequest*,
+                           v1::AcknowledgeReply*) override {
+    return grpc::Status::OK;
+  }
+
+ private:
+  static constexpr int kRequests = 10000;
+  // The build's cost on this machine, with a wobble of at most 1.5% that repeats every 7 calls.
+  double CostLocked(const std::string& version) {
+    const double wobble = 1.0 + 0.015 * std::sin(2.0 * static_cast<double>(calls_++));
+    return cost_us_[version] * machine_ * wobble;
+  }
+  std::mutex mu_;
+  std::map<std::string, std::string> versions_;
+  std::map<std::string, double> cost_us_;
+  double machine_ = 1.0;
+  uint64_t calls_ = 0;
+  std::map<int, std::string> ports_;            // port -> version
+  std::map<std::string, std::string> handles_;  // handle -> version
+};
+
+class SeriesRemeasureTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ =
+        fs::path(::testing::TempDir()) /
+        ("benchlab_series_remeasure_" + std::string(info->name()) + "_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    auto store = Store::Open((dir_ / "lab.db").string());
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(store).value();
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(&agent_);
+    server_ = builder.BuildAndStart();
+    address_ = "127.0.0.1:" + std::to_string(port);
+    agent_.SetCost("v1", 10);
+    agent_.SetCost("v2", 11);  // 10% more CPU per request
+    scheduler_ = std::make_unique<Scheduler>(*store_, registry_);
+    remeasure_ =
+        std::make_unique<SeriesRemeasure>(*store_, registry_, *scheduler_, RemeasureSettings{});
+    scheduler_->OnCampaignEnded([this](int64_t id) {
+      remeasure_->CampaignEnded(id);
+      ++hooks_run_;
+    });
+    Register({{"hello", "v1"}});
+    v1::RegisterAgentRequest load;
+    load.set_name("ld");
+    load.add_roles("load");
+    load.set_address(address_);
+    load.set_instance_proof("proof-ld");
+    ASSERT_EQ(registry_.Register(load), Admission::kRegistered);
+    scheduler_->Start();
+  }
+  void TearDown() override {
+    scheduler_->Stop();
+    server_->Shutdown();
+    fs::remove_all(dir_);
+  }
+
+  // The server agent registers (again, as after an upgrade) with this catalogue.
+  void Register(const std::map<std::string, std::string>& catalogue) {
+    agent_.SetCatalogue(catalogue);
+    v1::RegisterAgentRequest req;
+    req.set_name("srv");
+    req.add_roles("server");
+    req.set_address(address_);
+    for (const auto& [entry, version] : catalogue) {
+      req.add_catalogue(entry);
+      (*req.mutable_versions())[entry] = version;
+    }
+    req.set_instance_proof("proof-srv");
+    ASSERT_EQ(registry_.Register(req), Admission::kRegistered);
+  }
+
+  // Submits nightly-N and waits for it (and what it queued) to be done.
+  void RunCampaign(int n) {
+    const std::string name = "nightly-" + std::to_string(n);
+    const std::string text = "name = \"" + name +
+                             "\"\nseries = \"nightly\"\nbaseline = \"hello\"\n"
+                             "[matrix]\nconnections = [8]\nrounds = 3\nwarmup = \"0s\"\n"
+                             "duration = \"10ms\"\n"
+                             "[placement]\npairs = [[\"srv\", \"ld\"]]\n"
+                             "[gates]\nmode = \"warn\"\n"
+                             "[[target]]\nname = \"hello\"\n"
+                             "[[scenario]]\nname = \"s\"\npath = \"/\"\n"
+                             "expect = { status = 200 }\n";
+    auto submitted = scheduler_->Submit(text, name + ".toml", "");
+    ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+    WaitForQuiet();
+    auto row = store_->FindCampaign(name);
+    ASSERT_TRUE(row.ok() && row->has_value());
+    ASSERT_EQ((*row)->state, "done") << (*row)->error;
+  }
+
+  // Until no campaign is queued or running and what follows each one's end has run (30 s at
+  // most): a campaign is done before the re-measurement it leads to is queued.
+  void WaitForQuiet() {
+    for (int i = 0; i < 600; ++i) {
+      auto all = store_->ListCampaigns();
+      ASSERT_TRUE(all.ok());
+      bool busy = false;
+      int ended = 0;
+      for (const CampaignRow& c : *all) {
+        busy = busy || c.Is(CampaignState::kQueued) || c.Is(CampaignState::kRunning);
+        ended += c.Is(CampaignState::kDone) || c.Is(CampaignState::kFailed);
+      }
+      if (!busy && hooks_run_.load() == ended) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    FAIL() << "campaigns still queued or running after 30 s";
+  }
+
+  std::vector<ConfirmationRow> Confirmations() {
+    auto rows = store_->ListConfirmations("nightly");
+    EXPECT_TRUE(rows.ok());
+    return rows.ok() ? *rows : std::vector<ConfirmationRow>{};
+  }
+
+  fs::path dir_;
+  std::unique_ptr<Store> store_;
+  AgentRegistry registry_;
+  BuildsAgent agent_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<SeriesRemeasure> remeasure_;
+  std::atomic<int> hooks_run_{0};
+};
+
+// Nine campaigns, the build 10% costlier from the sixth on; the agent was upgraded then and
+// keeps the old build as "hello-v1". The coordinator re-measures the change on its own, hello-v1
+// against hello on the line's pair, and confirms it on both figures.
+TEST_F(SeriesRemeasureTest, ARegressionIsReMeasuredOnItsPairAgainstTheCataloguesOldBuild) {
+  for (int n = 1; n <= 5; ++n) RunCampaign(n);
+  EXPECT_TRUE(Confirmations().empty());  // no step, nothing to re-measure
+  Register({{"hello", "v2"}, {"hello-v1", "v1"}});
+  for (int n = 6; n <= 9; ++n) RunCampaign(n);
+
+  const std::vector<ConfirmationRow> rows = Confirmations();
+  ASSERT_EQ(rows.size(), 2u);  // rps and CPU per request, re-measured by one campaign
+  for (const ConfirmationRow& r : rows) {
+    SCOPED_TRACE(r.figure + ": " + r.detail);
+    EXPECT_EQ(r.pair, "srv");
+    EXPECT_EQ(r.target, "hello");
+    EXPECT_EQ(r.status, "confirmed");
+    EXPECT_EQ(r.campaign, rows[0].campaign);
+    EXPECT_GE(r.rounds, 5);
+    ASSERT_TRUE(r.estimate && r.low && r.high);
+    // new / old: 1.1 for CPU per request, 1 / 1.1 for req/s.
+    const double truth = r.figure == "rps" ? 1 / 1.1 : 1.1;
+    EXPECT_LE(*r.low, truth);
+    EXPECT_GE(*r.high, truth);
+    auto after = store_->FindCampaignById(r.after_campaign_id);
+    ASSERT_TRUE(after.ok() && after->has_value());
+    EXPECT_EQ((*after)->name, "nightly-6");
+  }
+  // Found once the history showed it: after nightly-8 or nightly-9.
+  EXPECT_TRUE(rows[0].campaign == "nightly-8-remeasure-1" ||
+              rows[0].campaign == "nightly-9-remeasure-1")
+      << rows[0].campaign;
+
+  // The re-measurement ran both builds, each from its catalogue entry, on the line's pair.
+  WindowFilter filter;
+  filter.campaign = rows[0].campaign;
+  auto windows = store_->ListWindows(filter);
+  ASSERT_TRUE(windows.ok());
+  std::map<std::string, std::string> builds;
+  for (const WindowRow& w : *windows) {
+    builds[w.target] = w.target_version;
+    EXPECT_EQ(w.server_agent, "srv");
+    EXPECT_EQ(w.load_agent, "ld");
+  }
+  EXPECT_EQ(builds, (std::map<std::string, std::string>{{"hello", "v2"}, {"hello-v1", "v1"}}));
+  auto remeasurement = store_->FindCampaign(rows[0].campaign);
+  ASSERT_TRUE(remeasurement.ok() && remeasurement->has_value());
+  EXPECT_EQ((*remeasurement)->baseline, "hello-v1");
+  EXPECT_EQ((*remeasurement)->series, rows[0].campaign);  // not part of the history it checks
+  // The coordinator's own submission is in the audit trail.
+  auto audit = store_->ListAudit("");
+  ASSERT_TRUE(audit.ok());
+  ASSERT_EQ(audit->size(), 1u);
+  EXPECT_EQ((*audit)[0].identity, "coordinator");
+  EXPECT_EQ((*audit)[0].call, "SubmitCampaign");
+  EXPECT_EQ((*audit)[0].outcome, "ok");
+  EXPECT_NE((*audit)[0].subject.find(rows[0].campaign), std::string::npos);
+
+  // Every reader of the series sees the change confirmed; a further campaign re-measures nothing.
+  auto work = LoadStoredSeries(*store_, "nightly");
+  ASSERT_TRUE(work.ok());
+  const Series series = BuildSeries("nightly", work->inputs, Metric::kCpuUsPerRequest);
+  auto changes = FindStoredSeriesChanges(*store_, series, {});
+  ASSERT_TRUE(changes.ok());
+  ASSERT_FALSE(changes->empty());
+  EXPECT_TRUE(changes->back().ConfirmedRegression());
+  RunCampaign(10);
+  EXPECT_EQ(Confirmations().size(), 2u);
+  auto all = store_->ListCampaigns();
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 11u);  // ten of the series and one re-measurement
+}
+
+// The same build throughout, and a machine 10% slower from the sixth campaign on: the history
+// shows a step, and the re-measurement, the build against another entry of the same version on
+// the same machine, withdraws it.
+TEST_F(SeriesRemeasureTest, AStepOfTheMachineIsWithdrawnAsAFalseAlarm) {
+  Register({{"hello", "v1"}, {"hello-copy", "v1"}});
+  for (int n = 1; n <= 5; ++n) RunCampaign(n);
+  agent_.SetMachineFactor(1.1);
+  for (int n = 6; n <= 9; ++n) RunCampaign(n);
+  const std::vector<ConfirmationRow> rows = Confirmations();
+  ASSERT_EQ(rows.size(), 2u);
+  for (const ConfirmationRow& r : rows) {
+    SCOPED_TRACE(r.figure + ": " + r.detail);
+    EXPECT_EQ(r.status, "false alarm");
+    ASSERT_TRUE(r.low && r.high);
+    EXPECT_LT(*r.low, 1.0);
+    EXPECT_GT(*r.high, 1.0);
+  }
+  auto work = LoadStoredSeries(*store_, "nightly");
+  ASSERT_TRUE(work.ok());
+  auto changes = FindStoredSeriesChanges(
+      *store_, BuildSeries("nightly", work->inputs, Metric::kCpuUsPerRequest), {});
+  ASSERT_TRUE(changes.ok());
+  ASSERT_FALSE(changes->empty());
+  EXPECT_EQ(changes->back().status, "false alarm");
+  EXPECT_FALSE(changes->back().ConfirmedRegression());
+}
+
+// An upgrade that kept no entry of the old build: the change is recorded as not measured, with
+// what to do about it, and no campaign is queued.
+TEST_F(SeriesRemeasureTest, ACatalogueWithoutTheOldBuildIsRecordedNotMeasured) {
+  for (int n = 1; n <= 5; ++n) RunCampaign(n);
+  Register({{"hello", "v2"}});
+  for (int n = 6; n <= 9; ++n) RunCampaign(n);
+  const std::vector<ConfirmationRow> rows = Confirmations();
+  ASSERT_EQ(rows.size(), 2u);
+  for (const ConfirmationRow& r : rows) {
+    EXPECT_EQ(r.status, "not measured");
+    EXPECT_TRUE(r.campaign.empty());
+    EXPECT_NE(r.detail.find("version v1"), std::string::npos) << r.detail;
+    EXPECT_NE(r.detail.find("srv"), std::string::npos) << r.detail;
+  }
+  auto all = store_->ListCampaigns();
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 9u);
+}
+
+}  // namespace
+}  // namespace benchlab
