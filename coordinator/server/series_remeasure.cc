@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -111,6 +112,21 @@ void SeriesRemeasure::Judge(const CampaignRow& remeasurement) {
 }
 
 void SeriesRemeasure::QueueRemeasurements(const CampaignRow& newest) {
+  // A re-measurement cancelled while it was queued never ran, so nothing judged it: it is judged
+  // now (its rows then say why nothing was measured), before the series is searched again.
+  if (auto recorded = store_.ListConfirmations(newest.series); recorded.ok()) {
+    std::set<std::string> stale;
+    for (const ConfirmationRow& r : *recorded) {
+      if (r.status == "measuring" && !r.campaign.empty()) stale.insert(r.campaign);
+    }
+    for (const std::string& name : stale) {
+      auto row = store_.FindCampaign(name);
+      if (row.ok() && *row &&
+          ((*row)->Is(CampaignState::kCancelled) || (*row)->Is(CampaignState::kFailed))) {
+        Judge(**row);
+      }
+    }
+  }
   // A change whose re-measurement is queued or ran is judged; one whose rows say "measuring" but
   // whose campaign the store does not hold (the coordinator stopped before submitting it) is not.
   auto judged = [&](const SeriesChange& c) {

@@ -161,7 +161,7 @@ class SeriesRemeasureTest : public ::testing::Test {
     remeasure_ =
         std::make_unique<SeriesRemeasure>(*store_, registry_, *scheduler_, RemeasureSettings{});
     scheduler_->OnCampaignEnded([this](int64_t id) {
-      remeasure_->CampaignEnded(id);
+      if (hook_on_) remeasure_->CampaignEnded(id);
       ++hooks_run_;
     });
     Register({{"hello", "v1"}});
@@ -247,6 +247,7 @@ class SeriesRemeasureTest : public ::testing::Test {
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<SeriesRemeasure> remeasure_;
   std::atomic<int> hooks_run_{0};
+  std::atomic<bool> hook_on_{true};  // off: the test calls CampaignEnded itself
 };
 
 // Nine campaigns, the build 10% costlier from the sixth on; the agent was upgraded then and
@@ -365,6 +366,39 @@ TEST_F(SeriesRemeasureTest, ACatalogueWithoutTheOldBuildIsRecordedNotMeasured) {
   auto all = store_->ListCampaigns();
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), 9u);
+}
+
+// A re-measurement cancelled while it was queued never ends on the scheduler: the series' next
+// look judges it (nothing measured, the campaign cancelled) instead of leaving it "measuring",
+// and does not queue it again.
+TEST_F(SeriesRemeasureTest, AReMeasurementCancelledBeforeItRanIsJudgedNotLeftMeasuring) {
+  hook_on_ = false;
+  for (int n = 1; n <= 5; ++n) RunCampaign(n);
+  Register({{"hello", "v2"}, {"hello-v1", "v1"}});
+  for (int n = 6; n <= 9; ++n) RunCampaign(n);
+  scheduler_->Stop();  // nothing runs what is queued from here on
+  auto newest = store_->FindCampaign("nightly-9");
+  ASSERT_TRUE(newest.ok() && newest->has_value());
+  remeasure_->CampaignEnded((*newest)->id);
+  std::vector<ConfirmationRow> rows = Confirmations();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].status, "measuring");
+  auto queued = store_->FindCampaign(rows[0].campaign);
+  ASSERT_TRUE(queued.ok() && queued->has_value());
+  EXPECT_EQ((*queued)->state, "queued");
+  ASSERT_TRUE(store_->SetCampaignState((*queued)->id, CampaignState::kCancelled).ok());
+
+  remeasure_->CampaignEnded((*newest)->id);  // the series looked at again
+  rows = Confirmations();
+  ASSERT_EQ(rows.size(), 2u);
+  for (const ConfirmationRow& r : rows) {
+    EXPECT_NE(r.status, "measuring");
+    EXPECT_EQ(r.rounds, 0);
+    EXPECT_NE(r.detail.find("cancelled"), std::string::npos) << r.detail;
+  }
+  auto all = store_->ListCampaigns();
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 10u);  // not queued again
 }
 
 }  // namespace
