@@ -22,6 +22,7 @@
 #include "coordinator/server/metrics.h"
 #include "coordinator/window_token.h"
 #include "rpc/status.h"
+#include "tests/unit/support/answering_agent.h"
 
 namespace benchlab {
 namespace {
@@ -29,7 +30,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // An agent that measures nothing: it answers every call at once and records what it was sent.
-class FakeAgent final : public v1::Agent::Service {
+class FakeAgent final : public AnsweringAgent {
  public:
   struct Call {
     std::string rpc;     // "StartTarget", "Mark BEGIN", "Mark END", "StopTarget", "RunLoad",
@@ -39,11 +40,6 @@ class FakeAgent final : public v1::Agent::Service {
                          // campaign
   };
 
-  grpc::Status CheckHost(grpc::ServerContext*, const v1::CheckHostRequest*,
-                         v1::CheckHostReply* reply) override {
-    reply->set_selftest_wall_ms(10);
-    return grpc::Status::OK;
-  }
   grpc::Status StartTarget(grpc::ServerContext*, const v1::StartTargetRequest* req,
                            v1::StartTargetReply* reply) override {
     Record({"StartTarget", req->window(), req->campaign()});
@@ -61,11 +57,6 @@ class FakeAgent final : public v1::Agent::Service {
     Record({"EndCampaign", "", req->campaign()});
     return grpc::Status::OK;
   }
-  grpc::Status CheckConformance(grpc::ServerContext*, const v1::CheckConformanceRequest*,
-                                v1::CheckConformanceReply* reply) override {
-    reply->set_ok(true);
-    return grpc::Status::OK;
-  }
   grpc::Status Mark(grpc::ServerContext*, const v1::MarkRequest* req,
                     v1::MarkReply* reply) override {
     const bool end = req->kind() == v1::MarkRequest::END;
@@ -78,24 +69,9 @@ class FakeAgent final : public v1::Agent::Service {
                        grpc::ServerWriter<v1::RunLoadEvent>* writer) override {
     Record({"RunLoad", req->window(), req->spool_key()});
     if (!run_load_fails.ok()) return rpc::ToGrpcStatus(run_load_fails);
-    v1::RunLoadEvent event;
-    event.set_kind(v1::RunLoadEvent::MEASURE_START);
-    writer->Write(event);
-    event.set_kind(v1::RunLoadEvent::MEASURE_END);
-    writer->Write(event);
-    event.set_kind(v1::RunLoadEvent::RESULT);
-    v1::LoadResult* result = event.mutable_result();
-    Histogram latency;
-    latency.RecordN(100, 1000);
-    result->set_requests(1000);
-    result->set_duration_s(1);
-    result->set_rps(1000);
-    result->set_histogram(latency.Serialize());
-    v1::StatusCount* ok = result->add_status_counts();
-    ok->set_status(200);
-    ok->set_count(1000);
-    result->mutable_errors()->set_body_too_large(3);
-    writer->Write(event);
+    v1::RunLoadEvent result = LoadResultEvent(1000, 1000);
+    result.mutable_result()->mutable_errors()->set_body_too_large(3);
+    WriteLoad(writer, result);
     return grpc::Status::OK;
   }
   grpc::Status Acknowledge(grpc::ServerContext*, const v1::AcknowledgeRequest* req,
@@ -126,22 +102,7 @@ class FakeAgent final : public v1::Agent::Service {
   std::map<std::string, std::string> acks_;  // key -> window token
 };
 
-// A fake agent served on loopback.
-struct Served {
-  FakeAgent agent;
-  std::unique_ptr<grpc::Server> server;
-  std::string address;
-
-  Served() {
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(&agent);
-    server = builder.BuildAndStart();
-    address = "127.0.0.1:" + std::to_string(port);
-  }
-  ~Served() { server->Shutdown(); }
-};
+using Served = ::benchlab::Served<FakeAgent>;
 
 class SchedulerTest : public ::testing::Test {
  protected:

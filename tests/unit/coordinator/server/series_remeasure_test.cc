@@ -6,8 +6,6 @@
 // withdrawn; a catalogue that kept no old build is recorded as not measured.
 #include "coordinator/server/series_remeasure.h"
 
-#include <grpcpp/security/server_credentials.h>
-#include <grpcpp/server_builder.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -19,11 +17,10 @@
 #include <thread>
 
 #include "analysis/series.h"
-#include "benchlab/v1/agent.grpc.pb.h"
-#include "common/histogram.h"
 #include "coordinator/server/agent_registry.h"
 #include "coordinator/server/scheduler.h"
 #include "coordinator/server/series_store.h"
+#include "tests/unit/support/answering_agent.h"
 
 namespace benchlab {
 namespace {
@@ -33,7 +30,7 @@ namespace fs = std::filesystem;
 // One agent process serving both roles: its catalogue entries run builds (versions) that spend a
 // known CPU time per request, times the machine's factor and a small deterministic wobble. A
 // target's port tells RunLoad which build it drives.
-class BuildsAgent final : public v1::Agent::Service {
+class BuildsAgent final : public AnsweringAgent {
  public:
   // Entry -> version, and version -> CPU microseconds per request.
   void SetCatalogue(std::map<std::string, std::string> versions) {
@@ -49,11 +46,6 @@ class BuildsAgent final : public v1::Agent::Service {
     machine_ = f;
   }
 
-  grpc::Status CheckHost(grpc::ServerContext*, const v1::CheckHostRequest*,
-                         v1::CheckHostReply* reply) override {
-    reply->set_selftest_wall_ms(10);
-    return grpc::Status::OK;
-  }
   grpc::Status StartTarget(grpc::ServerContext*, const v1::StartTargetRequest* req,
                            v1::StartTargetReply* reply) override {
     std::lock_guard lock(mu_);
@@ -65,19 +57,6 @@ class BuildsAgent final : public v1::Agent::Service {
     reply->set_handle("h-" + std::to_string(port));
     reply->set_port(port);
     reply->set_version(v->second);
-    return grpc::Status::OK;
-  }
-  grpc::Status StopTarget(grpc::ServerContext*, const v1::StopTargetRequest*,
-                          v1::StopTargetReply*) override {
-    return grpc::Status::OK;
-  }
-  grpc::Status EndCampaign(grpc::ServerContext*, const v1::EndCampaignRequest*,
-                           v1::EndCampaignReply*) override {
-    return grpc::Status::OK;
-  }
-  grpc::Status CheckConformance(grpc::ServerContext*, const v1::CheckConformanceRequest*,
-                                v1::CheckConformanceReply* reply) override {
-    reply->set_ok(true);
     return grpc::Status::OK;
   }
   grpc::Status Mark(grpc::ServerContext*, const v1::MarkRequest* req,
@@ -97,27 +76,7 @@ class BuildsAgent final : public v1::Agent::Service {
       std::lock_guard lock(mu_);
       cost = CostLocked(ports_[req->port()]);
     }
-    v1::RunLoadEvent event;
-    event.set_kind(v1::RunLoadEvent::MEASURE_START);
-    writer->Write(event);
-    event.set_kind(v1::RunLoadEvent::MEASURE_END);
-    writer->Write(event);
-    event.set_kind(v1::RunLoadEvent::RESULT);
-    v1::LoadResult* result = event.mutable_result();
-    Histogram latency;
-    latency.RecordN(100, kRequests);
-    result->set_requests(kRequests);
-    result->set_duration_s(1);
-    result->set_rps(1e6 / cost);  // a server bound by its CPU
-    result->set_histogram(latency.Serialize());
-    v1::StatusCount* ok = result->add_status_counts();
-    ok->set_status(200);
-    ok->set_count(kRequests);
-    writer->Write(event);
-    return grpc::Status::OK;
-  }
-  grpc::Status Acknowledge(grpc::ServerContext*, const v1::AcknowledgeRequest*,
-                           v1::AcknowledgeReply*) override {
+    WriteLoad(writer, LoadResultEvent(kRequests, 1e6 / cost));  // a server bound by its CPU
     return grpc::Status::OK;
   }
 
@@ -149,12 +108,7 @@ class SeriesRemeasureTest : public ::testing::Test {
     auto store = Store::Open((dir_ / "lab.db").string());
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(&agent_);
-    server_ = builder.BuildAndStart();
-    address_ = "127.0.0.1:" + std::to_string(port);
+    address_ = served_.address;
     agent_.SetCost("v1", 10);
     agent_.SetCost("v2", 11);  // 10% more CPU per request
     scheduler_ = std::make_unique<Scheduler>(*store_, registry_);
@@ -175,7 +129,6 @@ class SeriesRemeasureTest : public ::testing::Test {
   }
   void TearDown() override {
     scheduler_->Stop();
-    server_->Shutdown();
     fs::remove_all(dir_);
   }
 
@@ -241,8 +194,8 @@ class SeriesRemeasureTest : public ::testing::Test {
   fs::path dir_;
   std::unique_ptr<Store> store_;
   AgentRegistry registry_;
-  BuildsAgent agent_;
-  std::unique_ptr<grpc::Server> server_;
+  Served<BuildsAgent> served_;
+  BuildsAgent& agent_ = served_.agent;
   std::string address_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<SeriesRemeasure> remeasure_;
