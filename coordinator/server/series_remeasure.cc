@@ -56,7 +56,6 @@ void SeriesRemeasure::Judge(const CampaignRow& remeasurement) {
                  (remeasurement.error.empty() ? "" : ": " + remeasurement.error);
   }
   // The changes as the series shows them now, to judge each row against its own change.
-  std::map<std::string, std::vector<SeriesChange>> changes_of;  // by figure
   std::map<std::string, std::unique_ptr<ChangesToRemeasure>> series_of;
   for (const ConfirmationRow& r : measuring) {
     auto record = [&](ConfirmationRow out) {
