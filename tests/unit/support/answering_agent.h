@@ -13,6 +13,7 @@
 
 #include "benchlab/v1/agent.grpc.pb.h"
 #include "common/histogram.h"
+#include "rpc/keepalive.h"
 
 namespace benchlab {
 
@@ -82,6 +83,8 @@ struct Served {
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
     builder.RegisterService(&agent);
+    // As the real agent's server does: the scheduler's channels ping every 2 s.
+    SetServerKeepalive(builder);
     server = builder.BuildAndStart();
     address = "127.0.0.1:" + std::to_string(port);
   }

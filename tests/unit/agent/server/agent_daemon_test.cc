@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "benchlab/v1/coordinator.grpc.pb.h"
+#include "rpc/keepalive.h"
 #include "tests/sanitizer.h"
 #include "tests/unit/agent/server/test_http_server.h"
 
@@ -95,6 +96,9 @@ class AgentDaemonTest : public ::testing::Test {
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
     builder.RegisterService(&coordinator_);
+    // As the real coordinator's server does: the agent's channel pings every 2 s, which a server
+    // with gRPC's defaults answers with a too_many_pings GOAWAY and a dropped connection.
+    SetServerKeepalive(builder);
     server_ = builder.BuildAndStart();
     ASSERT_TRUE(server_ != nullptr && port > 0);
     address_ = "127.0.0.1:" + std::to_string(port);
