@@ -127,9 +127,11 @@ void SeriesRemeasure::QueueRemeasurements(const CampaignRow& newest) {
     }
   }
   // A change whose re-measurement is queued or ran is judged; one whose rows say "measuring" but
-  // whose campaign the store does not hold (the coordinator stopped before submitting it) is not.
+  // whose campaign the store does not hold (the coordinator stopped before submitting it) is not,
+  // nor one recorded "not measured": what stood in the way (an old build the catalogue did not
+  // keep, an agent's version) may have been put right since.
   auto judged = [&](const SeriesChange& c) {
-    if (!c.remeasured) return false;
+    if (!c.remeasured || c.status == "not measured") return false;
     if (c.status != "measuring") return true;
     auto found = store_.FindCampaign(c.remeasured->campaign);
     return !found.ok() || found->has_value();
@@ -152,6 +154,11 @@ void SeriesRemeasure::QueueRemeasurements(const CampaignRow& newest) {
     auto record = [&](const std::string& campaign, const std::string& status,
                       const std::string& why) {
       for (const SeriesChange& c : group.changes) {
+        // Still not measurable, for the reason already recorded: nothing new to say.
+        if (status == "not measured" && c.status == status && c.remeasured &&
+            c.remeasured->detail == why) {
+          continue;
+        }
         ConfirmationRow row = NotMeasured(c, newest.series, why);
         row.campaign = campaign;
         row.status = status;
