@@ -3,7 +3,8 @@
 // loopback) whose catalogue entries run builds of known cost. A series of campaigns whose build
 // changes at campaign 6 is re-measured by the coordinator itself, on the line's pair, with the
 // catalogue entry that still runs the old build; a step of the machine, not the build, is
-// withdrawn; a catalogue that kept no old build is recorded as not measured, until it keeps it.
+// withdrawn; a catalogue that kept no old build is recorded as not measured, until it keeps it;
+// in a fleet, only the changed pair is re-measured, on its own agents.
 #include "coordinator/server/series_remeasure.h"
 
 #include <gtest/gtest.h>
@@ -137,27 +138,33 @@ class SeriesRemeasureTest : public ::testing::Test {
 
   // The server agent registers (again, as after an upgrade) with this catalogue.
   void Register(const std::map<std::string, std::string>& catalogue) {
-    agent_.SetCatalogue(catalogue);
+    RegisterServer(served_, "srv", catalogue);
+  }
+  void RegisterServer(Served<BuildsAgent>& served, const std::string& name,
+                      const std::map<std::string, std::string>& catalogue) {
+    served.agent.SetCatalogue(catalogue);
     v1::RegisterAgentRequest req;
-    req.set_name("srv");
+    req.set_name(name);
     req.add_roles("server");
-    req.set_address(address_);
+    req.set_address(served.address);
     for (const auto& [entry, version] : catalogue) {
       req.add_catalogue(entry);
       (*req.mutable_versions())[entry] = version;
     }
-    req.set_instance_proof("proof-srv");
+    req.set_instance_proof("proof-" + name);
     ASSERT_EQ(registry_.Register(req), Admission::kRegistered);
   }
 
   // Submits nightly-N and waits for it (and what it queued) to be done.
-  void RunCampaign(int n) {
+  void RunCampaign(int n, const std::string& pairs = R"([["srv", "ld"]])") {
     const std::string name = "nightly-" + std::to_string(n);
     const std::string text = "name = \"" + name +
                              "\"\nseries = \"nightly\"\nbaseline = \"hello\"\n"
                              "[matrix]\nconnections = [8]\nrounds = 3\nwarmup = \"0s\"\n"
                              "duration = \"10ms\"\n"
-                             "[placement]\npairs = [[\"srv\", \"ld\"]]\n"
+                             "[placement]\npairs = " +
+                             pairs +
+                             "\n"
                              "[gates]\nmode = \"warn\"\n"
                              "[[target]]\nname = \"hello\"\n"
                              "[[scenario]]\nname = \"s\"\npath = \"/\"\n"
@@ -359,6 +366,46 @@ TEST_F(SeriesRemeasureTest, AChangeNotMeasuredIsReMeasuredOnceTheCatalogueKeepsT
   ASSERT_TRUE(changes.ok());
   ASSERT_FALSE(changes->empty());
   EXPECT_TRUE(changes->back().ConfirmedRegression());
+}
+
+// A fleet of two pairs whose second server agent alone was upgraded: only that pair's line
+// changed, and its re-measurement runs on that pair's own agents, against the old build its
+// catalogue kept.
+TEST_F(SeriesRemeasureTest, InAFleetTheChangedPairIsReMeasuredOnItsOwnAgents) {
+  Served<BuildsAgent> second;
+  second.agent.SetCost("v1", 10);
+  second.agent.SetCost("v2", 11);
+  RegisterServer(second, "srv2", {{"hello", "v1"}});
+  v1::RegisterAgentRequest load;
+  load.set_name("ld2");
+  load.add_roles("load");
+  load.set_address(second.address);
+  load.set_instance_proof("proof-ld2");
+  ASSERT_EQ(registry_.Register(load), Admission::kRegistered);
+  const std::string fleet = R"([["srv", "ld"], ["srv2", "ld2"]])";
+  for (int n = 1; n <= 5; ++n) RunCampaign(n, fleet);
+  RegisterServer(second, "srv2", {{"hello", "v2"}, {"hello-v1", "v1"}});
+  for (int n = 6; n <= 9; ++n) RunCampaign(n, fleet);
+
+  const std::vector<ConfirmationRow> rows = Confirmations();
+  ASSERT_EQ(rows.size(), 2u);  // srv2's line, both figures; srv's line did not change
+  for (const ConfirmationRow& r : rows) {
+    SCOPED_TRACE(r.figure + ": " + r.detail);
+    EXPECT_EQ(r.pair, "srv2");
+    EXPECT_EQ(r.status, "confirmed");
+  }
+  WindowFilter filter;
+  filter.campaign = rows[0].campaign;
+  auto windows = store_->ListWindows(filter);
+  ASSERT_TRUE(windows.ok());
+  ASSERT_FALSE(windows->empty());
+  std::map<std::string, std::string> builds;
+  for (const WindowRow& w : *windows) {
+    builds[w.target] = w.target_version;
+    EXPECT_EQ(w.server_agent, "srv2");
+    EXPECT_EQ(w.load_agent, "ld2");
+  }
+  EXPECT_EQ(builds, (std::map<std::string, std::string>{{"hello", "v2"}, {"hello-v1", "v1"}}));
 }
 
 // A re-measurement cancelled while it was queued never ends on the scheduler: the series' next
