@@ -80,10 +80,8 @@ int RunCoordinator(const CoordinatorArgs& args) {
   options.max_windows = args.max_windows;
   options.tls = *tls;
   options.insecure = args.insecure;
-  if (!args.no_remeasure) {
-    options.remeasure = RemeasureSettings{};
-    options.remeasure->max_rounds = args.remeasure_rounds;
-  }
+  options.remeasure_after_campaigns = !args.no_remeasure;
+  options.remeasure.max_rounds = args.remeasure_rounds;
   auto daemon = CoordinatorDaemon::Create(args.db, options);
   if (!daemon.ok()) {
     std::fprintf(stderr, "benchlab coordinator: %s\n", daemon.status().message().c_str());
@@ -171,7 +169,7 @@ CommandRunner AddCoordinatorCommand(CLI::App& root) {
       ->capture_default_str();
   cmd->add_flag("--no-remeasure", args->no_remeasure,
                 "do not re-measure a series' suspected changes after its campaigns; they stay "
-                "suspected (docs/history.md)");
+                "suspected until `benchlab remeasure SERIES --coordinator` asks (docs/history.md)");
   cmd->add_option("--remeasure-rounds", args->remeasure_rounds,
                   "the most rounds a re-measurement takes before it calls a change unconfirmed")
       ->check(CLI::Range(RemeasureSettings{}.min_rounds, 1000))

@@ -23,12 +23,12 @@ struct CoordinatorDaemon::Parts {
         store(std::move(s)),
         metrics(db_path),
         scheduler(*store, agents, options.max_windows, &metrics),
-        service(*store, agents, scheduler, options.tls.get()),
+        remeasure(*store, agents, scheduler, options.remeasure, options.remeasure_after_campaigns),
+        service(*store, agents, scheduler, options.tls.get(), &remeasure),
         http(*store, agents, scheduler, metrics) {
-    if (options.remeasure) {
-      remeasure.emplace(*store, agents, scheduler, *options.remeasure);
-      scheduler.OnCampaignEnded([this](int64_t id) { remeasure->CampaignEnded(id); });
-    }
+    // Every campaign's end judges what it re-measured; with remeasure_after_campaigns it also
+    // looks at its series, otherwise series are looked at when an operator asks (RemeasureSeries).
+    scheduler.OnCampaignEnded([this](int64_t id) { remeasure.CampaignEnded(id); });
     if (auto tls = options.tls) {
       // Each agent is called at the address it registered, and must prove the name it
       // registered under with its certificate.
@@ -44,9 +44,9 @@ struct CoordinatorDaemon::Parts {
   AgentRegistry agents;
   CoordinatorMetrics metrics;  // /metrics (docs/metrics.md)
   Scheduler scheduler;
+  SeriesRemeasure remeasure;
   CoordinatorService service;
   HttpApi http;
-  std::optional<SeriesRemeasure> remeasure;  // with options.remeasure
   std::unique_ptr<grpc::Server> server;
 };
 

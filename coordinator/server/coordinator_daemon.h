@@ -26,8 +26,10 @@ struct CoordinatorOptions {
   std::shared_ptr<TlsContext> tls;
   bool insecure = false;
   // Re-measure a series' suspected changes after each of its campaigns (docs/history.md, "On a
-  // coordinator"), with these settings; nullopt: never.
-  std::optional<RemeasureSettings> remeasure;
+  // coordinator"); otherwise only when an operator asks (RemeasureSeries). Either way with
+  // `remeasure`'s settings.
+  bool remeasure_after_campaigns = false;
+  RemeasureSettings remeasure;
 };
 
 class CoordinatorDaemon {

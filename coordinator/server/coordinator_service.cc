@@ -6,8 +6,10 @@
 
 #include "analysis/report_format.h"
 #include "common/clock.h"
+#include "common/config_fields.h"
 #include "coordinator/rerun.h"
 #include "coordinator/server/agent_limits.h"
+#include "coordinator/server/series_remeasure.h"
 #include "rpc/status.h"
 #include "rpc/tls.h"
 #include "spdlog/spdlog.h"
@@ -163,8 +165,8 @@ void WindowToProto(const WindowRow& row, int total_windows, v1::Window* out) {
 }
 
 CoordinatorService::CoordinatorService(Store& store, AgentRegistry& agents, Scheduler& scheduler,
-                                       TlsContext* tls)
-    : store_(store), agents_(agents), scheduler_(scheduler), tls_(tls) {}
+                                       TlsContext* tls, SeriesRemeasure* remeasure)
+    : store_(store), agents_(agents), scheduler_(scheduler), tls_(tls), remeasure_(remeasure) {}
 
 grpc::Status CoordinatorService::RegisterAgent(grpc::ServerContext* ctx,
                                                const v1::RegisterAgentRequest* req,
@@ -438,6 +440,43 @@ grpc::Status CoordinatorService::CancelCampaign(grpc::ServerContext* ctx,
     if (!cancelled.ok()) return rpc::ToGrpcStatus(cancelled);
     reply->set_previous_state(state);
     scheduler_.Notify();
+    return grpc::Status::OK;
+  }());
+}
+
+grpc::Status CoordinatorService::RemeasureSeries(grpc::ServerContext* ctx,
+                                                 const v1::RemeasureSeriesRequest* req,
+                                                 v1::RemeasureSeriesReply* reply) {
+  CallAudit audit(
+      store_, tls_, ctx, "RemeasureSeries",
+      "series " + req->series().substr(0, 64) +
+          (req->max_rounds() != 0 ? ", at most " + std::to_string(req->max_rounds()) + " rounds"
+                                  : ""));
+  if (grpc::Status allowed = audit.Allow(kOperators); !allowed.ok()) return allowed;
+  return audit.Done([&]() -> grpc::Status {
+    if (!config::IsName(req->series())) {
+      return rpc::ToGrpcStatus(Status::InvalidArgument(
+          "series: expected a name (lowercase letters, digits and -, 1 to 64 characters)"));
+    }
+    const int lowest = RemeasureSettings{}.min_rounds;
+    if (req->max_rounds() != 0 && (req->max_rounds() < lowest || req->max_rounds() > 1000)) {
+      return rpc::ToGrpcStatus(Status::InvalidArgument(
+          "max_rounds: expected 0 (the coordinator's) or " + std::to_string(lowest) +
+          " to 1000, got " + std::to_string(req->max_rounds())));
+    }
+    if (remeasure_ == nullptr) {
+      return rpc::ToGrpcStatus(
+          Status::FailedPrecondition("this coordinator does not re-measure series"));
+    }
+    auto notes = remeasure_->Look(req->series(), req->max_rounds());
+    if (!notes.ok()) return rpc::ToGrpcStatus(notes.status());
+    for (const RemeasureNote& note : *notes) {
+      auto* line = reply->add_lines();
+      line->set_line(note.line);
+      line->set_status(note.status);
+      line->set_campaign(note.campaign);
+      line->set_detail(note.detail);
+    }
     return grpc::Status::OK;
   }());
 }

@@ -13,14 +13,17 @@
 
 namespace benchlab {
 
-class TlsContext;  // rpc/tls.h
+class SeriesRemeasure;  // coordinator/server/series_remeasure.h
+class TlsContext;       // rpc/tls.h
 
 class CoordinatorService final : public v1::Coordinator::Service {
  public:
   // `tls`: the coordinator's mutual TLS, whose callers' certificates decide what they may call;
   // null on a plaintext (loopback) listener, where every caller may call everything.
+  // `remeasure`: what RemeasureSeries asks to look at a series; null: that call is
+  // FAILED_PRECONDITION.
   CoordinatorService(Store& store, AgentRegistry& agents, Scheduler& scheduler,
-                     TlsContext* tls = nullptr);
+                     TlsContext* tls = nullptr, SeriesRemeasure* remeasure = nullptr);
 
   grpc::Status RegisterAgent(grpc::ServerContext* ctx, const v1::RegisterAgentRequest* req,
                              v1::RegisterAgentReply* reply) override;
@@ -44,6 +47,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
                               v1::CancelCampaignReply* reply) override;
   grpc::Status ListWindows(grpc::ServerContext* ctx, const v1::ListWindowsRequest* req,
                            v1::ListWindowsReply* reply) override;
+  grpc::Status RemeasureSeries(grpc::ServerContext* ctx, const v1::RemeasureSeriesRequest* req,
+                               v1::RemeasureSeriesReply* reply) override;
 
  private:
   // RegisterAgent once the caller may: `certificate` is the agent's (nullopt in plaintext).
@@ -55,6 +60,7 @@ class CoordinatorService final : public v1::Coordinator::Service {
   AgentRegistry& agents_;
   Scheduler& scheduler_;
   TlsContext* const tls_;
+  SeriesRemeasure* const remeasure_;
 };
 
 // The protocol's form of a stored window.

@@ -17,10 +17,15 @@
 namespace benchlab {
 
 SeriesRemeasure::SeriesRemeasure(Store& store, AgentRegistry& agents, Scheduler& scheduler,
-                                 RemeasureSettings settings)
-    : store_(store), agents_(agents), scheduler_(scheduler), settings_(std::move(settings)) {}
+                                 RemeasureSettings settings, bool automatic)
+    : store_(store),
+      agents_(agents),
+      scheduler_(scheduler),
+      settings_(std::move(settings)),
+      automatic_(automatic) {}
 
 void SeriesRemeasure::CampaignEnded(int64_t id) {
+  std::lock_guard lock(mu_);
   auto row = store_.FindCampaignById(id);
   if (!row.ok() || !*row) {
     spdlog::error("re-measurement: reading campaign {}: {}", id,
@@ -28,7 +33,27 @@ void SeriesRemeasure::CampaignEnded(int64_t id) {
     return;
   }
   Judge(**row);
-  if ((*row)->Is(CampaignState::kDone)) QueueRemeasurements(**row);
+  // Errors were logged where they arose.
+  if (automatic_ && (*row)->Is(CampaignState::kDone)) (void)QueueRemeasurements(**row, settings_);
+}
+
+Result<std::vector<RemeasureNote>> SeriesRemeasure::Look(const std::string& series,
+                                                         int max_rounds) {
+  std::lock_guard lock(mu_);
+  auto rows = store_.ListSeries(series);
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return Status::NotFound("no series \"" + series + "\"");
+  const CampaignRow& newest = rows->back();
+  if (!newest.Is(CampaignState::kDone)) {
+    return Status::FailedPrecondition(
+        "the newest campaign of series " + series + ", " + newest.name + ", is " + newest.state +
+        (newest.Is(CampaignState::kQueued) || newest.Is(CampaignState::kRunning)
+             ? ": its changes are looked at once it ends"
+             : ": only a campaign that ended done is compared with the ones before it"));
+  }
+  RemeasureSettings settings = settings_;
+  if (max_rounds > 0) settings.max_rounds = max_rounds;
+  return QueueRemeasurements(newest, settings);
 }
 
 void SeriesRemeasure::Judge(const CampaignRow& remeasurement) {
@@ -110,7 +135,9 @@ void SeriesRemeasure::Judge(const CampaignRow& remeasurement) {
   }
 }
 
-void SeriesRemeasure::QueueRemeasurements(const CampaignRow& newest) {
+Result<std::vector<RemeasureNote>> SeriesRemeasure::QueueRemeasurements(
+    const CampaignRow& newest, const RemeasureSettings& settings) {
+  std::vector<RemeasureNote> notes;
   // A re-measurement cancelled while it was queued never ran, so nothing judged it: it is judged
   // now (its rows then say why nothing was measured), before the series is searched again.
   if (auto recorded = store_.ListConfirmations(newest.series); recorded.ok()) {
@@ -136,14 +163,14 @@ void SeriesRemeasure::QueueRemeasurements(const CampaignRow& newest) {
     auto found = store_.FindCampaign(c.remeasured->campaign);
     return !found.ok() || found->has_value();
   };
-  auto work = FindChangesToRemeasure(store_, newest.series, settings_.figures, judged);
+  auto work = FindChangesToRemeasure(store_, newest.series, settings.figures, judged);
   if (!work.ok()) {
     spdlog::error("series {}: finding changes to re-measure: {}", newest.series,
                   work.status().ToString());
-    return;
+    return work.status();
   }
   // Only after the newest campaign: an older one ending (a re-run) changes no newest build.
-  if ((*work)->groups.empty() || (*work)->newest().id != newest.id) return;
+  if ((*work)->groups.empty() || (*work)->newest().id != newest.id) return notes;
   std::map<std::string, std::map<std::string, std::string>> versions_of;  // agent -> catalogue
   for (const v1::AgentInfo& a : agents_.List()) {
     versions_of[a.name()] = {a.versions().begin(), a.versions().end()};
@@ -151,8 +178,15 @@ void SeriesRemeasure::QueueRemeasurements(const CampaignRow& newest) {
   for (const RemeasureGroup& group : (*work)->groups) {
     const SeriesChange& first = group.changes.front();
     const SeriesKey& key = first.key;
+    std::string line = SeriesKeyLabel(key);
+    for (const SeriesChange& c : group.changes) {
+      line += (&c == &group.changes.front() ? " " : ", ") + std::string(MetricName(c.metric));
+    }
+    const size_t note_at = notes.size();  // this group's note: the last one recorded
     auto record = [&](const std::string& campaign, const std::string& status,
                       const std::string& why) {
+      notes.resize(note_at);
+      notes.push_back({line, status, campaign, why});
       for (const SeriesChange& c : group.changes) {
         // Still not measurable, for the reason already recorded: nothing new to say.
         if (status == "not measured" && c.status == status && c.remeasured &&
@@ -172,7 +206,13 @@ void SeriesRemeasure::QueueRemeasurements(const CampaignRow& newest) {
       }
     };
     // Lines of targets given by command are the embedded lab's (cli/remeasure.h).
-    if (!TargetFromCatalogue(newest, key.target)) continue;
+    if (!TargetFromCatalogue(newest, key.target)) {
+      notes.push_back({line, "elsewhere", "",
+                       "target " + key.target +
+                           " is a command, not a catalogue entry: `benchlab remeasure " +
+                           newest.series + " --db FILE` re-measures it on an embedded lab"});
+      continue;
+    }
     auto pair = PairAgents(newest.placement, key.pair);
     if (!pair) {
       record("", "not measured",
@@ -184,6 +224,9 @@ void SeriesRemeasure::QueueRemeasurements(const CampaignRow& newest) {
       // Not for good: the next campaign of the series looks again.
       spdlog::warn("series {}: {} not re-measured now: agent {} is not registered", newest.series,
                    SeriesKeyLabel(key), pair->first);
+      notes.push_back(
+          {line, "waiting", "",
+           "agent " + pair->first + " is not registered; the series' next campaign looks again"});
       continue;
     }
     auto old_version =
@@ -208,7 +251,7 @@ void SeriesRemeasure::QueueRemeasurements(const CampaignRow& newest) {
     for (const SeriesChange& c : group.changes) figures.push_back(c.metric);
     const CatalogueBuilds builds{pair->first, pair->second, *entry};
     auto plan =
-        PlanConfirmation(first, *group.old_build, newest, figures, *name, "", settings_, &builds);
+        PlanConfirmation(first, *group.old_build, newest, figures, *name, "", settings, &builds);
     if (!plan.ok()) {
       record("", "not measured", plan.status().message());
       continue;
@@ -240,6 +283,7 @@ void SeriesRemeasure::QueueRemeasurements(const CampaignRow& newest) {
         newest.series, SeriesKeyLabel(key), plan->old_target, group.old_build->name,
         plan->new_target, newest.name, pair->first, pair->second, plan->name);
   }
+  return notes;
 }
 
 }  // namespace benchlab

@@ -8,6 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "coordinator/server/confirmation.h"
 #include "coordinator/store.h"
@@ -17,26 +20,50 @@ namespace benchlab {
 class AgentRegistry;
 class Scheduler;
 
+// What a look at a series did for one line: queued its re-measurement ("measuring", `campaign`
+// named), found it cannot be re-measured ("not measured", `detail` says why), left it for the
+// series' next campaign ("waiting": its server agent is not registered), or for the embedded lab
+// ("elsewhere": its target is a command). Only the first two are recorded in the store.
+struct RemeasureNote {
+  std::string line;  // SeriesKeyLabel (scenario, load level, target, pair), then the figures
+  std::string status;
+  std::string campaign;
+  std::string detail;
+};
+
 class SeriesRemeasure {
  public:
-  // Submits re-measurement campaigns to `scheduler`, finds catalogues in `agents`.
+  // Submits re-measurement campaigns to `scheduler`, finds catalogues in `agents`. `automatic`:
+  // every campaign's end looks at its series (`benchlab coordinator` without --no-remeasure);
+  // otherwise series are looked at only when asked (Look).
   SeriesRemeasure(Store& store, AgentRegistry& agents, Scheduler& scheduler,
-                  RemeasureSettings settings);
+                  RemeasureSettings settings, bool automatic = true);
 
   // After campaign `id` ended (Scheduler::OnCampaignEnded): judges the changes it re-measured,
-  // if it is a re-measurement; then, if it is done and its series' newest campaign, queues the
-  // re-measurement of each change that needs one, or records why it cannot be re-measured.
-  // Errors are logged: a campaign's end is not the place to fail.
+  // if it is a re-measurement; then, if looks are automatic and it is done and its series'
+  // newest, queues the re-measurement of each change that needs one, or records why it cannot be
+  // re-measured. Errors are logged: a campaign's end is not the place to fail.
   void CampaignEnded(int64_t id);
+
+  // Looks at `series` now, as the end of its newest campaign does (RemeasureSeries, `benchlab
+  // remeasure --coordinator`), with at most `max_rounds` rounds per re-measurement (0: the
+  // settings'). NotFound for no such series; FailedPrecondition while its newest campaign has not
+  // ended done. One note per line looked at; none when no change awaits re-measurement.
+  Result<std::vector<RemeasureNote>> Look(const std::string& series, int max_rounds = 0);
 
  private:
   void Judge(const CampaignRow& remeasurement);
-  void QueueRemeasurements(const CampaignRow& newest);
+  Result<std::vector<RemeasureNote>> QueueRemeasurements(const CampaignRow& newest,
+                                                         const RemeasureSettings& settings);
 
   Store& store_;
   AgentRegistry& agents_;
   Scheduler& scheduler_;
   const RemeasureSettings settings_;
+  const bool automatic_;
+  // One look at a time: the scheduler's thread (a campaign's end) and a caller's (Look) must not
+  // queue the same change twice.
+  std::mutex mu_;
 };
 
 }  // namespace benchlab

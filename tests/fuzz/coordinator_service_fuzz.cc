@@ -3,12 +3,13 @@
 // An input is a sequence of calls (tests/fuzz/service_input.h), each one request message of:
 //   0 RegisterAgent  1 Heartbeat      2 OfferResults  3 ListAgents     4 SubmitCampaign
 //   5 ListCampaigns  6 WatchCampaign  7 ListWindows   8 RerunWindows   9 CancelCampaign
-//   10 GetReport
+//   10 GetReport      11 RemeasureSeries
 // Unary RPCs are called directly with a default ServerContext; WatchCampaign, a server stream,
 // goes through an in-process gRPC channel (no port) with a 20 ms deadline. Every input gets a
-// fresh world: a Store on its own copy of an empty database, an AgentRegistry and a Scheduler
-// whose loop never starts, so nothing dials the agents an input registers (their channels stay
-// idle; the loopback sink's guard, tests/fuzz/loopback_sink.h, refuses any connection anyway).
+// fresh world: a Store on its own copy of an empty database, an AgentRegistry, a Scheduler
+// whose loop never starts and the series re-measurement RemeasureSeries asks, so nothing dials the
+// agents an input registers (their channels stay idle; the loopback sink's guard,
+// tests/fuzz/loopback_sink.h, refuses any connection anyway).
 //
 // BENCHLAB_FUZZ_VERBOSE=1 in the environment prints each call and what it returned.
 //
@@ -31,6 +32,7 @@
 #include "coordinator/server/agent_registry.h"
 #include "coordinator/server/coordinator_service.h"
 #include "coordinator/server/scheduler.h"
+#include "coordinator/server/series_remeasure.h"
 #include "coordinator/store.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/loopback_sink.h"
@@ -56,12 +58,13 @@ enum Rpc {
   kRerunWindows,
   kCancelCampaign,
   kGetReport,
+  kRemeasureSeries,
   kRpcCount
 };
-constexpr const char* kRpcNames[kRpcCount] = {"RegisterAgent",  "Heartbeat",      "OfferResults",
-                                              "ListAgents",     "SubmitCampaign", "ListCampaigns",
-                                              "WatchCampaign",  "ListWindows",    "RerunWindows",
-                                              "CancelCampaign", "GetReport"};
+constexpr const char* kRpcNames[kRpcCount] = {
+    "RegisterAgent",  "Heartbeat",      "OfferResults",  "ListAgents",
+    "SubmitCampaign", "ListCampaigns",  "WatchCampaign", "ListWindows",
+    "RerunWindows",   "CancelCampaign", "GetReport",     "RemeasureSeries"};
 
 // An empty store, made once: each input opens a copy of it, in a fifth of the time that applying
 // the schema's migrations to a new database takes.
@@ -92,7 +95,8 @@ struct World {
   std::unique_ptr<Store> store;
   AgentRegistry agents;
   Scheduler scheduler{*store, agents};
-  CoordinatorService service{*store, agents, scheduler};
+  SeriesRemeasure remeasure{*store, agents, scheduler, RemeasureSettings{}, false};
+  CoordinatorService service{*store, agents, scheduler, nullptr, &remeasure};
   std::map<std::string, std::string> proofs;
 };
 
@@ -243,10 +247,15 @@ grpc::Status Dispatch(Harness& h, World& w, int rpc, std::string_view message) {
       v1::CancelCampaignReply reply;
       return Unary(s, &CoordinatorService::CancelCampaign, message, req, reply);
     }
-    default: {
+    case kGetReport: {
       v1::GetReportRequest req;
       v1::GetReportReply reply;
       return Unary(s, &CoordinatorService::GetReport, message, req, reply);
+    }
+    default: {
+      v1::RemeasureSeriesRequest req;
+      v1::RemeasureSeriesReply reply;
+      return Unary(s, &CoordinatorService::RemeasureSeries, message, req, reply);
     }
   }
 }

@@ -47,6 +47,7 @@ TARGETS = {
         ("RerunWindows", "RerunWindowsRequest"),
         ("CancelCampaign", "CancelCampaignRequest"),
         ("GetReport", "GetReportRequest"),
+        ("RemeasureSeries", "RemeasureSeriesRequest"),
     ],
 }
 

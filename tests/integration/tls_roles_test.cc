@@ -148,7 +148,7 @@ TEST_F(TlsRolesTest, AnAgentCertificateCannotSubmitAndNothingIsStored) {
   EXPECT_NE(refused.peer.find("127.0.0.1"), std::string::npos) << refused.peer;
 }
 
-TEST_F(TlsRolesTest, AViewerReadsButCannotSubmitRerunOrCancel) {
+TEST_F(TlsRolesTest, AViewerReadsButCannotSubmitRerunCancelOrRemeasure) {
   auto viewer = As("victor");
   EXPECT_EQ(Submit(*viewer).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   {
@@ -169,13 +169,22 @@ TEST_F(TlsRolesTest, AViewerReadsButCannotSubmitRerunOrCancel) {
     EXPECT_EQ(viewer->CancelCampaign(&ctx, req, &reply).error_code(),
               grpc::StatusCode::PERMISSION_DENIED);
   }
+  {
+    v1::RemeasureSeriesRequest req;
+    req.set_series("roles");
+    v1::RemeasureSeriesReply reply;
+    grpc::ClientContext ctx;
+    Deadline(ctx);
+    EXPECT_EQ(viewer->RemeasureSeries(&ctx, req, &reply).error_code(),
+              grpc::StatusCode::PERMISSION_DENIED);
+  }
   v1::ListAgentsReply agents;
   grpc::ClientContext ctx;
   Deadline(ctx);
   ASSERT_TRUE(viewer->ListAgents(&ctx, {}, &agents).ok());
   EXPECT_EQ(agents.agents_size(), 2);
   EXPECT_EQ(Campaigns(), 0u);
-  // Its three refusals are audited; its reading is not.
+  // Its four refusals are audited; its reading is not.
   auto audit = coordinator_->store().ListAudit("");
   ASSERT_TRUE(audit.ok());
   std::vector<std::string> calls;
@@ -183,7 +192,7 @@ TEST_F(TlsRolesTest, AViewerReadsButCannotSubmitRerunOrCancel) {
     if (row.identity == "benchlab://viewer/victor") calls.push_back(row.call + " " + row.outcome);
   }
   EXPECT_EQ(calls, (std::vector<std::string>{"SubmitCampaign refused", "RerunWindows refused",
-                                             "CancelCampaign refused"}));
+                                             "CancelCampaign refused", "RemeasureSeries refused"}));
 }
 
 TEST_F(TlsRolesTest, AnAgentCannotRegisterOrBeatUnderAnotherAgentsName) {

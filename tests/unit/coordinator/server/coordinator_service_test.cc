@@ -10,6 +10,7 @@
 #include <map>
 
 #include "coordinator/server/agent_limits.h"
+#include "coordinator/server/series_remeasure.h"
 #include "tests/unit/support/fake_clock.h"
 
 namespace benchlab {
@@ -327,6 +328,67 @@ TEST_F(CoordinatorServiceTest, MegabytePayloadsAreRefusedAndTheDatabaseStaysSmal
   EXPECT_EQ(registry_->List()[0].host().hostname(), "box");
   EXPECT_EQ(*store_->CountAgentResults(), 0);
   EXPECT_LT(DatabaseBytes(), before + 64 * 1024) << "before: " << before;
+}
+
+// RemeasureSeries checks its request before it looks at anything: the series must be a name and
+// the rounds 0 or 5 to 1000; a coordinator without series re-measurement, an unknown series and
+// a series whose newest campaign has not ended each say so. Every call is in the audit trail.
+TEST_F(CoordinatorServiceTest, RemeasureSeriesChecksItsRequestAndEachCallIsAudited) {
+  auto call = [](CoordinatorService& service, const std::string& series, int rounds,
+                 std::string* message) {
+    v1::RemeasureSeriesRequest req;
+    req.set_series(series);
+    req.set_max_rounds(rounds);
+    v1::RemeasureSeriesReply reply;
+    grpc::Status status = service.RemeasureSeries(nullptr, &req, &reply);
+    *message = status.error_message();
+    EXPECT_EQ(reply.lines_size(), 0);
+    return status.error_code();
+  };
+  std::string message;
+  EXPECT_EQ(call(*service_, "nightly", 0, &message), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(message, "this coordinator does not re-measure series");
+
+  SeriesRemeasure remeasure(*store_, *registry_, *scheduler_, RemeasureSettings{}, false);
+  CoordinatorService service(*store_, *registry_, *scheduler_, nullptr, &remeasure);
+  EXPECT_EQ(call(service, "Nightly builds", 0, &message), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(message,
+            "series: expected a name (lowercase letters, digits and -, 1 to 64 characters)");
+  EXPECT_EQ(call(service, std::string(65, 'a'), 0, &message), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(call(service, "nightly", 4, &message), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(message, "max_rounds: expected 0 (the coordinator's) or 5 to 1000, got 4");
+  EXPECT_EQ(call(service, "nightly", 1001, &message), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(call(service, "nightly", 0, &message), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(message, "no series \"nightly\"");
+
+  // The scheduler is not started: the submitted campaign stays queued.
+  auto submitted = scheduler_->Submit(
+      "name = \"nightly-1\"\nseries = \"nightly\"\nbaseline = \"hello\"\n"
+      "[matrix]\nconnections = [8]\nrounds = 3\n"
+      "[[target]]\nname = \"hello\"\n"
+      "[[scenario]]\nname = \"s\"\npath = \"/\"\nexpect = { status = 200 }\n",
+      "nightly-1.toml", "");
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  EXPECT_EQ(call(service, "nightly", 100, &message), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(message,
+            "the newest campaign of series nightly, nightly-1, is queued: its changes are looked "
+            "at once it ends");
+
+  auto audit = store_->ListAudit("");
+  ASSERT_TRUE(audit.ok());
+  std::vector<std::string> calls;
+  for (const AuditRow& row : *audit) {
+    if (row.call == "RemeasureSeries") calls.push_back(row.subject + ": " + row.outcome);
+  }
+  EXPECT_EQ(calls, (std::vector<std::string>{
+                       "series nightly: failed",
+                       "series Nightly builds: failed",
+                       "series " + std::string(64, 'a') + ": failed",
+                       "series nightly, at most 4 rounds: failed",
+                       "series nightly, at most 1001 rounds: failed",
+                       "series nightly: failed",
+                       "series nightly, at most 100 rounds: failed",
+                   }));
 }
 
 }  // namespace

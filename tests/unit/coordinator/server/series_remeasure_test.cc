@@ -156,7 +156,9 @@ class SeriesRemeasureTest : public ::testing::Test {
   }
 
   // Submits nightly-N and waits for it (and what it queued) to be done.
-  void RunCampaign(int n, const std::string& pairs = R"([["srv", "ld"]])") {
+  // `target`: the [[target]] table's keys.
+  void RunCampaign(int n, const std::string& pairs = R"([["srv", "ld"]])",
+                   const std::string& target = R"(name = "hello")") {
     const std::string name = "nightly-" + std::to_string(n);
     const std::string text = "name = \"" + name +
                              "\"\nseries = \"nightly\"\nbaseline = \"hello\"\n"
@@ -166,7 +168,9 @@ class SeriesRemeasureTest : public ::testing::Test {
                              pairs +
                              "\n"
                              "[gates]\nmode = \"warn\"\n"
-                             "[[target]]\nname = \"hello\"\n"
+                             "[[target]]\n" +
+                             target +
+                             "\n"
                              "[[scenario]]\nname = \"s\"\npath = \"/\"\n"
                              "expect = { status = 200 }\n";
     auto submitted = scheduler_->Submit(text, name + ".toml", "");
@@ -406,6 +410,56 @@ TEST_F(SeriesRemeasureTest, InAFleetTheChangedPairIsReMeasuredOnItsOwnAgents) {
     EXPECT_EQ(w.load_agent, "ld2");
   }
   EXPECT_EQ(builds, (std::map<std::string, std::string>{{"hello", "v2"}, {"hello-v1", "v1"}}));
+}
+
+// A coordinator run with --no-remeasure: campaigns' ends queue nothing, and a look asked for
+// (RemeasureSeries) queues the re-measurement, with the rounds asked for, which the campaign's
+// end then judges. A second look finds nothing left to do.
+TEST_F(SeriesRemeasureTest, ALookAskedForQueuesWhatNoCampaignsEndDid) {
+  remeasure_ = std::make_unique<SeriesRemeasure>(*store_, registry_, *scheduler_,
+                                                 RemeasureSettings{}, /*automatic=*/false);
+  for (int n = 1; n <= 5; ++n) RunCampaign(n);
+  Register({{"hello", "v2"}, {"hello-v1", "v1"}});
+  for (int n = 6; n <= 9; ++n) RunCampaign(n);
+  EXPECT_TRUE(Confirmations().empty());
+
+  auto notes = remeasure_->Look("nightly", 40);
+  ASSERT_TRUE(notes.ok()) << notes.status().ToString();
+  ASSERT_EQ(notes->size(), 1u);  // one line, both figures
+  EXPECT_EQ((*notes)[0].line, "s c8 hello on srv rps, cpu_us_per_request");
+  EXPECT_EQ((*notes)[0].status, "measuring");
+  EXPECT_EQ((*notes)[0].campaign, "nightly-9-remeasure-1");
+  auto plan = store_->FindCampaign("nightly-9-remeasure-1");
+  ASSERT_TRUE(plan.ok() && plan->has_value());
+  EXPECT_NE((*plan)->spec_toml.find("rounds = {max=40,min=5}"), std::string::npos)
+      << (*plan)->spec_toml;
+  WaitForQuiet();
+  const std::vector<ConfirmationRow> rows = Confirmations();
+  ASSERT_EQ(rows.size(), 2u);
+  for (const ConfirmationRow& r : rows) EXPECT_EQ(r.status, "confirmed") << r.detail;
+
+  notes = remeasure_->Look("nightly");
+  ASSERT_TRUE(notes.ok());
+  EXPECT_TRUE(notes->empty());
+  EXPECT_EQ(remeasure_->Look("weekly").status().code(), StatusCode::kNotFound);
+}
+
+// A line whose target is a command, not a catalogue entry, is the embedded lab's to re-measure:
+// a look says so and records nothing.
+TEST_F(SeriesRemeasureTest, ALookLeavesALineOfACommandTargetToTheEmbeddedLab) {
+  const std::string command = R"(name = "hello"
+command = ["hello-server", "--port", "{port}"])";
+  for (int n = 1; n <= 5; ++n) RunCampaign(n, R"([["srv", "ld"]])", command);
+  agent_.SetMachineFactor(1.1);
+  for (int n = 6; n <= 9; ++n) RunCampaign(n, R"([["srv", "ld"]])", command);
+  auto notes = remeasure_->Look("nightly");
+  ASSERT_TRUE(notes.ok()) << notes.status().ToString();
+  ASSERT_EQ(notes->size(), 1u);
+  EXPECT_EQ((*notes)[0].status, "elsewhere");
+  EXPECT_EQ((*notes)[0].detail,
+            "target hello is a command, not a catalogue entry: `benchlab remeasure nightly --db "
+            "FILE` re-measures it on an embedded lab");
+  EXPECT_TRUE(Confirmations().empty());
 }
 
 // A re-measurement cancelled while it was queued never ends on the scheduler: the series' next
