@@ -47,8 +47,11 @@ int RemeasureSuspectedChanges(const RemeasureJob& job) {
     const CampaignRow* old_row = group.old_build;
     if (TargetFromCatalogue(newest, first.key.target)) {
       // Its builds are entries of an agent's catalogue, which no embedded lab holds.
-      std::printf("left to the coordinator that ran it: %s (%s names %s from a catalogue)\n",
-                  SeriesKeyLabel(first.key).c_str(), newest.name.c_str(), first.key.target.c_str());
+      std::printf(
+          "left to the coordinator that ran it: %s (%s names %s from a catalogue; `benchlab "
+          "remeasure %s --coordinator HOST:PORT` asks it)\n",
+          SeriesKeyLabel(first.key).c_str(), newest.name.c_str(), first.key.target.c_str(),
+          newest.series.c_str());
       continue;
     }
     std::vector<Metric> figures;

@@ -6,7 +6,8 @@
 # command. The coordinator finds the change and re-measures it itself, hello-base against hello
 # on the same pair, and records it confirmed; `benchlab regressions --fail-on regression` then
 # exits 1. An agent upgraded without keeping the old build has the change recorded as not
-# measured, and nothing is queued.
+# measured, and nothing is queued; once it keeps it, `benchlab remeasure --coordinator` has the
+# change re-measured and confirmed.
 # Usage: coordinator_remeasure_test.sh BIN_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 bin=$(cd "$1" && pwd)
@@ -134,4 +135,19 @@ wait_until 20 "the change of series lean to be looked at" judged lean
   fail "--fail-on regression failed on a change that was not measured"
 grep -q "not measured" "$work/lean.txt" || fail "lean: $(cat "$work/lean.txt")"
 check "without the old build in the catalogue the change is recorded not measured, with why"
+
+# --- the old build kept afterwards, and a re-measurement asked for ------------------------------
+restart_server hello=20000:slower hello-base=0:base
+"$bin/benchlab" remeasure lean --coordinator "127.0.0.1:$port" > "$work/ask.txt" ||
+  fail "remeasure --coordinator: $(cat "$work/ask.txt")"
+grep -q "^series lean: hello c4 hello on cr-server .*: queued campaign lean-9-remeasure-1;" \
+  "$work/ask.txt" || fail "remeasure --coordinator printed: $(cat "$work/ask.txt")"
+wait_until 120 "the asked-for re-measurement of lean to be judged" judged lean
+[ "$(sqlite3 "$db" "select group_concat(status || ' ' || campaign, ', ') from (select * from
+     confirmations where series = 'lean' order by figure)")" = \
+  "confirmed lean-9-remeasure-1, confirmed lean-9-remeasure-1" ] ||
+  fail "lean, asked for: $(sqlite3 "$db" "select figure, status, campaign, detail from confirmations where series = 'lean'")"
+expect_status 1 "$bin/benchlab" regressions lean --db "$db" --fail-on regression
+expect_status 2 "$bin/benchlab" remeasure nope --coordinator "127.0.0.1:$port"
+check "once the old build is kept, remeasure --coordinator has the change re-measured and confirmed"
 echo "$passed checks passed"
