@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/gate_audit.h"
 #include "analysis/report_detail.h"
 #include "analysis/report_format.h"
 #include "coordinator/campaign.h"
@@ -218,6 +219,11 @@ std::string FormatReportJson(const ReportInput& in) {
                             {"threshold_source", k.threshold_source}});
   }
   out["selftest_calibrations"] = calibrations;
+  out["gate_audit"] = GateAuditJson(AuditGates(AuditWindowsOf(in, "")));
+  const Remeasured again = CountRemeasured(in.windows);
+  ojson by_gate = ojson::object();
+  for (const auto& [gate, n] : again.by_gate) by_gate[gate] = n;
+  out["remeasured"] = {{"windows", again.windows}, {"by_gate", by_gate}};
 
   ojson noise = ojson::array();
   for (const std::string& pair : cx.stats.pairs) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/gate_audit.h"
 #include "analysis/report_detail.h"
 #include "analysis/report_format.h"
 
@@ -281,6 +282,17 @@ std::string HostsSection(const Context& cx) {
     }
   }
   if (hosts.empty()) return "";
+  // The host check's findings (docs/host.md) become rows of their own: "check: governor".
+  for (auto& h : hosts) {
+    if (!h.second.contains("findings") || !h.second["findings"].is_array()) continue;
+    for (const ojson& f : h.second["findings"]) {
+      if (!f.is_object() || !f.contains("name") || !f["name"].is_string()) continue;
+      const std::string status = f.value("status", "");
+      h.second["check: " + f["name"].get<std::string>()] =
+          f.value("value", "") + (status.empty() || status == "ok" ? "" : " (" + status + ")");
+    }
+    h.second.erase("findings");
+  }
   std::vector<std::string> keys;
   for (const auto& h : hosts) {
     for (const auto& [k, v] : h.second.items()) {
@@ -400,6 +412,53 @@ std::string MethodSection(const Context& cx) {
   return out;
 }
 
+// Each gate's refusals against the valid windows (analysis/gate_audit.h), and the windows
+// measured again because a gate refused them.
+std::string GateAuditSection(const Context& cx) {
+  const std::vector<GateAudit> audit = AuditGates(AuditWindowsOf(cx.in, ""));
+  const Remeasured again = CountRemeasured(cx.in.windows);
+  if (audit.empty() && again.windows == 0) return "";
+  std::string out =
+      "## Gate audit\n\nEvery refused window is still measured: here each gate's refusals are "
+      "compared with the valid windows. *Off*: how far a window's figure lay from the median of "
+      "its cell's valid windows (a valid window: of the others), median over the windows; "
+      "*shift*: refused minus valid in points of %, with its 95% interval (Hodges-Lehmann). "
+      "*earned*: the refused windows lay clearly further off; *noise*: no further off than "
+      "valid windows, and twice as far is ruled out (docs/gates.md, \"Every gate audits "
+      "itself\").\n\n";
+  std::vector<std::vector<std::string>> rows;
+  auto shift = [](const ShiftInterval& s) {
+    return s.bounded ? Printf("%+.1f [%+.1f, %+.1f]", s.estimate, s.low, s.high)
+                     : std::string(kMissing);
+  };
+  for (const GateAudit& a : audit) {
+    rows.push_back({a.gate, a.host.empty() ? "window" : EscapeCell(a.host),
+                    Printf("%d of %d", a.refused, a.windows),
+                    Pct(a.rps.refused_pct.median) + " vs " + Pct(a.rps.clean_pct.median),
+                    shift(a.rps.shift),
+                    Pct(a.cpu.refused_pct.median) + " vs " + Pct(a.cpu.clean_pct.median),
+                    shift(a.cpu.shift), GateAuditVerdictName(a.verdict)});
+  }
+  if (!rows.empty()) {
+    out += Table({"gate", "host", "refused", "req/s off", "shift", "CPU/request off", "shift",
+                  "verdict"},
+                 "llrrrrrl", rows) +
+           "\n";
+    for (const GateAudit& a : audit) out += "- " + EscapeCell(a.words) + "\n";
+    out += "\n";
+  }
+  if (again.windows > 0) {
+    std::string why;
+    for (const auto& [gate, n] : again.by_gate) {
+      why += (why.empty() ? "" : ", ") + gate + Printf(" %d", n);
+    }
+    out += Printf("%d window%s measured again after a gate refused them (", again.windows,
+                  again.windows == 1 ? " was" : "s were") +
+           why + ").\n\n";
+  }
+  return out;
+}
+
 // Every attempt that did not count, and every valid one that carries reasons (gates in warn mode).
 std::string InvalidSection(const Context& cx) {
   std::map<WindowKey, std::string> newest_verdict;
@@ -510,7 +569,7 @@ std::string FormatReportMarkdown(const ReportInput& in) {
   }
   if (cx.stats.cells.empty()) out += "No matrix window has been stored yet.\n\n";
   out += ToolsSection(cx) + NoiseSection(cx) + FactsSection(cx) + HostsSection(cx) +
-         MethodSection(cx) + InvalidSection(cx);
+         MethodSection(cx) + GateAuditSection(cx) + InvalidSection(cx);
   return out;
 }
 

@@ -23,6 +23,12 @@ Series BuildSeries(const std::string& name, const std::vector<ReportInput>& inpu
   series.name = name;
   series.metric = metric;
   series.confidence = confidence;
+  std::vector<AuditWindow> audited;
+  for (const ReportInput& input : inputs) {
+    std::vector<AuditWindow> w = AuditWindowsOf(input, std::to_string(input.campaign.id));
+    audited.insert(audited.end(), w.begin(), w.end());
+  }
+  series.gate_audit = AuditGates(audited);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ReportInput& input = inputs[i];
     SeriesCampaign campaign;
@@ -129,6 +135,13 @@ std::string FormatHistoryText(const Series& series, const SeriesFilter& filter) 
       out += line;
     }
   }
+  if (!series.gate_audit.empty()) {
+    out +=
+        "\ngate audit over the series' campaigns (docs/gates.md, \"Every gate audits itself\")\n";
+    for (const GateAudit& a : series.gate_audit) {
+      out += "  " + std::string(GateAuditVerdictName(a.verdict)) + ": " + a.words + "\n";
+    }
+  }
   if (shown == 0)
     out += "\nno line has a valid window" +
            std::string(filter.scenario.empty() && filter.load_level.empty() && filter.target.empty()
@@ -154,6 +167,7 @@ std::string FormatHistoryJson(const Series& series, const SeriesFilter& filter) 
                               {"versions", c.versions},
                               {"labels", c.labels}});
   }
+  j["gate_audit"] = GateAuditJson(series.gate_audit);
   j["lines"] = ojson::array();
   for (const auto& [key, points] : series.lines) {
     if (!filter.Matches(key)) continue;

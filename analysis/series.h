@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/gate_audit.h"
 #include "analysis/interval.h"
 #include "analysis/report_format.h"
 #include "analysis/stats.h"
@@ -56,6 +57,9 @@ struct Series {
   double confidence = 0.95;
   std::vector<SeriesCampaign> campaigns;
   std::map<SeriesKey, std::vector<HistoryPoint>> lines;
+  // Every gate's refusals over all the series' campaigns against their valid windows, each
+  // window judged within its own campaign's cell (analysis/gate_audit.h).
+  std::vector<GateAudit> gate_audit;
 };
 
 // The series of `metric` over `inputs` (one campaign each, oldest first).
@@ -77,7 +81,7 @@ struct SeriesFilter {
 // after one the campaign's labels gave).
 std::string FormatHistoryText(const Series& series, const SeriesFilter& filter = {});
 // {"series", "figure", "better", "confidence", "campaigns": [{"id", "name", "created_at", "state",
-// "versions", "labels"}], "lines": [{..., "points":
+// "versions", "labels"}], "gate_audit": [...as the run of record's...], "lines": [{..., "points":
 // [{"campaign_id", "campaign", "n", "median", "estimate", "low", "high", "values"}]}]}; NaN is
 // null.
 std::string FormatHistoryJson(const Series& series, const SeriesFilter& filter = {});

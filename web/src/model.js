@@ -586,6 +586,58 @@ export function probeLines(doc) {
   }));
 }
 
+// The gate audit of the run of record (docs/gates.md, "Every gate audits itself"): one row per
+// gate and host, with its refused and valid windows' distance from their cell's median, and the
+// sentence that says whether the gate earned its refusals. Then the windows measured again.
+export function gateAuditRows(record) {
+  const pct = (v) => (isNum(v) ? `${v < 10 ? v.toFixed(1) : Math.round(v)}%` : '–');
+  const shift = (f) =>
+    isNum(f?.shift_low) && isNum(f?.shift_high)
+      ? `${signed(f.shift_points)} [${signed(f.shift_low)}, ${signed(f.shift_high)}]`
+      : '–';
+  const rows = (record.gate_audit ?? []).map((a) => ({
+    gate: a.gate,
+    host: a.host || 'window',
+    refused: `${a.refused} of ${a.windows}`,
+    rps: `${pct(a.rps?.refused_off_pct)} vs ${pct(a.rps?.valid_off_pct)}`,
+    rpsShift: shift(a.rps),
+    cpu: `${pct(a.cpu_us_per_request?.refused_off_pct)} vs ${pct(a.cpu_us_per_request?.valid_off_pct)}`,
+    cpuShift: shift(a.cpu_us_per_request),
+    verdict: a.verdict,
+    words: a.words,
+  }));
+  const again = record.remeasured ?? { windows: 0, by_gate: {} };
+  const why = Object.entries(again.by_gate ?? {})
+    .map(([gate, n]) => `${gate} ${n}`)
+    .join(', ');
+  const remeasured = again.windows
+    ? `${again.windows} window${again.windows === 1 ? ' was' : 's were'} measured again after a gate refused them (${why}).`
+    : '';
+  return { rows, remeasured };
+}
+
+function signed(v) {
+  return `${v >= 0 ? '+' : ''}${v.toFixed(1)}`;
+}
+
+// A host's facts as rows, with the host check's findings (docs/host.md) as rows of their own
+// ("check: governor") whose value carries their status when it is not ok.
+export function hostFacts(facts) {
+  const out = {};
+  for (const [k, v] of Object.entries(facts ?? {})) {
+    if (k !== 'findings' || !Array.isArray(v)) {
+      out[k] = v;
+      continue;
+    }
+    for (const f of v) {
+      if (!f || typeof f.name !== 'string') continue;
+      const status = f.status && f.status !== 'ok' ? ` (${f.status})` : '';
+      out[`check: ${f.name}`] = `${f.value ?? ''}${status}`;
+    }
+  }
+  return out;
+}
+
 // Every attempt that is not valid or carries gate reasons, newest first within its window.
 export function problemAttempts(record) {
   const out = [];

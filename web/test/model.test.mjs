@@ -26,6 +26,8 @@ import {
   serviceCpuRows,
   serviceLines,
   probeLines,
+  gateAuditRows,
+  hostFacts,
 } from '../src/model.js';
 import {
   fmtUs,
@@ -747,4 +749,59 @@ test("a window's side services and probes in words, an unavailable rise with its
   assert.equal(vacuums.delta, 'unavailable');
   assert.equal(vacuums.available, false);
   assert.equal(vacuums.why, 'counter reset: 120 before, 3 after');
+});
+
+test('gateAuditRows: a row per gate and host, its shift, verdict and words; the windows measured again', () => {
+  const record = {
+    gate_audit: [
+      {
+        gate: 'selftest_drift',
+        host: 'load (agent l1)',
+        refused: 7,
+        windows: 24,
+        verdict: 'noise',
+        rps: {
+          refused_off_pct: 6.14,
+          valid_off_pct: 5.8,
+          shift_points: 0.3,
+          shift_low: -2.1,
+          shift_high: 3,
+        },
+        cpu_us_per_request: { refused_off_pct: 12.5, valid_off_pct: null, shift_points: null },
+        words: 'selftest_drift refused 7 of 24 windows on host load (agent l1); ...',
+      },
+      { gate: 'error_rate', host: '', refused: 1, windows: 24, verdict: 'undecided', words: 'x' },
+    ],
+    remeasured: { windows: 3, by_gate: { foreign_cpu: 1, selftest_drift: 2 } },
+  };
+  const { rows, remeasured } = gateAuditRows(record);
+  assert.equal(rows.length, 2);
+  assert.equal(rows[0].refused, '7 of 24');
+  assert.equal(rows[0].rps, '6.1% vs 5.8%');
+  assert.equal(rows[0].rpsShift, '+0.3 [-2.1, +3.0]');
+  assert.equal(rows[0].cpu, '13% vs –');
+  assert.equal(rows[0].cpuShift, '–');
+  assert.equal(rows[0].verdict, 'noise');
+  assert.equal(rows[1].host, 'window');
+  assert.equal(
+    remeasured,
+    '3 windows were measured again after a gate refused them (foreign_cpu 1, selftest_drift 2).',
+  );
+  assert.deepEqual(gateAuditRows({}), { rows: [], remeasured: '' });
+});
+
+test('hostFacts: the host check findings become rows of their own, with a status that is not ok', () => {
+  const facts = hostFacts({
+    governor: 'unavailable',
+    findings: [
+      { name: 'aslr', value: '2', status: 'warn', why: '...' },
+      { name: 'swap', value: 'none', status: 'ok' },
+      { value: 'no name' },
+    ],
+  });
+  assert.deepEqual(facts, {
+    governor: 'unavailable',
+    'check: aslr': '2 (warn)',
+    'check: swap': 'none',
+  });
 });

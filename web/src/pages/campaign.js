@@ -32,6 +32,8 @@ import {
   statsOf,
   METRICS,
   problemAttempts,
+  gateAuditRows,
+  hostFacts,
   serviceCpuRows,
   isLive,
 } from '../model.js';
@@ -734,8 +736,40 @@ function problemsSection(record) {
   );
 }
 
+function gateAuditSection(record) {
+  const { rows, remeasured } = gateAuditRows(record);
+  if (rows.length === 0 && !remeasured) return null;
+  return section(
+    'gate-audit',
+    'Gate audit',
+    h(
+      'p',
+      { class: 'muted small' },
+      "Each gate's refused windows against the valid ones: how far their figures lay from their cell's median of valid windows, the shift with its 95% interval, and whether the gate earned its refusals or refused noise.",
+    ),
+    rows.length
+      ? table(
+          [
+            { label: 'gate', get: (r) => h('code', null, r.gate) },
+            { label: 'host', get: (r) => r.host },
+            { label: 'refused', cls: 'num', get: (r) => r.refused },
+            { label: 'req/s off', cls: 'num', get: (r) => r.rps },
+            { label: 'shift', cls: 'num', get: (r) => r.rpsShift },
+            { label: 'CPU/request off', cls: 'num', get: (r) => r.cpu },
+            { label: 'shift', cls: 'num', get: (r) => r.cpuShift },
+            { label: 'verdict', get: (r) => badge(r.verdict) },
+          ],
+          rows,
+          { id: 'gate-audit-table' },
+        )
+      : null,
+    ...rows.map((r) => h('p', { class: 'gate-audit-words' }, r.words)),
+    remeasured ? h('p', { id: 'gate-audit-remeasured' }, remeasured) : null,
+  );
+}
+
 function hostsSection(record) {
-  const hosts = record.hosts ?? [];
+  const hosts = (record.hosts ?? []).map((x) => ({ ...x, facts: hostFacts(x.facts) }));
   if (hosts.length === 0) return null;
   const facts = [...new Set(hosts.flatMap((x) => Object.keys(x.facts ?? {})))].sort();
   const show = (v, key) => {
@@ -802,6 +836,7 @@ export function campaignPage(el, name) {
       chartPart.el,
       figuresSection(record),
       serviceCpuSection(record),
+      gateAuditSection(record),
       problemsSection(record),
       hostsSection(record),
     );
