@@ -3,6 +3,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <thread>
@@ -10,8 +11,10 @@
 namespace benchlab {
 namespace {
 
-// About 32 ms per default run on this project's reference VM (2 vCPUs, 2025-era x86-64).
-constexpr int kDefaultRounds = 96;
+// About 8 ms per pass on this project's reference VM (2 vCPUs, 2025-era x86-64): short enough
+// that most of seven passes find a moment free of interference, long enough that a timer tick
+// (a few µs) is well under 1% of it.
+constexpr int kDefaultRounds = 24;
 constexpr size_t kBufferBytes = 64 * 1024;
 
 constexpr std::array<uint32_t, 64> kK = {
@@ -78,6 +81,31 @@ uint64_t SelfTestWork(int rounds) {
   return (uint64_t{h[0]} << 32) | h[1];
 }
 
+SelfTestResult JudgePasses(const std::function<SelfTestPass()>& pass) {
+  SelfTestResult result;
+  std::vector<double> shares;
+  int extra = 0;
+  for (int done = 0; done < kSelfTestPasses;) {
+    const SelfTestPass p = pass();
+    ++result.passes;
+    const double share = p.wall_ms > 0 ? std::min(1.0, p.cpu_ms / p.wall_ms) : 0;
+    shares.push_back(share);
+    if (result.passes == 1 || p.cpu_ms < result.cpu_ms) result.cpu_ms = p.cpu_ms;
+    const bool descheduled = share < kOnCpuShare;
+    if (descheduled) ++result.descheduled;
+    if (descheduled && extra < kSelfTestExtraPasses) {
+      ++extra;  // the same pass again: this one measured the scheduler, not the CPU
+      continue;
+    }
+    ++done;
+  }
+  std::sort(shares.begin(), shares.end());
+  const size_t n = shares.size();
+  result.on_cpu = n % 2 ? shares[n / 2] : (shares[n / 2 - 1] + shares[n / 2]) / 2;
+  result.time_ms = result.on_cpu > 0 ? result.cpu_ms / result.on_cpu : 0;
+  return result;
+}
+
 Result<SelfTestResult> RunSelfTest(SysEnv& env, const std::vector<int>& cpus, int rounds) {
   if (rounds <= 0) rounds = kDefaultRounds;
   SelfTestResult result;
@@ -94,19 +122,25 @@ Result<SelfTestResult> RunSelfTest(SysEnv& env, const std::vector<int>& cpus, in
       status = affinity.status();
       return;
     }
-    result.affinity = std::move(*affinity);
     // An untimed pass first: a core coming out of idle runs the first tens of ms slower (clock
     // ramp, cold caches), which made a campaign's first self-test, its calibration, 30-45%
     // slower than every later one on a VM here. The sink keeps the pass from being optimised away.
-    volatile uint64_t warm = SelfTestWork(rounds);
+    volatile uint64_t warm = SelfTestWork(4 * rounds);
     (void)warm;
-    const double cpu_start = ThreadCpuMs();
-    const auto wall_start = std::chrono::steady_clock::now();
-    result.checksum = SelfTestWork(rounds);
-    result.wall_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start)
-            .count();
-    result.cpu_ms = ThreadCpuMs() - cpu_start;
+    uint64_t checksum = 0;
+    result = JudgePasses([&] {
+      const double cpu_start = ThreadCpuMs();
+      const auto wall_start = std::chrono::steady_clock::now();
+      checksum = SelfTestWork(rounds);
+      SelfTestPass p;
+      p.wall_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start)
+              .count();
+      p.cpu_ms = ThreadCpuMs() - cpu_start;
+      return p;
+    });
+    result.checksum = checksum;
+    result.affinity = std::move(*affinity);
   });
   worker.join();
   if (!status.ok()) return status;

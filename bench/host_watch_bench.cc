@@ -175,7 +175,7 @@ int SelfTest(int cpu, int runs) {
       std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
       return 1;
     }
-    std::printf("cpu %d: wall %.2f ms, thread cpu %.2f ms, checksum %016llx\n", cpu, r->wall_ms,
+    std::printf("cpu %d: wall %.2f ms, thread cpu %.2f ms, checksum %016llx\n", cpu, r->time_ms,
                 r->cpu_ms, static_cast<unsigned long long>(r->checksum));
   }
   return 0;

@@ -162,9 +162,12 @@ class Judge {
     if (!c_.selftest_drift.enabled || !drift) return;
     const DriftThreshold threshold = SelftestDriftThreshold(c_.selftest_drift, h.selftest_spread);
     double pct = *drift * 100, max = threshold.max_pct;
+    // Only slower fails: a self-test cannot run faster than its CPU allows, so one faster than
+    // the calibration says the calibration was slowed (processes starting, a neighbour), not
+    // this window (docs/gates.md, "selftest_drift").
     // Compared as fractions: 0.07 * 100 is 7.000000000000001, which would fail a drift of
     // exactly 7% against a 7% threshold; 7 / 100.0 is the double nearest 0.07, as the drift is.
-    if (!(std::abs(*drift) > max / 100)) return;
+    if (!(*drift > max / 100)) return;
     auto [v, t] = Compared(std::abs(pct), max, 1);
     std::string host = std::string(HostName(server)) + " host ";
     std::string source;
@@ -173,12 +176,10 @@ class Judge {
                SmallPct(*h.selftest_spread * 100) + "%" +
                (threshold.capped ? ", capped at " + Number(max, 1) + "%" : std::string()) + ")";
     }
-    if (pct > 0) {
-      Add("selftest_drift", host + "+" + v + "% > " + t + "%" + source, pct, max, HostName(server));
-    } else {
-      Add("selftest_drift", host + "-" + v + "% < -" + t + "%" + source, pct, -max,
-          HostName(server));
+    if (h.selftest_descheduled) {
+      source += "; off its CPU in every pass: a process competes for the pinned CPU";
     }
+    Add("selftest_drift", host + "+" + v + "% > " + t + "%" + source, pct, max, HostName(server));
   }
 
   void Throttling(bool server) {

@@ -63,7 +63,8 @@ struct ErrorRateGate {
   bool enabled = true;
   double max = 0.01;
 };
-// |self-test time / calibration time - 1| on either host, in %. 10: on a quiet machine the
+// self-test time / calibration time - 1 on either host, in %, when slower (a faster self-test
+// says the calibration was slowed, not the window). 10: on a quiet machine the
 // pinned SHA-256 self-test repeats within a few %; cron or throttling moves it by far more
 // (85 ms by hand, 230 ms under cron: +170%). A host whose own self-tests spread more is judged
 // against spread_multiple x its calibrated spread instead, where that is larger, up to
@@ -120,6 +121,7 @@ struct GateConfig {
   std::map<std::string, double> probe_max;
 };
 
+
 // What one host's agent saw. nullopt means the machine does not offer the reading (no cpufreq,
 // no thermal counters on most virtual machines, no self-test yet): it never fails a gate and is
 // never read as 0. The store keeps it as NULL ("unavailable").
@@ -131,6 +133,9 @@ struct HostMeasures {
   std::optional<double> min_freq_ratio;     // lowest cur/max of the pinned CPUs
   std::optional<double> selftest_drift;     // fraction: (this - calibration) / calibration
   std::optional<double> selftest_spread;    // fraction: the agent's calibrated self-test spread
+  // The self-test's thread was off its CPU in every one of its passes: something competes for
+  // the pinned CPU (agent/selftest.h). Said in the selftest_drift reason; judged by the drift.
+  bool selftest_descheduled = false;
   std::optional<bool> on_battery;
   std::optional<uint64_t> swap_in_pages;
   std::optional<uint64_t> swap_out_pages;
@@ -163,8 +168,8 @@ struct WindowMeasures {
 };
 
 // One failing gate. `gate` is the gate's name (`text` starts with it and ": "); value and threshold
-// are the numbers the text shows, in its units: % for foreign_cpu, steal, selftest_drift
-// (signed; the threshold carries the sign of the side crossed), error_rate and the load host's
+// are the numbers the text shows, in its units: % for foreign_cpu, steal, selftest_drift,
+// error_rate and the load host's
 // busy share; a ratio for frequency; counts for throttling and swap; value 1 and threshold 0
 // for the yes/no gates (conformance, target_exited, background_scheduling, on_battery,
 // generator_bound's flag).
@@ -185,10 +190,12 @@ struct GateReason {
 //   background_scheduling: <what the agent reported>          (one per failure; the prefix is
 //                                                               added when the agent's lacks it)
 //   on_battery: <host> host is on battery power
-//   selftest_drift: <host> host +14.2% > 10%                  (slower than calibration)
-//   selftest_drift: <host> host -12.5% < -10%                 (faster than calibration)
+//   selftest_drift: <host> host +14.2% > 10%                  (slower than calibration; a
+//                                                              faster self-test never fails)
 //   selftest_drift: <host> host +34% > 24.8% (calibrated: 4 x spread 6.2%)
 //   selftest_drift: <host> host +100% > 50% (calibrated: 4 x spread 15%, capped at 50%)
+//   selftest_drift: <host> host +98% > 10%; off its CPU in every pass: a process competes
+//                   for the pinned CPU              (when the self-test said so)
 //                                        (when the host's spread set the threshold, as
 //                                         SelftestDriftThreshold says)
 //   foreign_cpu: <host> host 212% > 25%

@@ -564,12 +564,14 @@ grpc::Status AgentService::CheckHost(grpc::ServerContext* ctx, const v1::CheckHo
   if (own.ok()) add(*own);
   auto selftest = RunSelfTest(env_, cpus);
   if (!selftest.ok()) return rpc::ToGrpcStatus(selftest.status());
-  reply->set_selftest_wall_ms(selftest->wall_ms);
+  reply->set_selftest_wall_ms(selftest->time_ms);
   {
     std::lock_guard lock(mu_);
-    last_.selftest_wall_s = selftest->wall_ms / 1000.0;
+    last_.selftest_wall_s = selftest->time_ms / 1000.0;
   }
   reply->set_selftest_cpu_ms(selftest->cpu_ms);
+  reply->set_selftest_passes(selftest->passes);
+  reply->set_selftest_descheduled(selftest->descheduled);
   return grpc::Status::OK;
 }
 

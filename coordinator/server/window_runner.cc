@@ -225,16 +225,17 @@ bool WindowProtocol::CheckHost(v1::Agent::StubInterface& stub, const std::string
   selftest_ms = reply.selftest_wall_ms();
   if (calibration_.count(agent) == 0) CalibrateAgent(stub, agent, req);
   // A run the gate refuses as too slow does not become the norm (SelfTestDrift).
+  // The threshold from the host's spread so far, before this self-test can join it.
+  const std::optional<double> spread = HostSpread(calibration_[agent]);
   std::optional<double> refuse_above;
   if (campaign_.gates.selftest_drift.enabled) {
-    refuse_above =
-        SelftestDriftThreshold(campaign_.gates.selftest_drift, calibration_[agent].start.spread)
-            .max_pct /
-        100;
+    refuse_above = SelftestDriftThreshold(campaign_.gates.selftest_drift, spread).max_pct / 100;
   }
   if (auto drift = SelfTestDrift(calibration_, agent, reply.selftest_wall_ms(), refuse_above)) {
     host.selftest_drift = *drift;
-    host.selftest_spread = calibration_[agent].start.spread;
+    host.selftest_spread = spread;
+    host.selftest_descheduled =
+        reply.selftest_passes() > 0 && reply.selftest_descheduled() >= reply.selftest_passes();
     if (!out_.row.selftest_drift || std::abs(*drift) > std::abs(*out_.row.selftest_drift)) {
       out_.row.selftest_drift = *drift;
     }
@@ -265,13 +266,14 @@ void KeepWorst(const HostMeasures& h, const SelftestDriftGate& drift_gate, HostM
     worst.min_freq_ratio = h.min_freq_ratio;
   }
   // Each agent's drift against its own threshold: the one farthest beyond (or least within) it.
+  // Signed: only slower fails (docs/gates.md), so a faster host is never the worst.
   auto excess = [&](const HostMeasures& m) {
-    return std::abs(*m.selftest_drift) -
-           SelftestDriftThreshold(drift_gate, m.selftest_spread).max_pct / 100;
+    return *m.selftest_drift - SelftestDriftThreshold(drift_gate, m.selftest_spread).max_pct / 100;
   };
   if (h.selftest_drift && (!worst.selftest_drift || excess(h) > excess(worst))) {
     worst.selftest_drift = h.selftest_drift;
     worst.selftest_spread = h.selftest_spread;
+    worst.selftest_descheduled = h.selftest_descheduled;
   }
 }
 
@@ -508,11 +510,18 @@ SelftestCalibration CalibrateSelftest(const std::vector<double>& selftest_ms) {
 }
 
 AgentCalibration Calibrate(const std::vector<double>& selftest_ms) {
-  AgentCalibration c{CalibrateSelftest(selftest_ms), {}};
+  AgentCalibration c{CalibrateSelftest(selftest_ms), {}, {}};
   for (double ms : selftest_ms) {
-    if (ms > 0) c.recent.push_back(ms);
+    if (ms > 0) c.recent.push_back(ms), c.accepted.push_back(ms);
   }
   return c;
+}
+
+std::optional<double> HostSpread(const AgentCalibration& calibration) {
+  if (!calibration.start.spread) return std::nullopt;
+  const SelftestCalibration over_campaign =
+      CalibrateSelftest({calibration.accepted.begin(), calibration.accepted.end()});
+  return std::max(*calibration.start.spread, over_campaign.spread.value_or(0));
 }
 
 std::optional<double> SelfTestDrift(Calibration& calibration, const std::string& agent,
@@ -528,6 +537,9 @@ std::optional<double> SelfTestDrift(Calibration& calibration, const std::string&
   if (!refuse_above || drift <= *refuse_above) {
     recent.push_back(selftest_ms);
     while (recent.size() > kCalibrationSamples) recent.pop_front();
+    std::deque<double>& accepted = it->second.accepted;
+    accepted.push_back(selftest_ms);
+    while (accepted.size() > kSpreadSamples) accepted.pop_front();
   }
   return drift;
 }

@@ -81,9 +81,23 @@ SelftestCalibration CalibrateSelftest(const std::vector<double>& selftest_ms);
 struct AgentCalibration {
   SelftestCalibration start;
   std::deque<double> recent;
+  // Every self-test that joined `recent` (the start runs, then each window's not refused), the
+  // newest kSpreadSamples: the host's spread over the campaign so far (HostSpread).
+  std::deque<double> accepted;
 };
 // After the first window, at most this many recent self-tests are kept.
 inline constexpr size_t kCalibrationSamples = 5;
+// The self-tests the host's spread over the campaign is taken from: about the last quarter of an
+// hour of a campaign of short windows, many more than the median needs.
+inline constexpr size_t kSpreadSamples = 15;
+
+// The spread a host's selftest_drift threshold is set from (docs/gates.md, "selftest_drift"): the
+// larger of its start runs' spread and the spread of its accepted self-tests over the campaign.
+// Seven back-to-back runs at the start share the host's state of that second; a virtual
+// machine's speed wanders over minutes with its neighbours, which only self-tests minutes apart
+// can show. A self-test the gate refused never joins, so a lasting slowdown cannot widen the
+// threshold that refuses it. nullopt when the start gave no spread.
+std::optional<double> HostSpread(const AgentCalibration& calibration);
 // Per agent name. Owned by the scheduler, one per campaign and pair.
 using Calibration = std::map<std::string, AgentCalibration>;
 

@@ -117,6 +117,39 @@ TEST(SelfTestDriftTest, EachAgentHasItsOwn) {
   EXPECT_EQ(calibration["load"].recent.back(), 90);
 }
 
+// Seven back-to-back start runs within 1%; then the host wanders by up to 15% from window to
+// window. The spread over the campaign is what the threshold comes from.
+TEST(HostSpreadTest, TheSpreadGrowsWithTheHostsWanderOverTheCampaign) {
+  Calibration calibration{{"load", Calibrate({100, 101, 99, 100, 101, 99, 100})}};
+  ASSERT_TRUE(HostSpread(calibration["load"]).has_value());
+  const double start = *HostSpread(calibration["load"]);
+  EXPECT_NEAR(start, 1.4826 * 0.01, 1e-12);
+  for (double ms : {110.0, 95.0, 105.0, 90.0, 100.0, 115.0, 85.0, 108.0, 92.0, 103.0, 97.0, 112.0,
+                    88.0, 100.0, 106.0}) {
+    (void)SelfTestDrift(calibration, "load", ms, 0.5);
+  }
+  EXPECT_EQ(calibration["load"].accepted.size(), kSpreadSamples);
+  // The start runs have left the window of kSpreadSamples: median 100, median deviation 8%.
+  EXPECT_NEAR(*HostSpread(calibration["load"]), 1.4826 * 0.08, 1e-12);
+  EXPECT_GT(*HostSpread(calibration["load"]), start);
+}
+
+TEST(HostSpreadTest, ARefusedSelfTestNeverWidensTheSpreadThatRefusedIt) {
+  Calibration calibration{{"load", Calibrate({100, 101, 99, 100, 101, 99, 100})}};
+  const double start = *HostSpread(calibration["load"]);
+  // A competing process: twice as slow, window after window, refused above +10% every time.
+  for (int i = 0; i < 20; ++i) EXPECT_NEAR(*SelfTestDrift(calibration, "load", 200, 0.10), 1, 0.02);
+  EXPECT_DOUBLE_EQ(*HostSpread(calibration["load"]), start);
+  // Never narrower than the start's spread either.
+  Calibration steady{{"load", Calibrate({100, 104, 96, 100, 104, 96, 100})}};
+  for (int i = 0; i < 20; ++i) (void)SelfTestDrift(steady, "load", 100, 0.5);
+  EXPECT_NEAR(*HostSpread(steady["load"]), 1.4826 * 0.04, 1e-12);
+  // No start spread (too few runs): none over the campaign either.
+  Calibration few{{"load", Calibrate({100, 101})}};
+  for (int i = 0; i < 10; ++i) (void)SelfTestDrift(few, "load", 110, 0.5);
+  EXPECT_FALSE(HostSpread(few["load"]).has_value());
+}
+
 TEST(SelfTestDriftTest, NoCalibrationNoDrift) {
   Calibration calibration{{"empty", Calibrate({})}, {"zero", Calibrate({0})}};
   EXPECT_FALSE(SelfTestDrift(calibration, "other", 100).has_value());

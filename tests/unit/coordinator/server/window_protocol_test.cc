@@ -505,5 +505,21 @@ TEST(KeepWorstTest, TheLoadSideDriftIsTheAgentFarthestBeyondItsOwnThreshold) {
   }
 }
 
+// Only slower fails: a load agent far faster than its calibration never hides a slower one.
+TEST(KeepWorstTest, AFasterAgentIsNeverTheWorst) {
+  SelftestDriftGate gate;
+  HostMeasures fast, slow;
+  fast.selftest_drift = -0.80;
+  slow.selftest_drift = 0.60;
+  slow.selftest_descheduled = true;
+  for (bool fast_first : {false, true}) {
+    HostMeasures worst;
+    window_detail::KeepWorst(fast_first ? fast : slow, gate, worst);
+    window_detail::KeepWorst(fast_first ? slow : fast, gate, worst);
+    EXPECT_EQ(worst.selftest_drift, 0.60);
+    EXPECT_TRUE(worst.selftest_descheduled);
+  }
+}
+
 }  // namespace
 }  // namespace benchlab
