@@ -291,6 +291,11 @@ DriftThreshold SelftestDriftThreshold(const SelftestDriftGate& gate, std::option
   return t;
 }
 
+int RemeasureBudget(const GateConfig& config, int planned_windows) {
+  if (config.remeasure_max) return *config.remeasure_max;
+  return std::max(2, (planned_windows + 3) / 4);
+}
+
 std::vector<GateReason> JudgeWindow(const WindowMeasures& m, const GateConfig& config) {
   return Judge(m, config).Run();
 }
@@ -323,7 +328,8 @@ void ReadGatesTable(const config::Value& table, config::Issues& issues, GateConf
            "error_rate",
            "error_rate_max",
            "service_exited",
-           "probe"},
+           "probe",
+           "remeasure_max"},
           issues);
   if (const Value* x = g.Get("mode")) {
     if (x->is_string() && x->as_string().str == "enforce") {
@@ -367,6 +373,12 @@ void ReadGatesTable(const config::Value& table, config::Issues& issues, GateConf
   ReadSwitch(g, "error_rate", out.error_rate.enabled);
   ReadLimit(g, "error_rate_max", 0, 1, "a fraction from 0 to 1 such as 0.01", out.error_rate.max);
   ReadSwitch(g, "service_exited", out.service_exited.enabled);
+  if (const Value* x = g.Get("remeasure_max")) {
+    if (auto n = config::ReadInt(g, "remeasure_max", *x, 0, 100000,
+                                 "a whole number of windows from 0 to 100000")) {
+      out.remeasure_max = static_cast<int>(*n);
+    }
+  }
   if (const Value* x = g.Get("probe")) {
     const char* form = "probe.NAME.max = N: a table of probe names, each { max = N }";
     if (!x->is_table()) {

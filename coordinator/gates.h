@@ -119,8 +119,20 @@ struct GateConfig {
   // [gates] probe.NAME.max: the most a probe (docs/services.md) may rise over the measured
   // interval, by probe name; none by default.
   std::map<std::string, double> probe_max;
+  // [gates] remeasure_max: how many windows a campaign measures again at once, on each pair,
+  // because a gate refused them (docs/gates.md, "A refusal costs a window, not a round"); 0 never.
+  // nullopt: RemeasureBudget's default, a quarter of the plan.
+  std::optional<int> remeasure_max;
 };
 
+// A window a gate refused is measured again at once, up to this many times in a row: a refusal
+// that repeats is a lasting disturbance, which more attempts would not get past.
+inline constexpr int kRemeasuresPerWindow = 2;
+
+// The windows a campaign of `planned_windows` may measure again at once on one pair: the
+// configured remeasure_max, else a quarter of the plan (rounded up, at least 2), so that a gate
+// refusing everything costs at most a quarter more time.
+int RemeasureBudget(const GateConfig& config, int planned_windows);
 
 // What one host's agent saw. nullopt means the machine does not offer the reading (no cpufreq,
 // no thermal counters on most virtual machines, no self-test yet): it never fails a gate and is

@@ -11,6 +11,7 @@
 #include <thread>
 #include <tuple>
 
+#include "analysis/gate_audit.h"
 #include "analysis/report_format.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -462,6 +463,18 @@ std::string Scheduler::RunOnPair(const CampaignRow& row, const Campaign& campaig
   Calibration calibration;
   TargetSession session;
   std::string error;
+  // A window a gate refused is measured again at once, within its round, so that paired rounds
+  // keep both sides (docs/gates.md, "A refusal costs a window, not a round"); the budget is the
+  // campaign's on this pair, less what earlier runs of it (before a resume) already spent.
+  int remeasure_left = RemeasureBudget(campaign.gates, static_cast<int>(plan.size()));
+  {
+    WindowFilter filter;
+    filter.campaign = row.name;
+    if (auto stored = store_.ListWindows(filter); stored.ok()) {
+      std::erase_if(*stored, [&](const WindowRow& w) { return w.pair != pair; });
+      remeasure_left -= CountRemeasured(*stored).windows;
+    }
+  }
   // Pass after pass until nothing is pending: re-runs asked for meanwhile join the next pass.
   while (!stopping() && !cancelled && error.empty()) {
     auto pending = Pending(row.id, campaign, row.name, plan, pair);
@@ -470,67 +483,82 @@ std::string Scheduler::RunOnPair(const CampaignRow& row, const Campaign& campaig
       break;
     }
     if (pending->empty()) break;
-    for (const PendingWindow& p : *pending) {
-      if (stopping()) break;
-      if ((cancelled = Cancelled(row.id))) break;
-      const PlannedWindow& planned = p.planned;
-      WindowKey key = KeyOf(planned);
-      key.pair = pair;
-      WindowClaim claim{row.id,
-                        key,
-                        planned.noise,
-                        planned.connections,
-                        p.attempt,
-                        placement.server_agent,
-                        LoadAgents(placement),
-                        ""};
-      if (Status st = store_.ClaimWindow(claim); !st.ok()) {
-        error = "claiming window: " + st.message();
-        break;
-      }
-      Bump();  // watchers show the window now running
-      const std::string token =
-          WindowToken(store_.lab_secret(), SpoolKey(row.id, planned, p.attempt));
-      const auto claimed = std::chrono::steady_clock::now();
-      WindowOutcome outcome = RunWindow(agents_, placement, campaign, row.id, planned, p.attempt,
-                                        token, calibration, session);
-      outcome.row.campaign_id = row.id;
-      outcome.row.pair = pair;
-      // What the report shows of each host's selftest_drift threshold; the windows do not
-      // depend on it, so a failure to keep it is logged, not the campaign's.
-      for (const SelftestCalibrationRow& calibrated : outcome.calibrations) {
-        if (Status st = store_.PutSelftestCalibration(calibrated); !st.ok()) {
-          spdlog::error("campaign {}: {}", row.name, st.message());
+    bool lost_agent = false;
+    for (const PendingWindow& first : *pending) {
+      PendingWindow p = first;
+      for (int remeasures = 0;; ++remeasures) {
+        if (stopping()) break;
+        if ((cancelled = Cancelled(row.id))) break;
+        const PlannedWindow& planned = p.planned;
+        WindowKey key = KeyOf(planned);
+        key.pair = pair;
+        WindowClaim claim{row.id,
+                          key,
+                          planned.noise,
+                          planned.connections,
+                          p.attempt,
+                          placement.server_agent,
+                          LoadAgents(placement),
+                          ""};
+        if (Status st = store_.ClaimWindow(claim); !st.ok()) {
+          error = "claiming window: " + st.message();
+          break;
         }
+        Bump();  // watchers show the window now running
+        const std::string token =
+            WindowToken(store_.lab_secret(), SpoolKey(row.id, planned, p.attempt));
+        const auto claimed = std::chrono::steady_clock::now();
+        WindowOutcome outcome = RunWindow(agents_, placement, campaign, row.id, planned, p.attempt,
+                                          token, calibration, session);
+        outcome.row.campaign_id = row.id;
+        outcome.row.pair = pair;
+        // What the report shows of each host's selftest_drift threshold; the windows do not
+        // depend on it, so a failure to keep it is logged, not the campaign's.
+        for (const SelftestCalibrationRow& calibrated : outcome.calibrations) {
+          if (Status st = store_.PutSelftestCalibration(calibrated); !st.ok()) {
+            spdlog::error("campaign {}: {}", row.name, st.message());
+          }
+        }
+        auto id =
+            store_.InsertWindow(outcome.row, outcome.samples, outcome.services, outcome.probes);
+        if (!id.ok()) {
+          error = "storing window: " + id.status().message();
+          break;
+        }
+        if (metrics_) {
+          metrics_->RecordWindow(
+              outcome.row.verdict, outcome.reasons,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - claimed).count());
+        }
+        Acknowledge(outcome.spooled);
+        spdlog::info("window {}/{} {} {} {} round {}{}{}: {} {:.0f} req/s", planned.index + 1,
+                     plan.size(), planned.target, planned.scenario, LoadLevelLabel(planned),
+                     planned.round, p.attempt > 1 ? " attempt " + std::to_string(p.attempt) : "",
+                     pair.empty() ? "" : " on " + pair, outcome.row.verdict, outcome.row.rps);
+        Bump();
+        if (LostAnAgent(outcome.reasons)) {
+          // The window goes back in the queue; this pair waits for its agents to come back.
+          EndSession(agents_, placement, session);
+          busy(false);
+          PlacementSpec same{{placement.server_agent}, placement.load_agents};
+          if (same.load.empty()) same.load = {placement.load_agent};
+          auto back = WaitForPlacement(row, same, target_names);
+          if (!back) break;
+          placement = *back;
+          busy(true);
+          lost_agent = true;
+          break;  // recompute what is pending
+        }
+        if (outcome.row.verdict != VerdictName(Verdict::kInvalid) ||
+            remeasures >= kRemeasuresPerWindow || remeasure_left <= 0) {
+          break;
+        }
+        --remeasure_left;
+        ++p.attempt;
+        spdlog::info("window {}/{} measured again at once: {}", planned.index + 1, plan.size(),
+                     outcome.reasons.empty() ? std::string("refused") : outcome.reasons[0].text);
       }
-      auto id = store_.InsertWindow(outcome.row, outcome.samples, outcome.services, outcome.probes);
-      if (!id.ok()) {
-        error = "storing window: " + id.status().message();
-        break;
-      }
-      if (metrics_) {
-        metrics_->RecordWindow(
-            outcome.row.verdict, outcome.reasons,
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - claimed).count());
-      }
-      Acknowledge(outcome.spooled);
-      spdlog::info("window {}/{} {} {} {} round {}{}{}: {} {:.0f} req/s", planned.index + 1,
-                   plan.size(), planned.target, planned.scenario, LoadLevelLabel(planned),
-                   planned.round, p.attempt > 1 ? " attempt " + std::to_string(p.attempt) : "",
-                   pair.empty() ? "" : " on " + pair, outcome.row.verdict, outcome.row.rps);
-      Bump();
-      if (LostAnAgent(outcome.reasons)) {
-        // The window goes back in the queue; this pair waits for its agents to come back.
-        EndSession(agents_, placement, session);
-        busy(false);
-        PlacementSpec same{{placement.server_agent}, placement.load_agents};
-        if (same.load.empty()) same.load = {placement.load_agent};
-        auto back = WaitForPlacement(row, same, target_names);
-        if (!back) break;
-        placement = *back;
-        busy(true);
-        break;  // recompute what is pending
-      }
+      if (lost_agent || !error.empty() || cancelled || stopping()) break;
     }
   }
   EndSession(agents_, placement, session);

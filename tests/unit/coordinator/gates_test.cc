@@ -661,6 +661,27 @@ load_busy_max_pct = 100
   EXPECT_EQ(r.config.selftest_drift.spread_multiple, 0);
 }
 
+TEST(GatesTomlTest, RemeasureMaxIsReadAndTheDefaultIsAQuarterOfThePlan) {
+  GateConfig defaults;
+  EXPECT_FALSE(defaults.remeasure_max);
+  EXPECT_EQ(RemeasureBudget(defaults, 24), 6);
+  EXPECT_EQ(RemeasureBudget(defaults, 25), 7);  // rounded up
+  EXPECT_EQ(RemeasureBudget(defaults, 2), 2);   // at least 2
+  ReadResult r = Read("remeasure_max = 0\n");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_TRUE(r.config.remeasure_max);
+  EXPECT_EQ(RemeasureBudget(r.config, 24), 0);
+  r = Read("remeasure_max = 40\n");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(RemeasureBudget(r.config, 24), 40);
+  EXPECT_EQ(ReadError("remeasure_max = 1.5\n"),
+            "c.toml:2: gates.remeasure_max: expected a whole number of windows from 0 to 100000, "
+            "got 1.5");
+  EXPECT_EQ(ReadError("remeasure_max = -1\n"),
+            "c.toml:2: gates.remeasure_max: expected a whole number of windows from 0 to 100000, "
+            "got -1");
+}
+
 TEST(GatesTomlTest, BadValuesAreOneLineErrorsWithKeyFormAndValue) {
   EXPECT_EQ(ReadError("foreign_cpu_max_pct = \"ten\"\n"),
             "c.toml:2: gates.foreign_cpu_max_pct: expected a number from 0 to 10000, got \"ten\"");
@@ -702,7 +723,7 @@ TEST(GatesTomlTest, UnknownKeyIsAnError) {
             "selftest_drift_max_pct, selftest_drift_spread_multiple, foreign_cpu, "
             "foreign_cpu_max_pct, steal, steal_max_pct, "
             "throttling, frequency, min_freq_ratio, swap, swap_max_pages, generator_bound, "
-            "load_busy_max_pct, error_rate, error_rate_max, service_exited, probe)");
+            "load_busy_max_pct, error_rate, error_rate_max, service_exited, probe, remeasure_max)");
 }
 
 TEST(GatesTomlTest, TheEarliestProblemIsReported) {

@@ -8,11 +8,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <thread>
 
+#include "analysis/report_format.h"
 #include "benchlab/v1/agent.grpc.pb.h"
 #include "benchlab/v1/coordinator.grpc.pb.h"
 #include "common/histogram.h"
@@ -71,6 +73,8 @@ class FakeAgent final : public AnsweringAgent {
     if (!run_load_fails.ok()) return rpc::ToGrpcStatus(run_load_fails);
     v1::RunLoadEvent result = LoadResultEvent(1000, 1000);
     result.mutable_result()->mutable_errors()->set_body_too_large(3);
+    // The first `refused_loads` windows fail the error_rate gate: 500 refused connections.
+    if (refused_loads.fetch_sub(1) > 0) result.mutable_result()->mutable_errors()->set_connect(500);
     WriteLoad(writer, result);
     return grpc::Status::OK;
   }
@@ -86,7 +90,8 @@ class FakeAgent final : public AnsweringAgent {
     return calls_;
   }
 
-  Status run_load_fails;  // set before the scheduler starts: what every RunLoad returns
+  Status run_load_fails;              // set before the scheduler starts: what every RunLoad returns
+  std::atomic<int> refused_loads{0};  // how many RunLoads, first to last, the gates will refuse
   std::map<std::string, std::string> acks() {
     std::lock_guard lock(mu_);
     return acks_;
@@ -149,13 +154,14 @@ expect = { status = 200 }
 // Submits kTwoWindows to a scheduler over the fake agents `server` and `load` and waits, 20 s at
 // most, for the campaign to end: its final state ("" when it could not be submitted).
 std::string RunTwoWindows(Store& store, Served& server, Served& load, int64_t* campaign_id,
-                          CoordinatorMetrics* metrics = nullptr) {
+                          CoordinatorMetrics* metrics = nullptr,
+                          const std::string& spec = kTwoWindows) {
   AgentRegistry registry;
   EXPECT_EQ(registry.Register(Registration("srv", "server", server.address)),
             Admission::kRegistered);
   EXPECT_EQ(registry.Register(Registration("ld", "load", load.address)), Admission::kRegistered);
   Scheduler scheduler(store, registry, kDefaultMaxWindows, metrics);
-  auto submitted = scheduler.Submit(kTwoWindows, "tokens.toml", "");
+  auto submitted = scheduler.Submit(spec, "tokens.toml", "");
   EXPECT_TRUE(submitted.ok()) << submitted.status().ToString();
   if (!submitted.ok()) return "";
   *campaign_id = submitted->campaign_id;
@@ -268,6 +274,63 @@ TEST_F(SchedulerTest, UnavailableFromAnAgentsHandlerIsNotMeasuredAgain) {
   size_t run_loads = 0;
   for (const auto& call : load.agent.calls()) run_loads += call.rpc == "RunLoad";
   EXPECT_EQ(run_loads, 2u);
+}
+
+// The windows of campaign "tokens" as (round-and-level, attempt, verdict), in the order stored.
+std::vector<std::string> StoredAttempts(Store& store) {
+  WindowFilter filter;
+  filter.campaign = "tokens";
+  auto rows = store.ListWindows(filter);
+  EXPECT_TRUE(rows.ok());
+  std::vector<std::string> out;
+  if (!rows.ok()) return out;
+  for (const WindowRow& w : *rows) {
+    out.push_back(w.load_level + " " + std::to_string(w.attempt) + " " + w.verdict);
+  }
+  return out;
+}
+
+// A window a gate refused is measured again at once, before the next window of its round
+// (docs/gates.md, "A refusal costs a window, not a round"); the report counts it.
+TEST_F(SchedulerTest, ARefusedWindowIsMeasuredAgainAtOnce) {
+  auto store = Store::Open((dir_ / "bench.db").string());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  Served server, load;
+  load.agent.refused_loads = 1;
+  int64_t campaign_id = 0;
+  ASSERT_EQ(RunTwoWindows(**store, server, load, &campaign_id), "done");
+  EXPECT_EQ(StoredAttempts(**store),
+            (std::vector<std::string>{"c1 1 invalid", "c1 2 valid", "c2 1 valid"}));
+  auto input = LoadReportInput(**store, "tokens");
+  ASSERT_TRUE(input.ok());
+  auto json = nlohmann::json::parse(FormatReportJson(*input));
+  EXPECT_EQ(json["remeasured"]["windows"], 1);
+  EXPECT_EQ(json["remeasured"]["by_gate"]["error_rate"], 1);
+}
+
+// Twice in a row at most per window, and at most the campaign's budget: the default for two
+// planned windows is 2, so with every load refused the first window takes three attempts and
+// the second one.
+TEST_F(SchedulerTest, MeasuringAgainStopsAtTwiceAWindowAndAtTheBudget) {
+  auto store = Store::Open((dir_ / "bench.db").string());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  Served server, load;
+  load.agent.refused_loads = 100;
+  int64_t campaign_id = 0;
+  ASSERT_EQ(RunTwoWindows(**store, server, load, &campaign_id), "done");
+  EXPECT_EQ(StoredAttempts(**store), (std::vector<std::string>{"c1 1 invalid", "c1 2 invalid",
+                                                               "c1 3 invalid", "c2 1 invalid"}));
+}
+
+TEST_F(SchedulerTest, RemeasureMaxZeroMeasuresNothingAgain) {
+  auto store = Store::Open((dir_ / "bench.db").string());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  Served server, load;
+  load.agent.refused_loads = 1;
+  int64_t campaign_id = 0;
+  const std::string spec = std::string(kTwoWindows) + "[gates]\nremeasure_max = 0\n";
+  ASSERT_EQ(RunTwoWindows(**store, server, load, &campaign_id, nullptr, spec), "done");
+  EXPECT_EQ(StoredAttempts(**store), (std::vector<std::string>{"c1 1 invalid", "c2 1 valid"}));
 }
 
 // 10 targets x 20 scenarios x 30 levels x 200 rounds + 5 noise windows: 1.2 million windows,
