@@ -27,5 +27,6 @@ CommandRunner AddRemeasureCommand(CLI::App& root);    // re-measure a series' su
 CommandRunner AddCaCommand(CLI::App& root);           // the private CA: init, issue, revoke
 CommandRunner AddAuditCommand(CLI::App& root);        // who changed what, and who was refused
 CommandRunner AddTokenCommand(CLI::App& root);        // the dashboard's tokens
+CommandRunner AddHostCommand(CLI::App& root);         // this machine: check, tune, reset
 
 }  // namespace benchlab

@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   add(benchlab::AddCaCommand);
   add(benchlab::AddAuditCommand);
   add(benchlab::AddTokenCommand);
+  add(benchlab::AddHostCommand);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
