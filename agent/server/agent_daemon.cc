@@ -175,7 +175,7 @@ void AgentDaemon::RegistrationLoop(std::string address) {
   request.set_name(config_.name);
   for (const auto& role : config_.roles) request.add_roles(role);
   request.set_address(address);
-  FillHostFacts(env_, request.mutable_host());
+  FillHostFacts(env_, service_.identity().allowed_cpus, request.mutable_host());
   for (const auto& name : service_.catalogue_names()) request.add_catalogue(name);
   for (const auto& label : config_.labels) request.add_labels(label);
   for (const auto& [name, version] : service_.versions())

@@ -11,6 +11,7 @@
 #include "agent/checks.h"
 #include "agent/conformance.h"
 #include "agent/external_run.h"
+#include "agent/host_check.h"
 #include "agent/host_facts.h"
 #include "agent/orphans.h"
 #include "agent/selftest.h"
@@ -142,7 +143,7 @@ void HostFiguresToProto(const HostWindow& in, v1::HostFigures* out) {
   if (in.swap_out_pages) out->set_swap_out_pages(*in.swap_out_pages);
 }
 
-void FillHostFacts(SysEnv& env, v1::HostFacts* out) {
+void FillHostFacts(SysEnv& env, const std::vector<int>& cpus, v1::HostFacts* out) {
   HostFacts facts = ReadHostFacts(env);
   out->set_hostname(facts.hostname);
   out->set_cpu_model(facts.cpu_model);
@@ -154,6 +155,13 @@ void FillHostFacts(SysEnv& env, v1::HostFacts* out) {
   out->set_memory_kb(facts.memory_kb);
   out->set_hypervisor(facts.hypervisor);
   out->set_agent_version(BENCHLAB_VERSION);
+  for (const HostFinding& f : CheckHost(env, cpus)) {
+    v1::HostFinding* finding = out->add_findings();
+    finding->set_name(f.name);
+    finding->set_value(f.value);
+    finding->set_status(f.status);
+    finding->set_why(f.why);
+  }
 }
 
 ServiceOptions ServiceOptionsFor(const AgentIdentity& identity, SpawnThread* spawner) {
@@ -235,7 +243,7 @@ grpc::Status AgentService::DescribeHost(grpc::ServerContext* ctx, const v1::Desc
   }
   reply->set_agent_name(identity_.name);
   for (const auto& role : identity_.roles) reply->add_roles(role);
-  FillHostFacts(env_, reply->mutable_host());
+  FillHostFacts(env_, identity_.allowed_cpus, reply->mutable_host());
   for (const auto& name : catalogue_names_) reply->add_catalogue(name);
   return grpc::Status::OK;
 }

@@ -192,8 +192,9 @@ class AgentService final : public v1::Agent::Service {
   AgentReadings last_;         // readings() but targets_running; guarded by mu_
 };
 
-// Fills the protocol's HostFacts from the agent's reading of its machine.
-void FillHostFacts(SysEnv& env, v1::HostFacts* out);
+// Fills the protocol's HostFacts from the agent's reading of its machine, with the host checks
+// (agent/host_check.h) of `cpus`, the CPUs targets and load may use (empty: every online CPU).
+void FillHostFacts(SysEnv& env, const std::vector<int>& cpus, v1::HostFacts* out);
 void HostFiguresToProto(const HostWindow& in, v1::HostFigures* out);
 
 }  // namespace benchlab
