@@ -50,6 +50,25 @@ Status CheckHostFacts(const v1::HostFacts& host) {
                      value->size());
     }
   }
+  const std::string findings = "RegisterAgentRequest.host.findings";
+  if (static_cast<size_t>(host.findings_size()) > kMaxHostFindings) {
+    return TooMany(findings, kMaxHostFindings, host.findings_size(), "findings");
+  }
+  for (int i = 0; i < host.findings_size(); ++i) {
+    const v1::HostFinding& f = host.findings(i);
+    const std::pair<const char*, const std::string*> fields[] = {
+        {"name", &f.name()}, {"value", &f.value()}, {"status", &f.status()}, {"why", &f.why()}};
+    for (const auto& [name, value] : fields) {
+      const std::string field = findings + "[" + std::to_string(i) + "]." + name;
+      if (value->size() > kMaxHostFactBytes) {
+        return TooLong(field, kMaxHostFactBytes, value->size());
+      }
+      if (!std::all_of(value->begin(), value->end(),
+                       [](char c) { return c >= 0x20 && c < 0x7f; })) {
+        return Status::InvalidArgument(field + ": expected printable ASCII, got " + Quoted(*value));
+      }
+    }
+  }
   return Status::Ok();
 }
 

@@ -18,6 +18,9 @@ inline constexpr size_t kMaxRegistrationBytes = 1 << 20;
 inline constexpr size_t kMaxAgentAddressBytes = 270;
 // Each string of the host facts (hostname, CPU model, governor, kernel, agent version).
 inline constexpr size_t kMaxHostFactBytes = 256;
+// Host findings (docs/host.md) in one registration; each of their strings (name, value,
+// status, why) is at most kMaxHostFactBytes of printable ASCII.
+inline constexpr size_t kMaxHostFindings = 64;
 // Labels: names ([a-z0-9-]+, at most 64 bytes, as agent names) on one agent.
 inline constexpr size_t kMaxAgentLabels = 64;
 // Catalogue entries (target names, [a-z0-9-]+, at most 64 bytes) on one agent; at most one

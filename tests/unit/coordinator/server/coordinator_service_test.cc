@@ -217,6 +217,17 @@ TEST_F(CoordinatorServiceTest, EveryRegisteredFieldHasAFormAndALimit) {
        "RegisterAgentRequest.roles: expected \"server\", \"load\" or both, got 0 roles"},
       {"host fact", [&](auto& r) { r.mutable_host()->set_cpu_model(big); },
        "RegisterAgentRequest.host.cpu_model: expected at most 256 bytes, got 257"},
+      {"host findings",
+       [](auto& r) {
+         for (int i = 0; i < 65; ++i) r.mutable_host()->add_findings()->set_name("swap");
+       },
+       "RegisterAgentRequest.host.findings: expected at most 64 findings, got 65"},
+      {"long finding", [&](auto& r) { r.mutable_host()->add_findings()->set_why(big); },
+       "RegisterAgentRequest.host.findings[0].why: expected at most 256 bytes, got 257"},
+      {"unprintable finding",
+       [](auto& r) { r.mutable_host()->add_findings()->set_value("on\x1b[2J"); },
+       "RegisterAgentRequest.host.findings[0].value: expected printable ASCII, got "
+       "\"on\\u001b[2J\""},
       {"labels",
        [](auto& r) {
          for (int i = 0; i < 64; ++i) r.add_labels("l" + std::to_string(i));
