@@ -28,7 +28,30 @@ std::string Printf(const char* fmt, auto... args) {
   return buf;
 }
 
+// Text from the network, safe to print: printable ASCII as it is, every other byte as \xNN.
+std::string Escaped(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += c;
+    } else {
+      out += Printf("\\x%02x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string FormatHostWarnings(const v1::AgentInfo& agent) {
+  std::string out;
+  for (const auto& f : agent.host().findings()) {
+    if (f.status() != "warn") continue;
+    if (!out.empty()) out += ", ";
+    out += Escaped(f.name()) + "=" + Escaped(f.value()) + " (warn)";
+  }
+  return out;
+}
 
 std::string FormatLeaseAge(int64_t ms) {
   if (ms < 0) ms = 0;
@@ -63,7 +86,12 @@ std::string FormatAgentTable(const std::vector<v1::AgentInfo>& agents) {
                     FormatLeaseAge(a.lease_age_ms()), cert, JoinOrDash(a.catalogue()),
                     FormatHostSummary(a)});
   }
-  return FormatColumns(rows);
+  std::string out = FormatColumns(rows);
+  for (const auto& a : agents) {
+    const std::string warnings = FormatHostWarnings(a);
+    if (!warnings.empty()) out += Escaped(a.name()) + " host: " + warnings + "\n";
+  }
+  return out;
 }
 
 std::string CertificateWarnings(const std::vector<v1::AgentInfo>& agents,

@@ -5,6 +5,11 @@
 namespace benchlab {
 
 nlohmann::json HostFactsToJson(const v1::HostFacts& h) {
+  nlohmann::json findings = nlohmann::json::array();
+  for (const auto& f : h.findings()) {
+    findings.push_back(
+        {{"name", f.name()}, {"value", f.value()}, {"status", f.status()}, {"why", f.why()}});
+  }
   return {{"hostname", h.hostname()},
           {"cpu_model", h.cpu_model()},
           {"logical_cores", h.logical_cores()},
@@ -14,7 +19,8 @@ nlohmann::json HostFactsToJson(const v1::HostFacts& h) {
           {"kernel", h.kernel()},
           {"memory_kb", h.memory_kb()},
           {"hypervisor", h.hypervisor()},
-          {"agent_version", h.agent_version()}};
+          {"agent_version", h.agent_version()},
+          {"findings", std::move(findings)}};
 }
 
 nlohmann::ordered_json AgentsToJson(const std::vector<v1::AgentInfo>& agents) {

@@ -89,6 +89,40 @@ TEST(AgentsFormatTest, JsonHoldsEveryFieldAndHostOnlyWhenSent) {
   EXPECT_EQ(FormatAgentsJson({}), "{\n  \"agents\": []\n}\n");
 }
 
+void AddFinding(v1::AgentInfo& a, const std::string& name, const std::string& value,
+                const std::string& status) {
+  v1::HostFinding* f = a.mutable_host()->add_findings();
+  f->set_name(name);
+  f->set_value(value);
+  f->set_status(status);
+  f->set_why("because");
+}
+
+TEST(AgentsFormatTest, HostWarningsFollowTheTableEscaped) {
+  v1::AgentInfo s = MakeAgent("load-1", "ready", 0);
+  s.add_roles("load");
+  AddFinding(s, "governor", "powersave", "warn");
+  AddFinding(s, "aslr", "0", "ok");
+  AddFinding(s, "cstates", "unavailable", "unavailable");
+  AddFinding(s, "thp", "always\x1b[2J", "warn");
+  EXPECT_EQ(FormatHostWarnings(s), "governor=powersave (warn), thp=always\\x1b[2J (warn)");
+  v1::AgentInfo quiet = MakeAgent("quiet", "ready", 0);
+  AddFinding(quiet, "aslr", "0", "ok");
+  EXPECT_EQ(FormatHostWarnings(quiet), "");
+  const std::string table = FormatAgentTable({s, quiet});
+  EXPECT_NE(table.find("\nload-1 host: governor=powersave (warn), thp=always\\x1b[2J (warn)\n"),
+            std::string::npos)
+      << table;
+  EXPECT_EQ(table.find("quiet host:"), std::string::npos);
+
+  auto json = nlohmann::json::parse(FormatAgentsJson({s}));
+  const auto& findings = json["agents"][0]["host"]["findings"];
+  ASSERT_EQ(findings.size(), 4u) << "JSON holds every finding, ok ones too";
+  EXPECT_EQ(findings[1]["name"], "aslr");
+  EXPECT_EQ(findings[1]["status"], "ok");
+  EXPECT_EQ(findings[1]["why"], "because");
+}
+
 TEST(AgentsFormatTest, CertificatesEndingWithinTwoWeeksAreWarnedAbout) {
   const auto now = std::chrono::system_clock::from_time_t(1796083200);  // 2026-12-01T00:00:00Z
   v1::AgentInfo soon = MakeAgent("soon", "ready", 0);
