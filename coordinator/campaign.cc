@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/host_requirement.h"
 #include "coordinator/campaign_tables.h"
 #include "coordinator/gates_toml.h"
 
@@ -237,6 +238,31 @@ void ReadPlacement(const Value& v, Issues& issues, Campaign& c) {
     ReadAgentList(placement, "load", *x, c.placement_load);
 }
 
+// [host] require = ["governor=performance", "smt_siblings_idle"]: requirements on the agents'
+// host findings (docs/host.md).
+void ReadHost(const Value& v, Issues& issues, Campaign& c) {
+  Table host(v, "host", {"require"}, issues);
+  const Value* require = host.Get("require");
+  if (require == nullptr) return;
+  const char* form = "a list of host requirements such as \"governor=performance\"";
+  if (!require->is_array()) return host.Expect(*require, "require", form);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < require->as_array().size(); ++i) {
+    const Value& item = require->as_array()[i];
+    const std::string sub = "require[" + std::to_string(i) + "]";
+    if (!item.is_string()) return host.Expect(item, sub, form);
+    const std::string& text = item.as_string().str;
+    if (!KnownRequirement(text)) {
+      return host.Fail(item, sub,
+                       "unknown host requirement " + config::Quote(text) +
+                           ": expected NAME=VALUE or a bare NAME, with NAME one of " +
+                           KnownRequirementNames());
+    }
+    if (std::find(out.begin(), out.end(), text) == out.end()) out.push_back(text);
+  }
+  c.host_require = std::move(out);
+}
+
 // tool = "wrk" or ["benchlab", "wrk"]: which load generators measure every level.
 void ReadTools(Table& table, const Value& v, Campaign& c) {
   const char* form = "\"benchlab\", \"wrk\" or \"h2load\", or a list of them without repeats";
@@ -422,7 +448,7 @@ void CheckLabelTargets(const Value& v, Issues& issues, const Campaign& c) {
 
 void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
   Table root(doc, "",
-             {"name", "series", "baseline", "matrix", "load", "gates", "noise", "placement",
+             {"name", "series", "baseline", "matrix", "load", "gates", "noise", "placement", "host",
               "stats", "target", "scenario", "negative", "public_env", "service", "labels"},
              issues);
   if (const Value* v = root.Get("public_env")) ReadPublicEnv(root, *v, c);
@@ -444,6 +470,7 @@ void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
   if (auto* v = SubTable(root, root.Get("load"), "load")) ReadLoad(*v, issues, c);
   if (auto* v = SubTable(root, root.Get("gates"), "gates")) ReadGatesTable(*v, issues, c.gates);
   if (auto* v = SubTable(root, root.Get("placement"), "placement")) ReadPlacement(*v, issues, c);
+  if (auto* v = SubTable(root, root.Get("host"), "host")) ReadHost(*v, issues, c);
   const Value* stats = SubTable(root, root.Get("stats"), "stats");
   if (stats != nullptr) ReadStats(*stats, issues, c);
   const Value* noise = SubTable(root, root.Get("noise"), "noise");

@@ -126,6 +126,10 @@ struct Campaign {
   std::vector<std::pair<std::string, std::string>> placement_pairs;
   bool all_pairs = false;
   bool Fleet() const { return all_pairs || !placement_pairs.empty(); }
+  // [host] require: what an agent's host findings must show for the campaign to be placed on it
+  // ("governor=performance", "smt_siblings_idle"; docs/host.md). Checked at load time against
+  // the known names (common/host_requirement.h).
+  std::vector<std::string> host_require;
   std::vector<TargetDef> targets;
   // [[service]]: side services targets name (docs/services.md). Run by the embedded lab's server
   // agent, which gets them as its configuration; a fleet's agents run their own.

@@ -525,7 +525,8 @@ TEST_F(CampaignTest, UnknownKeysAreErrorsEvenWhenTheyHideARequiredOne) {
             "open_connections, rounds, order, seed, fresh_process, warmup, duration)");
   EXPECT_EQ(ErrorFor(Edit(kGood, "name = \"hello\"\nbaseline", "nmae = \"hello\"\nbaseline")),
             "hello.toml:1: nmae: unknown key (known: name, series, baseline, matrix, load, gates, "
-            "noise, placement, stats, target, scenario, negative, public_env, service, labels)");
+            "noise, placement, host, stats, target, scenario, negative, public_env, service, "
+            "labels)");
   EXPECT_EQ(ErrorFor(Edit(kGood, "{ status = 404 }", "{ status = 404, bdy = \"\" }")),
             "hello.toml:30: negative \"missing\".expect.bdy: unknown key (known: status, body, "
             "headers)");
@@ -610,6 +611,33 @@ TEST_F(CampaignTest, BadMatrixValues) {
   EXPECT_EQ(ErrorFor(Edit(kGood, "error_rate_max = 0.01", "error_rate_max = nan")),
             "hello.toml:13: gates.error_rate_max: expected a fraction from 0 to 1 such as 0.01, "
             "got nan");
+}
+
+TEST_F(CampaignTest, HostRequirements) {
+  auto c = ParseCampaignText(
+      kGood + std::string("[host]\nrequire = [\"governor=performance\", \"smt_siblings_idle\", "
+                          "\"aslr=0\", \"aslr=0\"]\n"),
+      "hello.toml", "/tmp");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->host_require,
+            (std::vector<std::string>{"governor=performance", "smt_siblings_idle", "aslr=0"}));
+  auto none = ParseCampaignText(kGood, "hello.toml", "/tmp");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->host_require.empty());
+  const std::string unknown =
+      ErrorFor(kGood + std::string("[host]\nrequire = [\"aslr=0\", \"governer=performance\"]\n"));
+  EXPECT_EQ(unknown.rfind("hello.toml:32: host.require[1]: unknown host requirement "
+                          "\"governer=performance\": expected NAME=VALUE or a bare NAME, with "
+                          "NAME one of governor, min_freq, ",
+                          0),
+            0u)
+      << unknown;
+  EXPECT_NE(unknown.find("smt_siblings_idle"), std::string::npos) << unknown;
+  EXPECT_EQ(ErrorFor(kGood + std::string("[host]\nrequire = \"aslr=0\"\n")),
+            "hello.toml:32: host.require: expected a list of host requirements such as "
+            "\"governor=performance\", got \"aslr=0\"");
+  EXPECT_EQ(ErrorFor(kGood + std::string("[host]\nrequires = []\n")),
+            "hello.toml:32: host.requires: unknown key (known: require)");
 }
 
 TEST_F(CampaignTest, LoadAndPlacementKeys) {
