@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "common/host_requirement.h"
 #include "common/parse.h"
 #include "coordinator/server/agents_json.h"
 #include "coordinator/server/channel.h"
@@ -241,8 +242,25 @@ std::optional<AgentState> AgentRegistry::StateOf(const std::string& name) {
   return StateLocked(it->second, clock_.Now());
 }
 
+std::string UnmetHostRequirements(const v1::HostFacts& host,
+                                  const std::vector<std::string>& host_require) {
+  if (host_require.empty()) return "";
+  std::vector<HostFinding> findings;
+  for (const auto& f : host.findings()) {
+    findings.push_back({f.name(), f.value(), f.status(), f.why()});
+  }
+  std::vector<std::string> unmet;
+  for (const auto& requirement : host_require) {
+    if (auto why = UnmetRequirement(findings, requirement)) {
+      unmet.push_back("host requirement " + requirement + " not met: " + *why);
+    }
+  }
+  return Join(unmet, " and ");
+}
+
 std::string AgentRegistry::UnfitLocked(const Entry& entry, TimePoint now, const std::string& role,
-                                       const std::vector<std::string>& targets) const {
+                                       const std::vector<std::string>& targets,
+                                       const std::vector<std::string>& host_require) const {
   if (!Contains(entry.info.roles(), role)) return "has no " + role + " role";
   std::vector<std::string> problems;
   AgentState state = StateLocked(entry, now);
@@ -252,19 +270,23 @@ std::string AgentRegistry::UnfitLocked(const Entry& entry, TimePoint now, const 
     if (!Contains(entry.info.catalogue(), target)) missing.push_back(target);
   }
   if (!missing.empty()) problems.push_back("lacks " + Join(missing, ", "));
+  if (std::string unmet = UnmetHostRequirements(entry.info.host(), host_require); !unmet.empty()) {
+    problems.push_back(std::move(unmet));
+  }
   return Join(problems, " and ");
 }
 
 AgentRegistry::Candidates AgentRegistry::SelectLocked(const std::vector<std::string>& selectors,
                                                       const std::string& role,
                                                       const std::vector<std::string>& targets,
+                                                      const std::vector<std::string>& host_require,
                                                       TimePoint now) const {
   Candidates out;
   std::set<std::string> seen;
   auto consider = [&](const Entry& entry) {
     const std::string& name = entry.info.name();
     if (!seen.insert(name).second) return;
-    std::string unfit = UnfitLocked(entry, now, role, targets);
+    std::string unfit = UnfitLocked(entry, now, role, targets, host_require);
     if (unfit.empty()) {
       out.fit.push_back(name);
     } else {
@@ -316,7 +338,7 @@ std::optional<std::vector<std::string>> AgentRegistry::PlaceLoadsLocked(const Pl
   std::vector<std::string> named;
   for (const auto& selector : spec.load) {
     if (is_label(selector)) continue;
-    Candidates one = SelectLocked({selector}, "load", {}, now);
+    Candidates one = SelectLocked({selector}, "load", {}, spec.host_require, now);
     if (one.fit.empty()) return fail(&selector, one.reasons);
     if (!Contains(named, selector)) named.push_back(selector);
   }
@@ -326,7 +348,7 @@ std::optional<std::vector<std::string>> AgentRegistry::PlaceLoadsLocked(const Pl
   auto pick = [&](const std::string* selector) -> bool {
     std::vector<std::string> selectors;
     if (selector != nullptr) selectors.push_back(*selector);
-    Candidates loads = SelectLocked(selectors, "load", {}, now);
+    Candidates loads = SelectLocked(selectors, "load", {}, spec.host_require, now);
     std::vector<std::string> free;
     for (const auto& name : loads.fit) {
       if (Contains(chosen, name) || Contains(named, name)) {
@@ -386,7 +408,7 @@ std::optional<AgentRegistry::Placement> AgentRegistry::Place(
     const PlacementSpec& spec, const std::vector<std::string>& targets, std::string* why) {
   std::lock_guard lock(mu_);
   TimePoint now = clock_.Now();
-  Candidates servers = SelectLocked(spec.server, "server", targets, now);
+  Candidates servers = SelectLocked(spec.server, "server", targets, spec.host_require, now);
   if (servers.fit.empty()) {
     *why = NoServerWhy(spec, targets, servers.reasons);
     return std::nullopt;
@@ -411,12 +433,12 @@ std::vector<AgentRegistry::Placement> AgentRegistry::PlacePairs(
     const PlacementSpec& spec, const std::vector<std::string>& targets, std::string* why) {
   std::lock_guard lock(mu_);
   TimePoint now = clock_.Now();
-  Candidates servers = SelectLocked(spec.server, "server", targets, now);
+  Candidates servers = SelectLocked(spec.server, "server", targets, spec.host_require, now);
   if (servers.fit.empty()) {
     *why = NoServerWhy(spec, targets, servers.reasons);
     return {};
   }
-  Candidates loads = SelectLocked(spec.load, "load", {}, now);
+  Candidates loads = SelectLocked(spec.load, "load", {}, spec.host_require, now);
   if (loads.fit.empty()) {
     *why = "no ready load agent" + (spec.load.empty() ? "" : " among " + Join(spec.load, ", ")) +
            ": " + Join(loads.reasons, "; ");

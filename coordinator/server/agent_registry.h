@@ -40,6 +40,12 @@
 namespace benchlab {
 
 enum class AgentState { kReady, kBusy, kSuspect, kLost };
+
+// Why an agent with these host facts may not be placed under `host_require` ("host requirement
+// governor=performance not met: governor is powersave", several joined by " and "); empty when
+// every requirement is met (common/host_requirement.h).
+std::string UnmetHostRequirements(const v1::HostFacts& host,
+                                  const std::vector<std::string>& host_require);
 // "ready", "busy", "suspect", "lost": the words of ListAgents and `benchlab agents`.
 std::string_view AgentStateName(AgentState state);
 
@@ -157,13 +163,16 @@ class AgentRegistry {
   bool DropLongestLostLocked(std::chrono::steady_clock::time_point now);
   // The entry of `name` when `proof` is its own; nullptr with *check saying why not.
   Entry* FindWithProofLocked(const std::string& name, const std::string& proof, ProofCheck* check);
-  // Why the agent cannot take `role` now ("is busy", "lacks nginx"); empty when it can.
+  // Why the agent cannot take `role` now ("is busy", "lacks nginx", "host requirement aslr=0
+  // not met: aslr is 2"); empty when it can.
   std::string UnfitLocked(const Entry& entry, std::chrono::steady_clock::time_point now,
-                          const std::string& role, const std::vector<std::string>& targets) const;
+                          const std::string& role, const std::vector<std::string>& targets,
+                          const std::vector<std::string>& host_require) const;
   // The agents `selectors` pick for `role` (every agent of the role when empty), split into
   // those that can take it now and, for the others, why not.
   Candidates SelectLocked(const std::vector<std::string>& selectors, const std::string& role,
                           const std::vector<std::string>& targets,
+                          const std::vector<std::string>& host_require,
                           std::chrono::steady_clock::time_point now) const;
   // The load agents for a campaign whose server agent is `server`; nullopt with *why.
   std::optional<std::vector<std::string>> PlaceLoadsLocked(

@@ -14,9 +14,12 @@ namespace benchlab {
 // Which agents a campaign may use. Each entry selects agents by name ("server-1") or by label
 // ("label:rack-1": every agent carrying the label "rack-1"; the text after "label:" is compared
 // with the agent's labels as written). Empty lists select every agent of the role.
+// host_require: the campaign's [host] require (docs/host.md); an agent whose registered host
+// findings do not meet one of them is not placed, on either side.
 struct PlacementSpec {
   std::vector<std::string> server;
   std::vector<std::string> load;
+  std::vector<std::string> host_require = {};
 };
 // InvalidArgument naming the bad entry when one is empty, "label:" without a label, or holds
 // whitespace. `where` prefixes the message ("campaign.toml: placement").

@@ -358,9 +358,13 @@ void Scheduler::RunCampaign(const CampaignRow& row) {
     specs.push_back({campaign->placement_server, campaign->placement_load});
   }
 
+  // [host] require holds wherever the campaign runs, the pairs it ran on before included.
+  for (PlacementSpec& spec : specs) spec.host_require = campaign->host_require;
+
   std::vector<AgentRegistry::Placement> placements;
   if (all_pairs) {
-    PlacementSpec spec{campaign->placement_server, campaign->placement_load};
+    PlacementSpec spec{campaign->placement_server, campaign->placement_load,
+                       campaign->host_require};
     std::string why, last_why;
     while (!stopping() && !Cancelled(row.id) &&
            (placements = agents_.PlacePairs(spec, target_names, &why)).empty()) {
@@ -540,7 +544,8 @@ std::string Scheduler::RunOnPair(const CampaignRow& row, const Campaign& campaig
           // The window goes back in the queue; this pair waits for its agents to come back.
           EndSession(agents_, placement, session);
           busy(false);
-          PlacementSpec same{{placement.server_agent}, placement.load_agents};
+          PlacementSpec same{
+              {placement.server_agent}, placement.load_agents, campaign.host_require};
           if (same.load.empty()) same.load = {placement.load_agent};
           auto back = WaitForPlacement(row, same, target_names);
           if (!back) break;

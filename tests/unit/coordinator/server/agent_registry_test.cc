@@ -338,6 +338,51 @@ TEST_F(PlacementTest, MissingTargetSaysWhichAgentLacksWhatAndWhichIsNotReady) {
             "srv2 is lost");
 }
 
+// An agent as it registers with host findings (agent/host_check.h).
+v1::RegisterAgentRequest WithFindings(v1::RegisterAgentRequest req,
+                                      std::vector<std::pair<std::string, std::string>> values) {
+  for (const auto& [name, value] : values) {
+    v1::HostFinding* f = req.mutable_host()->add_findings();
+    f->set_name(name);
+    f->set_value(value);
+    f->set_status(value == "performance" || value == "no SMT" ? "ok" : "warn");
+    f->set_why("why");
+  }
+  return req;
+}
+
+TEST_F(PlacementTest, HostRequirementsKeepUnfitAgentsOutAndSayWhy) {
+  registry_.Register(WithFindings(Agent("srv", {"server"}, {"a"}),
+                                  {{"governor", "performance"}, {"smt_siblings", "no SMT"}}));
+  registry_.Register(WithFindings(Agent("load-1", {"load"}), {{"governor", "powersave"}}));
+  PlacementSpec spec{{}, {}, {"governor=performance"}};
+  EXPECT_FALSE(registry_.Place(spec, {"a"}, &why_).has_value());
+  EXPECT_EQ(why_,
+            "no ready load agent: load-1 host requirement governor=performance not met: "
+            "governor is powersave");
+  EXPECT_TRUE(registry_.Place(PlacementSpec{}, {"a"}, &why_).has_value())
+      << "without requirements load-1 is fine";
+
+  registry_.Register(WithFindings(Agent("load-2", {"load"}), {{"governor", "performance"}}));
+  auto placement = registry_.Place(spec, {"a"}, &why_);
+  ASSERT_TRUE(placement.has_value()) << why_;
+  EXPECT_EQ(placement->load_agent, "load-2");
+
+  spec.host_require.push_back("smt_siblings_idle");
+  EXPECT_FALSE(registry_.Place(spec, {"a"}, &why_).has_value());
+  EXPECT_EQ(why_,
+            "no ready load agent: load-1 host requirement governor=performance not met: "
+            "governor is powersave and host requirement smt_siblings_idle not met: "
+            "smt_siblings was not reported; load-2 host requirement smt_siblings_idle not met: "
+            "smt_siblings was not reported");
+  EXPECT_TRUE(registry_.PlacePairs(spec, {"a"}, &why_).empty());
+
+  v1::HostFacts old_agent;  // an agent that sends no findings meets no requirement
+  EXPECT_EQ(UnmetHostRequirements(old_agent, {"aslr=0"}),
+            "host requirement aslr=0 not met: aslr was not reported");
+  EXPECT_EQ(UnmetHostRequirements(old_agent, {}), "");
+}
+
 TEST_F(PlacementTest, NoAgentOfARoleIsSaid) {
   EXPECT_FALSE(registry_.Place({"a"}, &why_).has_value());
   EXPECT_EQ(why_, "no ready server agent has targets a: no agent has the server role");
