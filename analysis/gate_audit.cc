@@ -92,6 +92,11 @@ std::string Words(const GateAudit& a) {
   }
   const int clean_n = std::max(a.rps.clean_pct.n, a.cpu.clean_pct.n);
   const int refused_n = std::max(a.rps.refused_pct.n, a.cpu.refused_pct.n);
+  if (refused_n == 0) {
+    return who +
+           ": no cell had a valid window to compare them with, so nothing can be said of "
+           "the gate here.";
+  }
   if (refused_n < kGateAuditMinWindows || clean_n < kGateAuditMinWindows) {
     return who + figures + ": too few windows to tell (" + std::to_string(kGateAuditMinWindows) +
            " refused and " + std::to_string(kGateAuditMinWindows) + " valid are needed).";

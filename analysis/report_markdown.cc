@@ -285,13 +285,13 @@ std::string HostsSection(const Context& cx) {
   // The host check's findings (docs/host.md) become rows of their own: "check: governor".
   for (auto& h : hosts) {
     if (!h.second.contains("findings") || !h.second["findings"].is_array()) continue;
-    for (const ojson& f : h.second["findings"]) {
-      if (!f.is_object() || !f.contains("name") || !f["name"].is_string()) continue;
-      const std::string status = f.value("status", "");
-      h.second["check: " + f["name"].get<std::string>()] =
-          f.value("value", "") + (status.empty() || status == "ok" ? "" : " (" + status + ")");
-    }
+    const ojson findings = h.second["findings"];  // a copy: the rows below are added to h
     h.second.erase("findings");
+    for (const ojson& f : findings) {
+      if (!f.is_object() || !f.contains("name") || !f["name"].is_string()) continue;
+      h.second["check: " + f["name"].get<std::string>()] =
+          f.value("value", "") + (f.value("status", "") == "warn" ? " (warn)" : "");
+    }
   }
   std::vector<std::string> keys;
   for (const auto& h : hosts) {

@@ -621,7 +621,7 @@ function signed(v) {
 }
 
 // A host's facts as rows, with the host check's findings (docs/host.md) as rows of their own
-// ("check: governor") whose value carries their status when it is not ok.
+// ("check: governor") whose value says "(warn)" when the check warns.
 export function hostFacts(facts) {
   const out = {};
   for (const [k, v] of Object.entries(facts ?? {})) {
@@ -631,7 +631,7 @@ export function hostFacts(facts) {
     }
     for (const f of v) {
       if (!f || typeof f.name !== 'string') continue;
-      const status = f.status && f.status !== 'ok' ? ` (${f.status})` : '';
+      const status = f.status === 'warn' ? ' (warn)' : '';
       out[`check: ${f.name}`] = `${f.value ?? ''}${status}`;
     }
   }

@@ -796,11 +796,13 @@ test('hostFacts: the host check findings become rows of their own, with a status
     findings: [
       { name: 'aslr', value: '2', status: 'warn', why: '...' },
       { name: 'swap', value: 'none', status: 'ok' },
+      { name: 'governor', value: 'unavailable', status: 'unavailable' },
       { value: 'no name' },
     ],
   });
   assert.deepEqual(facts, {
     governor: 'unavailable',
+    'check: governor': 'unavailable',
     'check: aslr': '2 (warn)',
     'check: swap': 'none',
   });

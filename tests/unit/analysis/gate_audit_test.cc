@@ -134,6 +134,16 @@ TEST(GateAuditTest, TooFewRefusalsAreUndecidedAndSaySo) {
   EXPECT_NE(audit[0].words.find("too few windows"), std::string::npos) << audit[0].words;
 }
 
+TEST(GateAuditTest, WithoutAValidWindowNothingIsMeasuredNorInvented) {
+  std::vector<AuditWindow> windows = {Refused(0, 0, 0), Refused(0, 0.1, 0), Refused(1, 0, 0)};
+  std::vector<GateAudit> audit = AuditGates(windows);
+  ASSERT_EQ(audit.size(), 1u);
+  EXPECT_EQ(audit[0].refused, 3);
+  EXPECT_EQ(audit[0].rps.refused_pct.n, 0);
+  EXPECT_EQ(audit[0].verdict, GateAuditVerdict::kUndecided);
+  EXPECT_NE(audit[0].words.find("no cell had a valid window"), std::string::npos) << audit[0].words;
+}
+
 TEST(GateAuditTest, EachGateAndHostIsAuditedApartAndAWindowCountsForEachGateThatRefusedIt) {
   std::vector<AuditWindow> windows = CleanCells();
   AuditWindow both = Refused(0, 0, 0);
