@@ -38,40 +38,6 @@ Status CheckName(const std::string& field, const std::string& value) {
                                  Quoted(value));
 }
 
-Status CheckHostFacts(const v1::HostFacts& host) {
-  const std::pair<const char*, const std::string*> strings[] = {
-      {"hostname", &host.hostname()},           {"cpu_model", &host.cpu_model()},
-      {"governor", &host.governor()},           {"kernel", &host.kernel()},
-      {"agent_version", &host.agent_version()},
-  };
-  for (const auto& [name, value] : strings) {
-    if (value->size() > kMaxHostFactBytes) {
-      return TooLong(std::string("RegisterAgentRequest.host.") + name, kMaxHostFactBytes,
-                     value->size());
-    }
-  }
-  const std::string findings = "RegisterAgentRequest.host.findings";
-  if (static_cast<size_t>(host.findings_size()) > kMaxHostFindings) {
-    return TooMany(findings, kMaxHostFindings, host.findings_size(), "findings");
-  }
-  for (int i = 0; i < host.findings_size(); ++i) {
-    const v1::HostFinding& f = host.findings(i);
-    const std::pair<const char*, const std::string*> fields[] = {
-        {"name", &f.name()}, {"value", &f.value()}, {"status", &f.status()}, {"why", &f.why()}};
-    for (const auto& [name, value] : fields) {
-      const std::string field = findings + "[" + std::to_string(i) + "]." + name;
-      if (value->size() > kMaxHostFactBytes) {
-        return TooLong(field, kMaxHostFactBytes, value->size());
-      }
-      if (!std::all_of(value->begin(), value->end(),
-                       [](char c) { return c >= 0x20 && c < 0x7f; })) {
-        return Status::InvalidArgument(field + ": expected printable ASCII, got " + Quoted(*value));
-      }
-    }
-  }
-  return Status::Ok();
-}
-
 Status CheckRoles(const v1::RegisterAgentRequest& request) {
   const std::string field = "RegisterAgentRequest.roles";
   if (request.roles().empty() || request.roles_size() > 2) {
@@ -125,6 +91,40 @@ std::string_view SpoolKeyKind(const std::string& key) {
 }
 
 }  // namespace
+
+Status CheckHostFacts(const v1::HostFacts& host) {
+  const std::pair<const char*, const std::string*> strings[] = {
+      {"hostname", &host.hostname()},           {"cpu_model", &host.cpu_model()},
+      {"governor", &host.governor()},           {"kernel", &host.kernel()},
+      {"agent_version", &host.agent_version()},
+  };
+  for (const auto& [name, value] : strings) {
+    if (value->size() > kMaxHostFactBytes) {
+      return TooLong(std::string("RegisterAgentRequest.host.") + name, kMaxHostFactBytes,
+                     value->size());
+    }
+  }
+  const std::string findings = "RegisterAgentRequest.host.findings";
+  if (static_cast<size_t>(host.findings_size()) > kMaxHostFindings) {
+    return TooMany(findings, kMaxHostFindings, host.findings_size(), "findings");
+  }
+  for (int i = 0; i < host.findings_size(); ++i) {
+    const v1::HostFinding& f = host.findings(i);
+    const std::pair<const char*, const std::string*> fields[] = {
+        {"name", &f.name()}, {"value", &f.value()}, {"status", &f.status()}, {"why", &f.why()}};
+    for (const auto& [name, value] : fields) {
+      const std::string field = findings + "[" + std::to_string(i) + "]." + name;
+      if (value->size() > kMaxHostFactBytes) {
+        return TooLong(field, kMaxHostFactBytes, value->size());
+      }
+      if (!std::all_of(value->begin(), value->end(),
+                       [](char c) { return c >= 0x20 && c < 0x7f; })) {
+        return Status::InvalidArgument(field + ": expected printable ASCII, got " + Quoted(*value));
+      }
+    }
+  }
+  return Status::Ok();
+}
 
 Status ValidateInstanceProof(const std::string& proof, const char* where) {
   const std::string field = std::string(where) + ".instance_proof";

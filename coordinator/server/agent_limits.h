@@ -12,6 +12,10 @@
 
 namespace benchlab {
 
+// An agent's host facts, as it registers with them or describes its host (DescribeHost): every
+// string at most kMaxHostFactBytes, at most kMaxHostFindings findings of printable ASCII.
+Status CheckHostFacts(const v1::HostFacts& host);
+
 // A whole RegisterAgentRequest, serialised. The field limits below add up to less than this.
 inline constexpr size_t kMaxRegistrationBytes = 1 << 20;
 // HOST:PORT where the coordinator reaches the agent (a DNS name is at most 253 bytes).

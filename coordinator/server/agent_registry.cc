@@ -493,6 +493,14 @@ std::string AgentRegistry::HostFactsJson(const std::string& name) {
   return HostFactsToJson(it->second.info.host()).dump();
 }
 
+bool AgentRegistry::SetHostFacts(const std::string& name, const v1::HostFacts& host) {
+  std::lock_guard lock(mu_);
+  auto it = agents_.find(name);
+  if (it == agents_.end()) return false;
+  *it->second.info.mutable_host() = host;
+  return true;
+}
+
 std::vector<v1::AgentInfo> AgentRegistry::List() {
   std::lock_guard lock(mu_);
   TimePoint now = clock_.Now();

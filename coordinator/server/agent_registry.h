@@ -138,6 +138,9 @@ class AgentRegistry {
   std::vector<v1::AgentInfo> List();
   // The agent's host facts as a JSON object ("{}" when unknown), for the window record.
   std::string HostFactsJson(const std::string& name);
+  // Replaces a known agent's host facts (read anew at a campaign's start, DescribeHost); the
+  // caller has checked them (CheckHostFacts). False when the agent is unknown.
+  bool SetHostFacts(const std::string& name, const v1::HostFacts& host);
 
  private:
   using ProofHash = std::array<unsigned char, 32>;  // SHA-256 of the instance proof

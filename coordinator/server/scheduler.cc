@@ -20,6 +20,7 @@
 #include "coordinator/outcome.h"
 #include "coordinator/plan.h"
 #include "coordinator/server/adaptive_plan.h"
+#include "coordinator/server/agent_limits.h"
 #include "coordinator/server/agent_registry.h"
 #include "coordinator/server/metrics.h"
 #include "coordinator/server/window_runner.h"
@@ -201,6 +202,42 @@ void Scheduler::EndCampaignOnAgents(const CampaignRow& row,
                          ? ", " + std::to_string(reply.services_in_use()) + " still in use"
                          : "");
       }
+    });
+  }
+  for (auto& call : calls) call.join();
+}
+
+void Scheduler::RefreshHostFacts(const CampaignRow& row, const std::vector<Placement>& placements) {
+  std::set<std::string> names;
+  for (const Placement& p : placements) {
+    names.insert(p.server_agent);
+    names.insert(p.load_agent);
+    names.insert(p.load_agents.begin(), p.load_agents.end());
+  }
+  names.erase("");
+  std::vector<std::thread> calls;
+  for (const std::string& agent : names) {
+    auto stub = agents_.Stub(agent);
+    if (!stub) continue;
+    calls.emplace_back([this, stub, agent, &row] {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+      v1::DescribeHostReply reply;
+      grpc::Status status = stub->DescribeHost(&ctx, v1::DescribeHostRequest(), &reply);
+      if (!status.ok()) {
+        spdlog::warn(
+            "campaign {}: agent {} did not describe its host ({}); its registration's "
+            "host facts stand",
+            row.name, agent, status.error_message());
+        return;
+      }
+      // From the network: checked as a registration's are (docs/fleet.md, "Limits").
+      if (Status valid = CheckHostFacts(reply.host()); !valid.ok()) {
+        spdlog::warn("campaign {}: agent {} described its host out of bounds: {}", row.name, agent,
+                     valid.message());
+        return;
+      }
+      agents_.SetHostFacts(agent, reply.host());
     });
   }
   for (auto& call : calls) call.join();
@@ -390,6 +427,7 @@ void Scheduler::RunCampaign(const CampaignRow& row) {
 
   Status running = store_.SetCampaignState(row.id, CampaignState::kRunning);
   if (!running.ok()) return fail(running.message());
+  RefreshHostFacts(row, placements);
   const bool fleet = campaign->Fleet() || placed.contains("pairs");
   nlohmann::json where;
   if (fleet) {

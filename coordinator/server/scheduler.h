@@ -109,6 +109,11 @@ class Scheduler {
   // timeout. Best effort, each call with a deadline; not called when the coordinator is stopping,
   // since the campaign resumes then.
   void EndCampaignOnAgents(const CampaignRow& row, const std::vector<Placement>& placements);
+  // At a campaign's start, each agent it was placed on describes its host again (DescribeHost):
+  // the host check's findings of that moment (docs/host.md) are what the registry, `benchlab
+  // agents` and the campaign's windows then carry. Best effort, side by side, each call with a
+  // deadline; an agent that does not answer keeps what it registered with.
+  void RefreshHostFacts(const CampaignRow& row, const std::vector<Placement>& placements);
   void Bump();
   bool stopping() const { return stopping_.load(); }
 

@@ -78,6 +78,17 @@ class FakeAgent final : public AnsweringAgent {
     WriteLoad(writer, result);
     return grpc::Status::OK;
   }
+  grpc::Status DescribeHost(grpc::ServerContext*, const v1::DescribeHostRequest*,
+                            v1::DescribeHostReply* reply) override {
+    if (described_as.empty()) return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "");
+    reply->mutable_host()->set_hostname(described_as);
+    v1::HostFinding* f = reply->mutable_host()->add_findings();
+    f->set_name("aslr");
+    f->set_value("2");
+    f->set_status("warn");
+    f->set_why("randomised addresses move code and data between runs");
+    return grpc::Status::OK;
+  }
   grpc::Status Acknowledge(grpc::ServerContext*, const v1::AcknowledgeRequest* req,
                            v1::AcknowledgeReply*) override {
     std::lock_guard lock(mu_);
@@ -92,6 +103,7 @@ class FakeAgent final : public AnsweringAgent {
 
   Status run_load_fails;              // set before the scheduler starts: what every RunLoad returns
   std::atomic<int> refused_loads{0};  // how many RunLoads, first to last, the gates will refuse
+  std::string described_as;  // set before the scheduler starts: DescribeHost's hostname; "" none
   std::map<std::string, std::string> acks() {
     std::lock_guard lock(mu_);
     return acks_;
@@ -331,6 +343,29 @@ TEST_F(SchedulerTest, RemeasureMaxZeroMeasuresNothingAgain) {
   const std::string spec = std::string(kTwoWindows) + "[gates]\nremeasure_max = 0\n";
   ASSERT_EQ(RunTwoWindows(**store, server, load, &campaign_id, nullptr, spec), "done");
   EXPECT_EQ(StoredAttempts(**store), (std::vector<std::string>{"c1 1 invalid", "c2 1 valid"}));
+}
+
+// At a campaign's start each agent describes its host again; its windows carry what it said,
+// the host check's findings included (docs/host.md). An agent that cannot describe it keeps its
+// registration's facts, and the campaign runs.
+TEST_F(SchedulerTest, AgentsDescribeTheirHostAtTheCampaignsStart) {
+  auto store = Store::Open((dir_ / "bench.db").string());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  Served server, load;
+  server.agent.described_as = "described-at-start";
+  int64_t campaign_id = 0;
+  ASSERT_EQ(RunTwoWindows(**store, server, load, &campaign_id), "done");
+  auto rows = (*store)->ListWindows({});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  for (const WindowRow& w : *rows) {
+    auto host = nlohmann::json::parse(w.server_host);
+    EXPECT_EQ(host["hostname"], "described-at-start") << w.server_host;
+    ASSERT_TRUE(host["findings"].is_array()) << w.server_host;
+    EXPECT_EQ(host["findings"][0]["name"], "aslr");
+    EXPECT_EQ(host["findings"][0]["status"], "warn");
+    EXPECT_EQ(w.load_host.find("described-at-start"), std::string::npos) << w.load_host;
+  }
 }
 
 // 10 targets x 20 scenarios x 30 levels x 200 rounds + 5 noise windows: 1.2 million windows,
