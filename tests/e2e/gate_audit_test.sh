@@ -70,8 +70,10 @@ check "the Markdown report carries the gate audit, the windows measured again an
 python3 - "$work/report.json" <<'PY' || fail "the run of record's gate audit and findings"
 import json, sys
 r = json.load(open(sys.argv[1]))
-a = r["gate_audit"]
-assert len(a) == 1 and a[0]["gate"] == "generator_bound", a
+# The load host's busy share refuses every window; the generator's own flag (a thread at 95% of
+# its CPU) may refuse some too, on a busy machine, as a row of the window's own ("host": "").
+a = [g for g in r["gate_audit"] if g["host"].startswith("load (agent ")]
+assert len(a) == 1 and a[0]["gate"] == "generator_bound", r["gate_audit"]
 assert a[0]["refused"] == 8 and a[0]["windows"] == 8 and a[0]["verdict"] == "undecided", a
 # No cell has a valid window: no distance to measure, none invented.
 assert a[0]["rps"]["refused_n"] == 0 and a[0]["rps"]["refused_off_pct"] is None, a
