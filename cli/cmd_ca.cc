@@ -15,7 +15,8 @@ namespace {
 
 struct CaArgs {
   std::string dir;
-  int days = 0;  // 0: the default of the subcommand
+  int init_days = 3650;  // ca init --days
+  int issue_days = 365;  // ca issue --days: a 0 or less is refused, never read as the default
   std::string name;
   std::string role;
   std::vector<std::string> hosts;
@@ -41,7 +42,7 @@ std::string Hosts(const CertificateInfo& info) {
 }
 
 int RunInit(const CaArgs& args) {
-  auto ca = InitCa(args.dir, args.days == 0 ? 3650 : args.days);
+  auto ca = InitCa(args.dir, args.init_days);
   if (!ca.ok()) return CommandError("ca init", ExitFor(ca.status()), ca.status().message());
   const CaPaths paths(args.dir);
   std::printf(
@@ -61,8 +62,7 @@ int RunIssue(const CaArgs& args) {
         "ca issue", 2,
         "--role: expected coordinator, agent, operator or viewer, got \"" + args.role + "\"");
   }
-  auto info =
-      IssueCertificate(args.dir, {args.name, *role, args.hosts, args.days == 0 ? 365 : args.days});
+  auto info = IssueCertificate(args.dir, {args.name, *role, args.hosts, args.issue_days});
   Audit(args, "ca issue", "CaIssue",
         args.role + " certificate " + args.name +
             (info.ok() ? ", serial " + info->serial + ", until " + FormatUtc(info->not_after) : ""),
@@ -103,7 +103,7 @@ CommandRunner AddCaCommand(CLI::App& root) {
   CLI::App* init = ca->add_subcommand(
       "init", "Make a new CA in DIR: ca.pem, ca.key (0600) and an empty crl.pem.");
   init->add_option("--dir", args->dir, "the CA's directory (made 0700 when missing)")->required();
-  init->add_option("--days", args->days, "how long the CA is valid, in days (default 3650)")
+  init->add_option("--days", args->init_days, "how long the CA is valid, in days (default 3650)")
       ->check(CLI::Range(1, 36500));
   init->callback([which] { *which = 1; });
 
@@ -115,7 +115,8 @@ CommandRunner AddCaCommand(CLI::App& root) {
   issue->add_option("--role", args->role, "coordinator, agent, operator or viewer")->required();
   issue->add_option("--host", args->hosts,
                     "a DNS name or IP address the holder's daemon is dialled at (repeatable)");
-  issue->add_option("--days", args->days, "how long it is valid, in days (default 365)");
+  issue->add_option("--days", args->issue_days,
+                    "how long it is valid, in days (default 365; at most the CA's days left)");
   issue->add_option("--db", args->db,
                     "the coordinator's database: record the issue in its audit trail");
   issue->callback([which] { *which = 2; });
