@@ -12,12 +12,8 @@
 namespace benchlab {
 namespace {
 
-double MedianOf(std::vector<double> v) {
-  if (v.empty()) return kNaN;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+// The median by analysis/stats.h's one definition; NaN for none.
+double MedianOf(std::vector<double> v) { return Summarize(std::move(v)).median; }
 
 // |x / median - 1| in %; NaN when either is not a usable figure.
 double DistancePct(double x, double median) {
@@ -116,7 +112,8 @@ ShiftInterval HodgesLehmannShift(const std::vector<double>& x, const std::vector
   for (double a : x)
     for (double b : y) d.push_back(a - b);
   std::sort(d.begin(), d.end());
-  s.estimate = MedianOf(d);  // already sorted: MedianOf sorts a copy, which is cheap next to this
+  const size_t mid = d.size() / 2;  // d is sorted: its median directly
+  s.estimate = d.size() % 2 ? d[mid] : (d[mid - 1] + d[mid]) / 2;
   const double n = static_cast<double>(x.size()), m = static_cast<double>(y.size());
   const double z =
       boost::math::quantile(boost::math::normal(), 1 - (1 - std::clamp(level, 0.5, 0.9999)) / 2);
