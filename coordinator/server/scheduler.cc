@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -175,36 +176,49 @@ void Scheduler::Acknowledge(const std::vector<SpoolEntry>& spooled) {
   }
 }
 
+namespace {
+
+// Calls `call` with each named agent's stub, side by side on threads of their own, and waits for
+// all; empty and unknown names are skipped.
+void CallEachAgent(AgentRegistry& agents, const std::set<std::string>& names,
+                   const std::function<void(const std::string&, v1::Agent::StubInterface&)>& call) {
+  // Side by side: an agent that does not answer costs one deadline, not one per agent.
+  std::vector<std::thread> calls;
+  for (const std::string& agent : names) {
+    if (agent.empty()) continue;
+    auto stub = agents.Stub(agent);
+    if (!stub) continue;
+    calls.emplace_back([stub, agent, &call] { call(agent, *stub); });
+  }
+  for (auto& t : calls) t.join();
+}
+
+}  // namespace
+
 void Scheduler::EndCampaignOnAgents(const CampaignRow& row,
                                     const std::vector<Placement>& placements) {
   std::set<std::string> servers;
   for (const Placement& p : placements) servers.insert(p.server_agent);
   v1::EndCampaignRequest req;
   req.set_campaign(AgentCampaignKey(row.name, row.id));
-  // Side by side: an agent that does not answer costs one deadline, not one per agent.
-  std::vector<std::thread> calls;
-  for (const std::string& agent : servers) {
-    auto stub = agents_.Stub(agent);
-    if (!stub) continue;
-    calls.emplace_back([stub, agent, &req, &row] {
-      grpc::ClientContext ctx;
-      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-      v1::EndCampaignReply reply;
-      grpc::Status status = stub->EndCampaign(&ctx, req, &reply);
-      if (!status.ok()) {
-        // Its services stop when idle instead (docs/services.md, "Lifetime").
-        spdlog::warn("campaign {}: telling agent {} it ended: {}", row.name, agent,
-                     status.error_message());
-      } else if (reply.services_stopped() > 0 || reply.services_in_use() > 0) {
-        spdlog::info("campaign {}: agent {} stopped {} side service(s){}", row.name, agent,
-                     reply.services_stopped(),
-                     reply.services_in_use() > 0
-                         ? ", " + std::to_string(reply.services_in_use()) + " still in use"
-                         : "");
-      }
-    });
-  }
-  for (auto& call : calls) call.join();
+  CallEachAgent(
+      agents_, servers, [&req, &row](const std::string& agent, v1::Agent::StubInterface& stub) {
+        grpc::ClientContext ctx;
+        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+        v1::EndCampaignReply reply;
+        grpc::Status status = stub.EndCampaign(&ctx, req, &reply);
+        if (!status.ok()) {
+          // Its services stop when idle instead (docs/services.md, "Lifetime").
+          spdlog::warn("campaign {}: telling agent {} it ended: {}", row.name, agent,
+                       status.error_message());
+        } else if (reply.services_stopped() > 0 || reply.services_in_use() > 0) {
+          spdlog::info("campaign {}: agent {} stopped {} side service(s){}", row.name, agent,
+                       reply.services_stopped(),
+                       reply.services_in_use() > 0
+                           ? ", " + std::to_string(reply.services_in_use()) + " still in use"
+                           : "");
+        }
+      });
 }
 
 void Scheduler::RefreshHostFacts(const CampaignRow& row, const std::vector<Placement>& placements) {
@@ -214,33 +228,27 @@ void Scheduler::RefreshHostFacts(const CampaignRow& row, const std::vector<Place
     names.insert(p.load_agent);
     names.insert(p.load_agents.begin(), p.load_agents.end());
   }
-  names.erase("");
-  std::vector<std::thread> calls;
-  for (const std::string& agent : names) {
-    auto stub = agents_.Stub(agent);
-    if (!stub) continue;
-    calls.emplace_back([this, stub, agent, &row] {
-      grpc::ClientContext ctx;
-      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-      v1::DescribeHostReply reply;
-      grpc::Status status = stub->DescribeHost(&ctx, v1::DescribeHostRequest(), &reply);
-      if (!status.ok()) {
-        spdlog::warn(
-            "campaign {}: agent {} did not describe its host ({}); its registration's "
-            "host facts stand",
-            row.name, agent, status.error_message());
-        return;
-      }
-      // From the network: checked as a registration's are (docs/fleet.md, "Limits").
-      if (Status valid = CheckHostFacts(reply.host()); !valid.ok()) {
-        spdlog::warn("campaign {}: agent {} described its host out of bounds: {}", row.name, agent,
-                     valid.message());
-        return;
-      }
-      agents_.SetHostFacts(agent, reply.host());
-    });
-  }
-  for (auto& call : calls) call.join();
+  CallEachAgent(
+      agents_, names, [this, &row](const std::string& agent, v1::Agent::StubInterface& stub) {
+        grpc::ClientContext ctx;
+        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+        v1::DescribeHostReply reply;
+        grpc::Status status = stub.DescribeHost(&ctx, v1::DescribeHostRequest(), &reply);
+        if (!status.ok()) {
+          spdlog::warn(
+              "campaign {}: agent {} did not describe its host ({}); its registration's host facts "
+              "stand",
+              row.name, agent, status.error_message());
+          return;
+        }
+        // From the network: checked as a registration's are (docs/fleet.md, "Limits").
+        if (Status valid = CheckHostFacts(reply.host()); !valid.ok()) {
+          spdlog::warn("campaign {}: agent {} described its host out of bounds: {}", row.name,
+                       agent, valid.message());
+          return;
+        }
+        agents_.SetHostFacts(agent, reply.host());
+      });
 }
 
 namespace {
