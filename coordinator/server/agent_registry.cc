@@ -94,7 +94,7 @@ AgentRegistry::ProofHash AgentRegistry::HashProof(const std::string& proof) {
   return hash;
 }
 
-Admission AgentRegistry::Register(const v1::RegisterAgentRequest& request) {
+Admission AgentRegistry::Register(const v1::RegisterAgentRequest& request, std::string* holder) {
   std::lock_guard lock(mu_);
   const TimePoint now = clock_.Now();
   const ProofHash proof = HashProof(request.instance_proof());
@@ -110,6 +110,7 @@ Admission AgentRegistry::Register(const v1::RegisterAgentRequest& request) {
     if (StateLocked(entry, now) != AgentState::kLost) {
       spdlog::warn("agent {}: registration from {} refused: a live instance at {} holds it",
                    request.name(), request.address(), entry.info.address());
+      if (holder != nullptr) *holder = entry.info.address();
       return Admission::kRefused;
     }
     spdlog::warn("agent {}: a new instance at {} takes the name over from {}, whose lease expired",

@@ -83,7 +83,8 @@ class AgentRegistry {
   // held replaces the idle agent lost longest ago, or is kFull. A busy mark survives
   // re-registration: it is the scheduler's, which clears it when the window or campaign ends.
   // The request is taken as valid (ValidateRegistration, coordinator/server/agent_limits.h).
-  Admission Register(const v1::RegisterAgentRequest& request);
+  // On kRefused, *holder (when given) is the address the live instance registered.
+  Admission Register(const v1::RegisterAgentRequest& request, std::string* holder = nullptr);
   // Renews the lease, also of a suspect or lost agent, when `proof` is the registered one.
   // kUnknown: the agent must register again.
   ProofCheck Heartbeat(const std::string& name, const std::string& proof);

@@ -180,12 +180,14 @@ grpc::Status CoordinatorService::Register(const v1::RegisterAgentRequest* req,
                                           const std::optional<CertificateInfo>& certificate,
                                           v1::RegisterAgentReply* reply) {
   if (Status valid = ValidateRegistration(*req); !valid.ok()) return rpc::ToGrpcStatus(valid);
-  switch (agents_.Register(*req)) {
+  std::string holder;
+  switch (agents_.Register(*req, &holder)) {
     case Admission::kRefused:
       return rpc::ToGrpcStatus(Status::PermissionDenied(
-          "agent " + req->name() +
-          " is registered by a live instance; a new instance may take over "
-          "after its lease expires"));
+          "agent " + req->name() + " is registered by a live instance at " + holder +
+          " (another instance proof, so another state directory); this one may take the name "
+          "over once that one is lost (no heartbeat for its lease and grace, docs/fleet.md), or "
+          "be given another name"));
     case Admission::kFull:
       return rpc::ToGrpcStatus(Status::ResourceExhausted(
           "the coordinator holds " + std::to_string(kMaxAgents) +

@@ -191,7 +191,10 @@ TEST(AgentInstanceTest, ANameHeldByALiveInstanceCannotBeTakenOver) {
   FakeClock clock;
   AgentRegistry registry(clock, NoStartupGrace());
   ASSERT_EQ(registry.Register(Instance("s", "10.0.0.1:7000", "first")), Admission::kRegistered);
-  EXPECT_EQ(registry.Register(Instance("s", "10.6.6.6:7000", "other")), Admission::kRefused);
+  std::string holder;
+  EXPECT_EQ(registry.Register(Instance("s", "10.6.6.6:7000", "other"), &holder),
+            Admission::kRefused);
+  EXPECT_EQ(holder, "10.0.0.1:7000") << "the refusal names the live instance's address";
   EXPECT_EQ(AddressOf(registry, "s"), "10.0.0.1:7000") << "not re-pointed";
   EXPECT_EQ(registry.Heartbeat("s", "other"), ProofCheck::kWrongProof);
   EXPECT_EQ(registry.CheckProof("s", "other"), ProofCheck::kWrongProof);

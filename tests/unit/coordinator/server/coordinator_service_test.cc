@@ -162,8 +162,10 @@ TEST_F(CoordinatorServiceTest, ANameIsTakenOverOnlyByItsInstanceOrAfterItsLeaseE
   grpc::Status refused = Register(intruder);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_EQ(refused.error_message(),
-            "agent srv-1 is registered by a live instance; a new instance may take over after "
-            "its lease expires");
+            "agent srv-1 is registered by a live instance at 127.0.0.1:7001 (another instance "
+            "proof, so another state directory); this one may take the name over once that one "
+            "is lost (no heartbeat for its lease and grace, docs/fleet.md), or be given another "
+            "name");
   EXPECT_EQ(registry_->List()[0].address(), "127.0.0.1:7001");
 
   v1::RegisterAgentRequest moved = Registration("proof-1");
