@@ -87,6 +87,12 @@ Result<HostPort> AgentDaemon::Start() {
     instance_proof_ = *proof;
   } else {
     BENCHLAB_RETURN_IF_ERROR(EnsurePrivateDir("state_dir", config_.state_dir));
+    // One agent per state directory (docs/security.md, "One owner per state"), checked before
+    // anything in it is read or written.
+    auto lock = OwnerLock::Acquire(config_.state_dir + "/lock", "state_dir " + config_.state_dir,
+                                   ProcessHolder("agent " + config_.name));
+    if (!lock.ok()) return lock.status();
+    state_lock_ = std::move(lock).value();
     auto proof = LoadInstanceProof(config_.state_dir);
     if (!proof.ok()) return Status(proof.status().code(), "state_dir: " + proof.status().message());
     instance_proof_ = *proof;
@@ -146,6 +152,13 @@ Result<HostPort> AgentDaemon::Start() {
   }
   HostPort bound{config_.listen.host, static_cast<uint16_t>(bound_port)};
   std::string address = config_.advertise.empty() ? bound.ToString() : config_.advertise;
+  if (state_lock_) {
+    if (Status said = state_lock_->SetHolder(ProcessHolder("agent " + config_.name) +
+                                             ", listening on " + bound.ToString());
+        !said.ok()) {
+      spdlog::warn("agent {}: {}", config_.name, said.message());
+    }
+  }
   spdlog::info("agent {} listening on {} (roles: {}); work in {}, spool in {}", config_.name,
                bound.ToString(), fmt::join(config_.roles, ","), config_.run_root,
                config_.spool_dir.empty() ? "none" : config_.spool_dir);

@@ -20,6 +20,7 @@
 #include "agent/server/agent_metrics.h"
 #include "agent/server/agent_service.h"
 #include "benchlab/v1/coordinator.grpc.pb.h"
+#include "common/owner_lock.h"
 #include "common/parse.h"
 #include "common/status.h"
 #include "common/sysenv.h"
@@ -76,7 +77,10 @@ class AgentDaemon {
   SysEnv& env_;
   const AgentConfig config_;
   const std::string instance_;
-  std::string instance_proof_;       // a secret: never logged
+  std::string instance_proof_;  // a secret: never logged
+  // The state directory's lock (common/owner_lock.h), held from Start for the daemon's life:
+  // two agents on one state directory would share one spool and one instance proof.
+  std::optional<OwnerLock> state_lock_;
   std::shared_ptr<TlsContext> tls_;  // from config_.tls at Start; null: plaintext
   AgentService service_;
   AgentMetrics metrics_;  // /metrics on config_.metrics_listen (docs/metrics.md)

@@ -4,6 +4,9 @@
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
 
+#include <optional>
+
+#include "common/owner_lock.h"
 #include "coordinator/server/agent_registry.h"
 #include "coordinator/server/channel.h"
 #include "coordinator/server/coordinator_service.h"
@@ -18,8 +21,10 @@
 namespace benchlab {
 
 struct CoordinatorDaemon::Parts {
-  Parts(std::unique_ptr<Store> s, const CoordinatorOptions& o, const std::string& db_path)
-      : options(o),
+  Parts(std::optional<OwnerLock> lock, std::unique_ptr<Store> s, const CoordinatorOptions& o,
+        const std::string& db_path)
+      : owner(std::move(lock)),
+        options(o),
         store(std::move(s)),
         metrics(db_path),
         scheduler(*store, agents, options.max_windows, &metrics),
@@ -39,6 +44,7 @@ struct CoordinatorDaemon::Parts {
     }
   }
 
+  std::optional<OwnerLock> owner;  // the database's; released last
   CoordinatorOptions options;
   std::unique_ptr<Store> store;
   AgentRegistry agents;
@@ -52,10 +58,18 @@ struct CoordinatorDaemon::Parts {
 
 Result<std::unique_ptr<CoordinatorDaemon>> CoordinatorDaemon::Create(const std::string& db_path,
                                                                      CoordinatorOptions options) {
+  // One coordinator per database (docs/security.md, "One owner per state"): a second one would
+  // take the first's running windows for ones a restart cut off, and both would store them.
+  std::optional<OwnerLock> owner;
+  if (!db_path.empty() && db_path != ":memory:") {
+    auto lock = OwnerLock::Acquire(db_path + ".lock", db_path, ProcessHolder("coordinator"));
+    if (!lock.ok()) return lock.status();
+    owner = std::move(lock).value();
+  }
   auto store = Store::Open(db_path);
   if (!store.ok()) return store.status();
-  return std::unique_ptr<CoordinatorDaemon>(
-      new CoordinatorDaemon(std::make_unique<Parts>(std::move(store).value(), options, db_path)));
+  return std::unique_ptr<CoordinatorDaemon>(new CoordinatorDaemon(
+      std::make_unique<Parts>(std::move(owner), std::move(store).value(), options, db_path)));
 }
 
 CoordinatorDaemon::CoordinatorDaemon(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
@@ -94,6 +108,13 @@ Result<HostPort> CoordinatorDaemon::Start(const HostPort& listen) {
                                " (address in use or not local?)");
   }
   HostPort bound{listen.host, static_cast<uint16_t>(bound_port)};
+  if (parts_->owner) {
+    if (Status said = parts_->owner->SetHolder(ProcessHolder("coordinator") + ", listening on " +
+                                               bound.ToString());
+        !said.ok()) {
+      spdlog::warn("{}", said.message());
+    }
+  }
   parts_->scheduler.Start();
   spdlog::info("coordinator listening on {} ({})", bound.ToString(),
                tls ? "mutual TLS as " + IdentityUri(tls->own().role, tls->own().name)

@@ -34,7 +34,9 @@ struct CoordinatorOptions {
 
 class CoordinatorDaemon {
  public:
-  // Opens the store; a bad or newer database fails here.
+  // Locks the database (its DB.lock file, common/owner_lock.h) and opens the store. Another
+  // coordinator on the same database fails here (FailedPrecondition naming it), as does a bad or
+  // newer database.
   static Result<std::unique_ptr<CoordinatorDaemon>> Create(const std::string& db_path,
                                                            CoordinatorOptions options = {});
   ~CoordinatorDaemon();

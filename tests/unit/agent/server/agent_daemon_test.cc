@@ -194,6 +194,30 @@ TEST_F(AgentDaemonTest, TheInstanceProofIsKeptAcrossRestartsAndSentWithEveryCall
       << "registration and heartbeats of both starts carry the one proof";
 }
 
+// One agent per state directory (docs/security.md, "One owner per state"): a second one would
+// share the first's spool and instance proof, and take its registration over.
+TEST_F(AgentDaemonTest, ASecondAgentOnTheStateDirectoryIsRefusedAtStart) {
+  AgentDaemon first(RealSysEnv(), Config());
+  ASSERT_TRUE(first.Start().ok());
+  ASSERT_TRUE(Eventually([&] { return first.registered(); }, milliseconds(10000)));
+  {
+    AgentDaemon second(RealSysEnv(), Config());
+    auto started = second.Start();
+    ASSERT_FALSE(started.ok());
+    EXPECT_EQ(started.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_EQ(started.status().message().rfind("state_dir " + dir_ +
+                                                   "/state is in use by benchlab "
+                                                   "agent " +
+                                                   Config().name + ", pid " +
+                                                   std::to_string(getpid()) + ", listening on ",
+                                               0),
+              0u)
+        << started.status().message();
+  }
+  std::lock_guard lock(coordinator_.mu);
+  EXPECT_EQ(coordinator_.registrations, 1) << "the refused agent never registered";
+}
+
 TEST_F(AgentDaemonTest, DirectoriesThatAreNotPrivateAreRefusedAtStart) {
   fs::create_directories(dir_ + "/elsewhere");
   fs::create_directories(dir_ + "/state");
