@@ -1,0 +1,118 @@
+#include "agent/window_profiler.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+namespace benchlab {
+namespace {
+
+using std::chrono::milliseconds;
+
+// The hot function the profile must find by name.
+__attribute__((noinline)) uint64_t BurnInNamedFunction(uint64_t rounds) {
+  volatile uint64_t x = 1;
+  for (uint64_t i = 0; i < rounds; ++i) x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+  return x;
+}
+
+// A child that burns CPU in BurnInNamedFunction until killed.
+pid_t StartBurner() {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    while (true) BurnInNamedFunction(1 << 20);
+  }
+  return pid;
+}
+
+class WindowProfilerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (system("perf --version > /dev/null 2>&1") != 0)
+      GTEST_SKIP() << "linux-perf is not installed";
+    char pattern[] = "/tmp/window_profiler_test.XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    if (burner_ > 0) {
+      kill(burner_, SIGKILL);
+      waitpid(burner_, nullptr, 0);
+    }
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  ProfileSpec Spec(pid_t pid) {
+    ProfileSpec spec;
+    spec.pids = {pid};
+    spec.frequency_hz = 99;
+    spec.scratch_dir = dir_ + "/profile";
+    return spec;
+  }
+  std::string dir_;
+  pid_t burner_ = -1;
+};
+
+TEST_F(WindowProfilerTest, FindsTheHotFunctionByNameOnlyBetweenEnableAndDisable) {
+  burner_ = StartBurner();
+  auto profiler = WindowProfiler::Start(RealSysEnv(), Spec(burner_));
+  ASSERT_TRUE(profiler.ok()) << profiler.status().message();
+  std::this_thread::sleep_for(milliseconds(1500));  // burning, not sampled
+  Status on = (*profiler)->Enable(milliseconds(5000));
+  if (on.code() == StatusCode::kFailedPrecondition) GTEST_SKIP() << on.message();
+  ASSERT_TRUE(on.ok()) << on.message();
+  std::this_thread::sleep_for(milliseconds(300));
+  auto folded = (*profiler)->Finish(milliseconds(20000));
+  ASSERT_TRUE(folded.ok()) << folded.status().message();
+  const uint64_t all = folded->samples();
+  uint64_t hot = 0;
+  for (const auto& [stack, count] : folded->stacks) {
+    EXPECT_EQ(stack.find("0x"), std::string::npos) << "a raw address: " << stack;
+    if (stack.find("BurnInNamedFunction") != std::string::npos) hot += count;
+  }
+  EXPECT_GT(all, 0u);
+  // 0.3 s enabled at 99 Hz is at most about 30 samples; the 1.5 s before it, had it been
+  // sampled, would have added up to 150 more.
+  EXPECT_LE(all, 45u) << "samples from outside the enabled interval";
+  EXPECT_GE(hot * 10, all * 8) << FormatFolded(*folded);
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/profile/perf.data.old"));
+}
+
+TEST_F(WindowProfilerTest, AProcessThatIsGoneIsAnErrorInPerfsWords) {
+  burner_ = StartBurner();
+  const pid_t gone = burner_;
+  kill(gone, SIGKILL);
+  waitpid(gone, nullptr, 0);
+  burner_ = -1;
+  auto profiler = WindowProfiler::Start(RealSysEnv(), Spec(gone));
+  ASSERT_TRUE(profiler.ok()) << profiler.status().message();
+  Status on = (*profiler)->Enable(milliseconds(5000));
+  ASSERT_FALSE(on.ok());
+  EXPECT_EQ(on.code(), StatusCode::kFailedPrecondition) << on.message();
+  EXPECT_NE(on.message().find("profile: perf record exit status"), std::string::npos)
+      << on.message();
+  EXPECT_NE(on.message().find("No such process"), std::string::npos)
+      << "perf's own words: " << on.message();
+}
+
+TEST_F(WindowProfilerTest, TheScratchDirectoryGoesWithTheProfiler) {
+  burner_ = StartBurner();
+  {
+    auto profiler = WindowProfiler::Start(RealSysEnv(), Spec(burner_));
+    ASSERT_TRUE(profiler.ok());
+    EXPECT_TRUE(std::filesystem::exists(dir_ + "/profile/control"));
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/profile"));
+  ProfileSpec bad = Spec(burner_);
+  bad.frequency_hz = 0;
+  EXPECT_EQ(WindowProfiler::Start(RealSysEnv(), bad).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace benchlab
