@@ -63,9 +63,9 @@ WindowProfiler::~WindowProfiler() {
 Result<std::unique_ptr<WindowProfiler>> WindowProfiler::Start(SysEnv& env,
                                                               const ProfileSpec& spec) {
   if (spec.pids.empty()) return Status::InvalidArgument("profile: no process to sample");
-  if (spec.frequency_hz < 1 || spec.frequency_hz > 10000) {
+  if (spec.frequency_hz < 1 || spec.frequency_hz > kMaxProfileHz) {
     return Status::InvalidArgument("profile: frequency " + std::to_string(spec.frequency_hz) +
-                                   " Hz is outside 1 to 10000");
+                                   " Hz is outside 1 to " + std::to_string(kMaxProfileHz));
   }
   BENCHLAB_RETURN_IF_ERROR(MakePrivateDir(spec.scratch_dir));
   const std::string ctl = spec.scratch_dir + "/control";

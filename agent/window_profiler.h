@@ -26,6 +26,9 @@ namespace benchlab {
 
 class TargetProcess;
 
+// The highest sampling frequency a coordinator may ask for (StartTargetRequest.profile_hz).
+inline constexpr int kMaxProfileHz = 1000;
+
 struct ProfileSpec {
   std::vector<pid_t> pids;    // processes to sample (every thread of each)
   std::vector<int> cpus;      // where perf itself runs; empty: inherit the agent's

@@ -1,5 +1,7 @@
 #include "common/folded_profile.h"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <set>
 #include <string>
@@ -88,22 +90,29 @@ std::vector<std::string_view> SplitFrames(std::string_view stack) {
   return frames;
 }
 
-// Past kMaxProfileStacks, the rarest stacks are merged into one.
-void EnforceStackLimit(FoldedProfile& profile) {
-  if (profile.stacks.size() <= kMaxProfileStacks) return;
+// Keeps the `keep` most sampled stacks and merges the rest into "[other stacks]".
+void KeepMostSampled(FoldedProfile& profile, size_t keep) {
+  if (profile.stacks.size() <= keep) return;
   std::vector<std::pair<uint64_t, std::string>> by_count;
-  by_count.reserve(profile.stacks.size());
   for (auto& [stack, count] : profile.stacks) by_count.emplace_back(count, stack);
   std::sort(by_count.begin(), by_count.end(),
             [](const auto& a, const auto& b) { return a.first > b.first; });
+  FoldedProfile kept;
   uint64_t other = 0;
-  for (size_t i = kMaxProfileStacks - 1; i < by_count.size(); ++i) {
-    other += by_count[i].first;
-    profile.stacks.erase(by_count[i].second);
+  for (size_t i = 0; i < by_count.size(); ++i) {
+    if (i + 1 < keep) {
+      kept.stacks[by_count[i].second] += by_count[i].first;
+    } else {
+      other += by_count[i].first;
+    }
   }
-  profile.stacks[std::string(kOtherStacks)] += other;
-  profile.truncated = true;
+  kept.stacks[std::string(kOtherStacks)] += other;
+  kept.truncated = true;
+  profile = std::move(kept);
 }
+
+// Past kMaxProfileStacks, the rarest stacks are merged into one.
+void EnforceStackLimit(FoldedProfile& profile) { KeepMostSampled(profile, kMaxProfileStacks); }
 
 }  // namespace
 
@@ -222,6 +231,53 @@ Result<FoldedProfile> ParseFolded(std::string_view text) {
     }
   }
   return profile;
+}
+
+Result<std::string> CompressFolded(FoldedProfile profile, size_t max_bytes) {
+  while (true) {
+    const std::string text = FormatFolded(profile);
+    uLongf size = compressBound(static_cast<uLong>(text.size()));
+    std::string packed(size, '\0');
+    if (compress2(reinterpret_cast<Bytef*>(packed.data()), &size,
+                  reinterpret_cast<const Bytef*>(text.data()), static_cast<uLong>(text.size()),
+                  6) != Z_OK) {
+      return Status::Internal("profile: zlib could not compress");
+    }
+    packed.resize(size);
+    if (packed.size() <= max_bytes && text.size() <= kMaxProfileTextBytes) return packed;
+    if (profile.stacks.size() <= 1) {
+      return Status::ResourceExhausted("profile: one stack does not fit in " +
+                                       std::to_string(max_bytes) + " bytes");
+    }
+    KeepMostSampled(profile, profile.stacks.size() / 2);
+  }
+}
+
+Result<FoldedProfile> DecompressFolded(std::string_view bytes) {
+  z_stream z{};
+  if (inflateInit(&z) != Z_OK) return Status::Internal("profile: zlib could not start");
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  z.avail_in = static_cast<uInt>(bytes.size());
+  std::string text;
+  char chunk[64 * 1024];
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    z.next_out = reinterpret_cast<Bytef*>(chunk);
+    z.avail_out = sizeof chunk;
+    rc = inflate(&z, Z_NO_FLUSH);
+    text.append(chunk, sizeof chunk - z.avail_out);
+    if (text.size() > kMaxProfileTextBytes) {
+      inflateEnd(&z);
+      return Status::InvalidArgument("profile: over " + std::to_string(kMaxProfileTextBytes) +
+                                     " bytes once uncompressed");
+    }
+    if (rc == Z_BUF_ERROR && z.avail_in == 0) break;  // input ended before the stream did
+  }
+  inflateEnd(&z);
+  if (rc != Z_STREAM_END || z.avail_in != 0) {
+    return Status::InvalidArgument("profile: not a zlib stream of a folded profile");
+  }
+  return ParseFolded(text);
 }
 
 void MergeProfile(FoldedProfile& into, const FoldedProfile& more) {

@@ -22,6 +22,12 @@ inline constexpr size_t kMaxProfileStacks = 20000;
 inline constexpr size_t kMaxProfileDepth = 256;
 inline constexpr size_t kMaxFrameBytes = 512;
 
+// One window's profile as it travels and is stored: zlib-compressed folded text, at most this
+// many bytes (well under a spooled result's 1 MiB, kMaxOfferedPayloadBytes), and at most
+// kMaxProfileTextBytes once uncompressed.
+inline constexpr size_t kMaxProfileBytes = 512 * 1024;
+inline constexpr size_t kMaxProfileTextBytes = 32 * 1024 * 1024;
+
 struct FoldedProfile {
   // "root;caller;...;leaf" -> samples. Frames hold no ';' nor control byte; a kernel frame ends
   // in "_[k]", a JIT frame (from a perf map) in "_[j]", and a frame perf could not name is
@@ -41,6 +47,13 @@ Result<FoldedProfile> FoldPerfScript(std::string_view text);
 std::string FormatFolded(const FoldedProfile& profile);
 // Parses it back, holding it to the limits above; InvalidArgument naming the line otherwise.
 Result<FoldedProfile> ParseFolded(std::string_view text);
+
+// The folded text, zlib-compressed, in at most `max_bytes`: when it does not fit, the rarest
+// stacks are merged into "[other stacks]" (and the profile marked truncated) until it does.
+Result<std::string> CompressFolded(FoldedProfile profile, size_t max_bytes = kMaxProfileBytes);
+// The profile back from CompressFolded's bytes, under the limits of ParseFolded and
+// kMaxProfileTextBytes; InvalidArgument for bytes that are not such a profile.
+Result<FoldedProfile> DecompressFolded(std::string_view bytes);
 
 // Adds `more` into `into` (the limits hold after).
 void MergeProfile(FoldedProfile& into, const FoldedProfile& more);

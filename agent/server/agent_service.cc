@@ -62,6 +62,9 @@ Status CheckPort(int port) {
 
 // Names the window and its log; it goes into a directory name.
 constexpr size_t kMaxWindowLabel = 128;
+// perf answers a switch at once; its stop and symbolisation take about half a second here.
+constexpr std::chrono::milliseconds kProfileSwitchTimeout{2000};
+constexpr std::chrono::milliseconds kProfileFinishTimeout{20000};
 
 // StartTargetRequest.campaign and EndCampaignRequest.campaign (proto/benchlab/v1/agent.proto):
 // "<name>#<id>", 1 to 128 characters of [A-Za-z0-9._:#-]. It goes into logs and error messages,
@@ -272,6 +275,11 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext* ctx, const v1::Start
     return rpc::ToGrpcStatus(Status::NotFound("agent \"" + identity_.name + "\" has no target \"" +
                                               req->target() + "\" in its catalogue"));
   }
+  if (req->profile_hz() < 0 || req->profile_hz() > kMaxProfileHz) {
+    return rpc::ToGrpcStatus(Status::InvalidArgument("profile_hz: 0 (no profile) to " +
+                                                     std::to_string(kMaxProfileHz) + ", got " +
+                                                     std::to_string(req->profile_hz())));
+  }
   std::vector<int> cpus(req->cpus().begin(), req->cpus().end());
   auto random = RandomHex(16);
   if (!random.ok()) return rpc::ToGrpcStatus(random.status());
@@ -364,6 +372,23 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext* ctx, const v1::Start
     auto version = versions_.find(def->name);
     reply->set_version(version == versions_.end() ? "unavailable" : version->second);
   }
+  if (req->profile_hz() > 0) {
+    // perf starts now, with its events off, and is switched on at Mark BEGIN. It runs where
+    // the agent's own threads do, never on the target's CPUs, and a profile that cannot be
+    // taken leaves the window as it is, saying why (docs/profiles.md).
+    ProfileSpec spec;
+    spec.pids.push_back(active->target.process->pid());
+    for (pid_t pid : services_.Pids(active->services)) spec.pids.push_back(pid);
+    spec.frequency_hz = req->profile_hz();
+    spec.scratch_dir = run_dir + "/profile";
+    auto profiler = WindowProfiler::Start(env_, spec);
+    if (profiler.ok()) {
+      active->profiler = std::move(profiler).value();
+    } else {
+      active->profile_error = profiler.status().message();
+      spdlog::warn("target {}: no profile: {}", handle, active->profile_error);
+    }
+  }
   spdlog::info("started target {} as {} (pid {}, port {}, cpus {}, ready in {:.1f} ms, {})",
                def->name, handle, active->target.process->pid(), active->target.port,
                FormatCpuList(active->target.cpus), active->target.startup_ms,
@@ -433,6 +458,13 @@ grpc::Status AgentService::Mark(grpc::ServerContext* ctx, const v1::MarkRequest*
     }
     // The services' samplers start right after the target's, then their probes are read.
     if (!active->services.empty()) active->services_interval = services_.Begin(active->services);
+    if (active->profiler) {
+      if (Status on = active->profiler->Enable(kProfileSwitchTimeout); !on.ok()) {
+        active->profile_error = on.message();
+        active->profiler.reset();
+        spdlog::warn("target {}: no profile: {}", req->handle(), active->profile_error);
+      }
+    }
     reply->set_target_alive(true);
     return grpc::Status::OK;
   }
@@ -442,6 +474,22 @@ grpc::Status AgentService::Mark(grpc::ServerContext* ctx, const v1::MarkRequest*
   }
   auto figures = active->sampler->End();
   active->sampler.reset();
+  if (active->profiler) {
+    auto profile = active->profiler->Finish(kProfileFinishTimeout);
+    active->profiler.reset();
+    if (profile.ok()) {
+      auto packed = CompressFolded(*profile, kMaxProfileBytes);
+      if (packed.ok()) {
+        reply->set_profile_folded_z(*packed);
+        reply->set_profile_samples(profile->samples());
+      } else {
+        active->profile_error = packed.status().message();
+      }
+    } else {
+      active->profile_error = profile.status().message();
+    }
+  }
+  reply->set_profile_error(active->profile_error);
   if (active->services_interval) {
     std::vector<ProbeReading> probes;
     for (const ServiceInterval& s : active->services_interval->End(&probes)) {

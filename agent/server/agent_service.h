@@ -27,6 +27,7 @@
 #include "agent/services.h"
 #include "agent/spool.h"
 #include "agent/target_runner.h"
+#include "agent/window_profiler.h"
 #include "benchlab/v1/agent.grpc.pb.h"
 #include "common/sysenv.h"
 #include "common/target.h"
@@ -129,6 +130,10 @@ class AgentService final : public v1::Agent::Service {
     std::string window;  // the token that started it: Mark and StopTarget must give it
     std::vector<std::string> services;  // the side services it was started with
     std::unique_ptr<ServiceManager::Interval> services_interval;
+    // With StartTarget's profile_hz: perf, started with the target and switched on over each
+    // Mark BEGIN to END (docs/profiles.md); or why it could not be.
+    std::unique_ptr<WindowProfiler> profiler;
+    std::string profile_error;
   };
   // One call's cancellation: its flag is set when the client cancels, the call's deadline
   // passes (a thread looks every kCallPoll) or the agent shuts down.

@@ -1,7 +1,10 @@
 #include "common/folded_profile.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 namespace benchlab {
@@ -122,6 +125,62 @@ TEST(SamplesByFunctionTest, SelfIsTheLeafTotalCountsARecursiveFunctionOnce) {
   EXPECT_EQ(f.at("walk").self, 6u);
   EXPECT_EQ(f.at("leaf").self, 4u);
   EXPECT_EQ(f.count("srv"), 0u) << "the process is the root, not a function";
+}
+
+TEST(CompressedProfileTest, RoundTrips) {
+  auto p = ParseFolded("srv;main;parse 30\nsrv;main;write 12\n");
+  ASSERT_TRUE(p.ok());
+  auto packed = CompressFolded(*p);
+  ASSERT_TRUE(packed.ok()) << packed.status().message();
+  auto back = DecompressFolded(*packed);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(FormatFolded(*back), FormatFolded(*p));
+  EXPECT_FALSE(back->truncated);
+}
+
+TEST(CompressedProfileTest, WhatDoesNotFitKeepsItsMostSampledStacks) {
+  FoldedProfile big;
+  for (int i = 0; i < 5000; ++i) {
+    // Distinct, poorly compressible frames; stack i has i + 1 samples.
+    big.stacks["srv;f" + std::to_string(i * 7919 % 100003) +
+               std::string(40, static_cast<char>('a' + i % 26))] = static_cast<uint64_t>(i + 1);
+  }
+  auto packed = CompressFolded(big, 16 * 1024);
+  ASSERT_TRUE(packed.ok()) << packed.status().message();
+  EXPECT_LE(packed->size(), 16u * 1024);
+  auto back = DecompressFolded(*packed);
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->truncated);
+  EXPECT_EQ(back->samples(), big.samples()) << "no sample is lost, the rare ones are merged";
+  EXPECT_LT(back->stacks.size(), big.stacks.size());
+  uint64_t kept_min = UINT64_MAX;
+  for (const auto& [stack, count] : back->stacks) {
+    if (stack != "[other stacks]") kept_min = std::min(kept_min, count);
+  }
+  EXPECT_GT(kept_min, 5000u - back->stacks.size()) << "the most sampled stacks are the ones kept";
+}
+
+TEST(CompressedProfileTest, BytesThatAreNotAProfileAreRefused) {
+  EXPECT_FALSE(DecompressFolded("not zlib at all").ok());
+  auto packed = CompressFolded(*ParseFolded("a;b 1\n"));
+  ASSERT_TRUE(packed.ok());
+  EXPECT_FALSE(DecompressFolded(packed->substr(0, packed->size() - 3)).ok()) << "cut short";
+  // A bomb: 40 MiB of one repeated line compresses to a few tens of KiB.
+  std::string text;
+  for (int i = 0; i < 2000; ++i) text += "x";
+  std::string line = "a;" + text.substr(0, 500) + " 1\n";
+  std::string huge;
+  while (huge.size() < 40u * 1024 * 1024) huge += line;
+  uLongf size = compressBound(static_cast<uLong>(huge.size()));
+  std::string z(size, '\0');
+  ASSERT_EQ(
+      compress2(reinterpret_cast<Bytef*>(z.data()), &size,
+                reinterpret_cast<const Bytef*>(huge.data()), static_cast<uLong>(huge.size()), 9),
+      Z_OK);
+  z.resize(size);
+  auto refused = DecompressFolded(z);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("once uncompressed"), std::string::npos);
 }
 
 }  // namespace

@@ -18,6 +18,8 @@
 #include <thread>
 
 #include "agent/orphans.h"
+#include "agent/window_profiler.h"
+#include "common/folded_profile.h"
 #include "tests/sanitizer.h"
 #include "tests/unit/agent/server/test_http_server.h"
 
@@ -441,6 +443,63 @@ TEST_F(AgentServiceTest, AnotherWindowCannotStopOrMarkATarget) {
   EXPECT_TRUE(Mark(started.handle(), kWindowA, v1::MarkRequest::BEGIN).ok());
   EXPECT_TRUE(Mark(started.handle(), kWindowA, v1::MarkRequest::END).ok());
   EXPECT_TRUE(Stop(started.handle(), kWindowA).ok());
+}
+
+// docs/profiles.md: a target started with profile_hz is sampled over Mark BEGIN to END, and the
+// END reply carries the folded stacks (or why there are none); the window is unaffected.
+TEST_F(AgentServiceTest, AProfiledWindowCarriesItsFoldedStacks) {
+  Serve(Identity(), {Hello()});
+  auto start = [&](int hz, v1::StartTargetReply* reply) {
+    v1::StartTargetRequest req;
+    req.set_target("hello");
+    req.set_window(kWindowA);
+    req.set_profile_hz(hz);
+    grpc::ClientContext ctx;
+    Deadline(ctx);
+    return stub_->StartTarget(&ctx, req, reply);
+  };
+  auto mark = [&](const std::string& handle, v1::MarkRequest::Kind kind, v1::MarkReply* reply) {
+    v1::MarkRequest req;
+    req.set_handle(handle);
+    req.set_window(kWindowA);
+    req.set_kind(kind);
+    grpc::ClientContext ctx;
+    Deadline(ctx);
+    return stub_->Mark(&ctx, req, reply);
+  };
+  v1::StartTargetReply refused;
+  EXPECT_EQ(start(kMaxProfileHz + 1, &refused).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(start(-1, &refused).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  for (int hz : {0, 499}) {
+    v1::StartTargetReply started;
+    ASSERT_TRUE(start(hz, &started).ok());
+    v1::MarkReply begun, ended;
+    ASSERT_TRUE(mark(started.handle(), v1::MarkRequest::BEGIN, &begun).ok());
+    ASSERT_TRUE(RunLoad(Load(static_cast<uint16_t>(started.port()), 800)).ok());
+    ASSERT_TRUE(mark(started.handle(), v1::MarkRequest::END, &ended).ok());
+    ASSERT_TRUE(Stop(started.handle(), kWindowA).ok());
+    EXPECT_GT(ended.cpu_user_s() + ended.cpu_sys_s(), 0) << "the window's own figures are there";
+    if (hz == 0) {
+      EXPECT_TRUE(ended.profile_folded_z().empty());
+      EXPECT_EQ(ended.profile_samples(), 0u);
+      EXPECT_EQ(ended.profile_error(), "");
+      continue;
+    }
+    if (system("perf --version > /dev/null 2>&1") != 0) {
+      EXPECT_NE(ended.profile_error().find("install linux-perf"), std::string::npos)
+          << ended.profile_error();
+      continue;
+    }
+    ASSERT_EQ(ended.profile_error(), "");
+    EXPECT_GT(ended.profile_samples(), 0u);
+    auto folded = DecompressFolded(ended.profile_folded_z());
+    ASSERT_TRUE(folded.ok()) << folded.status().message();
+    EXPECT_EQ(folded->samples(), ended.profile_samples());
+    for (const auto& [stack, count] : folded->stacks) {
+      EXPECT_EQ(stack.rfind("hello-server;", 0), 0u) << "only the target's process: " << stack;
+    }
+  }
 }
 
 TEST_F(AgentServiceTest, EndCampaignStopsThatCampaignsServicesAndRefusesMalformedNames) {
