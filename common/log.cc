@@ -4,7 +4,9 @@
 #include <ctime>
 #include <mutex>
 
+#include "common/printable.h"
 #include "nlohmann/json.hpp"
+#include "spdlog/pattern_formatter.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
@@ -81,6 +83,23 @@ std::unique_ptr<spdlog::formatter> JsonLogFormatter::clone() const {
   return std::make_unique<JsonLogFormatter>(daemon_);
 }
 
+TextLogFormatter::TextLogFormatter() : line_(std::make_unique<spdlog::pattern_formatter>()) {}
+
+void TextLogFormatter::format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) {
+  const std::string message =
+      PrintableText(std::string_view(msg.payload.data(), msg.payload.size()));
+  spdlog::details::log_msg escaped = msg;
+  escaped.payload = spdlog::string_view_t(message.data(), message.size());
+  line_->format(escaped, dest);
+  // A colour sink reads where the level's colour goes from the message it formatted.
+  msg.color_range_start = escaped.color_range_start;
+  msg.color_range_end = escaped.color_range_end;
+}
+
+std::unique_ptr<spdlog::formatter> TextLogFormatter::clone() const {
+  return std::make_unique<TextLogFormatter>();
+}
+
 void SetLogAgent(const std::string& name) {
   std::lock_guard<std::mutex> lock(g_agent_mutex);
   g_agent = name;
@@ -89,6 +108,8 @@ void SetLogAgent(const std::string& name) {
 void ConfigureLogging(LogFormat format, const std::string& daemon) {
   if (format == LogFormat::kJson) {
     spdlog::default_logger()->set_formatter(std::make_unique<JsonLogFormatter>(daemon));
+  } else {
+    spdlog::default_logger()->set_formatter(std::make_unique<TextLogFormatter>());
   }
 }
 

@@ -1,5 +1,6 @@
 // How benchlab's daemons write their logs (docs/logging.md). Text, the default, is spdlog's
-// usual line for a person at a terminal; JSON is one object a line for a fleet's log pipeline:
+// usual line for a person at a terminal, its message made printable; JSON is one object a line
+// for a fleet's log pipeline:
 //
 //   {"time":"2026-12-02T09:14:03.125Z","level":"info","daemon":"agent","agent":"server-1",
 //    "campaign":"hello","window":"hello-r2-nginx-json-c32","message":"target started"}
@@ -49,10 +50,23 @@ class JsonLogFormatter : public spdlog::formatter {
   std::string daemon_;
 };
 
+// spdlog's usual text line, with the message made printable (common/printable.h): a peer's
+// bytes quoted in a message (a request's path, an agent's name or error) never print as a second
+// line or reach the terminal as a control character.
+class TextLogFormatter : public spdlog::formatter {
+ public:
+  TextLogFormatter();
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override;
+  std::unique_ptr<spdlog::formatter> clone() const override;
+
+ private:
+  std::unique_ptr<spdlog::formatter> line_;  // spdlog's default pattern
+};
+
 // The agent name JSON lines carry from now on (process-wide).
 void SetLogAgent(const std::string& name);
 
-// Makes spdlog's default logger write `format` for `daemon`.
+// Makes spdlog's default logger write `format` for `daemon` (text: TextLogFormatter).
 void ConfigureLogging(LogFormat format, const std::string& daemon);
 
 }  // namespace benchlab

@@ -112,7 +112,7 @@ TEST(JsonLogFormatterTest, NewlinesAndInvalidUtf8StayOnOneValidLine) {
   EXPECT_NE(message.find(" end"), std::string::npos);
 }
 
-TEST(ConfigureLoggingTest, JsonSetsTheDefaultLoggersFormatterTextLeavesIt) {
+TEST(ConfigureLoggingTest, TextEscapesAndJsonStructuresTheDefaultLoggersLines) {
   std::ostringstream out;
   auto previous = spdlog::default_logger();
   spdlog::set_default_logger(std::make_shared<spdlog::logger>(
@@ -120,6 +120,7 @@ TEST(ConfigureLoggingTest, JsonSetsTheDefaultLoggersFormatterTextLeavesIt) {
   ConfigureLogging(LogFormat::kText, "run");
   spdlog::info("plain");
   EXPECT_EQ(out.str().find('{'), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("[info] plain"), std::string::npos) << out.str();
   out.str("");
   ConfigureLogging(LogFormat::kJson, "run");
   spdlog::info("structured");
@@ -127,6 +128,22 @@ TEST(ConfigureLoggingTest, JsonSetsTheDefaultLoggersFormatterTextLeavesIt) {
   EXPECT_EQ(line["daemon"], "run");
   EXPECT_EQ(line["message"], "structured");
   spdlog::set_default_logger(previous);
+}
+
+TEST(TextLogFormatterTest, APeersBytesInAMessageStayOnOneLineWithoutControls) {
+  std::ostringstream out;
+  spdlog::logger logger("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
+  logger.set_formatter(std::make_unique<TextLogFormatter>());
+  // A request path that tries to forge a second log line and clear the screen.
+  logger.warn("http api: GET {}: not found",
+              "/x\n[2026-12-01 10:00:00.000] [benchlab] [info] agent evil registered\x1b[2J");
+  const std::string text = out.str();
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_NE(text.find("[warning] http api: GET /x\\n[2026-12-01 10:00:00.000] [benchlab] [info] "
+                      "agent evil registered\\x1b[2J: not found"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace
