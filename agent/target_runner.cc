@@ -18,6 +18,7 @@
 #include "agent/private_dir.h"
 #include "agent/proc.h"
 #include "common/parse.h"
+#include "common/printable.h"
 #include "loadgen/http_client.h"
 
 namespace benchlab {
@@ -132,7 +133,9 @@ Result<std::string> ReadTargetVersion(SysEnv& env, const TargetDef& def,
     return Status::FailedPrecondition("version command of target \"" + def.name + "\": " +
                                       exit.Describe() + (line.empty() ? ", no output" : ""));
   }
-  return line;
+  // The coordinator takes only printable version lines (docs/security.md, "Limits"): a tool
+  // that colours its output, or ends its line with \r, is shown escaped rather than refused.
+  return PrintableText(line);
 }
 
 Result<uint16_t> PickFreePort() {

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <set>
 #include <string>
 #include <string_view>
 
 #include "common/config_fields.h"
 #include "common/parse.h"
+#include "common/printable.h"
 #include "coordinator/campaign.h"
 
 namespace benchlab {
@@ -24,6 +26,19 @@ std::string Quoted(std::string_view text) {
 Status TooLong(const std::string& field, size_t limit, size_t got) {
   return Status::InvalidArgument(field + ": expected at most " + std::to_string(limit) +
                                  " bytes, got " + std::to_string(got));
+}
+
+// Text an agent reports and people read (`benchlab agents`, reports, logs): printable UTF-8,
+// no control characters (common/printable.h), so nothing it stores can move a cursor or start a
+// line when printed.
+Status CheckPrintable(const std::string& field, const std::string& value) {
+  const size_t at = FirstUnprintable(value);
+  if (at == std::string::npos) return Status::Ok();
+  char byte[8];
+  std::snprintf(byte, sizeof(byte), "0x%02x", static_cast<unsigned char>(value[at]));
+  return Status::InvalidArgument(field +
+                                 ": expected printable UTF-8 without control characters, got " +
+                                 byte + " at byte " + std::to_string(at) + " of " + Quoted(value));
 }
 
 Status TooMany(const std::string& field, size_t limit, size_t got, const char* what) {
@@ -72,6 +87,7 @@ Status CheckCatalogue(const v1::RegisterAgentRequest& request) {
     if (version.size() > kMaxVersionBytes) {
       return TooLong(versions + "[" + target + "]", kMaxVersionBytes, version.size());
     }
+    BENCHLAB_RETURN_IF_ERROR(CheckPrintable(versions + "[" + target + "]", version));
   }
   return Status::Ok();
 }
@@ -99,10 +115,9 @@ Status CheckHostFacts(const v1::HostFacts& host) {
       {"agent_version", &host.agent_version()},
   };
   for (const auto& [name, value] : strings) {
-    if (value->size() > kMaxHostFactBytes) {
-      return TooLong(std::string("RegisterAgentRequest.host.") + name, kMaxHostFactBytes,
-                     value->size());
-    }
+    const std::string field = std::string("RegisterAgentRequest.host.") + name;
+    if (value->size() > kMaxHostFactBytes) return TooLong(field, kMaxHostFactBytes, value->size());
+    BENCHLAB_RETURN_IF_ERROR(CheckPrintable(field, *value));
   }
   const std::string findings = "RegisterAgentRequest.host.findings";
   if (static_cast<size_t>(host.findings_size()) > kMaxHostFindings) {

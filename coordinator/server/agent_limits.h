@@ -13,7 +13,8 @@
 namespace benchlab {
 
 // An agent's host facts, as it registers with them or describes its host (DescribeHost): every
-// string at most kMaxHostFactBytes, at most kMaxHostFindings findings of printable ASCII.
+// string at most kMaxHostFactBytes of printable UTF-8 without control characters
+// (common/printable.h), at most kMaxHostFindings findings of printable ASCII.
 Status CheckHostFacts(const v1::HostFacts& host);
 
 // A whole RegisterAgentRequest, serialised. The field limits below add up to less than this.
@@ -30,7 +31,7 @@ inline constexpr size_t kMaxAgentLabels = 64;
 // Catalogue entries (target names, [a-z0-9-]+, at most 64 bytes) on one agent; at most one
 // version line per entry.
 inline constexpr size_t kMaxCatalogueTargets = 1024;
-// One target's version line (the first line its version command prints).
+// One target's version line (the first line its version command prints), printable UTF-8.
 inline constexpr size_t kMaxVersionBytes = 256;
 // The instance proof an agent registers with and shows again on every call.
 inline constexpr size_t kMaxInstanceProofBytes = 256;

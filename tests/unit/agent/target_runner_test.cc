@@ -214,6 +214,11 @@ TEST_F(TargetRunnerTest, VersionCommandGivesItsFirstLine) {
   auto version = ReadTargetVersion(RealSysEnv(), def, dir_ + "/v");
   ASSERT_TRUE(version.ok()) << version.status().ToString();
   EXPECT_EQ(*version, "hello-server 1.2.3");
+  // A coloured line, as the coordinator takes it: printable.
+  def.version = {"/bin/sh", "-c", "printf '\\033[1mv2\\033[0m\\r\\n'"};
+  auto coloured = ReadTargetVersion(RealSysEnv(), def, dir_ + "/v");
+  ASSERT_TRUE(coloured.ok()) << coloured.status().ToString();
+  EXPECT_EQ(*coloured, "\\x1b[1mv2\\x1b[0m\\r");
   def.version = {"/bin/sh", "-c", "exit 4"};
   auto failed = ReadTargetVersion(RealSysEnv(), def, dir_ + "/v");
   ASSERT_FALSE(failed.ok());

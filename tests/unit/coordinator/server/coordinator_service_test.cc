@@ -230,6 +230,24 @@ TEST_F(CoordinatorServiceTest, EveryRegisteredFieldHasAFormAndALimit) {
        [](auto& r) { r.mutable_host()->add_findings()->set_value("on\x1b[2J"); },
        "RegisterAgentRequest.host.findings[0].value: expected printable ASCII, got "
        "\"on\\u001b[2J\""},
+      {"hostname with a forged line",
+       [](auto& r) { r.mutable_host()->set_hostname("box\x1b[2J\nFAKE-LINE"); },
+       "RegisterAgentRequest.host.hostname: expected printable UTF-8 without control characters, "
+       "got 0x1b at byte 3 of \"box\\u001b[2J\\nFAKE-LINE\""},
+      {"kernel not UTF-8", [](auto& r) { r.mutable_host()->set_kernel("6.1\xff"); },
+       "RegisterAgentRequest.host.kernel: expected printable UTF-8 without control characters, "
+       "got 0xff at byte 3 of "},
+      {"cpu model with a C1 control",
+       [](auto& r) {
+         r.mutable_host()->set_cpu_model(
+             "Xeon\xc2\x9b"
+             "2J");
+       },
+       "RegisterAgentRequest.host.cpu_model: expected printable UTF-8 without control "
+       "characters, got 0xc2 at byte 4 of "},
+      {"version with a newline", [](auto& r) { (*r.mutable_versions())["nginx"] = "1.24\nFAKE"; },
+       "RegisterAgentRequest.versions[nginx]: expected printable UTF-8 without control "
+       "characters, got 0x0a at byte 4 of "},
       {"labels",
        [](auto& r) {
          for (int i = 0; i < 64; ++i) r.add_labels("l" + std::to_string(i));
