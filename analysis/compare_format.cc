@@ -8,6 +8,7 @@
 #include "analysis/compare.h"
 #include "analysis/compare_detail.h"
 #include "analysis/report_format.h"
+#include "common/printable.h"
 
 namespace benchlab {
 
@@ -41,7 +42,13 @@ struct Table {
   std::vector<std::vector<std::string>> rows;
 };
 
-std::string Render(const Table& t, bool markdown) {
+// The records compared are files from anywhere: every name and reason in them is shown printable
+// (common/printable.h), so that none can start a line of its own or reach a terminal as a control.
+std::string Render(const Table& given, bool markdown) {
+  Table t = given;
+  for (auto& row : t.rows) {
+    for (std::string& cell : row) cell = PrintableText(cell);
+  }
   std::vector<size_t> width(t.header.size(), markdown ? 3 : 0);
   auto measure = [&](const std::vector<std::string>& row) {
     for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], Width(row[i]));
@@ -138,7 +145,8 @@ std::vector<std::vector<const CellDelta*>> Groups(const RecordComparison& c) {
 }
 
 std::string GroupTitle(const CellDelta& c) {
-  return (c.pair.empty() ? "" : c.pair + " · ") + c.scenario + " · " + LoadLevelWords(c.load_level);
+  return PrintableText((c.pair.empty() ? "" : c.pair + " · ") + c.scenario + " · " +
+                       LoadLevelWords(c.load_level));
 }
 
 std::string FloorsLine(const CompareSide& s, const CompareOptions& options) {
@@ -244,19 +252,20 @@ std::vector<std::string> SummaryLines(const RecordComparison& c, const CompareOp
 
 std::string FormatCompareText(const RecordComparison& c, const CompareOptions& options) {
   std::string out;
-  for (const std::string& l : HeaderLines(c, options)) out += l + "\n";
+  for (const std::string& l : HeaderLines(c, options)) out += PrintableText(l) + "\n";
   for (const auto& group : Groups(c)) {
     out += "\n" + GroupTitle(*group.front()) + "\n" +
            Render(GroupTable(group, c.rule, options), false);
   }
   out += "\n";
-  for (const std::string& l : SummaryLines(c, options)) out += l + "\n";
+  for (const std::string& l : SummaryLines(c, options)) out += PrintableText(l) + "\n";
   return out;
 }
 
 std::string FormatCompareMarkdown(const RecordComparison& c, const CompareOptions& options) {
-  std::string out = "# benchlab compare: " + c.a.campaign + " → " + c.b.campaign + "\n\n";
-  for (const std::string& l : HeaderLines(c, options)) out += "- " + l + "\n";
+  std::string out = "# benchlab compare: " + PrintableText(c.a.campaign) + " → " +
+                    PrintableText(c.b.campaign) + "\n\n";
+  for (const std::string& l : HeaderLines(c, options)) out += "- " + PrintableText(l) + "\n";
   for (const auto& group : Groups(c)) {
     out += "\n## " + GroupTitle(*group.front()) + "\n\n" +
            Render(GroupTable(group, c.rule, options), true);
@@ -266,10 +275,12 @@ std::string FormatCompareMarkdown(const RecordComparison& c, const CompareOption
       for (CompareMetric m : options.metrics) {
         const MetricDelta& d = cell->of(m);
         if (d.verdict == DeltaVerdict::kClose) continue;
-        notes += "- " + cell->target + ", " + CompareMetricLabel(m) + ": " +
-                 DeltaVerdictName(d.verdict) + ", " + d.reason +
-                 "; noise-floor rule: " + DeltaVerdictName(d.noise_rule.verdict) + ", " +
-                 d.noise_rule.reason + "\n";
+        notes += "- " +
+                 PrintableText(cell->target + ", " + CompareMetricLabel(m) + ": " +
+                               DeltaVerdictName(d.verdict) + ", " + d.reason +
+                               "; noise-floor rule: " + DeltaVerdictName(d.noise_rule.verdict) +
+                               ", " + d.noise_rule.reason) +
+                 "\n";
       }
     }
     if (!notes.empty()) out += "\n" + notes;
@@ -278,7 +289,8 @@ std::string FormatCompareMarkdown(const RecordComparison& c, const CompareOption
   // The summary, then the regressions' heading and each regression as a list item.
   const std::vector<std::string> lines = SummaryLines(c, options);
   for (size_t i = 0; i < lines.size(); ++i) {
-    out += (i < 2 ? "" : "- ") + lines[i] + (i < 2 && i + 1 < lines.size() ? "\n\n" : "\n");
+    out += (i < 2 ? "" : "- ") + PrintableText(lines[i]) +
+           (i < 2 && i + 1 < lines.size() ? "\n\n" : "\n");
   }
   return out;
 }

@@ -9,6 +9,7 @@
 #include "analysis/gate_audit.h"
 #include "analysis/report_detail.h"
 #include "analysis/report_format.h"
+#include "common/printable.h"
 
 namespace benchlab {
 
@@ -50,7 +51,11 @@ std::string Table(const std::vector<std::string>& header, const std::string& ali
   return out;
 }
 
-std::string EscapeCell(std::string s) {
+// Text from outside the report (a reason an agent sent, a host fact, a file name) as one table
+// cell: made printable (common/printable.h), so it cannot end the row or reach a terminal as a
+// control character, and with its pipes escaped, so it cannot end the cell.
+std::string EscapeCell(const std::string& text) {
+  std::string s = PrintableText(text);
   for (size_t i = 0; (i = s.find('|', i)) != std::string::npos; i += 2) s.insert(i, "\\");
   return s;
 }
@@ -301,10 +306,10 @@ std::string HostsSection(const Context& cx) {
   }
   std::vector<std::string> header = {"fact"};
   std::string align = "l";
-  for (const auto& h : hosts) header.push_back(h.first), align += 'l';
+  for (const auto& h : hosts) header.push_back(EscapeCell(h.first)), align += 'l';
   std::vector<std::vector<std::string>> rows;
   for (const std::string& k : keys) {
-    std::vector<std::string> r = {k};
+    std::vector<std::string> r = {EscapeCell(k)};
     for (const auto& h : hosts) {
       const ojson v = h.second.contains(k) ? h.second[k] : ojson();
       const bool kb = k.size() > 3 && k.ends_with("_kb") && v.is_number();
@@ -323,7 +328,7 @@ std::string HostsSection(const Context& cx) {
   if (!cx.in.calibrations.empty()) {
     std::vector<std::vector<std::string>> cal;
     for (const SelftestCalibrationRow& c : cx.in.calibrations) {
-      cal.push_back({c.agent, Printf("%d", c.runs), Printf("%.2f ms", c.median_ms),
+      cal.push_back({EscapeCell(c.agent), Printf("%d", c.runs), Printf("%.2f ms", c.median_ms),
                      c.spread ? Printf("%.1f%%", *c.spread * 100) : std::string(kMissing),
                      Printf("%.1f%%", c.threshold_pct), c.threshold_source});
     }
@@ -339,11 +344,14 @@ std::string HostsSection(const Context& cx) {
 std::string MethodSection(const Context& cx) {
   const CampaignRow& c = cx.in.campaign;
   std::string out = "## Method\n\n";
-  out += "- Campaign `" + c.name + "` from `" + c.source + "`, submitted " + c.created_at +
+  // The source is the file name the submitter gave and the error may quote an agent: both are
+  // made printable, as everything from outside benchlab is (docs/security.md).
+  out += "- Campaign `" + PrintableText(c.name) + "` from `" + PrintableText(c.source) +
+         "`, submitted " + c.created_at +
          (c.finished_at.empty() ? "" : ", finished " + c.finished_at) + "; state " + c.state +
-         (c.error.empty() ? "" : " (" + c.error + ")") + ".\n";
+         (c.error.empty() ? "" : " (" + PrintableText(c.error) + ")") + ".\n";
   if (!cx.spec) {
-    out += "- The stored campaign file no longer parses: " + cx.spec_error + "\n";
+    out += "- The stored campaign file no longer parses: " + PrintableText(cx.spec_error) + "\n";
   } else {
     const Campaign& s = *cx.spec;
     const char* order = s.order == Order::kRotate  ? "rotate (the targets' order turns every round)"
@@ -384,8 +392,8 @@ std::string MethodSection(const Context& cx) {
       targets.push_back(t.name + (pin.empty() ? "" : " (CPU " + pin + ")"));
     }
     for (const ScenarioDef& sc : s.scenarios) {
-      scenarios.push_back(sc.name + ": `" + sc.method + " " + sc.path + "` expecting " +
-                          std::to_string(sc.expect.status) +
+      scenarios.push_back(sc.name + ": `" + PrintableText(sc.method + " " + sc.path) +
+                          "` expecting " + std::to_string(sc.expect.status) +
                           (sc.expect.body ? " and its body" : ""));
     }
     out += "- Targets: " + Join(targets, ", ") + ". Scenarios: " + Join(scenarios, "; ") + ".\n";
@@ -508,9 +516,9 @@ std::string FormatReportMarkdown(const ReportInput& in) {
     ++valid;
     if (!Reasons(w).empty()) ++warned;
   }
-  std::string out = "# " + c.name + ": benchlab report\n\n";
+  std::string out = "# " + PrintableText(c.name) + ": benchlab report\n\n";
   std::string date = c.created_at.substr(0, 10);
-  out += "Campaign **" + c.name + "**, " + date + ", " + c.state + ". ";
+  out += "Campaign **" + PrintableText(c.name) + "**, " + date + ", " + c.state + ". ";
   if (cx.spec) {
     out += Printf(
         "%zu target%s, %zu scenario%s × %zu load level%s × %d round%s, order %s; "

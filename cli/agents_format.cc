@@ -7,6 +7,7 @@
 
 #include "cli/columns.h"
 #include "common/clock.h"
+#include "common/printable.h"
 #include "coordinator/server/agents_json.h"
 #include "tls/certificate.h"
 
@@ -28,19 +29,6 @@ std::string Printf(const char* fmt, auto... args) {
   return buf;
 }
 
-// Text from the network, safe to print: printable ASCII as it is, every other byte as \xNN.
-std::string Escaped(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c >= 0x20 && c < 0x7f && c != '\\') {
-      out += c;
-    } else {
-      out += Printf("\\x%02x", static_cast<unsigned>(static_cast<unsigned char>(c)));
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string FormatHostWarnings(const v1::AgentInfo& agent) {
@@ -48,7 +36,7 @@ std::string FormatHostWarnings(const v1::AgentInfo& agent) {
   for (const auto& f : agent.host().findings()) {
     if (f.status() != "warn") continue;
     if (!out.empty()) out += ", ";
-    out += Escaped(f.name()) + "=" + Escaped(f.value()) + " (warn)";
+    out += PrintableText(f.name()) + "=" + PrintableText(f.value()) + " (warn)";
   }
   return out;
 }
@@ -89,7 +77,7 @@ std::string FormatAgentTable(const std::vector<v1::AgentInfo>& agents) {
   std::string out = FormatColumns(rows);
   for (const auto& a : agents) {
     const std::string warnings = FormatHostWarnings(a);
-    if (!warnings.empty()) out += Escaped(a.name()) + " host: " + warnings + "\n";
+    if (!warnings.empty()) out += PrintableText(a.name()) + " host: " + warnings + "\n";
   }
   return out;
 }
@@ -104,10 +92,10 @@ std::string CertificateWarnings(const std::vector<v1::AgentInfo>& agents,
     const double left_s = end - std::chrono::duration<double>(now.time_since_epoch()).count();
     const double warn_s = std::chrono::duration<double>(kExpiryWarning).count();
     if (left_s >= warn_s) continue;
-    const std::string name = "warning: agent " + a.name() + "'s certificate ";
+    const std::string name = "warning: agent " + PrintableText(a.name()) + "'s certificate ";
     out += left_s <= 0
-               ? name + "ended " + a.certificate_expires() + "\n"
-               : name + "ends " + a.certificate_expires() + ", in " +
+               ? name + "ended " + PrintableText(a.certificate_expires()) + "\n"
+               : name + "ends " + PrintableText(a.certificate_expires()) + ", in " +
                      std::to_string(static_cast<long>(std::ceil(left_s / 86400))) + " days\n";
   }
   return out;

@@ -15,12 +15,13 @@ namespace benchlab {
 std::string FormatLeaseAge(int64_t ms);
 // "box 8c/16t" (hostname, physical cores/logical CPUs); "-" when the agent sent no host facts.
 std::string FormatHostSummary(const v1::AgentInfo& agent);
-// The agent's host findings whose status is "warn", escaped for a terminal (bytes outside
-// printable ASCII as \xNN): "governor=powersave (warn), thp=always (warn)"; empty when none.
+// The agent's host findings whose status is "warn", escaped for a terminal (PrintableText,
+// common/printable.h): "governor=powersave (warn), thp=always (warn)"; empty when none.
 std::string FormatHostWarnings(const v1::AgentInfo& agent);
 // A header and one row per agent (name, state, roles, labels, address, lease age, targets,
 // host), each column as wide as its widest cell, then "NAME host: WARNINGS" for each agent with
-// host warnings (FormatHostWarnings); "no agents registered\n" when there are none.
+// host warnings (FormatHostWarnings); "no agents registered\n" when there are none. Every string
+// the agents sent is escaped for a terminal (FormatColumns), so each agent is one line.
 std::string FormatAgentTable(const std::vector<v1::AgentInfo>& agents);
 // {"agents": [{"name", "state", "roles", "labels", "address", "lease_age_ms", "catalogue",
 // "versions", "host" (only when sent)}]}, indented, ending with a newline.

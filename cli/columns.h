@@ -8,6 +8,8 @@
 namespace benchlab {
 
 // Every row should have as many cells as the first (the header); the last column is not padded.
+// Each cell is printed as PrintableText shows it (common/printable.h): control characters and
+// bytes that are not UTF-8 escaped, so one cell is always one line. Widths count characters.
 std::string FormatColumns(const std::vector<std::vector<std::string>>& rows);
 
 }  // namespace benchlab

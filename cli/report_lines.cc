@@ -8,6 +8,7 @@
 
 #include "analysis/report_detail.h"
 #include "analysis/report_format.h"
+#include "common/printable.h"
 
 namespace benchlab {
 namespace {
@@ -49,7 +50,10 @@ std::string FormatWindowLine(const v1::Window& w) {
                    FormatMicros(static_cast<double>(w.p99_us())).c_str());
   }
   line += " " + w.verdict();
-  for (int i = 0; i < w.reasons_size(); ++i) line += (i == 0 ? ": " : "; ") + w.reasons(i);
+  // A reason may quote what an agent or a target said: printable, so a window is one line.
+  for (int i = 0; i < w.reasons_size(); ++i) {
+    line += (i == 0 ? ": " : "; ") + PrintableText(w.reasons(i));
+  }
   return line;
 }
 
@@ -65,7 +69,7 @@ std::string FormatWindowTable(const std::vector<v1::Window>& windows) {
                   FormatMicros(static_cast<double>(w.p50_us())).c_str(),
                   FormatMicros(static_cast<double>(w.p99_us())).c_str(),
                   static_cast<unsigned long long>(w.errors()));
-    for (const auto& reason : w.reasons()) out += "       " + reason + "\n";
+    for (const auto& reason : w.reasons()) out += "       " + PrintableText(reason) + "\n";
   }
   return out;
 }

@@ -869,5 +869,23 @@ TEST(CompareTest, DifferentHostsAreWarnedAbout) {
             std::string::npos);
 }
 
+TEST(CompareTest, NamesAndHostFactsFromARecordPrintEscaped) {
+  // A record file from anywhere: a CPU model that ends the line and clears the screen, and a
+  // target and a campaign named with control characters.
+  json a = Record("a\x1b[2J", {Cell("hello", "c8", {Target("nginx\nREGRESSION none")})});
+  json b = Record("b", {Cell("hello", "c8", {Target("nginx\nREGRESSION none")})});
+  a["hosts"] = json::array({{{"role", "server"},
+                             {"agent", "s"},
+                             {"facts", {{"cpu_model", "AMD\nB: all is well\x1b[2J"}}}}});
+  const RecordComparison c = CompareRecords(a, b, "a.json", "b.json");
+  for (const std::string& out : {FormatCompareText(c, {}), FormatCompareMarkdown(c, {})}) {
+    EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+    EXPECT_EQ(out.find("\nB: all is well"), std::string::npos) << out;
+    EXPECT_EQ(out.find("\nREGRESSION none"), std::string::npos) << out;
+    EXPECT_NE(out.find("server: AMD\\nB: all is well\\x1b[2J"), std::string::npos) << out;
+    EXPECT_NE(out.find("nginx\\nREGRESSION none"), std::string::npos) << out;
+  }
+}
+
 }  // namespace
 }  // namespace benchlab

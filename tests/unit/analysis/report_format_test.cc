@@ -309,6 +309,30 @@ TEST(ReportFormatTest, MarkdownListsWarningsOfValidWindows) {
   EXPECT_EQ(Row(md, "nginx (baseline)")[9], "3/3");  // a warning does not invalidate
 }
 
+TEST(ReportFormatTest, MarkdownShowsWhatPeersSentEscapedInItsCellAndLine) {
+  ReportInput in = Fixture();
+  in.campaign.source = "demo.toml\n# Forged heading";
+  in.windows[7].reasons = nlohmann::json::array({"target_exited: \"bye\n| 99 | x\x1b[2J\""}).dump();
+  for (WindowRow& w : in.windows) {
+    w.server_host =
+        R"({"cpu_model":"Test CPU\u001b]0;pwned\u0007","hostname":"box\nFAKE","logical_cores":2})";
+  }
+  const std::string md = FormatReportMarkdown(in);
+  for (char c : md) {
+    const auto byte = static_cast<unsigned char>(c);
+    ASSERT_TRUE(c == '\n' || (byte >= 0x20 && byte != 0x7f)) << "control byte in\n" << md;
+  }
+  EXPECT_NE(md.find("from `demo.toml\\n# Forged heading`"), std::string::npos) << md;
+  EXPECT_EQ(md.find("\n# Forged heading"), std::string::npos) << md;
+  const auto invalid = Row(md, "8");
+  ASSERT_EQ(invalid.size(), 6u) << md;
+  EXPECT_EQ(invalid[4], "target_exited: \"bye\\n\\| 99 \\| x\\x1b[2J\"");
+  const auto hostname = Row(md, "hostname");
+  ASSERT_FALSE(hostname.empty()) << md;
+  EXPECT_EQ(hostname[1], "box\\nFAKE");
+  EXPECT_EQ(Row(md, "cpu_model")[1], "Test CPU\\x1b]0;pwned\\x07");
+}
+
 TEST(ReportFormatTest, MarkdownFleetCampaignReportsEachPair) {
   ReportInput in = Fixture();
   std::vector<WindowRow> second = in.windows;

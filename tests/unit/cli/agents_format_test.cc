@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace benchlab {
@@ -121,6 +122,33 @@ TEST(AgentsFormatTest, HostWarningsFollowTheTableEscaped) {
   EXPECT_EQ(findings[1]["name"], "aslr");
   EXPECT_EQ(findings[1]["status"], "ok");
   EXPECT_EQ(findings[1]["why"], "because");
+}
+
+TEST(AgentsFormatTest, WhatAnAgentSentPrintsEscapedOneAgentALine) {
+  // Stored before the coordinator checked host facts, or sent by a coordinator that does not.
+  v1::AgentInfo evil = MakeAgent("evil\x1b[2J\nFAKE-LINE", "ready", 0);
+  evil.add_roles("load");
+  evil.add_labels("rack\r1");
+  evil.set_address("10.0.0.9:1\x9b");
+  evil.mutable_host()->set_hostname("box\x1b]0;pwned\x07");
+  AddFinding(evil, "thp", "always", "warn");
+  evil.set_certificate_expires("2026-12-02T00:00:00Z");
+  const std::string table = FormatAgentTable({evil});
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 3) << "header, agent, host warnings";
+  for (char c : table) {
+    const auto byte = static_cast<unsigned char>(c);
+    EXPECT_TRUE(c == '\n' || (byte >= 0x20 && byte != 0x7f)) << "control byte in\n" << table;
+  }
+  EXPECT_NE(table.find("evil\\x1b[2J\\nFAKE-LINE  ready"), std::string::npos) << table;
+  EXPECT_NE(table.find("rack\\r1"), std::string::npos) << table;
+  EXPECT_NE(table.find("10.0.0.9:1\\x9b"), std::string::npos) << table;
+  EXPECT_NE(table.find("box\\x1b]0;pwned\\x07"), std::string::npos) << table;
+  EXPECT_NE(table.find("\nevil\\x1b[2J\\nFAKE-LINE host: thp=always (warn)\n"), std::string::npos)
+      << table;
+  const auto now = std::chrono::system_clock::from_time_t(1796083200);  // 2026-12-01T00:00:00Z
+  EXPECT_EQ(CertificateWarnings({evil}, now),
+            "warning: agent evil\\x1b[2J\\nFAKE-LINE's certificate ends 2026-12-02T00:00:00Z, "
+            "in 1 days\n");
 }
 
 TEST(AgentsFormatTest, CertificatesEndingWithinTwoWeeksAreWarnedAbout) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace benchlab {
 namespace {
 
@@ -106,6 +108,19 @@ TEST(ReportLinesTest, TableListsReasonsUnderTheirWindow) {
   std::string table = FormatWindowTable({w});
   EXPECT_NE(table.find("\n7 "), std::string::npos) << table;
   EXPECT_NE(table.find("\n       error_rate: 5.00% > 1.00%"), std::string::npos) << table;
+}
+
+TEST(ReportLinesTest, AReasonQuotingATargetStaysOnItsWindowsLine) {
+  v1::Window w = MakeWindow("nginx", 1, "failed", 0, 0);
+  w.set_id(7);
+  w.add_reasons("target_exited: it said \"bye\n[ 2/24] round 1  nginx  valid\x1b[2J\"");
+  const std::string line = FormatWindowLine(w);
+  EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+  EXPECT_EQ(line.find('\x1b'), std::string::npos) << line;
+  EXPECT_NE(line.find("bye\\n[ 2/24] round 1  nginx  valid\\x1b[2J"), std::string::npos) << line;
+  const std::string table = FormatWindowTable({w});
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 3) << "header, window, reason\n" << table;
+  EXPECT_EQ(table.find('\x1b'), std::string::npos) << table;
 }
 
 }  // namespace
