@@ -3,10 +3,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <regex>
 
-#include "cli/columns.h"
+#include "cli/audit_format.h"
 #include "cli/command_error.h"
 #include "cli/commands.h"
 #include "common/clock.h"
@@ -38,33 +37,6 @@ Result<std::string> SinceBound(const std::string& text) {
       text + "\"");
 }
 
-std::string Table(const std::vector<AuditRow>& rows) {
-  if (rows.empty()) return "no audited calls\n";
-  std::vector<std::vector<std::string>> lines = {
-      {"at", "who", "from", "call", "about", "outcome", "reason"}};
-  for (const AuditRow& r : rows) {
-    lines.push_back({r.at, r.identity, r.peer, r.call, r.subject.empty() ? "-" : r.subject,
-                     r.outcome, r.reason.empty() ? "-" : r.reason});
-  }
-  return FormatColumns(lines);
-}
-
-std::string Json(const std::vector<AuditRow>& rows) {
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const AuditRow& r : rows) {
-    list.push_back({{"id", r.id},
-                    {"at", r.at},
-                    {"identity", r.identity},
-                    {"role", r.role},
-                    {"peer", r.peer},
-                    {"call", r.call},
-                    {"subject", r.subject},
-                    {"outcome", r.outcome},
-                    {"reason", r.reason}});
-  }
-  return nlohmann::ordered_json{{"audit", std::move(list)}}.dump(2) + "\n";
-}
-
 int RunAudit(const AuditArgs& args) {
   auto since = SinceBound(args.since);
   if (!since.ok()) return CommandError("audit", 2, since.status().message());
@@ -75,7 +47,7 @@ int RunAudit(const AuditArgs& args) {
   if (!store.ok()) return CommandError("audit", 1, store.status().message());
   auto rows = (*store)->ListAudit(*since);
   if (!rows.ok()) return CommandError("audit", 1, rows.status().message());
-  const std::string out = args.json ? Json(*rows) : Table(*rows);
+  const std::string out = args.json ? FormatAuditJson(*rows) : FormatAuditTable(*rows);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : CommandError("audit", 1, "writing to stdout failed");
 }

@@ -33,6 +33,7 @@ struct CoordinatorArgs {
   uint64_t max_windows = kDefaultMaxWindows;
   bool no_remeasure = false;  // leave the series' suspected changes suspected
   int remeasure_rounds = RemeasureSettings{}.max_rounds;
+  AuditRetention audit;
   TlsFiles tls;
   bool insecure = false;
   std::string http_tls_cert;  // the dashboard's HTTPS certificate chain and key
@@ -82,6 +83,7 @@ int RunCoordinator(const CoordinatorArgs& args) {
   options.insecure = args.insecure;
   options.remeasure_after_campaigns = !args.no_remeasure;
   options.remeasure.max_rounds = args.remeasure_rounds;
+  options.audit = args.audit;
   auto daemon = CoordinatorDaemon::Create(args.db, options);
   if (!daemon.ok()) {
     std::fprintf(stderr, "benchlab coordinator: %s\n", daemon.status().message().c_str());
@@ -173,6 +175,14 @@ CommandRunner AddCoordinatorCommand(CLI::App& root) {
   cmd->add_option("--remeasure-rounds", args->remeasure_rounds,
                   "the most rounds a re-measurement takes before it calls a change unconfirmed")
       ->check(CLI::Range(RemeasureSettings{}.min_rounds, 1000))
+      ->capture_default_str();
+  cmd->add_option("--audit-keep-days", args->audit.keep_days,
+                  "delete audit rows older than this many days (docs/security.md, \"Audit\")")
+      ->check(CLI::Range(1, 36'500))
+      ->capture_default_str();
+  cmd->add_option("--audit-max-rows", args->audit.max_rows,
+                  "keep at most about this many audit rows, the newest")
+      ->check(CLI::Range(int64_t{100}, int64_t{100'000'000}))
       ->capture_default_str();
   AddTlsOptions(cmd, &args->tls);
   cmd->add_flag("--insecure", args->insecure,

@@ -488,7 +488,13 @@ CREATE TABLE confirmations (
 );
 )sql";
 
-constexpr std::array<Migration, 11> kMigrations = {{
+// Version 12: a bounded audit trail (docs/security.md, "Audit"): identical refusals from one peer
+// address within a minute are one row with their count; rows stored before count once.
+constexpr const char* kV12 = R"sql(
+ALTER TABLE audit ADD COLUMN count INTEGER NOT NULL DEFAULT 1 CHECK (count >= 1);
+)sql";
+
+constexpr std::array<Migration, 12> kMigrations = {{
     {1, "campaigns, targets, scenarios, windows and samples", kV1},
     {2, "host figures, checks and self-test per window; host samples; spooled agent results", kV2},
     {3, "the load generator's record, load levels, window claims, re-runs and placement", kV3},
@@ -500,6 +506,7 @@ constexpr std::array<Migration, 11> kMigrations = {{
     {9, "side services' figures and probes per window", kV9},
     {10, "each campaign's series", kV10},
     {11, "re-measurements of suspected changes", kV11},
+    {12, "the count of identical refusals per audit row", kV12},
 }};
 
 std::string Errmsg(sqlite3* db) { return sqlite3_errmsg(db); }

@@ -5,6 +5,7 @@
 // Thread-safe: calls are serialised on one connection.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -220,8 +221,22 @@ struct AuditRow {
   std::string subject;   // what the call was about: a campaign, windows, an agent
   std::string outcome;   // "ok", "refused" (its certificate may not) or "failed"
   std::string reason;    // the refusal's or failure's message; "" when ok
+  int64_t count = 1;     // the identical refusals this row stands for (Store::AppendAudit)
 };
-inline constexpr int64_t kMaxAuditRows = 100'000;
+// Each text field of an audit row is kept to this many bytes, cut between UTF-8 characters and
+// marked "…[+N bytes]" (common/printable.h, Truncated).
+inline constexpr size_t kMaxAuditFieldBytes = 256;
+// A refusal identical to one stored from the same peer address within this long after that
+// row's `at` is counted on that row rather than stored again.
+inline constexpr std::chrono::seconds kAuditCoalesceWindow{60};
+// How much of the audit trail the coordinator keeps (docs/security.md, "Audit"): rows younger
+// than keep_days (--audit-keep-days) and, of those, the newest max_rows (--audit-max-rows).
+inline constexpr int kDefaultAuditKeepDays = 90;
+inline constexpr int64_t kDefaultAuditMaxRows = 100'000;
+struct AuditRetention {
+  int keep_days = kDefaultAuditKeepDays;
+  int64_t max_rows = kDefaultAuditMaxRows;
+};
 
 // One dashboard token (the tokens table, docs/store.md): never the token itself, only its hash.
 struct TokenRow {
@@ -365,11 +380,22 @@ class Store {
                          const std::string& payload, uint64_t max_total_bytes);
   Result<int> CountAgentResults();
 
-  // The audit trail (docs/security.md, "Audit"). AppendAudit stores one call; the table keeps
-  // about the newest `keep` (at most 1% more), so a flood of refused calls cannot fill the disk.
+  // The audit trail (docs/security.md, "Audit"), bounded so that a flood of refused calls
+  // cannot fill the disk. AppendAudit stores one call with each text field cut to
+  // kMaxAuditFieldBytes; a refusal with the identity, role, call and reason of a refusal stored
+  // from the same peer address (whatever its port) at most kAuditCoalesceWindow before
+  // `row.at` adds one to that row's count instead of storing a row. Once SetAuditRetention was
+  // called, AppendAudit prunes (PruneAudit, at `row.at`) every max_rows / 100 rows it adds and
+  // at least an hour after the last pruning; without it, it never prunes (a command run on the
+  // coordinator's machine leaves that to the coordinator).
+  // PruneAudit: deletes the rows older than keep_days before `now`, then all but the newest
+  // max_rows; returns how many it deleted.
   // ListAudit: the calls at or after `since` (ISO 8601 UTC; "" for all), oldest first, at most
   // `limit` (0: all).
-  Status AppendAudit(const AuditRow& row, int64_t keep = kMaxAuditRows);
+  Status AppendAudit(const AuditRow& row);
+  void SetAuditRetention(const AuditRetention& retention);
+  Result<int64_t> PruneAudit(const AuditRetention& retention,
+                             std::chrono::system_clock::time_point now);
   Result<std::vector<AuditRow>> ListAudit(const std::string& since, int64_t limit = 0);
 
   // The dashboard's tokens (coordinator/dashboard_token.h). AddToken: AlreadyExists when a
@@ -397,9 +423,14 @@ class Store {
                                                               const std::string& value);
   // Reads the lab secret, making it first when the database has none.
   Status LoadLabSecret();
+  // PruneAudit with mu_ held.
+  Result<int64_t> PruneAuditLocked(const AuditRetention& retention,
+                                   std::chrono::system_clock::time_point now);
   sqlite3* const db_;
   const std::string path_;  // names the database in every error message
   std::string lab_secret_;
+  std::optional<AuditRetention> audit_retention_;  // guarded by mu_
+  double audit_pruned_at_ = -1;  // seconds since the epoch of the last pruning; guarded by mu_
   std::mutex mu_;
 };
 

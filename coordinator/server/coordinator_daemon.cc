@@ -68,6 +68,15 @@ Result<std::unique_ptr<CoordinatorDaemon>> CoordinatorDaemon::Create(const std::
   }
   auto store = Store::Open(db_path);
   if (!store.ok()) return store.status();
+  (*store)->SetAuditRetention(options.audit);
+  // Pruned again as calls are audited: a database busy now does not keep the coordinator down.
+  auto pruned = (*store)->PruneAudit(options.audit, std::chrono::system_clock::now());
+  if (!pruned.ok()) {
+    spdlog::warn("audit trail not pruned at start: {}", pruned.status().message());
+  } else if (*pruned > 0) {
+    spdlog::info("audit trail: {} row(s) older than {} days or beyond the newest {} deleted",
+                 *pruned, options.audit.keep_days, options.audit.max_rows);
+  }
   return std::unique_ptr<CoordinatorDaemon>(new CoordinatorDaemon(
       std::make_unique<Parts>(std::move(owner), std::move(store).value(), options, db_path)));
 }

@@ -30,6 +30,9 @@ struct CoordinatorOptions {
   // `remeasure`'s settings.
   bool remeasure_after_campaigns = false;
   RemeasureSettings remeasure;
+  // How much of the audit trail to keep (--audit-keep-days, --audit-max-rows): pruned when the
+  // coordinator starts and as calls are audited (Store::AppendAudit).
+  AuditRetention audit;
 };
 
 class CoordinatorDaemon {

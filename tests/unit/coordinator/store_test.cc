@@ -310,10 +310,10 @@ TEST_F(StoreOpenTest, CreatesTheFileAtTheLatestSchemaVersionInWalMode) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(fs::exists(path_));
-  EXPECT_EQ(schema::LatestVersion(), 11);
+  EXPECT_EQ(schema::LatestVersion(), 12);
   EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   RawDb raw(path_);
-  EXPECT_EQ(raw.One("PRAGMA user_version"), "11");
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "12");
   EXPECT_EQ(raw.One("PRAGMA journal_mode"), "wal");
 }
 
@@ -343,7 +343,7 @@ TEST_F(StoreOpenTest, RefusesANewerDatabaseAndLeavesItUntouched) {
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(store.status().message(),
             path_ +
-                ": database schema version 999 is newer than this benchlab (knows 11); "
+                ": database schema version 999 is newer than this benchlab (knows 12); "
                 "upgrade benchlab");
   RawDb raw(path_);
   EXPECT_EQ(raw.One("PRAGMA user_version"), "999");
@@ -511,7 +511,8 @@ TEST_F(StoreOpenTest, AVersionSixDatabaseGainsTheTokensTableAndKeepsItsAudit) {
         raw.Exec("DROP TABLE tokens; DROP TABLE selftest_calibrations; DROP TABLE window_services; "
                  "DROP TABLE window_probes; DROP INDEX campaigns_by_series; ALTER TABLE campaigns "
                  "DROP COLUMN series; "
-                 "DROP TABLE confirmations; PRAGMA user_version = 6"),
+                 "DROP TABLE confirmations; ALTER TABLE audit DROP COLUMN count; "
+                 "PRAGMA user_version = 6"),
         "");
   }
   auto store = OpenStore();
@@ -522,6 +523,32 @@ TEST_F(StoreOpenTest, AVersionSixDatabaseGainsTheTokensTableAndKeepsItsAudit) {
       store->AddToken({"alice", "viewer", std::string(64, 'a'), "2026-12-01T00:00:00.000Z", "", ""})
           .ok());
   EXPECT_EQ(store->ListTokens()->size(), 1u);
+}
+
+TEST_F(StoreOpenTest, AVersionElevenDatabaseKeepsItsAuditRowsEachCountedOnce) {
+  {
+    RawDb raw(path_);
+    ASSERT_TRUE(schema::Migrate(raw.get(), path_, schema::Migrations().first(11)).ok());
+    ASSERT_EQ(raw.Exec("INSERT INTO audit (at, identity, role, peer, call, subject, outcome, "
+                       "reason) VALUES ('2026-12-01T00:00:00.000Z', 'plaintext', '', "
+                       "'ipv4:127.0.0.1:1', 'CancelCampaign', 'campaign x', 'refused', 'no')"),
+              "");
+  }
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->SchemaVersion(), 12);
+  auto rows = store->ListAudit("");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ(rows->front().count, 1);
+  // The same refusal a second later, from another port, is counted on the old row.
+  AuditRow again = rows->front();
+  again.at = "2026-12-01T00:00:01.000Z";
+  again.peer = "ipv4:127.0.0.1:2";
+  ASSERT_TRUE(store->AppendAudit(again).ok());
+  rows = store->ListAudit("");
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ(rows->front().count, 2);
 }
 
 TEST_F(StoreOpenTest, AVersionSevenDatabaseGainsTheCalibrationsTableAndKeepsItsCampaigns) {
@@ -537,7 +564,8 @@ TEST_F(StoreOpenTest, AVersionSevenDatabaseGainsTheCalibrationsTableAndKeepsItsC
     ASSERT_EQ(raw.Exec("DROP TABLE selftest_calibrations; DROP TABLE window_services; "
                        "DROP TABLE window_probes; DROP INDEX campaigns_by_series; ALTER TABLE "
                        "campaigns DROP COLUMN series; "
-                       "DROP TABLE confirmations; PRAGMA user_version = 7"),
+                       "DROP TABLE confirmations; ALTER TABLE audit DROP COLUMN count; "
+                       "PRAGMA user_version = 7"),
               "");
   }
   auto store = OpenStore();
@@ -562,7 +590,8 @@ TEST_F(StoreOpenTest, AVersionNineDatabaseGivesEachCampaignItsOwnNameAsSeries) {
   {
     RawDb raw(path_);
     ASSERT_EQ(raw.Exec("DROP INDEX campaigns_by_series; ALTER TABLE campaigns DROP COLUMN series; "
-                       "DROP TABLE confirmations; PRAGMA user_version = 9"),
+                       "DROP TABLE confirmations; ALTER TABLE audit DROP COLUMN count; "
+                       "PRAGMA user_version = 9"),
               "");
   }
   auto store = OpenStore();
@@ -667,7 +696,8 @@ TEST_F(StoreOpenTest, AVersionEightDatabaseGainsTheServiceTablesAndWindowsKeepTh
     RawDb raw(path_);
     ASSERT_EQ(raw.Exec("DROP TABLE window_services; DROP TABLE window_probes; "
                        "DROP INDEX campaigns_by_series; ALTER TABLE campaigns DROP COLUMN series; "
-                       "DROP TABLE confirmations; PRAGMA user_version = 8"),
+                       "DROP TABLE confirmations; ALTER TABLE audit DROP COLUMN count; "
+                       "PRAGMA user_version = 8"),
               "");
   }
   auto store = OpenStore();
@@ -1789,25 +1819,128 @@ TEST_F(StoreTest, TheAuditTrailKeepsEveryFieldInOrderAndFiltersBySince) {
   EXPECT_FALSE(store->AppendAudit(b).ok());
 }
 
-TEST_F(StoreTest, TheAuditTrailKeepsTheNewestRowsOnly) {
+AuditRow Refusal(const std::string& at, const std::string& peer) {
+  return {
+      0,         at,         "dashboard:anonymous", "", peer, "DashboardRead", "/api/v1/campaigns",
+      "refused", "bad token"};
+}
+
+AuditRow TokenCreated(const std::string& at, int i) {
+  return {0, at, "local:root", "", "local", "TokenCreate", "token t" + std::to_string(i), "ok", ""};
+}
+
+TEST_F(StoreTest, FiveHundredIdenticalRefusalsAreOneRowWithTheirCount) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
+  // One client without credentials, a new source port per request, 100 ms apart.
+  for (int i = 0; i < 500; ++i) {
+    char at[32];
+    std::snprintf(at, sizeof at, "2026-12-01T10:00:%02d.%03dZ", i / 10, i % 10 * 100);
+    ASSERT_TRUE(store->AppendAudit(Refusal(at, "127.0.0.1:" + std::to_string(40000 + i))).ok());
+  }
+  auto rows = store->ListAudit("");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ(rows->front().count, 500);
+  EXPECT_EQ(rows->front().at, "2026-12-01T10:00:00.000Z") << "the first refusal's time";
+}
+
+TEST_F(StoreTest, OnlyIdenticalRefusalsFromOneAddressWithinAMinuteAreCoalesced) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->AppendAudit(Refusal("2026-12-01T10:00:00.000Z", "ipv4:10.0.0.5:1")).ok());
+  // Another port of the same address: counted.
+  ASSERT_TRUE(store->AppendAudit(Refusal("2026-12-01T10:00:30.000Z", "ipv4:10.0.0.5:2")).ok());
+  // Another address, another reason, another identity, another call: rows of their own.
+  ASSERT_TRUE(store->AppendAudit(Refusal("2026-12-01T10:00:31.000Z", "ipv4:10.0.0.50:2")).ok());
+  AuditRow other = Refusal("2026-12-01T10:00:32.000Z", "ipv4:10.0.0.5:3");
+  other.reason = "token revoked";
+  ASSERT_TRUE(store->AppendAudit(other).ok());
+  other = Refusal("2026-12-01T10:00:33.000Z", "ipv4:10.0.0.5:3");
+  other.identity = "dashboard:watcher";
+  ASSERT_TRUE(store->AppendAudit(other).ok());
+  other = Refusal("2026-12-01T10:00:34.000Z", "ipv4:10.0.0.5:3");
+  other.call = "DashboardRerun";
+  ASSERT_TRUE(store->AppendAudit(other).ok());
+  // More than a minute after the first: a new row.
+  ASSERT_TRUE(store->AppendAudit(Refusal("2026-12-01T10:01:00.001Z", "ipv4:10.0.0.5:4")).ok());
+  // Calls that were not refused are each a row.
+  AuditRow failed = Refusal("2026-12-01T10:01:01.000Z", "ipv4:10.0.0.5:5");
+  failed.outcome = "failed";
+  ASSERT_TRUE(store->AppendAudit(failed).ok());
+  ASSERT_TRUE(store->AppendAudit(failed).ok());
+  auto rows = store->ListAudit("");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  std::vector<int64_t> counts;
+  for (const AuditRow& r : *rows) counts.push_back(r.count);
+  EXPECT_EQ(counts, (std::vector<int64_t>{2, 1, 1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(rows->front().peer, "ipv4:10.0.0.5:1") << "the first refusal's peer";
+}
+
+TEST_F(StoreTest, EachAuditFieldIsKeptTo256BytesWithAMarker) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  // A viewer's refused CancelCampaign naming a 3 MiB campaign.
   AuditRow row{0,
                "2026-12-01T10:00:00.000Z",
-               "plaintext",
-               "",
-               "ipv4:127.0.0.1:1",
-               "RegisterAgent",
-               "agent a",
+               "benchlab://viewer/victor",
+               "viewer",
+               "ipv4:10.0.0.5:1",
+               "CancelCampaign",
+               "campaign " + std::string(3 << 20, 'n'),
                "refused",
-               "x"};
-  // keep = 200: trimmed every second row, to the newest 200.
-  for (int i = 0; i < 500; ++i) ASSERT_TRUE(store->AppendAudit(row, 200).ok());
+               std::string(300, 'r') + "é"};
+  ASSERT_TRUE(store->AppendAudit(row).ok());
+  auto rows = store->ListAudit("");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 1u);
+  const AuditRow& kept = rows->front();
+  EXPECT_EQ(kept.subject, "campaign " + std::string(256 - 9, 'n') + "…[+3145481 bytes]");
+  EXPECT_EQ(kept.reason, std::string(256, 'r') + "…[+46 bytes]");
+  EXPECT_EQ(kept.identity, "benchlab://viewer/victor");
+  RawDb raw(path_);
+  EXPECT_EQ(raw.One("SELECT max(length(CAST(subject AS BLOB))) FROM audit"), "275");
+}
+
+TEST_F(StoreTest, RetentionDeletesRowsOlderThanItsDaysAndBeyondItsRows) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  // Without a retention set (a command run on the coordinator's machine), nothing is pruned.
+  ASSERT_TRUE(store->AppendAudit(TokenCreated("2026-01-01T00:00:00.000Z", 0)).ok());
+  for (int i = 1; i <= 300; ++i) {
+    ASSERT_TRUE(store->AppendAudit(TokenCreated("2026-12-01T10:00:00.000Z", i)).ok());
+  }
+  EXPECT_EQ(store->ListAudit("")->size(), 301u);
+  // 90 days before 2026-12-01 is 2026-09-02: the January row goes; then the newest 200 stay.
+  const auto now = std::chrono::system_clock::from_time_t(1796119200);  // 2026-12-01T10:00:00Z
+  auto pruned = store->PruneAudit({90, 200}, now);
+  ASSERT_TRUE(pruned.ok()) << pruned.status().ToString();
+  EXPECT_EQ(*pruned, 101);
+  auto rows = store->ListAudit("");
+  ASSERT_EQ(rows->size(), 200u);
+  EXPECT_EQ(rows->front().subject, "token t101");
+  EXPECT_EQ(rows->back().subject, "token t300");
+}
+
+TEST_F(StoreTest, WithARetentionSetAppendingPrunesAsItGoes) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  store->SetAuditRetention({30, 200});
+  // max_rows = 200: pruned every second row, to the newest 200 (at most 1% more).
+  for (int i = 1; i <= 500; ++i) {
+    ASSERT_TRUE(store->AppendAudit(TokenCreated("2026-12-01T10:00:00.000Z", i)).ok());
+  }
   auto rows = store->ListAudit("");
   ASSERT_TRUE(rows.ok());
   EXPECT_EQ(rows->size(), 200u);
   EXPECT_EQ(rows->front().id, 301);
   EXPECT_EQ(rows->back().id, 500);
+  // The first call an hour or more after the last pruning prunes by age too: a month on, the
+  // rows above are more than 30 days old.
+  ASSERT_TRUE(store->AppendAudit(TokenCreated("2027-01-01T11:00:00.000Z", 501)).ok());
+  rows = store->ListAudit("");
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ(rows->front().subject, "token t501");
 }
 
 }  // namespace
