@@ -2,7 +2,7 @@
 // default: a second coordinator (or agent) started on an address already served would bind it
 // without error, and the kernel would share the agents' connections between the two daemons and
 // their databases. Used by the coordinator's and the agent's servers; their HTTP servers get the
-// same from BindHttp (rpc/http_server.h).
+// same from HttpServer::Bind (rpc/http_server.h).
 #pragma once
 
 #include <grpcpp/server_builder.h>

@@ -109,17 +109,19 @@ Result<HostPort> AgentMetrics::Start(const HostPort& listen) {
                                       " is not a loopback address: /metrics is plain HTTP, "
                                       "served on loopback only (docs/metrics.md)");
   }
-  server_ = std::make_unique<httplib::Server>();
-  server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+  // The dashboard's HTTP front and limits (rpc/http_server.h): a process of the host that holds
+  // connections open or trickles requests cannot keep Prometheus from scraping.
+  server_ = std::make_unique<HttpServer>();
+  server_->routes().Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_header("Cache-Control", "no-store");
     res.set_content(Scrape(), "text/plain; version=0.0.4; charset=utf-8");
   });
-  auto port = BindHttp(*server_, listen);
+  auto port = server_->Bind(listen);
   if (!port.ok()) {
     server_.reset();
     return Status::Unavailable("metrics_listen: " + port.status().message() + " (address in use?)");
   }
-  ServeHttp(*server_, thread_);
+  server_->Serve();
   HostPort bound{listen.host, *port};
   spdlog::info("agent {}: metrics on http://{}/metrics", agent_name_, bound.ToString());
   return bound;
@@ -127,8 +129,7 @@ Result<HostPort> AgentMetrics::Start(const HostPort& listen) {
 
 void AgentMetrics::Stop() {
   if (!server_) return;
-  server_->stop();
-  if (thread_.joinable()) thread_.join();
+  server_->Stop();
   server_.reset();
 }
 

@@ -22,7 +22,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "agent/server/agent_service.h"
 #include "common/parse.h"
@@ -30,14 +29,13 @@
 #include "common/sysenv.h"
 #include "rpc/metrics_interceptor.h"
 
-namespace httplib {
-class Server;
-}  // namespace httplib
 namespace prometheus {
 class Registry;
 }  // namespace prometheus
 
 namespace benchlab {
+
+class HttpServer;
 
 // What one scrape shows besides the gRPC calls.
 struct AgentMetricsSnapshot {
@@ -64,7 +62,8 @@ class AgentMetrics {
   // The whole exposition, with a snapshot taken now.
   std::string Scrape() const;
 
-  // Serves GET /metrics on `listen` (port 0: the kernel picks one) on a thread of its own.
+  // Serves GET /metrics on `listen` (port 0: the kernel picks one) on threads of its own, behind
+  // the HTTP front's deadlines and caps (rpc/http_server.h).
   // FailedPrecondition for an address beyond loopback; Unavailable when it cannot bind.
   // Returns the bound address.
   Result<HostPort> Start(const HostPort& listen);
@@ -76,8 +75,7 @@ class AgentMetrics {
   const SnapshotFn snapshot_;
   std::unique_ptr<prometheus::Registry> registry_;
   std::unique_ptr<RpcMetrics> rpc_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  std::unique_ptr<HttpServer> server_;
 };
 
 }  // namespace benchlab

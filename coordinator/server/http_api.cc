@@ -644,15 +644,14 @@ std::string OpenSslError() {
   return text;
 }
 
-// An HTTPS server with the certificate chain and key in these PEM files, TLS 1.2 at least.
-Result<std::unique_ptr<httplib::Server>> MakeHttpsServer(const std::string& cert,
-                                                         const std::string& key) {
+// HTTPS on `server` with the certificate chain and key in these PEM files, TLS 1.2 at least.
+Status UseHttps(HttpServer& server, const std::string& cert, const std::string& key) {
   if (cert.empty() || key.empty()) {
     return Status::InvalidArgument(
         "HTTPS needs both a certificate and its key (--http-tls-cert and --http-tls-key)");
   }
   std::string error;
-  auto server = std::make_unique<httplib::SSLServer>([&](SSL_CTX& ctx) {
+  const bool loaded = server.UseTls([&](SSL_CTX& ctx) {
     SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
     if (SSL_CTX_use_certificate_chain_file(&ctx, cert.c_str()) != 1) {
       error = cert + ": not a PEM certificate chain that loads (" + OpenSslError() + ")";
@@ -669,10 +668,8 @@ Result<std::unique_ptr<httplib::Server>> MakeHttpsServer(const std::string& cert
     }
     return true;
   });
-  if (!server->is_valid()) {
-    return Status::InvalidArgument(error.empty() ? "HTTPS: " + OpenSslError() : error);
-  }
-  return std::unique_ptr<httplib::Server>(std::move(server));
+  if (!loaded) return Status::InvalidArgument(error.empty() ? "HTTPS: " + OpenSslError() : error);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -714,8 +711,7 @@ HttpApi::HttpApi(Store& store, AgentRegistry& agents, Scheduler& scheduler,
 HttpApi::~HttpApi() { Stop(); }
 
 void HttpApi::Routes(const std::string& web_root) {
-  httplib::Server& s = *server_;
-  s.set_payload_max_length(64 * 1024);  // the only body is a re-run request
+  httplib::Server& s = server_->routes();
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (Refused(req, res)) return httplib::Server::HandlerResponse::Handled;
     // Every read of the API and of /metrics is checked here; the one change (re-run) and the
@@ -918,19 +914,18 @@ Result<HostPort> HttpApi::Start(const HostPort& listen, const std::string& web_r
         "network in clear",
         listen.host);
   }
+  server_ = std::make_unique<HttpServer>();
+  scheme_ = https ? "https" : "http";
   if (https) {
-    auto server = MakeHttpsServer(tls.cert, tls.key);
-    if (!server.ok()) return server.status();
-    server_ = std::move(*server);
-    scheme_ = "https";
-  } else {
-    server_ = std::make_unique<httplib::Server>();
-    scheme_ = "http";
+    if (Status loaded = UseHttps(*server_, tls.cert, tls.key); !loaded.ok()) {
+      server_.reset();
+      return loaded;
+    }
   }
   auth_ = std::make_unique<DashboardAuth>(store_, RealClockInstance(), IsLoopbackHost(listen.host),
                                           https);
   Routes(web_root);
-  auto port = BindHttp(*server_, listen);
+  auto port = server_->Bind(listen);
   if (!port.ok()) {
     server_.reset();
     return Status::Unavailable("dashboard " + port.status().message() +
@@ -938,7 +933,7 @@ Result<HostPort> HttpApi::Start(const HostPort& listen, const std::string& web_r
   }
   HostPort bound{listen.host, *port};
   hosts_ = *AllowedHosts(bound, http_hosts);
-  ServeHttp(*server_, thread_);
+  server_->Serve();
   spdlog::info("dashboard on {}://{}/ ({})", scheme_, bound.ToString(),
                auth_->reads_open() ? "reads open on loopback, re-runs need an operator's token"
                                    : "every call needs a token");
@@ -947,8 +942,7 @@ Result<HostPort> HttpApi::Start(const HostPort& listen, const std::string& web_r
 
 void HttpApi::Stop() {
   if (!server_) return;
-  server_->stop();
-  if (thread_.joinable()) thread_.join();
+  server_->Stop();
   server_.reset();
   auth_.reset();
 }

@@ -1,7 +1,8 @@
 // HttpApi: the coordinator's web face. It serves the dashboard's static files and a JSON API
 // under /api/v1 (docs/api.md) from the same store, agent registry and scheduler as the gRPC
-// service, with cpp-httplib. Re-runs go through RequestRerun, the path of the RerunWindows call.
-// The documents are built by free functions below so tests can check them without a socket.
+// service, with cpp-httplib's routes behind the HTTP front of rpc/http_server.h. Re-runs go through
+// RequestRerun, the path of the RerunWindows call. The documents are built by free functions below
+// so tests can check them without a socket.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +11,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/parse.h"
@@ -28,6 +28,7 @@ namespace benchlab {
 class AgentRegistry;
 class CoordinatorMetrics;
 class DashboardAuth;
+class HttpServer;
 class Scheduler;
 struct DashboardCaller;
 
@@ -79,7 +80,8 @@ class HttpApi {
   HttpApi(const HttpApi&) = delete;
   HttpApi& operator=(const HttpApi&) = delete;
 
-  // Binds (port 0: the kernel picks one) and serves on a thread of its own. `web_root` is the
+  // Binds (port 0: the kernel picks one) and serves on threads of its own, behind the HTTP
+  // front's deadlines and connection caps (rpc/http_server.h, HttpLimits). `web_root` is the
   // dashboard's directory (index.html, assets/); when it has no index.html, / says how to build
   // it and the API still works. Only requests whose Host is one of AllowedHosts(bound address,
   // http_hosts) are answered (else 421), and a POST whose Origin is present must be
@@ -110,11 +112,10 @@ class HttpApi {
   AgentRegistry& agents_;
   Scheduler& scheduler_;
   CoordinatorMetrics& metrics_;
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<HttpServer> server_;
   std::unique_ptr<DashboardAuth> auth_;
   std::string scheme_ = "http";  // or "https"
   std::set<std::string> hosts_;  // AllowedHosts of the bound address
-  std::thread thread_;
 };
 
 }  // namespace benchlab

@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <chrono>
 #include <string>
+
+#include "tests/unit/support/slow_clients.h"
 
 namespace benchlab {
 namespace {
@@ -67,6 +70,26 @@ TEST(AgentMetricsTest, ServesOnLoopbackAndRefusesAnyOtherAddress) {
   EXPECT_EQ(res->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
   EXPECT_TRUE(Has(res->body, "benchlab_agent_registered 0\n")) << res->body;
   metrics.Stop();
+  metrics.Stop();
+}
+
+// Any process of the agent's host can reach /metrics: two hundred of its connections trickling
+// header lines once held every thread of the server, and Prometheus got nothing.
+TEST(AgentMetricsTest, AScrapeIsAnsweredWhile200ClientsTrickleTheirHeads) {
+  AgentMetrics metrics("a", [] { return AgentMetricsSnapshot{}; });
+  auto bound = metrics.Start({"127.0.0.1", 0});
+  ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+  SlowClients slow(bound->port, 200, "GET /metrics HTTP/1.1\r\n", "X-Slow: 1\r\n");
+  ASSERT_EQ(slow.connected(), 200u);
+  slow.WaitRounds(3);
+  httplib::Client client("127.0.0.1", bound->port);
+  client.set_read_timeout(5, 0);
+  const auto start = std::chrono::steady_clock::now();
+  auto res = client.Get("/metrics");
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
+  EXPECT_LT(took, std::chrono::seconds(1));
   metrics.Stop();
 }
 

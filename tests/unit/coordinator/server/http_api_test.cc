@@ -9,9 +9,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/histogram.h"
@@ -19,6 +23,7 @@
 #include "coordinator/server/agent_registry.h"
 #include "coordinator/server/metrics.h"
 #include "coordinator/server/scheduler.h"
+#include "tests/unit/support/slow_clients.h"
 #include "tls/ca.h"
 
 namespace benchlab {
@@ -1112,6 +1117,52 @@ TEST_F(HttpServerTest, MetricsAreOpenOnLoopbackAndCountRecordedWindows) {
   // The database is there, so its size is not 0.
   EXPECT_EQ(body.find("benchlab_store_bytes{file=\"db\"} 0\n"), std::string::npos) << body;
   EXPECT_NE(body.find("benchlab_store_bytes{file=\"db\"} "), std::string::npos) << body;
+}
+
+// Two hundred clients from the timed request's own address, each trickling a header line every
+// 100 ms and never ending its head, once held all eight of the HTTP server's threads: nothing
+// else was answered until they stopped. The front reads heads without a thread per connection.
+TEST_F(HttpServerTest, AnswersWithinASecondWhile200ClientsTrickleTheirHeads) {
+  Serve("");
+  SlowClients slow(port_, 200, "GET /api/v1/campaigns HTTP/1.1\r\n", "X-Slow: 1\r\n");
+  ASSERT_EQ(slow.connected(), 200u);
+  slow.WaitRounds(3);  // every connection accepted and mid-head
+  httplib::Client timed("127.0.0.1", port_);
+  timed.set_read_timeout(5, 0);
+  const auto start = std::chrono::steady_clock::now();
+  auto res = timed.Get("/api/v1/campaigns");
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
+  EXPECT_LT(took, std::chrono::seconds(1));
+  EXPECT_EQ(slow.open(), 200u) << "the slow clients were held, not refused";
+}
+
+// The same over HTTPS, where a slow client stalls the TLS handshake instead: each sends a record
+// header announcing a ClientHello, then one byte of it every 100 ms.
+TEST_F(HttpServerTest, HttpsAnswersWithinASecondWhile200HandshakesTrickle) {
+  MakeApi();
+  const std::string ca = (dir_ / "ca").string();
+  ASSERT_TRUE(InitCa(ca).ok());
+  ASSERT_TRUE(IssueCertificate(ca, {"coordinator", Role::kCoordinator, {"127.0.0.1"}, 30}).ok());
+  const CaPaths paths(ca);
+  auto bound = api_->Start({"127.0.0.1", 0}, "", {},
+                           HttpTls{paths.Cert("coordinator"), paths.Key("coordinator")});
+  ASSERT_TRUE(bound.ok()) << bound.status().message();
+  SlowClients slow(bound->port, 200, std::string("\x16\x03\x01\x02\x00\x01", 6), "\x03");
+  ASSERT_EQ(slow.connected(), 200u);
+  slow.WaitRounds(3);
+  httplib::SSLClient timed("127.0.0.1", bound->port);
+  timed.set_ca_cert_path(paths.cert.c_str());
+  timed.enable_server_certificate_verification(true);
+  timed.set_read_timeout(5, 0);
+  timed.set_connection_timeout(5, 0);
+  const auto start = std::chrono::steady_clock::now();
+  auto res = timed.Get("/api/v1/campaigns");
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
+  EXPECT_LT(took, std::chrono::seconds(1));
 }
 
 TEST_F(HttpServerTest, InsecureAllowsPlainHttpBeyondLoopback) {
