@@ -88,9 +88,9 @@ class HttpApi {
   // http://<one of them> (else 403): a page of another site, even one whose name resolves to
   // this machine (DNS rebinding), reads and changes nothing. With `tls` it serves HTTPS. Who
   // may read and re-run is DashboardAuth's: reads are open only on a loopback address, re-runs
-  // need an operator's token. FailedPrecondition for plain HTTP beyond loopback without
-  // `tls.insecure`; InvalidArgument for a certificate or key that does not load. Returns the
-  // bound address.
+  // need an operator's token. Every answer, files and errors too, carries the security headers
+  // of docs/api.md. FailedPrecondition for plain HTTP beyond loopback without `tls.insecure`;
+  // InvalidArgument for a certificate or key that does not load. Returns the bound address.
   Result<HostPort> Start(const HostPort& listen, const std::string& web_root,
                          const std::vector<std::string>& http_hosts = {}, const HttpTls& tls = {});
   // Stops serving; requests in flight finish first. Safe to call twice.

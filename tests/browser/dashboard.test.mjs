@@ -5,7 +5,8 @@
 // attempt that the page shows, the campaign page redraws by itself when the campaign changes,
 // every comparison states its interval and the intervals are drawn as error bars against the
 // margin band, a series' page marks and lists its change point with its status, the campaigns
-// and agents pages list what the API lists, and no request leaves the coordinator's origin.
+// and agents pages list what the API lists, no request leaves the coordinator's origin, and its
+// Content-Security-Policy refuses nothing the page does.
 // Run by dashboard_test.sh, which starts the lab and sets:
 //   BENCHLAB_URL        the coordinator's HTTPS address (https://127.0.0.1:PORT)
 //   BENCHLAB_VIEWER_TOKEN, BENCHLAB_OPERATOR_TOKEN  dashboard tokens of either role
@@ -56,6 +57,8 @@ describe('dashboard', () => {
   let page;
   const requests = [];
   const pageErrors = [];
+  // What the page's Content-Security-Policy refused: Chromium reports each on the console.
+  const refusedByPolicy = [];
 
   const shot = async (name) => {
     await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
@@ -91,6 +94,9 @@ describe('dashboard', () => {
     page.setDefaultTimeout(30_000);
     context.on('request', (r) => requests.push(r.url()));
     page.on('pageerror', (e) => pageErrors.push(e.message));
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) refusedByPolicy.push(m.text());
+    });
   });
 
   after(async () => {
@@ -453,5 +459,14 @@ describe('dashboard', () => {
     const outside = requests.filter((u) => !u.startsWith('data:') && new URL(u).origin !== origin);
     assert.deepEqual(outside, [], 'no request outside the coordinator\'s origin');
     assert.deepEqual(pageErrors, [], 'no uncaught error in the page');
+  });
+
+  it('runs under its Content-Security-Policy with nothing refused', async () => {
+    const res = await page.goto(`${base}/`);
+    assert.match(res.headers()['content-security-policy'] ?? '', /default-src 'self'/);
+    assert.match(res.headers()['content-security-policy'] ?? '', /frame-ancestors 'none'/);
+    assert.equal(res.headers()['x-frame-options'], 'DENY');
+    await page.locator('#campaigns').waitFor();
+    assert.deepEqual(refusedByPolicy, [], 'every page visited above did nothing the policy refuses');
   });
 });

@@ -1165,6 +1165,45 @@ TEST_F(HttpServerTest, HttpsAnswersWithinASecondWhile200HandshakesTrickle) {
   EXPECT_LT(took, std::chrono::seconds(1));
 }
 
+// A page that another site frames, or whose content a browser sniffs as script, or that leaks
+// its URL to other sites: every answer says none of that may happen, files, documents and errors
+// alike (docs/api.md, "Security headers").
+TEST_F(HttpServerTest, EveryAnswerCarriesTheSecurityHeaders) {
+  fs::create_directories(dir_ / "web" / "assets");
+  std::ofstream(dir_ / "web" / "index.html") << "<!doctype html><title>dash</title>";
+  std::ofstream(dir_ / "web" / "assets" / "app.js") << "console.log(1)";
+  Serve((dir_ / "web").string());
+  std::vector<std::pair<std::string, httplib::Result>> answers;
+  answers.emplace_back("page", client_->Get("/"));
+  answers.emplace_back("script", client_->Get("/assets/app.js"));
+  answers.emplace_back("document", client_->Get("/api/v1/campaigns"));
+  answers.emplace_back("metrics", client_->Get("/metrics"));
+  answers.emplace_back("404", client_->Get("/api/v1/campaigns/helo"));
+  answers.emplace_back("421", client_->Get("/api/v1/campaigns", {{"Host", "evil.example"}}));
+  answers.emplace_back(
+      "413", client_->Post("/api/v1/rerun", std::string(100 * 1024, ' '), "application/json"));
+  for (const auto& [what, res] : answers) {
+    ASSERT_TRUE(res) << what;
+    const std::string csp = res->get_header_value("Content-Security-Policy");
+    for (const char* directive :
+         {"default-src 'self'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'",
+          "base-uri 'none'", "form-action 'self'", "object-src 'none'"}) {
+      EXPECT_NE(csp.find(directive), std::string::npos) << what << ": " << csp;
+    }
+    EXPECT_EQ(csp.find("unsafe-inline"), std::string::npos) << what << ": " << csp;
+    EXPECT_EQ(res->get_header_value("X-Content-Type-Options"), "nosniff") << what;
+    EXPECT_EQ(res->get_header_value("X-Frame-Options"), "DENY") << what;
+    EXPECT_EQ(res->get_header_value("Referrer-Policy"), "no-referrer") << what;
+  }
+  EXPECT_EQ(answers[6].second->status, 413);
+  // What the front refuses before any route sees it, too: a head of 64 KiB.
+  const std::string raw = Raw("GET / HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port_) +
+                              "\r\nX-Big: " + std::string(64 * 1024, 'a') + "\r\n\r\n");
+  ASSERT_EQ(raw.rfind("HTTP/1.1 431", 0), 0u) << raw.substr(0, 200);
+  EXPECT_NE(raw.find("\r\nX-Frame-Options: DENY\r\n"), std::string::npos) << raw;
+  EXPECT_NE(raw.find("\r\nContent-Security-Policy: default-src 'self'"), std::string::npos) << raw;
+}
+
 TEST_F(HttpServerTest, InsecureAllowsPlainHttpBeyondLoopback) {
   MakeApi();
   HttpTls insecure;
