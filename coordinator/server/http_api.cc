@@ -125,13 +125,6 @@ void ReplyError(httplib::Response& res, int status, const std::string& message) 
   ReplyJson(res, status, ojson{{"error", message}});
 }
 
-template <typename T>
-void ReplyResult(httplib::Response& res, const Result<T>& doc) {
-  if (doc.ok()) return ReplyJson(res, 200, *doc);
-  if (HttpStatusOf(doc.status()) == 500) spdlog::warn("http api: {}", doc.status().message());
-  ReplyError(res, HttpStatusOf(doc.status()), doc.status().message());
-}
-
 // Every answer's (docs/api.md, "Security headers"). The page is web/'s bundle: one script
 // and one stylesheet of its own, no inline code or style (elements are styled through the
 // CSSOM, which style-src does not govern), an icon that is a data: URL, and calls to its own
@@ -701,8 +694,29 @@ std::optional<DashboardCaller> HttpApi::Caller(const httplib::Request& req, http
   Audit(req, DashboardCaller{}, call, req.path, caller.status());
   res.set_header("WWW-Authenticate", "Bearer");
   ReplyError(res, caller.status().code() == StatusCode::kUnauthenticated ? 401 : 500,
-             caller.status().message());
+             Answerable(caller.status().message()));
   return std::nullopt;
+}
+
+std::string HttpApi::Answerable(const std::string& message) const {
+  const std::string& db = metrics_.db_path();
+  if (db.empty()) return message;
+  std::string out = message;
+  for (size_t at; (at = out.find(db + ": ")) != std::string::npos;) out.erase(at, db.size() + 2);
+  for (size_t at; (at = out.find(db)) != std::string::npos;)
+    out.replace(at, db.size(), "the store");
+  return out;
+}
+
+void HttpApi::ReplyStatus(httplib::Response& res, const Status& status) const {
+  const int code = HttpStatusOf(status);
+  if (code == 500) spdlog::warn("http api: {}", status.message());
+  ReplyError(res, code, Answerable(status.message()));
+}
+
+void HttpApi::ReplyDoc(httplib::Response& res, const Result<ojson>& doc) const {
+  if (doc.ok()) return ReplyJson(res, 200, *doc);
+  ReplyStatus(res, doc.status());
 }
 
 void HttpApi::Audit(const httplib::Request& req, const DashboardCaller& caller,
@@ -753,7 +767,7 @@ void HttpApi::Routes(const std::string& web_root) {
   });
   // Whatever fails, and whatever the HTTP layer itself refuses, is answered in JSON too.
   s.set_exception_handler(
-      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr error) {
+      [this](const httplib::Request& req, httplib::Response& res, std::exception_ptr error) {
         std::string what = "unknown error";
         try {
           std::rethrow_exception(error);
@@ -762,7 +776,7 @@ void HttpApi::Routes(const std::string& web_root) {
         } catch (...) {
         }
         spdlog::warn("http api: {} {}: {}", req.method, req.path, what);
-        ReplyError(res, 500, "internal error: " + what);
+        ReplyError(res, 500, "internal error: " + Answerable(what));
       });
   s.set_error_handler(
       httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
@@ -772,16 +786,14 @@ void HttpApi::Routes(const std::string& web_root) {
       }));
 
   s.Get("/api/v1/campaigns", [this](const httplib::Request&, httplib::Response& res) {
-    ReplyResult(res, CampaignListDoc(store_));
+    ReplyDoc(res, CampaignListDoc(store_));
   });
   s.Get(R"(/api/v1/campaigns/([^/]+))",
         [this](const httplib::Request& req, httplib::Response& res) {
           // A page polls this while a campaign runs: unchanged, it costs a few small queries
           // and a 304 instead of the whole run of record (the browser revalidates by itself).
           auto head = ReadCampaignHead(store_, req.matches[1].str());
-          if (!head.ok()) {
-            return ReplyError(res, HttpStatusOf(head.status()), head.status().message());
-          }
+          if (!head.ok()) return ReplyStatus(res, head.status());
           const std::string etag = ETagOf(head->version);
           if (req.get_header_value("If-None-Match") == etag) {
             res.status = 304;
@@ -790,7 +802,7 @@ void HttpApi::Routes(const std::string& web_root) {
             return;
           }
           auto doc = CampaignDocAfter(store_, *head);
-          if (!doc.ok()) return ReplyError(res, HttpStatusOf(doc.status()), doc.status().message());
+          if (!doc.ok()) return ReplyStatus(res, doc.status());
           // The browser keeps it and asks again with If-None-Match (no-cache, not no-store).
           res.status = 200;
           res.set_header("ETag", etag);  // the document's own progress.version
@@ -801,8 +813,7 @@ void HttpApi::Routes(const std::string& web_root) {
         [this](const httplib::Request& req, httplib::Response& res) {
           const std::string format = req.has_param("format") ? req.get_param_value("format") : "md";
           auto input = LoadReportInput(store_, req.matches[1].str());
-          if (!input.ok())
-            return ReplyError(res, HttpStatusOf(input.status()), input.status().message());
+          if (!input.ok()) return ReplyStatus(res, input.status());
           auto text = FormatReport(*input, format);
           if (!text.ok()) return ReplyError(res, 400, text.status().message());
           const char* type = format == "json"  ? "application/json"
@@ -813,11 +824,11 @@ void HttpApi::Routes(const std::string& web_root) {
         });
   s.Get(R"(/api/v1/series/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
     const std::string figure = req.has_param("figure") ? req.get_param_value("figure") : "rps";
-    ReplyResult(res, SeriesDoc(store_, req.matches[1].str(), figure));
+    ReplyDoc(res, SeriesDoc(store_, req.matches[1].str(), figure));
   });
   s.Get(R"(/api/v1/windows/(\d{1,18}))",
         [this](const httplib::Request& req, httplib::Response& res) {
-          ReplyResult(res, WindowDoc(store_, std::stoll(req.matches[1].str())));
+          ReplyDoc(res, WindowDoc(store_, std::stoll(req.matches[1].str())));
         });
   s.Get("/api/v1/agents", [this](const httplib::Request&, httplib::Response& res) {
     ReplyJson(res, 200, AgentsToJson(agents_.List()));
@@ -847,7 +858,7 @@ void HttpApi::Routes(const std::string& web_root) {
     if (!login.ok()) {
       Audit(req, DashboardCaller{}, "DashboardLogIn", "", login.status());
       res.set_header("WWW-Authenticate", "Bearer");
-      return ReplyError(res, 401, login.status().message());
+      return ReplyError(res, 401, Answerable(login.status().message()));
     }
     Audit(req, login->caller, "DashboardLogIn", "", Status::Ok());
     res.set_header("Set-Cookie", login->set_cookie);
@@ -884,7 +895,7 @@ void HttpApi::Routes(const std::string& web_root) {
     for (int64_t id : selection->window_ids) subject += " " + std::to_string(id);
     if (!requested.ok()) {
       Audit(req, *caller, "DashboardRerun", subject, requested.status());
-      return ReplyError(res, HttpStatusOf(requested.status()), requested.status().message());
+      return ReplyStatus(res, requested.status());
     }
     Audit(req, *caller, "DashboardRerun", subject, Status::Ok());
     scheduler_.Notify();

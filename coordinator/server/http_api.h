@@ -107,6 +107,13 @@ class HttpApi {
   // One row of the audit trail for a dashboard call (docs/security.md, "Audit").
   void Audit(const httplib::Request& req, const DashboardCaller& caller, const std::string& call,
              const std::string& subject, const Status& outcome);
+  // `message` for an answer: without the database's path, which the store's messages begin
+  // with (ReplyStatus logs a 500's whole message).
+  std::string Answerable(const std::string& message) const;
+  // A JSON error answer of `status`: its HTTP code and Answerable message; a 500 is logged.
+  void ReplyStatus(httplib::Response& res, const Status& status) const;
+  // The document, or ReplyStatus of its error.
+  void ReplyDoc(httplib::Response& res, const Result<nlohmann::ordered_json>& doc) const;
 
   Store& store_;
   AgentRegistry& agents_;

@@ -50,6 +50,9 @@ class CoordinatorMetrics {
   // The gRPC service's call counts and times; its interceptor goes on the coordinator's server.
   RpcMetrics& rpc() { return rpc_; }
 
+  // The store's database, as given.
+  const std::string& db_path() const { return db_path_; }
+
   // The whole exposition: the counters and the gauges read now from `store` and `agents`.
   std::string Scrape(Store& store, AgentRegistry& agents) const;
 

@@ -1204,6 +1204,38 @@ TEST_F(HttpServerTest, EveryAnswerCarriesTheSecurityHeaders) {
   EXPECT_NE(raw.find("\r\nContent-Security-Policy: default-src 'self'"), std::string::npos) << raw;
 }
 
+// The database's path is the coordinator's business: an answer about something that is not
+// there says what is missing, not where the store lives.
+TEST_F(HttpServerTest, NoAnswerNamesTheDatabaseFile) {
+  Serve("");
+  const std::string db = (dir_ / "bench.db").string();
+  struct Ask {
+    std::string what;
+    httplib::Result res;
+    std::string says;
+  };
+  std::vector<Ask> asks;
+  asks.push_back({"campaign", client_->Get("/api/v1/campaigns/helo"), "helo"});
+  asks.push_back({"report", client_->Get("/api/v1/campaigns/helo/report"), "helo"});
+  asks.push_back({"series", client_->Get("/api/v1/series/helo"), "helo"});
+  asks.push_back({"window", client_->Get("/api/v1/windows/99999"), "99999"});
+  asks.push_back({"rerun of a window",
+                  client_->Post("/api/v1/rerun", R"({"window_ids": [99999]})", "application/json"),
+                  "no window has id 99999"});
+  asks.push_back({"rerun of a campaign",
+                  client_->Post("/api/v1/rerun", R"({"campaign": "helo", "invalid": true})",
+                                "application/json"),
+                  "no window matches"});
+  for (const Ask& ask : asks) {
+    ASSERT_TRUE(ask.res) << ask.what;
+    EXPECT_EQ(ask.res->status, 404) << ask.what << ": " << ask.res->body;
+    const std::string error = ojson::parse(ask.res->body)["error"];
+    EXPECT_EQ(error.find(db), std::string::npos) << ask.what << ": " << error;
+    EXPECT_EQ(error.find("bench.db"), std::string::npos) << ask.what << ": " << error;
+    EXPECT_NE(error.find(ask.says), std::string::npos) << ask.what << ": " << error;
+  }
+}
+
 TEST_F(HttpServerTest, InsecureAllowsPlainHttpBeyondLoopback) {
   MakeApi();
   HttpTls insecure;
