@@ -27,10 +27,6 @@ using config::Table;
 using config::Value;
 namespace fields = config;
 
-// Campaign files are written by hand; anything larger is a mistake, and the text is stored with
-// every campaign.
-constexpr size_t kMaxCampaignBytes = 1 << 20;
-
 // Hex digits of the SHA-256 a redacted env value keeps (RedactedEnvValue).
 constexpr size_t kRedactedHexDigits = 12;
 
@@ -586,11 +582,7 @@ std::string LoadLevelLabel(const LoadLevel& level) {
 
 Result<Campaign> ParseCampaignText(const std::string& text, const std::string& source_name,
                                    const std::string& campaign_dir) {
-  if (text.size() > kMaxCampaignBytes) {
-    return Status::InvalidArgument(source_name +
-                                   ": expected a campaign file of at most 1 MiB, got " +
-                                   std::to_string(text.size()) + " bytes");
-  }
+  // ParseToml refuses a text over kMaxTomlBytes (4 MiB), before anything else is read.
   auto doc = config::ParseToml(text, source_name);
   if (!doc.ok()) return doc.status();
   Campaign c;

@@ -422,5 +422,23 @@ TEST_F(CoordinatorServiceTest, RemeasureSeriesChecksItsRequestAndEachCallIsAudit
                    }));
 }
 
+// SubmitCampaign takes a file as large as docs/security.md says (4 MiB, kMaxTomlBytes): a
+// 2 MiB one was refused for its size.
+TEST_F(CoordinatorServiceTest, ATwoMebibyteCampaignIsAccepted) {
+  std::string text =
+      "name = \"large\"\nbaseline = \"hello\"\n[matrix]\nconnections = [8]\n"
+      "[[target]]\nname = \"hello\"\n"
+      "[[scenario]]\nname = \"s\"\npath = \"/\"\nexpect = { status = 200 }\n";
+  const std::string comment = "# " + std::string(1000, 'x') + "\n";
+  while (text.size() < (2u << 20)) text += comment;
+  v1::SubmitCampaignRequest req;
+  req.set_spec_toml(text);
+  req.set_source("large.toml");
+  v1::SubmitCampaignReply reply;
+  grpc::Status status = service_->SubmitCampaign(nullptr, &req, &reply);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(reply.name(), "large");
+}
+
 }  // namespace
 }  // namespace benchlab
