@@ -108,6 +108,23 @@ Result<std::vector<int>> ParseCpuList(std::string_view text) {
   return std::vector<int>(cpus.begin(), cpus.end());
 }
 
+std::string FormatCount(uint64_t n) {
+  const std::string digits = std::to_string(n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string ListNames(const std::vector<std::string>& names, size_t shown) {
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < shown; ++i) out += (i == 0 ? "" : ", ") + names[i];
+  if (names.size() > shown) out += " and " + FormatCount(names.size() - shown) + " more";
+  return out;
+}
+
 std::string FormatCpuList(const std::vector<int>& cpus) {
   std::string out;
   for (size_t i = 0; i < cpus.size();) {

@@ -1,5 +1,6 @@
 // Parsers for the small value forms shared by campaign files, agent configs and the CLI:
-// durations ("500ms", "2s"), CPU lists ("0-1,3") and host:port addresses. Pure functions.
+// durations ("500ms", "2s"), CPU lists ("0-1,3") and host:port addresses; and the forms messages
+// give counts and lists of names in. Pure functions.
 #pragma once
 
 #include <chrono>
@@ -28,5 +29,13 @@ struct HostPort {
 };
 // "127.0.0.1:8080", "localhost:0", "[::1]:9000". Port 0 is allowed (the kernel picks one).
 Result<HostPort> ParseHostPort(std::string_view text);
+
+// 4980 -> "4,980", for messages.
+std::string FormatCount(uint64_t n);
+
+// "a, b, c"; past `shown` names, the first `shown` and " and 4,980 more", so that an error
+// listing what a file holds stays readable however much it holds. "" for none.
+inline constexpr size_t kListedNames = 20;
+std::string ListNames(const std::vector<std::string>& names, size_t shown = kListedNames);
 
 }  // namespace benchlab

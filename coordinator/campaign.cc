@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "common/host_requirement.h"
+#include "common/parse.h"
 #include "coordinator/campaign_tables.h"
 #include "coordinator/gates_toml.h"
 
@@ -26,6 +27,14 @@ using config::NameBook;
 using config::Table;
 using config::Value;
 namespace fields = config;
+
+// The [[target]] names, for an error that expects one: the first kListedNames and a count, so
+// that a file of thousands of targets still gets an error a person (and a gRPC status) can carry.
+std::string TargetNames(const Campaign& c) {
+  std::vector<std::string> names;
+  for (const auto& t : c.targets) names.push_back(t.name);
+  return ListNames(names);
+}
 
 // Hex digits of the SHA-256 a redacted env value keeps (RedactedEnvValue).
 constexpr size_t kRedactedHexDigits = 12;
@@ -432,8 +441,7 @@ void ReadLabels(const Value& v, Issues& issues, Campaign& c) {
 }
 
 void CheckLabelTargets(const Value& v, Issues& issues, const Campaign& c) {
-  std::string names;
-  for (const auto& t : c.targets) names += (names.empty() ? "" : ", ") + t.name;
+  const std::string names = TargetNames(c);
   for (const auto& [target, value] : config::EntriesInFileOrder(v)) {
     if (c.FindTarget(target) != nullptr) continue;
     issues.Add(*value, "labels." + config::KeyForPath(target) +
@@ -504,10 +512,9 @@ void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
   // References are checked only on an otherwise clean file: a misspelt target name would
   // otherwise also be reported as a bad baseline, at an earlier line, hiding the real mistake.
   if (issues.empty() && baseline != nullptr && c.FindTarget(c.baseline) == nullptr) {
-    std::string names;
-    for (const auto& t : c.targets) names += (names.empty() ? "" : ", ") + t.name;
-    root.Fail(*baseline, "baseline",
-              "expected the name of a [[target]] (" + names + "), got " + Describe(*baseline));
+    root.Fail(
+        *baseline, "baseline",
+        "expected the name of a [[target]] (" + TargetNames(c) + "), got " + Describe(*baseline));
   }
   if (issues.empty()) fields::CheckServiceReferences(c.targets, c.services, issues);
   if (issues.empty() && labels != nullptr) CheckLabelTargets(*labels, issues, c);
@@ -748,8 +755,7 @@ bool IsLabelsHeader(std::string_view line) {
 
 Result<std::string> AddCampaignLabels(const Campaign& campaign, const std::string& text,
                                       const std::map<std::string, std::string>& labels) {
-  std::string names;
-  for (const auto& t : campaign.targets) names += (names.empty() ? "" : ", ") + t.name;
+  const std::string names = TargetNames(campaign);
   std::string lines;
   for (const auto& [target, value] : labels) {
     const std::string label = target + "=" + value;

@@ -3,6 +3,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/parse.h"
+
 namespace benchlab::rpc {
 namespace {
 
@@ -29,17 +31,41 @@ constexpr CodePair kCodes[] = {
     {StatusCode::kUnauthenticated, grpc::StatusCode::UNAUTHENTICATED, "unauthenticated"},
 };
 
+// Bytes `c` takes in grpc-message: printable ASCII but '%' as itself, the rest percent-encoded.
+size_t EncodedSize(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u >= 0x20 && u <= 0x7e && u != '%' ? 1 : 3;
+}
+
 }  // namespace
+
+std::string BoundStatusMessage(std::string_view message, size_t limit) {
+  size_t encoded = 0;
+  for (char c : message) encoded += EncodedSize(c);
+  if (encoded <= limit) return std::string(message);
+  // Room for the marker at its longest (a count of 20 digits and separators).
+  constexpr size_t kMarkerRoom = 48;
+  const size_t budget = limit > kMarkerRoom ? limit - kMarkerRoom : 0;
+  size_t end = 0;
+  for (size_t used = 0; end < message.size() && used + EncodedSize(message[end]) <= budget;) {
+    used += EncodedSize(message[end++]);
+  }
+  // Not inside a UTF-8 sequence: back to the start of the character cut.
+  while (end > 0 && end < message.size() &&
+         (static_cast<unsigned char>(message[end]) & 0xC0) == 0x80) {
+    --end;
+  }
+  return std::string(message.substr(0, end)) + " ... and " + FormatCount(message.size() - end) +
+         " more bytes";
+}
 
 grpc::Status ToGrpcStatus(const Status& status) {
   if (status.ok()) return grpc::Status::OK;
+  const std::string message = BoundStatusMessage(status.message());
   for (const CodePair& c : kCodes) {
-    if (c.ours == status.code()) {
-      return grpc::Status(c.grpc, status.message(), std::string(kMark) + c.name);
-    }
+    if (c.ours == status.code()) return grpc::Status(c.grpc, message, std::string(kMark) + c.name);
   }
-  return grpc::Status(grpc::StatusCode::INTERNAL, status.message(),
-                      std::string(kMark) + "internal");
+  return grpc::Status(grpc::StatusCode::INTERNAL, message, std::string(kMark) + "internal");
 }
 
 bool FromHandler(const grpc::Status& status) {

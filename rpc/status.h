@@ -11,16 +11,30 @@
 
 #include <grpcpp/support/status.h>
 
+#include <cstddef>
+#include <string>
+#include <string_view>
+
 #include "common/status.h"
 
 namespace benchlab::rpc {
+
+// The most a status message takes once gRPC has encoded it for the wire (grpc-message is
+// percent-encoded: a byte outside printable ASCII, and '%', become three). gRPC clients refuse
+// metadata over 8 KiB: a longer message, such as a campaign error listing 5,000 targets, reached
+// the client as "received initial metadata size exceeds limit" instead of the error.
+inline constexpr size_t kMaxStatusMessageBytes = 4096;
+
+// `message` as it may leave: whole when it fits in `limit` encoded bytes, else its beginning,
+// cut at a character boundary, and " ... and 12,345 more bytes".
+std::string BoundStatusMessage(std::string_view message, size_t limit = kMaxStatusMessageBytes);
 
 // kOk -> OK; kInvalidArgument -> INVALID_ARGUMENT; kNotFound -> NOT_FOUND; kAlreadyExists ->
 // ALREADY_EXISTS; kFailedPrecondition -> FAILED_PRECONDITION; kDeadlineExceeded ->
 // DEADLINE_EXCEEDED; kUnavailable -> UNAVAILABLE; kResourceExhausted -> RESOURCE_EXHAUSTED;
 // kPermissionDenied -> PERMISSION_DENIED; kCancelled -> CANCELLED; kUnauthenticated ->
-// UNAUTHENTICATED; kIoError, kInternal -> INTERNAL. The message is kept; every non-OK status gets
-// the handler mark.
+// UNAUTHENTICATED; kIoError, kInternal -> INTERNAL. The message is kept, bounded by
+// BoundStatusMessage; every non-OK status gets the handler mark.
 grpc::Status ToGrpcStatus(const Status& status);
 
 // A status a call ended with, as a benchlab Status: the handler's own code when it carries the

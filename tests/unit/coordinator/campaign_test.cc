@@ -766,6 +766,20 @@ TEST_F(CampaignTest, ATextUpToTheTomlLimitIsReadAndOneOverItIsRefused) {
                 " bytes, over the limit of 4194304 for a campaign or configuration");
 }
 
+// An error that lists the file's targets names the first ones and counts the rest.
+TEST_F(CampaignTest, AnErrorListingThousandsOfTargetsNamesTheFirstAndCountsTheRest) {
+  std::string text = Edit(kMinimal, "baseline = \"a\"", "baseline = \"nope\"");
+  for (int i = 0; i < 5000; ++i) {
+    text += "[[target]]\nname = \"t" + std::to_string(i) + "\"\ncommand = [\"x\"]\n";
+  }
+  const std::string message = ParseCampaignText(text, "many.toml", "/").status().message();
+  EXPECT_NE(message.find("expected the name of a [[target]] (a, t0, t1, "), std::string::npos)
+      << message.substr(0, 300);
+  EXPECT_NE(message.find(", t18 and 4,981 more), got \"nope\""), std::string::npos)
+      << message.substr(0, 300);
+  EXPECT_LT(message.size(), 400u);
+}
+
 TEST_F(CampaignTest, RequireCommandsNamesTheTarget) {
   auto parsed = ParseCampaignText(kMinimal, "min.toml", "/");
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();

@@ -440,5 +440,27 @@ TEST_F(CoordinatorServiceTest, ATwoMebibyteCampaignIsAccepted) {
   EXPECT_EQ(reply.name(), "large");
 }
 
+// An error naming thousands of targets leaves as the first names and a count, short enough for
+// a gRPC status (rpc/status.h).
+TEST_F(CoordinatorServiceTest, AnErrorAboutThousandsOfTargetsStaysReadable) {
+  std::string text =
+      "name = \"many\"\nbaseline = \"nope\"\n[matrix]\nconnections = [8]\n"
+      "[[scenario]]\nname = \"s\"\npath = \"/\"\nexpect = { status = 200 }\n";
+  for (int i = 0; i < 5000; ++i) {
+    text += "[[target]]\nname = \"target-" + std::to_string(i) + "\"\n";
+  }
+  v1::SubmitCampaignRequest req;
+  req.set_spec_toml(text);
+  req.set_source("many.toml");
+  v1::SubmitCampaignReply reply;
+  grpc::Status status = service_->SubmitCampaign(nullptr, &req, &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(),
+            "many.toml:2: baseline: expected the name of a [[target]] (target-0, target-1, "
+            "target-2, target-3, target-4, target-5, target-6, target-7, target-8, target-9, "
+            "target-10, target-11, target-12, target-13, target-14, target-15, target-16, "
+            "target-17, target-18, target-19 and 4,980 more), got \"nope\"");
+}
+
 }  // namespace
 }  // namespace benchlab
