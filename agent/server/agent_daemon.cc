@@ -140,6 +140,7 @@ Result<HostPort> AgentDaemon::Start() {
       &bound_port);
   SetServerKeepalive(builder);
   SetExclusivePort(builder);
+  LimitServerThreads(builder, kMaxGrpcThreads);
   builder.RegisterService(&service_);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counted;
   counted.push_back(metrics_.rpc().Factory());  // for /metrics (rpc/metrics_interceptor.h)

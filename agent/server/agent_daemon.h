@@ -57,6 +57,9 @@ class AgentDaemon {
   static constexpr uint64_t kOfferPageBytes = 1 << 20;
   // And at most this many results, the coordinator's kMaxOfferedResults (docs/security.md).
   static constexpr size_t kOfferPageResults = 64;
+  // gRPC's threads serving the agent's calls (rpc/server_port.h): a coordinator makes a few
+  // calls at once per window; a call beyond them is RESOURCE_EXHAUSTED.
+  static constexpr int kMaxGrpcThreads = 64;
 
  private:
   void RegistrationLoop(std::string address);

@@ -14,11 +14,15 @@
 #include "coordinator/server/metrics.h"
 #include "coordinator/server/scheduler.h"
 #include "coordinator/server/series_remeasure.h"
+#include "coordinator/server/stream_slots.h"
 #include "rpc/server_port.h"
 #include "rpc/tls.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
+
+static_assert(kMaxCoordinatorGrpcThreads >= static_cast<int>(kMaxWatchStreams) + 128,
+              "every watch stream, and threads for the other calls beside them");
 
 struct CoordinatorDaemon::Parts {
   Parts(std::optional<OwnerLock> lock, std::unique_ptr<Store> s, const CoordinatorOptions& o,
@@ -105,6 +109,7 @@ Result<HostPort> CoordinatorDaemon::Start(const HostPort& listen) {
   builder.SetMaxSendMessageSize(kMaxGrpcMessageBytes);
   SetServerKeepalive(builder);
   SetExclusivePort(builder);
+  LimitServerThreads(builder, kMaxCoordinatorGrpcThreads);
   builder.RegisterService(&parts_->service);
   // Counts and times every call for /metrics (rpc/metrics_interceptor.h).
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counted;

@@ -19,6 +19,11 @@ namespace benchlab {
 
 class TlsContext;  // rpc/tls.h
 
+// gRPC's threads serving the coordinator's calls (rpc/server_port.h): every WatchCampaign stream
+// there may be (kMaxWatchStreams), and 128 for the short calls beside them; a call beyond them
+// is RESOURCE_EXHAUSTED.
+inline constexpr int kMaxCoordinatorGrpcThreads = 384;
+
 struct CoordinatorOptions {
   uint64_t max_windows = kDefaultMaxWindows;  // the largest plan Submit accepts (--max-windows)
   // Mutual TLS for the gRPC port and the channels to agents (rpc/tls.h); null: plaintext, which

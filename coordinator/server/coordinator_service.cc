@@ -308,6 +308,12 @@ grpc::Status CoordinatorService::WatchCampaign(grpc::ServerContext* ctx,
                                                grpc::ServerWriter<v1::CampaignEvent>* writer) {
   CallAudit audit(store_, tls_, ctx, "WatchCampaign", "campaign " + req->name());
   if (grpc::Status allowed = audit.Allow(kReaders); !allowed.ok()) return allowed;
+  // Counted per certificate, or per connection on a plaintext (loopback) listener.
+  const std::string caller =
+      audit.caller() ? IdentityUri(audit.caller()->role, audit.caller()->name)
+                     : (ctx->c_call() != nullptr ? ctx->peer() : std::string("plaintext"));
+  auto slot = watches_.Take(caller, "WatchCampaign streams");
+  if (!slot.ok()) return rpc::ToGrpcStatus(slot.status());
   int64_t last_id = req->after_id();
   int sent = 0;
   int64_t index_base = 0;

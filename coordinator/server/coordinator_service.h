@@ -8,6 +8,7 @@
 #include "benchlab/v1/coordinator.grpc.pb.h"
 #include "coordinator/server/agent_registry.h"
 #include "coordinator/server/scheduler.h"
+#include "coordinator/server/stream_slots.h"
 #include "coordinator/store.h"
 #include "tls/certificate.h"
 
@@ -61,6 +62,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
   Scheduler& scheduler_;
   TlsContext* const tls_;
   SeriesRemeasure* const remeasure_;
+  // Each WatchCampaign stream holds one of gRPC's threads while it runs.
+  StreamSlots watches_{kMaxWatchStreamsPerCaller, kMaxWatchStreams};
 };
 
 // The protocol's form of a stored window.

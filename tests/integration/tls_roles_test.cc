@@ -6,12 +6,16 @@
 #include <grpcpp/create_channel.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
 #include <thread>
 
 #include "agent/server/agent_daemon.h"
 #include "benchlab/v1/coordinator.grpc.pb.h"
 #include "coordinator/server/channel.h"
 #include "coordinator/server/coordinator_daemon.h"
+#include "coordinator/server/stream_slots.h"
 #include "rpc/tls.h"
 #include "tests/unit/support/temp_dir.h"
 #include "tls/ca.h"
@@ -269,6 +273,105 @@ TEST_F(TlsRolesTest, AnOperatorsCampaignRunsOverMutualTlsEndToEnd) {
   ASSERT_EQ(windows->size(), 1u);
   EXPECT_EQ(windows->front().server_agent, "srv");
   EXPECT_GT(windows->front().requests, 0);
+}
+
+long Threads() {
+  return std::distance(std::filesystem::directory_iterator("/proc/self/task"),
+                       std::filesystem::directory_iterator());
+}
+
+// 2,000 WatchCampaign streams on one viewer's channel: kMaxWatchStreamsPerCaller run, the rest
+// are RESOURCE_EXHAUSTED, another caller still gets its stream, and the coordinator's threads
+// stay within kMaxCoordinatorGrpcThreads. Before, every stream ran on a thread of its own (2,022
+// threads).
+TEST_F(TlsRolesTest, WatchStreamsAreCappedPerCallerAndThreadsStayBounded) {
+  // A campaign that waits for an agent that never comes, so that its watchers stay.
+  v1::SubmitCampaignRequest submit;
+  submit.set_spec_toml(std::string(kCampaign) + "[placement]\nserver = \"ghost\"\n");
+  submit.set_source("roles.toml");
+  v1::SubmitCampaignReply submitted;
+  grpc::ClientContext submit_ctx;
+  Deadline(submit_ctx);
+  ASSERT_TRUE(As("alice")->SubmitCampaign(&submit_ctx, submit, &submitted).ok());
+
+  const long before = Threads();
+  std::atomic<bool> sampling{true};
+  std::atomic<long> most{before};
+  std::thread sampler([&] {
+    while (sampling) {
+      long now = Threads();
+      long seen = most;
+      while (now > seen && !most.compare_exchange_weak(seen, now)) {
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  constexpr int kStreams = 2000;
+  v1::WatchCampaignRequest req;
+  req.set_name("roles");
+  auto victor = As("victor");
+  // Asynchronous, so that each stream's status is taken as it comes.
+  grpc::CompletionQueue cq;
+  struct Stream {
+    grpc::ClientContext ctx;
+    grpc::Status status;
+    std::unique_ptr<grpc::ClientAsyncReader<v1::CampaignEvent>> reader;
+  };
+  std::vector<std::unique_ptr<Stream>> streams;
+  int started_tag = 0;  // every stream's start; its end is tagged with the stream
+  const auto until = std::chrono::system_clock::now() + std::chrono::seconds(8);
+  for (int i = 0; i < kStreams; ++i) {
+    auto stream = std::make_unique<Stream>();
+    stream->ctx.set_deadline(until);
+    stream->reader = victor->AsyncWatchCampaign(&stream->ctx, req, &cq, &started_tag);
+    stream->reader->Finish(&stream->status, stream.get());
+    streams.push_back(std::move(stream));
+  }
+  int finished = 0;
+  auto finish = [&](int until_finished) {
+    while (finished < until_finished) {
+      void* tag = nullptr;
+      bool ok = false;
+      if (!cq.Next(&tag, &ok)) return;
+      if (tag != &started_tag) ++finished;
+    }
+  };
+  // Once the streams beyond the cap are refused (at their deadline if none is), another caller
+  // still gets a stream beside the viewer's.
+  finish(kStreams - static_cast<int>(kMaxWatchStreamsPerCaller));
+  {
+    grpc::ClientContext ctx;
+    Deadline(ctx, 2);
+    auto mine = As("alice")->WatchCampaign(&ctx, req);
+    v1::CampaignEvent event;
+    while (mine->Read(&event)) {
+    }
+    EXPECT_EQ(mine->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  }
+  finish(kStreams);
+  ASSERT_EQ(finished, kStreams);
+  int running = 0, refused = 0, named = 0;
+  for (const auto& stream : streams) {
+    if (stream->status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) ++running;
+    if (stream->status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) ++refused;
+    if (stream->status.error_message().find("kMaxWatchStreamsPerCaller") != std::string::npos) {
+      ++named;
+    }
+  }
+  cq.Shutdown();
+  void* tag = nullptr;
+  bool ok = false;
+  while (cq.Next(&tag, &ok)) {
+  }
+  sampling = false;
+  sampler.join();
+  EXPECT_EQ(running, static_cast<int>(kMaxWatchStreamsPerCaller));
+  EXPECT_EQ(refused, kStreams - running);
+  EXPECT_GT(named, 0);
+  // The refused streams each hold a thread for a moment: gRPC's threads rise to their cap under
+  // the flood, not beyond.
+  EXPECT_LE(most - before, kMaxCoordinatorGrpcThreads + 16)
+      << "threads before " << before << ", at most " << most;
 }
 
 TEST_F(TlsRolesTest, APlaintextClientIsRefused) {
