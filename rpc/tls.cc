@@ -11,6 +11,7 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "common/clock.h"
 #include "spdlog/spdlog.h"
 #include "tls/verify.h"
 
@@ -53,51 +54,105 @@ std::string RoleList(const std::set<Role>& roles) {
   return out;
 }
 
-// Checks the peer of one handshake, after gRPC verified its chain against the CA.
+// Checks the peer of one handshake. A server verifies the client's chain itself (gRPC's TLS asks
+// for the certificate without verifying it), so that every refusal, an expired certificate or
+// one from another CA included, is reported with its reason; a client leaves the server's chain
+// to gRPC, then checks its identity and host. Each refusal goes to TlsContext::ReportRefusal.
 class PeerVerifier : public ExternalCertificateVerifier {
  public:
   PeerVerifier(std::shared_ptr<TlsContext> tls, std::set<Role> roles, std::string name,
-               bool check_host)
+               bool client_side)
       : tls_(std::move(tls)),
         roles_(std::move(roles)),
         name_(std::move(name)),
-        check_host_(check_host) {}
+        client_side_(client_side) {}
 
   bool Verify(TlsCustomVerificationCheckRequest* request, std::function<void(grpc::Status)>,
               grpc::Status* sync_status) override {
     *sync_status = Check(*request);
+    tls_->FlushRefusals();
     return true;
   }
   void Cancel(TlsCustomVerificationCheckRequest*) override {}
 
  private:
+  static std::string Text(grpc::string_ref s) { return std::string(s.data(), s.size()); }
+
   grpc::Status Check(const TlsCustomVerificationCheckRequest& request) {
-    const grpc::string_ref pem = request.peer_cert();
-    auto peer = ParseCertificatePem(std::string_view(pem.data(), pem.size()), "the peer");
-    if (!peer.ok()) return {grpc::StatusCode::UNAUTHENTICATED, peer.status().message()};
-    const std::string who = IdentityUri(peer->role, peer->name);
+    const std::string pem = Text(request.peer_cert());
+    // What any certificate says, benchlab's or not, for the report.
+    HandshakeRefusal refusal;
+    if (client_side_) refusal.peer = Text(request.target_name());
+    auto any = ParseCertificatePem(pem, "the peer's certificate", Identity::kNone);
+    if (any.ok()) {
+      refusal.subject = any->subject;
+      refusal.serial = any->serial;
+    }
+    auto refuse = [&](HandshakeFault fault, grpc::StatusCode code, std::string message) {
+      refusal.fault = fault;
+      refusal.message = message;
+      tls_->ReportRefusal(refusal);
+      return grpc::Status(code, std::move(message));
+    };
+    if (!any.ok()) {
+      return refuse(HandshakeFault::kInvalid, grpc::StatusCode::UNAUTHENTICATED,
+                    any.status().message());
+    }
+    const std::string serial = " (serial " + any->serial + ")";
+    auto peer = ParseCertificatePem(pem, "the peer's certificate");
+    if (peer.ok()) {
+      refusal.identity = IdentityUri(peer->role, peer->name);
+      refusal.role = std::string(RoleName(peer->role));
+    }
+    const std::string who = (peer.ok() ? refusal.identity : any->subject) + serial;
+    if (!client_side_) {
+      const ChainCheck chain =
+          VerifyPeerChain(tls_->CaPem(), pem, Text(request.peer_cert_full_chain()), true);
+      switch (chain.fault) {
+        case ChainFault::kNone:
+          break;
+        case ChainFault::kExpired:
+          return refuse(HandshakeFault::kExpired, grpc::StatusCode::UNAUTHENTICATED,
+                        who + " ended " + FormatUtc(any->not_after));
+        case ChainFault::kNotYetValid:
+          return refuse(HandshakeFault::kNotYetValid, grpc::StatusCode::UNAUTHENTICATED,
+                        who + " starts " + FormatUtc(any->not_before));
+        case ChainFault::kUnknownCa:
+          return refuse(HandshakeFault::kUnknownCa, grpc::StatusCode::UNAUTHENTICATED,
+                        who + ", issued by " + any->issuer +
+                            ", is not from this fleet's CA: " + chain.detail);
+        case ChainFault::kInvalid:
+          return refuse(HandshakeFault::kInvalid, grpc::StatusCode::UNAUTHENTICATED,
+                        who + " does not verify against this fleet's CA: " + chain.detail);
+      }
+    }
+    if (!peer.ok()) {
+      return refuse(HandshakeFault::kNotBenchlab, grpc::StatusCode::UNAUTHENTICATED,
+                    peer.status().message() + serial);
+    }
     if (tls_->Revoked(peer->serial)) {
-      return {grpc::StatusCode::UNAUTHENTICATED, who + " (serial " + peer->serial + ") is revoked"};
+      return refuse(HandshakeFault::kRevoked, grpc::StatusCode::UNAUTHENTICATED,
+                    who + " is revoked");
     }
     if (!roles_.contains(peer->role)) {
-      return {grpc::StatusCode::PERMISSION_DENIED,
-              who + ": expected a certificate of role " + RoleList(roles_)};
+      return refuse(HandshakeFault::kWrongRole, grpc::StatusCode::PERMISSION_DENIED,
+                    who + ": expected a certificate of role " + RoleList(roles_));
     }
     if (!name_.empty() && peer->name != name_) {
-      return {grpc::StatusCode::UNAUTHENTICATED,
-              "expected " + IdentityUri(peer->role, name_) + ", the peer is " + who};
+      return refuse(HandshakeFault::kWrongName, grpc::StatusCode::UNAUTHENTICATED,
+                    "expected " + IdentityUri(peer->role, name_) + ", the peer is " + who);
     }
-    if (check_host_) {
-      const grpc::string_ref target = request.target_name();
-      const std::string host = Lower(TargetHost(std::string(target.data(), target.size())));
+    if (client_side_) {
+      const std::string host = Lower(TargetHost(Text(request.target_name())));
       const bool covered = std::any_of(peer->hosts.begin(), peer->hosts.end(),
                                        [&](const std::string& h) { return Lower(h) == host; });
       if (!covered) {
         std::string hosts;
         for (const std::string& h : peer->hosts) hosts += (hosts.empty() ? "" : ", ") + h;
-        return {grpc::StatusCode::UNAUTHENTICATED,
-                who + " does not cover the host dialled, " + host + " (its hosts: " +
-                    (hosts.empty() ? "none" : hosts) + "; issue it with --host " + host + ")"};
+        return refuse(HandshakeFault::kWrongHost, grpc::StatusCode::UNAUTHENTICATED,
+                      who + " does not cover the host dialled, " + host +
+                          " (its hosts: " + (hosts.empty() ? "none" : hosts) +
+                          "; issue it with --host " + host + ")");
       }
     }
     return grpc::Status::OK;
@@ -106,7 +161,7 @@ class PeerVerifier : public ExternalCertificateVerifier {
   const std::shared_ptr<TlsContext> tls_;
   const std::set<Role> roles_;
   const std::string name_;
-  const bool check_host_;
+  const bool client_side_;
 };
 
 std::shared_ptr<grpc::experimental::CertificateProviderInterface> Provider(const TlsFiles& f) {
@@ -142,6 +197,8 @@ Status CheckListenPolicy(std::string_view daemon, std::string_view host, bool tl
       who, host);
   return Status::Ok();
 }
+
+TlsContext::TlsContext(TlsFiles files) : files_(std::move(files)), refusals_(RealClockInstance()) {}
 
 Result<std::shared_ptr<TlsContext>> TlsContext::Load(TlsFiles files) {
   for (const auto& [value, flag] :
@@ -187,6 +244,9 @@ Status TlsContext::ReadFiles() {
   }
   std::lock_guard lock(mu_);
   own_ = std::move(*own);
+  ca_pem_ = std::move(ca->text);
+  ca_stamp_ = FileStamp(files_.ca);
+  ca_checked_ = std::chrono::steady_clock::now();
   revoked_ = std::move(revoked);
   crl_stamp_ = std::move(stamp);
   crl_checked_ = std::chrono::steady_clock::now();
@@ -247,11 +307,52 @@ bool TlsContext::Revoked(const std::string& serial) {
   return revoked_.contains(serial);
 }
 
+std::string TlsContext::CaPem() {
+  {
+    std::lock_guard lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    if (now - ca_checked_ < std::chrono::seconds(1)) return ca_pem_;
+    ca_checked_ = now;
+    if (FileStamp(files_.ca) == ca_stamp_) return ca_pem_;
+  }
+  auto ca = ReadPemFile(files_.ca);
+  std::lock_guard lock(mu_);
+  if (ca.ok() && ParseCertificatePem(ca->text, ca->path, Identity::kNone).ok()) {
+    ca_pem_ = std::move(ca->text);
+    ca_stamp_ = FileStamp(files_.ca);
+  }
+  return ca_pem_;
+}
+
+void TlsContext::SetRefusalSink(RefusalSink sink) {
+  std::lock_guard lock(sink_mu_);
+  sink_ = std::move(sink);
+}
+
+void TlsContext::ReportRefusal(HandshakeRefusal refusal) {
+  Emit(refusals_.Add(std::move(refusal)));
+}
+
+void TlsContext::FlushRefusals(bool all) { Emit(refusals_.Flush(all)); }
+
+void TlsContext::Emit(const std::vector<HandshakeRefusal>& reports) {
+  if (reports.empty()) return;
+  std::lock_guard lock(sink_mu_);
+  for (const HandshakeRefusal& r : reports) {
+    spdlog::warn("TLS: refused the handshake of {}: {}",
+                 r.peer.empty() ? "a client (gRPC does not give its address)" : r.peer,
+                 DescribeRefusal(r));
+    if (sink_) sink_(r);
+  }
+}
+
 std::shared_ptr<grpc::ServerCredentials> TlsContext::ServerCredentials(std::set<Role> roles) {
   grpc::experimental::TlsServerCredentialsOptions options(SharedProvider());
   options.watch_root_certs();
   options.watch_identity_key_cert_pairs();
-  options.set_cert_request_type(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  // The client must present a certificate and prove it holds its key (TLS does that); its chain
+  // is checked by PeerVerifier, which can then say why it refused one.
+  options.set_cert_request_type(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_BUT_DONT_VERIFY);
   options.set_certificate_verifier(ExternalCertificateVerifier::Create<PeerVerifier>(
       shared_from_this(), std::move(roles), std::string(), false));
   return grpc::experimental::TlsServerCredentials(options);

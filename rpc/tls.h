@@ -3,7 +3,9 @@
 // other's chain against the CA, refuse a revoked certificate, and check that the peer is who it
 // must be: the server's certificate covers the host the client dialled and carries the role
 // (and, for an agent, the name) the client expects. What a caller may do is decided per call from
-// its certificate (CallerOf), never from a message.
+// its certificate (CallerOf), never from a message. Every refused handshake is logged and handed
+// to the context's refusal sink, at most once per kind per kRefusalWindow
+// (rpc/handshake_refusals.h).
 #pragma once
 
 #include <grpcpp/security/credentials.h>
@@ -11,6 +13,8 @@
 #include <grpcpp/security/tls_certificate_provider.h>
 #include <grpcpp/server_context.h>
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -20,6 +24,7 @@
 #include <unordered_map>
 
 #include "common/status.h"
+#include "rpc/handshake_refusals.h"
 #include "tls/certificate.h"
 #include "tls/files.h"
 
@@ -53,16 +58,32 @@ class TlsContext : public std::enable_shared_from_this<TlsContext> {
   static constexpr size_t kPeerCacheSize = 4096;
   Result<CertificateInfo> ParsePeer(std::string_view pem);
 
-  // A server that requires a client certificate from the CA, not revoked, whose role is one of
-  // `roles` (the finer per-method check is the handler's, through CallerOf).
+  // A server that requires a client certificate from the CA, valid now, not revoked, whose role
+  // is one of `roles` (the finer per-method check is the handler's, through CallerOf). The chain
+  // is verified by benchlab's verifier, not inside gRPC's TLS, so that a certificate refused as
+  // expired or from another CA is reported like every other refusal.
   std::shared_ptr<grpc::ServerCredentials> ServerCredentials(std::set<Role> roles);
 
   // A channel to a server whose certificate is from the CA, not revoked, covers the host dialled,
   // and carries `role` (and, when `name` is set, that name).
   std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(Role role, std::string name = "");
 
+  // Where refused handshakes go besides the log (the coordinator: its audit trail); null: the log
+  // only. The sink is called on gRPC's threads, never after SetRefusalSink returns with another.
+  using RefusalSink = std::function<void(const HandshakeRefusal&)>;
+  void SetRefusalSink(RefusalSink sink);
+  // Logs a refused handshake and hands it to the sink, unless one like it was reported within
+  // kRefusalWindow (then it is counted and reported with the next report of its kind).
+  void ReportRefusal(HandshakeRefusal refusal);
+  // Reports the counts held back whose windows have closed (`all`: every one, before a stop).
+  void FlushRefusals(bool all = false);
+
+  // The CA certificate's PEM text, read again when its file changed (checked at most once a
+  // second); a file that cannot be read leaves the previous text in force.
+  std::string CaPem();
+
  private:
-  explicit TlsContext(TlsFiles files) : files_(std::move(files)) {}
+  explicit TlsContext(TlsFiles files);
   Status ReadFiles();
 
   const TlsFiles files_;
@@ -78,6 +99,14 @@ class TlsContext : public std::enable_shared_from_this<TlsContext> {
   std::set<std::string> revoked_;                           // under mu_
   std::string crl_stamp_;  // the CRL file's mtime and size when read; under mu_
   std::chrono::steady_clock::time_point crl_checked_{};  // under mu_
+  std::string ca_pem_;                                   // under mu_
+  std::string ca_stamp_;                                 // under mu_
+  std::chrono::steady_clock::time_point ca_checked_{};   // under mu_
+
+  void Emit(const std::vector<HandshakeRefusal>& reports);
+  HandshakeRefusals refusals_;
+  std::mutex sink_mu_;  // held while the sink runs, so that replacing it waits for it
+  RefusalSink sink_;    // under sink_mu_
 };
 
 // Whether `host` is a loopback address or name: 127.0.0.0/8, ::1 or localhost.

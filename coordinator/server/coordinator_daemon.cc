@@ -39,6 +39,10 @@ struct CoordinatorDaemon::Parts {
     // looks at its series, otherwise series are looked at when an operator asks (RemeasureSeries).
     scheduler.OnCampaignEnded([this](int64_t id) { remeasure.CampaignEnded(id); });
     if (auto tls = options.tls) {
+      // Handshakes refused for their certificates are audited like refused calls
+      // (docs/security.md, "Audit"), at most one row per kind per kRefusalWindow.
+      tls->SetRefusalSink(
+          [store = store.get()](const HandshakeRefusal& r) { AuditHandshakeRefusal(*store, r); });
       // Each agent is called at the address it registered, and must prove the name it
       // registered under with its certificate.
       agents.SetStubFactory([tls](const std::string& name, const std::string& address) {
@@ -46,6 +50,10 @@ struct CoordinatorDaemon::Parts {
             v1::Agent::NewStub(MakeChannel(address, tls->ChannelCredentials(Role::kAgent, name))));
       });
     }
+  }
+
+  ~Parts() {
+    if (options.tls) options.tls->SetRefusalSink(nullptr);  // the store goes with these parts
   }
 
   std::optional<OwnerLock> owner;  // the database's; released last
@@ -150,6 +158,8 @@ void CoordinatorDaemon::Shutdown() {
     parts_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
     parts_->server->Wait();
     parts_->server.reset();
+    // Counts of refused handshakes still held back are stored before the store closes.
+    if (parts_->options.tls) parts_->options.tls->FlushRefusals(/*all=*/true);
   }
 }
 

@@ -127,6 +127,22 @@ class CallAudit {
 
 }  // namespace
 
+void AuditHandshakeRefusal(Store& store, const HandshakeRefusal& refusal) {
+  AuditRow row;
+  row.at = FormatIsoTime(std::chrono::system_clock::now());
+  row.identity = refusal.identity.empty() ? "unknown" : refusal.identity;
+  row.role = refusal.role;
+  row.peer = refusal.peer;
+  row.call = "TLS handshake";
+  row.subject = "certificate " + refusal.subject + " (serial " + refusal.serial + ")";
+  row.outcome = "refused";
+  row.reason = DescribeRefusal(refusal);
+  if (Status stored = store.AppendAudit(row); !stored.ok()) {
+    spdlog::error("audit: a refused TLS handshake ({}) not stored: {}", row.reason,
+                  stored.message());
+  }
+}
+
 void WindowToProto(const WindowRow& row, int total_windows, v1::Window* out) {
   out->set_id(row.id);
   out->set_campaign(row.campaign);

@@ -10,6 +10,7 @@
 #include "coordinator/server/scheduler.h"
 #include "coordinator/server/stream_slots.h"
 #include "coordinator/store.h"
+#include "rpc/handshake_refusals.h"
 #include "tls/certificate.h"
 
 namespace benchlab {
@@ -68,5 +69,10 @@ class CoordinatorService final : public v1::Coordinator::Service {
 
 // The protocol's form of a stored window.
 void WindowToProto(const WindowRow& row, int total_windows, v1::Window* out);
+
+// Stores a handshake the coordinator's TLS refused (TlsContext::SetRefusalSink) in the audit
+// trail: call "TLS handshake", outcome "refused", the certificate's identity (or "unknown"), its
+// subject and serial, and why.
+void AuditHandshakeRefusal(Store& store, const HandshakeRefusal& refusal);
 
 }  // namespace benchlab

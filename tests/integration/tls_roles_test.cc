@@ -17,6 +17,7 @@
 #include "coordinator/server/coordinator_daemon.h"
 #include "coordinator/server/stream_slots.h"
 #include "rpc/tls.h"
+#include "tests/unit/support/forged_tls.h"
 #include "tests/unit/support/temp_dir.h"
 #include "tls/ca.h"
 
@@ -273,6 +274,86 @@ TEST_F(TlsRolesTest, AnOperatorsCampaignRunsOverMutualTlsEndToEnd) {
   ASSERT_EQ(windows->size(), 1u);
   EXPECT_EQ(windows->front().server_agent, "srv");
   EXPECT_GT(windows->front().requests, 0);
+}
+
+// Every certificate refused at the handshake leaves one audit row per kind and kRefusalWindow,
+// with its identity (or subject), serial and reason; a burst's count is stored by the next row
+// of its kind or, as here, when the coordinator stops. Before, nothing was stored: an expired
+// certificate or one from another CA was refused inside gRPC's TLS, and a wrong role's reason
+// was dropped.
+TEST_F(TlsRolesTest, RefusedHandshakesAreAuditedOncePerKindWithTheirCount) {
+  ASSERT_TRUE(IssueCertificate(ca_, {"old", Role::kOperator, {}, 30}).ok());
+  ASSERT_EQ(forged::Reissue(ca_, "old", {.starts_in_s = -7200, .ends_in_s = -3600}), "");
+  const std::string other = dir_.path() + "/other";
+  ASSERT_TRUE(InitCa(other).ok());
+  ASSERT_TRUE(IssueCertificate(other, {"stranger", Role::kOperator, {}, 30}).ok());
+  auto list = [&](v1::Coordinator::Stub& stub) {
+    v1::ListAgentsReply reply;
+    grpc::ClientContext ctx;
+    Deadline(ctx, 5);
+    return stub.ListAgents(&ctx, {}, &reply);
+  };
+  auto raw = [&](const std::string& dir, const std::string& name) {
+    return v1::Coordinator::NewStub(
+        MakeChannel(address_, forged::RawCredentials(ca_ + "/ca.pem", dir + "/" + name + ".pem",
+                                                     dir + "/" + name + ".key")));
+  };
+  constexpr int kBurst = 50;
+  for (int i = 0; i < kBurst; ++i) EXPECT_FALSE(list(*raw(ca_, "old")).ok());
+  EXPECT_FALSE(list(*raw(other, "stranger")).ok());
+  EXPECT_FALSE(list(*As("coord")).ok());  // the coordinator's own role may not call it
+
+  auto handshakes = [&] {
+    std::vector<AuditRow> rows;
+    auto audit = coordinator_->store().ListAudit("");
+    EXPECT_TRUE(audit.ok());
+    for (const AuditRow& row : audit.ok() ? *audit : std::vector<AuditRow>{}) {
+      if (row.call == "TLS handshake") rows.push_back(row);
+    }
+    return rows;
+  };
+  auto serial = [](const std::string& pem_path) {
+    auto info = ParseCertificatePem(forged::ReadText(pem_path), pem_path, Identity::kNone);
+    return info.ok() ? info->serial : std::string("?");
+  };
+  auto rows = handshakes();
+  ASSERT_EQ(rows.size(), 3u);
+  struct Expected {
+    std::string identity, role, cn, serial, reason;
+  };
+  const std::vector<Expected> expected{
+      {"benchlab://operator/old", "operator", "CN=old", serial(ca_ + "/old.pem"), "expired: "},
+      {"benchlab://operator/stranger", "operator", "CN=stranger", serial(other + "/stranger.pem"),
+       "unknown CA: "},
+      {"benchlab://coordinator/coord", "coordinator", "CN=coord", serial(ca_ + "/coord.pem"),
+       "wrong role: "}};
+  for (size_t i = 0; i < expected.size(); ++i) {
+    SCOPED_TRACE(expected[i].identity);
+    EXPECT_EQ(rows[i].identity, expected[i].identity);
+    EXPECT_EQ(rows[i].role, expected[i].role);
+    EXPECT_EQ(rows[i].outcome, "refused");
+    EXPECT_EQ(rows[i].subject.rfind("certificate " + expected[i].cn + ",", 0), 0u)
+        << rows[i].subject;
+    EXPECT_NE(rows[i].subject.find("(serial " + expected[i].serial + ")"), std::string::npos)
+        << rows[i].subject;
+    EXPECT_EQ(rows[i].reason.rfind(expected[i].reason, 0), 0u) << rows[i].reason;
+    // gRPC does not tell a server's certificate verifier who connected (rpc/handshake_refusals.h).
+    EXPECT_EQ(rows[i].peer, "");
+  }
+  EXPECT_NE(rows[2].reason.find("expected a certificate of role agent or operator or viewer"),
+            std::string::npos)
+      << rows[2].reason;
+
+  coordinator_->Shutdown();
+  rows = handshakes();
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[3].identity, "benchlab://operator/old");
+  EXPECT_EQ(rows[3].reason.rfind("expired: ", 0), 0u) << rows[3].reason;
+  // At least one handshake per refused call; gRPC may try a refused connection once more.
+  const size_t at = rows[3].reason.find("; refused ");
+  ASSERT_NE(at, std::string::npos) << rows[3].reason;
+  EXPECT_GE(std::stoi(rows[3].reason.substr(at + 10)), kBurst - 1) << rows[3].reason;
+  EXPECT_NE(rows[3].reason.find("more times since, not reported one by one"), std::string::npos);
 }
 
 long Threads() {

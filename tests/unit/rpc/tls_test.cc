@@ -9,11 +9,15 @@
 
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <thread>
+#include <utility>
 
 #include "benchlab/v1/agent.grpc.pb.h"
+#include "tests/unit/support/forged_tls.h"
 #include "tests/unit/support/temp_dir.h"
 #include "tls/ca.h"
+#include "tls/verify.h"
 
 namespace benchlab {
 namespace {
@@ -209,6 +213,122 @@ TEST_F(TlsTest, ARevokedCertificateIsRefusedOnceTheListChanges) {
       << same_channel.error_message();
   EXPECT_NE(same_channel.error_message().find("revoked"), std::string::npos);
   EXPECT_FALSE(Call(creds).ok());  // a new connection fails its handshake
+}
+
+TEST_F(TlsTest, APeersChainIsVerifiedAgainstTheCaWithItsReason) {
+  const std::string ca = forged::ReadText(ca_ + "/ca.pem");
+  auto check = [&](const std::string& pem) { return VerifyPeerChain(ca, pem, pem, true); };
+  EXPECT_EQ(check(forged::ReadText(ca_ + "/alice.pem")).fault, ChainFault::kNone);
+  Issue("old", Role::kOperator, {});
+  ASSERT_EQ(forged::Reissue(ca_, "old", {.starts_in_s = -7200, .ends_in_s = -3600}), "");
+  EXPECT_EQ(check(forged::ReadText(ca_ + "/old.pem")).fault, ChainFault::kExpired);
+  Issue("early", Role::kOperator, {});
+  ASSERT_EQ(forged::Reissue(ca_, "early", {.starts_in_s = 3600, .ends_in_s = 7200}), "");
+  EXPECT_EQ(check(forged::ReadText(ca_ + "/early.pem")).fault, ChainFault::kNotYetValid);
+  const std::string other = dir_.path() + "/other";
+  ASSERT_TRUE(InitCa(other).ok());
+  Issue("alice", Role::kOperator, {}, other);
+  const ChainCheck foreign = check(forged::ReadText(other + "/alice.pem"));
+  EXPECT_EQ(foreign.fault, ChainFault::kUnknownCa);
+  EXPECT_EQ(foreign.detail, "unable to get local issuer certificate");
+  // The CA's own certificate presented as a peer's is not one it issued to a client.
+  EXPECT_EQ(check(forged::ReadText(other + "/ca.pem")).fault, ChainFault::kUnknownCa);
+  EXPECT_EQ(check("not a certificate").fault, ChainFault::kInvalid);
+}
+
+// Collects what a server's TlsContext reports of the handshakes it refused.
+class RefusalsSeen {
+ public:
+  explicit RefusalsSeen(TlsContext& tls) : tls_(tls) {
+    tls.SetRefusalSink([this](const HandshakeRefusal& r) {
+      std::lock_guard lock(mu_);
+      seen_.push_back(r);
+    });
+  }
+  ~RefusalsSeen() { tls_.SetRefusalSink(nullptr); }
+  std::vector<HandshakeRefusal> Take() {
+    std::lock_guard lock(mu_);
+    return std::exchange(seen_, {});
+  }
+
+ private:
+  TlsContext& tls_;
+  std::mutex mu_;
+  std::vector<HandshakeRefusal> seen_;
+};
+
+// Each certificate a server refuses at the handshake is reported once, with what it says and why:
+// before, gRPC's TLS refused an expired one or one from another CA before benchlab saw it, and
+// benchlab's own reasons went nowhere.
+TEST_F(TlsTest, EveryRefusedHandshakeIsReportedWithItsCertificateAndReason) {
+  Serve(Load("server-1"));
+  RefusalsSeen seen(*server_tls_);
+  const std::string other = dir_.path() + "/other";
+  ASSERT_TRUE(InitCa(other).ok());
+  Issue("stranger", Role::kCoordinator, {}, other);
+  Issue("old", Role::kCoordinator, {});
+  ASSERT_EQ(forged::Reissue(ca_, "old", {.starts_in_s = -7200, .ends_in_s = -3600}), "");
+  Issue("early", Role::kCoordinator, {});
+  ASSERT_EQ(forged::Reissue(ca_, "early", {.starts_in_s = 3600, .ends_in_s = 7200}), "");
+  Issue("anon", Role::kCoordinator, {});
+  ASSERT_EQ(forged::Reissue(ca_, "anon", {.drop_identity = true}), "");
+  struct Case {
+    std::string name, ca;
+    HandshakeFault fault;
+    std::string identity;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"old", ca_, HandshakeFault::kExpired, "benchlab://coordinator/old"},
+           {"early", ca_, HandshakeFault::kNotYetValid, "benchlab://coordinator/early"},
+           {"stranger", other, HandshakeFault::kUnknownCa, "benchlab://coordinator/stranger"},
+           {"alice", ca_, HandshakeFault::kWrongRole, "benchlab://operator/alice"},
+           {"anon", ca_, HandshakeFault::kNotBenchlab, ""}}) {
+    SCOPED_TRACE(c.name);
+    auto presented = ParseCertificatePem(forged::ReadText(c.ca + "/" + c.name + ".pem"), c.name,
+                                         Identity::kNone);
+    ASSERT_TRUE(presented.ok());
+    grpc::Status status = Call(forged::RawCredentials(ca_ + "/ca.pem", c.ca + "/" + c.name + ".pem",
+                                                      c.ca + "/" + c.name + ".key"));
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+    auto refusals = seen.Take();
+    ASSERT_EQ(refusals.size(), 1u);
+    const HandshakeRefusal& r = refusals[0];
+    EXPECT_EQ(r.fault, c.fault) << DescribeRefusal(r);
+    EXPECT_EQ(r.identity, c.identity);
+    EXPECT_EQ(r.serial, presented->serial);
+    EXPECT_NE(r.subject.find("CN=" + c.name), std::string::npos) << r.subject;
+    EXPECT_EQ(r.peer, "");  // a server's verifier is not told the client's address
+    EXPECT_EQ(r.suppressed, 0u);
+    EXPECT_NE(r.message.find(presented->serial), std::string::npos) << r.message;
+  }
+  // A certificate that may connect is not reported.
+  EXPECT_TRUE(Call(Load("coord")->ChannelCredentials(Role::kAgent, "server-1")).ok());
+  EXPECT_TRUE(seen.Take().empty());
+}
+
+// A client retrying with a refused certificate is reported once per kRefusalWindow; the count of
+// the others is reported with the next report of its kind, or when the server stops.
+TEST_F(TlsTest, ABurstOfRefusalsIsReportedOnceWithItsCount) {
+  Serve(Load("server-1"));
+  RefusalsSeen seen(*server_tls_);
+  Issue("old", Role::kCoordinator, {});
+  ASSERT_EQ(forged::Reissue(ca_, "old", {.starts_in_s = -7200, .ends_in_s = -3600}), "");
+  constexpr int kBurst = 50;
+  for (int i = 0; i < kBurst; ++i) {
+    EXPECT_FALSE(
+        Call(forged::RawCredentials(ca_ + "/ca.pem", ca_ + "/old.pem", ca_ + "/old.key")).ok());
+  }
+  auto reported = seen.Take();
+  ASSERT_EQ(reported.size(), 1u);
+  EXPECT_EQ(reported[0].fault, HandshakeFault::kExpired);
+  EXPECT_FALSE(reported[0].summary);
+  server_tls_->FlushRefusals(/*all=*/true);
+  auto counted = seen.Take();
+  ASSERT_EQ(counted.size(), 1u);
+  EXPECT_TRUE(counted[0].summary);
+  // At least one handshake per call; gRPC may try a failed connection once more.
+  EXPECT_GE(counted[0].suppressed, static_cast<uint64_t>(kBurst - 1));
+  EXPECT_NE(DescribeRefusal(counted[0]).find("not reported one by one"), std::string::npos);
 }
 
 TEST_F(TlsTest, AnInsecureListenerLetsEveryCallerThroughAsNobody) {
