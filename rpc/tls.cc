@@ -371,7 +371,8 @@ std::shared_ptr<grpc::ChannelCredentials> TlsContext::ChannelCredentials(Role ro
   return grpc::experimental::TlsCredentials(options);
 }
 
-Result<std::optional<CertificateInfo>> CallerOf(const grpc::ServerContext& ctx, TlsContext* tls) {
+Result<std::optional<CertificateInfo>> CallerOf(const grpc::ServerContext& ctx, TlsContext* tls,
+                                                std::optional<CertificateInfo>* presented) {
   if (tls == nullptr) return std::optional<CertificateInfo>();
   const auto auth = ctx.auth_context();
   const auto pems =
@@ -379,6 +380,7 @@ Result<std::optional<CertificateInfo>> CallerOf(const grpc::ServerContext& ctx, 
   if (pems.empty()) return Status::Unauthenticated("the call carries no client certificate");
   auto caller = tls->ParsePeer(std::string_view(pems[0].data(), pems[0].size()));
   if (!caller.ok()) return Status::Unauthenticated(caller.status().message());
+  if (presented != nullptr) *presented = *caller;
   if (tls->Revoked(caller->serial)) {
     return Status::Unauthenticated(IdentityUri(caller->role, caller->name) + " (serial " +
                                    caller->serial + ") is revoked");

@@ -119,8 +119,12 @@ Status CheckListenPolicy(std::string_view daemon, std::string_view host, bool tl
 
 // Who made this call: the identity in the client's certificate. nullopt when the server has no
 // TLS (an insecure listener, allowed on loopback only). UNAUTHENTICATED when the call carries a
-// certificate benchlab cannot read or `tls` lists as revoked.
-Result<std::optional<CertificateInfo>> CallerOf(const grpc::ServerContext& ctx, TlsContext* tls);
+// certificate benchlab cannot read or `tls` lists as revoked (one revoked after its connection
+// was made); `presented`, when given, then receives the certificate's identity if it has one, so
+// that the refusal can be recorded under it.
+Result<std::optional<CertificateInfo>> CallerOf(
+    const grpc::ServerContext& ctx, TlsContext* tls,
+    std::optional<CertificateInfo>* presented = nullptr);
 
 // PERMISSION_DENIED unless the caller's role is one of `roles`; OK for every caller of an
 // insecure listener. `caller`, when given, receives the identity.

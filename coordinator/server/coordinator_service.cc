@@ -64,7 +64,9 @@ class CallAudit {
   // The caller's certificate must carry one of `roles` and, when `agent` is set, that agent's
   // name. With no TLS (a loopback listener) every caller may.
   grpc::Status Allow(const std::set<Role>& roles, const std::string& agent = "") {
-    auto who = ctx_ != nullptr ? CallerOf(*ctx_, tls_)
+    // A certificate refused here (revoked after its connection was made) is recorded under the
+    // identity it names.
+    auto who = ctx_ != nullptr ? CallerOf(*ctx_, tls_, &caller_)
                                : Result<std::optional<CertificateInfo>>(std::nullopt);
     if (!who.ok()) return Refuse(grpc::StatusCode::UNAUTHENTICATED, who.status().message());
     caller_ = *who;

@@ -356,6 +356,33 @@ TEST_F(TlsRolesTest, RefusedHandshakesAreAuditedOncePerKindWithTheirCount) {
   EXPECT_NE(rows[3].reason.find("more times since, not reported one by one"), std::string::npos);
 }
 
+// A certificate revoked while its connection stays open is refused at its next call, and the
+// refusal is audited under the identity it names (it was "unknown").
+TEST_F(TlsRolesTest, ACertificateRevokedOnAnOpenConnectionIsAuditedByName) {
+  auto victor = As("victor");
+  auto list = [&] {
+    v1::ListAgentsReply reply;
+    grpc::ClientContext ctx;
+    Deadline(ctx);
+    return victor->ListAgents(&ctx, {}, &reply);
+  };
+  ASSERT_TRUE(list().ok());
+  ASSERT_TRUE(RevokeCertificate(ca_, "victor").ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // the CRL is re-read each second
+  grpc::Status refused = list();
+  ASSERT_EQ(refused.error_code(), grpc::StatusCode::UNAUTHENTICATED) << refused.error_message();
+  auto audit = coordinator_->store().ListAudit("");
+  ASSERT_TRUE(audit.ok());
+  ASSERT_FALSE(audit->empty());
+  const AuditRow& row = audit->back();
+  EXPECT_EQ(row.call, "ListAgents");
+  EXPECT_EQ(row.outcome, "refused");
+  EXPECT_EQ(row.identity, "benchlab://viewer/victor");
+  EXPECT_EQ(row.role, "viewer");
+  EXPECT_NE(row.reason.find("is revoked"), std::string::npos) << row.reason;
+  EXPECT_NE(row.peer.find("127.0.0.1"), std::string::npos) << row.peer;
+}
+
 long Threads() {
   return std::distance(std::filesystem::directory_iterator("/proc/self/task"),
                        std::filesystem::directory_iterator());
