@@ -29,6 +29,19 @@ std::map<std::string, std::string> PerfEnvironment() {
   return {{"PATH", path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin"}};
 }
 
+// perf (or the shell that runs perf script) in the scratch directory, where the agent's own
+// threads run, its output in `log`.
+SpawnSpec PerfSpawn(std::vector<std::string> argv, const ProfileSpec& spec,
+                    const std::string& log) {
+  SpawnSpec s;
+  s.argv = std::move(argv);
+  s.cwd = spec.scratch_dir;
+  s.env = PerfEnvironment();
+  s.cpus = spec.cpus;
+  s.log_path = spec.scratch_dir + "/" + log;
+  return s;
+}
+
 std::string LastLines(const TargetProcess& process) {
   std::string out;
   for (const auto& line : process.LastLogLines(4)) {
@@ -87,28 +100,13 @@ Result<std::unique_ptr<WindowProfiler>> WindowProfiler::Start(SysEnv& env,
   }
   std::string pids;
   for (pid_t pid : spec.pids) pids += (pids.empty() ? "" : ",") + std::to_string(pid);
-  SpawnSpec s;
   // cpu-clock: a software event every kernel has, PMU or not; -g: frame-pointer call chains;
   // -D -1: off until the control FIFO says "enable".
-  s.argv = {spec.perf,
-            "record",
-            "-e",
-            "cpu-clock",
-            "-F",
-            std::to_string(spec.frequency_hz),
-            "-g",
-            "-p",
-            pids,
-            "-D",
-            "-1",
-            "--control",
-            "fifo:" + ctl + "," + ack,
-            "-o",
-            spec.scratch_dir + "/perf.data"};
-  s.cwd = spec.scratch_dir;
-  s.env = PerfEnvironment();
-  s.cpus = spec.cpus;
-  s.log_path = spec.scratch_dir + "/record.log";
+  const SpawnSpec s =
+      PerfSpawn({spec.perf, "record", "-e", "cpu-clock", "-F", std::to_string(spec.frequency_hz),
+                 "-g", "-p", pids, "-D", "-1", "--control", "fifo:" + ctl + "," + ack, "-o",
+                 spec.scratch_dir + "/perf.data"},
+                spec, "record.log");
   auto record = TargetProcess::Spawn(env, s);
   if (!record.ok()) {
     close(ack_fd);
@@ -208,20 +206,13 @@ Result<FoldedProfile> WindowProfiler::Finish(std::chrono::milliseconds timeout) 
   }
   record_.reset();
 
-  SpawnSpec s;
   // perf script writes to stdout and warnings to stderr: kept apart through the shell, with
   // every path a positional parameter (no quoting).
-  s.argv = {"/bin/sh",
-            "-c",
-            "exec \"$0\" script -i \"$1\" -F comm,period,ip,sym,dso > \"$2\" 2> \"$3\"",
-            spec_.perf,
-            spec_.scratch_dir + "/perf.data",
-            spec_.scratch_dir + "/script.txt",
-            spec_.scratch_dir + "/script.log"};
-  s.cwd = spec_.scratch_dir;
-  s.env = PerfEnvironment();
-  s.cpus = spec_.cpus;
-  s.log_path = spec_.scratch_dir + "/shell.log";
+  const SpawnSpec s = PerfSpawn(
+      {"/bin/sh", "-c", "exec \"$0\" script -i \"$1\" -F comm,period,ip,sym,dso > \"$2\" 2> \"$3\"",
+       spec_.perf, spec_.scratch_dir + "/perf.data", spec_.scratch_dir + "/script.txt",
+       spec_.scratch_dir + "/script.log"},
+      spec_, "shell.log");
   auto script = TargetProcess::Spawn(env_, s);
   if (!script.ok())
     return Status::Unavailable("profile: perf script: " + script.status().message());
