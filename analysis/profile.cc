@@ -88,7 +88,10 @@ Result<ProfileDiff> DiffProfiles(const std::vector<ProfiledRound>& base,
   diff.low = whole_interval.low;
   diff.high = whole_interval.high;
 
-  for (const auto& [function, totals] : sampled) {
+  for (const auto& entry : sampled) {
+    // Named, not bound: a lambda below uses it (clang 14 does not capture structured bindings).
+    const std::string& function = entry.first;
+    const auto& totals = entry.second;
     if (totals.first + totals.second < min_samples) continue;
     FunctionDiff row;
     row.function = function;
