@@ -139,6 +139,17 @@ while read -r line; do
     continue
   }
   tag=${BASH_REMATCH[1]}
+  # lintian reads spelling from every run of printable bytes in the binary, machine code and
+  # linked libraries included (" mor" was once an instruction sequence). A misspelling is
+  # benchlab's only if the word is in its own C++ sources; then it fails like any other tag.
+  if [ "$tag" = spelling-error-in-binary ]; then
+    word=$(sed -n 's/.*spelling-error-in-binary \([^ ]*\) .*/\1/p' <<< "$line")
+    if [ -n "$word" ] && ! grep -rqiw --include='*.cc' --include='*.h' --include='*.proto' -- "$word" \
+      "$src"/{agent,analysis,cli,common,coordinator,loadgen,rpc,tls,proto}; then
+      echo "lintian (allowed: \"$word\" is not in benchlab's sources): $line"
+      continue
+    fi
+  fi
   if [ -n "${allowed[$tag]:-}" ]; then
     echo "lintian (allowed: ${allowed[$tag]}): $line"
   else
