@@ -99,31 +99,39 @@ Result<ProfileDiff> DiffProfiles(const std::vector<ProfiledRound>& base,
     row.only_base = totals.second == 0;
     row.only_new = totals.first == 0;
     std::vector<double> deltas;
-    std::vector<double> self_deltas;
+    std::vector<double> total_deltas;
     for (size_t i = 0; i < pairs.size(); ++i) {
       auto samples = [&](const Side& side, bool self) -> uint64_t {
         const auto it = side.functions.find(function);
         return it == side.functions.end() ? 0 : self ? it->second.self : it->second.total;
       };
-      const double b = MicrosPerRequest(samples(sides[i].first, false), *pairs[i].first);
-      const double n = MicrosPerRequest(samples(sides[i].second, false), *pairs[i].second);
+      const double b = MicrosPerRequest(samples(sides[i].first, true), *pairs[i].first);
+      const double n = MicrosPerRequest(samples(sides[i].second, true), *pairs[i].second);
+      const double bt = MicrosPerRequest(samples(sides[i].first, false), *pairs[i].first);
+      const double nt = MicrosPerRequest(samples(sides[i].second, false), *pairs[i].second);
       row.base_us += b / rounds;
       row.new_us += n / rounds;
+      row.base_total_us += bt / rounds;
+      row.new_total_us += nt / rounds;
       deltas.push_back(n - b);
-      self_deltas.push_back(MicrosPerRequest(samples(sides[i].second, true), *pairs[i].second) -
-                            MicrosPerRequest(samples(sides[i].first, true), *pairs[i].first));
+      total_deltas.push_back(nt - bt);
     }
     const MeanInterval interval = TInterval(deltas, level);
     row.delta_us = interval.mean;
     row.low = interval.low;
     row.high = interval.high;
-    row.self_delta_us = TInterval(self_deltas, level).mean;
+    row.total_delta_us = TInterval(total_deltas, level).mean;
     row.share = diff.delta_us != 0 ? row.delta_us / diff.delta_us : kNaN;
     diff.functions.push_back(std::move(row));
   }
   std::stable_sort(diff.functions.begin(), diff.functions.end(),
                    [](const FunctionDiff& a, const FunctionDiff& b) {
-                     return std::fabs(a.delta_us) > std::fabs(b.delta_us);
+                     // To a millionth of a µs: sums of shares that are equal on paper must tie.
+                     const auto key = [](double us) { return std::llround(std::fabs(us) * 1e6); };
+                     if (key(a.delta_us) != key(b.delta_us)) {
+                       return key(a.delta_us) > key(b.delta_us);
+                     }
+                     return std::fabs(a.total_delta_us) > std::fabs(b.total_delta_us);
                    });
   return diff;
 }

@@ -26,16 +26,22 @@ struct ProfiledRound {
 // samples or requests.
 double MicrosPerRequest(uint64_t function_samples, const ProfiledRound& round);
 
-// One function across paired rounds of a base and a new target (or build).
+// One function across paired rounds of a base and a new target (or build). The headline is self
+// time (samples that end in the function): self times add up to the whole CPU per request, so
+// the functions' differences add up to the whole difference and their shares to 1, and the
+// function whose own code grew comes first, ahead of the callers that merely hold it.
 struct FunctionDiff {
   std::string function;
-  double base_us = 0;   // mean over rounds of total µs per request on the base side
+  double base_us = 0;   // mean over rounds of self µs per request on the base side
   double new_us = 0;    // the same on the new side
-  double delta_us = 0;  // mean of the rounds' differences, new - base
+  double delta_us = 0;  // mean of the rounds' differences in self µs per request, new - base
   double low = 0;       // its two-sided interval at the level asked (Student t over rounds)
   double high = 0;
-  double share = 0;          // delta_us / the whole difference in CPU µs per request (NaN if none)
-  double self_delta_us = 0;  // the difference in self time alone
+  double share = 0;  // delta_us / the whole difference in CPU µs per request (NaN if none)
+  // Total (inclusive) time: the function and everything it calls.
+  double base_total_us = 0;
+  double new_total_us = 0;
+  double total_delta_us = 0;
   int rounds = 0;
   bool only_base = false;  // never sampled on the new side
   bool only_new = false;   // never sampled on the base side
@@ -48,12 +54,12 @@ struct ProfileDiff {
   double low = 0;
   double high = 0;
   int rounds = 0;
-  std::vector<FunctionDiff> functions;  // by |delta_us|, largest first
+  std::vector<FunctionDiff> functions;  // by |delta_us|, then |total_delta_us|, largest first
 };
 
 // Pairs base[i] with new_rounds[i] (the i-th round of each; the shorter list decides how many)
-// and compares every function sampled on either side by total µs per request. A function with
-// fewer than `min_samples` samples over both sides is left out (noise). Intervals need two
+// and compares every function sampled on either side by self (and total) µs per request. A function
+// with fewer than `min_samples` samples over both sides is left out (noise). Intervals need two
 // rounds or more; with one, low and high are NaN. InvalidArgument when no round pairs.
 Result<ProfileDiff> DiffProfiles(const std::vector<ProfiledRound>& base,
                                  const std::vector<ProfiledRound>& new_rounds, double level = 0.95,
