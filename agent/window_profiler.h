@@ -26,13 +26,10 @@ namespace benchlab {
 
 class TargetProcess;
 
-// The highest sampling frequency a coordinator may ask for (StartTargetRequest.profile_hz).
-inline constexpr int kMaxProfileHz = 1000;
-
 struct ProfileSpec {
-  std::vector<pid_t> pids;    // processes to sample (every thread of each)
-  std::vector<int> cpus;      // where perf itself runs; empty: inherit the agent's
-  int frequency_hz = 99;      // samples per second per CPU the processes run on
+  std::vector<pid_t> pids;               // processes to sample (every thread of each)
+  std::vector<int> cpus;                 // where perf itself runs; empty: inherit the agent's
+  int frequency_hz = kDefaultProfileHz;  // samples per second per CPU the processes run on
   std::string scratch_dir;    // made 0700; holds perf.data and perf's log; must not exist
   std::string perf = "perf";  // the perf command, looked up in PATH
 };

@@ -36,6 +36,7 @@ struct RunArgs {
   bool keep_work_dir = false;
   bool resume = false;              // continue the campaign of this name already in --db
   std::string gates;                // "warn" | "enforce": overrides the file's [gates] mode
+  bool profile = false;             // --profile: profile every window
   std::string progress = "auto";    // auto | tty | plain | off (cli/progress.h)
   std::vector<std::string> labels;  // --label TARGET=VALUE, added to the text's [labels]
   bool no_remeasure = false;        // leave the series' suspected changes suspected
@@ -151,6 +152,7 @@ int RunLab(const RunArgs& args) {
   job.keep_work_dir = args.keep_work_dir;
   job.verb = "run";
   job.gates_mode = args.gates;
+  job.profile = args.profile;
   job.progress = ParseProgressMode(args.progress).value_or(ProgressMode::kAuto);
   const int status = RunOnEmbeddedLab(job);
   if (status != 0 || args.no_remeasure) return status;
@@ -183,6 +185,10 @@ CommandRunner AddRunCommand(CLI::App& root) {
                   "warn: record every gate's reasons without invalidating windows; enforce: "
                   "judge them whatever the file's [gates] mode says")
       ->check(CLI::IsMember({"warn", "enforce"}));
+  cmd->add_flag("--profile", args->profile,
+                "sample the server's target and side services over every window's measured "
+                "interval (a CPU profile per window, docs/profiles.md), whatever the file's "
+                "[profile] enabled says");
   cmd->add_option("--progress", args->progress,
                   "progress on stdout: tty (a status line redrawn in place), plain (a progress "
                   "line after each window, no control characters), off, or auto: tty when "

@@ -22,6 +22,7 @@ struct SubmitArgs {
   TlsFiles tls;  // --tls-*: mutual TLS to the coordinator
   bool wait = false;
   std::string gates;                // "warn" | "enforce": overrides the file's [gates] mode
+  bool profile = false;             // --profile: profile every window
   std::string progress = "auto";    // auto | tty | plain | off (cli/progress.h), with --wait
   std::vector<std::string> labels;  // --label TARGET=VALUE, added to the text's [labels]
 };
@@ -56,6 +57,7 @@ int RunSubmit(const SubmitArgs& args) {
   req.set_source(campaign->source_name);
   req.set_campaign_dir(campaign->campaign_dir);
   req.set_gates_mode(args.gates);
+  req.set_profile(args.profile);
   v1::SubmitCampaignReply reply;
   grpc::ClientContext ctx;
   SetDeadlineSeconds(ctx, 10);
@@ -101,6 +103,10 @@ CommandRunner AddSubmitCommand(CLI::App& root) {
                   "warn: record every gate's reasons without invalidating windows; enforce: "
                   "judge them whatever the file's [gates] mode says")
       ->check(CLI::IsMember({"warn", "enforce"}));
+  cmd->add_flag("--profile", args->profile,
+                "sample the server's target and side services over every window's measured "
+                "interval (a CPU profile per window, docs/profiles.md), whatever the file's "
+                "[profile] enabled says");
   cmd->add_option("--label", args->labels,
                   "TARGET=VALUE: the version of TARGET this campaign measures (a release or a "
                   "git commit), added to the file's [labels]; the history shows it as the "

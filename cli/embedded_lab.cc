@@ -212,6 +212,7 @@ int RunOnEmbeddedLab(const LabJob& job) {
       req.set_source(campaign.source_name);
       req.set_campaign_dir(campaign.campaign_dir);
       req.set_gates_mode(job.gates_mode);
+      req.set_profile(job.profile);
       v1::SubmitCampaignReply reply;
       grpc::ClientContext ctx;
       SetDeadlineSeconds(ctx, 10);

@@ -17,6 +17,7 @@ struct LabJob {
   bool keep_work_dir = false;
   std::string verb = "run";  // the command, for messages
   std::string gates_mode;    // "warn" | "enforce" overrides [gates] mode when submitting
+  bool profile = false;      // `--profile`: profile every window
   ProgressMode progress = ProgressMode::kAuto;  // how the watch shows progress on stdout
 };
 

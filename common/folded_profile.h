@@ -22,6 +22,12 @@ inline constexpr size_t kMaxProfileStacks = 20000;
 inline constexpr size_t kMaxProfileDepth = 256;
 inline constexpr size_t kMaxFrameBytes = 512;
 
+// Sampling frequencies ([profile] frequency, StartTargetRequest.profile_hz): the default, 99 Hz,
+// is off the beat of the kernel's 100 and 250 Hz ticks and of periodic work in the target; the
+// highest a coordinator may ask for bounds the sampler's own cost (docs/profiles.md).
+inline constexpr int kDefaultProfileHz = 99;
+inline constexpr int kMaxProfileHz = 1000;
+
 // One window's profile as it travels and is stored: zlib-compressed folded text, at most this
 // many bytes (well under a spooled result's 1 MiB, kMaxOfferedPayloadBytes), and at most
 // kMaxProfileTextBytes once uncompressed.

@@ -268,6 +268,26 @@ void ReadHost(const Value& v, Issues& issues, Campaign& c) {
   c.host_require = std::move(out);
 }
 
+// [profile] enabled = true, frequency = 99 (docs/profiles.md). The frequency is checked even
+// when profiles are off, so a mistyped one is found before it is switched on.
+void ReadProfile(const Value& v, Issues& issues, Campaign& c) {
+  Table profile(v, "profile", {"enabled", "frequency"}, issues);
+  if (const Value* x = profile.Get("frequency")) {
+    const std::string form =
+        "an integer from 1 to " + std::to_string(kMaxProfileHz) + " (samples per second)";
+    if (auto n = fields::ReadInt(profile, "frequency", *x, 1, kMaxProfileHz, form)) {
+      c.profile_hz = *n;
+    }
+  }
+  if (const Value* x = profile.Get("enabled")) {
+    if (x->is_boolean()) {
+      c.profile = x->as_boolean();
+    } else {
+      profile.Expect(*x, "enabled", "true or false");
+    }
+  }
+}
+
 // tool = "wrk" or ["benchlab", "wrk"]: which load generators measure every level.
 void ReadTools(Table& table, const Value& v, Campaign& c) {
   const char* form = "\"benchlab\", \"wrk\" or \"h2load\", or a list of them without repeats";
@@ -451,10 +471,11 @@ void CheckLabelTargets(const Value& v, Issues& issues, const Campaign& c) {
 }
 
 void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
-  Table root(doc, "",
-             {"name", "series", "baseline", "matrix", "load", "gates", "noise", "placement", "host",
-              "stats", "target", "scenario", "negative", "public_env", "service", "labels"},
-             issues);
+  Table root(
+      doc, "",
+      {"name", "series", "baseline", "matrix", "load", "gates", "noise", "placement", "host",
+       "profile", "stats", "target", "scenario", "negative", "public_env", "service", "labels"},
+      issues);
   if (const Value* v = root.Get("public_env")) ReadPublicEnv(root, *v, c);
   if (const Value* v = root.Require("name", "a name such as \"hello\"")) {
     if (auto name = fields::ReadName(root, "name", *v)) c.name = *name;
@@ -475,6 +496,7 @@ void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
   if (auto* v = SubTable(root, root.Get("gates"), "gates")) ReadGatesTable(*v, issues, c.gates);
   if (auto* v = SubTable(root, root.Get("placement"), "placement")) ReadPlacement(*v, issues, c);
   if (auto* v = SubTable(root, root.Get("host"), "host")) ReadHost(*v, issues, c);
+  if (auto* v = SubTable(root, root.Get("profile"), "profile")) ReadProfile(*v, issues, c);
   const Value* stats = SubTable(root, root.Get("stats"), "stats");
   if (stats != nullptr) ReadStats(*stats, issues, c);
   const Value* noise = SubTable(root, root.Get("noise"), "noise");

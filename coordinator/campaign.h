@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/folded_profile.h"
 #include "common/status.h"
 #include "coordinator/gates.h"
 // TargetDef lives in common/ because agents read the same shape from their own catalogues; the
@@ -130,6 +131,11 @@ struct Campaign {
   // ("governor=performance", "smt_siblings_idle"; docs/host.md). Checked at load time against
   // the known names (common/host_requirement.h).
   std::vector<std::string> host_require;
+  // [profile]: a CPU profile of the server's target and side services over every window's
+  // measured interval (enabled, or `--profile`), at profile_hz samples per second
+  // (docs/profiles.md).
+  bool profile = false;
+  int profile_hz = kDefaultProfileHz;
   std::vector<TargetDef> targets;
   // [[service]]: side services targets name (docs/services.md). Run by the embedded lab's server
   // agent, which gets them as its configuration; a fleet's agents run their own.

@@ -494,7 +494,22 @@ constexpr const char* kV12 = R"sql(
 ALTER TABLE audit ADD COLUMN count INTEGER NOT NULL DEFAULT 1 CHECK (count >= 1);
 )sql";
 
-constexpr std::array<Migration, 12> kMigrations = {{
+// Version 13: CPU profiles (docs/profiles.md): `--profile` on a campaign, and each profiled
+// window's folded stacks (zlib, at most kMaxProfileBytes) or why it has none. A window without a
+// row was not profiled.
+constexpr const char* kV13 = R"sql(
+ALTER TABLE campaigns ADD COLUMN profile INTEGER NOT NULL DEFAULT 0 CHECK (profile IN (0, 1));
+CREATE TABLE window_profiles (
+  window_id    INTEGER PRIMARY KEY REFERENCES windows (id) ON DELETE CASCADE,
+  frequency_hz INTEGER NOT NULL CHECK (frequency_hz > 0),
+  samples      INTEGER NOT NULL CHECK (samples >= 0),
+  folded_z     BLOB,
+  error        TEXT NOT NULL DEFAULT '',
+  CHECK ((folded_z IS NULL) = (error != ''))
+);
+)sql";
+
+constexpr std::array<Migration, 13> kMigrations = {{
     {1, "campaigns, targets, scenarios, windows and samples", kV1},
     {2, "host figures, checks and self-test per window; host samples; spooled agent results", kV2},
     {3, "the load generator's record, load levels, window claims, re-runs and placement", kV3},
@@ -507,6 +522,7 @@ constexpr std::array<Migration, 12> kMigrations = {{
     {10, "each campaign's series", kV10},
     {11, "re-measurements of suspected changes", kV11},
     {12, "the count of identical refusals per audit row", kV12},
+    {13, "CPU profiles per window", kV13},
 }};
 
 std::string Errmsg(sqlite3* db) { return sqlite3_errmsg(db); }

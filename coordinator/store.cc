@@ -313,7 +313,7 @@ const std::string& InsertWindowSql() {
 
 const char* const kCampaignColumns =
     "id, name, state, baseline, spec_toml, source, created_at, finished_at, total_windows, error, "
-    "placement, gates_mode, series";
+    "placement, gates_mode, series, profile";
 
 CampaignRow ReadCampaign(Stmt& s) {
   CampaignRow c;
@@ -330,6 +330,7 @@ CampaignRow ReadCampaign(Stmt& s) {
   c.placement = s.Text(10);
   c.gates_mode = s.Text(11);
   c.series = s.Text(12);
+  c.profile = s.Int64(13) != 0;
   return c;
 }
 
@@ -466,10 +467,10 @@ Result<int64_t> Store::CreateCampaign(const CampaignRow& campaign,
   Stmt insert(
       db_,
       "INSERT INTO campaigns (name, state, baseline, spec_toml, source, created_at, "
-      "finished_at, total_windows, error, gates_mode, series) VALUES (?1, "
+      "finished_at, total_windows, error, gates_mode, series, profile) VALUES (?1, "
       "COALESCE(NULLIF(?2, ''), 'queued'), NULLIF(?3, ''), ?4, ?5, COALESCE(NULLIF(?6, ''), "
       "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')), NULLIF(?7, ''), ?8, NULLIF(?9, ''), ?10, "
-      "COALESCE(NULLIF(?11, ''), ?1))");
+      "COALESCE(NULLIF(?11, ''), ?1), ?12)");
   insert.Bind(1, campaign.name);
   insert.Bind(2, campaign.state);
   insert.Bind(3, campaign.baseline);
@@ -481,6 +482,7 @@ Result<int64_t> Store::CreateCampaign(const CampaignRow& campaign,
   insert.Bind(9, campaign.error);
   insert.Bind(10, campaign.gates_mode);
   insert.Bind(11, campaign.series);
+  insert.Bind(12, campaign.profile ? 1 : 0);
   if (int rc = insert.Step(); rc != SQLITE_DONE) {
     if (rc == SQLITE_CONSTRAINT_UNIQUE) {
       return Status::AlreadyExists("campaign " + Quoted(campaign.name) + " already exists in " +
@@ -715,7 +717,8 @@ Result<std::vector<ScenarioRow>> Store::ListScenarios(int64_t campaign_id) {
 
 Result<int64_t> Store::InsertWindow(const WindowRow& window, const std::vector<SampleRow>& samples,
                                     const std::vector<ServiceRow>& services,
-                                    const std::vector<ProbeRow>& probes) {
+                                    const std::vector<ProbeRow>& probes,
+                                    const std::optional<ProfileRow>& profile) {
   std::lock_guard lock(mu_);
   const std::string what =
       "insert window (campaign " +
@@ -824,6 +827,17 @@ Result<int64_t> Store::InsertWindow(const WindowRow& window, const std::vector<S
     probe.Bind(7, p.delta ? std::string() : p.unavailable);
     BENCHLAB_RETURN_IF_ERROR(Run(db_, probe, path_, what + ": probe " + Quoted(p.probe)));
   }
+  if (profile) {
+    Stmt insert_profile(db_,
+                        "INSERT INTO window_profiles (window_id, frequency_hz, samples, folded_z, "
+                        "error) VALUES (?1, ?2, ?3, ?4, ?5)");
+    insert_profile.Bind(1, id);
+    insert_profile.Bind(2, profile->frequency_hz);
+    insert_profile.Bind(3, profile->samples);
+    if (profile->error.empty()) insert_profile.BindBlob(4, profile->folded_z);
+    insert_profile.Bind(5, profile->error);
+    BENCHLAB_RETURN_IF_ERROR(Run(db_, insert_profile, path_, what + ": profile"));
+  }
   // The window is no longer running, and a re-run asked for it is done.
   for (const char* table : {"window_claims", "rerun_requests"}) {
     Stmt done(db_, (std::string("DELETE FROM ") + table + kWhereKey).c_str());
@@ -832,6 +846,24 @@ Result<int64_t> Store::InsertWindow(const WindowRow& window, const std::vector<S
   }
   BENCHLAB_RETURN_IF_ERROR(tx.Commit(what));
   return id;
+}
+
+Result<std::vector<ProfileRow>> Store::ListProfiles(int64_t campaign_id) {
+  std::lock_guard lock(mu_);
+  Stmt q(db_,
+         "SELECT p.window_id, p.frequency_hz, p.samples, p.folded_z, p.error FROM windows w "
+         "JOIN window_profiles p ON p.window_id = w.id WHERE w.campaign_id = ?1 ORDER BY w.id");
+  q.Bind(1, campaign_id);
+  return Collect<ProfileRow>(
+      db_, q, path_, "list profiles of campaign " + std::to_string(campaign_id), [](Stmt& row) {
+        ProfileRow r;
+        r.window_id = row.Int64(0);
+        r.frequency_hz = static_cast<int>(row.Int64(1));
+        r.samples = static_cast<uint64_t>(row.Int64(2));
+        r.folded_z = row.Blob(3);
+        r.error = row.Text(4);
+        return r;
+      });
 }
 
 Result<std::vector<ServiceRow>> Store::ListWindowServices(int64_t window_id) {

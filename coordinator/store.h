@@ -45,6 +45,7 @@ struct CampaignRow {
   std::string placement = "{}";  // JSON {"server": name, "load": [names]} once placed
   std::string gates_mode;        // "warn" | "enforce" overrides the file's [gates] mode; "" not
   std::string series;            // the history it belongs to (docs/history.md); "": its name
+  bool profile = false;          // `--profile`: profiles whatever the file's [profile] enabled says
 };
 
 // What names one planned window of a campaign across its attempts: target, scenario, load level
@@ -204,6 +205,16 @@ struct ProbeRow {
   std::string unavailable;
 };
 
+// One window's CPU profile (docs/profiles.md): its folded stacks as CompressFolded made them, or
+// why it has none (perf missing, refused by the kernel, an agent's profile that was refused).
+struct ProfileRow {
+  int64_t window_id = 0;  // set by the store
+  int frequency_hz = 0;
+  uint64_t samples = 0;
+  std::string folded_z;  // empty when error is not
+  std::string error;
+};
+
 struct WindowFilter {
   std::optional<std::string> campaign;  // by name
   int64_t after_id = 0;                 // rows with id > after_id
@@ -341,7 +352,10 @@ class Store {
   // is either stored with its bookkeeping done or not stored at all.
   Result<int64_t> InsertWindow(const WindowRow& window, const std::vector<SampleRow>& samples,
                                const std::vector<ServiceRow>& services = {},
-                               const std::vector<ProbeRow>& probes = {});
+                               const std::vector<ProbeRow>& probes = {},
+                               const std::optional<ProfileRow>& profile = std::nullopt);
+  // The profile rows of a campaign's windows (every attempt's that has one), by window id.
+  Result<std::vector<ProfileRow>> ListProfiles(int64_t campaign_id);
   // The side services' and probes' rows of one window (docs/services.md).
   Result<std::vector<ServiceRow>> ListWindowServices(int64_t window_id);
   Result<std::vector<ProbeRow>> ListWindowProbes(int64_t window_id);

@@ -14,6 +14,7 @@
 #include "agent/host_check.h"
 #include "agent/host_facts.h"
 #include "agent/orphans.h"
+#include "agent/proc.h"
 #include "agent/selftest.h"
 #include "agent/window_token.h"
 #include "common/config_toml.h"
@@ -377,8 +378,23 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext* ctx, const v1::Start
     // the agent's own threads do, never on the target's CPUs, and a profile that cannot be
     // taken leaves the window as it is, saying why (docs/profiles.md).
     ProfileSpec spec;
-    spec.pids.push_back(active->target.process->pid());
-    for (pid_t pid : services_.Pids(active->services)) spec.pids.push_back(pid);
+    // Every process of the target's tree and of its services' trees as they stand once ready
+    // (nginx's workers, a cluster's children, a pool's PostgreSQL backends). perf's per-process
+    // events do not follow what those processes fork later (docs/profiles.md, "Limits").
+    std::vector<pid_t> roots = services_.Pids(active->services);
+    roots.insert(roots.begin(), active->target.process->pid());
+    for (pid_t root : roots) {
+      auto tree = ProcTreeSampler(env_, root).Sample();
+      if (!tree.ok()) {
+        spec.pids.push_back(root);
+        continue;
+      }
+      for (pid_t pid : tree->pids) {
+        if (std::find(spec.pids.begin(), spec.pids.end(), pid) == spec.pids.end()) {
+          spec.pids.push_back(pid);
+        }
+      }
+    }
     spec.frequency_hz = req->profile_hz();
     spec.scratch_dir = run_dir + "/profile";
     auto profiler = WindowProfiler::Start(env_, spec);

@@ -293,8 +293,8 @@ grpc::Status CoordinatorService::SubmitCampaign(grpc::ServerContext* ctx,
   CallAudit audit(store_, tls_, ctx, "SubmitCampaign", "campaign source " + req->source());
   if (grpc::Status allowed = audit.Allow(kOperators); !allowed.ok()) return allowed;
   return audit.Done([&]() -> grpc::Status {
-    auto submitted =
-        scheduler_.Submit(req->spec_toml(), req->source(), req->campaign_dir(), req->gates_mode());
+    auto submitted = scheduler_.Submit(req->spec_toml(), req->source(), req->campaign_dir(),
+                                       req->gates_mode(), req->profile());
     if (!submitted.ok()) return rpc::ToGrpcStatus(submitted.status());
     audit.set_subject("campaign " + submitted->name);
     reply->set_campaign_id(submitted->campaign_id);

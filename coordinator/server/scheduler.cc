@@ -75,8 +75,8 @@ void Scheduler::WaitForChange(uint64_t seen, std::chrono::milliseconds timeout) 
 }
 
 Result<Submission> Scheduler::Submit(const std::string& spec_toml, const std::string& source,
-                                     const std::string& campaign_dir,
-                                     const std::string& gates_mode) {
+                                     const std::string& campaign_dir, const std::string& gates_mode,
+                                     bool profile) {
   if (gates_mode != "" && gates_mode != "warn" && gates_mode != "enforce") {
     return Status::InvalidArgument("gates mode: expected \"warn\" or \"enforce\", got \"" +
                                    gates_mode + "\"");
@@ -93,6 +93,7 @@ Result<Submission> Scheduler::Submit(const std::string& spec_toml, const std::st
   row.series = campaign->series;
   row.state = CampaignStateName(CampaignState::kQueued);
   row.gates_mode = gates_mode;
+  row.profile = profile;
   row.baseline = campaign->baseline;
   row.spec_toml = std::move(*redacted);
   row.source = source;
@@ -369,6 +370,7 @@ void Scheduler::RunCampaign(const CampaignRow& row) {
   if (!campaign.ok()) return fail(campaign.status().message());
   if (row.gates_mode == "warn") campaign->gates.mode = GateMode::kWarn;
   if (row.gates_mode == "enforce") campaign->gates.mode = GateMode::kEnforce;
+  if (row.profile) campaign->profile = true;
   const std::vector<PlannedWindow> plan = ExpandMatrix(*campaign);
 
   std::vector<std::string> target_names;
@@ -569,8 +571,8 @@ std::string Scheduler::RunOnPair(const CampaignRow& row, const Campaign& campaig
             spdlog::error("campaign {}: {}", row.name, st.message());
           }
         }
-        auto id =
-            store_.InsertWindow(outcome.row, outcome.samples, outcome.services, outcome.probes);
+        auto id = store_.InsertWindow(outcome.row, outcome.samples, outcome.services,
+                                      outcome.probes, outcome.profile);
         if (!id.ok()) {
           error = "storing window: " + id.status().message();
           break;

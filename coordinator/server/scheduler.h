@@ -64,8 +64,10 @@ class Scheduler {
   // a plan over max_windows, counted before it is built) or AlreadyExists (name taken). The
   // stored text has its targets' env values redacted (RedactCampaignText).
   // gates_mode "warn" or "enforce" overrides the file's [gates] mode (`--gates`); "" keeps it.
+  // profile (`--profile`) profiles every window whatever the file's [profile] enabled says.
   Result<Submission> Submit(const std::string& spec_toml, const std::string& source,
-                            const std::string& campaign_dir, const std::string& gates_mode = "");
+                            const std::string& campaign_dir, const std::string& gates_mode = "",
+                            bool profile = false);
 
   // A counter that grows whenever a window is stored or a campaign changes state; watchers wait
   // for it to move past what they have seen.

@@ -259,7 +259,8 @@ Result<std::vector<RemeasureNote>> SeriesRemeasure::QueueRemeasurements(
     // The rows first: a coordinator stopped between the two finds them "measuring" a campaign
     // it does not hold, and submits it again after the series' next campaign.
     record(plan->name, "measuring", "");
-    auto submitted = scheduler_.Submit(plan->text, plan->name + ".toml", "", newest.gates_mode);
+    auto submitted =
+        scheduler_.Submit(plan->text, plan->name + ".toml", "", newest.gates_mode, newest.profile);
     // The coordinator's own submission, in the audit trail beside the operators' (its identity
     // "coordinator", no peer: docs/security.md, "Audit").
     AuditRow audit;

@@ -9,7 +9,9 @@
 #include <utility>
 
 #include "common/clock.h"
+#include "common/folded_profile.h"
 #include "common/histogram.h"
+#include "common/printable.h"
 #include "common/service.h"
 #include "coordinator/server/window_protocol.h"
 #include "spdlog/spdlog.h"
@@ -181,6 +183,36 @@ bool WindowProtocol::MeasureLoad() {
   return true;
 }
 
+ProfileRow ProfileOf(const v1::MarkReply& figures, int frequency_hz) {
+  ProfileRow profile;
+  profile.frequency_hz = frequency_hz;
+  if (!figures.profile_error().empty()) {
+    profile.error = Truncated(PrintableText(figures.profile_error()), kMaxProfileErrorBytes);
+    return profile;
+  }
+  if (figures.profile_folded_z().empty()) {
+    profile.error = "the server agent sent no profile (an agent without profiles?)";
+    return profile;
+  }
+  // Held to the same limits as anything else from the network (docs/security.md, "Limits"):
+  // what cannot be read back is refused here, so the store holds only profiles that parse.
+  if (figures.profile_folded_z().size() > kMaxProfileBytes) {
+    profile.error = "the server agent's profile was refused: " +
+                    std::to_string(figures.profile_folded_z().size()) + " bytes, over " +
+                    std::to_string(kMaxProfileBytes);
+    return profile;
+  }
+  auto parsed = DecompressFolded(figures.profile_folded_z());
+  if (!parsed.ok()) {
+    profile.error = "the server agent's profile was refused: " +
+                    Truncated(parsed.status().message(), kMaxProfileErrorBytes);
+    return profile;
+  }
+  profile.samples = parsed->samples();
+  profile.folded_z = figures.profile_folded_z();
+  return profile;
+}
+
 void WindowProtocol::CopyServerFigures(const v1::MarkReply& figures, double align_error_ms) {
   auto& row = out_.row;
   row.align_error_ms = align_error_ms;
@@ -222,6 +254,7 @@ void WindowProtocol::CopyServerFigures(const v1::MarkReply& figures, double alig
     measures_.probes.push_back({probe.service, probe.probe, probe.delta, probe.unavailable});
     out_.probes.push_back(std::move(probe));
   }
+  if (campaign_.profile) out_.profile = ProfileOf(figures, campaign_.profile_hz);
   row.threads = figures.threads();
   row.cpu_accounting = figures.cpu_source();
   row.ctx_switches_voluntary = figures.voluntary_ctxt_switches();

@@ -40,6 +40,11 @@ void FillHostMeasures(const v1::HostFigures& h, HostMeasures& out);
 // drift (with its spread) farthest beyond its own threshold under `drift_gate`. With several
 // load agents the gates judge the load side by this.
 void KeepWorst(const HostMeasures& h, const SelftestDriftGate& drift_gate, HostMeasures& worst);
+// Why a window has no profile is kept to this many bytes.
+inline constexpr size_t kMaxProfileErrorBytes = 1024;
+// The window's profile from the END mark's reply (docs/profiles.md): the folded stacks when they
+// decompress and parse under common/folded_profile.h's limits, else why there are none.
+ProfileRow ProfileOf(const v1::MarkReply& figures, int frequency_hz);
 // The request that stops a target process started under the window token `window`.
 v1::StopTargetRequest StopRequest(const std::string& handle, const std::string& window);
 

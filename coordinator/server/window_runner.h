@@ -45,6 +45,8 @@ struct WindowOutcome {
   std::vector<SampleRow> samples;
   std::vector<ServiceRow> services;  // the target's side services over the interval
   std::vector<ProbeRow> probes;
+  // With [profile] (or --profile): the measured interval's CPU profile, or why there is none.
+  std::optional<ProfileRow> profile;
   std::vector<SpoolEntry> spooled;
   // The agents calibrated during this window (their first in the campaign), for the store.
   std::vector<SelftestCalibrationRow> calibrations;

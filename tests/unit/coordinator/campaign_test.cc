@@ -304,6 +304,35 @@ TEST_F(CampaignTest, StatsTableParsesAndChecksItsKeys) {
             "3, max = 20 }");
 }
 
+TEST_F(CampaignTest, ProfileTableSwitchesProfilesOnAtItsFrequency) {
+  auto plain = Parse(kGood);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->profile);
+  EXPECT_EQ(plain->profile_hz, 99);
+
+  auto on = Parse(Edit(kGood, "[gates]", "[profile]\nenabled = true\nfrequency = 499\n[gates]"));
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  EXPECT_TRUE(on->profile);
+  EXPECT_EQ(on->profile_hz, 499);
+  auto defaulted = Parse(Edit(kGood, "[gates]", "[profile]\nenabled = true\n[gates]"));
+  ASSERT_TRUE(defaulted.ok());
+  EXPECT_TRUE(defaulted->profile);
+  EXPECT_EQ(defaulted->profile_hz, 99);
+  // Off, but the frequency is kept for `--profile`.
+  auto off = Parse(Edit(kGood, "[gates]", "[profile]\nenabled = false\nfrequency = 250\n[gates]"));
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->profile);
+  EXPECT_EQ(off->profile_hz, 250);
+
+  EXPECT_EQ(ErrorFor(Edit(kGood, "[gates]", "[profile]\nfrequency = 5000\n[gates]")),
+            "hello.toml:13: profile.frequency: expected an integer from 1 to 1000 (samples per "
+            "second), got 5000");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "[gates]", "[profile]\nenabled = \"yes\"\n[gates]")),
+            "hello.toml:13: profile.enabled: expected true or false, got \"yes\"");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "[gates]", "[profile]\nhz = 99\n[gates]")),
+            "hello.toml:13: profile.hz: unknown key (known: enabled, frequency)");
+}
+
 TEST_F(CampaignTest, NoiseDefaultsToTheFirstLevelAndFiveWindows) {
   const std::string noise = "[noise]\ntarget = \"nginx\"\nscenario = \"hello\"\n[[target]]";
   auto parsed = ParseCampaignText(Edit(kGood, "[[target]]", noise), "h.toml", "/");
@@ -527,7 +556,7 @@ TEST_F(CampaignTest, UnknownKeysAreErrorsEvenWhenTheyHideARequiredOne) {
             "open_connections, rounds, order, seed, fresh_process, warmup, duration)");
   EXPECT_EQ(ErrorFor(Edit(kGood, "name = \"hello\"\nbaseline", "nmae = \"hello\"\nbaseline")),
             "hello.toml:1: nmae: unknown key (known: name, series, baseline, matrix, load, gates, "
-            "noise, placement, host, stats, target, scenario, negative, public_env, service, "
+            "noise, placement, host, profile, stats, target, scenario, negative, public_env, service, "
             "labels)");
   EXPECT_EQ(ErrorFor(Edit(kGood, "{ status = 404 }", "{ status = 404, bdy = \"\" }")),
             "hello.toml:30: negative \"missing\".expect.bdy: unknown key (known: status, body, "

@@ -310,10 +310,10 @@ TEST_F(StoreOpenTest, CreatesTheFileAtTheLatestSchemaVersionInWalMode) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(fs::exists(path_));
-  EXPECT_EQ(schema::LatestVersion(), 12);
+  EXPECT_EQ(schema::LatestVersion(), 13);
   EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   RawDb raw(path_);
-  EXPECT_EQ(raw.One("PRAGMA user_version"), "12");
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "13");
   EXPECT_EQ(raw.One("PRAGMA journal_mode"), "wal");
 }
 
@@ -343,7 +343,7 @@ TEST_F(StoreOpenTest, RefusesANewerDatabaseAndLeavesItUntouched) {
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(store.status().message(),
             path_ +
-                ": database schema version 999 is newer than this benchlab (knows 12); "
+                ": database schema version 999 is newer than this benchlab (knows 13); "
                 "upgrade benchlab");
   RawDb raw(path_);
   EXPECT_EQ(raw.One("PRAGMA user_version"), "999");
@@ -480,6 +480,7 @@ TEST_F(StoreOpenTest, AVersionThreeDatabaseIsUpgradedKeepingItsRows) {
                        "DROP TABLE selftest_calibrations; DROP TABLE window_services;"
                        "DROP TABLE window_probes; DROP INDEX campaigns_by_series; ALTER TABLE "
                        "campaigns DROP COLUMN series; "
+                       "DROP TABLE window_profiles; ALTER TABLE campaigns DROP COLUMN profile; "
                        "DROP TABLE confirmations; PRAGMA user_version = 3"),
               "");
   }
@@ -512,6 +513,7 @@ TEST_F(StoreOpenTest, AVersionSixDatabaseGainsTheTokensTableAndKeepsItsAudit) {
                  "DROP TABLE window_probes; DROP INDEX campaigns_by_series; ALTER TABLE campaigns "
                  "DROP COLUMN series; "
                  "DROP TABLE confirmations; ALTER TABLE audit DROP COLUMN count; "
+                 "DROP TABLE window_profiles; ALTER TABLE campaigns DROP COLUMN profile; "
                  "PRAGMA user_version = 6"),
         "");
   }
@@ -536,7 +538,7 @@ TEST_F(StoreOpenTest, AVersionElevenDatabaseKeepsItsAuditRowsEachCountedOnce) {
   }
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->SchemaVersion(), 12);
+  EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   auto rows = store->ListAudit("");
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
   ASSERT_EQ(rows->size(), 1u);
@@ -565,6 +567,7 @@ TEST_F(StoreOpenTest, AVersionSevenDatabaseGainsTheCalibrationsTableAndKeepsItsC
                        "DROP TABLE window_probes; DROP INDEX campaigns_by_series; ALTER TABLE "
                        "campaigns DROP COLUMN series; "
                        "DROP TABLE confirmations; ALTER TABLE audit DROP COLUMN count; "
+                       "DROP TABLE window_profiles; ALTER TABLE campaigns DROP COLUMN profile; "
                        "PRAGMA user_version = 7"),
               "");
   }
@@ -591,6 +594,7 @@ TEST_F(StoreOpenTest, AVersionNineDatabaseGivesEachCampaignItsOwnNameAsSeries) {
     RawDb raw(path_);
     ASSERT_EQ(raw.Exec("DROP INDEX campaigns_by_series; ALTER TABLE campaigns DROP COLUMN series; "
                        "DROP TABLE confirmations; ALTER TABLE audit DROP COLUMN count; "
+                       "DROP TABLE window_profiles; ALTER TABLE campaigns DROP COLUMN profile; "
                        "PRAGMA user_version = 9"),
               "");
   }
@@ -697,6 +701,7 @@ TEST_F(StoreOpenTest, AVersionEightDatabaseGainsTheServiceTablesAndWindowsKeepTh
     ASSERT_EQ(raw.Exec("DROP TABLE window_services; DROP TABLE window_probes; "
                        "DROP INDEX campaigns_by_series; ALTER TABLE campaigns DROP COLUMN series; "
                        "DROP TABLE confirmations; ALTER TABLE audit DROP COLUMN count; "
+                       "DROP TABLE window_profiles; ALTER TABLE campaigns DROP COLUMN profile; "
                        "PRAGMA user_version = 8"),
               "");
   }
@@ -774,6 +779,56 @@ TEST_F(StoreTest, TheServicesCpuOfACampaignIsSummedPerWindow) {
   EXPECT_TRUE(unknown->empty());
 }
 
+TEST_F(StoreTest, AProfileIsStoredWithItsWindowOrNotAtAll) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const int64_t hello = CreateCampaign(*store, "hello");
+  const int64_t world = CreateCampaign(*store, "world");
+  const std::string bytes("x\0\x01\xff", 4);  // a blob: NUL and high bytes survive
+  ProfileRow taken{0, 99, 42, bytes, ""};
+  ProfileRow refused{0, 99, 0, "", "perf could not start: install linux-perf"};
+  auto a = store->InsertWindow(FullWindow(hello, "alpha", 1), {}, {}, {}, taken);
+  auto b = store->InsertWindow(FullWindow(hello, "alpha", 2), {}, {}, {}, refused);
+  auto c = store->InsertWindow(FullWindow(hello, "alpha", 3), {});
+  auto d = store->InsertWindow(FullWindow(world, "alpha", 1), {}, {}, {}, taken);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok() && d.ok());
+
+  auto rows = store->ListProfiles(hello);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 2u)
+      << "the unprofiled window has no row; the other campaign's is not listed";
+  EXPECT_EQ((*rows)[0].window_id, *a);
+  EXPECT_EQ((*rows)[0].frequency_hz, 99);
+  EXPECT_EQ((*rows)[0].samples, 42u);
+  EXPECT_EQ((*rows)[0].folded_z, bytes);
+  EXPECT_EQ((*rows)[0].error, "");
+  EXPECT_EQ((*rows)[1].window_id, *b);
+  EXPECT_EQ((*rows)[1].folded_z, "");
+  EXPECT_EQ((*rows)[1].error, refused.error);
+
+  // A profile the schema refuses (no sampling rate) takes its window with it.
+  ProfileRow no_rate{0, 0, 1, bytes, ""};
+  auto bad = store->InsertWindow(FullWindow(hello, "alpha", 4), {}, {}, {}, no_rate);
+  EXPECT_FALSE(bad.ok());
+  auto all = store->ListWindows({});
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 4u) << "no half-written window";
+}
+
+TEST_F(StoreTest, ACampaignKeepsWhetherItWasProfiled) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  CampaignRow profiled = Campaign("hello");
+  profiled.profile = true;
+  ASSERT_TRUE(store->CreateCampaign(profiled, {}, {}).ok());
+  ASSERT_TRUE(store->CreateCampaign(Campaign("world"), {}, {}).ok());
+  auto hello = store->FindCampaign("hello");
+  auto world = store->FindCampaign("world");
+  ASSERT_TRUE(hello.ok() && hello->has_value() && world.ok() && world->has_value());
+  EXPECT_TRUE((*hello)->profile);
+  EXPECT_FALSE((*world)->profile);
+}
+
 TEST_F(StoreOpenTest, AVersionFourDatabaseGetsEachWindowsOutcomeFromItsReasons) {
   {
     // Rows written by the version 4 store: the same columns but the new one.
@@ -798,6 +853,7 @@ TEST_F(StoreOpenTest, AVersionFourDatabaseGetsEachWindowsOutcomeFromItsReasons) 
                  "DROP TABLE selftest_calibrations; DROP TABLE window_services; "
                  "DROP TABLE window_probes; DROP INDEX campaigns_by_series; ALTER TABLE campaigns "
                  "DROP COLUMN series; "
+                 "DROP TABLE window_profiles; ALTER TABLE campaigns DROP COLUMN profile; "
                  "DROP TABLE confirmations; PRAGMA user_version = 4"),
         "");
   }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "benchlab/v1/agent_mock.grpc.pb.h"
+#include "common/folded_profile.h"
 #include "common/histogram.h"
 #include "coordinator/outcome.h"
 #include "coordinator/server/agent_registry.h"
@@ -169,6 +170,81 @@ TEST_F(WindowProtocolTest, AHealthyWindowIsValidAndItsProcessStopped) {
   EXPECT_EQ(out.row.requests, 1000u);
   EXPECT_TRUE(session_.handle.empty());
   EXPECT_EQ(out.spooled.size(), 2u) << "the server's figures and the load result";
+}
+
+// [profile] asks the server agent for a profile at its frequency; END's profile is kept when it
+// parses, and a profile that does not is refused without touching the window's verdict.
+TEST_F(WindowProtocolTest, AProfiledWindowKeepsTheProfileItCanRead) {
+  auto folded = ParseFolded("t1;main;parse 30\nt1;main;work 70\n");
+  ASSERT_TRUE(folded.ok());
+  auto packed = CompressFolded(*folded);
+  ASSERT_TRUE(packed.ok());
+  for (const std::string& bytes : {*packed, std::string("not zlib at all")}) {
+    int asked_hz = -1;
+    EXPECT_CALL(server(), StartTarget(_, _, _))
+        .WillOnce(
+            Invoke([&](auto*, const v1::StartTargetRequest& req, v1::StartTargetReply* reply) {
+              asked_hz = req.profile_hz();
+              reply->set_handle("h-" + req.window());
+              reply->set_port(8080);
+              return grpc::Status::OK;
+            }));
+    EXPECT_CALL(server(), Mark(_, _, _))
+        .WillRepeatedly(Invoke([&](auto*, const v1::MarkRequest& req, v1::MarkReply* reply) {
+          reply->set_target_alive(true);
+          reply->set_cpu_user_s(0.5);
+          if (req.kind() == v1::MarkRequest::END) {
+            reply->set_profile_folded_z(bytes);
+            reply->set_profile_samples(12345);  // the coordinator counts for itself
+          }
+          return grpc::Status::OK;
+        }));
+    WindowOutcome out = Run("[profile]\nenabled = true\nfrequency = 199\n");
+    EXPECT_EQ(asked_hz, 199);
+    EXPECT_EQ(out.row.verdict, "valid") << out.row.reasons;
+    ASSERT_TRUE(out.profile.has_value());
+    EXPECT_EQ(out.profile->frequency_hz, 199);
+    if (bytes == *packed) {
+      EXPECT_EQ(out.profile->error, "");
+      EXPECT_EQ(out.profile->samples, 100u);
+      EXPECT_EQ(out.profile->folded_z, bytes);
+    } else {
+      EXPECT_EQ(out.profile->error.rfind("the server agent's profile was refused: ", 0), 0u)
+          << out.profile->error;
+      EXPECT_EQ(out.profile->folded_z, "");
+    }
+  }
+}
+
+TEST_F(WindowProtocolTest, AnAgentThatCouldNotProfileSaysWhyAndTheWindowStands) {
+  EXPECT_CALL(server(), Mark(_, _, _))
+      .WillRepeatedly(Invoke([](auto*, const v1::MarkRequest& req, v1::MarkReply* reply) {
+        reply->set_target_alive(true);
+        reply->set_cpu_user_s(0.5);
+        if (req.kind() == v1::MarkRequest::END) {
+          reply->set_profile_error(std::string("perf could not start\x1b[31m: install linux-perf"));
+        }
+        return grpc::Status::OK;
+      }));
+  WindowOutcome out = Run("[profile]\nenabled = true\n");
+  EXPECT_EQ(out.row.verdict, "valid") << out.row.reasons;
+  ASSERT_TRUE(out.profile.has_value());
+  EXPECT_EQ(out.profile->frequency_hz, 99);
+  EXPECT_EQ(out.profile->error.find('\x1b'), std::string::npos) << "no control byte is kept";
+  EXPECT_NE(out.profile->error.find("install linux-perf"), std::string::npos);
+
+  // Without [profile] nothing is asked and nothing kept.
+  int asked_hz = -1;
+  EXPECT_CALL(server(), StartTarget(_, _, _))
+      .WillOnce(Invoke([&](auto*, const v1::StartTargetRequest& req, v1::StartTargetReply* reply) {
+        asked_hz = req.profile_hz();
+        reply->set_handle("h-" + req.window());
+        reply->set_port(8080);
+        return grpc::Status::OK;
+      }));
+  WindowOutcome plain = Run();
+  EXPECT_EQ(asked_hz, 0);
+  EXPECT_FALSE(plain.profile.has_value());
 }
 
 TEST_F(WindowProtocolTest, UnavailableFromTheAgentsOwnCodeIsTheWindowsFailure) {
