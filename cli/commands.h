@@ -28,5 +28,6 @@ CommandRunner AddCaCommand(CLI::App& root);           // the private CA: init, i
 CommandRunner AddAuditCommand(CLI::App& root);        // who changed what, and who was refused
 CommandRunner AddTokenCommand(CLI::App& root);        // the dashboard's tokens
 CommandRunner AddHostCommand(CLI::App& root);         // this machine: check, tune, reset
+CommandRunner AddProfileCommand(CLI::App& root);      // CPU profiles and their difference
 
 }  // namespace benchlab

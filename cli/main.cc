@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   add(benchlab::AddAuditCommand);
   add(benchlab::AddTokenCommand);
   add(benchlab::AddHostCommand);
+  add(benchlab::AddProfileCommand);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
