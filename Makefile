@@ -12,7 +12,8 @@ DEB_PACKAGES := cmake ninja-build g++ pkg-config \
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
   libboost1.81-dev libspdlog-dev libsqlite3-dev libssl-dev libgtest-dev \
   nlohmann-json3-dev libcli11-dev libtoml11-dev libcpp-httplib-dev sqlite3 \
-  nginx-light wrk nghttp2-client procps prometheus-cpp-dev zlib1g-dev linux-perf
+  nginx-light wrk nghttp2-client procps prometheus-cpp-dev zlib1g-dev linux-perf \
+  golang-github-google-pprof-dev
 
 .PHONY: all deps build build-asan build-tsan test-tsan run dashboard frameworks frameworks-deps test test-unit bench bench-coordinator clean format
 
