@@ -99,6 +99,7 @@ Result<CampaignProfiles> LoadCampaignProfiles(Store& store, const std::string& c
     }
     ProfiledWindow pw;
     pw.row = w;
+    pw.frequency_hz = p.frequency_hz;
     pw.round.profile = std::move(*profile);
     const auto service = services->find(w.id);
     pw.round.cpu_s = w.server_cpu_s + (service == services->end() ? 0 : service->second);
@@ -129,6 +130,7 @@ Result<MergedProfile> MergeSelected(const CampaignProfiles& profiles,
     merged.cpu_s += w.round.cpu_s;
     merged.requests += w.round.requests;
     ++merged.windows;
+    merged.frequency_hz = std::max(merged.frequency_hz, w.frequency_hz);
     if (std::find(merged.targets.begin(), merged.targets.end(), w.row.target) ==
         merged.targets.end()) {
       merged.targets.push_back(w.row.target);

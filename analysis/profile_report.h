@@ -20,6 +20,7 @@ namespace benchlab {
 // One stored window that has a profile, with what turns its samples into time.
 struct ProfiledWindow {
   WindowRow row;
+  int frequency_hz = 0;
   ProfiledRound round;  // cpu_s: the target's CPU and its side services' (the profile samples both)
 };
 
@@ -58,6 +59,7 @@ struct MergedProfile {
   double cpu_s = 0;
   double requests = 0;
   int windows = 0;
+  int frequency_hz = 0;              // the highest of the windows' (one campaign: all alike)
   std::vector<std::string> targets;  // the targets merged, in first-seen order
 };
 

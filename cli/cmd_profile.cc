@@ -2,12 +2,15 @@
 // (by target, cell or window) into functions with their CPU µs per request, or as collapsed
 // stacks for flame graph tools; with `--diff BASE NEW`, the functions whose µs per request changed
 // most between two targets, with intervals over the paired rounds (docs/profiles.md).
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <optional>
 
+#include "analysis/profile_export.h"
 #include "analysis/profile_report.h"
 #include "cli/command_error.h"
 #include "cli/commands.h"
@@ -40,7 +43,7 @@ int RunProfile(const ProfileArgs& args) {
   const bool diff = !args.diff.empty();
   const std::vector<std::string> formats =
       diff ? std::vector<std::string>{"text", "markdown", "json"}
-           : std::vector<std::string>{"text", "collapsed", "json"};
+           : std::vector<std::string>{"text", "collapsed", "json", "pprof", "speedscope"};
   if (std::find(formats.begin(), formats.end(), args.format) == formats.end()) {
     std::string known;
     for (const auto& f : formats) known += (known.empty() ? "" : ", ") + f;
@@ -82,6 +85,28 @@ int RunProfile(const ProfileArgs& args) {
     if (args.format == "text") text = FormatProfileText(*merged, args.top);
     if (args.format == "collapsed") text = FormatFolded(merged->profile);
     if (args.format == "json") text = ProfileJson(*merged).dump(2) + "\n";
+    const std::string name = args.campaign + " " + merged->targets.front() +
+                             (args.cell.empty() ? "" : " " + args.cell) +
+                             (args.window ? " window " + std::to_string(args.window) : "");
+    if (args.format == "pprof") {
+      PprofOptions options;
+      options.period_ns = static_cast<uint64_t>(1e9 / std::max(merged->frequency_hz, 1));
+      options.name = name;
+      auto bytes = ToPprof(merged->profile, options);
+      if (!bytes.ok()) return Fail(bytes.status());
+      if (args.output.empty() || args.output == "-") {
+        if (isatty(STDOUT_FILENO)) {
+          return CommandError("profile", 2, "--format pprof is binary: give -o FILE.pb.gz");
+        }
+      }
+      text = std::move(*bytes);
+    }
+    if (args.format == "speedscope") {
+      // Each sample weighs the CPU the lab measured per sample, so the weights add up to it.
+      const uint64_t samples = merged->profile.samples();
+      const double us = samples ? merged->cpu_s * 1e6 / static_cast<double>(samples) : 0;
+      text = ToSpeedscope(merged->profile, name, us) + "\n";
+    }
   }
   if (!profiles->unprofiled.empty()) {
     std::fprintf(
@@ -114,7 +139,8 @@ CommandRunner AddProfileCommand(CLI::App& root) {
       ->expected(2)
       ->type_name("BASE NEW");
   cmd->add_option("--format", args->format,
-                  "text (default), collapsed (flame graph tools' folded stacks) or json; with "
+                  "text (default), collapsed (flame graph tools' folded stacks), json, pprof "
+                  "(gzipped profile.proto for `pprof`) or speedscope (speedscope's JSON); with "
                   "--diff: text, markdown or json");
   cmd->add_option("--top", args->top, "how many functions to list (default 25)")
       ->check(CLI::Range(1, 100000));

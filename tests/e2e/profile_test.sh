@@ -69,6 +69,33 @@ fi
 grep -q "^hello-server;.*SpendCpu" "$work/b.folded" || fail "SpendCpu under hello-server's root"
 check "collapsed stacks, one STACK COUNT per line"
 
+# pprof: gzipped perftools.profiles.Profile, read back by protoc with pprof's own proto.
+proto=/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
+expect_status 0 "$bin/benchlab" profile prof --db "$db" --target hello-b --format pprof \
+  -o "$work/b.pb.gz"
+gunzip -c "$work/b.pb.gz" |
+  protoc -I /usr/share/gocode/src --decode perftools.profiles.Profile \
+    github.com/google/pprof/proto/profile.proto > "$work/b.pprof.txt" 2> "$work/protoc.err" ||
+  { cat "$work/protoc.err"; fail "protoc cannot read the pprof file ($proto)"; }
+grep -q 'string_table: ".*SpendCpu' "$work/b.pprof.txt" || fail "SpendCpu in pprof's strings"
+grep -q 'string_table: "nanoseconds"' "$work/b.pprof.txt" || fail "pprof's cpu/nanoseconds type"
+check "pprof, read back through profile.proto"
+
+expect_status 0 "$bin/benchlab" profile prof --db "$db" --target hello-b --format speedscope \
+  -o "$work/b.speedscope.json"
+python3 - "$work/b.speedscope.json" <<'PY' || fail "speedscope's JSON"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["$schema"] == "https://www.speedscope.app/file-format-schema.json", doc.keys()
+frames = doc["shared"]["frames"]
+p = doc["profiles"][0]
+assert p["type"] == "sampled" and p["unit"] == "microseconds", p["type"]
+assert all(0 <= i < len(frames) for s in p["samples"] for i in s)
+assert abs(sum(p["weights"]) - p["endValue"]) < 1e-6 * p["endValue"], p["endValue"]
+assert any("SpendCpu" in f["name"] for f in frames)
+PY
+check "speedscope's file format"
+
 # --- the difference ----------------------------------------------------------------------------
 expect_status 0 "$bin/benchlab" profile prof --db "$db" --diff hello-a hello-b --format json
 python3 - "$work/out" <<'PY' || fail "the diff's JSON"
