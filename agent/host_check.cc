@@ -332,15 +332,35 @@ bool RunningAsRoot(SysEnv& env) {
   return false;
 }
 
+// CAP_PERFMON in the effective set (/proc/self/status CapEff, bit 38): what the package's agent
+// unit gives the agent for profiles (docs/profiles.md).
+bool HasPerfmon(SysEnv& env) {
+  auto status = env.ReadFile("/proc/self/status");
+  if (!status.ok()) return false;
+  std::istringstream in(*status);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("CapEff:", 0) != 0) continue;
+    unsigned long long caps = 0;
+    if (std::sscanf(line.c_str() + 7, "%llx", &caps) != 1) return false;
+    return (caps >> 38) & 1;
+  }
+  return false;
+}
+
 HostFinding CheckPerfParanoid(SysEnv& env) {
   const char* why =
-      "Profiles of a window need perf_event_paranoid at most 1, or root; above that perf cannot "
+      "Profiles of a window ([profile], docs/profiles.md) need perf_event_paranoid at most 1, or "
+      "an agent with CAP_PERFMON (the package's unit gives it) or root; otherwise perf cannot "
       "sample the server.";
   auto v = Read(env, "/proc/sys/kernel/perf_event_paranoid");
   if (!v) return Unavailable("perf_event_paranoid", why);
   int level = 2;
   std::sscanf(v->c_str(), "%d", &level);
-  return Finding("perf_event_paranoid", *v, level <= 1 || RunningAsRoot(env), why);
+  const bool root = RunningAsRoot(env);
+  const bool perfmon = !root && HasPerfmon(env);
+  return Finding("perf_event_paranoid", *v + (perfmon ? " (the agent has CAP_PERFMON)" : ""),
+                 level <= 1 || root || perfmon, why);
 }
 
 HostFinding CheckCgroup(SysEnv& env) {

@@ -86,6 +86,7 @@ struct TargetSetup {
   int cgroup_fd = -1;                  // an open cgroup.procs to join; -1: none
   uid_t uid = static_cast<uid_t>(-1);  // -1: keep the agent's
   gid_t gid = static_cast<gid_t>(-1);
+  bool keep_ambient = false;
 
   template <typename Launcher>
   bp::error_code on_exec_setup(Launcher&, const bp::filesystem::path&, const char* const*&) {
@@ -103,6 +104,11 @@ struct TargetSetup {
       if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return {errno, bp::system_category()};
       // The parent may have ended before prctl took effect.
       if (getppid() != die_with) return {ESRCH, bp::system_category()};
+    }
+    // A kernel without ambient capabilities (before 4.3) has none to clear: EINVAL.
+    if (!keep_ambient && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 &&
+        errno != EINVAL) {
+      return {errno, bp::system_category()};
     }
     if (chdir(cwd) != 0) return {errno, bp::system_category()};
     if (cpus != nullptr && sched_setaffinity(0, sizeof(*cpus), cpus) != 0) {
@@ -274,11 +280,11 @@ Result<std::unique_ptr<TargetProcess>> TargetProcess::Spawn(SysEnv& env, const S
     pid_t forked = -1;
     try {
       bp::error_code ec;
-      pid =
-          Launch(*exe, argv.data(), envp.data(), stdin_fd.get(), log.get(),
-                 TargetSetup{spec.cwd.c_str(), want_cpus.empty() ? nullptr : &cpu_set,
-                             spec.die_with_parent ? getpid() : 0, cgroup.get(), spec.uid, spec.gid},
-                 ec, &forked);
+      pid = Launch(*exe, argv.data(), envp.data(), stdin_fd.get(), log.get(),
+                   TargetSetup{spec.cwd.c_str(), want_cpus.empty() ? nullptr : &cpu_set,
+                               spec.die_with_parent ? getpid() : 0, cgroup.get(), spec.uid,
+                               spec.gid, spec.keep_ambient_capabilities},
+                   ec, &forked);
       if (ec) {
         // The child got as far as fork; it wrote why it failed and exited, and is ours to reap.
         if (forked > 0) waitpid(forked, nullptr, 0);

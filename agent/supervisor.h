@@ -36,6 +36,9 @@ struct SpawnSpec {
   // them takes an agent running as root (a service's run_as, docs/services.md).
   uid_t uid = static_cast<uid_t>(-1);
   gid_t gid = static_cast<gid_t>(-1);
+  // The agent's ambient capabilities (CAP_PERFMON from its unit, docs/profiles.md) are cleared
+  // before exec, so no target or service inherits them; only perf keeps them.
+  bool keep_ambient_capabilities = false;
 };
 
 struct ExitInfo {

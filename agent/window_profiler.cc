@@ -39,6 +39,8 @@ SpawnSpec PerfSpawn(std::vector<std::string> argv, const ProfileSpec& spec,
   s.env = PerfEnvironment();
   s.cpus = spec.cpus;
   s.log_path = spec.scratch_dir + "/" + log;
+  // An agent that is not root samples with its unit's CAP_PERFMON, which perf needs kept.
+  s.keep_ambient_capabilities = true;
   return s;
 }
 

@@ -107,6 +107,12 @@ TEST(HostCheckTest, NoisyHostWarnsWithTheValuesAsRead) {
   EXPECT_EQ(Get(f, "swap").status, "warn");
   EXPECT_EQ(Get(f, "perf_event_paranoid").value, "2");
   EXPECT_EQ(Get(f, "perf_event_paranoid").status, "warn") << "not root, paranoid 2";
+  // The package's agent: not root, CAP_PERFMON (bit 38) among its effective capabilities.
+  root.Write("/proc/self/status",
+             "Name:\tbenchlab\nUid:\t1000\t1000\t1000\t1000\nCapEff:\t0000004000000000\n");
+  auto perfmon = CheckHost(env, {});
+  EXPECT_EQ(Get(perfmon, "perf_event_paranoid").value, "2 (the agent has CAP_PERFMON)");
+  EXPECT_EQ(Get(perfmon, "perf_event_paranoid").status, "ok");
   EXPECT_EQ(Get(f, "cgroup").value, "v2; subtree_control: memory pids");
   EXPECT_EQ(Get(f, "cgroup").status, "warn");
   EXPECT_EQ(Get(f, "virtualization").status, "ok");

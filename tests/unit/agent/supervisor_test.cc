@@ -1,10 +1,13 @@
 #include "agent/supervisor.h"
 
 #include <gtest/gtest.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -163,6 +166,45 @@ TEST_F(SupervisorTest, EnvironmentIsExactlyTheSpec) {
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(WaitExit(*t).exit_code, 0);
   EXPECT_EQ(Log(), "BAZ=with space\nFOO=bar\n");
+}
+
+// Raises CAP_PERFMON into this process's ambient set (as the agent's unit does) for the scope;
+// false where it cannot (not root).
+class AmbientPerfmon {
+ public:
+  AmbientPerfmon() {
+    header_.version = _LINUX_CAPABILITY_VERSION_3;
+    if (syscall(SYS_capget, &header_, saved_) != 0) return;
+    __user_cap_data_struct data[2] = {saved_[0], saved_[1]};
+    data[CAP_TO_INDEX(CAP_PERFMON)].inheritable |= CAP_TO_MASK(CAP_PERFMON);
+    if (syscall(SYS_capset, &header_, data) != 0) return;
+    raised_ = prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_PERFMON, 0, 0) == 0;
+  }
+  ~AmbientPerfmon() {
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    syscall(SYS_capset, &header_, saved_);
+  }
+  bool raised() const { return raised_; }
+
+ private:
+  __user_cap_header_struct header_{};
+  __user_cap_data_struct saved_[2]{};
+  bool raised_ = false;
+};
+
+TEST_F(SupervisorTest, TargetsDoNotInheritTheAgentsAmbientCapabilities) {
+  AmbientPerfmon perfmon;
+  if (!perfmon.raised()) GTEST_SKIP() << "cannot raise an ambient capability (needs root)";
+  for (bool keep : {false, true}) {
+    SpawnSpec spec = Spec({"grep", "^CapAmb:", "/proc/self/status"});
+    spec.keep_ambient_capabilities = keep;
+    auto t = MustSpawn(spec);
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(WaitExit(*t).exit_code, 0);
+    // CAP_PERFMON is bit 38: 0x4000000000.
+    EXPECT_EQ(Log(), keep ? "CapAmb:\t0000004000000000\n" : "CapAmb:\t0000000000000000\n")
+        << (keep ? "perf keeps it" : "a target must not have it");
+  }
 }
 
 TEST_F(SupervisorTest, WorkingDirectoryIsTheSpec) {
