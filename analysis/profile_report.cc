@@ -239,8 +239,10 @@ Result<std::vector<CellProfileDiff>> DiffTargets(const CampaignProfiles& profile
   if (base == next) return Status::InvalidArgument("--diff: BASE and NEW are the same target");
   // cell -> round -> the side's window (the last valid attempt of a round, by id).
   using Rounds = std::map<int, const ProfiledWindow*>;
-  std::vector<std::pair<std::string, std::string>> cells;
-  std::map<std::pair<std::string, std::string>, std::pair<Rounds, Rounds>> sides;
+  // (pair, scenario, load level): a fleet campaign's pairs are measured apart.
+  using CellKey = std::tuple<std::string, std::string, std::string>;
+  std::vector<CellKey> cells;
+  std::map<CellKey, std::pair<Rounds, Rounds>> sides;
   bool base_seen = false;
   bool next_seen = false;
   for (const auto& w : profiles.windows) {
@@ -251,7 +253,7 @@ Result<std::vector<CellProfileDiff>> DiffTargets(const CampaignProfiles& profile
     base_seen = base_seen || w.row.target == base;
     next_seen = next_seen || w.row.target == next;
     if (w.row.target != base && w.row.target != next) continue;
-    const auto key = std::make_pair(w.row.scenario, w.row.load_level);
+    const CellKey key{w.row.pair, w.row.scenario, w.row.load_level};
     if (std::find(cells.begin(), cells.end(), key) == cells.end()) cells.push_back(key);
     auto& side = w.row.target == base ? sides[key].first : sides[key].second;
     side[w.row.round] = &w;
@@ -276,7 +278,8 @@ Result<std::vector<CellProfileDiff>> DiffTargets(const CampaignProfiles& profile
     if (base_rounds.empty()) continue;
     auto diff = DiffProfiles(base_rounds, next_rounds, level);
     if (!diff.ok()) continue;
-    out.push_back({key.first, key.second, base, next, std::move(*diff)});
+    out.push_back(
+        {std::get<1>(key), std::get<2>(key), base, next, std::move(*diff), std::get<0>(key)});
   }
   if (out.empty()) {
     return Status::InvalidArgument(
@@ -292,20 +295,28 @@ namespace {
 std::string WholeLine(const CellProfileDiff& c) {
   const ProfileDiff& d = c.diff;
   const double relative = d.base_us > 0 ? d.delta_us / d.base_us : kNaN;
-  return "CPU per request: " + Plain(d.base_us) + " µs (" + c.base + ") -> " + Plain(d.new_us) +
+  return "CPU per request: " + Plain(d.base_us) + " µs (" + c.base + ") → " + Plain(d.new_us) +
          " µs (" + c.next + "), " + Signed(d.delta_us) + " µs " + Interval(d.low, d.high) + " (" +
          (std::isnan(relative) ? "n/a" : Fmt("%+.1f%%", relative * 100)) + ") over " +
          std::to_string(d.rounds) + " paired round(s)";
 }
 
+// The `top` largest differences, functions sampled on one side only included: a function that
+// appeared is often the whole answer.
 std::vector<const FunctionDiff*> Changed(const ProfileDiff& d, size_t top) {
   std::vector<const FunctionDiff*> out;
   for (const auto& f : d.functions) {
-    if (f.only_base || f.only_new) continue;
     if (out.size() == top) break;
     out.push_back(&f);
   }
   return out;
+}
+
+// " (only in NAME)" for a function one side never ran.
+std::string OnlyIn(const FunctionDiff& f, const CellProfileDiff& c) {
+  if (f.only_new) return " (only in " + c.next + ")";
+  if (f.only_base) return " (only in " + c.base + ")";
+  return "";
 }
 
 std::vector<const FunctionDiff*> OneSided(const ProfileDiff& d, bool base_side, size_t top) {
@@ -324,7 +335,8 @@ std::string FormatProfileDiffText(const std::vector<CellProfileDiff>& cells, siz
   std::string out;
   for (const auto& c : cells) {
     if (!out.empty()) out += "\n";
-    out += c.scenario + "/" + c.load_level + ": " + c.next + " against " + c.base + "\n";
+    out += (c.pair.empty() ? "" : "pair " + c.pair + " · ") + c.scenario + "/" + c.load_level +
+           ": " + c.next + " against " + c.base + "\n";
     out += WholeLine(c) + "\n";
     out += "   Δ self µs/req  95% interval        share  base self  new self  Δ total  function\n";
     for (const FunctionDiff* f : Changed(c.diff, top)) {
@@ -333,7 +345,7 @@ std::string FormatProfileDiffText(const std::vector<CellProfileDiff>& cells, siz
                     Signed(f->delta_us).c_str(), Interval(f->low, f->high).c_str(),
                     Percent(f->share).c_str(), Plain(f->base_us).c_str(), Plain(f->new_us).c_str(),
                     Signed(f->total_delta_us).c_str());
-      out += line + f->function + "\n";
+      out += line + f->function + OnlyIn(*f, c) + "\n";
     }
     for (bool base_side : {false, true}) {
       const auto only = OneSided(c.diff, base_side, top);
@@ -359,13 +371,15 @@ std::string FormatProfileDiffMarkdown(const std::vector<CellProfileDiff>& cells,
   };
   std::string out;
   for (const auto& c : cells) {
-    out += "### " + cell(c.scenario + "/" + c.load_level) + ": " + cell(c.next) + " against " +
-           cell(c.base) + "\n\n" + cell(WholeLine(c)) + "\n\n";
+    out +=
+        "### " +
+        cell((c.pair.empty() ? "" : "Pair " + c.pair + " · ") + c.scenario + "/" + c.load_level) +
+        ": " + cell(c.next) + " against " + cell(c.base) + "\n\n" + cell(WholeLine(c)) + "\n\n";
     out += "| function | Δ self µs/request | 95% interval | share of Δ | " + cell(c.base) +
            " self µs | " + cell(c.next) + " self µs | Δ total µs |\n" +
            "| --- | ---: | --- | ---: | ---: | ---: | ---: |\n";
     for (const FunctionDiff* f : Changed(c.diff, top)) {
-      out += "| " + cell(f->function) + " | " + Signed(f->delta_us) + " | " +
+      out += "| " + cell(f->function + OnlyIn(*f, c)) + " | " + Signed(f->delta_us) + " | " +
              Interval(f->low, f->high) + " | " + Percent(f->share) + " | " + Plain(f->base_us) +
              " | " + Plain(f->new_us) + " | " + Signed(f->total_delta_us) + " |\n";
     }
@@ -405,7 +419,8 @@ nlohmann::json ProfileDiffJson(const std::vector<CellProfileDiff>& cells) {
                            {"only_base", f.only_base},
                            {"only_new", f.only_new}});
     }
-    out.push_back({{"scenario", c.scenario},
+    out.push_back({{"pair", c.pair},
+                   {"scenario", c.scenario},
                    {"load_level", c.load_level},
                    {"base", c.base},
                    {"new", c.next},

@@ -81,6 +81,7 @@ struct CellProfileDiff {
   std::string base;
   std::string next;
   ProfileDiff diff;
+  std::string pair;  // a fleet campaign's pair (its server agent); else ""
 };
 
 // Every cell the two targets were both profiled in (or only `selection`'s cell), in plan order.

@@ -335,6 +335,31 @@ std::string Micros(double us) {
   return Printf("%.2f s", us / 1e6);
 }
 
+namespace {
+
+// Every target against the baseline, from the campaign's profiles; nothing for a campaign that
+// was not profiled. A pair of targets without a paired profiled round has no table.
+Status LoadProfileDiffs(Store& store, ReportInput& input) {
+  auto profiles = LoadCampaignProfiles(store, input.campaign.name);
+  if (!profiles.ok()) {
+    return profiles.status().code() == StatusCode::kFailedPrecondition ? Status::Ok()
+                                                                       : profiles.status();
+  }
+  input.profiled = true;
+  input.unprofiled = profiles->unprofiled;
+  const std::string& base = input.campaign.baseline;
+  if (base.empty()) return Status::Ok();
+  for (const std::string& target : TargetOrder(input)) {
+    if (target == base) continue;
+    auto cells = DiffTargets(*profiles, base, target, {});
+    if (!cells.ok()) continue;
+    for (auto& c : *cells) input.profile_diffs.push_back(std::move(c));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<ReportInput> LoadReportInput(Store& store, const std::string& campaign) {
   auto row = store.FindCampaign(campaign);
   if (!row.ok()) return row.status();
@@ -365,6 +390,7 @@ Result<ReportInput> LoadReportInput(Store& store, const std::string& campaign) {
   auto calibrations = store.ListSelftestCalibrations(input.campaign.id);
   if (!calibrations.ok()) return calibrations.status();
   input.calibrations = std::move(*calibrations);
+  BENCHLAB_RETURN_IF_ERROR(LoadProfileDiffs(store, input));
   return input;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/profile_report.h"
 #include "analysis/stats.h"
 #include "coordinator/store.h"
 
@@ -36,6 +37,11 @@ struct ReportInput {
   std::map<int64_t, double> services_cpu_s;
   // Each agent's self-test calibration and the selftest_drift threshold it set (docs/gates.md).
   std::vector<SelftestCalibrationRow> calibrations;
+  // A profiled campaign's CPU profiles (docs/profiles.md): every target against the baseline,
+  // cell by cell, over their paired rounds; and the valid windows that have no profile, why.
+  bool profiled = false;
+  std::vector<CellProfileDiff> profile_diffs;
+  std::vector<UnprofiledWindow> unprofiled;
   std::string generated_by = "benchlab";  // "benchlab 0.1.0", for the record
 };
 

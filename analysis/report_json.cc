@@ -268,6 +268,16 @@ std::string FormatReportJson(const ReportInput& in) {
          {"targets", targets}});
   }
   out["cells"] = cells;
+  // A profiled campaign's target-against-baseline profile diffs (docs/profiles.md); absent when
+  // the campaign was not profiled.
+  if (in.profiled) {
+    ojson unprofiled = ojson::array();
+    for (const UnprofiledWindow& u : in.unprofiled) {
+      unprofiled.push_back({{"window_id", u.row.id}, {"error", u.error}});
+    }
+    out["profiles"] = {{"diffs", ojson::parse(ProfileDiffJson(in.profile_diffs).dump())},
+                       {"unprofiled", unprofiled}};
+  }
 
   ojson facts = ojson::array();
   for (const TargetFacts& f : cx.stats.facts) {

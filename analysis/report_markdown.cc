@@ -501,6 +501,35 @@ std::string InvalidSection(const Context& cx) {
   return out + Table({"id", "window", "attempt", "verdict", "reasons", "outcome"}, "llrlll", rows);
 }
 
+// A profiled campaign's CPU profiles: per cell, each target against the baseline, the functions
+// whose CPU µs per request differ most (docs/profiles.md).
+std::string ProfileSection(const ReportInput& in) {
+  if (!in.profiled) return "";
+  std::string out = "## CPU profiles\n\n";
+  out +=
+      "Per cell, each target against " + PrintableText(in.campaign.baseline) +
+      ": the functions whose own (self) CPU µs per request differ most, with a 95% interval over "
+      "the paired rounds and their share of the whole difference; `benchlab profile` shows "
+      "more (docs/profiles.md).\n\n";
+  if (in.profile_diffs.empty()) {
+    out += "No target has a profiled valid round paired with the baseline's.\n\n";
+  } else {
+    // One level below the section's heading.
+    std::string tables = FormatProfileDiffMarkdown(in.profile_diffs, 10);
+    for (size_t at = 0; (at = tables.find("### ", at)) != std::string::npos; at += 5) {
+      if (at == 0 || tables[at - 1] == '\n') tables.insert(at, "#");
+    }
+    out += tables;
+  }
+  if (!in.unprofiled.empty()) {
+    out += Printf("%zu valid window%s ha%s no profile; window %lld: %s\n\n", in.unprofiled.size(),
+                  in.unprofiled.size() == 1 ? "" : "s", in.unprofiled.size() == 1 ? "s" : "ve",
+                  static_cast<long long>(in.unprofiled.front().row.id),
+                  EscapeCell(PrintableText(in.unprofiled.front().error)).c_str());
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string FormatReportMarkdown(const ReportInput& in) {
@@ -576,6 +605,7 @@ std::string FormatReportMarkdown(const ReportInput& in) {
     out += CellTable(cx, cell) + "\n";
   }
   if (cx.stats.cells.empty()) out += "No matrix window has been stored yet.\n\n";
+  out += ProfileSection(in);
   out += ToolsSection(cx) + NoiseSection(cx) + FactsSection(cx) + HostsSection(cx) +
          MethodSection(cx) + GateAuditSection(cx) + InvalidSection(cx);
   return out;

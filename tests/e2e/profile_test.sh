@@ -123,6 +123,13 @@ grep -q "^| function | Δ self µs/request | 95% interval |" "$work/out" ||
   { cat "$work/out"; fail "the Markdown table"; }
 check "the diff as Markdown"
 
+# The report has each target against the baseline by function.
+expect_status 0 "$bin/benchlab" report prof --db "$db"
+grep -q "^## CPU profiles$" "$work/out" || { cat "$work/out"; fail "the report's profile section"; }
+grep -q "^#### hello/c4: hello-b against hello-a$" "$work/out" || fail "the report's cell table"
+grep -q "^| .*SpendCpu.* (only in hello-b) | +[0-9.]* |" "$work/out" || fail "SpendCpu in the report"
+check "the report shows where hello-b's CPU goes"
+
 # --- bad input ---------------------------------------------------------------------------------
 expect_status 2 "$bin/benchlab" profile prof --db "$db" --target hello-b --cell hello
 grep -q "expected SCENARIO/LEVEL" "$work/err" || { cat "$work/err"; fail "--cell's form"; }

@@ -733,6 +733,64 @@ TEST(ReportFormatTest, CsvHasTheServicesColumnsInACampaignWithServices) {
   EXPECT_EQ(records[8][n - 1], "");
 }
 
+// A profiled campaign's report has each target against the baseline, per cell, by function; an
+// unprofiled one says nothing of profiles.
+TEST(ReportFormatTest, AProfiledCampaignShowsWhereTheTargetsCpuDiffers) {
+  auto store = Store::Open(":memory:");
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  CampaignRow c;
+  c.name = "demo";
+  c.baseline = "nginx";
+  c.spec_toml = kSpec;
+  c.source = "demo.toml";
+  c.state = "done";
+  auto campaign = (*store)->CreateCampaign(c, {{"nginx", "[]", ""}, {"hello-server", "[]", ""}},
+                                           {{"plaintext", "scenario", "GET", "/", 200, ""}});
+  ASSERT_TRUE(campaign.ok()) << campaign.status().message();
+  auto profile = [](const std::string& folded) {
+    auto parsed = ParseFolded(folded);
+    EXPECT_TRUE(parsed.ok());
+    auto packed = CompressFolded(*parsed);
+    EXPECT_TRUE(packed.ok());
+    return ProfileRow{0, 99, parsed->samples(), *packed, ""};
+  };
+  for (int round = 1; round <= 2; ++round) {
+    // nginx 10 µs per request (parse 2), hello-server 8 µs (parse 0.8).
+    WindowRow a = Window(0, "nginx", round, 0, 10000, 10, 1000);
+    a.campaign_id = *campaign;
+    WindowRow b = Window(0, "hello-server", round, 1, 10000, 8, 900);
+    b.campaign_id = *campaign;
+    ASSERT_TRUE(
+        (*store)
+            ->InsertWindow(a, {}, {}, {}, profile("nginx;main;parse 20\nnginx;main;io 80\n"))
+            .ok());
+    ASSERT_TRUE(
+        (*store)
+            ->InsertWindow(b, {}, {}, {}, profile("hello;main;parse 10\nhello;main;io 90\n"))
+            .ok());
+  }
+  auto input = LoadReportInput(**store, "demo");
+  ASSERT_TRUE(input.ok()) << input.status().message();
+  ASSERT_TRUE(input->profiled);
+  ASSERT_EQ(input->profile_diffs.size(), 1u);
+  const std::string md = FormatReportMarkdown(*input);
+  EXPECT_NE(md.find("## CPU profiles\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("#### plaintext/c64: hello-server against nginx"), std::string::npos) << md;
+  // parse: 2 -> 0.8 µs; io: 8 -> 7.2 µs.
+  EXPECT_NE(md.find("| parse | -1.20 |"), std::string::npos) << md;
+  const nlohmann::json j = nlohmann::json::parse(FormatReportJson(*input));
+  ASSERT_TRUE(j.contains("profiles"));
+  EXPECT_EQ(j["profiles"]["diffs"][0]["new"], "hello-server");
+  EXPECT_NEAR(j["profiles"]["diffs"][0]["delta_us"].get<double>(), -2, 1e-9);
+
+  // The same campaign unprofiled: no section, no key.
+  ReportInput plain = *input;
+  plain.profiled = false;
+  plain.profile_diffs.clear();
+  EXPECT_EQ(FormatReportMarkdown(plain).find("CPU profiles"), std::string::npos);
+  EXPECT_FALSE(nlohmann::json::parse(FormatReportJson(plain)).contains("profiles"));
+}
+
 // The report reads the services' CPU from the store, summed over each window's services.
 TEST(ReportFormatTest, TheStoredServicesOfEachWindowAreSummed) {
   auto store = Store::Open(":memory:");
