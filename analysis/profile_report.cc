@@ -331,6 +331,24 @@ std::vector<const FunctionDiff*> OneSided(const ProfileDiff& d, bool base_side, 
 
 }  // namespace
 
+std::string ProfileHeadline(const CellProfileDiff& c) {
+  const ProfileDiff& d = c.diff;
+  const double relative = d.base_us > 0 ? d.delta_us / d.base_us : kNaN;
+  std::string out = "CPU per request " + Signed(d.delta_us) + " µs (" +
+                    (std::isnan(relative) ? "n/a" : Fmt("%+.1f%%", relative * 100)) + ") " +
+                    Interval(d.low, d.high);
+  int named = 0;
+  for (const auto& f : d.functions) {
+    if (named == 3) break;
+    // Only what moved the same way as the whole explains it.
+    if (std::isnan(f.delta_us) || f.delta_us * d.delta_us <= 0) continue;
+    out += (named == 0 ? "; " : ", ") + Signed(f.delta_us) + " µs" + (named == 0 ? " of it" : "") +
+           " in " + f.function;
+    ++named;
+  }
+  return out;
+}
+
 std::string FormatProfileDiffText(const std::vector<CellProfileDiff>& cells, size_t top) {
   std::string out;
   for (const auto& c : cells) {

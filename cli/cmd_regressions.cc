@@ -7,6 +7,7 @@
 #include <deque>
 #include <memory>
 
+#include "analysis/profile_report.h"
 #include "analysis/regressions.h"
 #include "cli/command_error.h"
 #include "cli/commands.h"
@@ -28,6 +29,45 @@ struct RegressionsArgs {
   std::string output;
   std::string fail_on;  // "regression": exit 1 on a confirmed regression
 };
+
+// Where the CPU of a confirmed change went (docs/profiles.md): the re-measurement's old build
+// (its baseline) against the new one in the change's cell, when that campaign was profiled.
+struct ChangeProfile {
+  size_t change = 0;  // index into the changes
+  std::vector<CellProfileDiff> cells;
+};
+
+std::vector<ChangeProfile> ProfilesOfConfirmed(Store& store,
+                                               const std::vector<SeriesChange>& changes) {
+  std::vector<ChangeProfile> out;
+  for (size_t i = 0; i < changes.size(); ++i) {
+    const SeriesChange& c = changes[i];
+    if (c.status != "confirmed" || !c.remeasured || c.remeasured->campaign.empty()) continue;
+    auto profiles = LoadCampaignProfiles(store, c.remeasured->campaign);
+    if (!profiles.ok()) continue;  // not profiled (or gone): the change stands on its figures
+    ProfileSelection cell;
+    cell.scenario = c.key.scenario;
+    cell.load_level = c.key.load_level;
+    auto cells = DiffTargets(*profiles, profiles->campaign.baseline, c.key.target, cell);
+    if (cells.ok()) out.push_back({i, std::move(*cells)});
+  }
+  return out;
+}
+
+std::string ProfilesText(const std::vector<SeriesChange>& changes,
+                         const std::vector<ChangeProfile>& profiles, bool markdown) {
+  if (profiles.empty()) return "";
+  std::string out = markdown ? "\n### Where the CPU went\n\n" : "\nWhere the CPU went\n\n";
+  for (const ChangeProfile& p : profiles) {
+    const SeriesChange& c = changes[p.change];
+    const std::string what = SeriesKeyLabel(c.key) + " (" + MetricName(c.metric) + "), " +
+                             c.remeasured->campaign + ": " + ProfileHeadline(p.cells.front());
+    out += (markdown ? "**" + what + "**\n\n" : what + "\n");
+    out += markdown ? FormatProfileDiffMarkdown(p.cells, 10) : FormatProfileDiffText(p.cells, 10);
+    out += "\n";
+  }
+  return out;
+}
 
 int RunRegressions(const RegressionsArgs& args) {
   std::vector<Metric> metrics;
@@ -65,13 +105,25 @@ int RunRegressions(const RegressionsArgs& args) {
     for (SeriesChange& c : *found) changes.push_back(std::move(c));
   }
   const int campaigns = static_cast<int>(loaded.campaigns.size());
+  const std::vector<ChangeProfile> profiles = ProfilesOfConfirmed(*loaded.store, changes);
   std::string text;
   if (args.format == "markdown") {
-    text = FormatChangesMarkdown(args.series, changes, campaigns, args.dashboard);
+    text = FormatChangesMarkdown(args.series, changes, campaigns, args.dashboard) +
+           ProfilesText(changes, profiles, true);
   } else if (args.format == "json") {
     text = FormatChangesJson(args.series, changes, campaigns);
+    if (!profiles.empty()) {
+      nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
+      for (const ChangeProfile& p : profiles) {
+        j["changes"][p.change]["profile"] = {
+            {"headline", ProfileHeadline(p.cells.front())},
+            {"cells", nlohmann::ordered_json::parse(ProfileDiffJson(p.cells).dump())}};
+      }
+      text = j.dump(2) + "\n";
+    }
   } else {
-    text = FormatChangesText(args.series, changes, campaigns);
+    text =
+        FormatChangesText(args.series, changes, campaigns) + ProfilesText(changes, profiles, false);
   }
   if (int bad = WriteCommandOutput("regressions", text, args.output)) return bad;
   if (args.fail_on == "regression") {

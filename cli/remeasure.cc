@@ -96,6 +96,8 @@ int RemeasureSuspectedChanges(const RemeasureJob& job) {
     lab.keep_work_dir = job.keep_work_dir;
     lab.verb = command;
     lab.progress = job.progress;
+    // Profiled as the newest campaign was (`--profile`), so the change can be read by function.
+    lab.profile = newest.profile;
     store.reset();  // the lab's coordinator writes the database meanwhile
     const int lab_status = RunOnEmbeddedLab(lab);
     if (!open()) return CommandError(command, 1, "re-measurement: cannot open " + job.db);

@@ -61,7 +61,9 @@ for n in 1 2 3 4 5 6 7 8 9; do
   if [ "$n" -lt 9 ]; then run "$work/nightly.toml" "nightly-$n" --no-remeasure; fi
 done
 [ "$(sqlite3 "$db" "select count(*) from confirmations")" -eq 0 ] || fail "--no-remeasure re-measured"
-run "$work/nightly.toml" nightly-9
+# Profiled: its re-measurement is too (campaigns.profile), so `regressions` can say where the
+# CPU went.
+run "$work/nightly.toml" nightly-9 --profile
 remeasured=$(sqlite3 "$db" "select count(*) from confirmations where series = 'nightly'")
 [ "$remeasured" -ge 1 ] || { cat "$work/run-nightly-9.out"; fail "nothing re-measured"; }
 # The step is at nightly-6; the detector may place it a campaign off on a busy machine, and the
@@ -86,6 +88,10 @@ check "the ninth run re-measured the base build against the slower one and confi
 expect_status 1 "$bin/benchlab" regressions nightly --db "$db" --fail-on regression
 grep -q "re-measured by $probe over [0-9]* round(s): +[0-9.]*% .*, confirmed" "$work/out" ||
   { cat "$work/out"; fail "regressions' text"; }
+if command -v perf > /dev/null; then
+  grep -q "^hello c4 hello (.*), $probe: CPU per request +[0-9.]* µs .* of it in .*SpendCpu" \
+    "$work/out" || { cat "$work/out"; fail "where the CPU of the regression went"; }
+fi
 expect_status 0 "$bin/benchlab" regressions nightly --db "$db"
 expect_status 1 "$bin/benchlab" regressions nightly --db "$db" --fail-on regression \
   --format markdown --dashboard http://lab.example/ -o "$work/pr.md"
@@ -93,7 +99,7 @@ grep -q " confirmed by re-measurement, 0 withdrawn" "$work/pr.md" || { cat "$wor
 grep -q "| \*\*confirmed\*\* | +[0-9.]*% \[.*\], [0-9]* rounds (\[\`$probe\`\](http://lab.example/#/campaigns/$probe)) |" \
   "$work/pr.md" || { cat "$work/pr.md"; fail "markdown row"; }
 expect_status 1 "$bin/benchlab" regressions nightly --db "$db" --fail-on regression --format json
-python3 - "$work/out" "$probe" <<'PY' || fail "regressions' JSON: $(cat "$work/out")"
+python3 - "$work/out" "$probe" "$(command -v perf || true)" <<'PY' || fail "regressions' JSON: $(cat "$work/out")"
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["changes"], j
@@ -106,6 +112,9 @@ for c in j["changes"]:
         assert r["low"] > 1 and r["estimate"] > 1.3, r
     if c["figure"] == "rps":
         assert r["high"] < 1, r
+    # The re-measurement was profiled: SpendCpu, the 20 µs added, leads the difference.
+    if sys.argv[3]:
+        assert "SpendCpu" in c["profile"]["cells"][0]["functions"][0]["function"], c["profile"]
 PY
 expect_status 2 "$bin/benchlab" regressions nightly --db "$db" --fail-on improvement
 check "regressions: confirmed in text, Markdown and JSON; --fail-on regression exits 1"

@@ -185,6 +185,8 @@ TEST_F(ProfileReportTest, TheDiffNamesTheFunctionThatGrewOverPairedRounds) {
   EXPECT_NEAR(parse->new_us, 6, 1e-9);
   EXPECT_NEAR(parse->share, 1, 1e-9);
 
+  EXPECT_EQ(ProfileHeadline(c),
+            "CPU per request +4.00 µs (+40.0%) [+4.00, +4.00]; +4.00 µs of it in parse");
   const std::string text = FormatProfileDiffText(*cells, 10);
   EXPECT_NE(text.find("json/c32: b against a"), std::string::npos) << text;
   EXPECT_NE(text.find("+4.00"), std::string::npos) << text;
