@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +15,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "analysis/profile_export.h"
+#include "analysis/profile_report.h"
 #include "analysis/regressions.h"
 #include "analysis/report_format.h"
 #include "analysis/series.h"
@@ -443,6 +446,86 @@ Result<ojson> SeriesDoc(Store& store, const std::string& name, const std::string
   return doc;
 }
 
+namespace {
+
+// The campaign's profiles; a campaign never profiled has none to serve (NotFound, with the
+// message saying how to take them).
+Result<CampaignProfiles> LoadProfilesFor(Store& store, const std::string& campaign) {
+  auto profiles = LoadCampaignProfiles(store, campaign);
+  if (!profiles.ok() && profiles.status().code() == StatusCode::kFailedPrecondition) {
+    return Status::NotFound(profiles.status().message());
+  }
+  return profiles;
+}
+
+}  // namespace
+
+Result<ojson> ProfileDoc(Store& store, const std::string& name, const ProfileQuery& query) {
+  ProfileSelection selection;
+  if (!query.cell.empty()) {
+    if (Status st = ParseCell(query.cell, selection); !st.ok()) return st;
+  }
+  if (!query.target.empty()) selection.target = query.target;
+  if (!query.window.empty()) {
+    int64_t id = 0;
+    const auto* end = query.window.data() + query.window.size();
+    const auto [at, ec] = std::from_chars(query.window.data(), end, id);
+    if (ec != std::errc() || at != end || id <= 0) {
+      return Status::InvalidArgument("window: expected a positive window id, got \"" +
+                                     query.window + "\"");
+    }
+    selection.window_id = id;
+  }
+  auto profiles = LoadProfilesFor(store, name);
+  if (!profiles.ok()) return profiles.status();
+  auto merged = MergeSelected(*profiles, selection);
+  if (!merged.ok()) return merged.status();
+  return ojson{
+      {"target", merged->targets.front()},
+      {"cell", Nullable(query.cell)},
+      {"window", Opt(selection.window_id)},
+      {"windows", merged->windows},
+      {"samples", merged->profile.samples()},
+      {"frequency_hz", merged->frequency_hz},
+      {"truncated", merged->profile.truncated},
+      {"cpu_us_per_request",
+       merged->requests > 0 ? ojson(merged->cpu_s * 1e6 / merged->requests) : ojson(nullptr)},
+      {"unprofiled", profiles->unprofiled.size()},
+      {"tree", ojson(FlameTree(merged->profile))}};
+}
+
+Result<ojson> ProfileDiffDoc(Store& store, const std::string& name, const std::string& base,
+                             const std::string& next, const std::string& cell) {
+  if (base.empty() || next.empty()) {
+    return Status::InvalidArgument(
+        "base, new: expected the two targets to compare (?base=A&new=B)");
+  }
+  if (cell.empty()) {
+    return Status::InvalidArgument("cell: expected SCENARIO/LEVEL, the cell to compare in");
+  }
+  ProfileSelection selection;
+  if (Status st = ParseCell(cell, selection); !st.ok()) return st;
+  auto profiles = LoadProfilesFor(store, name);
+  if (!profiles.ok()) return profiles.status();
+  auto cells = DiffTargets(*profiles, base, next, selection);
+  if (!cells.ok()) return cells.status();
+  ProfileSelection side = selection;
+  side.target = base;
+  auto merged_base = MergeSelected(*profiles, side);
+  if (!merged_base.ok()) return merged_base.status();
+  side.target = next;
+  auto merged_next = MergeSelected(*profiles, side);
+  if (!merged_next.ok()) return merged_next.status();
+  ojson diff = ojson(ProfileDiffJson(*cells));
+  return ojson{{"base", base},
+               {"new", next},
+               {"cell", cell},
+               {"base_samples", merged_base->profile.samples()},
+               {"new_samples", merged_next->profile.samples()},
+               {"diff", diff.empty() ? ojson(nullptr) : diff.front()},
+               {"tree", ojson(DiffFlameTree(merged_base->profile, merged_next->profile))}};
+}
+
 Result<ojson> WindowDoc(Store& store, int64_t id) {
   WindowFilter one;
   one.after_id = id - 1;
@@ -821,6 +904,19 @@ void HttpApi::Routes(const std::string& web_root) {
                                                : "text/markdown; charset=utf-8";
           res.set_header("Cache-Control", "no-store");
           res.set_content(*text, type);
+        });
+  s.Get(R"(/api/v1/campaigns/([^/]+)/profile)",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          ProfileQuery query;
+          query.target = req.get_param_value("target");
+          query.cell = req.get_param_value("cell");
+          query.window = req.get_param_value("window");
+          ReplyDoc(res, ProfileDoc(store_, req.matches[1].str(), query));
+        });
+  s.Get(R"(/api/v1/campaigns/([^/]+)/profile-diff)",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          ReplyDoc(res, ProfileDiffDoc(store_, req.matches[1].str(), req.get_param_value("base"),
+                                       req.get_param_value("new"), req.get_param_value("cell")));
         });
   s.Get(R"(/api/v1/series/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
     const std::string figure = req.has_param("figure") ? req.get_param_value("figure") : "rps";

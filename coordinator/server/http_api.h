@@ -59,6 +59,27 @@ Result<nlohmann::ordered_json> SeriesDoc(Store& store, const std::string& name,
                                          const std::string& figure);
 // GET /api/v1/windows/ID: the attempt, every attempt of its window, its samples and histogram.
 Result<nlohmann::ordered_json> WindowDoc(Store& store, int64_t id);
+// GET /api/v1/campaigns/NAME/profile?target=T&cell=SCENARIO/LEVEL&window=ID (docs/api.md): the
+// selected valid windows' CPU profiles merged (MergeSelected) as {"target", "cell", "window",
+// "windows", "samples", "frequency_hz", "truncated", "cpu_us_per_request", "unprofiled",
+// "tree": FlameTree}. Empty fields select all. NotFound for an unknown campaign or one never
+// profiled; InvalidArgument for a malformed cell or window, or a selection that matches nothing
+// or holds several targets.
+struct ProfileQuery {
+  std::string target;
+  std::string cell;
+  std::string window;
+};
+Result<nlohmann::ordered_json> ProfileDoc(Store& store, const std::string& name,
+                                          const ProfileQuery& query);
+// GET /api/v1/campaigns/NAME/profile-diff?base=A&new=B&cell=SCENARIO/LEVEL: {"base", "new",
+// "cell", "base_samples", "new_samples", "diff": the cell's entry of ProfileDiffJson (functions
+// by Δ self µs per request with intervals), "tree": DiffFlameTree of the two targets' merged
+// profiles in the cell}. The cell is required. Errors as ProfileDoc's, and InvalidArgument when
+// the two targets have no paired profiled round in the cell.
+Result<nlohmann::ordered_json> ProfileDiffDoc(Store& store, const std::string& name,
+                                              const std::string& base, const std::string& next,
+                                              const std::string& cell);
 // The Host header values the dashboard answers (lower case): the address it listens on as
 // HOST:PORT; with a loopback or wildcard address also 127.0.0.1:PORT, localhost:PORT and
 // [::1]:PORT; and each of `names` (`--http-host`) as given and, when it has no port, with

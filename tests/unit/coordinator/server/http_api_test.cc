@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/folded_profile.h"
 #include "common/histogram.h"
 #include "coordinator/dashboard_token.h"
 #include "coordinator/server/agent_registry.h"
@@ -309,6 +310,155 @@ TEST_F(HttpApiTest, WindowDocHasTheServicesAndProbesOfTheAttempt) {
   EXPECT_DOUBLE_EQ(attempt["service_cpu_us_per_request"].get<double>(), 10);
   EXPECT_DOUBLE_EQ(attempt["total_cpu_us_per_request"].get<double>(), 20);
   EXPECT_EQ((*doc)["attempts"][0]["services_cpu_s"], attempt["services_cpu_s"]);
+}
+
+// A profiled campaign "prof" beside "demo": two rounds of one cell, nginx spending its time in
+// ngx_work and ngx_gone, hello-server in SpendCpu and never in ngx_gone. Returns hello-server's
+// last window's id.
+int64_t AddProfiledCampaign(Store& store) {
+  CampaignRow c;
+  c.name = "prof";
+  c.baseline = "nginx";
+  c.spec_toml = kSpec;
+  c.source = "prof.toml";
+  c.total_windows = 4;
+  c.state = "done";
+  auto id = store.CreateCampaign(c, {{"nginx", "[]", ""}, {"hello-server", "[]", ""}},
+                                 {{"plaintext", "scenario", "GET", "/", 200, ""}});
+  EXPECT_TRUE(id.ok()) << id.status().message();
+  int64_t last = 0;
+  for (int round = 1; round <= 2; ++round) {
+    for (const std::string target : {"nginx", "hello-server"}) {
+      WindowRow w = Window(target, round, target == "nginx" ? 0 : 1, 50000);
+      w.campaign = "prof";
+      w.campaign_id = id.ok() ? *id : 0;
+      auto parsed = ParseFolded(
+          target == "nginx" ? "nginx;main;ngx_work 60\nnginx;main;ngx_gone 20\nnginx;main 20\n"
+                            : "hello-server;main;SpendCpu 60\nhello-server;main 20\n");
+      EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+      auto packed = CompressFolded(*parsed);
+      EXPECT_TRUE(packed.ok()) << packed.status().message();
+      auto window =
+          store.InsertWindow(w, {}, {}, {}, ProfileRow{0, 99, parsed->samples(), *packed, ""});
+      EXPECT_TRUE(window.ok()) << window.status().message();
+      if (window.ok()) last = *window;
+    }
+  }
+  return last;
+}
+
+class ProfileDocTest : public HttpApiTest {
+ protected:
+  void SetUp() override {
+    HttpApiTest::SetUp();
+    hello_window_ = AddProfiledCampaign(*store_);
+  }
+  int64_t hello_window_ = 0;
+};
+
+// The child of `node` called `name`, or null.
+const ojson* Child(const ojson& node, const std::string& name) {
+  if (!node.contains("children")) return nullptr;
+  for (const ojson& c : node["children"]) {
+    if (c["name"] == name) return &c;
+  }
+  return nullptr;
+}
+
+TEST_F(ProfileDocTest, ProfileIsTheTargetsMergedFlameTree) {
+  ProfileQuery query;
+  query.target = "hello-server";
+  query.cell = "plaintext/c64";
+  auto doc = ProfileDoc(*store_, "prof", query);
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  EXPECT_EQ((*doc)["target"], "hello-server");
+  EXPECT_EQ((*doc)["windows"], 2);
+  EXPECT_EQ((*doc)["samples"], 160);
+  EXPECT_EQ((*doc)["frequency_hz"], 99);
+  // 2 windows of 0.5 s CPU over 50,000 requests each: 10 µs per request.
+  EXPECT_NEAR((*doc)["cpu_us_per_request"].get<double>(), 10.0, 1e-9);
+  const ojson& tree = (*doc)["tree"];
+  EXPECT_EQ(tree["name"], "all");
+  EXPECT_EQ(tree["value"], 160);
+  const ojson* main =
+      Child(tree, "hello-server") ? Child(*Child(tree, "hello-server"), "main") : nullptr;
+  ASSERT_NE(main, nullptr) << tree.dump();
+  const ojson* spend = Child(*main, "SpendCpu");
+  ASSERT_NE(spend, nullptr) << tree.dump();
+  EXPECT_EQ((*spend)["value"], 120);
+
+  query.cell.clear();
+  query.window = std::to_string(hello_window_);
+  auto one = ProfileDoc(*store_, "prof", query);
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  EXPECT_EQ((*one)["windows"], 1);
+  EXPECT_EQ((*one)["window"], hello_window_);
+  EXPECT_EQ((*one)["samples"], 80);
+}
+
+TEST_F(ProfileDocTest, BadSelectionsAreInvalidAndUnprofiledCampaignsNotFound) {
+  ProfileQuery query;
+  query.target = "hello-server";
+  query.cell = "plaintext";
+  auto bad_cell = ProfileDoc(*store_, "prof", query);
+  EXPECT_EQ(bad_cell.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad_cell.status().message().find("SCENARIO/LEVEL"), std::string::npos);
+
+  query.cell.clear();
+  query.window = "12x";
+  auto bad_window = ProfileDoc(*store_, "prof", query);
+  EXPECT_EQ(bad_window.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad_window.status().message().find("window: expected a positive window id"),
+            std::string::npos)
+      << bad_window.status().message();
+
+  auto both = ProfileDoc(*store_, "prof", ProfileQuery{});  // two targets: not added together
+  EXPECT_EQ(both.status().code(), StatusCode::kInvalidArgument);
+
+  query = ProfileQuery{};
+  query.target = "apache";
+  auto unknown_target = ProfileDoc(*store_, "prof", query);
+  EXPECT_EQ(unknown_target.status().code(), StatusCode::kInvalidArgument);
+
+  auto unknown = ProfileDoc(*store_, "nope", ProfileQuery{});
+  EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
+  auto unprofiled = ProfileDoc(*store_, "demo", ProfileQuery{});
+  EXPECT_EQ(unprofiled.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(unprofiled.status().message().find("[profile]"), std::string::npos)
+      << unprofiled.status().message();
+}
+
+TEST_F(ProfileDocTest, DiffHasTheDifferentialTreeAndTheCellsFunctions) {
+  auto doc = ProfileDiffDoc(*store_, "prof", "nginx", "hello-server", "plaintext/c64");
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  EXPECT_EQ((*doc)["base"], "nginx");
+  EXPECT_EQ((*doc)["new"], "hello-server");
+  EXPECT_EQ((*doc)["base_samples"], 200);
+  EXPECT_EQ((*doc)["new_samples"], 160);
+  const ojson& diff = (*doc)["diff"];
+  EXPECT_EQ(diff["scenario"], "plaintext");
+  EXPECT_EQ(diff["rounds"], 2);
+  ASSERT_FALSE(diff["functions"].empty());
+  const ojson& tree = (*doc)["tree"];
+  const ojson* hello = Child(tree, "hello-server");
+  ASSERT_NE(hello, nullptr) << tree.dump();
+  const ojson* spend = Child(*Child(*hello, "main"), "SpendCpu");
+  ASSERT_NE(spend, nullptr);
+  EXPECT_EQ((*spend)["value"], 120);
+  EXPECT_GT((*spend)["delta"].get<double>(), 0);
+  const ojson* gone = Child(*Child(*Child(tree, "nginx"), "main"), "ngx_gone");
+  ASSERT_NE(gone, nullptr) << tree.dump();
+  EXPECT_EQ((*gone)["vanished"], true);
+  EXPECT_EQ((*gone)["base"], 40);
+
+  auto no_cell = ProfileDiffDoc(*store_, "prof", "nginx", "hello-server", "");
+  EXPECT_EQ(no_cell.status().code(), StatusCode::kInvalidArgument);
+  auto no_base = ProfileDiffDoc(*store_, "prof", "", "hello-server", "plaintext/c64");
+  EXPECT_EQ(no_base.status().code(), StatusCode::kInvalidArgument);
+  auto other_cell = ProfileDiffDoc(*store_, "prof", "nginx", "hello-server", "json/c64");
+  EXPECT_EQ(other_cell.status().code(), StatusCode::kInvalidArgument);
+  auto unprofiled = ProfileDiffDoc(*store_, "demo", "nginx", "hello-server", "plaintext/c64");
+  EXPECT_EQ(unprofiled.status().code(), StatusCode::kNotFound);
 }
 
 TEST_F(HttpApiTest, AnInvalidNewestAttemptIsRerunnable) {
@@ -633,6 +783,44 @@ TEST_F(HttpServerTest, ServesTheApiAndTheDashboardFiles) {
   auto nowhere = client_->Get("/api/v1/nothing");
   ASSERT_TRUE(nowhere);
   EXPECT_EQ(nowhere->status, 404);
+}
+
+TEST_F(HttpServerTest, ServesProfilesAndTheirDiffWithStatusCodesForBadSelections) {
+  AddProfiledCampaign(*store_);
+  Serve("");
+  auto flame =
+      client_->Get("/api/v1/campaigns/prof/profile?target=hello-server&cell=plaintext/c64");
+  ASSERT_TRUE(flame);
+  EXPECT_EQ(flame->status, 200) << flame->body;
+  EXPECT_EQ(flame->get_header_value("Cache-Control"), "no-store");
+  const ojson doc = ojson::parse(flame->body);
+  EXPECT_EQ(doc["target"], "hello-server");
+  EXPECT_EQ(doc["tree"]["value"], 160);
+
+  auto diff = client_->Get(
+      "/api/v1/campaigns/prof/profile-diff?base=nginx&new=hello-server&cell=plaintext/c64");
+  ASSERT_TRUE(diff);
+  EXPECT_EQ(diff->status, 200) << diff->body;
+  EXPECT_EQ(ojson::parse(diff->body)["diff"]["base"], "nginx");
+
+  auto bad_cell = client_->Get("/api/v1/campaigns/prof/profile?target=hello-server&cell=c64");
+  ASSERT_TRUE(bad_cell);
+  EXPECT_EQ(bad_cell->status, 400);
+  EXPECT_NE(ojson::parse(bad_cell->body)["error"].get<std::string>().find("SCENARIO/LEVEL"),
+            std::string::npos)
+      << bad_cell->body;
+  auto no_cell = client_->Get("/api/v1/campaigns/prof/profile-diff?base=nginx&new=hello-server");
+  ASSERT_TRUE(no_cell);
+  EXPECT_EQ(no_cell->status, 400) << no_cell->body;
+  auto unknown = client_->Get("/api/v1/campaigns/nope/profile?target=x");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  auto unprofiled = client_->Get("/api/v1/campaigns/demo/profile?target=nginx");
+  ASSERT_TRUE(unprofiled);
+  EXPECT_EQ(unprofiled->status, 404);
+  EXPECT_NE(ojson::parse(unprofiled->body)["error"].get<std::string>().find("[profile]"),
+            std::string::npos)
+      << unprofiled->body;
 }
 
 TEST_F(HttpServerTest, ServesASeriesAndSaysWhatIsWrongWithABadOne) {
