@@ -5,7 +5,8 @@
 // attempt that the page shows, the campaign page redraws by itself when the campaign changes,
 // every comparison states its interval and the intervals are drawn as error bars against the
 // margin band, a series' page marks and lists its change point with its status, the campaigns
-// and agents pages list what the API lists, no request leaves the coordinator's origin, and its
+// and agents pages list what the API lists, a profiled campaign's flame graph draws its frames,
+// highlights a search and diffs two targets with the grown frame marked "+", no request leaves the coordinator's origin, and its
 // Content-Security-Policy refuses nothing the page does.
 // Run by dashboard_test.sh, which starts the lab and sets:
 //   BENCHLAB_URL        the coordinator's HTTPS address (https://127.0.0.1:PORT)
@@ -15,6 +16,8 @@
 //   BENCHLAB_STATS_CAMPAIGN  a campaign whose windows all count: 3 rounds, an interval per cell
 //   BENCHLAB_SERIES     a series of ten campaigns, SERIES-1 .. SERIES-10, with a step in req/s
 //   BENCHLAB_SERIES_STEP  the first campaign after the step
+//   BENCHLAB_PROF_CAMPAIGN  a profiled campaign: hello-a, and hello-b slowed in SpendCpu (baseline
+//                       hello-a, one cell hello/c4); empty when perf is missing
 //   BENCHLAB_AGENTS     the agents' names, comma-separated
 //   BENCHLAB_CHROMIUM   the browser (/usr/bin/chromium)
 //   BENCHLAB_PROFILE    an empty directory for the browser's profile
@@ -34,6 +37,7 @@ const campaign = process.env.BENCHLAB_CAMPAIGN;
 const statsCampaign = process.env.BENCHLAB_STATS_CAMPAIGN;
 const series = process.env.BENCHLAB_SERIES;
 const seriesStep = process.env.BENCHLAB_SERIES_STEP;
+const profCampaign = process.env.BENCHLAB_PROF_CAMPAIGN ?? '';
 const agents = (process.env.BENCHLAB_AGENTS ?? '').split(',').filter(Boolean);
 const artifacts = process.env.BENCHLAB_ARTIFACTS;
 const origin = new URL(base).origin;
@@ -449,6 +453,71 @@ describe('dashboard', () => {
     await error.waitFor();
     assert.match(await error.innerText(), /no-such-campaign/);
     await shot('error');
+  });
+
+  it('says a campaign without profiles has none, and how to take them', async () => {
+    await open(`#/campaigns/${campaign}`);
+    const none = page.locator('#profiles #profiles-none');
+    await none.waitFor();
+    assert.match(await none.innerText(), /No profiles: enable \[profile\]/);
+    assert.equal(await page.locator('#flamegraph svg').count(), 0);
+  });
+
+  it('draws a flame graph, highlights a search and diffs two targets', async (t) => {
+    if (!profCampaign) {
+      t.skip('perf is missing: no profiled campaign');
+      return;
+    }
+    const doc = await api(
+      `/api/v1/campaigns/${profCampaign}/profile?target=hello-b&cell=hello/c4`,
+    );
+    assert.ok(doc.samples > 0, 'the API has samples of hello-b');
+    await open(`#/campaigns/${profCampaign}`);
+    // The first target that is not the baseline, in the first cell.
+    assert.equal(await page.locator('#profile-target').inputValue(), 'hello-b');
+    assert.equal(await page.locator('#profile-cell').inputValue(), 'hello/c4');
+    await page.locator('#flamegraph svg g rect').first().waitFor();
+    assert.ok((await page.locator('#flamegraph svg g rect').count()) > 3, 'frames are drawn');
+    const spend = page.locator('#flamegraph svg g[name*="SpendCpu"]');
+    assert.ok((await spend.count()) >= 1, 'a SpendCpu frame');
+    assert.match(await page.locator('#profile-summary').innerText(), /hello-b in hello\/c4: 2 window/);
+
+    // Search: the matching frames are highlighted and the details line counts their samples.
+    await page.locator('#profile-search').fill('spendcpu');
+    await page.waitForFunction(
+      () => document.querySelectorAll('#flamegraph rect[fill="#E600E6"]').length > 0,
+    );
+    assert.match(await page.locator('#profile-details').innerText(), /search: \d+ of \d+ total samples/);
+    const highlighted = await page.locator('#flamegraph g').evaluateAll((gs) =>
+      gs.filter((g) => g.querySelector('rect')?.getAttribute('fill') === '#E600E6')
+        .map((g) => g.getAttribute('name')),
+    );
+    assert.ok(highlighted.every((n) => /spendcpu/i.test(n)), `only SpendCpu frames: ${highlighted}`);
+    await page.locator('#profiles').screenshot({ path: join(artifacts, 'profile-flamegraph.png') });
+
+    // Against the baseline: SpendCpu grew, marked "+" in its label (not by colour alone), with
+    // the legend, the vanished list and the functions table from the API's diff.
+    await page.locator('#profile-compare').selectOption('hello-a');
+    await page.locator('#profile-legend').waitFor();
+    const grown = page.locator('#flamegraph svg g[name^="+ "][name*="SpendCpu"]');
+    await grown.first().waitFor({ state: 'attached' });
+    assert.ok((await grown.count()) >= 1, 'SpendCpu is marked "+"');
+    assert.match(await page.locator('#profile-legend').innerText(), /\+ name grew/);
+    assert.equal(await page.locator('#profile-vanished').count(), 1, 'the vanished list is there');
+    assert.match(await page.locator('#profile-vanished h3').innerText(), /only in hello-a/);
+    const diff = await api(
+      `/api/v1/campaigns/${profCampaign}/profile-diff?base=hello-a&new=hello-b&cell=hello/c4`,
+    );
+    const rows = page.locator('#profile-functions tbody tr');
+    assert.equal(await rows.count(), Math.min(15, diff.diff.functions.length));
+    assert.equal(
+      await rows.first().getAttribute('data-function'),
+      diff.diff.functions[0].function,
+      'the table lists the functions in the API\'s order',
+    );
+    assert.match(diff.diff.functions[0].function, /SpendCpu/, 'SpendCpu changed most');
+    assert.match(await rows.first().innerText(), /\+\d/);
+    await page.locator('#profiles').screenshot({ path: join(artifacts, 'profile-diff.png') });
   });
 
   it('loads everything from the coordinator alone', async () => {

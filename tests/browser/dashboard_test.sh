@@ -4,7 +4,9 @@
 # a server agent and a load agent, a viewer's and an operator's dashboard tokens, a small
 # campaign of two hello-server targets and a second one whose windows all count (for the
 # intervals), both submitted with --wait, and before them a series of ten short campaigns with
-# a step (`benchlab run`), for the series page; then
+# a step (`benchlab run`), for the series page, and a profiled campaign of two hello-servers,
+# one slowed in SpendCpu (`benchlab run --profile`, where perf is present), for the flame
+# graphs; then
 # tests/browser/dashboard.test.mjs (node's test runner, playwright-core) drives the page.
 # Everything started here is stopped on exit.
 # Exit 77: skipped, when Chromium is missing and cannot be installed, or cannot start here.
@@ -114,6 +116,48 @@ TOML
     $again > "$work/steps-$i.log" 2>&1 || fail "campaign steps-$i (benchlab run)"
 done
 echo "ok: series steps measured ($((SECONDS - series_start)) s)"
+
+# --- a profiled campaign ---------------------------------------------------------------------
+# CPU profiles for the flame graphs (docs/profiles.md), by `benchlab run --profile` before the
+# coordinator opens the database: hello-server as it is (hello-a) and 20 µs per request slower
+# in SpendCpu (hello-b), so the differential flame graph has a frame that grew. Two rounds, so
+# the functions' differences have intervals. Without perf the profile checks are skipped.
+prof_campaign=
+if command -v perf > /dev/null; then
+  cat > "$work/prof.toml" <<TOML
+name = "browser-prof"
+baseline = "hello-a"
+[matrix]
+connections = [4]
+rounds = 2
+warmup = "100ms"
+duration = "500ms"
+[load]
+cpus = "1"
+[gates]
+mode = "warn"
+[profile]
+frequency = 499
+[[target]]
+name = "hello-a"
+command = ["$bin/hello-server", "--port", "{port}"]
+cpus = "0"
+[[target]]
+name = "hello-b"
+command = ["$bin/hello-server", "--port", "{port}", "--work-ns", "20000"]
+cpus = "0"
+[[scenario]]
+name = "hello"
+path = "/"
+expect = { status = 200, body = "hello\n" }
+TOML
+  timeout 120 "$bin/benchlab" run "$work/prof.toml" --db "$work/lab.db" --profile \
+    > "$work/prof.log" 2>&1 || fail "the profiled campaign (benchlab run --profile)"
+  prof_campaign=browser-prof
+  echo "ok: profiled campaign browser-prof measured"
+else
+  echo "note: perf is missing (make deps installs linux-perf): the flame graphs are not checked"
+fi
 
 # --- the lab -----------------------------------------------------------------------------------
 # The dashboard's certificate, from benchlab's own CA, for the address the browser dials.
@@ -241,7 +285,7 @@ echo "ok: campaign browser-stats measured ($(tail -1 "$work/submit-stats.log"))"
 mkdir -p "$artifacts" "$work/profile"
 status=0
 BENCHLAB_URL="https://127.0.0.1:$http_port" BENCHLAB_CAMPAIGN=browser BENCHLAB_STATS_CAMPAIGN=browser-stats \
-  BENCHLAB_SERIES=steps BENCHLAB_SERIES_STEP=steps-6 \
+  BENCHLAB_SERIES=steps BENCHLAB_SERIES_STEP=steps-6 BENCHLAB_PROF_CAMPAIGN="$prof_campaign" \
   BENCHLAB_VIEWER_TOKEN="$viewer_token" BENCHLAB_OPERATOR_TOKEN="$operator_token" \
   BENCHLAB_SPKI="$spki" NODE_EXTRA_CA_CERTS="$work/ca/ca.pem" \
   BENCHLAB_AGENTS=browser-server,browser-load BENCHLAB_CHROMIUM="$chromium" \

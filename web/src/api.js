@@ -55,6 +55,13 @@ export function postJSON(path, payload, method = 'POST') {
   });
 }
 
+// A query string of the set fields.
+function params(query) {
+  return new URLSearchParams(
+    Object.entries(query).filter(([, v]) => v !== undefined && v !== null && v !== ''),
+  ).toString();
+}
+
 export const api = {
   campaigns: (opts) => getJSON('/api/v1/campaigns', opts),
   campaign: (name, opts) => getJSON(`/api/v1/campaigns/${encodeURIComponent(name)}`, opts),
@@ -65,6 +72,12 @@ export const api = {
       `/api/v1/series/${encodeURIComponent(name)}?figure=${encodeURIComponent(figure)}`,
       opts,
     ),
+  // A flame graph of the selected windows' profiles; query: {target, cell, window}.
+  profile: (name, query, opts) =>
+    getJSON(`/api/v1/campaigns/${encodeURIComponent(name)}/profile?${params(query)}`, opts),
+  // Target `new` against `base` in one cell: query {base, new, cell}.
+  profileDiff: (name, query, opts) =>
+    getJSON(`/api/v1/campaigns/${encodeURIComponent(name)}/profile-diff?${params(query)}`, opts),
   window: (id, opts) => getJSON(`/api/v1/windows/${encodeURIComponent(id)}`, opts),
   agents: (opts) => getJSON('/api/v1/agents', opts),
   rerun: (ids) => postJSON('/api/v1/rerun', { window_ids: ids }),

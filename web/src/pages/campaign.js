@@ -6,6 +6,7 @@
 
 import { h, replace, table, badge } from '../dom.js';
 import { api, ApiError } from '../api.js';
+import { profilesSection } from './profiles.js';
 import {
   fmtTime,
   fmtInt,
@@ -799,6 +800,7 @@ export function campaignPage(el, name) {
   const charts = new ChartSet();
   let version = null;
   let shown = false;
+  let profiles = null; // built on the first render, kept across redraws
   document.title = `${name} · benchlab`;
   replace(
     el,
@@ -815,6 +817,7 @@ export function campaignPage(el, name) {
     charts.destroy();
     const chartPart = chartsSection(record, charts);
     const intervalPart = intervalsSection(record, charts);
+    if (!profiles) profiles = profilesSection(name, record);
     replace(
       el,
       header(record, series),
@@ -834,6 +837,7 @@ export function campaignPage(el, name) {
         heatmap(record, progress),
       ),
       chartPart.el,
+      profiles.el,
       figuresSection(record),
       serviceCpuSection(record),
       gateAuditSection(record),
@@ -883,6 +887,7 @@ export function campaignPage(el, name) {
     destroy: () => {
       poller.stop();
       charts.destroy();
+      profiles?.destroy();
     },
   };
 }
