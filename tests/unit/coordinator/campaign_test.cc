@@ -554,10 +554,11 @@ TEST_F(CampaignTest, UnknownKeysAreErrorsEvenWhenTheyHideARequiredOne) {
   EXPECT_EQ(ErrorFor(Edit(kGood, "connections = [16, 64]", "conections = [16, 64]")),
             "hello.toml:4: matrix.conections: unknown key (known: connections, rates, "
             "open_connections, rounds, order, seed, fresh_process, warmup, duration)");
-  EXPECT_EQ(ErrorFor(Edit(kGood, "name = \"hello\"\nbaseline", "nmae = \"hello\"\nbaseline")),
-            "hello.toml:1: nmae: unknown key (known: name, series, baseline, matrix, load, gates, "
-            "noise, placement, host, profile, stats, target, scenario, negative, public_env, service, "
-            "labels)");
+  EXPECT_EQ(
+      ErrorFor(Edit(kGood, "name = \"hello\"\nbaseline", "nmae = \"hello\"\nbaseline")),
+      "hello.toml:1: nmae: unknown key (known: name, series, baseline, matrix, load, gates, "
+      "noise, placement, host, profile, stats, target, scenario, negative, public_env, service, "
+      "labels)");
   EXPECT_EQ(ErrorFor(Edit(kGood, "{ status = 404 }", "{ status = 404, bdy = \"\" }")),
             "hello.toml:30: negative \"missing\".expect.bdy: unknown key (known: status, body, "
             "headers)");
