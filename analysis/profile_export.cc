@@ -267,7 +267,10 @@ struct Node {
 
 void AddStacks(Node& root, const FoldedProfile& profile, bool is_base) {
   std::string scratch;
-  for (const auto& [stack, count] : profile.stacks) {
+  for (const auto& entry : profile.stacks) {
+    // Named, not bound: the lambda below uses it (clang 14 does not capture structured bindings).
+    const std::string& stack = entry.first;
+    const uint64_t count = entry.second;
     Node* node = &root;
     auto add = [&](Node& n) {
       (is_base ? n.base : n.next) += count;
