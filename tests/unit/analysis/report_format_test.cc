@@ -733,19 +733,24 @@ TEST(ReportFormatTest, CsvHasTheServicesColumnsInACampaignWithServices) {
   EXPECT_EQ(records[8][n - 1], "");
 }
 
-// A profiled campaign's report has each target against the baseline, per cell, by function; an
-// unprofiled one says nothing of profiles.
-TEST(ReportFormatTest, AProfiledCampaignShowsWhereTheTargetsCpuDiffers) {
-  auto store = Store::Open(":memory:");
-  ASSERT_TRUE(store.ok()) << store.status().message();
+// The campaign "demo" of kSpec, done, with its two targets and one scenario, in `store`.
+Result<int64_t> CreateDemoCampaign(Store& store) {
   CampaignRow c;
   c.name = "demo";
   c.baseline = "nginx";
   c.spec_toml = kSpec;
   c.source = "demo.toml";
   c.state = "done";
-  auto campaign = (*store)->CreateCampaign(c, {{"nginx", "[]", ""}, {"hello-server", "[]", ""}},
-                                           {{"plaintext", "scenario", "GET", "/", 200, ""}});
+  return store.CreateCampaign(c, {{"nginx", "[]", ""}, {"hello-server", "[]", ""}},
+                              {{"plaintext", "scenario", "GET", "/", 200, ""}});
+}
+
+// A profiled campaign's report has each target against the baseline, per cell, by function; an
+// unprofiled one says nothing of profiles.
+TEST(ReportFormatTest, AProfiledCampaignShowsWhereTheTargetsCpuDiffers) {
+  auto store = Store::Open(":memory:");
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  auto campaign = CreateDemoCampaign(**store);
   ASSERT_TRUE(campaign.ok()) << campaign.status().message();
   auto profile = [](const std::string& folded) {
     auto parsed = ParseFolded(folded);
@@ -795,14 +800,7 @@ TEST(ReportFormatTest, AProfiledCampaignShowsWhereTheTargetsCpuDiffers) {
 TEST(ReportFormatTest, TheStoredServicesOfEachWindowAreSummed) {
   auto store = Store::Open(":memory:");
   ASSERT_TRUE(store.ok()) << store.status().message();
-  CampaignRow c;
-  c.name = "demo";
-  c.baseline = "nginx";
-  c.spec_toml = kSpec;
-  c.source = "demo.toml";
-  c.state = "done";
-  auto campaign = (*store)->CreateCampaign(c, {{"nginx", "[]", ""}, {"hello-server", "[]", ""}},
-                                           {{"plaintext", "scenario", "GET", "/", 200, ""}});
+  auto campaign = CreateDemoCampaign(**store);
   ASSERT_TRUE(campaign.ok()) << campaign.status().message();
   ServiceRow pg;
   pg.service = "pg";
