@@ -44,6 +44,22 @@ std::string BaseName(std::string_view path) {
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
+// V8 marks a JIT function's name with the tier that compiled it ("JS:*parse" optimised,
+// "JS:~parse" interpreted, "^" Sparkplug, "+" Maglev; "LazyCompile:*parse" before Node 20). One
+// function keeps one name whatever its tier, so a diff of two profiles compares it with itself
+// (docs/profiles.md, "Folded stacks").
+std::string WithoutJitTier(std::string frame) {
+  const size_t colon = frame.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 >= frame.size()) return frame;
+  for (size_t i = 0; i < colon; ++i) {
+    const char c = frame[i];
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'))) return frame;
+  }
+  const char tier = frame[colon + 1];
+  if (tier == '*' || tier == '~' || tier == '^' || tier == '+') frame.erase(colon + 1, 1);
+  return frame;
+}
+
 // One frame line of `perf script`: "ADDRESS SYMBOL (DSO)", the symbol possibly "[unknown]".
 std::string FrameOf(std::string_view line) {
   line = Trim(line);
@@ -73,7 +89,7 @@ std::string FrameOf(std::string_view line) {
   }
   std::string frame = CleanFrame(rest);
   if (kernel) frame += "_[k]";
-  if (jit) frame += "_[j]";
+  if (jit) frame = WithoutJitTier(std::move(frame)) + "_[j]";
   return frame;
 }
 

@@ -36,9 +36,25 @@ TEST(FoldPerfScriptTest, StacksRootFirstWithNamesNeverAddresses) {
             "hello-server;[hello-server] 1\n"
             "hello-server;main;Handle(Request const&, std::vector<int, std::allocator<int> >&);"
             "__GI___libc_write;do_syscall_64_[k];pvm_irq_enable_[k] 1\n"
-            "node main;[unknown];LazyCompile:*parse /srv/app.js:10_[j] 1\n");
+            "node main;[unknown];LazyCompile:parse /srv/app.js:10_[j] 1\n");
   EXPECT_EQ(folded->samples(), 3u);
   EXPECT_FALSE(folded->truncated);
+}
+
+TEST(FoldPerfScriptTest, AJitFunctionKeepsOneNameWhateverItsTier) {
+  // Node 20's --perf-basic-prof names: optimised (*), interpreted (~), Sparkplug (^), Maglev (+).
+  const std::string script =
+      "node 1\n\t1 JS:*parse /srv/app.js:10:3 (/tmp/perf-7.map)\n\t2 main (/bin/node)\n\n"
+      "node 1\n\t1 JS:~parse /srv/app.js:10:3 (/tmp/perf-7.map)\n\t2 main (/bin/node)\n\n"
+      "node 1\n\t1 JS:^parse /srv/app.js:10:3 (/tmp/perf-7.map)\n\t2 main (/bin/node)\n\n"
+      "node 1\n\t1 JS:+parse /srv/app.js:10:3 (/tmp/perf-7.map)\n\t2 main (/bin/node)\n\n"
+      // Not a JIT frame: a C++ name keeps every character.
+      "node 1\n\t1 ns:*odd (/bin/node)\n\t2 main (/bin/node)\n\n";
+  auto folded = FoldPerfScript(script);
+  ASSERT_TRUE(folded.ok()) << folded.status().message();
+  EXPECT_EQ(FormatFolded(*folded),
+            "node;main;JS:parse /srv/app.js:10:3_[j] 4\n"
+            "node;main;ns:*odd 1\n");
 }
 
 TEST(FoldPerfScriptTest, TheSameStackTwiceCountsTwo) {
