@@ -121,7 +121,7 @@ dashboard: build
 # The real-framework campaigns (examples/frameworks/, docs/frameworks.md): installs the apps'
 # npm packages when missing (Bun included), runs each campaign into its own database under
 # results/ and writes its Markdown report and JSON run of record beside it.
-FRAMEWORK_CAMPAIGNS ?= node bun runtimes crosscheck db
+FRAMEWORK_CAMPAIGNS ?= node bun runtimes crosscheck db clean
 frameworks-deps:
 	@examples/frameworks/install.sh
 frameworks: build frameworks-deps

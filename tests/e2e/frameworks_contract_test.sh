@@ -71,7 +71,9 @@ db_inserts=$(cd "$fw" && python3 -c 'import contract_check; print(contract_check
 # (DATABASE_URL names the seeded database; contract_check.py --db, and the rows it inserts must
 # be in orders afterwards), no-db (no DATABASE_URL; --no-db), db-down (DATABASE_URL names a port
 # where nothing listens; --db-down).
+# app_env: more of the app's environment (NAME=VALUE words), empty unless set.
 # Usage: check_app NAME RUNTIME SCRIPT MODE [--campaign FILE]...
+app_env=()
 check_app() {
   local name=$1 runtime=$2 script=$3 mode=$4
   shift 4
@@ -85,7 +87,8 @@ check_app() {
     db-down) db_env=(DATABASE_URL="postgres://bench@127.0.0.1:$closed_port/bench")
       what="the contract with its database refusing connections" ;;
   esac
-  env -i PORT="$port" NODE_ENV=production "${db_env[@]}" "$runtime" "$fw/$script" > "$log" 2>&1 &
+  env -i PORT="$port" NODE_ENV=production "${db_env[@]}" "${app_env[@]}" "$runtime" "$fw/$script" \
+    > "$log" 2>&1 &
   pid=$!
   track "$pid"
   if ! python3 "$fw/contract_check.py" "http://127.0.0.1:$port" --wait 20 "--$mode" "$@" \
@@ -124,6 +127,14 @@ check_app_modes node "$node_bin" node/server.js "${campaigns[@]}"
 check_app_modes express "$node_bin" express/server.js
 check_app_modes fastify "$node_bin" fastify/server.js
 check_app_modes hono-node "$node_bin" hono/node.js
+# Hono's body routes validated by TypeBox and cleaned by TypeBox's Value.Clean or exact-mirror
+# (hono/app.js, BODY_VALIDATOR): clean.toml's two targets answer the contract too, and it
+# expects what the contract says.
+app_env=(BODY_VALIDATOR=typebox-clean)
+check_app hono-typebox-clean "$node_bin" hono/node.js db --campaign "$fw/clean.toml"
+app_env=(BODY_VALIDATOR=exact-mirror)
+check_app hono-exact-mirror "$node_bin" hono/node.js db
+app_env=()
 if [ "$bun_ok" -eq 1 ]; then
   check_app_modes bun "$bun_bin" bun/server.js
   check_app_modes elysia "$bun_bin" elysia/server.js

@@ -3,7 +3,7 @@
 // client for the database routes when DATABASE_URL is set.
 import { SQL } from 'bun';
 import { serveStatic } from 'hono/bun';
-import { createApp } from './app.js';
+import { bodyValidatorKind, createApp } from './app.js';
 
 // 20 connections, opened as queries need them; each tagged-template query is prepared once per
 // connection (Bun.sql's default) and its values are sent as parameters.
@@ -18,4 +18,5 @@ function bunDb(url) {
 }
 
 const url = process.env.DATABASE_URL;
-export default createApp(serveStatic, url ? bunDb(url) : null);
+export default createApp(serveStatic, url ? bunDb(url) : null,
+  bodyValidatorKind(process.env.BODY_VALIDATOR));

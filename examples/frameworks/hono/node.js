@@ -3,7 +3,7 @@
 import { serve } from '@hono/node-server';
 import { serveStatic } from '@hono/node-server/serve-static';
 import pg from 'pg';
-import { createApp } from './app.js';
+import { bodyValidatorKind, createApp } from './app.js';
 
 // 20 connections, opened as queries need them. Named statements: each connection prepares each
 // query once, then only binds and executes it.
@@ -25,7 +25,8 @@ function pgDb(url) {
 }
 
 const url = process.env.DATABASE_URL;
-const app = createApp(serveStatic, url ? pgDb(url) : null);
+const app = createApp(serveStatic, url ? pgDb(url) : null,
+  bodyValidatorKind(process.env.BODY_VALIDATOR));
 serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 3000) }, (info) => {
   console.log(`hono on node listening on port ${info.port}`);
 });
