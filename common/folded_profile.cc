@@ -82,7 +82,9 @@ std::string FrameOf(std::string_view line) {
   const bool kernel = dso.rfind("[kernel", 0) == 0 || dso.rfind("[vdso", 0) == 0;
   const bool jit = dso.rfind("/tmp/perf-", 0) == 0;
   if (rest.empty() || rest == "[unknown]") {
-    // No raw address leaves the agent: the object file names what perf could not.
+    // No raw address leaves the agent: the object file names what perf could not. JIT code
+    // that no perf map names is "[jit]", not its map's file, whose name changes with the pid.
+    if (jit) return "[jit]";
     return dso.empty() || dso == "unknown" || dso == "[unknown]"
                ? "[unknown]"
                : CleanFrame("[" + BaseName(dso) + "]");

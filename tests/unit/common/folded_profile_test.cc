@@ -57,6 +57,16 @@ TEST(FoldPerfScriptTest, AJitFunctionKeepsOneNameWhateverItsTier) {
             "node;main;ns:*odd 1\n");
 }
 
+TEST(FoldPerfScriptTest, JitCodeNoMapNamesIsOneFrameWhateverThePid) {
+  // Bun: JavaScriptCore writes no perf map, so perf knows the JIT region only by the map's path.
+  const std::string script =
+      "bun 1\n\t7f01 [unknown] (/tmp/perf-9237.map)\n\t2 [unknown] (/srv/bun.exe)\n\n"
+      "bun 1\n\t7f02 [unknown] (/tmp/perf-9300.map)\n\t2 [unknown] (/srv/bun.exe)\n\n";
+  auto folded = FoldPerfScript(script);
+  ASSERT_TRUE(folded.ok()) << folded.status().message();
+  EXPECT_EQ(FormatFolded(*folded), "bun;[bun.exe];[jit] 2\n");
+}
+
 TEST(FoldPerfScriptTest, TheSameStackTwiceCountsTwo) {
   const std::string one = "srv 1\n\t1 f (/bin/srv)\n\t2 main (/bin/srv)\n\n";
   auto folded = FoldPerfScript(one + one + "srv 1\n\t1 g (/bin/srv)\n");  // no blank at the end
