@@ -1,10 +1,11 @@
 // WindowProfiler: samples a target's processes on-CPU, with call stacks, over exactly a measured
 // window's interval, and folds what it took on the agent (docs/profiles.md). It runs Debian's
 // `perf record` (linux-perf) on the software cpu-clock event, which works on hosts without a PMU
-// (virtual machines), frame-pointer call chains, at a fixed frequency. perf starts with its
-// events off (-D -1) and is switched on and off through its control FIFOs (--control), each
+// (virtual machines), frame-pointer call chains, at a fixed frequency. Sampling is switched off
+// as soon as perf has started, then on and off through its control FIFOs (--control), each
 // switch acknowledged, so the samples cover the interval between Enable and Disable and none of
-// perf's own start-up or wind-down. Then `perf script`
+// perf's own wind-down; perf's tracking of new mappings (a dummy event) stays on throughout, so
+// code mapped before the window is named. Then `perf script`
 // symbolises on the agent (C/C++ demangled, shared libraries, the kernel where kptr_restrict
 // allows, JIT code through /tmp/perf-PID.map) and common/folded_profile.h folds it, so no raw
 // address leaves the agent. perf is a child of the agent, pinned to the agent's own CPUs, so the
@@ -36,15 +37,17 @@ struct ProfileSpec {
 
 class WindowProfiler {
  public:
-  // Starts perf with sampling off. Unavailable when perf cannot be started (not installed).
-  static Result<std::unique_ptr<WindowProfiler>> Start(SysEnv& env, const ProfileSpec& spec);
+  // Starts perf and switches its sampling off, returning once perf acknowledged it.
+  // Unavailable when perf cannot be started (not installed); FailedPrecondition with perf's own
+  // words when it exited (the kernel refused: perf_event_paranoid, no CAP_PERFMON; or a process
+  // is gone); DeadlineExceeded when it did not answer within `timeout`.
+  static Result<std::unique_ptr<WindowProfiler>> Start(SysEnv& env, const ProfileSpec& spec,
+                                                       std::chrono::milliseconds timeout);
   ~WindowProfiler();  // stops perf if Finish was not called; removes the scratch directory
   WindowProfiler(const WindowProfiler&) = delete;
   WindowProfiler& operator=(const WindowProfiler&) = delete;
 
-  // Switches sampling on, returning once perf acknowledged it. FailedPrecondition with perf's own
-  // words when perf exited (the kernel refused: perf_event_paranoid, no CAP_PERFMON; or a
-  // process is gone); DeadlineExceeded when it did not answer within `timeout`.
+  // Switches sampling on, returning once perf acknowledged it; errors as Start's.
   Status Enable(std::chrono::milliseconds timeout);
   // Switches sampling off (acknowledged), then stops perf and folds the samples. `timeout`
   // bounds the whole: switch, stop and symbolisation.
@@ -52,7 +55,7 @@ class WindowProfiler {
 
  private:
   WindowProfiler(SysEnv& env, ProfileSpec spec, std::unique_ptr<TargetProcess> record, int ack_fd);
-  // Writes a control command ("enable", "disable") and waits for perf's "ack".
+  // Writes a control command ("enable cpu-clock", ...) and waits for perf's "ack".
   Status Command(const std::string& command, std::chrono::steady_clock::time_point deadline);
   Status PerfExited();  // the error when perf is no longer running
 

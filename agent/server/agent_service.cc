@@ -65,6 +65,8 @@ Status CheckPort(int port) {
 constexpr size_t kMaxWindowLabel = 128;
 // perf answers a switch at once; its stop and symbolisation take about half a second here.
 constexpr std::chrono::milliseconds kProfileSwitchTimeout{2000};
+// perf's start: it opens an event per thread of every sampled process and reads their mappings.
+constexpr std::chrono::milliseconds kProfileStartTimeout{5000};
 constexpr std::chrono::milliseconds kProfileFinishTimeout{20000};
 
 // StartTargetRequest.campaign and EndCampaignRequest.campaign (proto/benchlab/v1/agent.proto):
@@ -397,7 +399,7 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext* ctx, const v1::Start
     }
     spec.frequency_hz = req->profile_hz();
     spec.scratch_dir = run_dir + "/profile";
-    auto profiler = WindowProfiler::Start(env_, spec);
+    auto profiler = WindowProfiler::Start(env_, spec, kProfileStartTimeout);
     if (profiler.ok()) {
       active->profiler = std::move(profiler).value();
     } else {

@@ -1,5 +1,6 @@
 #include "agent/window_profiler.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -61,7 +62,7 @@ class WindowProfilerTest : public ::testing::Test {
 
 TEST_F(WindowProfilerTest, FindsTheHotFunctionByNameOnlyBetweenEnableAndDisable) {
   burner_ = StartBurner();
-  auto profiler = WindowProfiler::Start(RealSysEnv(), Spec(burner_));
+  auto profiler = WindowProfiler::Start(RealSysEnv(), Spec(burner_), milliseconds(5000));
   ASSERT_TRUE(profiler.ok()) << profiler.status().message();
   std::this_thread::sleep_for(milliseconds(1500));  // burning, not sampled
   Status on = (*profiler)->Enable(milliseconds(5000));
@@ -84,16 +85,62 @@ TEST_F(WindowProfilerTest, FindsTheHotFunctionByNameOnlyBetweenEnableAndDisable)
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/profile/perf.data.old"));
 }
 
+// A child that waits for a byte on `go`, then loads a library the test binary does not link
+// (as a runtime maps its JIT code or a server its plug-ins during warm-up) and burns CPU in it
+// (lzma_crc64).
+pid_t StartLateLoader(int go) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    char byte = 0;
+    if (read(go, &byte, 1) != 1) _exit(1);
+    void* lib = dlopen("liblzma.so.5", RTLD_NOW);
+    if (lib == nullptr) _exit(2);
+    using Crc64 = uint64_t (*)(const uint8_t*, size_t, uint64_t);
+    auto crc = reinterpret_cast<Crc64>(dlsym(lib, "lzma_crc64"));
+    if (crc == nullptr) _exit(3);
+    static uint8_t buffer[1 << 16];
+    volatile uint64_t sum = 0;
+    while (true) sum = sum + crc(buffer, sizeof buffer, sum);
+  }
+  return pid;
+}
+
+TEST_F(WindowProfilerTest, CodeMappedBeforeTheWindowIsNamed) {
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
+  burner_ = StartLateLoader(go[0]);
+  close(go[0]);
+  auto profiler = WindowProfiler::Start(RealSysEnv(), Spec(burner_), milliseconds(5000));
+  if (profiler.status().code() == StatusCode::kFailedPrecondition) {
+    GTEST_SKIP() << profiler.status().message();
+  }
+  ASSERT_TRUE(profiler.ok()) << profiler.status().message();
+  // The library is mapped while sampling is off, before the window.
+  ASSERT_EQ(write(go[1], "x", 1), 1);
+  close(go[1]);
+  std::this_thread::sleep_for(milliseconds(500));
+  ASSERT_TRUE((*profiler)->Enable(milliseconds(5000)).ok());
+  std::this_thread::sleep_for(milliseconds(500));
+  auto folded = (*profiler)->Finish(milliseconds(20000));
+  ASSERT_TRUE(folded.ok()) << folded.status().message();
+  uint64_t named = 0;
+  for (const auto& [stack, count] : folded->stacks) {
+    // The CRC's code is liblzma's own (not exported), so its frame is the library's name.
+    if (stack.find("[liblzma.so") != std::string::npos) named += count;
+  }
+  // Had perf missed the mapping, the library's frames would be [unknown].
+  EXPECT_GE(named * 10, folded->samples() * 8) << FormatFolded(*folded);
+}
+
 TEST_F(WindowProfilerTest, AProcessThatIsGoneIsAnErrorInPerfsWords) {
   burner_ = StartBurner();
   const pid_t gone = burner_;
   kill(gone, SIGKILL);
   waitpid(gone, nullptr, 0);
   burner_ = -1;
-  auto profiler = WindowProfiler::Start(RealSysEnv(), Spec(gone));
-  ASSERT_TRUE(profiler.ok()) << profiler.status().message();
-  Status on = (*profiler)->Enable(milliseconds(5000));
-  ASSERT_FALSE(on.ok());
+  auto profiler = WindowProfiler::Start(RealSysEnv(), Spec(gone), milliseconds(5000));
+  ASSERT_FALSE(profiler.ok());
+  const Status on = profiler.status();
   EXPECT_EQ(on.code(), StatusCode::kFailedPrecondition) << on.message();
   EXPECT_NE(on.message().find("profile: perf record exit status"), std::string::npos)
       << on.message();
@@ -104,14 +151,15 @@ TEST_F(WindowProfilerTest, AProcessThatIsGoneIsAnErrorInPerfsWords) {
 TEST_F(WindowProfilerTest, TheScratchDirectoryGoesWithTheProfiler) {
   burner_ = StartBurner();
   {
-    auto profiler = WindowProfiler::Start(RealSysEnv(), Spec(burner_));
+    auto profiler = WindowProfiler::Start(RealSysEnv(), Spec(burner_), milliseconds(5000));
     ASSERT_TRUE(profiler.ok());
     EXPECT_TRUE(std::filesystem::exists(dir_ + "/profile/control"));
   }
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/profile"));
   ProfileSpec bad = Spec(burner_);
   bad.frequency_hz = 0;
-  EXPECT_EQ(WindowProfiler::Start(RealSysEnv(), bad).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(WindowProfiler::Start(RealSysEnv(), bad, milliseconds(5000)).status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 }  // namespace
