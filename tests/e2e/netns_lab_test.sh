@@ -2,16 +2,19 @@
 # End to end across three "hosts": deploy/netns-lab.sh builds a lab of network namespaces (coord
 # 10.77.0.1, server 10.77.0.2, load 10.77.0.3); the coordinator, a server agent and a load agent
 # each run in their own, listening on and advertising their namespace's address; a tiny campaign
-# submitted with `submit --wait` completes with every window valid. Every channel is mutual TLS
-# with certificates from `benchlab ca`; plaintext is refused beyond loopback. From a fourth host
+# submitted with `submit --wait` completes with every window valid. Every channel is mutual TLS with
+# certificates from `benchlab ca`; plaintext is refused beyond loopback. From a fourth host
 # (intruder 10.77.0.4) certificates of the wrong role or of another CA cannot submit, register or
-# drive an agent, and the refusals are audited. The load provably crossed the lab's network, not
-# loopback: the load namespace's loopback carries not one packet during the campaign (a dial to
-# 127.0.0.1 there would, even a refused one: SYN and RST), and its eth0 sends, and the server
-# namespace's eth0 receives, at least one packet per measured request. Everything
-# started is stopped and the namespaces are removed, on success and failure alike. The foreign CPU
-# gate is off (the three hosts share one machine's CPUs); the others judge the window as usual.
-# Skips (exit 77) where the machine cannot create network namespaces.
+# drive an agent (so none can have a profile taken), and the refusals are audited. The load provably
+# crossed the lab's network, not loopback: the load namespace's loopback carries not one packet
+# during the campaign (a dial to 127.0.0.1 there would, even a refused one: SYN and RST), and its
+# eth0 sends, and the server namespace's eth0 receives, at least one packet per measured request.
+# The campaign is profiled: the valid window's CPU profile, taken by the server agent's perf in the
+# server namespace, is in the coordinator's store without error, names hello-server's SpendCpu and
+# reads back as folded stacks (where perf is missing: a message, and the window stores why it has no
+# profile). Everything started is stopped and the namespaces are removed, on success and failure
+# alike. The foreign CPU gate is off (the three hosts share one machine's CPUs); the others judge
+# the window as usual. Skips (exit 77) where the machine cannot create network namespaces.
 # Usage: netns_lab_test.sh BIN_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 bin=$(cd "$1" && pwd)
@@ -62,6 +65,8 @@ lab_coordinator_start "$coord_ns" "$coord" "$ca"
 
 # The target listens on every address of the server namespace: the agent probes readiness at its
 # advertised address (docs/agent.md, "Readiness"), where the load agent will reach the target.
+# It spends 20 µs of CPU per request in SpendCpu, a function of its own that its CPU profile
+# names (docs/profiles.md), as in profile_test.sh.
 cat > "$work/server.toml" <<TOML
 name = "$server_agent"
 roles = ["server"]
@@ -77,7 +82,7 @@ key = "$ca/$server_agent.key"
 crl = "$ca/crl.pem"
 [[target]]
 name = "hello-server"
-command = ["$bin/hello-server", "--host", "0.0.0.0", "--port", "{port}"]
+command = ["$bin/hello-server", "--host", "0.0.0.0", "--port", "{port}", "--work-ns", "20000"]
 TOML
 cat > "$work/load.toml" <<TOML
 name = "$load_agent"
@@ -127,6 +132,12 @@ remeasure_max = 0
 foreign_cpu = false
 selftest_drift = false
 steal = false
+# The server agent profiles the measured interval with perf (docs/profiles.md): it runs in the
+# server namespace, the target in its tree, and the profile travels in MarkReply to the
+# coordinator's store. Without perf the window stays valid and stores why it has no profile.
+[profile]
+enabled = true
+frequency = 999
 [[target]]
 name = "hello-server"
 cpus = "0"
@@ -162,6 +173,49 @@ in_ns "$coord_ns" "$bin/benchlab" windows --coordinator "$coord" --campaign netn
   > "$work/windows.out"
 [ "$(grep -c ' valid ' "$work/windows.out")" -eq 1 ] || fail "benchlab windows --coordinator"
 check "the campaign completed with every window valid"
+
+# --- the windows' CPU profiles, through the fleet (docs/profiles.md) ---------------------------
+if ! command -v perf > /dev/null; then
+  echo "SKIP: the profile checks: perf is missing (make deps installs linux-perf)"
+  # The window was measured all the same, and its profile row says why there is none.
+  why=$(sqlite3 "$work/lab.db" "select count(*), sum(p.error like '%perf could not start%')
+    from windows w join window_profiles p on p.window_id = w.id
+    where w.campaign = 'netns-lab' and w.verdict = 'valid'")
+  [ "$why" = "1|1" ] || fail "without perf, the valid window should store why: $why"
+  check "without perf, the valid window stores why it has no profile"
+else
+  # Every valid window has its profile, with samples and without error.
+  profiles=$(sqlite3 "$work/lab.db" "select count(*),
+    sum(p.error = '' and p.folded_z is not null and p.samples > 0 and p.frequency_hz = 999),
+    group_concat(nullif(p.error, ''), '; ')
+    from windows w left join window_profiles p on p.window_id = w.id
+    where w.campaign = 'netns-lab' and w.verdict = 'valid'")
+  [ "$profiles" = "1|1|" ] ||
+    fail "expected a profile with samples and no error for the 1 valid window, got $profiles"
+  in_ns "$coord_ns" "$bin/benchlab" profile netns-lab --db "$work/lab.db" --target hello-server \
+    > "$work/profile.out" 2> "$work/profile.err" || fail "benchlab profile exited $?"
+  grep -q "^target hello-server: 1 window(s), [0-9]* samples" "$work/profile.out" ||
+    fail "benchlab profile's header: $(head -1 "$work/profile.out")"
+  grep -q "SpendCpu" "$work/profile.out" ||
+    { cat "$work/profile.out"; fail "hello-server's SpendCpu is not in its profile"; }
+  in_ns "$coord_ns" "$bin/benchlab" profile netns-lab --db "$work/lab.db" --target hello-server \
+    --format collapsed -o "$work/profile.folded" 2> "$work/profile.err" ||
+    fail "benchlab profile --format collapsed exited $?"
+  [ -s "$work/profile.folded" ] || fail "no collapsed stacks written"
+  if grep -Evq '^[^ ;][^;]*(;[^;]+)* [0-9]+$' "$work/profile.folded"; then
+    grep -Ev '^[^ ;][^;]*(;[^;]+)* [0-9]+$' "$work/profile.folded" | head -3
+    fail "a collapsed line is not FRAME;FRAME... COUNT"
+  fi
+  grep -q "^hello-server;.*SpendCpu.* [0-9]*$" "$work/profile.folded" ||
+    fail "no stack under hello-server's root reaches SpendCpu"
+  # Not a sample lost between the agent and the reader: the stacks hold what the store counted.
+  stored=$(sqlite3 "$work/lab.db" "select sum(p.samples) from windows w
+    join window_profiles p on p.window_id = w.id where w.campaign = 'netns-lab'")
+  folded=$(awk '{ n += $NF } END { print n }' "$work/profile.folded")
+  [ "$folded" = "$stored" ] || fail "the collapsed stacks hold $folded samples, the store $stored"
+  check "the valid window's CPU profile reached the coordinator's store ($stored samples):" \
+    "SpendCpu in it, read back as folded stacks"
+fi
 
 # A client without a certificate gets nowhere, even from inside the lab.
 if in_ns "$load_ns" env -u BENCHLAB_TLS_CA -u BENCHLAB_TLS_CERT -u BENCHLAB_TLS_KEY \
@@ -244,7 +298,9 @@ check "from a fourth host, another CA's or a viewer's certificate cannot registe
 # Driving an agent: its port takes only the coordinator's certificate. An operator of the fleet's
 # CA, another CA's operator and a client with no certificate are cut off after the handshake
 # (openssl ends with "unexpected eof"); the coordinator's certificate, from the coordinator's
-# host, is kept (the probe then waits until `timeout` ends it: 124).
+# host, is kept (the probe then waits until `timeout` ends it: 124). So no other role gets as far
+# as an RPC: none can call StartTarget, and so none can have a CPU profile taken (profile_hz is
+# a field of StartTargetRequest, docs/profiles.md, "On the wire"), nor any other window call.
 probe() {  # probe NAMESPACE OPENSSL-ARGS...: the exit status of a TLS connection to the agent
   local ns=$1; shift
   set +e
