@@ -866,6 +866,26 @@ Result<std::vector<ProfileRow>> Store::ListProfiles(int64_t campaign_id) {
       });
 }
 
+Result<std::optional<ProfileRow>> Store::FindProfile(int64_t window_id) {
+  std::lock_guard lock(mu_);
+  Stmt q(db_,
+         "SELECT window_id, frequency_hz, samples, folded_z, error FROM window_profiles "
+         "WHERE window_id = ?1");
+  q.Bind(1, window_id);
+  auto rows = Collect<ProfileRow>(
+      db_, q, path_, "find the profile of window " + std::to_string(window_id), [](Stmt& row) {
+        ProfileRow r;
+        r.window_id = row.Int64(0);
+        r.frequency_hz = static_cast<int>(row.Int64(1));
+        r.samples = static_cast<uint64_t>(row.Int64(2));
+        r.folded_z = row.Blob(3);
+        r.error = row.Text(4);
+        return r;
+      });
+  if (!rows.ok()) return rows.status();
+  return rows->empty() ? std::nullopt : std::optional<ProfileRow>(std::move(rows->front()));
+}
+
 Result<std::vector<ServiceRow>> Store::ListWindowServices(int64_t window_id) {
   std::lock_guard lock(mu_);
   Stmt q(db_,

@@ -356,6 +356,8 @@ class Store {
                                const std::optional<ProfileRow>& profile = std::nullopt);
   // The profile rows of a campaign's windows (every attempt's that has one), by window id.
   Result<std::vector<ProfileRow>> ListProfiles(int64_t campaign_id);
+  // The profile row of one window; nullopt when the window was not profiled (docs/store.md).
+  Result<std::optional<ProfileRow>> FindProfile(int64_t window_id);
   // The side services' and probes' rows of one window (docs/services.md).
   Result<std::vector<ServiceRow>> ListWindowServices(int64_t window_id);
   Result<std::vector<ProbeRow>> ListWindowProbes(int64_t window_id);

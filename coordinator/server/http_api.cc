@@ -623,6 +623,17 @@ Result<ojson> WindowDoc(Store& store, int64_t id) {
   }
   auto histogram = HistogramDoc(row.histogram);
   if (!histogram.ok()) return histogram.status();
+  // The attempt's CPU profile row (docs/profiles.md): null for a window not profiled; the flame
+  // graph itself is /campaigns/NAME/profile?window=ID's.
+  auto profile_row = store.FindProfile(id);
+  if (!profile_row.ok()) return profile_row.status();
+  ojson profile = nullptr;
+  if (*profile_row) {
+    const ProfileRow& p = **profile_row;
+    profile = {{"samples", p.samples},
+               {"frequency_hz", p.frequency_hz},
+               {"error", p.error.empty() ? ojson(nullptr) : ojson(p.error)}};
+  }
   const bool rerunnable = newest->verdict == "invalid" || newest->verdict == "failed";
   return ojson{{"campaign", row.campaign},
                {"window", std::move(window_doc)},
@@ -631,6 +642,7 @@ Result<ojson> WindowDoc(Store& store, int64_t id) {
                {"histogram", std::move(*histogram)},
                {"services", std::move(services)},
                {"probes", std::move(probe_docs)},
+               {"profile", std::move(profile)},
                {"rerunnable", rerunnable}};
 }
 

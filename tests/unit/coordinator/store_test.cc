@@ -806,6 +806,20 @@ TEST_F(StoreTest, AProfileIsStoredWithItsWindowOrNotAtAll) {
   EXPECT_EQ((*rows)[1].folded_z, "");
   EXPECT_EQ((*rows)[1].error, refused.error);
 
+  // One window's row alone: the profile, the reason there is none, or nothing when unprofiled.
+  auto one = store->FindProfile(*b);
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  ASSERT_TRUE(one->has_value());
+  EXPECT_EQ((*one)->window_id, *b);
+  EXPECT_EQ((*one)->error, refused.error);
+  auto other = store->FindProfile(*d);
+  ASSERT_TRUE(other.ok() && other->has_value());
+  EXPECT_EQ((*other)->samples, 42u);
+  EXPECT_EQ((*other)->folded_z, bytes);
+  auto none = store->FindProfile(*c);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+
   // A profile the schema refuses (no sampling rate) takes its window with it.
   ProfileRow no_rate{0, 0, 1, bytes, ""};
   auto bad = store->InsertWindow(FullWindow(hello, "alpha", 4), {}, {}, {}, no_rate);

@@ -396,6 +396,36 @@ TEST_F(ProfileDocTest, ProfileIsTheTargetsMergedFlameTree) {
   EXPECT_EQ((*one)["samples"], 80);
 }
 
+// The window page says what it knows of the attempt's profile: its samples and rate, why there
+// is none, or nothing at all for a window that was not profiled.
+TEST_F(ProfileDocTest, WindowDocCarriesTheProfileRowOfTheAttempt) {
+  auto profiled = WindowDoc(*store_, hello_window_);
+  ASSERT_TRUE(profiled.ok()) << profiled.status().message();
+  const ojson& p = (*profiled)["profile"];
+  ASSERT_TRUE(p.is_object()) << profiled->dump();
+  EXPECT_EQ(p["samples"], 80);
+  EXPECT_EQ(p["frequency_hz"], 99);
+  EXPECT_TRUE(p["error"].is_null());
+
+  auto campaign = store_->FindCampaign("prof");
+  ASSERT_TRUE(campaign.ok() && campaign->has_value());
+  WindowRow w = Window("nginx", 3, 0, 50000);
+  w.campaign = "prof";
+  w.campaign_id = (*campaign)->id;
+  const std::string why = "perf could not start: install linux-perf";
+  auto refused = store_->InsertWindow(w, {}, {}, {}, ProfileRow{0, 99, 0, "", why});
+  ASSERT_TRUE(refused.ok()) << refused.status().message();
+  auto without = WindowDoc(*store_, *refused);
+  ASSERT_TRUE(without.ok()) << without.status().message();
+  EXPECT_EQ((*without)["profile"]["error"], why);
+  EXPECT_EQ((*without)["profile"]["samples"], 0);
+
+  auto never = WindowDoc(*store_, nginx1_);  // a window of "demo", never profiled
+  ASSERT_TRUE(never.ok());
+  ASSERT_TRUE(never->contains("profile"));
+  EXPECT_TRUE((*never)["profile"].is_null());
+}
+
 TEST_F(ProfileDocTest, BadSelectionsAreInvalidAndUnprofiledCampaignsNotFound) {
   ProfileQuery query;
   query.target = "hello-server";
