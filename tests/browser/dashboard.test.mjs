@@ -6,8 +6,10 @@
 // every comparison states its interval and the intervals are drawn as error bars against the
 // margin band, a series' page marks and lists its change point with its status, the campaigns
 // and agents pages list what the API lists, a profiled campaign's flame graph draws its frames,
-// highlights a search and diffs two targets with the grown frame marked "+", no request leaves the coordinator's origin, and its
-// Content-Security-Policy refuses nothing the page does.
+// highlights a search and diffs two targets with the grown frame marked "+", redraws one
+// window's profile from its Window choice, a profiled window's page draws that window's flame
+// graph, a change confirmed by a profiled re-measurement links to its profile diff, no request
+// leaves the coordinator's origin, and its Content-Security-Policy refuses nothing the page does.
 // Run by dashboard_test.sh, which starts the lab and sets:
 //   BENCHLAB_URL        the coordinator's HTTPS address (https://127.0.0.1:PORT)
 //   BENCHLAB_VIEWER_TOKEN, BENCHLAB_OPERATOR_TOKEN  dashboard tokens of either role
@@ -16,6 +18,8 @@
 //   BENCHLAB_STATS_CAMPAIGN  a campaign whose windows all count: 3 rounds, an interval per cell
 //   BENCHLAB_SERIES     a series of ten campaigns, SERIES-1 .. SERIES-10, with a step in req/s
 //   BENCHLAB_SERIES_STEP  the first campaign after the step
+//   BENCHLAB_SERIES_PROFILED  "1" when the series' last campaign, and so its re-measurement, was
+//                       profiled (perf present); empty otherwise
 //   BENCHLAB_PROF_CAMPAIGN  a profiled campaign: hello-a, and hello-b slowed in SpendCpu (baseline
 //                       hello-a, one cell hello/c4); empty when perf is missing
 //   BENCHLAB_AGENTS     the agents' names, comma-separated
@@ -37,6 +41,7 @@ const campaign = process.env.BENCHLAB_CAMPAIGN;
 const statsCampaign = process.env.BENCHLAB_STATS_CAMPAIGN;
 const series = process.env.BENCHLAB_SERIES;
 const seriesStep = process.env.BENCHLAB_SERIES_STEP;
+const seriesProfiled = Boolean(process.env.BENCHLAB_SERIES_PROFILED);
 const profCampaign = process.env.BENCHLAB_PROF_CAMPAIGN ?? '';
 const agents = (process.env.BENCHLAB_AGENTS ?? '').split(',').filter(Boolean);
 const artifacts = process.env.BENCHLAB_ARTIFACTS;
@@ -253,6 +258,9 @@ describe('dashboard', () => {
     assert.equal(await page.locator('#rerun-login').isVisible(), doc.rerunnable);
     assert.equal(await page.locator('#login-link').count(), 1);
     await page.locator('#chart-histogram').waitFor();
+    // A campaign never profiled: nothing about profiles on its windows' pages.
+    assert.equal(doc.profile, null);
+    assert.equal(await page.locator('#profile-section').count(), 0);
     await shot('window-invalid');
   });
 
@@ -396,6 +404,15 @@ describe('dashboard', () => {
     const again = row.locator(`[data-remeasured="${step.remeasured.campaign}"]`);
     assert.match(await again.innerText(), /^−\d+\.\d% \[−\d+\.\d%, −\d+\.\d%\] new \/ old, \d+ rounds \(/);
     assert.equal(await again.locator(`a[href="#/campaigns/${step.remeasured.campaign}"]`).count(), 1);
+    // A profiled re-measurement links to its profile diff, the new build against the old (its
+    // baseline); an unprofiled one does not.
+    const diffLink = again.locator(`a[data-profile-diff="${step.remeasured.campaign}"]`);
+    if (seriesProfiled) {
+      await diffLink.waitFor();
+    } else {
+      await page.waitForTimeout(1000); // the campaign's run of record has been read by then
+      assert.equal(await diffLink.count(), 0, 'no profile diff of an unprofiled re-measurement');
+    }
 
     // The line's chart: one point per campaign, the change marked on it, and said in words.
     const figure = page.locator(`.series-line[data-target="hello"]`);
@@ -418,6 +435,29 @@ describe('dashboard', () => {
     });
     assert.ok(vermillion > 50, 'the confirmed change point drawn');
     await shot('series');
+
+    if (seriesProfiled) {
+      // The link opens the re-measurement's campaign page with the diff drawn: the step's
+      // target against the campaign's baseline, the old build, in the change's cell.
+      const { record } = await api(`/api/v1/campaigns/${step.remeasured.campaign}`);
+      assert.ok(record.profiles, 'the re-measurement was profiled');
+      const oldBuild = record.campaign.baseline;
+      assert.notEqual(oldBuild, step.target);
+      await diffLink.click();
+      await page.waitForURL((u) => u.hash.startsWith(`#/campaigns/${step.remeasured.campaign}?`));
+      await page.locator('#profile-legend').waitFor();
+      assert.equal(await page.locator('#profile-target').inputValue(), step.target);
+      assert.equal(await page.locator('#profile-compare').inputValue(), oldBuild);
+      assert.equal(await page.locator('#profile-cell').inputValue(), `${step.scenario}/${step.load_level}`);
+      await page.locator('#flamegraph svg g rect').first().waitFor();
+      assert.match(
+        await page.locator('#profile-summary').innerText(),
+        new RegExp(`^${step.target} against ${oldBuild} in ${step.scenario}/${step.load_level}: `),
+      );
+      await page.locator('#profiles').screenshot({ path: join(artifacts, 'series-change-profile-diff.png') });
+      await open(`#/series/${series}`);
+      await page.locator('#changes-table').waitFor();
+    }
 
     // Another figure: CPU per request, from the selector.
     await page.locator('#figure-select').selectOption('cpu');
@@ -518,6 +558,87 @@ describe('dashboard', () => {
     assert.match(diff.diff.functions[0].function, /SpendCpu/, 'SpendCpu changed most');
     assert.match(await rows.first().innerText(), /\+\d/);
     await page.locator('#profiles').screenshot({ path: join(artifacts, 'profile-diff.png') });
+  });
+
+  // hello-b's valid attempts in the profiled campaign's one cell, as the API lists them.
+  const profiledWindows = async () => {
+    const { record } = await api(`/api/v1/campaigns/${profCampaign}`);
+    return record.windows
+      .filter((w) => w.target === 'hello-b' && `${w.scenario}/${w.load_level}` === 'hello/c4')
+      .flatMap((w) => w.attempts.filter((a) => a.verdict === 'valid'));
+  };
+
+  it('redraws the flame graph of one window chosen in the Window list', async (t) => {
+    if (!profCampaign) {
+      t.skip('perf is missing: no profiled campaign');
+      return;
+    }
+    const cell = await api(`/api/v1/campaigns/${profCampaign}/profile?target=hello-b&cell=hello/c4`);
+    const [first] = await profiledWindows();
+    assert.ok(first, 'hello-b has a valid window');
+    const one = await api(`/api/v1/campaigns/${profCampaign}/profile?window=${first.id}`);
+    assert.ok(one.samples > 0 && one.samples < cell.samples,
+      `one window's samples (${one.samples}) are fewer than the cell's (${cell.samples})`);
+
+    await open(`#/campaigns/${profCampaign}`);
+    await page.locator('#flamegraph svg g rect').first().waitFor();
+    const summary = page.locator('#profile-summary');
+    assert.equal(await summary.getAttribute('data-samples'), String(cell.samples));
+    const options = await page.locator('#profile-window option').evaluateAll((os) => os.map((o) => o.value));
+    assert.equal(options[0], '', 'all valid windows first');
+    assert.ok(options.includes(String(first.id)), `window #${first.id} is a choice: ${options}`);
+    assert.equal(options.length, cell.windows + 1, 'one choice per window the cell merges');
+
+    await page.locator('#profile-window').selectOption(String(first.id));
+    await page.waitForFunction((n) => document.querySelector('#profile-summary')?.dataset.samples === n,
+      String(one.samples));
+    assert.match(await summary.innerText(), new RegExp(`hello-b in hello/c4, window #${first.id} · round \\d+: 1 window\\(s\\), `));
+    await page.locator('#flamegraph svg g rect').first().waitFor();
+    assert.ok((await page.locator('#flamegraph svg g rect').count()) > 3, 'frames are drawn');
+    await page.locator('#profiles').screenshot({ path: join(artifacts, 'profile-window-choice.png') });
+
+    // Comparing is of the cell's windows: the choice goes back to all of them.
+    await page.locator('#profile-compare').selectOption('hello-a');
+    await page.locator('#profile-legend').waitFor();
+    assert.equal(await page.locator('#profile-window').inputValue(), '');
+  });
+
+  it('draws a profiled window\'s flame graph on its page, with search', async (t) => {
+    if (!profCampaign) {
+      t.skip('perf is missing: no profiled campaign');
+      return;
+    }
+    const [first] = await profiledWindows();
+    const doc = await api(`/api/v1/windows/${first.id}`);
+    assert.ok(doc.profile, 'the window document carries its profile row');
+    assert.equal(doc.profile.error, null);
+    assert.equal(doc.profile.frequency_hz, 499);
+    const one = await api(`/api/v1/campaigns/${profCampaign}/profile?window=${first.id}`);
+
+    await open(`#/windows/${first.id}`);
+    await page.locator('#profile-section #flamegraph svg g rect').first().waitFor();
+    assert.ok((await page.locator('#flamegraph svg g rect').count()) > 3, 'frames are drawn');
+    assert.ok((await page.locator('#flamegraph svg g[name*="SpendCpu"]').count()) >= 1, 'a SpendCpu frame');
+    const facts = page.locator('#profile-facts');
+    assert.equal(await facts.getAttribute('data-samples'), String(one.samples));
+    assert.equal((await facts.locator('[data-figure="profile_frequency"] dd').innerText()).trim(), '499 Hz');
+    assert.match(await facts.locator('[data-figure="profile_cpu_us_per_request"] dd').innerText(), /^\d/);
+    assert.equal(await page.locator('#profile-error').count(), 0);
+
+    await page.locator('#profile-search').fill('SpendCpu');
+    await page.waitForFunction(
+      () => document.querySelectorAll('#flamegraph rect[fill="#E600E6"]').length > 0,
+    );
+    const highlighted = await page.locator('#flamegraph g').evaluateAll((gs) =>
+      gs.filter((g) => g.querySelector('rect')?.getAttribute('fill') === '#E600E6')
+        .map((g) => g.getAttribute('name')),
+    );
+    assert.ok(highlighted.length > 0 && highlighted.every((n) => /spendcpu/i.test(n)),
+      `only SpendCpu frames: ${highlighted}`);
+    assert.match(await page.locator('#profile-details').innerText(), /search: \d+ of \d+ total samples/);
+    await page.locator('#profile-reset-zoom').click();
+    await shot('window-profile');
+    await page.locator('#profile-section').screenshot({ path: join(artifacts, 'window-flamegraph.png') });
   });
 
   it('loads everything from the coordinator alone', async () => {

@@ -4,9 +4,9 @@
 # a server agent and a load agent, a viewer's and an operator's dashboard tokens, a small
 # campaign of two hello-server targets and a second one whose windows all count (for the
 # intervals), both submitted with --wait, and before them a series of ten short campaigns with
-# a step (`benchlab run`), for the series page, and a profiled campaign of two hello-servers,
-# one slowed in SpendCpu (`benchlab run --profile`, where perf is present), for the flame
-# graphs; then
+# a step (`benchlab run`, its last campaign and re-measurement profiled where perf is present),
+# for the series page, and a profiled campaign of two hello-servers, one slowed in SpendCpu
+# (`benchlab run --profile`, where perf is present), for the flame graphs; then
 # tests/browser/dashboard.test.mjs (node's test runner, playwright-core) drives the page.
 # Everything started here is stopped on exit.
 # Exit 77: skipped, when Chromium is missing and cannot be installed, or cannot start here.
@@ -81,7 +81,10 @@ command -v node > /dev/null || fail "node is missing (the build needs it too)"
 # req/s falls by half or more, a step the detector finds at steps-6 on any machine. Five
 # campaigns on each side: with fewer, the permutation test cannot reach p <= 0.05
 # (docs/history.md). The gates only warn: every window counts. The tenth run re-measures the
-# change (docs/history.md, "Confirmation by re-measurement").
+# change (docs/history.md, "Confirmation by re-measurement"), profiled where perf is present (its
+# re-measurement is profiled as it is), so that the change links to its profile diff.
+series_profiled=
+command -v perf > /dev/null && series_profiled=1
 series_start=$SECONDS
 for i in $(seq 1 10); do
   ns=0
@@ -112,6 +115,7 @@ TOML
   # steps-10), so that the page has a confirmed change to show.
   again=--no-remeasure
   [ "$i" -eq 10 ] && again=
+  [ "$i" -eq 10 ] && [ -n "$series_profiled" ] && again=--profile
   timeout 120 "$bin/benchlab" run "$work/steps.toml" --name "steps-$i" --db "$work/lab.db" \
     $again > "$work/steps-$i.log" 2>&1 || fail "campaign steps-$i (benchlab run)"
 done
@@ -285,7 +289,8 @@ echo "ok: campaign browser-stats measured ($(tail -1 "$work/submit-stats.log"))"
 mkdir -p "$artifacts" "$work/profile"
 status=0
 BENCHLAB_URL="https://127.0.0.1:$http_port" BENCHLAB_CAMPAIGN=browser BENCHLAB_STATS_CAMPAIGN=browser-stats \
-  BENCHLAB_SERIES=steps BENCHLAB_SERIES_STEP=steps-6 BENCHLAB_PROF_CAMPAIGN="$prof_campaign" \
+  BENCHLAB_SERIES=steps BENCHLAB_SERIES_STEP=steps-6 BENCHLAB_SERIES_PROFILED="$series_profiled" \
+  BENCHLAB_PROF_CAMPAIGN="$prof_campaign" \
   BENCHLAB_VIEWER_TOKEN="$viewer_token" BENCHLAB_OPERATOR_TOKEN="$operator_token" \
   BENCHLAB_SPKI="$spki" NODE_EXTRA_CA_CERTS="$work/ca/ca.pem" \
   BENCHLAB_AGENTS=browser-server,browser-load BENCHLAB_CHROMIUM="$chromium" \

@@ -17,9 +17,14 @@ const routes = [
   { pattern: /^#?\/?$/, nav: 'campaigns', mount: (el) => campaignsPage(el) },
   { pattern: /^#\/campaigns\/?$/, nav: 'campaigns', mount: (el) => campaignsPage(el) },
   {
-    pattern: /^#\/campaigns\/([^/]+)$/,
+    pattern: /^#\/campaigns\/([^/?]+)(?:\?(.*))?$/,
     nav: 'campaigns',
-    mount: (el, m) => campaignPage(el, decodeURIComponent(m[1])),
+    mount: (el, m) =>
+      campaignPage(
+        el,
+        decodeURIComponent(m[1]),
+        Object.fromEntries(new URLSearchParams(m[2] ?? '')),
+      ),
   },
   {
     pattern: /^#\/series\/([^/?]+)(?:\?figure=([a-z0-9_]+))?$/,

@@ -67,3 +67,73 @@ export function frameMatches(name, term) {
     .toLowerCase()
     .includes(String(term).toLowerCase());
 }
+
+// The attempts the "Window" choice lists for `target` in the cell keyed `cellKey`
+// ("SCENARIO/LEVEL"): every valid attempt whose profile was taken (the API merges those, and only
+// those; record.profiles.unprofiled names the valid ones without a profile), by round, then pair,
+// then attempt. [{id, round, noise, pair, attempt, label}], the label naming id and round.
+export function profileWindows(record, target, cellKey) {
+  const unprofiled = new Set((record?.profiles?.unprofiled ?? []).map((u) => u.window_id));
+  const out = [];
+  for (const w of record?.windows ?? []) {
+    if (w.target !== target || `${w.scenario}/${w.load_level}` !== cellKey) continue;
+    for (const a of w.attempts ?? []) {
+      if (a.verdict !== 'valid' || unprofiled.has(a.id)) continue;
+      const where = w.noise ? `noise ${w.position}` : `round ${w.round}`;
+      const label = [
+        `#${a.id} · ${where}`,
+        w.pair ? ` · ${w.pair}` : '',
+        a.attempt > 1 ? ` · attempt ${a.attempt}` : '',
+      ].join('');
+      out.push({
+        id: a.id,
+        round: w.round,
+        noise: Boolean(w.noise),
+        position: w.position ?? 0,
+        pair: w.pair ?? '',
+        attempt: a.attempt,
+        label,
+      });
+    }
+  }
+  return out.sort(
+    (a, b) =>
+      Number(a.noise) - Number(b.noise) ||
+      a.round - b.round ||
+      a.position - b.position ||
+      a.pair.localeCompare(b.pair) ||
+      a.attempt - b.attempt,
+  );
+}
+
+// The Profiles section's first choices: {target, cell, compare, window}, from the campaign page's
+// hash query ({target, cell, compare, window}, e.g. a series' link to a re-measurement's diff)
+// where it names what the campaign has, else the first target that is not the baseline, the
+// first cell, no comparison and every window. A window is a comparison's alternative: with both
+// asked for, the comparison wins.
+export function profileState(record, query = {}) {
+  const choices = profileChoices(record);
+  const target = choices.targets.includes(query.target)
+    ? query.target
+    : (choices.targets.find((t) => t !== choices.baseline) ?? choices.targets[0] ?? '');
+  const cell = choices.cells.some((c) => c.key === query.cell)
+    ? query.cell
+    : (choices.cells[0]?.key ?? '');
+  const compare =
+    choices.targets.includes(query.compare) && query.compare !== target ? query.compare : '';
+  const wanted = Number(query.window);
+  const window =
+    !compare && profileWindows(record, target, cell).some((w) => w.id === wanted)
+      ? String(wanted)
+      : '';
+  return { target, cell, compare, window };
+}
+
+// The campaign page's address with its Profiles section preset: `target` against `compare` (or
+// alone) in `cell`.
+export function profileHash(campaign, { target, compare, cell, window } = {}) {
+  const query = new URLSearchParams(
+    Object.entries({ target, compare, cell, window }).filter(([, v]) => v),
+  ).toString();
+  return `#/campaigns/${encodeURIComponent(campaign)}${query ? `?${query}` : ''}`;
+}

@@ -796,7 +796,9 @@ function hostsSection(record) {
   );
 }
 
-export function campaignPage(el, name) {
+// `query`: the hash's query (#/campaigns/NAME?target=T&compare=B&cell=S/L&window=ID), which
+// presets the Profiles section's choices.
+export function campaignPage(el, name, query = {}) {
   const charts = new ChartSet();
   let version = null;
   let shown = false;
@@ -817,7 +819,8 @@ export function campaignPage(el, name) {
     charts.destroy();
     const chartPart = chartsSection(record, charts);
     const intervalPart = intervalsSection(record, charts);
-    if (!profiles) profiles = profilesSection(name, record);
+    if (!profiles) profiles = profilesSection(name, record, query);
+    else profiles.update(record);
     replace(
       el,
       header(record, series),

@@ -1,35 +1,22 @@
 // The campaign page's "Profiles" section (docs/profiles.md): pick a target and a cell, see the
-// flame graph of its valid windows' CPU profiles (GET /api/v1/campaigns/NAME/profile), search
-// it and zoom by clicking a frame. "Compare to" another target draws the differential flame
-// graph (/profile-diff): frames that grew are marked "+" and drawn red, those that shrank "−"
-// and blue, with the frames that vanished (only in the compared target) listed with their
-// samples, and the functions whose CPU µs per request changed most in a table. A campaign that
-// was not profiled says how to profile one. The section is built once per page and kept across
-// the campaign's redraws, so a choice made survives polling.
+// flame graph of its valid windows' CPU profiles (GET /api/v1/campaigns/NAME/profile), or of one
+// of them ("Window"), search it and zoom by clicking a frame. "Compare to" another target draws
+// the differential flame graph (/profile-diff): frames that grew are marked "+" and drawn red,
+// those that shrank "−" and blue, with the frames that vanished (only in the compared target)
+// listed with their samples, and the functions whose CPU µs per request changed most in a table.
+// A campaign that was not profiled says how to profile one. The section is built once per page
+// and kept across the campaign's redraws, so a choice made survives polling; the page's hash
+// query may preset the choices (profileState).
 
-import { select } from 'd3-selection';
-import flamegraph, { colorMapper } from 'd3-flame-graph';
-// The package's stylesheet, which its "exports" leave out, by its path: bundled into app.css.
-import '../../node_modules/d3-flame-graph/dist/d3-flamegraph.css';
 import { h, replace, table } from '../dom.js';
 import { api, ApiError } from '../api.js';
 import { fmtInt, fmtNum, fmtRange, fmtShare, isNum } from '../format.js';
 import { errorBox } from '../ui.js';
-import {
-  profileChoices,
-  changeMark,
-  diffLabel,
-  vanishedFrames,
-  frameMatches,
-} from '../profile_model.js';
+import { flameGraph, fmtDelta } from '../flame.js';
+import { profileChoices, profileState, profileWindows, vanishedFrames } from '../profile_model.js';
 
 const TOP_FUNCTIONS = 15;
 const VANISHED_SHOWN = 20;
-
-function fmtDelta(v) {
-  if (!isNum(v)) return '–';
-  return `${v > 0 ? '+' : v < 0 ? '−' : ''}${fmtNum(Math.abs(v))}`;
-}
 
 function select_(id, label, options, value, onchange) {
   return h(
@@ -44,38 +31,16 @@ function select_(id, label, options, value, onchange) {
   );
 }
 
-export function profilesSection(name, record) {
+export function profilesSection(name, initialRecord, query = {}) {
+  let record = initialRecord;
   const choices = profileChoices(record);
-  const state = {
-    target: choices.targets.find((t) => t !== choices.baseline) ?? choices.targets[0] ?? '',
-    cell: choices.cells[0]?.key ?? '',
-    compare: '',
-    term: '',
-  };
-  let chart = null;
+  const state = profileState(record, query);
   let request = 0;
 
-  const graph = h('div', { id: 'flamegraph', class: 'flamegraph' });
-  const details = h('p', { id: 'profile-details', class: 'muted small', 'aria-live': 'polite' });
+  const flame = flameGraph();
   const summaryLine = h('p', { id: 'profile-summary' });
   const extra = h('div', { id: 'profile-extra' });
   const body = h('div', { id: 'profile-body' });
-  const search = h('input', {
-    id: 'profile-search',
-    type: 'search',
-    placeholder: 'function name',
-    oninput: (e) => {
-      state.term = e.target.value.trim();
-      if (!chart) return;
-      if (state.term) chart.search(state.term);
-      else chart.clear();
-    },
-  });
-  const resetZoom = h(
-    'button',
-    { type: 'button', id: 'profile-reset-zoom', onclick: () => chart?.resetZoom() },
-    'Reset zoom',
-  );
 
   const compareOptions = () => [
     { value: '', label: 'nothing' },
@@ -83,8 +48,19 @@ export function profilesSection(name, record) {
       .filter((t) => t !== state.target)
       .map((t) => ({ value: t, label: t === choices.baseline ? `${t} (baseline)` : t })),
   ];
+  // Every valid profiled window of the target in the cell, or one of them.
+  const windowOptions = () => {
+    const windows = profileWindows(record, state.target, state.cell);
+    return [
+      { value: '', label: `all valid (${windows.length})` },
+      ...windows.map((w) => ({ value: String(w.id), label: w.label })),
+    ];
+  };
+  let shownWindows = '';
   const controls = h('div', { class: 'profile-controls' });
-  const drawControls = () =>
+  const drawControls = () => {
+    const windows = windowOptions();
+    shownWindows = windows.map((w) => w.value).join(',');
     replace(
       controls,
       select_(
@@ -94,6 +70,7 @@ export function profilesSection(name, record) {
         state.target,
         (e) => {
           state.target = e.target.value;
+          state.window = '';
           if (state.compare === state.target) state.compare = '';
           drawControls();
           load();
@@ -106,38 +83,28 @@ export function profilesSection(name, record) {
         state.cell,
         (e) => {
           state.cell = e.target.value;
+          state.window = '';
+          drawControls();
           load();
         },
       ),
-      select_('profile-compare', 'Compare to', compareOptions(), state.compare, (e) => {
-        state.compare = e.target.value;
+      // One window's profile, or the cell's: a comparison is of the cell's, so either clears
+      // the other.
+      select_('profile-window', 'Window', windows, state.window, (e) => {
+        state.window = e.target.value;
+        if (state.window) state.compare = '';
+        drawControls();
         load();
       }),
-      h('label', { class: 'profile-control' }, 'Search ', search),
-      resetZoom,
+      select_('profile-compare', 'Compare to', compareOptions(), state.compare, (e) => {
+        state.compare = e.target.value;
+        if (state.compare) state.window = '';
+        drawControls();
+        load();
+      }),
+      flame.searchControl,
+      flame.resetZoom,
     );
-
-  const draw = (tree, diff) => {
-    if (chart) chart.destroy();
-    replace(graph);
-    const total = Number(tree?.value ?? 0);
-    chart = flamegraph()
-      .width(Math.max(320, graph.clientWidth || 960))
-      .cellHeight(18)
-      .transitionDuration(200)
-      .minFrameSize(1)
-      .sort(true)
-      .setDetailsElement(details)
-      .setSearchMatch((d, term) => frameMatches(d.data.name, term))
-      .getName((d) => (diff ? diffLabel(d.data, total) : d.data.name))
-      .label((d) =>
-        diff
-          ? `${diffLabel(d.data, total)}: ${fmtInt(d.data.value)} samples, ${fmtInt(d.data.base)} in ${state.compare}; change ${fmtDelta(d.data.delta)} samples at ${state.compare}'s shares`
-          : `${d.data.name}: ${fmtInt(d.data.value)} samples (${(100 * (d.x1 - d.x0) || 0).toFixed(1)}%)`,
-      );
-    if (diff) chart.setColorMapper(colorMapper.differentialColorMapper);
-    select(graph).datum(tree).call(chart);
-    if (state.term) chart.search(state.term);
   };
 
   const legend = () =>
@@ -237,8 +204,7 @@ export function profilesSection(name, record) {
   };
 
   const fail = (err) => {
-    if (chart) chart.destroy();
-    chart = null;
+    flame.clear();
     const none = err instanceof ApiError && err.status === 404 && /profil/.test(err.message);
     replace(
       body,
@@ -258,12 +224,20 @@ export function profilesSection(name, record) {
     summaryLine.textContent = 'Loading…';
     try {
       if (!state.compare) {
-        const doc = await api.profile(name, { target: state.target, cell: state.cell });
+        const doc = await api.profile(name, {
+          target: state.target,
+          cell: state.cell,
+          window: state.window,
+        });
         if (mine !== request) return;
-        summaryLine.textContent = `${doc.target} in ${state.cell}: ${fmtInt(doc.windows)} window(s), ${fmtInt(doc.samples)} samples at ${doc.frequency_hz} Hz, ${fmtNum(doc.cpu_us_per_request)} CPU µs per request${doc.truncated ? ' (cut by the profile limits)' : ''}.`;
+        const which = state.window
+          ? `, window ${profileWindows(record, state.target, state.cell).find((w) => String(w.id) === state.window)?.label ?? `#${state.window}`}`
+          : '';
+        summaryLine.textContent = `${doc.target} in ${state.cell}${which}: ${fmtInt(doc.windows)} window(s), ${fmtInt(doc.samples)} samples at ${doc.frequency_hz} Hz, ${fmtNum(doc.cpu_us_per_request)} CPU µs per request${doc.truncated ? ' (cut by the profile limits)' : ''}.`;
+        summaryLine.dataset.samples = String(doc.samples);
         replace(extra);
-        replace(body, details, graph, extra);
-        draw(doc.tree, false);
+        replace(body, flame.details, flame.graph, extra);
+        flame.draw(doc.tree);
       } else {
         const doc = await api.profileDiff(name, {
           base: state.compare,
@@ -275,9 +249,10 @@ export function profilesSection(name, record) {
         summaryLine.textContent = d
           ? `${doc.new} against ${doc.base} in ${state.cell}: ${fmtNum(d.new_us_per_request)} vs ${fmtNum(d.base_us_per_request)} CPU µs per request, ${fmtDelta(d.delta_us)} (${isNum(d.low) ? fmtRange(d.low, d.high) : 'no interval with one round'}); ${fmtInt(doc.new_samples)} and ${fmtInt(doc.base_samples)} samples.`
           : `${doc.new} against ${doc.base} in ${state.cell}.`;
+        summaryLine.dataset.samples = String(doc.new_samples);
         replace(extra, legend(), vanishedList(doc.tree), functionsTable(d));
-        replace(body, details, graph, extra);
-        draw(doc.tree, true);
+        replace(body, flame.details, flame.graph, extra);
+        flame.draw(doc.tree, { compare: state.compare });
       }
     } catch (err) {
       if (mine !== request) return;
@@ -293,7 +268,7 @@ export function profilesSection(name, record) {
     h(
       'p',
       { class: 'muted small' },
-      'Where the CPU goes: a flame graph of the valid windows’ CPU profiles, widest frames most samples. Click a frame to zoom, search to highlight.',
+      'Where the CPU goes: a flame graph of the valid windows’ CPU profiles (or of one window), widest frames most samples. Click a frame to zoom, search to highlight.',
     ),
     controls,
     summaryLine,
@@ -304,10 +279,19 @@ export function profilesSection(name, record) {
   else replace(body, h('p', { class: 'muted' }, 'No cells yet.'));
   return {
     el,
+    // A newer run of record: the Window choice lists the windows stored since, the rest stays.
+    update: (next) => {
+      record = next;
+      if (
+        windowOptions()
+          .map((w) => w.value)
+          .join(',') !== shownWindows
+      )
+        drawControls();
+    },
     destroy: () => {
       request++;
-      if (chart) chart.destroy();
-      chart = null;
+      flame.clear();
     },
   };
 }

@@ -3,7 +3,8 @@
 // interval as whiskers, campaigns oldest first, each change point marked between its campaigns
 // in the style of its status; then every change in a table with its status. Polls slowly (a new
 // campaign may join the series, a change's status may move) and redraws only when the document
-// changed.
+// changed. A change confirmed by a profiled re-measurement links to that campaign's differential
+// flame graph, the new build against the old (docs/profiles.md).
 
 import { h, replace, table, badge } from '../dom.js';
 import { api, ApiError } from '../api.js';
@@ -18,6 +19,7 @@ import {
   changeSize,
   remeasuredText,
 } from '../series_model.js';
+import { profileHash } from '../profile_model.js';
 import { ChartSet, chartBox, colourOf } from '../charts.js';
 import { errorBox, loading, Poller, section } from '../ui.js';
 
@@ -217,7 +219,8 @@ function linesSection(doc, figure, charts) {
   };
 }
 
-function changesSection(doc) {
+// `diffLink(change)`: an element that shows the link to the change's profile diff, or null.
+function changesSection(doc, diffLink) {
   const changes = doc.changes ?? [];
   return section(
     'changes',
@@ -259,6 +262,7 @@ function changesSection(doc) {
                   { dataset: { remeasured: by ?? '' }, title: c.remeasured.detail ?? '' },
                   text,
                   by ? [' (', campaignLink(by), ')'] : null,
+                  diffLink(c),
                 );
               },
             },
@@ -282,6 +286,58 @@ export function seriesPage(el, name, figureQuery) {
   document.title = `Series ${name} · benchlab`;
   replace(el, crumbs(), h('h1', null, `Series ${name}`), loading('the series'));
   const status = h('p', { class: 'poll-status', role: 'status', id: 'poll-status' });
+
+  // Per re-measurement campaign, whether it was profiled and its baseline (the old build), read
+  // once from its run of record: {baseline} or null. A campaign that could not be read is asked
+  // again at the next redraw.
+  const profiled = new Map();
+  const profileOf = (campaign) => {
+    if (!profiled.has(campaign)) {
+      profiled.set(
+        campaign,
+        api.campaign(campaign).then(
+          ({ record }) =>
+            record?.profiles && record.campaign?.baseline
+              ? { baseline: record.campaign.baseline }
+              : null,
+          () => {
+            profiled.delete(campaign);
+            return null;
+          },
+        ),
+      );
+    }
+    return profiled.get(campaign);
+  };
+  // A confirmed change's link to its re-measurement's profile diff: the campaign page's Profiles
+  // section preset to the change's target (the new build) against the baseline (the old one) in
+  // the change's cell; filled in once the campaign is known to be profiled.
+  const diffLink = (c) => {
+    const by = c.remeasured?.campaign;
+    if (c.status !== 'confirmed' || !by) return null;
+    const slot = h('span', { class: 'profile-diff' });
+    profileOf(by).then((info) => {
+      if (!info || info.baseline === c.target) return;
+      replace(
+        slot,
+        ' · ',
+        h(
+          'a',
+          {
+            href: profileHash(by, {
+              target: c.target,
+              compare: info.baseline,
+              cell: `${c.scenario}/${c.load_level}`,
+            }),
+            dataset: { profileDiff: by },
+            title: `${c.target} against ${info.baseline} in ${by}'s differential flame graph`,
+          },
+          'where the CPU went',
+        ),
+      );
+    });
+    return slot;
+  };
 
   const render = (doc) => {
     const scroll = window.scrollY;
@@ -319,7 +375,7 @@ export function seriesPage(el, name, figureQuery) {
       ),
       status,
       linesPart.el,
-      changesSection(doc),
+      changesSection(doc, diffLink),
     );
     linesPart.draw();
     el.dataset.figure = doc.figure;

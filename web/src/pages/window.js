@@ -1,6 +1,7 @@
 // #/windows/ID : one attempt of a window: verdict and reasons, key figures, per-second load,
-// server CPU, the latency histogram, every attempt of the window, and a re-run button when its
-// newest attempt is invalid or failed (POST /api/v1/rerun, then polling until the attempt lands).
+// server CPU, the latency histogram, its CPU profile's flame graph when its campaign was profiled
+// (or why there is none), every attempt of the window, and a re-run button when its newest
+// attempt is invalid or failed (POST /api/v1/rerun, then polling until the attempt lands).
 
 import { h, replace, table, badge } from '../dom.js';
 import { api, ApiError } from '../api.js';
@@ -20,6 +21,7 @@ import { ChartSet, chartBox, PALETTE } from '../charts.js';
 import { logBins, loadRates, serviceLines, probeLines } from '../model.js';
 import { session } from '../session.js';
 import { errorBox, loading, Poller, figures, section } from '../ui.js';
+import { flameGraph } from '../flame.js';
 
 const RERUN_POLL_MS = 1500;
 
@@ -280,6 +282,95 @@ function histogramConfig(hist) {
   };
 }
 
+// The attempt's CPU profile (docs/profiles.md), from the window document's `profile` row and
+// GET /api/v1/campaigns/NAME/profile?window=ID: its flame graph with search and zoom, its samples,
+// their rate and the CPU µs per request they share out. An attempt whose profile could not be
+// taken says why; one that is not valid says that flame graphs are of valid windows, as
+// `benchlab profile` reads them; a window of a campaign never profiled has no section (null).
+// Built once per page: the flame graph is kept across the page's redraws.
+function windowProfile(doc, id) {
+  const p = doc.profile;
+  if (!p) return null;
+  const title = 'CPU profile';
+  if (p.error) {
+    return {
+      el: section(
+        'profile-section',
+        title,
+        h(
+          'div',
+          { class: 'alert alert-warn', id: 'profile-error', role: 'status' },
+          h('strong', null, 'No profile of this window: '),
+          h('span', { class: 'error-message' }, p.error),
+        ),
+      ),
+      destroy: () => {},
+    };
+  }
+  const taken = `${fmtInt(p.samples)} samples at ${fmtInt(p.frequency_hz)} Hz`;
+  if (doc.window.verdict !== 'valid') {
+    return {
+      el: section(
+        'profile-section',
+        title,
+        h(
+          'p',
+          { id: 'profile-not-valid', class: 'muted' },
+          `${taken} were taken; flame graphs are drawn of valid windows only, as benchlab profile reads them.`,
+        ),
+      ),
+      destroy: () => {},
+    };
+  }
+  const flame = flameGraph();
+  const facts = h('div', { id: 'profile-figures' }, loading('the profile'));
+  const body = h('div', { id: 'profile-body' });
+  let gone = false;
+  const el = section(
+    'profile-section',
+    title,
+    h(
+      'p',
+      { class: 'muted small' },
+      'Where this window’s CPU went: its call stacks sampled on-CPU over the measured interval, widest frames most samples. Click a frame to zoom, search to highlight.',
+    ),
+    facts,
+    h('div', { class: 'profile-controls' }, flame.searchControl, flame.resetZoom),
+    body,
+  );
+  api
+    .profile(doc.campaign, { window: id })
+    .then((d) => {
+      if (gone) return;
+      replace(
+        facts,
+        figures(
+          [
+            ['samples', fmtInt(d.samples), 'profile_samples'],
+            ['frequency', `${fmtInt(d.frequency_hz)} Hz`, 'profile_frequency'],
+            ['CPU µs/request', fmtNum(d.cpu_us_per_request), 'profile_cpu_us_per_request'],
+            d.truncated ? ['cut', 'by the profile limits', 'profile_truncated'] : null,
+          ],
+          { id: 'profile-facts', dataset: { samples: d.samples } },
+        ),
+      );
+      replace(body, flame.details, flame.graph);
+      flame.draw(d.tree);
+    })
+    .catch((err) => {
+      if (gone) return;
+      replace(facts, h('p', { class: 'muted' }, `${taken}.`));
+      replace(body, errorBox(err, 'Cannot load the profile'));
+    });
+  return {
+    el,
+    destroy: () => {
+      gone = true;
+      flame.clear();
+    },
+  };
+}
+
 function attemptsTable(doc, shownId, freshId) {
   return table(
     [
@@ -337,6 +428,7 @@ export function windowPage(el, id) {
   let doc = null;
   let rerun = { state: 'idle', message: '', before: 0, freshId: null };
   let poller = null;
+  let profile; // undefined until the first render; null for a window not profiled
   document.title = `window ${id} · benchlab`;
   replace(el, h('h1', null, `Window #${id}`), loading('the window'));
 
@@ -398,6 +490,7 @@ export function windowPage(el, id) {
     );
     const hist = chartBox('chart-histogram', 'Latency histogram, log scale', 280);
     const noLoad = load.length === 0;
+    if (profile === undefined) profile = windowProfile(doc, id);
     replace(
       el,
       h(
@@ -479,6 +572,7 @@ export function windowPage(el, id) {
           ),
         ),
       ),
+      profile?.el,
       section(
         'attempts-section',
         'Every attempt of this window',
@@ -641,6 +735,7 @@ export function windowPage(el, id) {
     destroy: () => {
       poller?.stop();
       charts.destroy();
+      profile?.destroy();
     },
   };
 }
