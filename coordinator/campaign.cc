@@ -268,10 +268,30 @@ void ReadHost(const Value& v, Issues& issues, Campaign& c) {
   c.host_require = std::move(out);
 }
 
-// [profile] enabled = true, frequency = 99 (docs/profiles.md). The frequency is checked even
-// when profiles are off, so a mistyped one is found before it is switched on.
-void ReadProfile(const Value& v, Issues& issues, Campaign& c) {
-  Table profile(v, "profile", {"enabled", "frequency"}, issues);
+// [profile] enabled = true, frequency = 99, targets = ["a"] (docs/profiles.md). The frequency is
+// checked even when profiles are off, so a mistyped one is found before it is switched on.
+// Returns the value of `targets`, whose names are checked once the targets are read.
+const Value* ReadProfile(const Value& v, Issues& issues, Campaign& c) {
+  Table profile(v, "profile", {"enabled", "frequency", "targets"}, issues);
+  const Value* targets = profile.Get("targets");
+  if (targets != nullptr) {
+    const char* form = "a list of [[target]] names, each once, such as [\"nginx\"]";
+    if (!targets->is_array() || targets->as_array().empty()) {
+      profile.Expect(*targets, "targets", form);
+      targets = nullptr;
+    } else {
+      for (const Value& item : targets->as_array()) {
+        auto name = item.is_string() ? fields::ReadName(profile, "targets", item) : std::nullopt;
+        if (!name || std::find(c.profile_targets.begin(), c.profile_targets.end(), *name) !=
+                         c.profile_targets.end()) {
+          profile.Expect(item, "targets", form);
+          targets = nullptr;
+          break;
+        }
+        c.profile_targets.push_back(*name);
+      }
+    }
+  }
   if (const Value* x = profile.Get("frequency")) {
     const std::string form =
         "an integer from 1 to " + std::to_string(kMaxProfileHz) + " (samples per second)";
@@ -286,6 +306,7 @@ void ReadProfile(const Value& v, Issues& issues, Campaign& c) {
       profile.Expect(*x, "enabled", "true or false");
     }
   }
+  return targets;
 }
 
 // tool = "wrk" or ["benchlab", "wrk"]: which load generators measure every level.
@@ -496,7 +517,10 @@ void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
   if (auto* v = SubTable(root, root.Get("gates"), "gates")) ReadGatesTable(*v, issues, c.gates);
   if (auto* v = SubTable(root, root.Get("placement"), "placement")) ReadPlacement(*v, issues, c);
   if (auto* v = SubTable(root, root.Get("host"), "host")) ReadHost(*v, issues, c);
-  if (auto* v = SubTable(root, root.Get("profile"), "profile")) ReadProfile(*v, issues, c);
+  const Value* profile_targets = nullptr;
+  if (auto* v = SubTable(root, root.Get("profile"), "profile")) {
+    profile_targets = ReadProfile(*v, issues, c);
+  }
   const Value* stats = SubTable(root, root.Get("stats"), "stats");
   if (stats != nullptr) ReadStats(*stats, issues, c);
   const Value* noise = SubTable(root, root.Get("noise"), "noise");
@@ -538,6 +562,16 @@ void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
         *baseline, "baseline",
         "expected the name of a [[target]] (" + TargetNames(c) + "), got " + Describe(*baseline));
   }
+  if (issues.empty() && profile_targets != nullptr) {
+    for (size_t i = 0; i < c.profile_targets.size(); ++i) {
+      if (c.FindTarget(c.profile_targets[i]) != nullptr) continue;
+      const Value& item = profile_targets->as_array()[i];
+      root.Fail(
+          item, "profile.targets",
+          "expected the name of a [[target]] (" + TargetNames(c) + "), got " + Describe(item));
+      break;
+    }
+  }
   if (issues.empty()) fields::CheckServiceReferences(c.targets, c.services, issues);
   if (issues.empty() && labels != nullptr) CheckLabelTargets(*labels, issues, c);
   // With its services in the file (the embedded lab), a bound on a probe no service has is a
@@ -576,6 +610,12 @@ const TargetDef* Campaign::FindTarget(const std::string& target_name) const {
     if (t.name == target_name) return &t;
   }
   return nullptr;
+}
+
+bool Campaign::Profiles(const std::string& target_name) const {
+  return profile &&
+         (profile_targets.empty() || std::find(profile_targets.begin(), profile_targets.end(),
+                                               target_name) != profile_targets.end());
 }
 
 const ScenarioDef* Campaign::FindScenario(const std::string& scenario_name) const {

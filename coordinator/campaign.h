@@ -136,6 +136,8 @@ struct Campaign {
   // (docs/profiles.md).
   bool profile = false;
   int profile_hz = kDefaultProfileHz;
+  // [profile] targets: the targets profiled; empty, every target.
+  std::vector<std::string> profile_targets;
   std::vector<TargetDef> targets;
   // [[service]]: side services targets name (docs/services.md). Run by the embedded lab's server
   // agent, which gets them as its configuration; a fleet's agents run their own.
@@ -157,6 +159,9 @@ struct Campaign {
 
   // Lookups by name; nullptr when absent. FindScenario searches scenarios only, not negatives.
   const TargetDef* FindTarget(const std::string& target_name) const;
+  // Whether the windows of `target_name` are profiled: profiles on, and the target among
+  // [profile] targets when that is set.
+  bool Profiles(const std::string& target_name) const;
   const ScenarioDef* FindScenario(const std::string& scenario_name) const;
   // Every load level in the order they run: connections in file order, then rates in file order.
   std::vector<LoadLevel> LoadLevels() const;

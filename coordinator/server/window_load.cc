@@ -254,7 +254,7 @@ void WindowProtocol::CopyServerFigures(const v1::MarkReply& figures, double alig
     measures_.probes.push_back({probe.service, probe.probe, probe.delta, probe.unavailable});
     out_.probes.push_back(std::move(probe));
   }
-  if (campaign_.profile) out_.profile = ProfileOf(figures, campaign_.profile_hz);
+  if (campaign_.Profiles(planned_.target)) out_.profile = ProfileOf(figures, campaign_.profile_hz);
   row.threads = figures.threads();
   row.cpu_accounting = figures.cpu_source();
   row.ctx_switches_voluntary = figures.voluntary_ctxt_switches();

@@ -307,7 +307,7 @@ bool WindowProtocol::StartTargetProcess() {
   req.set_window(window_);
   req.set_campaign(campaign_key_);
   req.set_round(planned_.round);
-  if (campaign_.profile) req.set_profile_hz(campaign_.profile_hz);
+  if (campaign_.Profiles(planned_.target)) req.set_profile_hz(campaign_.profile_hz);
   v1::StartTargetReply reply;
   grpc::ClientContext ctx;
   auto ready_budget = def != nullptr ? def->ready_timeout : std::chrono::milliseconds(10000);

@@ -330,7 +330,35 @@ TEST_F(CampaignTest, ProfileTableSwitchesProfilesOnAtItsFrequency) {
   EXPECT_EQ(ErrorFor(Edit(kGood, "[gates]", "[profile]\nenabled = \"yes\"\n[gates]")),
             "hello.toml:13: profile.enabled: expected true or false, got \"yes\"");
   EXPECT_EQ(ErrorFor(Edit(kGood, "[gates]", "[profile]\nhz = 99\n[gates]")),
-            "hello.toml:13: profile.hz: unknown key (known: enabled, frequency)");
+            "hello.toml:13: profile.hz: unknown key (known: enabled, frequency, targets)");
+}
+
+TEST_F(CampaignTest, ProfileTargetsNarrowWhichTargetsAreProfiled) {
+  auto all = Parse(Edit(kGood, "[gates]", "[profile]\nenabled = true\n[gates]"));
+  ASSERT_TRUE(all.ok());
+  EXPECT_TRUE(all->Profiles("nginx"));
+  EXPECT_TRUE(all->Profiles("any"));
+  auto one =
+      Parse(Edit(kGood, "[gates]", "[profile]\nenabled = true\ntargets = [\"nginx\"]\n[gates]"));
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(one->profile_targets, std::vector<std::string>{"nginx"});
+  EXPECT_TRUE(one->Profiles("nginx"));
+  EXPECT_FALSE(one->Profiles("another"));
+  // Listed, but profiles off: nothing is profiled.
+  auto off = Parse(Edit(kGood, "[gates]", "[profile]\ntargets = [\"nginx\"]\n[gates]"));
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->Profiles("nginx"));
+
+  EXPECT_EQ(ErrorFor(Edit(kGood, "[gates]", "[profile]\ntargets = [\"apache\"]\n[gates]")),
+            "hello.toml:13: profile.targets: expected the name of a [[target]] (nginx), got "
+            "\"apache\"");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "[gates]", "[profile]\ntargets = []\n[gates]")),
+            "hello.toml:13: profile.targets: expected a list of [[target]] names, each once, "
+            "such as [\"nginx\"], got []");
+  EXPECT_EQ(
+      ErrorFor(Edit(kGood, "[gates]", "[profile]\ntargets = [\"nginx\", \"nginx\"]\n[gates]")),
+      "hello.toml:13: profile.targets: expected a list of [[target]] names, each once, such as "
+      "[\"nginx\"], got \"nginx\"");
 }
 
 TEST_F(CampaignTest, NoiseDefaultsToTheFirstLevelAndFiveWindows) {

@@ -247,6 +247,27 @@ TEST_F(WindowProtocolTest, AnAgentThatCouldNotProfileSaysWhyAndTheWindowStands) 
   EXPECT_FALSE(plain.profile.has_value());
 }
 
+// [profile] targets: a target not listed is neither sampled nor given a profile row.
+TEST_F(WindowProtocolTest, ATargetOutsideProfileTargetsIsNotProfiled) {
+  for (const std::string listed : {"t1", "t2"}) {
+    int asked_hz = -1;
+    EXPECT_CALL(server(), StartTarget(_, _, _))
+        .WillOnce(
+            Invoke([&](auto*, const v1::StartTargetRequest& req, v1::StartTargetReply* reply) {
+              asked_hz = req.profile_hz();
+              reply->set_handle("h-" + req.window());
+              reply->set_port(8080);
+              return grpc::Status::OK;
+            }));
+    // The window is t1's; t2 is a second target of the campaign.
+    WindowOutcome out = Run("[profile]\nenabled = true\nfrequency = 149\ntargets = [\"" + listed +
+                            "\"]\n[[target]]\nname = \"t2\"\ncommand = [\"/bin/true\"]\n");
+    EXPECT_EQ(out.row.verdict, "valid") << out.row.reasons;
+    EXPECT_EQ(asked_hz, listed == "t1" ? 149 : 0) << listed;
+    EXPECT_EQ(out.profile.has_value(), listed == "t1") << listed;
+  }
+}
+
 TEST_F(WindowProtocolTest, UnavailableFromTheAgentsOwnCodeIsTheWindowsFailure) {
   // A name the agent could not resolve: not a lost agent, so not measured again on its own.
   EXPECT_CALL(server(), StartTarget(_, _, _))
