@@ -23,9 +23,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The event that samples (the other, a dummy, only tracks mappings).
-constexpr std::string_view kSamplingEvent = "cpu-clock";
-
 // What the agent passes to perf: only PATH (docs/security.md, "No inherited environment").
 std::map<std::string, std::string> PerfEnvironment() {
   const char* path = std::getenv("PATH");
@@ -66,6 +63,12 @@ Result<std::string> ReadWhole(const std::string& path) {
 
 }  // namespace
 
+std::string SamplingEvent(SysEnv& env) {
+  // A hybrid CPU's PMUs are cpu_core and cpu_atom, where `cycles` names two events; its
+  // cpu-clock is one.
+  return env.Exists("/sys/bus/event_source/devices/cpu") ? "cycles" : "cpu-clock";
+}
+
 WindowProfiler::WindowProfiler(SysEnv& env, ProfileSpec spec, std::unique_ptr<TargetProcess> record,
                                int ack_fd)
     : env_(env), spec_(std::move(spec)), record_(std::move(record)), ack_fd_(ack_fd) {}
@@ -105,16 +108,17 @@ Result<std::unique_ptr<WindowProfiler>> WindowProfiler::Start(SysEnv& env, const
   }
   std::string pids;
   for (pid_t pid : spec.pids) pids += (pids.empty() ? "" : ",") + std::to_string(pid);
-  // cpu-clock: a software event every kernel has, PMU or not; -g: frame-pointer call chains.
+  ProfileSpec with_event = spec;
+  if (with_event.event.empty()) with_event.event = SamplingEvent(env);
+  // The sampling event (SamplingEvent); -g: frame-pointer call chains.
   // The first event, a dummy that samples nothing, carries perf's tracking of mappings and stays
   // on from the start: code mapped between now and the window (a JIT's code, a library loaded
   // during warm-up) keeps its object file and perf-map names. perf's own -D would hold the
   // tracking back with the sampling (perf 6.1: 9% of a Node target's frames unnamed).
-  const SpawnSpec s =
-      PerfSpawn({spec.perf, "record", "-e", "dummy", "-e", std::string(kSamplingEvent), "-F",
-                 std::to_string(spec.frequency_hz), "-g", "-p", pids, "--control",
-                 "fifo:" + ctl + "," + ack, "-o", spec.scratch_dir + "/perf.data"},
-                spec, "record.log");
+  const SpawnSpec s = PerfSpawn({spec.perf, "record", "-e", "dummy", "-e", with_event.event, "-F",
+                                 std::to_string(spec.frequency_hz), "-g", "-p", pids, "--control",
+                                 "fifo:" + ctl + "," + ack, "-o", spec.scratch_dir + "/perf.data"},
+                                spec, "record.log");
   auto record = TargetProcess::Spawn(env, s);
   if (!record.ok()) {
     close(ack_fd);
@@ -124,10 +128,10 @@ Result<std::unique_ptr<WindowProfiler>> WindowProfiler::Start(SysEnv& env, const
                                "); install linux-perf (docs/profiles.md)");
   }
   std::unique_ptr<WindowProfiler> profiler(
-      new WindowProfiler(env, spec, std::move(*record), ack_fd));
+      new WindowProfiler(env, std::move(with_event), std::move(*record), ack_fd));
   // Sampling off until Enable: the few milliseconds from perf's start to this acknowledgement
   // are of a target that is ready and not yet loaded.
-  BENCHLAB_RETURN_IF_ERROR(profiler->Command("disable " + std::string(kSamplingEvent),
+  BENCHLAB_RETURN_IF_ERROR(profiler->Command("disable " + profiler->spec_.event,
                                              std::chrono::steady_clock::now() + timeout));
   return profiler;
 }
@@ -191,7 +195,7 @@ Status WindowProfiler::Command(const std::string& command,
 
 Status WindowProfiler::Enable(std::chrono::milliseconds timeout) {
   BENCHLAB_RETURN_IF_ERROR(
-      Command("enable " + std::string(kSamplingEvent), std::chrono::steady_clock::now() + timeout));
+      Command("enable " + spec_.event, std::chrono::steady_clock::now() + timeout));
   enabled_ = true;
   return Status::Ok();
 }
@@ -200,7 +204,7 @@ Result<FoldedProfile> WindowProfiler::Finish(std::chrono::milliseconds timeout) 
   if (!record_) return Status::FailedPrecondition("profile: perf is not running");
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   if (enabled_) {
-    BENCHLAB_RETURN_IF_ERROR(Command("disable " + std::string(kSamplingEvent), deadline));
+    BENCHLAB_RETURN_IF_ERROR(Command("disable " + spec_.event, deadline));
     enabled_ = false;
   }
   ExitInfo exit;

@@ -1,7 +1,8 @@
 // WindowProfiler: samples a target's processes on-CPU, with call stacks, over exactly a measured
 // window's interval, and folds what it took on the agent (docs/profiles.md). It runs Debian's
-// `perf record` (linux-perf) on the software cpu-clock event, which works on hosts without a PMU
-// (virtual machines), frame-pointer call chains, at a fixed frequency. Sampling is switched off
+// `perf record` (linux-perf) on the PMU's cycles where the host has one and on the software
+// cpu-clock event where it has none (virtual machines; SamplingEvent), frame-pointer call
+// chains, at a fixed frequency. Sampling is switched off
 // as soon as perf has started, then on and off through its control FIFOs (--control), each
 // switch acknowledged, so the samples cover the interval between Enable and Disable and none of
 // perf's own wind-down; perf's tracking of new mappings (a dummy event) stays on throughout, so
@@ -33,7 +34,13 @@ struct ProfileSpec {
   int frequency_hz = kDefaultProfileHz;  // samples per second per CPU the processes run on
   std::string scratch_dir;    // made 0700; holds perf.data and perf's log; must not exist
   std::string perf = "perf";  // the perf command, looked up in PATH
+  std::string event;          // the sampling event; empty: SamplingEvent's
 };
+
+// The event perf samples on: the PMU's `cycles` where the host has a core PMU
+// (/sys/bus/event_source/devices/cpu), else the software `cpu-clock`, which every kernel has
+// (docs/profiles.md, "Sampling a window").
+std::string SamplingEvent(SysEnv& env);
 
 class WindowProfiler {
  public:

@@ -148,6 +148,24 @@ TEST_F(WindowProfilerTest, AProcessThatIsGoneIsAnErrorInPerfsWords) {
       << "perf's own words: " << on.message();
 }
 
+// The PMU's cycles where the host has a core PMU, the software cpu-clock where it has none (a
+// virtual machine such as this lab's) or where its PMUs are a hybrid's two.
+TEST(SamplingEventTest, CyclesWithACorePmuCpuClockWithout) {
+  char pattern[] = "/tmp/sampling_event_test.XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::string root = pattern;
+  RootedSysEnv env(root);
+  const std::string devices = root + "/sys/bus/event_source/devices";
+  std::filesystem::create_directories(devices + "/software");
+  EXPECT_EQ(SamplingEvent(env), "cpu-clock");
+  std::filesystem::create_directories(devices + "/cpu_core");
+  std::filesystem::create_directories(devices + "/cpu_atom");
+  EXPECT_EQ(SamplingEvent(env), "cpu-clock");
+  std::filesystem::create_directories(devices + "/cpu");
+  EXPECT_EQ(SamplingEvent(env), "cycles");
+  std::filesystem::remove_all(root);
+}
+
 TEST_F(WindowProfilerTest, TheScratchDirectoryGoesWithTheProfiler) {
   burner_ = StartBurner();
   {
