@@ -15,7 +15,7 @@ DEB_PACKAGES := cmake ninja-build g++ pkg-config \
   nginx-light wrk nghttp2-client procps prometheus-cpp-dev zlib1g-dev linux-perf \
   golang-github-google-pprof-dev
 
-.PHONY: all deps build build-asan build-tsan test-tsan run dashboard frameworks frameworks-deps test test-unit bench bench-coordinator clean format
+.PHONY: all deps build build-all build-asan build-tsan test-tsan run dashboard frameworks frameworks-deps test test-unit check bench bench-coordinator clean format
 
 all: build
 
@@ -70,7 +70,15 @@ $(TSAN_BUILD)/build.ninja:
 	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DBENCHLAB_TSAN=ON
 
+# What `make run` and `make dashboard` run: the binary, the bundled hello-server and the
+# dashboard's bundle; not the tests (build-all).
+RUN_TARGETS := benchlab hello-server benchlab_web
 build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target $(RUN_TARGETS)
+
+# Everything of the normal tree: the above, the unit, integration and end-to-end tests'
+# programs, the fuzz-free benchmarks and the package's files.
+build-all: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 # A tree configured before it held the fuzzers (gcc, -DBENCHLAB_SANITIZE=ON) is not reused.
@@ -139,14 +147,19 @@ frameworks: build frameworks-deps
 # that also holds the fuzzers), and under
 # ThreadSanitizer; first, every fuzz target runs for FUZZ_SMOKE_SECONDS (fuzz-smoke, below).
 # Last, the layout of the C++ and the JavaScript (format-check, below).
-test: deps-browser deps-package build build-asan build-tsan fuzz-smoke
+test: deps-browser deps-package build-all build-asan build-tsan fuzz-smoke
 	cd $(BUILD) && ctest --output-on-failure -j 2
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j 2
 	$(TSAN_CTEST)
 	@$(MAKE) --no-print-directory format-check
 
-test-unit: build
+test-unit: build-all
 	cd $(BUILD) && ctest --output-on-failure -j 2 -L unit
+
+# Everyday work: the normal tree's unit and integration tests (about 2 minutes here), without
+# the end-to-end, browser and package tests or the sanitizer trees that `make test` adds.
+check: build-all
+	cd $(BUILD) && ctest --output-on-failure -j 2 -LE '^(e2e|browser|package)$$'
 
 # benchlab's load generator against wrk on the bundled hello-server (a benchmark, not a test).
 bench: build
