@@ -848,6 +848,21 @@ Result<int64_t> Store::InsertWindow(const WindowRow& window, const std::vector<S
   return id;
 }
 
+namespace {
+
+// A row of window_profiles selected as window_id, frequency_hz, samples, folded_z, error.
+ProfileRow ProfileRowOf(Stmt& row) {
+  ProfileRow r;
+  r.window_id = row.Int64(0);
+  r.frequency_hz = static_cast<int>(row.Int64(1));
+  r.samples = static_cast<uint64_t>(row.Int64(2));
+  r.folded_z = row.Blob(3);
+  r.error = row.Text(4);
+  return r;
+}
+
+}  // namespace
+
 Result<std::vector<ProfileRow>> Store::ListProfiles(int64_t campaign_id) {
   std::lock_guard lock(mu_);
   Stmt q(db_,
@@ -855,15 +870,7 @@ Result<std::vector<ProfileRow>> Store::ListProfiles(int64_t campaign_id) {
          "JOIN window_profiles p ON p.window_id = w.id WHERE w.campaign_id = ?1 ORDER BY w.id");
   q.Bind(1, campaign_id);
   return Collect<ProfileRow>(
-      db_, q, path_, "list profiles of campaign " + std::to_string(campaign_id), [](Stmt& row) {
-        ProfileRow r;
-        r.window_id = row.Int64(0);
-        r.frequency_hz = static_cast<int>(row.Int64(1));
-        r.samples = static_cast<uint64_t>(row.Int64(2));
-        r.folded_z = row.Blob(3);
-        r.error = row.Text(4);
-        return r;
-      });
+      db_, q, path_, "list profiles of campaign " + std::to_string(campaign_id), ProfileRowOf);
 }
 
 Result<std::optional<ProfileRow>> Store::FindProfile(int64_t window_id) {
@@ -873,15 +880,7 @@ Result<std::optional<ProfileRow>> Store::FindProfile(int64_t window_id) {
          "WHERE window_id = ?1");
   q.Bind(1, window_id);
   auto rows = Collect<ProfileRow>(
-      db_, q, path_, "find the profile of window " + std::to_string(window_id), [](Stmt& row) {
-        ProfileRow r;
-        r.window_id = row.Int64(0);
-        r.frequency_hz = static_cast<int>(row.Int64(1));
-        r.samples = static_cast<uint64_t>(row.Int64(2));
-        r.folded_z = row.Blob(3);
-        r.error = row.Text(4);
-        return r;
-      });
+      db_, q, path_, "find the profile of window " + std::to_string(window_id), ProfileRowOf);
   if (!rows.ok()) return rows.status();
   return rows->empty() ? std::nullopt : std::optional<ProfileRow>(std::move(rows->front()));
 }

@@ -151,6 +151,19 @@ class WindowProtocolTest : public ::testing::Test {
     return ParseOutcome(out.row.outcome, out.row.reasons);
   }
 
+  // The server agent's StartTarget succeeds once, writing the profile frequency it was asked
+  // for into `asked_hz`.
+  void ExpectStartTargetAskedHz(int& asked_hz) {
+    EXPECT_CALL(server(), StartTarget(_, _, _))
+        .WillOnce(Invoke(
+            [&asked_hz](auto*, const v1::StartTargetRequest& req, v1::StartTargetReply* reply) {
+              asked_hz = req.profile_hz();
+              reply->set_handle("h-" + req.window());
+              reply->set_port(8080);
+              return grpc::Status::OK;
+            }));
+  }
+
   FakeClock clock_;
   std::map<std::string, std::shared_ptr<MockAgent>> agents_;
   std::unique_ptr<AgentRegistry> registry_;
@@ -181,14 +194,7 @@ TEST_F(WindowProtocolTest, AProfiledWindowKeepsTheProfileItCanRead) {
   ASSERT_TRUE(packed.ok());
   for (const std::string& bytes : {*packed, std::string("not zlib at all")}) {
     int asked_hz = -1;
-    EXPECT_CALL(server(), StartTarget(_, _, _))
-        .WillOnce(
-            Invoke([&](auto*, const v1::StartTargetRequest& req, v1::StartTargetReply* reply) {
-              asked_hz = req.profile_hz();
-              reply->set_handle("h-" + req.window());
-              reply->set_port(8080);
-              return grpc::Status::OK;
-            }));
+    ExpectStartTargetAskedHz(asked_hz);
     EXPECT_CALL(server(), Mark(_, _, _))
         .WillRepeatedly(Invoke([&](auto*, const v1::MarkRequest& req, v1::MarkReply* reply) {
           reply->set_target_alive(true);
@@ -235,13 +241,7 @@ TEST_F(WindowProtocolTest, AnAgentThatCouldNotProfileSaysWhyAndTheWindowStands) 
 
   // Without [profile] nothing is asked and nothing kept.
   int asked_hz = -1;
-  EXPECT_CALL(server(), StartTarget(_, _, _))
-      .WillOnce(Invoke([&](auto*, const v1::StartTargetRequest& req, v1::StartTargetReply* reply) {
-        asked_hz = req.profile_hz();
-        reply->set_handle("h-" + req.window());
-        reply->set_port(8080);
-        return grpc::Status::OK;
-      }));
+  ExpectStartTargetAskedHz(asked_hz);
   WindowOutcome plain = Run();
   EXPECT_EQ(asked_hz, 0);
   EXPECT_FALSE(plain.profile.has_value());
@@ -251,14 +251,7 @@ TEST_F(WindowProtocolTest, AnAgentThatCouldNotProfileSaysWhyAndTheWindowStands) 
 TEST_F(WindowProtocolTest, ATargetOutsideProfileTargetsIsNotProfiled) {
   for (const std::string listed : {"t1", "t2"}) {
     int asked_hz = -1;
-    EXPECT_CALL(server(), StartTarget(_, _, _))
-        .WillOnce(
-            Invoke([&](auto*, const v1::StartTargetRequest& req, v1::StartTargetReply* reply) {
-              asked_hz = req.profile_hz();
-              reply->set_handle("h-" + req.window());
-              reply->set_port(8080);
-              return grpc::Status::OK;
-            }));
+    ExpectStartTargetAskedHz(asked_hz);
     // The window is t1's; t2 is a second target of the campaign.
     WindowOutcome out = Run("[profile]\nenabled = true\nfrequency = 149\ntargets = [\"" + listed +
                             "\"]\n[[target]]\nname = \"t2\"\ncommand = [\"/bin/true\"]\n");
