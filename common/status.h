@@ -103,3 +103,18 @@ class [[nodiscard]] Result {
     ::benchlab::Status _st = (expr);   \
     if (!_st.ok()) return _st;         \
   } while (0)
+
+// Evaluates `expr`, a Result<T>: on error returns its Status from the calling function, otherwise
+// moves the value into `lhs`, which may declare it:
+//   BENCHLAB_ASSIGN_OR_RETURN(auto campaign, ParseCampaignText(text, source, dir));
+//   BENCHLAB_ASSIGN_OR_RETURN(row.id, store.CreateCampaign(row, targets, scenarios));
+// The Result lives in a variable named after the line, so two uses on different lines of one
+// scope do not collide.
+#define BENCHLAB_ASSIGN_OR_RETURN(lhs, expr) \
+  BENCHLAB_ASSIGN_OR_RETURN_IMPL(BENCHLAB_STATUS_CONCAT(_benchlab_result_, __LINE__), lhs, expr)
+#define BENCHLAB_ASSIGN_OR_RETURN_IMPL(result, lhs, expr) \
+  auto result = (expr);                                   \
+  if (!result.ok()) return result.status();               \
+  lhs = std::move(result).value()
+#define BENCHLAB_STATUS_CONCAT(a, b) BENCHLAB_STATUS_CONCAT_INNER(a, b)
+#define BENCHLAB_STATUS_CONCAT_INNER(a, b) a##b
