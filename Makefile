@@ -8,7 +8,7 @@ JOBS       ?= $(shell nproc)
 CAMPAIGN   ?= examples/hello.toml
 RESULTS    ?= results
 
-DEB_PACKAGES := cmake ninja-build g++ pkg-config \
+DEB_PACKAGES := cmake ninja-build ccache g++ pkg-config \
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
   libboost1.81-dev libspdlog-dev libsqlite3-dev libssl-dev libgtest-dev \
   nlohmann-json3-dev libcli11-dev libtoml11-dev libcpp-httplib-dev sqlite3 \

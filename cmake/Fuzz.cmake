@@ -16,11 +16,6 @@ if(BENCHLAB_FUZZ)
   if(BENCHLAB_SANITIZE)
     message(FATAL_ERROR "BENCHLAB_FUZZ already builds with ASan and UBSan: leave BENCHLAB_SANITIZE off")
   endif()
-  # ccache when the machine has it and the caller did not choose a launcher.
-  find_program(BENCHLAB_CCACHE ccache)
-  if(BENCHLAB_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
-    set(CMAKE_CXX_COMPILER_LAUNCHER ${BENCHLAB_CCACHE})
-  endif()
   # -Wno-unknown-warning-option: benchlab's code silences some GCC-only warnings by name (e.g.
   # agent/supervisor.cc), which clang would otherwise turn into errors under -Werror.
   add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
