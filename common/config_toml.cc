@@ -342,6 +342,11 @@ std::vector<std::pair<std::string, const Value*>> EntriesInFileOrder(const Value
 
 Table::Table(const Value& table, std::string label, std::initializer_list<std::string_view> known,
              Issues& issues)
+    : Table(table, std::move(label), std::span<const std::string_view>(known.begin(), known.size()),
+            issues) {}
+
+Table::Table(const Value& table, std::string label, std::span<const std::string_view> known,
+             Issues& issues)
     : table_(table), label_(std::move(label)), issues_(issues) {
   std::string known_list;
   for (std::string_view k : known) known_list += (known_list.empty() ? "" : ", ") + std::string(k);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <toml.hpp>
@@ -83,6 +84,9 @@ class Issues {
 class Table {
  public:
   Table(const Value& table, std::string label, std::initializer_list<std::string_view> known,
+        Issues& issues);
+  // As above, for a key list built at run time (the [gates] keys, coordinator/gate_table.h).
+  Table(const Value& table, std::string label, std::span<const std::string_view> known,
         Issues& issues);
 
   // The value under key, or nullptr when absent.

@@ -3,8 +3,9 @@
 // threshold ("foreign_cpu: server host 212% > 25%"), so a person can see why a window was judged
 // invalid. Judging is a pure function of the window's measures and the campaign's GateConfig;
 // reading the [gates] table of a campaign file (coordinator/gates_toml.h) is the only part that
-// touches TOML. Value types
-// and free functions: safe to call from any thread.
+// touches TOML. Each gate's name, keys, judging and verdict are one entry of the gate table
+// (coordinator/gate_table.h); this header holds what the gates read. Value types and free
+// functions: safe to call from any thread.
 #pragma once
 
 #include <cstdint>
@@ -18,11 +19,11 @@ namespace benchlab {
 // --- Configurable gates. ---
 
 // kEnforce: any reason invalidates the window. kWarn: the same reasons are produced and recorded
-// with the window, but only target_exited and conformance decide its verdict, since a window
-// whose target died or answered wrongly has no measurement to keep: they make it "failed" and
-// "skipped" whatever the mode (DecideVerdict, coordinator/outcome.h). Warn mode is for machines
-// that cannot be quiet (a shared CI runner): the numbers are kept, and every reason says how far
-// to trust them.
+// with the window, but only the gates whose entry says so decide its verdict (a window whose
+// target died or answered wrongly has no measurement to keep: failed or skipped whatever the
+// mode; GateSpec, coordinator/gate_table.h; DecideVerdict, coordinator/outcome.h). Warn mode is
+// for machines that cannot be quiet (a shared CI runner): the numbers are kept, and every reason
+// says how far to trust them.
 enum class GateMode { kEnforce, kWarn };
 
 // A gate with nothing to set but whether it applies.
@@ -100,7 +101,8 @@ struct SwapGate {
 };
 
 // Every gate of a campaign, with its default. Each gate can be turned off on its own
-// (`enabled = false`); the [gates] keys that set each field are in docs/gates.md.
+// (`enabled = false`); the [gates] keys that set each field are bound to it by the gate's entry
+// in coordinator/gate_table.cc, and listed in docs/gates.md.
 struct GateConfig {
   GateMode mode = GateMode::kEnforce;
   GateSwitch conformance;            // the target failed the contract
@@ -194,35 +196,9 @@ struct GateReason {
 };
 
 // The reasons `m` fails `config`'s enabled gates; empty when all pass. A value equal to its
-// threshold passes. Order: conformance, target_exited, background_scheduling, on_battery,
-// selftest_drift, foreign_cpu, steal, throttling, frequency, swap, generator_bound, error_rate;
-// the server host before the load host. The text of each, with <host> "server" or "load":
-//   conformance: <diff>                                       (one per diff)
-//   target_exited: <exit text> during the window[; last log lines: <l1> | <l2>]
-//   background_scheduling: <what the agent reported>          (one per failure; the prefix is
-//                                                               added when the agent's lacks it)
-//   on_battery: <host> host is on battery power
-//   selftest_drift: <host> host +14.2% > 10%                  (slower than calibration; a
-//                                                              faster self-test never fails)
-//   selftest_drift: <host> host +34% > 24.8% (calibrated: 4 x spread 6.2%)
-//   selftest_drift: <host> host +100% > 50% (calibrated: 4 x spread 15%, capped at 50%)
-//   selftest_drift: <host> host +98% > 10%; off its CPU in every pass: a process competes
-//                   for the pinned CPU              (when the self-test said so)
-//                                        (when the host's spread set the threshold, as
-//                                         SelftestDriftThreshold says)
-//   foreign_cpu: <host> host 212% > 25%
-//   steal: <host> host 7.1% > 5%
-//   throttling: <host> host 3 throttle events > 0
-//   frequency: <host> host cur/max 0.62 < 0.75
-//   swap: <host> host 120 pages > 0 (100 in, 20 out)          (only the counts available)
-//   generator_bound: the load generator set the pace, not the target
-//   generator_bound: load host 97.3% busy > 90%
-//   error_rate: 2.31% > 1.00% (23 errors of 996 attempts)
-//   service_exited: pg exit status 1 during the window; last log lines: ...  (one per service)
-//   probe.checkpoints: service pg rose by 1 > 0
-//   probe.checkpoints: service pg unavailable (no reading after: ...)  (a bound that cannot be
-//                                        checked refuses the window: it promised a bound)
-//   probe.checkpoints: no service of the target reports it (with services only)
+// threshold passes. Order: the gates' (GateTable, coordinator/gate_table.h), each gate's reasons
+// on the server host before the load host; each gate's entry gives the text of its reasons
+// ("foreign_cpu: server host 212% > 25%").
 // Percentages are written with at most one decimal and ratios with at most two, trailing zeros
 // dropped (212%, 7.1%, 0.7); where that would print a failing value the same as its threshold,
 // more decimals are shown ("25.04% > 25%"). The error rate always shows two decimals or more.

@@ -2,11 +2,29 @@
 
 #include <nlohmann/json.hpp>
 
+#include "coordinator/gate_table.h"
+
 namespace benchlab {
 namespace {
 
 constexpr ReasonKind kKinds[] = {ReasonKind::kGate, ReasonKind::kStep, ReasonKind::kAgentLost,
                                  ReasonKind::kCoordinatorRestart};
+
+// Which verdict outranks which when the reasons disagree: a failure outranks a skipped target,
+// which outranks an invalid window, which outranks a valid one.
+int Severity(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kValid:
+      return 0;
+    case Verdict::kInvalid:
+      return 1;
+    case Verdict::kSkipped:
+      return 2;
+    case Verdict::kFailed:
+      return 3;
+  }
+  return 3;
+}
 
 }  // namespace
 
@@ -57,19 +75,12 @@ WindowReason FromGate(const GateReason& gate) {
 }
 
 Verdict DecideVerdict(const std::vector<WindowReason>& reasons, GateMode mode) {
-  bool skipped = false, invalid = false;
+  Verdict verdict = Verdict::kValid;
   for (const WindowReason& r : reasons) {
-    if (r.kind != ReasonKind::kGate || r.name == "target_exited" || r.name == "service_exited") {
-      return Verdict::kFailed;
-    }
-    if (r.name == "conformance") {
-      skipped = true;
-    } else if (mode == GateMode::kEnforce) {
-      invalid = true;
-    }
+    const Verdict v = r.kind == ReasonKind::kGate ? GateVerdict(r.name, mode) : Verdict::kFailed;
+    if (Severity(v) > Severity(verdict)) verdict = v;
   }
-  if (skipped) return Verdict::kSkipped;
-  return invalid ? Verdict::kInvalid : Verdict::kValid;
+  return verdict;
 }
 
 bool MeasuredAgain(const std::vector<WindowReason>& reasons) {

@@ -48,9 +48,9 @@ struct WindowReason {
 WindowReason FromGate(const GateReason& gate);
 
 // The verdict the reasons make, under the campaign's gate mode: failed when a step failed, an
-// agent was lost, the coordinator restarted or the target exited; else skipped when the target
-// failed its conformance check; else invalid when any other gate failed in enforce mode; else
-// valid (warn mode keeps the window, with its reasons).
+// agent was lost or the coordinator restarted; else the gravest verdict a gate's reason makes
+// under the mode, as the gate's entry says (GateVerdict, coordinator/gate_table.h): failed
+// outranks skipped, skipped outranks invalid; with no reason, valid.
 Verdict DecideVerdict(const std::vector<WindowReason>& reasons, GateMode mode);
 
 // Whether the window is to be measured again on its own: an agent was lost or the coordinator
