@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <utility>
+#include <vector>
 
 namespace benchlab {
 
@@ -29,5 +31,9 @@ CommandRunner AddAuditCommand(CLI::App& root);        // who changed what, and w
 CommandRunner AddTokenCommand(CLI::App& root);        // the dashboard's tokens
 CommandRunner AddHostCommand(CLI::App& root);         // this machine: check, tune, reset
 CommandRunner AddProfileCommand(CLI::App& root);      // CPU profiles and their difference
+
+// Every subcommand above, registered on root in the order `benchlab --help` lists them, each with
+// the function that runs it (docs/architecture.md lists them; tests/unit/docs/ checks the list).
+std::vector<std::pair<CLI::App*, CommandRunner>> AddCommands(CLI::App& root);
 
 }  // namespace benchlab

@@ -1,6 +1,5 @@
 // benchlab: one executable, with subcommands (see `benchlab --help`).
-#include <utility>
-#include <vector>
+#include <string>
 
 #include "cli/commands.h"
 #include "common/log.h"
@@ -26,30 +25,7 @@ int main(int argc, char** argv) {
                  "level, daemon, agent, campaign, window, message; docs/logging.md)")
       ->check(CLI::IsMember({"text", "json"}))
       ->envname("BENCHLAB_LOG_FORMAT");
-  std::vector<std::pair<CLI::App*, benchlab::CommandRunner>> commands;
-  auto add = [&](benchlab::CommandRunner (*adder)(CLI::App&)) {
-    auto runner = adder(app);
-    commands.emplace_back(app.get_subcommands({}).back(), std::move(runner));
-  };
-  add(benchlab::AddRunCommand);
-  add(benchlab::AddCoordinatorCommand);
-  add(benchlab::AddAgentCommand);
-  add(benchlab::AddSubmitCommand);
-  add(benchlab::AddWindowsCommand);
-  add(benchlab::AddAgentsCommand);
-  add(benchlab::AddRerunCommand);
-  add(benchlab::AddCancelCommand);
-  add(benchlab::AddLoadCommand);
-  add(benchlab::AddReportCommand);
-  add(benchlab::AddCompareCommand);
-  add(benchlab::AddHistoryCommand);
-  add(benchlab::AddRegressionsCommand);
-  add(benchlab::AddRemeasureCommand);
-  add(benchlab::AddCaCommand);
-  add(benchlab::AddAuditCommand);
-  add(benchlab::AddTokenCommand);
-  add(benchlab::AddHostCommand);
-  add(benchlab::AddProfileCommand);
+  auto commands = benchlab::AddCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
