@@ -182,7 +182,11 @@ ExitInfo FromWaitStatus(int status) {
   return info;
 }
 
-bool GroupAlive(pid_t pgid) { return kill(-pgid, 0) == 0 || errno == EPERM; }
+// Signal 0 probes without sending (kill(2)): only "no such process group" means it is gone; a
+// group the agent may not signal (EPERM) still exists.
+bool GroupAlive(SysEnv& env, pid_t pgid) {
+  return env.Signal(-pgid, 0).code() != StatusCode::kNotFound;
+}
 
 }  // namespace
 
@@ -292,7 +296,7 @@ Result<std::unique_ptr<TargetProcess>> TargetProcess::Spawn(SysEnv& env, const S
       }
     } catch (const std::exception& e) {
       if (forked > 0) {
-        kill(forked, SIGKILL);
+        (void)env.Signal(forked, SIGKILL);
         waitpid(forked, nullptr, 0);
       }
       return Status::Internal(what + ": " + e.what());
@@ -366,7 +370,7 @@ ExitInfo TargetProcess::Stop(std::chrono::milliseconds grace) {
   }
   // The leader is gone, but members of its group may not be (one that ignored SIGTERM, or a
   // whole group left behind by a leader that exited by itself): they must not outlive the window.
-  if (GroupAlive(t.pid)) (void)t.env.Signal(-t.pid, SIGKILL);
+  if (GroupAlive(t.env, t.pid)) (void)t.env.Signal(-t.pid, SIGKILL);
   return t.exit;
 }
 

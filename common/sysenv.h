@@ -1,6 +1,9 @@
 // SysEnv: the one seam between benchlab and the machine. Every read of /proc and /sys, every
-// affinity call and every signal goes through it, so tests can swap in a fake root of canned
-// files (RootedSysEnv) or a fake that records calls. Implementations are thread-safe.
+// affinity call and every signal the benchlab binary sends to a process goes through it, so
+// tests can swap in a fake root of canned files (RootedSysEnv) or a fake that records calls.
+// Not through it: the death signal a child asks the kernel for (PR_SET_PDEATHSIG), which no
+// process sends, and cli/signals.cc's wake-up of a thread of benchlab's own process
+// (pthread_kill). Implementations are thread-safe.
 #pragma once
 
 #include <sys/types.h>

@@ -16,6 +16,8 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <utility>
+#include <vector>
 
 namespace benchlab {
 namespace {
@@ -288,6 +290,29 @@ TEST_F(SupervisorTest, AffinityMismatchKillsTheTarget) {
   EXPECT_NE(t.status().message().find("pinned"), std::string::npos) << t.status().message();
   ASSERT_GT(env.asked, 0);
   EXPECT_TRUE(kill(env.asked, 0) != 0 && errno == ESRCH);  // killed and reaped
+}
+
+// The real machine, with every signal recorded on its way (common/sysenv.h: every signal
+// benchlab sends goes through SysEnv).
+class RecordingSignalsEnv : public RootedSysEnv {
+ public:
+  Status Signal(pid_t pid, int signal) override {
+    signals.emplace_back(pid, signal);
+    return RootedSysEnv::Signal(pid, signal);
+  }
+  std::vector<std::pair<pid_t, int>> signals;
+};
+
+TEST_F(SupervisorTest, EverySignalOfStopGoesThroughSysEnv) {
+  RecordingSignalsEnv env;
+  Result<std::unique_ptr<TargetProcess>> t = TargetProcess::Spawn(env, Spec({"sleep", "30"}));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const pid_t pid = (*t)->pid();
+  ExitInfo info = (*t)->Stop(milliseconds(3000));
+  EXPECT_EQ(info.signal, SIGTERM) << info.Describe();
+  // SIGTERM to the group, then the probe (signal 0) that finds the group gone, so no SIGKILL.
+  const std::vector<std::pair<pid_t, int>> want = {{-pid, SIGTERM}, {-pid, 0}};
+  EXPECT_EQ(env.signals, want);
 }
 
 TEST_F(SupervisorTest, ExitedReportsExitStatus) {
