@@ -1,8 +1,9 @@
-// TargetRunner: starts one catalogue target for one window and stops it. It renders the target's
-// templates into a fresh run directory, fills {port}/{run_dir}/{campaign_dir} in argv, picks a
-// free port for port = "auto", spawns the process pinned and in its own group (TargetProcess),
-// and waits until the readiness path answers 2xx, timing start-up and the first request. Owned by
-// one thread at a time.
+// LaunchTarget: starts one catalogue target for one window. It renders the target's templates
+// into a fresh run directory, fills {port}/{run_dir}/{campaign_dir} in argv, picks a free port
+// for port = "auto", spawns the process pinned and in its own group (TargetProcess), and waits
+// until the readiness path answers 2xx, timing start-up and the first request. The RunningTarget
+// it returns stops the process (and then removes its cgroup) when it goes; it is used by one
+// thread at a time.
 #pragma once
 
 #include <sys/types.h>

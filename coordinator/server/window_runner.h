@@ -1,4 +1,4 @@
-// WindowRunner: runs docs/architecture.md's window protocol for one window on a placed server
+// RunWindow: runs docs/architecture.md's window protocol for one window on a placed server
 // agent and its load agents: start the target on the server agent, check conformance from the
 // (first) load agent, run the load while the server agent samples exactly the measured interval,
 // stop the target, apply the gates. Every step has a deadline; a step that fails or times out
