@@ -1,8 +1,16 @@
-// Store: the one door to benchlab's SQLite database. All SQL lives in store.cc and the schema and
-// its migrations in schema.cc; the public tables are documented in docs/store.md. WAL mode, so
-// readers (benchlab windows --db, users' own queries) never block the coordinator. A window and
-// its samples are written in one transaction: a crash leaves either all of it or none.
-// Thread-safe: calls are serialised on one connection.
+// Store: the one door to benchlab's SQLite database. All SQL lives in the store*.cc files and
+// the schema and its migrations in schema.cc; the public tables are documented in
+// docs/store.md. WAL mode, so readers (benchlab windows --db, users' own queries) never block the
+// coordinator. A window and its samples are written in one transaction: a crash leaves either
+// all of it or none. Thread-safe: calls are serialised on one connection.
+//
+// Store's methods are implemented one table family to a file, over the connection and statement
+// core of store.cc and store_sql.h (one handle, one mutex, BEGIN IMMEDIATE transactions):
+//   store_campaigns.cc  campaigns, targets, scenarios, placement, self-test calibrations
+//   store_windows.cc    windows and their samples, services, probes and profiles
+//   store_claims.cc     window claims, re-run requests, agents' kept results
+//   store_audit.cc      the audit trail and the dashboard's tokens
+//   store_series.cc     a series' campaigns and its confirmations
 #pragma once
 
 #include <chrono>
