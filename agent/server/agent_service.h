@@ -7,6 +7,12 @@
 // spool (RESOURCE_EXHAUSTED), and a target or spooled result of another window
 // (PERMISSION_DENIED). A call stops when its caller cancels it, its deadline passes or the
 // agent shuts down. gRPC calls it from its own threads; every method is thread-safe.
+//
+// The two roles are apart: the server role's calls (StartTarget, StopTarget, Mark, EndCampaign:
+// targets, their side services and samplers) are in agent_service_server.cc, the load role's
+// (CheckConformance, RunLoad) in agent_service_load.cc, and what both use (DescribeHost,
+// CheckHost, Acknowledge, the calls' cancellation, the host watch and the spool) in
+// agent_service.cc.
 #pragma once
 
 #include <condition_variable>
@@ -78,24 +84,27 @@ class AgentService final : public v1::Agent::Service {
   // every caller may call. Set before serving.
   void SetTls(TlsContext* tls) { tls_ = tls; }
 
+  // Both roles (agent_service.cc).
   grpc::Status DescribeHost(grpc::ServerContext* ctx, const v1::DescribeHostRequest* req,
                             v1::DescribeHostReply* reply) override;
-  grpc::Status StartTarget(grpc::ServerContext* ctx, const v1::StartTargetRequest* req,
-                           v1::StartTargetReply* reply) override;
-  grpc::Status StopTarget(grpc::ServerContext* ctx, const v1::StopTargetRequest* req,
-                          v1::StopTargetReply* reply) override;
-  grpc::Status CheckConformance(grpc::ServerContext* ctx, const v1::CheckConformanceRequest* req,
-                                v1::CheckConformanceReply* reply) override;
-  grpc::Status RunLoad(grpc::ServerContext* ctx, const v1::RunLoadRequest* req,
-                       grpc::ServerWriter<v1::RunLoadEvent>* writer) override;
-  grpc::Status Mark(grpc::ServerContext* ctx, const v1::MarkRequest* req,
-                    v1::MarkReply* reply) override;
   grpc::Status CheckHost(grpc::ServerContext* ctx, const v1::CheckHostRequest* req,
                          v1::CheckHostReply* reply) override;
   grpc::Status Acknowledge(grpc::ServerContext* ctx, const v1::AcknowledgeRequest* req,
                            v1::AcknowledgeReply* reply) override;
+  // The server role (agent_service_server.cc).
+  grpc::Status StartTarget(grpc::ServerContext* ctx, const v1::StartTargetRequest* req,
+                           v1::StartTargetReply* reply) override;
+  grpc::Status StopTarget(grpc::ServerContext* ctx, const v1::StopTargetRequest* req,
+                          v1::StopTargetReply* reply) override;
+  grpc::Status Mark(grpc::ServerContext* ctx, const v1::MarkRequest* req,
+                    v1::MarkReply* reply) override;
   grpc::Status EndCampaign(grpc::ServerContext* ctx, const v1::EndCampaignRequest* req,
                            v1::EndCampaignReply* reply) override;
+  // The load role (agent_service_load.cc).
+  grpc::Status CheckConformance(grpc::ServerContext* ctx, const v1::CheckConformanceRequest* req,
+                                v1::CheckConformanceReply* reply) override;
+  grpc::Status RunLoad(grpc::ServerContext* ctx, const v1::RunLoadRequest* req,
+                       grpc::ServerWriter<v1::RunLoadEvent>* writer) override;
 
   // The spool (agent/spool.h); null until SetSpool. Results are written there before replying.
   void SetSpool(std::unique_ptr<Spool> spool) { spool_ = std::move(spool); }
@@ -152,14 +161,22 @@ class AgentService final : public v1::Agent::Service {
     std::thread thread_;
   };
 
-  // The target `handle` when `window` is the token that started it: NotFound for no such
-  // target, PermissionDenied for another token (saying nothing else about the target).
-  Result<std::shared_ptr<Active>> Owned(const std::string& handle, const std::string& window);
-  // A RunLoad request checked (limits, request head, allowed target) and made load options.
-  Result<LoadOptions> LoadOptionsFor(const v1::RunLoadRequest& req);
+  // Both roles (agent_service.cc).
   // `also_own`: more process trees whose CPU is not foreign (the target's side services).
   std::unique_ptr<HostWatch> NewHostWatch(pid_t target, const std::vector<int>& cpus,
                                           const std::vector<pid_t>& also_own = {});
+  Status SpoolPut(const std::string& key, const std::string& window, const std::string& bytes);
+  // Keeps a measured interval's host figures for readings().
+  void NoteHost(const HostWindow& host);
+
+  // The server role (agent_service_server.cc).
+  // The target `handle` when `window` is the token that started it: NotFound for no such
+  // target, PermissionDenied for another token (saying nothing else about the target).
+  Result<std::shared_ptr<Active>> Owned(const std::string& handle, const std::string& window);
+
+  // The load role (agent_service_load.cc).
+  // A RunLoad request checked (limits, request head, allowed target) and made load options.
+  Result<LoadOptions> LoadOptionsFor(const v1::RunLoadRequest& req);
   // What makes one RunLoad's load, benchlab's generator or wrk or h2load: it runs the load,
   // calls `mark(true)` just before the measured interval and `mark(false)` just after it, and
   // fills `out` with what it measured.
@@ -175,9 +192,6 @@ class AgentService final : public v1::Agent::Service {
                                  const LoadProducer& produce);
   // A scratch directory name below the run root for one run of an external tool.
   std::string NewToolScratch(const std::string& tool);
-  Status SpoolPut(const std::string& key, const std::string& window, const std::string& bytes);
-  // Keeps a measured interval's host figures for readings().
-  void NoteHost(const HostWindow& host);
 
   SysEnv& env_;
   const AgentIdentity identity_;
