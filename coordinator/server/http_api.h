@@ -3,6 +3,9 @@
 // service, with cpp-httplib's routes behind the HTTP front of rpc/http_server.h. Re-runs go through
 // RequestRerun, the path of the RerunWindows call. The documents are built by free functions below
 // so tests can check them without a socket.
+//
+// http_api.cc holds the routes and their answers, http_api_docs.cc the documents, and
+// http_api_hosts.cc the Host and Origin checks and the dashboard's callers and their audit.
 #pragma once
 
 #include <cstdint>
