@@ -155,9 +155,8 @@ Status Store::LoadLabSecret() {
     select.Bind(1, std::string(kLabSecretName));
     return Collect<std::string>(db_, select, path_, what, [](Stmt& st) { return st.Blob(0); });
   };
-  auto secret = read();
-  if (!secret.ok()) return secret.status();
-  if (secret->empty()) {
+  BENCHLAB_ASSIGN_OR_RETURN(std::vector<std::string> secret, read());
+  if (secret.empty()) {
     std::string bytes(kLabSecretBytes, '\0');
     if (RAND_bytes(reinterpret_cast<unsigned char*>(bytes.data()),
                    static_cast<int>(bytes.size())) != 1) {
@@ -168,14 +167,13 @@ Status Store::LoadLabSecret() {
     insert.Bind(1, std::string(kLabSecretName));
     insert.BindBlob(2, bytes);
     BENCHLAB_RETURN_IF_ERROR(Run(db_, insert, path_, "make the lab secret"));
-    secret = read();
-    if (!secret.ok()) return secret.status();
+    BENCHLAB_ASSIGN_OR_RETURN(secret, read());
   }
-  if (secret->size() != 1 || (*secret)[0].size() != kLabSecretBytes) {
+  if (secret.size() != 1 || secret[0].size() != kLabSecretBytes) {
     return Status::FailedPrecondition(path_ + ": settings." + kLabSecretName + ": expected " +
                                       std::to_string(kLabSecretBytes) + " bytes");
   }
-  lab_secret_ = std::move((*secret)[0]);
+  lab_secret_ = std::move(secret[0]);
   return Status::Ok();
 }
 

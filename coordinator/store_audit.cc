@@ -68,10 +68,10 @@ Status Store::AppendAudit(const AuditRow& given) {
     find.Bind(4, row.call);
     find.Bind(5, row.reason);
     find.Bind(6, PeerAddress(row.peer));
-    auto found = Collect<int64_t>(db_, find, path_, "find an identical refusal",
-                                  [](Stmt& s) { return s.Int64(0); });
-    if (!found.ok()) return found.status();
-    if (!found->empty()) same = found->front();
+    BENCHLAB_ASSIGN_OR_RETURN(std::vector<int64_t> found,
+                              Collect<int64_t>(db_, find, path_, "find an identical refusal",
+                                               [](Stmt& s) { return s.Int64(0); }));
+    if (!found.empty()) same = found.front();
   }
   if (same != 0) {
     Stmt count(db_, "UPDATE audit SET count = count + 1 WHERE id = ?1");
@@ -189,10 +189,11 @@ Result<TokenRow> Store::FindToken(const std::string& hash) {
   std::lock_guard lock(mu_);
   Stmt select(db_, (std::string(kTokenColumns) + "WHERE hash = ?1").c_str());
   select.Bind(1, hash);
-  auto rows = Collect<TokenRow>(db_, select, path_, "look up a dashboard token", TokenOf);
-  if (!rows.ok()) return rows.status();
-  if (rows->empty()) return Status::NotFound("no such token");
-  return rows->front();
+  BENCHLAB_ASSIGN_OR_RETURN(
+      std::vector<TokenRow> rows,
+      Collect<TokenRow>(db_, select, path_, "look up a dashboard token", TokenOf));
+  if (rows.empty()) return Status::NotFound("no such token");
+  return rows.front();
 }
 
 Result<std::vector<TokenRow>> Store::ListTokens() {
@@ -205,12 +206,13 @@ Status Store::RevokeToken(const std::string& name, const std::string& at) {
   std::lock_guard lock(mu_);
   Stmt select(db_, (std::string(kTokenColumns) + "WHERE name = ?1").c_str());
   select.Bind(1, name);
-  auto rows = Collect<TokenRow>(db_, select, path_, "look up a dashboard token", TokenOf);
-  if (!rows.ok()) return rows.status();
-  if (rows->empty()) return Status::NotFound("no token named " + name + " (benchlab token list)");
-  if (!rows->front().revoked_at.empty()) {
+  BENCHLAB_ASSIGN_OR_RETURN(
+      std::vector<TokenRow> rows,
+      Collect<TokenRow>(db_, select, path_, "look up a dashboard token", TokenOf));
+  if (rows.empty()) return Status::NotFound("no token named " + name + " (benchlab token list)");
+  if (!rows.front().revoked_at.empty()) {
     return Status::FailedPrecondition("token " + name + " was revoked already at " +
-                                      rows->front().revoked_at);
+                                      rows.front().revoked_at);
   }
   Stmt update(db_, "UPDATE tokens SET revoked_at = ?2 WHERE name = ?1");
   update.Bind(1, name);

@@ -173,10 +173,10 @@ Result<std::optional<CampaignRow>> Store::FindCampaign(const std::string& name) 
   Stmt select(
       db_, (std::string("SELECT ") + kCampaignColumns + " FROM campaigns WHERE name = ?1").c_str());
   select.Bind(1, name);
-  auto rows =
-      Collect<CampaignRow>(db_, select, path_, "find campaign " + Quoted(name), ReadCampaign);
-  if (!rows.ok()) return rows.status();
-  return rows->empty() ? std::nullopt : std::optional<CampaignRow>(std::move(rows->front()));
+  BENCHLAB_ASSIGN_OR_RETURN(
+      std::vector<CampaignRow> rows,
+      Collect<CampaignRow>(db_, select, path_, "find campaign " + Quoted(name), ReadCampaign));
+  return rows.empty() ? std::nullopt : std::optional<CampaignRow>(std::move(rows.front()));
 }
 
 Result<std::optional<CampaignRow>> Store::FindCampaignById(int64_t id) {
@@ -184,10 +184,11 @@ Result<std::optional<CampaignRow>> Store::FindCampaignById(int64_t id) {
   Stmt select(
       db_, (std::string("SELECT ") + kCampaignColumns + " FROM campaigns WHERE id = ?1").c_str());
   select.Bind(1, id);
-  auto rows =
-      Collect<CampaignRow>(db_, select, path_, "find campaign " + std::to_string(id), ReadCampaign);
-  if (!rows.ok()) return rows.status();
-  return rows->empty() ? std::nullopt : std::optional<CampaignRow>(std::move(rows->front()));
+  BENCHLAB_ASSIGN_OR_RETURN(
+      std::vector<CampaignRow> rows,
+      Collect<CampaignRow>(db_, select, path_, "find campaign " + std::to_string(id),
+                           ReadCampaign));
+  return rows.empty() ? std::nullopt : std::optional<CampaignRow>(std::move(rows.front()));
 }
 
 Result<std::vector<TargetRow>> Store::ListTargets(int64_t campaign_id) {

@@ -88,7 +88,8 @@ Result<int> Store::FailClaimedWindows(const std::string& reason) {
                 "SELECT campaign_id, target, scenario, load_level, round, position, noise, "
                 "connections, attempt, server_agent, load_agent, started_at, pair "
                 "FROM window_claims");
-    auto claims = Collect<WindowRow>(db_, select, path_, "list window claims", [&](Stmt& s) {
+    // Each claim as the failed attempt it becomes.
+    auto attempt_of = [&](Stmt& s) {
       WindowRow w;
       w.campaign_id = s.Int64(0);
       w.target = s.Text(1);
@@ -112,14 +113,13 @@ Result<int> Store::FailClaimedWindows(const std::string& reason) {
       w.reasons = ReasonTextsJson({cut});
       w.outcome = OutcomeJson({cut});
       return w;
-    });
-    if (!claims.ok()) return claims.status();
-    failed = std::move(*claims);
+    };
+    BENCHLAB_ASSIGN_OR_RETURN(
+        failed, Collect<WindowRow>(db_, select, path_, "list window claims", attempt_of));
   }
   // Each becomes an attempt of its own, stored with its claim's removal in one transaction.
   for (const WindowRow& w : failed) {
-    auto id = InsertWindow(w, {});
-    if (!id.ok()) return id.status();
+    BENCHLAB_RETURN_IF_ERROR(InsertWindow(w, {}).status());
   }
   return static_cast<int>(failed.size());
 }
@@ -202,12 +202,13 @@ Status Store::KeepAgentResult(const std::string& agent, const std::string& key,
   held.Bind(1, agent);
   held.Bind(2, key);
   held.Bind(3, hash);
-  auto bytes = Collect<int64_t>(db_, held, path_, what, [](Stmt& s) { return s.Int64(0); });
-  if (!bytes.ok()) return bytes.status();
-  if (static_cast<uint64_t>(bytes->at(0)) + payload.size() > max_total_bytes) {
+  BENCHLAB_ASSIGN_OR_RETURN(
+      std::vector<int64_t> bytes,
+      Collect<int64_t>(db_, held, path_, what, [](Stmt& s) { return s.Int64(0); }));
+  if (static_cast<uint64_t>(bytes.at(0)) + payload.size() > max_total_bytes) {
     return Status::ResourceExhausted(path_ + ": " + what + ": kept results would exceed " +
                                      std::to_string(max_total_bytes) + " bytes (" +
-                                     std::to_string(bytes->at(0)) + " held)");
+                                     std::to_string(bytes.at(0)) + " held)");
   }
   Stmt insert(db_,
               "INSERT OR IGNORE INTO agent_results (key, agent, content_hash, payload, "
@@ -223,10 +224,10 @@ Status Store::KeepAgentResult(const std::string& agent, const std::string& key,
 Result<int> Store::CountAgentResults() {
   std::lock_guard lock(mu_);
   Stmt count(db_, "SELECT count(*) FROM agent_results");
-  auto rows = Collect<int>(db_, count, path_, "count spooled results",
-                           [](Stmt& s) { return static_cast<int>(s.Int64(0)); });
-  if (!rows.ok()) return rows.status();
-  return rows->empty() ? 0 : (*rows)[0];
+  BENCHLAB_ASSIGN_OR_RETURN(std::vector<int> rows,
+                            Collect<int>(db_, count, path_, "count spooled results",
+                                         [](Stmt& s) { return static_cast<int>(s.Int64(0)); }));
+  return rows.empty() ? 0 : rows[0];
 }
 
 }  // namespace benchlab

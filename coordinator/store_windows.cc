@@ -284,10 +284,11 @@ Result<std::optional<ProfileRow>> Store::FindProfile(int64_t window_id) {
          "SELECT window_id, frequency_hz, samples, folded_z, error FROM window_profiles "
          "WHERE window_id = ?1");
   q.Bind(1, window_id);
-  auto rows = Collect<ProfileRow>(
-      db_, q, path_, "find the profile of window " + std::to_string(window_id), ProfileRowOf);
-  if (!rows.ok()) return rows.status();
-  return rows->empty() ? std::nullopt : std::optional<ProfileRow>(std::move(rows->front()));
+  BENCHLAB_ASSIGN_OR_RETURN(
+      std::vector<ProfileRow> rows,
+      Collect<ProfileRow>(db_, q, path_, "find the profile of window " + std::to_string(window_id),
+                          ProfileRowOf));
+  return rows.empty() ? std::nullopt : std::optional<ProfileRow>(std::move(rows.front()));
 }
 
 Result<std::vector<ServiceRow>> Store::ListWindowServices(int64_t window_id) {
@@ -343,11 +344,13 @@ Result<std::map<int64_t, double>> Store::SumServiceCpuByWindow(int64_t campaign_
          "JOIN window_services s ON s.window_id = w.id WHERE w.campaign_id = ?1 "
          "GROUP BY s.window_id");
   q.Bind(1, campaign_id);
-  auto rows = Collect<std::pair<int64_t, double>>(
-      db_, q, path_, "sum the services' CPU of campaign " + std::to_string(campaign_id),
-      [](Stmt& st) { return std::make_pair(st.Int64(0), st.Double(1)); });
-  if (!rows.ok()) return rows.status();
-  return std::map<int64_t, double>(rows->begin(), rows->end());
+  using CpuByWindow = std::pair<int64_t, double>;
+  BENCHLAB_ASSIGN_OR_RETURN(
+      std::vector<CpuByWindow> rows,
+      Collect<CpuByWindow>(db_, q, path_,
+                           "sum the services' CPU of campaign " + std::to_string(campaign_id),
+                           [](Stmt& st) { return std::make_pair(st.Int64(0), st.Double(1)); }));
+  return std::map<int64_t, double>(rows.begin(), rows.end());
 }
 
 Result<std::vector<WindowRow>> Store::ListWindows(const WindowFilter& filter) {
@@ -403,11 +406,12 @@ Result<std::pair<int64_t, int64_t>> Store::CountWindows(int64_t campaign_id) {
   std::lock_guard lock(mu_);
   Stmt count(db_, "SELECT count(*), coalesce(max(id), 0) FROM windows WHERE campaign_id = ?1");
   count.Bind(1, campaign_id);
-  auto rows = Collect<std::pair<int64_t, int64_t>>(db_, count, path_, "count windows", [](Stmt& s) {
-    return std::make_pair(s.Int64(0), s.Int64(1));
-  });
-  if (!rows.ok()) return rows.status();
-  return rows->empty() ? std::make_pair(int64_t{0}, int64_t{0}) : (*rows)[0];
+  using Tally = std::pair<int64_t, int64_t>;
+  BENCHLAB_ASSIGN_OR_RETURN(std::vector<Tally> rows,
+                            Collect<Tally>(db_, count, path_, "count windows", [](Stmt& s) {
+                              return std::make_pair(s.Int64(0), s.Int64(1));
+                            }));
+  return rows.empty() ? Tally{0, 0} : rows[0];
 }
 
 }  // namespace benchlab
