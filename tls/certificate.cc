@@ -14,17 +14,20 @@
 namespace benchlab {
 namespace tls_detail {
 
-Status OpensslError(std::string_view what) {
-  std::string text(what);
+std::string OpensslErrorQueue() {
+  std::string text;
   std::array<char, 256> buf{};
-  bool first = true;
   while (unsigned long code = ERR_get_error()) {
     ERR_error_string_n(code, buf.data(), buf.size());
-    text += first ? ": " : "; ";
+    if (!text.empty()) text += "; ";
     text += buf.data();
-    first = false;
   }
-  return Status::Internal(text);
+  return text;
+}
+
+Status OpensslError(std::string_view what) {
+  const std::string queued = OpensslErrorQueue();
+  return Status::Internal(queued.empty() ? std::string(what) : std::string(what) + ": " + queued);
 }
 
 BioPtr MemoryBio(std::string_view text) {

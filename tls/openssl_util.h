@@ -35,6 +35,9 @@ using StorePtr = std::unique_ptr<X509_STORE, Deleter<X509_STORE_free>>;
 using StoreCtxPtr = std::unique_ptr<X509_STORE_CTX, Deleter<X509_STORE_CTX_free>>;
 using GeneralNamesPtr = std::unique_ptr<GENERAL_NAMES, Deleter<GENERAL_NAMES_free>>;
 
+// OpenSSL's queued errors joined with "; ", and the queue cleared; "" when it holds none.
+std::string OpensslErrorQueue();
+
 // `what` followed by OpenSSL's queued errors (which are cleared): "signing: error:...".
 Status OpensslError(std::string_view what);
 

@@ -4,8 +4,6 @@
 #include "coordinator/server/http_api.h"
 
 #include <httplib.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -24,6 +22,7 @@
 #include "rpc/http_server.h"
 #include "rpc/tls.h"
 #include "spdlog/spdlog.h"
+#include "tls/https.h"
 
 namespace benchlab {
 
@@ -154,47 +153,6 @@ std::string ETagOf(const std::string& version) {
   std::snprintf(text, sizeof text, "\"%016llx\"", static_cast<unsigned long long>(hash));
   return text;
 }
-}  // namespace
-
-namespace {
-
-std::string OpenSslError() {
-  const unsigned long code = ERR_get_error();
-  if (code == 0) return "no detail from OpenSSL";
-  char text[256];
-  ERR_error_string_n(code, text, sizeof text);
-  ERR_clear_error();
-  return text;
-}
-
-// HTTPS on `server` with the certificate chain and key in these PEM files, TLS 1.2 at least.
-Status UseHttps(HttpServer& server, const std::string& cert, const std::string& key) {
-  if (cert.empty() || key.empty()) {
-    return Status::InvalidArgument(
-        "HTTPS needs both a certificate and its key (--http-tls-cert and --http-tls-key)");
-  }
-  std::string error;
-  const bool loaded = server.UseTls([&](SSL_CTX& ctx) {
-    SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
-    if (SSL_CTX_use_certificate_chain_file(&ctx, cert.c_str()) != 1) {
-      error = cert + ": not a PEM certificate chain that loads (" + OpenSslError() + ")";
-      return false;
-    }
-    if (SSL_CTX_use_PrivateKey_file(&ctx, key.c_str(), SSL_FILETYPE_PEM) != 1) {
-      error = key + ": not a PEM private key that loads, or not the key of " + cert + " (" +
-              OpenSslError() + ")";
-      return false;
-    }
-    if (SSL_CTX_check_private_key(&ctx) != 1) {
-      error = key + ": is not the key of the certificate in " + cert;
-      return false;
-    }
-    return true;
-  });
-  if (!loaded) return Status::InvalidArgument(error.empty() ? "HTTPS: " + OpenSslError() : error);
-  return Status::Ok();
-}
-
 }  // namespace
 
 std::string HttpApi::Answerable(const std::string& message) const {
@@ -442,7 +400,12 @@ Result<HostPort> HttpApi::Start(const HostPort& listen, const std::string& web_r
   server_ = std::make_unique<HttpServer>();
   scheme_ = https ? "https" : "http";
   if (https) {
-    if (Status loaded = UseHttps(*server_, tls.cert, tls.key); !loaded.ok()) {
+    Status loaded = Status::Internal("HTTPS: the server's TLS context was not set up");
+    server_->UseTls([&](SSL_CTX& ctx) {
+      loaded = LoadHttpsKeyPair(ctx, tls.cert, tls.key);
+      return loaded.ok();
+    });
+    if (!loaded.ok()) {
       server_.reset();
       return loaded;
     }
