@@ -153,6 +153,7 @@ std::string ETagOf(const std::string& version) {
   std::snprintf(text, sizeof text, "\"%016llx\"", static_cast<unsigned long long>(hash));
   return text;
 }
+
 }  // namespace
 
 std::string HttpApi::Answerable(const std::string& message) const {
@@ -182,185 +183,17 @@ HttpApi::HttpApi(Store& store, AgentRegistry& agents, Scheduler& scheduler,
 
 HttpApi::~HttpApi() { Stop(); }
 
-void HttpApi::Routes(const std::string& web_root) {
-  httplib::Server& s = server_->routes();
-  server_->SetAnswerHeaders(SecurityHeaders());
-  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (Refused(req, res)) return httplib::Server::HandlerResponse::Handled;
-    // Every read of the API and of /metrics is checked here; the one change (re-run) and the
-    // session calls check their callers themselves. The page's own files hold no data and are
-    // served to all.
-    const bool read = (req.path.rfind("/api/", 0) == 0 && req.path != "/api/v1/session") ||
-                      req.path == "/metrics";
-    if (req.method == "GET" && read) {
-      auto caller = Caller(req, res, "DashboardRead");
-      if (!caller) return httplib::Server::HandlerResponse::Handled;
-      if (Status may = auth_->MayRead(*caller); !may.ok()) {
-        Audit(req, *caller, "DashboardRead", req.path, may);
-        res.set_header("WWW-Authenticate", "Bearer");
-        ReplyError(res, 401, may.message());
-        return httplib::Server::HandlerResponse::Handled;
-      }
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
-  // Whatever fails, and whatever the HTTP layer itself refuses, is answered in JSON too.
-  s.set_exception_handler(
-      [this](const httplib::Request& req, httplib::Response& res, std::exception_ptr error) {
-        std::string what = "unknown error";
-        try {
-          std::rethrow_exception(error);
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
-        }
-        spdlog::warn("http api: {} {}: {}", req.method, req.path, what);
-        ReplyError(res, 500, "internal error: " + Answerable(what));
-      });
-  s.set_error_handler(
-      httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
-        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        ReplyError(res, res.status, StatusWords(res.status));
-        return httplib::Server::HandlerResponse::Handled;
-      }));
+namespace {
 
-  s.Get("/api/v1/campaigns", [this](const httplib::Request&, httplib::Response& res) {
-    ReplyDoc(res, CampaignListDoc(store_));
-  });
-  s.Get(R"(/api/v1/campaigns/([^/]+))",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          // A page polls this while a campaign runs: unchanged, it costs a few small queries
-          // and a 304 instead of the whole run of record (the browser revalidates by itself).
-          auto head = ReadCampaignHead(store_, req.matches[1].str());
-          if (!head.ok()) return ReplyStatus(res, head.status());
-          const std::string etag = ETagOf(head->version);
-          if (req.get_header_value("If-None-Match") == etag) {
-            res.status = 304;
-            res.set_header("ETag", etag);
-            res.set_header("Cache-Control", "no-cache");
-            return;
-          }
-          auto doc = CampaignDocAfter(store_, *head);
-          if (!doc.ok()) return ReplyStatus(res, doc.status());
-          // The browser keeps it and asks again with If-None-Match (no-cache, not no-store).
-          res.status = 200;
-          res.set_header("ETag", etag);  // the document's own progress.version
-          res.set_header("Cache-Control", "no-cache");
-          res.set_content(Dump(*doc), "application/json");
-        });
-  s.Get(R"(/api/v1/campaigns/([^/]+)/report)",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          const std::string format = req.has_param("format") ? req.get_param_value("format") : "md";
-          auto input = LoadReportInput(store_, req.matches[1].str());
-          if (!input.ok()) return ReplyStatus(res, input.status());
-          auto text = FormatReport(*input, format);
-          if (!text.ok()) return ReplyError(res, 400, text.status().message());
-          const char* type = format == "json"  ? "application/json"
-                             : format == "csv" ? "text/csv; charset=utf-8"
-                                               : "text/markdown; charset=utf-8";
-          res.set_header("Cache-Control", "no-store");
-          res.set_content(*text, type);
-        });
-  s.Get(R"(/api/v1/campaigns/([^/]+)/profile)",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          ProfileQuery query;
-          query.target = req.get_param_value("target");
-          query.cell = req.get_param_value("cell");
-          query.window = req.get_param_value("window");
-          ReplyDoc(res, ProfileDoc(store_, req.matches[1].str(), query));
-        });
-  s.Get(R"(/api/v1/campaigns/([^/]+)/profile-diff)",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          ReplyDoc(res, ProfileDiffDoc(store_, req.matches[1].str(), req.get_param_value("base"),
-                                       req.get_param_value("new"), req.get_param_value("cell")));
-        });
-  s.Get(R"(/api/v1/series/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-    const std::string figure = req.has_param("figure") ? req.get_param_value("figure") : "rps";
-    ReplyDoc(res, SeriesDoc(store_, req.matches[1].str(), figure));
-  });
-  s.Get(R"(/api/v1/windows/(\d{1,18}))",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          ReplyDoc(res, WindowDoc(store_, std::stoll(req.matches[1].str())));
-        });
-  s.Get("/api/v1/agents", [this](const httplib::Request&, httplib::Response& res) {
-    ReplyJson(res, 200, AgentsToJson(agents_.List()));
-  });
-  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_header("Cache-Control", "no-store");
-    res.set_content(metrics_.Scrape(store_, agents_), kMetricsContentType);
-  });
-  s.Get("/api/v1/session", [this](const httplib::Request& req, httplib::Response& res) {
-    auto caller = Caller(req, res, "DashboardSession");
-    if (!caller) return;
-    ReplyJson(res, 200,
-              ojson{{"name", Nullable(caller->name)},
-                    {"role", Nullable(caller->role)},
-                    {"reads_open", auth_->reads_open()},
-                    {"can_rerun", auth_->MayChange(*caller).ok()}});
-  });
-  s.Post("/api/v1/session", [this](const httplib::Request& req, httplib::Response& res) {
-    if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0) {
-      return ReplyError(res, 415, "Content-Type: expected application/json");
-    }
-    const ojson body = ojson::parse(req.body, nullptr, false);
-    if (!body.is_object() || !body.contains("token") || !body["token"].is_string()) {
-      return ReplyError(res, 400, "expected {\"token\": \"blt_...\"}");
-    }
-    auto login = auth_->LogIn(body["token"].get<std::string>());
-    if (!login.ok()) {
-      Audit(req, DashboardCaller{}, "DashboardLogIn", "", login.status());
-      res.set_header("WWW-Authenticate", "Bearer");
-      return ReplyError(res, 401, Answerable(login.status().message()));
-    }
-    Audit(req, login->caller, "DashboardLogIn", "", Status::Ok());
-    res.set_header("Set-Cookie", login->set_cookie);
-    ReplyJson(res, 200,
-              ojson{{"name", login->caller.name},
-                    {"role", login->caller.role},
-                    {"reads_open", auth_->reads_open()},
-                    {"can_rerun", auth_->MayChange(login->caller).ok()}});
-  });
-  s.Delete("/api/v1/session", [this](const httplib::Request& req, httplib::Response& res) {
-    res.set_header("Set-Cookie", auth_->LogOut(req.get_header_value("Cookie")));
-    ReplyJson(res, 200, ojson{{"logged_out", true}});
-  });
-  s.Post("/api/v1/rerun", [this](const httplib::Request& req, httplib::Response& res) {
-    auto caller = Caller(req, res, "DashboardRerun");
-    if (!caller) return;
-    if (Status may = auth_->MayChange(*caller); !may.ok()) {
-      Audit(req, *caller, "DashboardRerun", "", may);
-      if (may.code() == StatusCode::kUnauthenticated) {
-        res.set_header("WWW-Authenticate", "Bearer");
-        return ReplyError(res, 401, may.message());
-      }
-      return ReplyError(res, 403, may.message());
-    }
-    // Only JSON: a cross-origin page cannot send it without a preflight, which is never
-    // answered, so another site in the user's browser cannot queue re-runs.
-    if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0) {
-      return ReplyError(res, 415, "Content-Type: expected application/json");
-    }
-    auto selection = ParseRerunBody(req.body);
-    if (!selection.ok()) return ReplyError(res, 400, selection.status().message());
-    auto requested = RequestRerun(store_, *selection);
-    std::string subject = "windows";
-    for (int64_t id : selection->window_ids) subject += " " + std::to_string(id);
-    if (!requested.ok()) {
-      Audit(req, *caller, "DashboardRerun", subject, requested.status());
-      return ReplyStatus(res, requested.status());
-    }
-    Audit(req, *caller, "DashboardRerun", subject, Status::Ok());
-    scheduler_.Notify();
-    ReplyJson(res, 202,
-              ojson{{"window_ids", requested->window_ids}, {"campaigns", requested->campaigns}});
-  });
-  auto unknown = [](const httplib::Request& req, httplib::Response& res) {
-    ReplyError(res, 404, "no such API path: " + req.method + " " + req.path + " (docs/api.md)");
-  };
-  s.Get(R"(/api/.*)", unknown);
-  s.Post(R"(/api/.*)", unknown);
-  s.Delete(R"(/api/.*)", unknown);
+// What the HTTP layer refused by itself (a request it cannot parse) is answered in JSON too.
+httplib::Server::HandlerResponse AnswerHttpError(const httplib::Request&, httplib::Response& res) {
+  if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+  ReplyError(res, res.status, StatusWords(res.status));
+  return httplib::Server::HandlerResponse::Handled;
+}
 
+// The dashboard's files from `web_root`; without them, / says how to build them.
+void ServePage(httplib::Server& s, const std::string& web_root) {
   const bool have_page =
       !web_root.empty() && std::filesystem::exists(std::filesystem::path(web_root) / "index.html");
   if (have_page && s.set_mount_point("/", web_root)) {
@@ -376,6 +209,220 @@ void HttpApi::Routes(const std::string& web_root) {
       res.set_content(kNoDashboard, "text/html; charset=utf-8");
     });
   }
+}
+
+}  // namespace
+
+void HttpApi::Routes(const std::string& web_root) {
+  enum class Method { kGet, kPost, kDelete };
+  struct Route {
+    Method method;
+    const char* path;  // a regular expression the whole path must match
+    void (HttpApi::*handler)(const httplib::Request&, httplib::Response&);
+  };
+  // docs/api.md. Of a method's routes the first whose path matches answers, so the catch-alls
+  // of /api/ come last.
+  static const Route kRoutes[] = {
+      {Method::kGet, "/api/v1/campaigns", &HttpApi::GetCampaigns},
+      {Method::kGet, R"(/api/v1/campaigns/([^/]+))", &HttpApi::GetCampaign},
+      {Method::kGet, R"(/api/v1/campaigns/([^/]+)/report)", &HttpApi::GetReport},
+      {Method::kGet, R"(/api/v1/campaigns/([^/]+)/profile)", &HttpApi::GetProfile},
+      {Method::kGet, R"(/api/v1/campaigns/([^/]+)/profile-diff)", &HttpApi::GetProfileDiff},
+      {Method::kGet, R"(/api/v1/series/([^/]+))", &HttpApi::GetSeries},
+      {Method::kGet, R"(/api/v1/windows/(\d{1,18}))", &HttpApi::GetWindow},
+      {Method::kGet, "/api/v1/agents", &HttpApi::GetAgents},
+      {Method::kGet, "/metrics", &HttpApi::GetMetrics},
+      {Method::kGet, "/api/v1/session", &HttpApi::GetSession},
+      {Method::kPost, "/api/v1/session", &HttpApi::LogIn},
+      {Method::kDelete, "/api/v1/session", &HttpApi::LogOut},
+      {Method::kPost, "/api/v1/rerun", &HttpApi::Rerun},
+      {Method::kGet, R"(/api/.*)", &HttpApi::UnknownPath},
+      {Method::kPost, R"(/api/.*)", &HttpApi::UnknownPath},
+      {Method::kDelete, R"(/api/.*)", &HttpApi::UnknownPath},
+  };
+  httplib::Server& s = server_->routes();
+  server_->SetAnswerHeaders(SecurityHeaders());
+  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    return Screened(req, res) ? httplib::Server::HandlerResponse::Handled
+                              : httplib::Server::HandlerResponse::Unhandled;
+  });
+  // Whatever fails, and whatever the HTTP layer itself refuses, is answered in JSON too.
+  s.set_exception_handler([this](const httplib::Request& req, httplib::Response& res,
+                                 std::exception_ptr error) { AnswerException(req, res, error); });
+  s.set_error_handler(httplib::Server::HandlerWithResponse(AnswerHttpError));
+  for (const Route& route : kRoutes) {
+    httplib::Server::Handler handler = [this, member = route.handler](const httplib::Request& req,
+                                                                      httplib::Response& res) {
+      (this->*member)(req, res);
+    };
+    switch (route.method) {
+      case Method::kGet:
+        s.Get(route.path, std::move(handler));
+        break;
+      case Method::kPost:
+        s.Post(route.path, std::move(handler));
+        break;
+      case Method::kDelete:
+        s.Delete(route.path, std::move(handler));
+        break;
+    }
+  }
+  ServePage(s, web_root);
+}
+
+void HttpApi::AnswerException(const httplib::Request& req, httplib::Response& res,
+                              std::exception_ptr error) const {
+  std::string what = "unknown error";
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  spdlog::warn("http api: {} {}: {}", req.method, req.path, what);
+  ReplyError(res, 500, "internal error: " + Answerable(what));
+}
+
+void HttpApi::GetCampaigns(const httplib::Request&, httplib::Response& res) {
+  ReplyDoc(res, CampaignListDoc(store_));
+}
+
+void HttpApi::GetCampaign(const httplib::Request& req, httplib::Response& res) {
+  // A page polls this while a campaign runs: unchanged, it costs a few small queries
+  // and a 304 instead of the whole run of record (the browser revalidates by itself).
+  auto head = ReadCampaignHead(store_, req.matches[1].str());
+  if (!head.ok()) return ReplyStatus(res, head.status());
+  const std::string etag = ETagOf(head->version);
+  if (req.get_header_value("If-None-Match") == etag) {
+    res.status = 304;
+    res.set_header("ETag", etag);
+    res.set_header("Cache-Control", "no-cache");
+    return;
+  }
+  auto doc = CampaignDocAfter(store_, *head);
+  if (!doc.ok()) return ReplyStatus(res, doc.status());
+  // The browser keeps it and asks again with If-None-Match (no-cache, not no-store).
+  res.status = 200;
+  res.set_header("ETag", etag);  // the document's own progress.version
+  res.set_header("Cache-Control", "no-cache");
+  res.set_content(Dump(*doc), "application/json");
+}
+
+void HttpApi::GetReport(const httplib::Request& req, httplib::Response& res) {
+  const std::string format = req.has_param("format") ? req.get_param_value("format") : "md";
+  auto input = LoadReportInput(store_, req.matches[1].str());
+  if (!input.ok()) return ReplyStatus(res, input.status());
+  auto text = FormatReport(*input, format);
+  if (!text.ok()) return ReplyError(res, 400, text.status().message());
+  const char* type = format == "json"  ? "application/json"
+                     : format == "csv" ? "text/csv; charset=utf-8"
+                                       : "text/markdown; charset=utf-8";
+  res.set_header("Cache-Control", "no-store");
+  res.set_content(*text, type);
+}
+
+void HttpApi::GetProfile(const httplib::Request& req, httplib::Response& res) {
+  ProfileQuery query;
+  query.target = req.get_param_value("target");
+  query.cell = req.get_param_value("cell");
+  query.window = req.get_param_value("window");
+  ReplyDoc(res, ProfileDoc(store_, req.matches[1].str(), query));
+}
+
+void HttpApi::GetProfileDiff(const httplib::Request& req, httplib::Response& res) {
+  ReplyDoc(res, ProfileDiffDoc(store_, req.matches[1].str(), req.get_param_value("base"),
+                               req.get_param_value("new"), req.get_param_value("cell")));
+}
+
+void HttpApi::GetSeries(const httplib::Request& req, httplib::Response& res) {
+  const std::string figure = req.has_param("figure") ? req.get_param_value("figure") : "rps";
+  ReplyDoc(res, SeriesDoc(store_, req.matches[1].str(), figure));
+}
+
+void HttpApi::GetWindow(const httplib::Request& req, httplib::Response& res) {
+  ReplyDoc(res, WindowDoc(store_, std::stoll(req.matches[1].str())));
+}
+
+void HttpApi::GetAgents(const httplib::Request&, httplib::Response& res) {
+  ReplyJson(res, 200, AgentsToJson(agents_.List()));
+}
+
+void HttpApi::GetMetrics(const httplib::Request&, httplib::Response& res) {
+  res.set_header("Cache-Control", "no-store");
+  res.set_content(metrics_.Scrape(store_, agents_), kMetricsContentType);
+}
+
+void HttpApi::GetSession(const httplib::Request& req, httplib::Response& res) {
+  auto caller = Caller(req, res, "DashboardSession");
+  if (!caller) return;
+  ReplyJson(res, 200,
+            ojson{{"name", Nullable(caller->name)},
+                  {"role", Nullable(caller->role)},
+                  {"reads_open", auth_->reads_open()},
+                  {"can_rerun", auth_->MayChange(*caller).ok()}});
+}
+
+void HttpApi::LogIn(const httplib::Request& req, httplib::Response& res) {
+  if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0) {
+    return ReplyError(res, 415, "Content-Type: expected application/json");
+  }
+  const ojson body = ojson::parse(req.body, nullptr, false);
+  if (!body.is_object() || !body.contains("token") || !body["token"].is_string()) {
+    return ReplyError(res, 400, "expected {\"token\": \"blt_...\"}");
+  }
+  auto login = auth_->LogIn(body["token"].get<std::string>());
+  if (!login.ok()) {
+    Audit(req, DashboardCaller{}, "DashboardLogIn", "", login.status());
+    res.set_header("WWW-Authenticate", "Bearer");
+    return ReplyError(res, 401, Answerable(login.status().message()));
+  }
+  Audit(req, login->caller, "DashboardLogIn", "", Status::Ok());
+  res.set_header("Set-Cookie", login->set_cookie);
+  ReplyJson(res, 200,
+            ojson{{"name", login->caller.name},
+                  {"role", login->caller.role},
+                  {"reads_open", auth_->reads_open()},
+                  {"can_rerun", auth_->MayChange(login->caller).ok()}});
+}
+
+void HttpApi::LogOut(const httplib::Request& req, httplib::Response& res) {
+  res.set_header("Set-Cookie", auth_->LogOut(req.get_header_value("Cookie")));
+  ReplyJson(res, 200, ojson{{"logged_out", true}});
+}
+
+void HttpApi::Rerun(const httplib::Request& req, httplib::Response& res) {
+  auto caller = Caller(req, res, "DashboardRerun");
+  if (!caller) return;
+  if (Status may = auth_->MayChange(*caller); !may.ok()) {
+    Audit(req, *caller, "DashboardRerun", "", may);
+    if (may.code() == StatusCode::kUnauthenticated) {
+      res.set_header("WWW-Authenticate", "Bearer");
+      return ReplyError(res, 401, may.message());
+    }
+    return ReplyError(res, 403, may.message());
+  }
+  // Only JSON: a cross-origin page cannot send it without a preflight, which is never
+  // answered, so another site in the user's browser cannot queue re-runs.
+  if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0) {
+    return ReplyError(res, 415, "Content-Type: expected application/json");
+  }
+  auto selection = ParseRerunBody(req.body);
+  if (!selection.ok()) return ReplyError(res, 400, selection.status().message());
+  auto requested = RequestRerun(store_, *selection);
+  std::string subject = "windows";
+  for (int64_t id : selection->window_ids) subject += " " + std::to_string(id);
+  if (!requested.ok()) {
+    Audit(req, *caller, "DashboardRerun", subject, requested.status());
+    return ReplyStatus(res, requested.status());
+  }
+  Audit(req, *caller, "DashboardRerun", subject, Status::Ok());
+  scheduler_.Notify();
+  ReplyJson(res, 202,
+            ojson{{"window_ids", requested->window_ids}, {"campaigns", requested->campaigns}});
+}
+
+void HttpApi::UnknownPath(const httplib::Request& req, httplib::Response& res) {
+  ReplyError(res, 404, "no such API path: " + req.method + " " + req.path + " (docs/api.md)");
 }
 
 Result<HostPort> HttpApi::Start(const HostPort& listen, const std::string& web_root,

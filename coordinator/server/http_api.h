@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -121,7 +122,30 @@ class HttpApi {
   void Stop();
 
  private:
+  // The table of paths and their handlers (docs/api.md), the answers' headers, and the page.
   void Routes(const std::string& web_root);
+  // The handlers of Routes' table (http_api.cc).
+  void GetCampaigns(const httplib::Request& req, httplib::Response& res);
+  void GetCampaign(const httplib::Request& req, httplib::Response& res);
+  void GetReport(const httplib::Request& req, httplib::Response& res);
+  void GetProfile(const httplib::Request& req, httplib::Response& res);
+  void GetProfileDiff(const httplib::Request& req, httplib::Response& res);
+  void GetSeries(const httplib::Request& req, httplib::Response& res);
+  void GetWindow(const httplib::Request& req, httplib::Response& res);
+  void GetAgents(const httplib::Request& req, httplib::Response& res);
+  void GetMetrics(const httplib::Request& req, httplib::Response& res);
+  void GetSession(const httplib::Request& req, httplib::Response& res);
+  void LogIn(const httplib::Request& req, httplib::Response& res);
+  void LogOut(const httplib::Request& req, httplib::Response& res);
+  void Rerun(const httplib::Request& req, httplib::Response& res);
+  void UnknownPath(const httplib::Request& req, httplib::Response& res);
+  // A handler's exception: logged, and answered 500 in JSON.
+  void AnswerException(const httplib::Request& req, httplib::Response& res,
+                       std::exception_ptr error) const;
+
+  // Before any route (http_api_hosts.cc): answers a request Refused, and a read of the API or of
+  // /metrics whose caller may not read; true when it answered.
+  bool Screened(const httplib::Request& req, httplib::Response& res);
   // Refuses a request for another host, from another origin or with a path that is not UTF-8;
   // true when it answered.
   bool Refused(const httplib::Request& req, httplib::Response& res) const;

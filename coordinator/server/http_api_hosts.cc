@@ -145,6 +145,26 @@ bool HttpApi::Refused(const httplib::Request& req, httplib::Response& res) const
   return false;
 }
 
+bool HttpApi::Screened(const httplib::Request& req, httplib::Response& res) {
+  if (Refused(req, res)) return true;
+  // Every read of the API and of /metrics is checked here; the one change (re-run) and the
+  // session calls check their callers themselves. The page's own files hold no data and are
+  // served to all.
+  const bool read =
+      (req.path.rfind("/api/", 0) == 0 && req.path != "/api/v1/session") || req.path == "/metrics";
+  if (req.method == "GET" && read) {
+    auto caller = Caller(req, res, "DashboardRead");
+    if (!caller) return true;
+    if (Status may = auth_->MayRead(*caller); !may.ok()) {
+      Audit(req, *caller, "DashboardRead", req.path, may);
+      res.set_header("WWW-Authenticate", "Bearer");
+      ReplyError(res, 401, may.message());
+      return true;
+    }
+  }
+  return false;
+}
+
 std::optional<DashboardCaller> HttpApi::Caller(const httplib::Request& req, httplib::Response& res,
                                                const std::string& call) {
   auto caller =
