@@ -1,8 +1,9 @@
 // A Clock (common/clock.h) that moves only when a test advances it. Wall time follows the same
-// count from the epoch. Not thread-safe: advance it from the test's thread while nothing reads it,
-// or from inside a call the code under test is blocked on.
+// count from the epoch. Thread-safe: the code under test may read it on its own threads while
+// the test advances it (an agent's heartbeat thread, gRPC's handshake threads).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 
 #include "common/clock.h"
@@ -11,15 +12,22 @@ namespace benchlab {
 
 class FakeClock : public Clock {
  public:
-  std::chrono::steady_clock::time_point Now() override { return now_; }
-  std::chrono::system_clock::time_point WallNow() override {
-    return std::chrono::system_clock::time_point(now_.time_since_epoch());
+  std::chrono::steady_clock::time_point Now() override {
+    return std::chrono::steady_clock::time_point(
+        std::chrono::steady_clock::duration(ticks_.load()));
   }
-  void Advance(std::chrono::milliseconds d) { now_ += d; }
+  std::chrono::system_clock::time_point WallNow() override {
+    return std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(Now().time_since_epoch()));
+  }
+  void Advance(std::chrono::milliseconds d) {
+    ticks_ += std::chrono::duration_cast<std::chrono::steady_clock::duration>(d).count();
+  }
 
  private:
-  std::chrono::steady_clock::time_point now_ =
-      std::chrono::steady_clock::time_point(std::chrono::seconds(1000));
+  std::atomic<std::chrono::steady_clock::duration::rep> ticks_{
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::seconds(1000))
+          .count()};
 };
 
 }  // namespace benchlab
