@@ -198,9 +198,10 @@ Status CheckListenPolicy(std::string_view daemon, std::string_view host, bool tl
   return Status::Ok();
 }
 
-TlsContext::TlsContext(TlsFiles files) : files_(std::move(files)), refusals_(RealClockInstance()) {}
+TlsContext::TlsContext(TlsFiles files, Clock& clock)
+    : files_(std::move(files)), clock_(clock), refusals_(clock) {}
 
-Result<std::shared_ptr<TlsContext>> TlsContext::Load(TlsFiles files) {
+Result<std::shared_ptr<TlsContext>> TlsContext::Load(TlsFiles files, Clock& clock) {
   for (const auto& [value, flag] :
        {std::pair{&files.ca, "--tls-ca"}, std::pair{&files.cert, "--tls-cert"},
         std::pair{&files.key, "--tls-key"}}) {
@@ -210,7 +211,7 @@ Result<std::shared_ptr<TlsContext>> TlsContext::Load(TlsFiles files) {
                                      "(make them with `benchlab ca`, docs/security.md)");
     }
   }
-  std::shared_ptr<TlsContext> tls(new TlsContext(std::move(files)));
+  std::shared_ptr<TlsContext> tls(new TlsContext(std::move(files), clock));
   if (Status s = tls->ReadFiles(); !s.ok()) return s;
   return tls;
 }
@@ -246,10 +247,10 @@ Status TlsContext::ReadFiles() {
   own_ = std::move(*own);
   ca_pem_ = std::move(ca->text);
   ca_stamp_ = FileStamp(files_.ca);
-  ca_checked_ = std::chrono::steady_clock::now();
+  ca_checked_ = clock_.Now();
   revoked_ = std::move(revoked);
   crl_stamp_ = std::move(stamp);
-  crl_checked_ = std::chrono::steady_clock::now();
+  crl_checked_ = clock_.Now();
   return Status::Ok();
 }
 
@@ -289,7 +290,7 @@ bool TlsContext::Revoked(const std::string& serial) {
   if (files_.crl.empty()) return false;
   {
     std::lock_guard lock(mu_);
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = clock_.Now();
     if (now - crl_checked_ < std::chrono::seconds(1)) return revoked_.contains(serial);
     crl_checked_ = now;
     if (FileStamp(files_.crl) == crl_stamp_) return revoked_.contains(serial);
@@ -310,7 +311,7 @@ bool TlsContext::Revoked(const std::string& serial) {
 std::string TlsContext::CaPem() {
   {
     std::lock_guard lock(mu_);
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = clock_.Now();
     if (now - ca_checked_ < std::chrono::seconds(1)) return ca_pem_;
     ca_checked_ = now;
     if (FileStamp(files_.ca) == ca_stamp_) return ca_pem_;

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "rpc/handshake_refusals.h"
 #include "tls/certificate.h"
@@ -38,8 +39,10 @@ class TlsContext : public std::enable_shared_from_this<TlsContext> {
  public:
   // Reads and checks the files: the CA certificate; this end's certificate, a benchlab
   // certificate issued by that CA, valid now, whose key `key` is; the CRL, signed by the CA.
-  // InvalidArgument naming the file and what is wrong.
-  static Result<std::shared_ptr<TlsContext>> Load(TlsFiles files);
+  // InvalidArgument naming the file and what is wrong. `clock` paces the re-reads of the CRL and
+  // CA files and the refusal windows; it must outlive the context.
+  static Result<std::shared_ptr<TlsContext>> Load(TlsFiles files,
+                                                  Clock& clock = RealClockInstance());
 
   const TlsFiles& files() const { return files_; }
   CertificateInfo own() const;
@@ -83,10 +86,11 @@ class TlsContext : public std::enable_shared_from_this<TlsContext> {
   std::string CaPem();
 
  private:
-  explicit TlsContext(TlsFiles files);
+  TlsContext(TlsFiles files, Clock& clock);
   Status ReadFiles();
 
   const TlsFiles files_;
+  Clock& clock_;
   mutable std::mutex mu_;
   CertificateInfo own_;  // under mu_
   // The one provider of this context's files that every credential shares: each provider

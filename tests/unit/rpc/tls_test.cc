@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "benchlab/v1/agent.grpc.pb.h"
+#include "tests/unit/support/fake_clock.h"
 #include "tests/unit/support/forged_tls.h"
 #include "tests/unit/support/temp_dir.h"
 #include "tls/ca.h"
@@ -61,8 +62,9 @@ class TlsTest : public ::testing::Test {
     const std::string d = ca.empty() ? ca_ : ca;
     return {d + "/ca.pem", d + "/" + name + ".pem", d + "/" + name + ".key", d + "/crl.pem"};
   }
-  std::shared_ptr<TlsContext> Load(const std::string& name, const std::string& ca = "") {
-    auto tls = TlsContext::Load(Files(name, ca));
+  std::shared_ptr<TlsContext> Load(const std::string& name, const std::string& ca = "",
+                                   Clock& clock = RealClockInstance()) {
+    auto tls = TlsContext::Load(Files(name, ca), clock);
     EXPECT_TRUE(tls.ok()) << tls.status().ToString();
     return tls.ok() ? *tls : nullptr;
   }
@@ -194,7 +196,8 @@ TEST_F(TlsTest, AServerWhoseCertificateDoesNotCoverTheHostDialledIsRefused) {
 }
 
 TEST_F(TlsTest, ARevokedCertificateIsRefusedOnceTheListChanges) {
-  Serve(Load("server-1"));
+  FakeClock clock;
+  Serve(Load("server-1", "", clock));
   auto coord = Load("coord");
   auto creds = coord->ChannelCredentials(Role::kAgent, "server-1");
   auto stub = v1::Agent::NewStub(grpc::CreateChannel(address_, creds));
@@ -206,13 +209,45 @@ TEST_F(TlsTest, ARevokedCertificateIsRefusedOnceTheListChanges) {
   };
   ASSERT_TRUE(call().ok());
   ASSERT_TRUE(RevokeCertificate(ca_, "coord").ok());
-  // The server re-reads a changed CRL at most once a second.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  // The server re-reads a changed CRL at most once a second: within it, the old list stands.
+  clock.Advance(std::chrono::milliseconds(999));
+  EXPECT_TRUE(call().ok());
+  clock.Advance(std::chrono::milliseconds(1));
   grpc::Status same_channel = call();
   EXPECT_EQ(same_channel.error_code(), grpc::StatusCode::UNAUTHENTICATED)
       << same_channel.error_message();
   EXPECT_NE(same_channel.error_message().find("revoked"), std::string::npos);
   EXPECT_FALSE(Call(creds).ok());  // a new connection fails its handshake
+}
+
+TEST_F(TlsTest, TheCrlIsReadAgainOnceASecondHasPassedOnTheContextsClock) {
+  FakeClock clock;
+  auto server = Load("server-1", "", clock);
+  ASSERT_NE(server, nullptr);
+  const std::string serial = Load("coord")->own().serial;
+  EXPECT_FALSE(server->Revoked(serial));
+  ASSERT_TRUE(RevokeCertificate(ca_, "coord").ok());
+  clock.Advance(std::chrono::milliseconds(999));
+  EXPECT_FALSE(server->Revoked(serial)) << "the list was read again within the second";
+  clock.Advance(std::chrono::milliseconds(1));
+  EXPECT_TRUE(server->Revoked(serial)) << "a second on, the changed list is read";
+}
+
+TEST_F(TlsTest, TheCaFileIsReadAgainOnceASecondHasPassedOnTheContextsClock) {
+  FakeClock clock;
+  auto server = Load("server-1", "", clock);
+  ASSERT_NE(server, nullptr);
+  const std::string before = server->CaPem();
+  const std::string other = dir_.path() + "/other";
+  ASSERT_TRUE(InitCa(other).ok());
+  const std::string replaced = forged::ReadText(other + "/ca.pem");
+  ASSERT_NE(replaced, before);
+  std::filesystem::copy_file(other + "/ca.pem", ca_ + "/ca.pem",
+                             std::filesystem::copy_options::overwrite_existing);
+  clock.Advance(std::chrono::milliseconds(999));
+  EXPECT_EQ(server->CaPem(), before);
+  clock.Advance(std::chrono::milliseconds(1));
+  EXPECT_EQ(server->CaPem(), replaced);
 }
 
 TEST_F(TlsTest, APeersChainIsVerifiedAgainstTheCaWithItsReason) {
