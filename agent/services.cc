@@ -190,8 +190,8 @@ struct ServiceManager::Interval::One {
 };
 
 ServiceManager::ServiceManager(SysEnv& env, std::vector<ServiceDef> services,
-                               ServiceOptions options)
-    : env_(env), defs_(std::move(services)), options_(std::move(options)) {}
+                               ServiceOptions options, Clock& clock)
+    : env_(env), clock_(clock), defs_(std::move(services)), options_(std::move(options)) {}
 
 ServiceManager::~ServiceManager() { StopAll(); }
 
@@ -441,7 +441,7 @@ Result<Prepared> ServiceManager::Prepare(const std::vector<std::string>& names,
       out.resets.push_back({name, Ms(std::chrono::steady_clock::now() - began).count()});
     }
     slot->started_for.window = window.window;
-    slot->last_used = std::chrono::steady_clock::now();
+    slot->last_used = clock_.Now();
     out.endpoints.push_back({name, slot->port, "127.0.0.1", slot->work_dir});
   }
   return out;
@@ -456,7 +456,7 @@ void ServiceManager::Release(const std::string& window) {
       spdlog::info("stopped service {} with its window: {}", it->first, info.Describe());
       it = running_.erase(it);
     } else {
-      instance.last_used = std::chrono::steady_clock::now();
+      instance.last_used = clock_.Now();
       ++it;
     }
   }
@@ -508,7 +508,7 @@ ServiceManager::Ended ServiceManager::StopCampaign(const std::string& campaign) 
 size_t ServiceManager::StopIdle(std::chrono::steady_clock::duration idle) {
   std::lock_guard lock(mu_);
   size_t stopped = 0;
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = clock_.Now();
   for (auto it = running_.begin(); it != running_.end();) {
     if (it->second->in_use > 0 || now - it->second->last_used < idle) {
       ++it;

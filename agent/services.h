@@ -22,6 +22,7 @@
 #include "agent/interval_sampler.h"
 #include "agent/spawn_thread.h"
 #include "agent/supervisor.h"
+#include "common/clock.h"
 #include "common/service.h"
 #include "common/status.h"
 #include "common/sysenv.h"
@@ -107,7 +108,10 @@ struct ServiceOptions {
 
 class ServiceManager {
  public:
-  ServiceManager(SysEnv& env, std::vector<ServiceDef> services, ServiceOptions options);
+  // `clock` tells when a service was last used (StopIdle); readiness and command timeouts wait
+  // on real processes and keep real time.
+  ServiceManager(SysEnv& env, std::vector<ServiceDef> services, ServiceOptions options,
+                 Clock& clock = RealClockInstance());
   ~ServiceManager();
   ServiceManager(const ServiceManager&) = delete;
   ServiceManager& operator=(const ServiceManager&) = delete;
@@ -166,6 +170,7 @@ class ServiceManager {
                   std::vector<ProbeReading>& out);
 
   SysEnv& env_;
+  Clock& clock_;
   const std::vector<ServiceDef> defs_;
   const ServiceOptions options_;
   std::mutex mu_;

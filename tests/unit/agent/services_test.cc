@@ -12,6 +12,9 @@
 #include <fstream>
 #include <thread>
 
+#include "tests/unit/support/eventually.h"
+#include "tests/unit/support/fake_clock.h"
+
 namespace benchlab {
 namespace {
 
@@ -45,12 +48,13 @@ class ServicesTest : public ::testing::Test {
     manager_.reset();
     fs::remove_all(dir_);
   }
-  ServiceManager& Make(std::vector<ServiceDef> defs, std::string service_dir = "/var/tmp") {
+  ServiceManager& Make(std::vector<ServiceDef> defs, std::string service_dir = "/var/tmp",
+                       Clock& clock = RealClockInstance()) {
     ServiceOptions options;
     options.run_root = dir_ + "/run";
     options.service_dir = std::move(service_dir);
     options.stop_grace = std::chrono::milliseconds(2000);
-    manager_ = std::make_unique<ServiceManager>(env_, std::move(defs), options);
+    manager_ = std::make_unique<ServiceManager>(env_, std::move(defs), options, clock);
     return *manager_;
   }
 
@@ -123,6 +127,30 @@ TEST_F(ServicesTest, EndingACampaignStopsItsServicesExceptThoseInAnInterval) {
   auto again = m.Prepare({"db"}, {"c1#1", "app", 2, "w3"});
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_TRUE(again->starts[0].started);
+}
+
+// docs/services.md, "When services stop": idle is measured on the manager's clock from the last
+// window that used the service; one inside a measured interval is never idle.
+TEST_F(ServicesTest, AServiceStopsOnceIdleForTheIdleTimeUnlessInAnInterval) {
+  FakeClock clock;
+  ServiceManager& m = Make({Hello("db"), Hello("cache")}, "/var/tmp", clock);
+  auto p = m.Prepare({"db", "cache"}, {"c1", "app", 1, "w1"});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  m.Release("w1");
+  auto interval = m.Begin({"cache"});
+  const auto idle = std::chrono::minutes(10);
+  clock.Advance(idle - std::chrono::milliseconds(1));
+  EXPECT_EQ(m.StopIdle(idle), 0u);
+  EXPECT_EQ(m.running(), 2u);
+  clock.Advance(std::chrono::milliseconds(1));
+  EXPECT_EQ(m.StopIdle(idle), 1u);
+  EXPECT_TRUE(m.Pids({"db"}).empty());
+  EXPECT_EQ(m.Pids({"cache"}).size(), 1u) << "a service inside an interval is not idle";
+  std::vector<ProbeReading> probes;
+  interval->End(&probes);
+  interval.reset();
+  EXPECT_EQ(m.StopIdle(idle), 1u);
+  EXPECT_EQ(m.running(), 0u);
 }
 
 TEST_F(ServicesTest, WindowAndTargetScopesStartAgainWhenTheirWindowOrTargetChanges) {
@@ -209,7 +237,7 @@ TEST_F(ServicesTest, AServiceThatDiesIsReportedAndStartedAgainForTheNextWindow) 
   ASSERT_EQ(pids.size(), 1u);
   auto interval = m.Begin({"db"});
   ASSERT_EQ(kill(pids[0], SIGKILL), 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_TRUE(Eventually([&] { return ProcessEnded(pids[0]); }));
   std::vector<ProbeReading> probes;
   std::vector<ServiceInterval> figures = interval->End(&probes);
   interval.reset();
