@@ -70,8 +70,9 @@ bool Unreachable(const grpc::Status& status) {
 
 }  // namespace
 
-AgentDaemon::AgentDaemon(SysEnv& env, AgentConfig config)
+AgentDaemon::AgentDaemon(SysEnv& env, AgentConfig config, Clock& clock)
     : env_(env),
+      clock_(clock),
       config_(std::move(config)),
       instance_(NewInstanceId(env_)),
       service_(env_, MakeIdentity(env_, config_, instance_), config_.catalogue, config_.services),
@@ -98,7 +99,7 @@ Result<HostPort> AgentDaemon::Start() {
     instance_proof_ = *proof;
   }
   if (!config_.tls.empty()) {
-    auto tls = TlsContext::Load(config_.tls);
+    auto tls = TlsContext::Load(config_.tls, clock_);
     if (!tls.ok()) return Status(tls.status().code(), "[tls]: " + tls.status().message());
     const CertificateInfo own = (*tls)->own();
     if (own.role != Role::kAgent || own.name != config_.name) {
@@ -257,7 +258,7 @@ grpc::Status AgentDaemon::RegisterOrBeat(v1::Coordinator::Stub& stub,
 }
 
 void AgentDaemon::NoteReachability(const grpc::Status& status) {
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = clock_.Now();
   if (Unreachable(status)) {
     if (!unreachable_since_) unreachable_since_ = now;
     if (!registered_ || stopped_while_unreachable_ || now - *unreachable_since_ <= LostAfter()) {

@@ -20,6 +20,7 @@
 #include "agent/server/agent_metrics.h"
 #include "agent/server/agent_service.h"
 #include "benchlab/v1/coordinator.grpc.pb.h"
+#include "common/clock.h"
 #include "common/owner_lock.h"
 #include "common/parse.h"
 #include "common/status.h"
@@ -32,7 +33,9 @@ class TlsContext;  // rpc/tls.h
 
 class AgentDaemon {
  public:
-  AgentDaemon(SysEnv& env, AgentConfig config);
+  // `clock` times how long the coordinator has been unreachable (NoteReachability) and paces the
+  // TLS files' re-reads; the pause between heartbeats and gRPC deadlines keep real time.
+  AgentDaemon(SysEnv& env, AgentConfig config, Clock& clock = RealClockInstance());
   ~AgentDaemon();
   AgentDaemon(const AgentDaemon&) = delete;
   AgentDaemon& operator=(const AgentDaemon&) = delete;
@@ -78,6 +81,7 @@ class AgentDaemon {
   bool OfferSpool(v1::Coordinator::Stub& stub);
 
   SysEnv& env_;
+  Clock& clock_;
   const AgentConfig config_;
   const std::string instance_;
   std::string instance_proof_;  // a secret: never logged

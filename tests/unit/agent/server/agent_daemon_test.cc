@@ -25,6 +25,8 @@
 #include "rpc/keepalive.h"
 #include "tests/sanitizer.h"
 #include "tests/unit/agent/server/test_http_server.h"
+#include "tests/unit/support/eventually.h"
+#include "tests/unit/support/fake_clock.h"
 
 namespace benchlab {
 namespace {
@@ -119,16 +121,6 @@ class AgentDaemonTest : public ::testing::Test {
     return config;
   }
 
-  template <typename F>
-  static bool Eventually(F done, milliseconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(milliseconds(20));
-    }
-    return true;
-  }
-
   std::string dir_;
   FakeCoordinator coordinator_;
   std::unique_ptr<grpc::Server> server_;
@@ -160,8 +152,7 @@ TEST_F(AgentDaemonTest, ASpoolOverTheMessageLimitIsOfferedInPagesAfterRestart) {
     auto left = Spool::Open(dir_ + "/state/spool");
     return left.ok() && (*left)->bytes_held() == 0;
   };
-  ASSERT_TRUE(Eventually(drained, milliseconds(30000) * kSanitizerTimeScale))
-      << "the spool was never handed over";
+  ASSERT_TRUE(Eventually(drained, milliseconds(30000))) << "the spool was never handed over";
   EXPECT_TRUE(daemon.registered());
   daemon.Shutdown();
 
@@ -179,7 +170,16 @@ TEST_F(AgentDaemonTest, TheInstanceProofIsKeptAcrossRestartsAndSentWithEveryCall
     AgentDaemon daemon(RealSysEnv(), Config());
     ASSERT_TRUE(daemon.Start().ok());
     ASSERT_TRUE(Eventually([&] { return daemon.registered(); }, milliseconds(10000)));
-    std::this_thread::sleep_for(milliseconds(300));  // a heartbeat or two
+    const int beats = [&] {
+      std::lock_guard lock(coordinator_.mu);
+      return coordinator_.heartbeats;
+    }();
+    ASSERT_TRUE(Eventually(
+        [&] {
+          std::lock_guard lock(coordinator_.mu);
+          return coordinator_.heartbeats >= beats + 1;  // a heartbeat carries it too
+        },
+        milliseconds(10000)));
     daemon.Shutdown();
   }
   std::ifstream in(dir_ + "/state/instance_proof");
@@ -317,7 +317,8 @@ TEST_F(AgentDaemonTest, TargetsStopOnceTheCoordinatorIsUnreachableLongerThanLeas
   hello.campaign_dir = dir_;
   hello.ready_timeout = milliseconds(5000);
   config.catalogue = {hello};
-  AgentDaemon daemon(RealSysEnv(), config);
+  FakeClock clock;
+  AgentDaemon daemon(RealSysEnv(), config, clock);
   auto bound = daemon.Start();
   ASSERT_TRUE(bound.ok()) << bound.status().ToString();
   ASSERT_TRUE(Eventually([&] { return daemon.registered(); }, milliseconds(10000)));
@@ -332,12 +333,35 @@ TEST_F(AgentDaemonTest, TargetsStopOnceTheCoordinatorIsUnreachableLongerThanLeas
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   ASSERT_TRUE(stub->StartTarget(&ctx, req, &started).ok());
   ASSERT_TRUE(Listening(started.port()));
+  int refused = 0;
   {
     std::lock_guard lock(coordinator_.mu);
     coordinator_.cut = true;
+    refused = coordinator_.refused;
   }
-  // The lease is 600 ms: lease and grace are 1.8 s. Generous: 10 s.
-  EXPECT_TRUE(Eventually([&] { return !Listening(started.port()); }, milliseconds(10000)))
+  // Waits until `more` further calls were refused: the daemon has then handled every refusal
+  // before the last (one call at a time, each handled before the next).
+  auto refused_more = [&](int more) {
+    const bool seen = Eventually(
+        [&] {
+          std::lock_guard lock(coordinator_.mu);
+          return coordinator_.refused >= refused + more;
+        },
+        milliseconds(10000));
+    std::lock_guard lock(coordinator_.mu);
+    refused = coordinator_.refused;
+    return seen;
+  };
+  // The outage begins at the first refused call, on the daemon's clock.
+  ASSERT_TRUE(refused_more(2));
+  // The lease is 600 ms: lease and grace are 1.8 s. At exactly that the targets still run.
+  clock.Advance(milliseconds(1800));
+  ASSERT_TRUE(refused_more(2));
+  EXPECT_TRUE(Listening(started.port())) << "stopped before the coordinator judged it lost";
+  // Past it, the next refusal stops them.
+  clock.Advance(milliseconds(1));
+  ASSERT_TRUE(refused_more(2));
+  EXPECT_FALSE(Listening(started.port()))
       << "the target of a window the coordinator has failed keeps running";
   daemon.Shutdown();
 }
@@ -361,6 +385,7 @@ TEST_F(AgentDaemonTest, ShutdownStopsALoadInProgress) {
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
   auto reader = stub->RunLoad(&ctx, req);
   ASSERT_TRUE(http.WaitOpen(2, milliseconds(5000)));
+  // The load runs on for a while: what is under test is cutting short a load well under way.
   std::this_thread::sleep_for(milliseconds(300));
   const auto begin = std::chrono::steady_clock::now();
   daemon.Shutdown();
