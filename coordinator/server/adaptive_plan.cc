@@ -1,6 +1,7 @@
 #include "coordinator/server/adaptive_plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 #include <utility>
@@ -71,6 +72,14 @@ std::vector<size_t> SelectAdaptive(const Campaign& campaign, const std::vector<P
     if (selected[i]) out.push_back(i);
   }
   return out;
+}
+
+bool BudgetSpent(const Campaign& campaign, double first_start_s,
+                 std::chrono::system_clock::time_point now) {
+  if (!campaign.stats.max_duration || !std::isfinite(first_start_s)) return false;
+  const double now_s = std::chrono::duration<double>(now.time_since_epoch()).count();
+  return now_s - first_start_s >
+         std::chrono::duration<double>(*campaign.stats.max_duration).count();
 }
 
 }  // namespace benchlab

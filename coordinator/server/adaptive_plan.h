@@ -6,6 +6,7 @@
 // them. Pure: the scheduler passes what the store holds.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <vector>
 
@@ -32,5 +33,11 @@ struct PlannedState {
 // that remain run once no matrix window is selected. A fixed campaign: every pending window.
 std::vector<size_t> SelectAdaptive(const Campaign& campaign, const std::vector<PlannedWindow>& plan,
                                    const std::vector<PlannedState>& state, bool budget_spent);
+
+// [stats] max_duration: whether more than it has passed at `now` since `first_start_s` (seconds
+// since the epoch, the first window's start as stored; NaN when none started). False without a
+// max_duration.
+bool BudgetSpent(const Campaign& campaign, double first_start_s,
+                 std::chrono::system_clock::time_point now);
 
 }  // namespace benchlab

@@ -324,14 +324,9 @@ Result<std::vector<PendingWindow>> Scheduler::Pending(int64_t campaign_id, const
       attempt[i] = it->second.attempt + 1;
     }
   }
-  // [stats] max_duration: no new round once this long has passed since the first window.
-  bool budget_spent = false;
-  if (campaign.stats.max_duration && std::isfinite(first_start)) {
-    const double now =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    budget_spent =
-        now - first_start > std::chrono::duration<double>(*campaign.stats.max_duration).count();
-  }
+  // [stats] max_duration: no new round once this long has passed since the first window, on the
+  // coordinator's clock (the registry's).
+  const bool budget_spent = BudgetSpent(campaign, first_start, agents_.clock().WallNow());
   std::vector<PendingWindow> pending;
   for (size_t i : SelectAdaptive(campaign, plan, state, budget_spent)) {
     pending.push_back({plan[i], attempt[i]});

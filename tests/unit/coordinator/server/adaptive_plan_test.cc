@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -120,6 +122,21 @@ TEST_F(AdaptivePlanTest, MaxRoundsAndTheBudgetStopAnUndecidedCell) {
   state_[0].pending = false;
   EXPECT_EQ(Rounds(/*budget_spent=*/true), (std::vector<int>{0, 0}));
   EXPECT_EQ(Rounds(/*budget_spent=*/false), (std::vector<int>{0, 3, 3}));
+}
+
+// The scheduler asks with the coordinator's clock (the registry's), so the boundary is exact.
+TEST_F(AdaptivePlanTest, TheBudgetIsSpentOnceMaxDurationHasPassedSinceTheFirstWindow) {
+  const double first_s = 1.8e9;
+  const auto first = std::chrono::system_clock::time_point(std::chrono::seconds(1'800'000'000));
+  EXPECT_FALSE(BudgetSpent(campaign_, first_s, first + std::chrono::hours(24)))
+      << "without max_duration there is no budget";
+  Campaign limited = campaign_;
+  limited.stats.max_duration = std::chrono::hours(1);
+  EXPECT_FALSE(BudgetSpent(limited, first_s, first + std::chrono::hours(1)));
+  EXPECT_TRUE(
+      BudgetSpent(limited, first_s, first + std::chrono::hours(1) + std::chrono::milliseconds(1)));
+  EXPECT_FALSE(BudgetSpent(limited, std::nan(""), first + std::chrono::hours(24)))
+      << "no window has started";
 }
 
 TEST_F(AdaptivePlanTest, ReRunsAndARoundCutOffAreFinishedEvenWhenDecided) {
