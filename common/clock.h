@@ -1,5 +1,35 @@
 // Clock: the injected source of time. Intervals use the monotonic clock; wall time is only for
-// what a person reads (timestamps in the store). Tests use a FakeClock that nothing sleeps on.
+// what a person reads (timestamps in the store). Tests use a FakeClock
+// (tests/unit/support/fake_clock.h) that nothing sleeps on. Thread-safe implementations only.
+//
+// Through the seam: every decision that turns on elapsed time and that a test must be able to
+// put on either side of its boundary without waiting. Each class takes a Clock& that defaults to
+// RealClockInstance():
+//   - the coordinator's agent leases and placement (AgentRegistry), the window protocol's step
+//     timings and window start and end (window_runner, window_load), the [stats] max_duration
+//     budget (Scheduler, through the registry's clock), dashboard sessions and token expiry
+//     (DashboardAuth);
+//   - the agent's "coordinator unreachable longer than lease and grace" stop (AgentDaemon) and
+//     idle side services (ServiceManager::StopIdle);
+//   - the CRL and CA re-read once a second and the refusal windows (TlsContext,
+//     HandshakeRefusals); the CLI's progress and ETA (ProgressPrinter).
+// Not through it, read directly:
+//   - the load generator's timestamps (loadgen/worker.cc, loadgen/engine.cc): read per request on
+//     the hot path, and the run's marks on the same clock (docs/load.md, "Threads, CPUs and the
+//     engine");
+//   - gRPC deadlines (set_deadline) outside the window protocol: gRPC enforces them against the
+//     real clock, so a fake one would only make them wrong;
+//   - waits on something real, whose bound is a real time: a process's exit (TargetProcess),
+//     a service's readiness and its commands, a socket's poll, the embedded lab's start-up;
+//   - measurements that only report (startup_ms, a step's wall time, an RPC's duration in
+//     /metrics, a sampler's interval paced by a real wait);
+//   - certificate validity, which is judged against the real dates the certificates carry;
+//   - timestamps written to the store outside the window protocol (a campaign's created_at,
+//     audit rows) and the audit prune at coordinator start, which compares them with the real
+//     date; the HTTP front's refusal log line, at most one per 10 s;
+//   - the CLI commands' own "now", read once per run: `token` and `agents` pass it to the pure
+//     functions that decide (ParseTokenExpiry, TokenExpired, CertificateWarnings), which tests
+//     call with the time they choose; `audit --since 24h` counts back from it.
 #pragma once
 
 #include <chrono>

@@ -224,6 +224,7 @@ bool SleepUnlessStopped(std::chrono::steady_clock::time_point until,
                         const std::atomic<bool>& stop) {
   constexpr auto kStopPoll = LoadOptions::kStopLatency / 5;
   while (!Stopped(stop)) {
+    // Direct, not Clock: the workers' clock, on the hot path (docs/load.md, "Threads, CPUs").
     const auto now = std::chrono::steady_clock::now();
     if (now >= until) return true;
     std::this_thread::sleep_for(
@@ -311,6 +312,7 @@ Result<LoadResult> GenerateLoad(const LoadOptions& options, const MeasureMarkFn&
   }
 
   // The clock starts only now that every worker is pinned and ready.
+  // Direct, not Clock: the workers' clock, on the hot path (docs/load.md, "Threads, CPUs").
   const auto start = std::chrono::steady_clock::now();
   const auto measure_start = start + options.warmup;
   const auto end = measure_start + options.duration;
@@ -326,22 +328,26 @@ Result<LoadResult> GenerateLoad(const LoadOptions& options, const MeasureMarkFn&
   if (setup.ok()) {
     stopped = !SleepUnlessStopped(measure_start, stop);
     if (!stopped) {
+      // Direct, not Clock: the workers' clock, on the hot path (docs/load.md, "Threads, CPUs").
       result.measure_start = std::chrono::system_clock::now();
       if (on_mark) on_mark(true);
       stopped = !SleepUnlessStopped(end, stop);
     }
     if (!stopped) {
+      // Direct, not Clock: the workers' clock, on the hot path (docs/load.md, "Threads, CPUs").
       result.measure_end = std::chrono::system_clock::now();
       if (on_mark) on_mark(false);
     }
   }
   // Seen here, the stop happened just now; seen by the workers only (in the drain), it
   // happened within their kMaxSweepNs of the join's end.
+  // Direct, not Clock: the workers' clock, on the hot path (docs/load.md, "Threads, CPUs").
   auto stopped_at = std::chrono::steady_clock::now();
   for (std::thread& t : pool) t.join();
   BENCHLAB_RETURN_IF_ERROR(setup);
   for (const Status& st : statuses) BENCHLAB_RETURN_IF_ERROR(st);
   if (!stopped) {
+    // Direct, not Clock: the workers' clock, on the hot path (docs/load.md, "Threads, CPUs").
     stopped_at = std::chrono::steady_clock::now();
     for (const auto& w : workers) stopped |= w->result().stopped;
   }

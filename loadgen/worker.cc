@@ -33,6 +33,7 @@ uint64_t ToUs(int64_t ns) { return ns <= 0 ? 0 : static_cast<uint64_t>((ns + 500
 }  // namespace
 
 int64_t MonotonicNowNs() {
+  // Direct, not through Clock: read per request on the hot path (docs/load.md, "Threads, CPUs").
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
