@@ -15,6 +15,7 @@
 #include "coordinator/gates.h"
 #include "coordinator/server/coordinator_daemon.h"
 #include "coordinator/server/window_runner.h"
+#include "tests/unit/support/eventually.h"
 
 namespace benchlab {
 namespace {
@@ -123,12 +124,7 @@ class LabTest : public ::testing::Test {
     ASSERT_TRUE(load_->Start().ok());
     auto channel = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
     stub_ = v1::Coordinator::NewStub(channel);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!(server_->registered() && load_->registered()) &&
-           std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    ASSERT_TRUE(server_->registered() && load_->registered());
+    ASSERT_TRUE(Eventually([&] { return server_->registered() && load_->registered(); }));
   }
 
   void TearDown() override {
@@ -323,6 +319,7 @@ TEST_F(LabTest, TargetMissingFromTheCatalogueIsNeverStarted) {
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
   ASSERT_TRUE(stub_->SubmitCampaign(&ctx, req, &reply).ok());
+  // What is checked is that nothing happens: only time can show it.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   auto campaign = coordinator_->store().FindCampaign("absent");
   ASSERT_TRUE(campaign.ok() && campaign->has_value());
@@ -422,12 +419,10 @@ TEST_F(LabTest, AnAdaptiveCampaignStopsWhenDecidedAndRunsToMaxWhenNot) {
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
   ASSERT_TRUE(stub_->RerunWindows(&ctx, req, &reply).ok());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (Stored(*coordinator_, "decided").size() < before + 1 &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // nothing more may follow
+  EXPECT_TRUE(Eventually([&] { return Stored(*coordinator_, "decided").size() >= before + 1; },
+                         std::chrono::milliseconds(60000)));
+  // Nothing more may follow: only time can show it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   rows = Stored(*coordinator_, "decided");
   ASSERT_EQ(rows.size(), before + 1);
   EXPECT_EQ(rows.back().attempt, 2);
@@ -568,10 +563,8 @@ TEST_F(LabTest, ACancelledCampaignStopsBeforeItsNextWindow) {
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
   ASSERT_TRUE(stub_->SubmitCampaign(&ctx, req, &reply).ok());
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (Stored(*coordinator_, "stopped").empty() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  EXPECT_TRUE(Eventually([&] { return !Stored(*coordinator_, "stopped").empty(); },
+                         std::chrono::milliseconds(30000)));
   v1::CancelCampaignRequest cancel;
   cancel.set_name("stopped");
   v1::CancelCampaignReply cancelled;
@@ -596,14 +589,12 @@ TEST_F(LabTest, ACancelledCampaignStopsBeforeItsNextWindow) {
   // The window running when the cancel arrived finishes and is stored (its claim goes with it);
   // nothing starts after it.
   const size_t at_cancel = Stored(*coordinator_, "stopped").size();
-  auto settle_by = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (Claims(dir_ + "/lab.db") > 0 && std::chrono::steady_clock::now() < settle_by) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  EXPECT_EQ(Claims(dir_ + "/lab.db"), 0);
+  EXPECT_TRUE(
+      Eventually([&] { return Claims(dir_ + "/lab.db") == 0; }, std::chrono::milliseconds(60000)));
   const size_t settled = Stored(*coordinator_, "stopped").size();
   EXPECT_LE(settled, at_cancel + 1);
   EXPECT_LT(settled, 80u);
+  // Nothing runs after a cancel: only time can show it.
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
   EXPECT_EQ(Stored(*coordinator_, "stopped").size(), settled) << "nothing runs after a cancel";
 

@@ -17,6 +17,7 @@
 #include "coordinator/server/coordinator_daemon.h"
 #include "coordinator/server/stream_slots.h"
 #include "rpc/tls.h"
+#include "tests/unit/support/eventually.h"
 #include "tests/unit/support/forged_tls.h"
 #include "tests/unit/support/temp_dir.h"
 #include "tls/ca.h"
@@ -83,12 +84,7 @@ class TlsRolesTest : public ::testing::Test {
       auto started = agents_.back()->Start();
       ASSERT_TRUE(started.ok()) << started.status().ToString();
     }
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!(agents_[0]->registered() && agents_[1]->registered()) &&
-           std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    ASSERT_TRUE(agents_[0]->registered() && agents_[1]->registered());
+    ASSERT_TRUE(Eventually([&] { return agents_[0]->registered() && agents_[1]->registered(); }));
   }
 
   void TearDown() override {
@@ -246,16 +242,14 @@ TEST_F(TlsRolesTest, AnOperatorsCampaignRunsOverMutualTlsEndToEnd) {
   auto alice = As("alice");
   grpc::Status submitted = Submit(*alice);
   ASSERT_TRUE(submitted.ok()) << submitted.error_message();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   std::string state;
-  while (std::chrono::steady_clock::now() < deadline) {
-    auto row = coordinator_->store().FindCampaign("roles");
-    if (row.ok() && row->has_value()) {
-      state = (*row)->state;
-      if (state == "done" || state == "failed") break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  Eventually(
+      [&] {
+        auto row = coordinator_->store().FindCampaign("roles");
+        if (row.ok() && row->has_value()) state = (*row)->state;
+        return state == "done" || state == "failed";
+      },
+      std::chrono::milliseconds(30000));
   ASSERT_EQ(state, "done");
   // The submit is audited as the operator's, under the campaign's name.
   auto audit = coordinator_->store().ListAudit("");
@@ -368,8 +362,12 @@ TEST_F(TlsRolesTest, ACertificateRevokedOnAnOpenConnectionIsAuditedByName) {
   };
   ASSERT_TRUE(list().ok());
   ASSERT_TRUE(RevokeCertificate(ca_, "victor").ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // the CRL is re-read each second
-  grpc::Status refused = list();
+  // The coordinator re-reads a changed CRL at most once a second; until then calls pass.
+  grpc::Status refused;
+  Eventually([&] {
+    refused = list();
+    return !refused.ok();
+  });
   ASSERT_EQ(refused.error_code(), grpc::StatusCode::UNAUTHENTICATED) << refused.error_message();
   auto audit = coordinator_->store().ListAudit("");
   ASSERT_TRUE(audit.ok());

@@ -25,6 +25,7 @@
 #include "coordinator/window_token.h"
 #include "rpc/status.h"
 #include "tests/unit/support/answering_agent.h"
+#include "tests/unit/support/eventually.h"
 
 namespace benchlab {
 namespace {
@@ -179,11 +180,13 @@ std::string RunTwoWindows(Store& store, Served& server, Served& load, int64_t* c
   *campaign_id = submitted->campaign_id;
   scheduler.Start();
   std::string state;
-  for (int i = 0; i < 400 && state != "done" && state != "failed"; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    auto row = store.FindCampaign("tokens");
-    if (row.ok() && row->has_value()) state = (*row)->state;
-  }
+  Eventually(
+      [&] {
+        auto row = store.FindCampaign("tokens");
+        if (row.ok() && row->has_value()) state = (*row)->state;
+        return state == "done" || state == "failed";
+      },
+      std::chrono::milliseconds(20000));
   scheduler.Stop();
   return state;
 }
@@ -454,11 +457,13 @@ TEST_F(SchedulerTest, TheLimitCountsEveryPairThatAllPairsFinds) {
     EXPECT_TRUE(submitted.ok()) << "one pair's plan (2 windows) is within the limit";
     scheduler.Start();
     CampaignRow row;
-    for (int i = 0; i < 400 && row.state != "done" && row.state != "failed"; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      auto found = (*store)->FindCampaign("tokens");
-      if (found.ok() && found->has_value()) row = **found;
-    }
+    Eventually(
+        [&] {
+          auto found = (*store)->FindCampaign("tokens");
+          if (found.ok() && found->has_value()) row = **found;
+          return row.state == "done" || row.state == "failed";
+        },
+        std::chrono::milliseconds(20000));
     scheduler.Stop();
     return row;
   };
