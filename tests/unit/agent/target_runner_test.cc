@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/parse.h"
+#include "tests/unit/support/eventually.h"
 
 namespace benchlab {
 namespace {
@@ -199,12 +200,10 @@ TEST_F(TargetRunnerTest, CookieIsInTheEnvironmentAndTargetsDieWithTheirSpawnThre
     leaked.reset(running->process.release());  // as if the agent crashed: nobody stops it
   }
   // The spawn thread is gone, so PR_SET_PDEATHSIG has killed the target.
-  for (int i = 0; i < 200 && kill(pid, 0) == 0; ++i) {
-    int status = 0;
-    waitpid(pid, &status, WNOHANG);
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_NE(kill(pid, 0), 0);
+  EXPECT_TRUE(Eventually([&] {
+    waitpid(pid, nullptr, WNOHANG);
+    return kill(pid, 0) != 0;
+  }));
 }
 
 TEST_F(TargetRunnerTest, VersionCommandGivesItsFirstLine) {

@@ -9,8 +9,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
+
+#include "tests/unit/support/eventually.h"
 
 namespace benchlab {
 namespace {
@@ -118,9 +122,14 @@ TEST_F(WindowProfilerTest, CodeMappedBeforeTheWindowIsNamed) {
   // The library is mapped while sampling is off, before the window.
   ASSERT_EQ(write(go[1], "x", 1), 1);
   close(go[1]);
-  std::this_thread::sleep_for(milliseconds(500));
+  ASSERT_TRUE(Eventually([&] {
+    std::ifstream maps("/proc/" + std::to_string(burner_) + "/maps");
+    const std::string text((std::istreambuf_iterator<char>(maps)),
+                           std::istreambuf_iterator<char>());
+    return text.find("liblzma.so") != std::string::npos;
+  }));
   ASSERT_TRUE((*profiler)->Enable(milliseconds(5000)).ok());
-  std::this_thread::sleep_for(milliseconds(500));
+  std::this_thread::sleep_for(milliseconds(500));  // the window: samples are taken
   auto folded = (*profiler)->Finish(milliseconds(20000));
   ASSERT_TRUE(folded.ok()) << folded.status().message();
   uint64_t named = 0;

@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "tests/unit/support/eventually.h"
 #include "tests/unit/support/slow_clients.h"
 #include "tls/ca.h"
 
@@ -279,7 +280,7 @@ TEST_F(HttpServerTest, StopLetsAnAnswerOnItsWayFinish) {
   const int fd = Connect();
   const int idle = Connect();
   ASSERT_TRUE(SendAll(fd, Get("/slow")));
-  while (!entered) std::this_thread::sleep_for(milliseconds(5));
+  ASSERT_TRUE(Eventually([&] { return entered.load(); }));
   server_->Stop();
   const std::string answer = ReadAnswer(fd, milliseconds(100));
   EXPECT_EQ(answer.substr(answer.find("\r\n\r\n") + 4), "done") << answer;
