@@ -13,6 +13,7 @@
 #include "agent/server/agent_daemon.h"
 #include "benchlab/v1/coordinator.grpc.pb.h"
 #include "coordinator/server/coordinator_daemon.h"
+#include "tests/unit/support/eventually.h"
 
 namespace benchlab {
 namespace {
@@ -67,17 +68,13 @@ class FleetTest : public ::testing::Test {
       agents_.push_back(std::make_unique<AgentDaemon>(RealSysEnv(), config));
       ASSERT_TRUE(agents_.back()->Start().ok());
     }
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     auto all_registered = [&] {
       for (auto& a : agents_) {
         if (!a->registered()) return false;
       }
       return true;
     };
-    while (!all_registered() && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    ASSERT_TRUE(all_registered());
+    ASSERT_TRUE(Eventually(all_registered));
     stub_ =
         v1::Coordinator::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   }

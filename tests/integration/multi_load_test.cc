@@ -21,6 +21,7 @@
 #include "coordinator/server/coordinator_daemon.h"
 #include "coordinator/server/window_runner.h"
 #include "coordinator/window_token.h"
+#include "tests/unit/support/eventually.h"
 
 namespace benchlab {
 namespace {
@@ -126,17 +127,13 @@ class MultiLoadTest : public ::testing::Test {
   }
 
   void WaitRegistered() {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     auto all = [&] {
       for (auto& [name, agent] : agents_) {
         if (!agent->registered()) return false;
       }
       return true;
     };
-    while (!all() && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    ASSERT_TRUE(all());
+    ASSERT_TRUE(Eventually(all));
   }
 
   std::string SpoolDir(const std::string& agent) const { return dir_ + "/" + agent + "/spool"; }
