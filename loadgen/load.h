@@ -102,7 +102,9 @@ struct ErrorCounts {
 };
 
 // One second of the measured interval, by completion time (the drain counts in the last one).
-struct SeriesPoint {
+// Not "SeriesPoint": that is a campaign of a series (analysis/changepoint.h), and two classes of
+// one name in one namespace break the one-definition rule in the binary that links both.
+struct SecondPoint {
   uint32_t t = 0;  // seconds since the measured interval began
   uint64_t requests = 0;
   uint64_t p99_us = 0;  // of latency_us in that second (timed-out requests included)
@@ -152,7 +154,7 @@ struct LoadResult {
   bool generator_bound = false;
   double cpu_user_s = 0;  // all workers, over the interval and the drain
   double cpu_sys_s = 0;
-  std::vector<SeriesPoint> series;
+  std::vector<SecondPoint> series;
   SyscallCounts syscalls;                     // whole run, warm-up included
   int peak_connections = 0;                   // the sum of each thread's most open at once
   std::vector<std::vector<int>> worker_cpus;  // each worker's affinity, as the worker saw it

@@ -89,7 +89,7 @@ std::string FormatLoadResult(const LoadOptions& options, const LoadResult& resul
   }
   if (result.series.size() > 1) {
     uint64_t lo = UINT64_MAX, hi = 0;
-    for (const SeriesPoint& p : result.series) {
+    for (const SecondPoint& p : result.series) {
       lo = std::min(lo, p.requests);
       hi = std::max(hi, p.requests);
     }
@@ -176,7 +176,7 @@ std::string LoadResultToJson(const LoadResult& result) {
                            {"max", result.generator_lag_us.Max()}};
   j["cpu"] = {{"user_s", result.cpu_user_s}, {"sys_s", result.cpu_sys_s}};
   nlohmann::ordered_json series = nlohmann::ordered_json::array();
-  for (const SeriesPoint& p : result.series) {
+  for (const SecondPoint& p : result.series) {
     series.push_back({{"t", p.t}, {"requests", p.requests}, {"p99_us", p.p99_us}});
   }
   j["series"] = series;

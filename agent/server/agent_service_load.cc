@@ -174,7 +174,7 @@ Status LoadWithGenerator(const LoadOptions& options, const MeasureMarkFn& mark,
   out->set_reconnects(result->reconnects);
   for (double cpu : result->thread_cpu_s) out->add_thread_cpu_s(cpu);
   for (uint64_t n : result->per_second_requests) out->add_per_second_requests(n);
-  for (const SeriesPoint& point : result->series) out->add_per_second_p99_us(point.p99_us);
+  for (const SecondPoint& point : result->series) out->add_per_second_p99_us(point.p99_us);
   out->set_mismatches(result->errors.mismatch);
   out->set_open_loop(result->open_loop);
   out->set_rate(result->rate);

@@ -50,7 +50,7 @@ Behavior Server(int batch, int close_every = 0) {
 
 uint64_t SeriesSum(const LoadResult& r) {
   uint64_t sum = 0;
-  for (const SeriesPoint& p : r.series) sum += p.requests;
+  for (const SecondPoint& p : r.series) sum += p.requests;
   return sum;
 }
 
