@@ -41,21 +41,10 @@ const json& At(const json& obj, const char* key) {
   return it != obj.end() ? *it : kNull;
 }
 
-// By CompareMetric: the --metric flag, the run of record's key, the column label.
-constexpr const char* kMetricNames[kCompareMetricCount][3] = {
-    {"rps", "rps", "req/s"}, {"cpu", "cpu_us_per_request", "CPU µs/req"}, {"p99", "p99_us", "p99"}};
-
 }  // namespace
 
-const char* CompareMetricFlag(CompareMetric m) { return kMetricNames[static_cast<int>(m)][0]; }
-const char* CompareMetricKey(CompareMetric m) { return kMetricNames[static_cast<int>(m)][1]; }
-const char* CompareMetricLabel(CompareMetric m) { return kMetricNames[static_cast<int>(m)][2]; }
-bool HigherIsBetter(CompareMetric m) { return m == CompareMetric::kRps; }
-std::optional<CompareMetric> ParseCompareMetric(const std::string& flag) {
-  for (CompareMetric m : kCompareMetrics) {
-    if (flag == CompareMetricFlag(m) || flag == CompareMetricKey(m)) return m;
-  }
-  return std::nullopt;
+bool IsCompared(Metric m) {
+  return std::find(kComparedMetrics.begin(), kComparedMetrics.end(), m) != kComparedMetrics.end();
 }
 
 const char* DeltaVerdictName(DeltaVerdict v) {
@@ -147,9 +136,8 @@ UnpairedInterval WelchLogInterval(const std::vector<double>& a_values,
   return out;
 }
 
-DeltaVerdict JudgeUnpaired(const UnpairedInterval& interval, CompareMetric metric, double margin) {
-  const Better better = HigherIsBetter(metric) ? Better::kHigher : Better::kLower;
-  switch (JudgeInterval(interval.ratio, better, margin)) {
+DeltaVerdict JudgeUnpaired(const UnpairedInterval& interval, Metric metric, double margin) {
+  switch (JudgeInterval(interval.ratio, MetricBetter(metric), margin)) {
     case IntervalVerdict::kAhead:
       return DeltaVerdict::kBetter;
     case IntervalVerdict::kBehind:
@@ -172,7 +160,7 @@ std::string LoadLevelWords(const std::string& level) {
   return level;
 }
 
-NoiseRule JudgeByNoiseFloor(const SideFigure& a, const SideFigure& b, CompareMetric metric) {
+NoiseRule JudgeByNoiseFloor(const SideFigure& a, const SideFigure& b, Metric metric) {
   NoiseRule d;
   auto usable = [](const SideFigure& s) { return s.n > 0 && std::isfinite(s.median); };
   if (!usable(a) || !usable(b)) {
@@ -224,7 +212,7 @@ NoiseRule JudgeByNoiseFloor(const SideFigure& a, const SideFigure& b, CompareMet
     d.reason = "ranges overlap (" + ranges + ")";
     return d;
   }
-  const bool better = HigherIsBetter(metric) ? d.delta > 0 : d.delta < 0;
+  const bool better = MetricBetter(metric) == Better::kHigher ? d.delta > 0 : d.delta < 0;
   d.verdict = better ? DeltaVerdict::kBetter : DeltaVerdict::kWorse;
   d.reason = "Δ " + SignedPercent(d.delta) + " beyond " + limit + ", ranges apart (" + ranges + ")";
   return d;
@@ -232,8 +220,8 @@ NoiseRule JudgeByNoiseFloor(const SideFigure& a, const SideFigure& b, CompareMet
 
 namespace {
 
-SideFigure FigureOf(const json& target, CompareMetric m, std::optional<double> floor) {
-  const json& s = At(At(target, "metrics"), CompareMetricKey(m));
+SideFigure FigureOf(const json& target, Metric m, std::optional<double> floor) {
+  const json& s = At(At(target, "metrics"), MetricName(m));
   SideFigure f;
   const double n = NumberAt(s, "n");
   f.n = std::isfinite(n) ? static_cast<int>(n) : 0;
@@ -258,8 +246,8 @@ CompareSide SideOf(const json& record, const std::string& source) {
     for (const json& entry : floors) {
       CompareSide::PairFloors pf;
       pf.pair = TextAt(entry, "pair");
-      for (CompareMetric m : kCompareMetrics) {
-        const double f = NumberAt(At(At(entry, "metrics"), CompareMetricKey(m)), "fraction");
+      for (Metric m : kComparedMetrics) {
+        const double f = NumberAt(At(At(entry, "metrics"), MetricName(m)), "fraction");
         if (std::isfinite(f)) pf.floors[static_cast<int>(m)] = f;
       }
       side.noise_floors.push_back(pf);
@@ -289,7 +277,7 @@ CompareSide SideOf(const json& record, const std::string& source) {
   return side;
 }
 
-std::optional<double> FloorOf(const CompareSide& side, const std::string& pair, CompareMetric m) {
+std::optional<double> FloorOf(const CompareSide& side, const std::string& pair, Metric m) {
   for (const auto& pf : side.noise_floors) {
     if (pf.pair == pair) return pf.floors[static_cast<int>(m)];
   }
@@ -298,8 +286,8 @@ std::optional<double> FloorOf(const CompareSide& side, const std::string& pair, 
 
 using CellId = std::tuple<std::string, std::string, std::string>;  // pair, scenario, load level
 
-// One target's figures in one cell by round, per metric (CompareMetric's order).
-using RoundFigures = std::array<std::map<int64_t, double>, kCompareMetricCount>;
+// One target's figures in one cell by round, indexed by Metric (the compared ones filled).
+using RoundFigures = std::array<std::map<int64_t, double>, kMetricCount>;
 using CellRounds = std::map<CellId, std::map<std::string, RoundFigures>>;
 
 // The figures the intervals are computed from: per cell, target and round, the newest attempt of
@@ -319,8 +307,8 @@ CellRounds RoundsOf(const json& record) {
     RoundFigures& figures = out[{TextAt(w, "pair"), TextAt(w, "scenario"), TextAt(w, "load_level")}]
                                [TextAt(w, "target")];
     const int64_t round = At(w, "round").get<int64_t>();
-    for (CompareMetric m : kCompareMetrics) {
-      figures[static_cast<int>(m)][round] = NumberAt(*newest, CompareMetricKey(m));
+    for (Metric m : kComparedMetrics) {
+      figures[static_cast<int>(m)][round] = NumberAt(*newest, MetricName(m));
     }
   }
   return out;
@@ -336,8 +324,8 @@ const RoundFigures* FiguresOf(const CellRounds& rounds, const CellId& cell,
 
 // The values an interval is computed from: the target's figures by round (absolute), or its
 // ratios to the baseline's figure of the same round (rounds where both have one).
-std::vector<double> ValuesOf(const RoundFigures* target, const RoundFigures* baseline,
-                             CompareMetric m, IntervalBasis basis) {
+std::vector<double> ValuesOf(const RoundFigures* target, const RoundFigures* baseline, Metric m,
+                             IntervalBasis basis) {
   std::vector<double> values;
   if (target == nullptr) return values;
   const auto& mine = (*target)[static_cast<int>(m)];
@@ -447,7 +435,7 @@ RecordComparison CompareRecords(const json& a, const json& b, const std::string&
       const IntervalBasis basis = !out.baseline.empty() && r.target != out.baseline
                                       ? IntervalBasis::kBaseline
                                       : IntervalBasis::kAbsolute;
-      for (CompareMetric m : kCompareMetrics) {
+      for (Metric m : kComparedMetrics) {
         MetricDelta& md = cd.metrics[static_cast<int>(m)];
         md.a = r.a ? FigureOf(*r.a, m, FloorOf(out.a, r.pair, m)) : SideFigure{};
         md.b = r.b ? FigureOf(*r.b, m, FloorOf(out.b, r.pair, m)) : SideFigure{};
@@ -472,9 +460,9 @@ RecordComparison CompareRecords(const json& a, const json& b, const std::string&
   return out;
 }
 
-std::vector<CompareMetric> GatedMetrics(const std::vector<CompareMetric>& selected) {
-  std::vector<CompareMetric> gated;
-  for (CompareMetric m : {CompareMetric::kRps, CompareMetric::kCpu}) {
+std::vector<Metric> GatedMetrics(const std::vector<Metric>& selected) {
+  std::vector<Metric> gated;
+  for (Metric m : {Metric::kRps, Metric::kCpuUsPerRequest}) {
     if (std::find(selected.begin(), selected.end(), m) != selected.end()) gated.push_back(m);
   }
   return gated;
@@ -488,15 +476,15 @@ std::string CellName(const CellDelta& c) {
 }  // namespace
 
 std::vector<Regression> FindRegressions(const RecordComparison& c,
-                                        const std::vector<CompareMetric>& selected, double pct) {
+                                        const std::vector<Metric>& selected, double pct) {
   std::vector<Regression> out;
   for (const CellDelta& cell : c.cells) {
     if (cell.presence != Presence::kBoth) continue;
-    for (CompareMetric m : GatedMetrics(selected)) {
+    for (Metric m : GatedMetrics(selected)) {
       const MetricDelta& d = cell.of(m);
       if (d.verdict != DeltaVerdict::kWorse) continue;
       const double change = d.interval.ratio.estimate - 1;
-      const double worse_by = HigherIsBetter(m) ? -change : change;
+      const double worse_by = MetricBetter(m) == Better::kHigher ? -change : change;
       if (worse_by * 100 <= pct + kSlack) continue;
       out.push_back({CellName(cell), cell.pair, cell.scenario, cell.load_level, cell.target, m,
                      change, d.reason});

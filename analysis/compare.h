@@ -17,16 +17,13 @@
 
 namespace benchlab {
 
-// The figures compared: the run of record's `rps`, `cpu_us_per_request` and `p99_us`.
-enum class CompareMetric { kRps, kCpu, kP99 };
-inline constexpr int kCompareMetricCount = 3;
-inline constexpr std::array<CompareMetric, kCompareMetricCount> kCompareMetrics = {
-    CompareMetric::kRps, CompareMetric::kCpu, CompareMetric::kP99};
-const char* CompareMetricFlag(CompareMetric m);   // "rps", "cpu", "p99" (--metric)
-const char* CompareMetricKey(CompareMetric m);    // "rps", "cpu_us_per_request", "p99_us"
-const char* CompareMetricLabel(CompareMetric m);  // "req/s", "CPU µs/req", "p99"
-bool HigherIsBetter(CompareMetric m);             // req/s only
-std::optional<CompareMetric> ParseCompareMetric(const std::string& flag);
+// The figures compared (analysis/figure.h): the run of record's `rps`, `cpu_us_per_request` and
+// `p99_us`, by default all three; --figure (alias --metric) chooses among them by short or full
+// name. Per-figure arrays below are indexed by Metric and hold only these.
+inline constexpr int kComparedMetricCount = 3;
+inline constexpr std::array<Metric, kComparedMetricCount> kComparedMetrics = {
+    Metric::kRps, Metric::kCpuUsPerRequest, Metric::kP99Us};
+bool IsCompared(Metric m);
 
 // B's figure against A's: better or worse by the figure's direction, close, inconclusive (the
 // interval verdict only), or n/a.
@@ -121,7 +118,7 @@ struct MetricDelta {
 // The interval's verdict against `margin`, by the figure's direction: the whole interval beyond
 // the margin on the better side is better, on the worse side worse; inside ±margin close;
 // reaching across an edge of it inconclusive; no interval n/a (JudgeInterval's rule).
-DeltaVerdict JudgeUnpaired(const UnpairedInterval& interval, CompareMetric metric, double margin);
+DeltaVerdict JudgeUnpaired(const UnpairedInterval& interval, Metric metric, double margin);
 
 // The noise-floor rule (docs/compare.md, "The noise-floor rule"), in this order:
 //   1. a side without a valid figure, or A's median not above 0: n/a;
@@ -130,7 +127,7 @@ DeltaVerdict JudgeUnpaired(const UnpairedInterval& interval, CompareMetric metri
 //   3. |delta| <= threshold: close;
 //   4. the ranges (min to max) of A and B overlap: close;
 //   5. otherwise better or worse, by the metric's direction.
-NoiseRule JudgeByNoiseFloor(const SideFigure& a, const SideFigure& b, CompareMetric metric);
+NoiseRule JudgeByNoiseFloor(const SideFigure& a, const SideFigure& b, Metric metric);
 
 // A row of the comparison: one target in one cell (pair, scenario, load level), matched by name.
 enum class Presence { kBoth, kOnlyA, kOnlyB };
@@ -140,8 +137,8 @@ struct CellDelta {
   std::string load_level;  // "c64", "r5000"
   std::string target;
   Presence presence = Presence::kBoth;
-  std::array<MetricDelta, kCompareMetricCount> metrics;  // figures of the side(s) present
-  const MetricDelta& of(CompareMetric m) const { return metrics[static_cast<int>(m)]; }
+  std::array<MetricDelta, kMetricCount> metrics;  // figures of the side(s) present
+  const MetricDelta& of(Metric m) const { return metrics[static_cast<int>(m)]; }
 };
 
 // What the header says about one side.
@@ -153,7 +150,7 @@ struct CompareSide {
   std::string generated_by;
   struct PairFloors {
     std::string pair;
-    std::array<std::optional<double>, kCompareMetricCount> floors;
+    std::array<std::optional<double>, kMetricCount> floors;
   };
   std::vector<PairFloors> noise_floors;  // one entry per pair, as the record lists them
   std::vector<std::string> hosts;        // "server: AMD EPYC, 2 cores, kernel 6.1.0", distinct
@@ -177,17 +174,17 @@ RecordComparison CompareRecords(const nlohmann::json& a, const nlohmann::json& b
                                 const CompareRule& rule = {});
 
 struct CompareOptions {
-  std::vector<CompareMetric> metrics = {kCompareMetrics.begin(), kCompareMetrics.end()};
+  std::vector<Metric> metrics = {kComparedMetrics.begin(), kComparedMetrics.end()};
   std::optional<double> fail_on_regression_pct;  // percent, e.g. 5 for 5%
 };
 
 // The metrics `--fail-on-regression` judges: req/s and CPU µs/request, of those selected.
-std::vector<CompareMetric> GatedMetrics(const std::vector<CompareMetric>& selected);
+std::vector<Metric> GatedMetrics(const std::vector<Metric>& selected);
 
 struct Regression {
   std::string cell;  // "hello · c8 · nginx" (pair first in a fleet campaign)
   std::string pair, scenario, load_level, target;
-  CompareMetric metric = CompareMetric::kRps;
+  Metric metric = Metric::kRps;
   double change = kNaN;  // the interval's estimate - 1: -0.06 is B at 94% of A
   std::string reason;
 };
@@ -195,7 +192,7 @@ struct Regression {
 // margin on the worse side) and whose estimate is worse than A by more than `pct` percent:
 // (1 - estimate) * 100 > pct for req/s, (estimate - 1) * 100 > pct for CPU µs/request.
 std::vector<Regression> FindRegressions(const RecordComparison& c,
-                                        const std::vector<CompareMetric>& selected, double pct);
+                                        const std::vector<Metric>& selected, double pct);
 
 // The terminal's tables, Markdown, or {"format": "benchlab-compare", "version": 2, ...}.
 std::string FormatCompareText(const RecordComparison& c, const CompareOptions& options);

@@ -21,17 +21,19 @@ std::string Printf(const char* fmt, Args... args) {
   return buf;
 }
 
-inline std::string Figure(CompareMetric m, double v) {
+// A compared figure's value (kComparedMetrics); kMissing for any other figure.
+inline std::string Figure(Metric m, double v) {
   if (!std::isfinite(v)) return kMissing;
   switch (m) {
-    case CompareMetric::kRps:
+    case Metric::kRps:
       return Thousands(v);
-    case CompareMetric::kCpu:
+    case Metric::kCpuUsPerRequest:
       return v < 10 ? Printf("%.2f", v) : Printf("%.1f", v);
-    case CompareMetric::kP99:
+    case Metric::kP99Us:
       return Micros(v);
+    default:
+      return kMissing;
   }
-  return kMissing;
 }
 inline std::string Percent(double fraction) {
   return std::isfinite(fraction) ? Printf("%.1f%%", fraction * 100) : kMissing;

@@ -78,7 +78,7 @@ std::string Render(const Table& given, bool markdown) {
   return out;
 }
 
-std::string WithSpread(CompareMetric m, const SideFigure& s) {
+std::string WithSpread(Metric m, const SideFigure& s) {
   std::string v = Figure(m, s.median);
   if (s.n > 1 && std::isfinite(s.spread_pct)) v += Printf(" (%.1f%%)", s.spread_pct);
   return v;
@@ -90,31 +90,31 @@ Table GroupTable(const std::vector<const CellDelta*>& group, const StatsRule& ru
   Table t;
   t.header.push_back("target");
   t.right.push_back(false);
-  for (CompareMetric m : options.metrics) {
-    const std::string label = CompareMetricLabel(m);
-    if (m == CompareMetric::kRps) {
+  for (Metric m : options.metrics) {
+    const std::string label = MetricLabel(m);
+    if (m == Metric::kRps) {
       t.header.insert(t.header.end(), {"A req/s (spread)", "B req/s (spread)"});
       t.right.insert(t.right.end(), {true, true});
     } else {
       t.header.push_back(label + " A → B");
       t.right.push_back(true);
     }
-    t.header.insert(t.header.end(), {m == CompareMetric::kCpu ? "Δ CPU" : "Δ " + label,
+    t.header.insert(t.header.end(), {m == Metric::kCpuUsPerRequest ? "Δ CPU" : "Δ " + label,
                                      "B/A (" + LevelPct(rule.confidence) + " CI)", "verdict"});
     t.right.insert(t.right.end(), {true, true, false});
   }
   for (const CellDelta* c : group) {
     std::vector<std::string> row{c->target};
     const std::string only = c->presence == Presence::kOnlyA ? "only in A" : "only in B";
-    for (CompareMetric m : options.metrics) {
+    for (Metric m : options.metrics) {
       const MetricDelta& d = c->of(m);
       // req/s, the headline, shows its spread; the other figures stay narrow enough for a terminal.
       auto shown = [&](const SideFigure& f) {
-        return m == CompareMetric::kRps ? WithSpread(m, f) : Figure(m, f.median);
+        return m == Metric::kRps ? WithSpread(m, f) : Figure(m, f.median);
       };
       const std::string fa = c->presence == Presence::kOnlyB ? kNone : shown(d.a);
       const std::string fb = c->presence == Presence::kOnlyA ? kNone : shown(d.b);
-      if (m == CompareMetric::kRps) {
+      if (m == Metric::kRps) {
         row.insert(row.end(), {fa, fb});
       } else {
         row.push_back(fa + " → " + fb);
@@ -153,11 +153,10 @@ std::string FloorsLine(const CompareSide& s, const CompareOptions& options) {
   std::string out;
   for (const auto& pf : s.noise_floors) {
     std::string figures;
-    for (CompareMetric m : options.metrics) {
+    for (Metric m : options.metrics) {
       const auto& f = pf.floors[static_cast<int>(m)];
       if (!f) continue;
-      figures +=
-          (figures.empty() ? "" : ", ") + std::string(CompareMetricLabel(m)) + " " + Percent(*f);
+      figures += (figures.empty() ? "" : ", ") + std::string(MetricLabel(m)) + " " + Percent(*f);
     }
     if (figures.empty()) continue;
     out += (out.empty() ? "" : "; ") + (pf.pair.empty() ? "" : pf.pair + ": ") + figures;
@@ -202,7 +201,7 @@ std::vector<std::string> HeaderLines(const RecordComparison& c, const CompareOpt
 struct Counts {
   int both = 0, only_a = 0, only_b = 0;
   // Indexed by DeltaVerdict.
-  std::array<std::array<int, kDeltaVerdictCount>, kCompareMetricCount> by_verdict{};
+  std::array<std::array<int, kDeltaVerdictCount>, kMetricCount> by_verdict{};  // by Metric
 };
 Counts Count(const RecordComparison& c) {
   Counts n;
@@ -211,7 +210,7 @@ Counts Count(const RecordComparison& c) {
     if (cell.presence == Presence::kOnlyB) ++n.only_b;
     if (cell.presence != Presence::kBoth) continue;
     ++n.both;
-    for (CompareMetric m : kCompareMetrics) {
+    for (Metric m : kComparedMetrics) {
       ++n.by_verdict[static_cast<int>(m)][static_cast<int>(cell.of(m).verdict)];
     }
   }
@@ -221,11 +220,11 @@ Counts Count(const RecordComparison& c) {
 std::vector<std::string> SummaryLines(const RecordComparison& c, const CompareOptions& options) {
   const Counts n = Count(c);
   std::string line = Printf("%d in both, %d only in A, %d only in B.", n.both, n.only_a, n.only_b);
-  for (CompareMetric m : options.metrics) {
+  for (Metric m : options.metrics) {
     const auto& v = n.by_verdict[static_cast<int>(m)];
     auto count = [&](DeltaVerdict d) { return v[static_cast<int>(d)]; };
-    line += Printf(" %s: %d better, %d worse, %d close, %d inconclusive, %d n/a.",
-                   CompareMetricLabel(m), count(DeltaVerdict::kBetter), count(DeltaVerdict::kWorse),
+    line += Printf(" %s: %d better, %d worse, %d close, %d inconclusive, %d n/a.", MetricLabel(m),
+                   count(DeltaVerdict::kBetter), count(DeltaVerdict::kWorse),
                    count(DeltaVerdict::kClose), count(DeltaVerdict::kInconclusive),
                    count(DeltaVerdict::kNotApplicable));
   }
@@ -234,14 +233,14 @@ std::vector<std::string> SummaryLines(const RecordComparison& c, const CompareOp
     const double pct = *options.fail_on_regression_pct;
     const auto hits = FindRegressions(c, options.metrics, pct);
     std::string gated;
-    for (CompareMetric m : GatedMetrics(options.metrics)) {
-      gated += (gated.empty() ? "" : ", ") + std::string(CompareMetricLabel(m));
+    for (Metric m : GatedMetrics(options.metrics)) {
+      gated += (gated.empty() ? "" : ", ") + std::string(MetricLabel(m));
     }
     lines.push_back(
         Printf("Regressions worse than A by more than %g%% (%s): ", pct, gated.c_str()) +
         (hits.empty() ? "none" : Printf("%zu", hits.size())));
     for (const Regression& r : hits) {
-      lines.push_back("REGRESSION " + r.cell + ": " + CompareMetricLabel(r.metric) + " " +
+      lines.push_back("REGRESSION " + r.cell + ": " + MetricLabel(r.metric) + " " +
                       SignedPercent(r.change) + ", " + r.reason);
     }
   }
@@ -272,11 +271,11 @@ std::string FormatCompareMarkdown(const RecordComparison& c, const CompareOption
     std::string notes;
     for (const CellDelta* cell : group) {
       if (cell->presence != Presence::kBoth) continue;
-      for (CompareMetric m : options.metrics) {
+      for (Metric m : options.metrics) {
         const MetricDelta& d = cell->of(m);
         if (d.verdict == DeltaVerdict::kClose) continue;
         notes += "- " +
-                 PrintableText(cell->target + ", " + CompareMetricLabel(m) + ": " +
+                 PrintableText(cell->target + ", " + MetricLabel(m) + ": " +
                                DeltaVerdictName(d.verdict) + ", " + d.reason +
                                "; noise-floor rule: " + DeltaVerdictName(d.noise_rule.verdict) +
                                ", " + d.noise_rule.reason) +
@@ -301,9 +300,9 @@ ojson SideJson(const CompareSide& s) {
   ojson floors = ojson::array();
   for (const auto& pf : s.noise_floors) {
     ojson entry{{"pair", pf.pair}};
-    for (CompareMetric m : kCompareMetrics) {
+    for (Metric m : kComparedMetrics) {
       const auto& f = pf.floors[static_cast<int>(m)];
-      entry[CompareMetricKey(m)] = f ? ojson(*f) : ojson();
+      entry[MetricName(m)] = f ? ojson(*f) : ojson();
     }
     floors.push_back(entry);
   }
@@ -350,15 +349,15 @@ std::string FormatCompareJson(const RecordComparison& c, const CompareOptions& o
                                                                 : "baseline"},
                   {"baseline", c.baseline.empty() ? ojson() : ojson(c.baseline)}};
   ojson metrics = ojson::array();
-  for (CompareMetric m : options.metrics) metrics.push_back(CompareMetricKey(m));
+  for (Metric m : options.metrics) metrics.push_back(MetricName(m));
   out["metrics"] = metrics;
   ojson cells = ojson::array();
   for (const CellDelta& cell : c.cells) {
     ojson figures = ojson::object();
-    for (CompareMetric m : options.metrics) {
+    for (Metric m : options.metrics) {
       const MetricDelta& d = cell.of(m);
       const bool both = cell.presence == Presence::kBoth;
-      figures[CompareMetricKey(m)] = {
+      figures[MetricName(m)] = {
           {"a", cell.presence == Presence::kOnlyB ? ojson() : FigureJson(d.a)},
           {"b", cell.presence == Presence::kOnlyA ? ojson() : FigureJson(d.b)},
           {"delta", Num(d.delta)},
@@ -382,13 +381,13 @@ std::string FormatCompareJson(const RecordComparison& c, const CompareOptions& o
   out["cells"] = cells;
   const Counts n = Count(c);
   ojson summary{{"both", n.both}, {"only_in_a", n.only_a}, {"only_in_b", n.only_b}};
-  for (CompareMetric m : options.metrics) {
+  for (Metric m : options.metrics) {
     ojson v = ojson::object();
     for (DeltaVerdict d : {DeltaVerdict::kBetter, DeltaVerdict::kWorse, DeltaVerdict::kClose,
                            DeltaVerdict::kInconclusive, DeltaVerdict::kNotApplicable}) {
       v[DeltaVerdictName(d)] = n.by_verdict[static_cast<int>(m)][static_cast<int>(d)];
     }
-    summary[CompareMetricKey(m)] = v;
+    summary[MetricName(m)] = v;
   }
   out["summary"] = summary;
   out["fail_on_regression_pct"] =
@@ -403,7 +402,7 @@ std::string FormatCompareJson(const RecordComparison& c, const CompareOptions& o
                              {"scenario", r.scenario},
                              {"load_level", r.load_level},
                              {"target", r.target},
-                             {"metric", CompareMetricKey(r.metric)},
+                             {"metric", MetricName(r.metric)},
                              {"change", Num(r.change)},
                              {"reason", r.reason}});
     }

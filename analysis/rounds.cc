@@ -31,9 +31,7 @@ StatsOptions StatsOptionsOf(const Campaign& campaign) {
 std::vector<Metric> DecidingMetrics(const Campaign& campaign) {
   std::vector<Metric> out;
   for (const std::string& name : campaign.stats.decide_on) {
-    for (Metric m : kAllMetrics) {
-      if (name == MetricName(m)) out.push_back(m);
-    }
+    if (auto m = ParseFigure(name)) out.push_back(*m);
   }
   return out;
 }

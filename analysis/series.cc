@@ -74,16 +74,6 @@ Series BuildSeries(const std::string& name, const std::vector<ReportInput>& inpu
   return series;
 }
 
-std::optional<Metric> ParseFigure(const std::string& figure) {
-  if (figure == "rps") return Metric::kRps;
-  if (figure == "cpu") return Metric::kCpuUsPerRequest;
-  if (figure == "p99") return Metric::kP99Us;
-  for (Metric m : kAllMetrics) {
-    if (figure == MetricName(m)) return m;
-  }
-  return std::nullopt;
-}
-
 bool SeriesFilter::Matches(const SeriesKey& key) const {
   return (scenario.empty() || key.scenario == scenario) &&
          (load_level.empty() || key.load_level == load_level) &&

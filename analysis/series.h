@@ -66,9 +66,6 @@ struct Series {
 Series BuildSeries(const std::string& name, const std::vector<ReportInput>& inputs, Metric metric,
                    double confidence = 0.95);
 
-// --figure: "rps", "cpu" (CPU per request), "p99", or any MetricName ("p50_us", ...).
-std::optional<Metric> ParseFigure(const std::string& figure);
-
 // Which lines `benchlab history` shows: every field that is set must match.
 struct SeriesFilter {
   std::string scenario;

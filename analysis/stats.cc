@@ -137,39 +137,6 @@ Comparison Compare(const RoundValues& target, const RoundValues& baseline, Bette
   return c;
 }
 
-const char* MetricName(Metric metric) {
-  switch (metric) {
-    case Metric::kRps:
-      return "rps";
-    case Metric::kCpuUsPerRequest:
-      return "cpu_us_per_request";
-    case Metric::kRequestsPerCpuSecond:
-      return "requests_per_cpu_s";
-    case Metric::kP50Us:
-      return "p50_us";
-    case Metric::kP99Us:
-      return "p99_us";
-    case Metric::kStartupMs:
-      return "startup_ms";
-    case Metric::kFirstRequestMs:
-      return "first_request_ms";
-    case Metric::kIdleRssKb:
-      return "idle_rss_kb";
-    case Metric::kRssPeakKb:
-      return "rss_peak_kb";
-    case Metric::kServiceCpuUsPerRequest:
-      return "service_cpu_us_per_request";
-    case Metric::kTotalCpuUsPerRequest:
-      return "total_cpu_us_per_request";
-  }
-  return "?";
-}
-
-Better MetricBetter(Metric metric) {
-  return metric == Metric::kRps || metric == Metric::kRequestsPerCpuSecond ? Better::kHigher
-                                                                           : Better::kLower;
-}
-
 double MetricValue(const Measurement& m, Metric metric) {
   switch (metric) {
     case Metric::kRps:

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/figure.h"
 #include "analysis/interval.h"
 
 namespace benchlab {
@@ -149,42 +150,9 @@ struct Measurement {
   double services_cpu_s = 0;
 };
 
-// The figures a report shows, each summarised per cell and compared with the baseline.
-enum class Metric {
-  kRps,
-  kCpuUsPerRequest,
-  kRequestsPerCpuSecond,
-  kP50Us,
-  kP99Us,
-  kStartupMs,
-  kFirstRequestMs,
-  kIdleRssKb,
-  kRssPeakKb,
-  kServiceCpuUsPerRequest,  // the side services' CPU per request
-  kTotalCpuUsPerRequest,    // the target's and its services': a request's whole cost
-};
-inline constexpr int kMetricCount = 11;
-inline constexpr std::array<Metric, kMetricCount> kAllMetrics = {
-    Metric::kRps,
-    Metric::kCpuUsPerRequest,
-    Metric::kRequestsPerCpuSecond,
-    Metric::kP50Us,
-    Metric::kP99Us,
-    Metric::kStartupMs,
-    Metric::kFirstRequestMs,
-    Metric::kIdleRssKb,
-    Metric::kRssPeakKb,
-    Metric::kServiceCpuUsPerRequest,
-    Metric::kTotalCpuUsPerRequest,
-};
-
-// Column-style names for JSON and CSV: "rps", "cpu_us_per_request", "requests_per_cpu_s",
-// "p50_us", "p99_us", "startup_ms", "first_request_ms", "idle_rss_kb", "rss_peak_kb",
-// "service_cpu_us_per_request", "total_cpu_us_per_request".
-const char* MetricName(Metric metric);
-Better MetricBetter(Metric metric);
-// The window's figure. Requests per server CPU-second is requests / server_cpu_s, NaN when no
-// CPU time was measured (server_cpu_s <= 0), so it is left out rather than infinite. The
+// The window's figure (analysis/figure.h lists them; a report summarises each per cell and
+// compares it with the baseline). Requests per server CPU-second is requests / server_cpu_s, NaN
+// when no CPU time was measured (server_cpu_s <= 0), so it is left out rather than infinite. The
 // services' CPU per request is services_cpu_s * 1e6 / requests and the total is (server_cpu_s +
 // services_cpu_s) * 1e6 / requests: both NaN for a window without services (a target without a
 // database has no database cost to count, not a cost of 0), without requests, and the total

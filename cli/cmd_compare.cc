@@ -34,10 +34,10 @@ struct CompareArgs {
   std::string coordinator;
   TlsFiles tls;  // --tls-*: mutual TLS to the coordinator
   std::string format = "text";
-  std::string fail_on_regression;  // PCT as typed; parsed by ParsePercent
-  std::vector<std::string> metrics;
-  std::string confidence;  // as typed; "" for B's record's
-  std::string margin;      // as typed; "" for B's record's
+  std::string fail_on_regression;    // PCT as typed; parsed by ParsePercent
+  std::vector<std::string> figures;  // --figure (alias --metric), as typed
+  std::string confidence;            // as typed; "" for B's record's
+  std::string margin;                // as typed; "" for B's record's
   std::string basis = "auto";
 };
 
@@ -165,13 +165,13 @@ int RunCompare(const CompareArgs& args) {
     return CommandError("compare", 2, "give at most one of --db FILE and --coordinator HOST:PORT");
   }
   CompareOptions options;
-  if (!args.metrics.empty()) {
+  if (!args.figures.empty()) {
     options.metrics.clear();
-    for (const std::string& flag : args.metrics) {
-      auto m = ParseCompareMetric(flag);
-      if (!m) {
+    for (const std::string& flag : args.figures) {
+      auto m = ParseFigure(flag);
+      if (!m || !IsCompared(*m)) {
         return CommandError("compare", 2,
-                            "--metric: expected rps, cpu or p99, got \"" + flag + "\"");
+                            "--figure: expected rps, cpu or p99, got \"" + flag + "\"");
       }
       if (std::find(options.metrics.begin(), options.metrics.end(), *m) == options.metrics.end()) {
         options.metrics.push_back(*m);
@@ -187,7 +187,7 @@ int RunCompare(const CompareArgs& args) {
     }
     if (GatedMetrics(options.metrics).empty()) {
       return CommandError("compare", 2,
-                          "--fail-on-regression judges rps and cpu, and --metric selected neither");
+                          "--fail-on-regression judges rps and cpu, and --figure selected neither");
     }
   }
 
@@ -254,8 +254,10 @@ CommandRunner AddCompareCommand(CLI::App& root) {
                   "what the interval is on: auto (default: the ratio to the baseline when A and "
                   "B share one), absolute or baseline")
       ->check(CLI::IsMember({"auto", "absolute", "baseline"}));
-  cmd->add_option("--metric", args->metrics,
-                  "compare only these: rps, cpu, p99 (default all); repeat it or use commas")
+  cmd->add_option("--figure,--metric", args->figures,
+                  "compare only these figures: rps, cpu, p99 (or their full names, "
+                  "cpu_us_per_request, p99_us; default all); repeat it or use commas. --metric is "
+                  "an alias")
       ->type_name("rps|cpu|p99")
       ->delimiter(',')
       ->allow_extra_args(false)

@@ -22,12 +22,7 @@ struct HistoryArgs {
 
 int RunHistory(const HistoryArgs& args) {
   auto metric = ParseFigure(args.figure);
-  if (!metric) {
-    return CommandError("history", 2,
-                        "--figure: expected rps, cpu, p99 or a report metric such as p50_us, "
-                        "got \"" +
-                            args.figure + "\"");
-  }
+  if (!metric) return CommandError("history", 2, FigureError("--figure", args.figure).message());
   SeriesFilter filter;
   if (int bad = ParseSeriesFilter("history", args.cell, args.target, filter)) return bad;
   SeriesInput loaded;
@@ -51,7 +46,8 @@ CommandRunner AddHistoryCommand(CLI::App& root) {
   cmd->add_option("--cell", args->cell, "only this cell: SCENARIO or SCENARIO/LEVEL (json/c64)");
   cmd->add_option("--target", args->target, "only this target");
   cmd->add_option("--figure", args->figure,
-                  "rps (default), cpu (CPU per request), p99, or a report metric (p50_us, ...)");
+                  "rps (default), cpu (CPU µs per request), p99, or a figure's full name "
+                  "(p50_us, cpu_us_per_request, ...)");
   cmd->add_flag("--json", args->json, "JSON instead of tables");
   return [args] { return RunHistory(*args); };
 }

@@ -73,12 +73,7 @@ int RunRegressions(const RegressionsArgs& args) {
   std::vector<Metric> metrics;
   for (const std::string& figure : args.figures) {
     auto metric = ParseFigure(figure);
-    if (!metric) {
-      return CommandError("regressions", 2,
-                          "--figure: expected rps, cpu, p99 or a report metric such as p50_us, "
-                          "got \"" +
-                              figure + "\"");
-    }
+    if (!metric) return CommandError("regressions", 2, FigureError("--figure", figure).message());
     metrics.push_back(*metric);
   }
   SeriesFilter filter;
@@ -145,8 +140,9 @@ CommandRunner AddRegressionsCommand(CLI::App& root) {
   cmd->add_option("--since", args->since,
                   "only changes first seen at this campaign of the series or later");
   cmd->add_option("--figure", args->figures,
-                  "figures to search (repeatable): rps, cpu, p99 or a report metric; default rps "
-                  "and cpu");
+                  "figures to search: rps, cpu, p99 or a figure's full name (p50_us, ...); "
+                  "repeat it or use commas; default rps and cpu")
+      ->delimiter(',');
   cmd->add_option("--cell", args->cell, "only this cell: SCENARIO or SCENARIO/LEVEL (json/c64)");
   cmd->add_option("--target", args->target, "only this target");
   cmd->add_option("--format", args->format, "text (default), markdown (a PR comment) or json")

@@ -141,7 +141,7 @@ RecordComparison CompareOne(Fig a_rps, Fig b_rps, Floors a_floor = {}, Floors b_
   return CompareRecords(a, b, "a.json", "b.json");
 }
 
-const MetricDelta& Rps(const RecordComparison& c) { return c.cells.at(0).of(CompareMetric::kRps); }
+const MetricDelta& Rps(const RecordComparison& c) { return c.cells.at(0).of(Metric::kRps); }
 
 // --- the noise-floor rule (context beside the interval's verdict) ----------------------------
 
@@ -234,7 +234,7 @@ TEST(CompareTest, AFloorOfOneMetricDoesNotServeAnother) {
   // A req/s floor of 10% leaves CPU without a floor: CPU falls back to the spreads (2%).
   auto c = CompareOne(kRps, kRps, {{"rps", 0.10}}, {{"rps", 0.10}}, {3, 10, 9.9, 10.1, 2},
                       {3, 11, 10.9, 11.1, 1.8});
-  const MetricDelta& cpu = c.cells[0].of(CompareMetric::kCpu);
+  const MetricDelta& cpu = c.cells[0].of(Metric::kCpuUsPerRequest);
   EXPECT_EQ(cpu.noise_rule.threshold_from, "spread of A");
   EXPECT_EQ(cpu.noise_rule.verdict, DeltaVerdict::kWorse);
 }
@@ -263,14 +263,14 @@ TEST(CompareTest, LowerCpuAndP99AreBetterHigherAreWorse) {
   // CPU 10 -> 8 µs/req (-20%), p99 500 -> 600 µs (+20%), both beyond their 2% spreads.
   auto c = CompareOne(kRps, kRps, {}, {}, {3, 10, 9.9, 10.1, 2}, {3, 8, 7.9, 8.1, 2.5},
                       {3, 500, 495, 505, 2}, {3, 600, 594, 606, 2});
-  EXPECT_EQ(c.cells[0].of(CompareMetric::kCpu).noise_rule.verdict, DeltaVerdict::kBetter);
-  EXPECT_NEAR(c.cells[0].of(CompareMetric::kCpu).delta, -0.2, 1e-12);
-  EXPECT_EQ(c.cells[0].of(CompareMetric::kP99).noise_rule.verdict, DeltaVerdict::kWorse);
-  EXPECT_NEAR(c.cells[0].of(CompareMetric::kP99).delta, 0.2, 1e-12);
+  EXPECT_EQ(c.cells[0].of(Metric::kCpuUsPerRequest).noise_rule.verdict, DeltaVerdict::kBetter);
+  EXPECT_NEAR(c.cells[0].of(Metric::kCpuUsPerRequest).delta, -0.2, 1e-12);
+  EXPECT_EQ(c.cells[0].of(Metric::kP99Us).noise_rule.verdict, DeltaVerdict::kWorse);
+  EXPECT_NEAR(c.cells[0].of(Metric::kP99Us).delta, 0.2, 1e-12);
   auto d = CompareOne(kRps, kRps, {}, {}, {3, 8, 7.9, 8.1, 2.5}, {3, 10, 9.9, 10.1, 2},
                       {3, 600, 594, 606, 2}, {3, 500, 495, 505, 2});
-  EXPECT_EQ(d.cells[0].of(CompareMetric::kCpu).noise_rule.verdict, DeltaVerdict::kWorse);
-  EXPECT_EQ(d.cells[0].of(CompareMetric::kP99).noise_rule.verdict, DeltaVerdict::kBetter);
+  EXPECT_EQ(d.cells[0].of(Metric::kCpuUsPerRequest).noise_rule.verdict, DeltaVerdict::kWorse);
+  EXPECT_EQ(d.cells[0].of(Metric::kP99Us).noise_rule.verdict, DeltaVerdict::kBetter);
 }
 
 // --- matching cells --------------------------------------------------------------------------
@@ -295,8 +295,8 @@ TEST(CompareTest, RowsOnOneSideAreListedNotDropped) {
   EXPECT_EQ(c.cells[3].presence, Presence::kOnlyA);
   EXPECT_EQ(row(4), "hello/c32/nginx");
   EXPECT_EQ(c.cells[4].presence, Presence::kOnlyB);
-  EXPECT_EQ(c.cells[1].of(CompareMetric::kRps).verdict, DeltaVerdict::kNotApplicable);
-  EXPECT_DOUBLE_EQ(c.cells[1].of(CompareMetric::kRps).a.median, 100000);
+  EXPECT_EQ(c.cells[1].of(Metric::kRps).verdict, DeltaVerdict::kNotApplicable);
+  EXPECT_DOUBLE_EQ(c.cells[1].of(Metric::kRps).a.median, 100000);
 
   const std::string text = FormatCompareText(c, {});
   EXPECT_NE(text.find("only in A"), std::string::npos) << text;
@@ -316,10 +316,10 @@ TEST(CompareTest, NoiseFloorsAreTakenFromTheCellsPair) {
   auto c = CompareRecords(a, b, "a.json", "b.json");
   ASSERT_EQ(c.cells.size(), 2u);
   EXPECT_EQ(c.cells[0].pair, "srv1");
-  EXPECT_EQ(c.cells[0].of(CompareMetric::kRps).noise_rule.verdict,
+  EXPECT_EQ(c.cells[0].of(Metric::kRps).noise_rule.verdict,
             DeltaVerdict::kClose);  // 6% <= 10%
   EXPECT_EQ(c.cells[1].pair, "srv2");
-  EXPECT_EQ(c.cells[1].of(CompareMetric::kRps).noise_rule.verdict,
+  EXPECT_EQ(c.cells[1].of(Metric::kRps).noise_rule.verdict,
             DeltaVerdict::kWorse);  // spreads 2.1%
 }
 
@@ -406,7 +406,7 @@ TEST(CompareWelch, FewerThanTwoValuesOnASideHasNoInterval) {
   EXPECT_FALSE(iv.ok());
   EXPECT_TRUE(std::isnan(iv.ratio.low));
   EXPECT_TRUE(std::isnan(iv.df));
-  EXPECT_EQ(JudgeUnpaired(iv, CompareMetric::kRps, 0.02), DeltaVerdict::kNotApplicable);
+  EXPECT_EQ(JudgeUnpaired(iv, Metric::kRps, 0.02), DeltaVerdict::kNotApplicable);
 }
 
 TEST(CompareWelch, NoSpreadOnEitherSideIsTheEstimateAlone) {
@@ -416,7 +416,7 @@ TEST(CompareWelch, NoSpreadOnEitherSideIsTheEstimateAlone) {
   EXPECT_DOUBLE_EQ(iv.df, 4);
   EXPECT_NEAR(iv.ratio.low, 0.5, 1e-12);
   EXPECT_NEAR(iv.ratio.high, 0.5, 1e-12);
-  EXPECT_EQ(JudgeUnpaired(iv, CompareMetric::kRps, 0.02), DeltaVerdict::kWorse);
+  EXPECT_EQ(JudgeUnpaired(iv, Metric::kRps, 0.02), DeltaVerdict::kWorse);
 }
 
 // --- verdicts from the interval -----------------------------------------------------------------
@@ -462,10 +462,10 @@ TEST(CompareVerdict, LowerCpuIsBetterHigherIsWorse) {
   const std::vector<double> flat{0, 0, 0};
   auto up = CompareWindows(RpsRounds("nginx", flat, {-0.01, 0, 0.01}),
                            RpsRounds("nginx", flat, {0.04, 0.05, 0.06}));
-  EXPECT_EQ(up.cells[0].of(CompareMetric::kCpu).verdict, DeltaVerdict::kWorse);
+  EXPECT_EQ(up.cells[0].of(Metric::kCpuUsPerRequest).verdict, DeltaVerdict::kWorse);
   auto down = CompareWindows(RpsRounds("nginx", flat, {0.04, 0.05, 0.06}),
                              RpsRounds("nginx", flat, {-0.01, 0, 0.01}));
-  EXPECT_EQ(down.cells[0].of(CompareMetric::kCpu).verdict, DeltaVerdict::kBetter);
+  EXPECT_EQ(down.cells[0].of(Metric::kCpuUsPerRequest).verdict, DeltaVerdict::kBetter);
 }
 
 TEST(CompareVerdict, OnlyTheNewestValidMatrixAttemptCounts) {
@@ -540,13 +540,13 @@ TEST(CompareVerdict, TheBaselineBasisCancelsWhatMovedBothTargets) {
   ASSERT_EQ(hello.target, "hello");
   // hello / nginx per round: e^{-0.001, 0, 0.001} in both runs: difference 0, se 8.165e-4,
   // df 4, 0.997736 to 1.002270: close, though hello's own req/s rose by 20%.
-  EXPECT_EQ(hello.of(CompareMetric::kRps).basis, IntervalBasis::kBaseline);
-  EXPECT_NEAR(hello.of(CompareMetric::kRps).interval.ratio.low, 0.997736, 1e-6);
-  EXPECT_EQ(hello.of(CompareMetric::kRps).verdict, DeltaVerdict::kClose);
-  EXPECT_EQ(hello.of(CompareMetric::kRps).reason.rfind("ratio to nginx B / A 1.000 (95% CI", 0), 0u)
-      << hello.of(CompareMetric::kRps).reason;
+  EXPECT_EQ(hello.of(Metric::kRps).basis, IntervalBasis::kBaseline);
+  EXPECT_NEAR(hello.of(Metric::kRps).interval.ratio.low, 0.997736, 1e-6);
+  EXPECT_EQ(hello.of(Metric::kRps).verdict, DeltaVerdict::kClose);
+  EXPECT_EQ(hello.of(Metric::kRps).reason.rfind("ratio to nginx B / A 1.000 (95% CI", 0), 0u)
+      << hello.of(Metric::kRps).reason;
   // The baseline's own row stays absolute: its rounds spread over ±10%, so 1.2 is uncertain.
-  const MetricDelta& nginx = c.cells[0].of(CompareMetric::kRps);
+  const MetricDelta& nginx = c.cells[0].of(Metric::kRps);
   EXPECT_EQ(nginx.basis, IntervalBasis::kAbsolute);
   EXPECT_NEAR(nginx.interval.ratio.estimate, 1.2, 1e-9);
   EXPECT_EQ(nginx.verdict, DeltaVerdict::kInconclusive);
@@ -556,13 +556,13 @@ TEST(CompareVerdict, TheBaselineBasisCancelsWhatMovedBothTargets) {
   absolute.basis = BasisChoice::kAbsolute;
   auto d = CompareRecords(a, b, "a.json", "b.json", absolute);
   EXPECT_EQ(d.baseline, "");
-  EXPECT_EQ(d.cells[1].of(CompareMetric::kRps).basis, IntervalBasis::kAbsolute);
-  EXPECT_EQ(d.cells[1].of(CompareMetric::kRps).verdict, DeltaVerdict::kInconclusive);
+  EXPECT_EQ(d.cells[1].of(Metric::kRps).basis, IntervalBasis::kAbsolute);
+  EXPECT_EQ(d.cells[1].of(Metric::kRps).verdict, DeltaVerdict::kInconclusive);
 
   // Different baselines: every row absolute under auto.
   json other = WindowRecord("b", DriftingRun(1.2), "hello");
   EXPECT_EQ(SharedBaseline(a, other), "");
-  EXPECT_EQ(CompareRecords(a, other, "a.json", "b.json").cells[1].of(CompareMetric::kRps).basis,
+  EXPECT_EQ(CompareRecords(a, other, "a.json", "b.json").cells[1].of(Metric::kRps).basis,
             IntervalBasis::kAbsolute);
 }
 
@@ -591,18 +591,18 @@ TEST(CompareTest, RegressionJustAboveThePercentFails) {
   // 10% slower: 0.9 · e^{±0.022670} = 0.879824 to 0.920638, below 0.98: worse; by 10% > 5%.
   auto c = Slower(0.10);
   ASSERT_EQ(Rps(c).verdict, DeltaVerdict::kWorse);
-  auto hits = FindRegressions(c, {kCompareMetrics.begin(), kCompareMetrics.end()}, 5);
+  auto hits = FindRegressions(c, {kComparedMetrics.begin(), kComparedMetrics.end()}, 5);
   ASSERT_EQ(hits.size(), 1u);
   EXPECT_EQ(hits[0].cell, "hello · c8 · nginx");
-  EXPECT_EQ(hits[0].metric, CompareMetric::kRps);
+  EXPECT_EQ(hits[0].metric, Metric::kRps);
   EXPECT_NEAR(hits[0].change, -0.10, 1e-12);
-  EXPECT_EQ(FindRegressions(c, {CompareMetric::kRps}, 9.9).size(), 1u);
+  EXPECT_EQ(FindRegressions(c, {Metric::kRps}, 9.9).size(), 1u);
 }
 
 TEST(CompareTest, RegressionJustBelowOrAtThePercentPasses) {
   auto c = Slower(0.10);
-  EXPECT_TRUE(FindRegressions(c, {CompareMetric::kRps}, 10).empty());  // "more than" 10%
-  EXPECT_TRUE(FindRegressions(c, {CompareMetric::kRps}, 10.1).empty());
+  EXPECT_TRUE(FindRegressions(c, {Metric::kRps}, 10).empty());  // "more than" 10%
+  EXPECT_TRUE(FindRegressions(c, {Metric::kRps}, 10.1).empty());
 }
 
 TEST(CompareTest, OnlyAWorseVerdictFails) {
@@ -612,17 +612,17 @@ TEST(CompareTest, OnlyAWorseVerdictFails) {
       RpsRounds("nginx", {-0.01, 0, 0.01}),
       RpsRounds("nginx", {std::log(0.95) - 0.1, std::log(0.95), std::log(0.95) + 0.1}));
   ASSERT_EQ(Rps(unsure).verdict, DeltaVerdict::kInconclusive);
-  EXPECT_TRUE(FindRegressions(unsure, {CompareMetric::kRps}, 1).empty());
+  EXPECT_TRUE(FindRegressions(unsure, {Metric::kRps}, 1).empty());
   // 1.5% slower, tight: 0.985 · e^{±0.002267} lies inside 0.98-1.02: close, never fails.
   auto close = CompareWindows(
       RpsRounds("nginx", {-0.001, 0, 0.001}),
       RpsRounds("nginx", {std::log(0.985) - 0.001, std::log(0.985), std::log(0.985) + 0.001}));
   ASSERT_EQ(Rps(close).verdict, DeltaVerdict::kClose);
-  EXPECT_TRUE(FindRegressions(close, {CompareMetric::kRps}, 0).empty());
+  EXPECT_TRUE(FindRegressions(close, {Metric::kRps}, 0).empty());
   // Nor does an n/a one (no windows), though the noise rule calls its -50% worse.
   auto na = CompareOne({3, 100000, 99000, 101000, 2}, {3, 50000, 49000, 51000, 4});
   ASSERT_EQ(Rps(na).noise_rule.verdict, DeltaVerdict::kWorse);
-  EXPECT_TRUE(FindRegressions(na, {CompareMetric::kRps}, 5).empty());
+  EXPECT_TRUE(FindRegressions(na, {Metric::kRps}, 5).empty());
 }
 
 TEST(CompareTest, CpuRegressesUpwardAndP99NeverGates) {
@@ -635,20 +635,20 @@ TEST(CompareTest, CpuRegressesUpwardAndP99NeverGates) {
     b[i]["attempts"][0]["p99_us"] = 1000 + static_cast<double>(i);
   }
   auto c = CompareWindows(a, b);
-  ASSERT_EQ(c.cells[0].of(CompareMetric::kP99).verdict, DeltaVerdict::kWorse);
-  auto hits = FindRegressions(c, {kCompareMetrics.begin(), kCompareMetrics.end()}, 5);
+  ASSERT_EQ(c.cells[0].of(Metric::kP99Us).verdict, DeltaVerdict::kWorse);
+  auto hits = FindRegressions(c, {kComparedMetrics.begin(), kComparedMetrics.end()}, 5);
   ASSERT_EQ(hits.size(), 1u);
-  EXPECT_EQ(hits[0].metric, CompareMetric::kCpu);
+  EXPECT_EQ(hits[0].metric, Metric::kCpuUsPerRequest);
   EXPECT_NEAR(hits[0].change, std::exp(0.1) - 1, 1e-12);
   // Left out with --metric rps,p99.
-  EXPECT_TRUE(FindRegressions(c, {CompareMetric::kRps, CompareMetric::kP99}, 5).empty());
-  EXPECT_TRUE(GatedMetrics({CompareMetric::kP99}).empty());
+  EXPECT_TRUE(FindRegressions(c, {Metric::kRps, Metric::kP99Us}, 5).empty());
+  EXPECT_TRUE(GatedMetrics({Metric::kP99Us}).empty());
 }
 
 TEST(CompareTest, BetterNeverFails) {
   auto c = Slower(-0.20);  // 20% faster
   ASSERT_EQ(Rps(c).verdict, DeltaVerdict::kBetter);
-  EXPECT_TRUE(FindRegressions(c, {CompareMetric::kRps}, 0).empty());
+  EXPECT_TRUE(FindRegressions(c, {Metric::kRps}, 0).empty());
 }
 
 // --- reading records ------------------------------------------------------------------------
@@ -693,10 +693,11 @@ TEST(CompareTest, ParseRunOfRecordChecksFormatAndVersion) {
 }
 
 TEST(CompareTest, MetricNamesAndLoadLevels) {
-  EXPECT_EQ(ParseCompareMetric("rps"), CompareMetric::kRps);
-  EXPECT_EQ(ParseCompareMetric("cpu"), CompareMetric::kCpu);
-  EXPECT_EQ(ParseCompareMetric("p99_us"), CompareMetric::kP99);
-  EXPECT_FALSE(ParseCompareMetric("p50").has_value());
+  // compare compares three of the figures, by the names --figure takes anywhere.
+  EXPECT_TRUE(IsCompared(*ParseFigure("rps")));
+  EXPECT_TRUE(IsCompared(*ParseFigure("cpu")));
+  EXPECT_TRUE(IsCompared(*ParseFigure("p99_us")));
+  EXPECT_FALSE(IsCompared(*ParseFigure("p50_us")));
   EXPECT_EQ(LoadLevelWords("c64"), "64 connections");
   EXPECT_EQ(LoadLevelWords("r5000"), "open loop at 5,000 req/s");
 }
@@ -770,7 +771,7 @@ TEST(CompareTest, TheHeaderNamesTheBaselineBasis) {
 
 TEST(CompareTest, MetricOptionNarrowsTheTable) {
   CompareOptions options;
-  options.metrics = {CompareMetric::kCpu};
+  options.metrics = {Metric::kCpuUsPerRequest};
   const std::string text = FormatCompareText(Example(), options);
   EXPECT_EQ(text.find("req/s (spread)"), std::string::npos) << text;
   EXPECT_EQ(text.find("p99"), std::string::npos) << text;

@@ -1,0 +1,164 @@
+// The command line as the binary runs it (RunBenchlab, cli/app.h), in this process: the words
+// every command shares (--figure, --format) and the exit statuses of cli/commands.h, against a
+// small series in a real SQLite store.
+#include "cli/commands.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/app.h"
+#include "coordinator/store.h"
+
+namespace benchlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kSpec = R"(name = "nightly"
+series = "nightly"
+baseline = "nginx"
+[matrix]
+connections = [8]
+rounds = 3
+warmup = "100ms"
+duration = "1s"
+[[target]]
+name = "nginx"
+[[target]]
+name = "app"
+[[scenario]]
+name = "hello"
+path = "/"
+expect = { status = 200 }
+)";
+
+struct Ran {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+// `benchlab ARGS...` in this process: its exit status and what it wrote to stdout and stderr.
+Ran Benchlab(const std::vector<std::string>& args) {
+  std::vector<const char*> argv{"benchlab"};
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  Ran ran;
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  ran.status = RunBenchlab(static_cast<int>(argv.size()), argv.data());
+  ran.out = ::testing::internal::GetCapturedStdout();
+  ran.err = ::testing::internal::GetCapturedStderr();
+  return ran;
+}
+
+// Campaigns nightly-1 .. nightly-3 of the series "nightly": nginx (the baseline) and app, three
+// valid rounds each in one cell, app a little faster in each campaign.
+class CommandsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::path(::testing::TempDir()) /
+           ("benchlab_commands_" + std::to_string(getpid()) + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    db_ = (dir_ / "lab.db").string();
+    auto store = Store::Open(db_);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    for (int c = 1; c <= 3; ++c) {
+      CampaignRow row;
+      row.name = "nightly-" + std::to_string(c);
+      row.series = "nightly";
+      row.baseline = "nginx";
+      row.spec_toml = kSpec;
+      row.source = "nightly.toml";
+      row.total_windows = 6;
+      row.state = "done";
+      auto id = (*store)->CreateCampaign(row, {{"nginx", "[]", ""}, {"app", "[]", ""}},
+                                         {{"hello", "scenario", "GET", "/", 200, ""}});
+      ASSERT_TRUE(id.ok()) << id.status().message();
+      for (int round = 1; round <= 3; ++round) {
+        for (const char* target : {"nginx", "app"}) {
+          const double rps = (target == std::string("app") ? 11000 + 500 * c : 10000) +
+                             10 * round;  // rounds a little apart
+          WindowRow w;
+          w.campaign = row.name;
+          w.campaign_id = *id;
+          w.target = target;
+          w.scenario = "hello";
+          w.connections = 8;
+          w.load_level = "c8";
+          w.round = round;
+          w.verdict = "valid";
+          w.reasons = "[]";
+          w.started_at = "2026-11-30T10:00:00Z";
+          w.ended_at = "2026-11-30T10:00:01Z";
+          w.server_agent = "server";
+          w.load_agent = "load";
+          w.requests = static_cast<uint64_t>(rps);
+          w.duration_s = 1;
+          w.rps = rps;
+          w.p50_us = 100;
+          w.p99_us = 300 + 10 * round;
+          w.server_cpu_s = 0.5;
+          w.cpu_us_per_request = 0.5e6 / rps;
+          auto window = (*store)->InsertWindow(w, {});
+          ASSERT_TRUE(window.ok()) << window.status().message();
+        }
+      }
+    }
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path dir_;
+  std::string db_;
+};
+
+// --figure is the figure's flag in every command; compare keeps --metric as its alias, and takes
+// the figures' full names as history does.
+TEST_F(CommandsTest, CompareTakesFigureAndItsAliasMetric) {
+  for (const char* flag : {"--figure", "--metric"}) {
+    for (const char* figure : {"p99", "p99_us"}) {
+      const Ran ran = Benchlab(
+          {"compare", "nightly-1", "nightly-2", "--db", db_, "--format", "json", flag, figure});
+      ASSERT_EQ(ran.status, 0) << flag << " " << figure << ": " << ran.err;
+      EXPECT_EQ(nlohmann::json::parse(ran.out)["metrics"], nlohmann::json::array({"p99_us"}))
+          << flag << " " << figure;
+    }
+  }
+  const Ran both = Benchlab({"compare", "nightly-1", "nightly-2", "--db", db_, "--format", "json",
+                             "--figure", "rps,cpu_us_per_request"});
+  ASSERT_EQ(both.status, 0) << both.err;
+  EXPECT_EQ(nlohmann::json::parse(both.out)["metrics"],
+            nlohmann::json::array({"rps", "cpu_us_per_request"}));
+
+  const Ran p50 = Benchlab({"compare", "nightly-1", "nightly-2", "--db", db_, "--figure", "p50"});
+  EXPECT_EQ(p50.status, 2);
+  EXPECT_EQ(p50.err, "benchlab compare: --figure: expected rps, cpu or p99, got \"p50\"\n");
+}
+
+// history and regressions read --figure by the same table: a short name or a full one.
+TEST_F(CommandsTest, HistoryAndRegressionsTakeTheSameFigureNames) {
+  for (const char* figure : {"cpu", "cpu_us_per_request"}) {
+    const Ran history = Benchlab({"history", "nightly", "--db", db_, "--json", "--figure", figure});
+    ASSERT_EQ(history.status, 0) << history.err;
+    EXPECT_EQ(nlohmann::json::parse(history.out)["figure"], "cpu_us_per_request");
+    const Ran regressions =
+        Benchlab({"regressions", "nightly", "--db", db_, "--format", "json", "--figure", figure});
+    EXPECT_EQ(regressions.status, 0) << regressions.err;
+  }
+  const Ran bad = Benchlab({"history", "nightly", "--db", db_, "--figure", "speed"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_EQ(bad.err.rfind("benchlab history: --figure: expected rps, cpu, p99 or a figure's "
+                          "full name (rps, cpu_us_per_request, ",
+                          0),
+            0u)
+      << bad.err;
+}
+
+}  // namespace
+}  // namespace benchlab
