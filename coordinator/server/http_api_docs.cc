@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "analysis/figure.h"
 #include "analysis/profile_export.h"
 #include "analysis/profile_report.h"
 #include "analysis/regressions.h"
@@ -195,10 +196,7 @@ Result<ojson> CampaignDoc(Store& store, const std::string& name) {
 
 Result<ojson> SeriesDoc(Store& store, const std::string& name, const std::string& figure) {
   const std::optional<Metric> metric = ParseFigure(figure);
-  if (!metric) {
-    return Status::InvalidArgument(
-        "figure: expected rps, cpu, p99 or a report metric such as p50_us, got \"" + figure + "\"");
-  }
+  if (!metric) return FigureError("figure", figure);
   auto loaded = LoadStoredSeries(store, name);
   if (!loaded.ok()) return loaded.status();
   const Series series = BuildSeries(name, loaded->inputs, *metric);
