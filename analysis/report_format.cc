@@ -395,10 +395,11 @@ Result<ReportInput> LoadReportInput(Store& store, const std::string& campaign) {
 }
 
 Result<std::string> FormatReport(const ReportInput& input, const std::string& format) {
-  if (format == "md") return FormatReportMarkdown(input);
+  if (format == "md" || format == "markdown") return FormatReportMarkdown(input);
   if (format == "json") return FormatReportJson(input);
   if (format == "csv") return FormatReportCsv(input);
-  return Status::InvalidArgument("format: expected md, json or csv, got \"" + format + "\"");
+  return Status::InvalidArgument("format: expected md (or markdown), json or csv, got \"" + format +
+                                 "\"");
 }
 
 }  // namespace benchlab

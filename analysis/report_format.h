@@ -49,7 +49,8 @@ struct ReportInput {
 // names the campaigns the store has.
 Result<ReportInput> LoadReportInput(Store& store, const std::string& campaign);
 
-// "md", "json" or "csv" to the format's text; InvalidArgument for any other format.
+// "md" (or "markdown"), "json" or "csv" to the format's text; InvalidArgument for any other
+// format.
 Result<std::string> FormatReport(const ReportInput& input, const std::string& format);
 
 // The statistics' view of a window attempt: valid = verdict "valid", noise = noise != 0; with

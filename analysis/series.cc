@@ -93,6 +93,24 @@ const char* BetterWord(Metric metric) {
   return MetricBetter(metric) == Better::kHigher ? "higher" : "lower";
 }
 
+// The target's version in campaign `c`, "(label)" after one the campaign's labels gave; "-"
+// without one.
+std::string VersionText(const SeriesCampaign& c, const std::string& target) {
+  auto version = c.versions.find(target);
+  if (version == c.versions.end()) return "-";
+  return c.labels.count(target) != 0 ? version->second + " (label)" : version->second;
+}
+
+std::string IntervalText(const HistoryPoint& p) {
+  return p.interval.ok() ? "[" + Figure(p.interval.low) + ", " + Figure(p.interval.high) + "]"
+                         : "-";
+}
+
+std::string MatchingWords(const SeriesFilter& filter) {
+  const bool all = filter.scenario.empty() && filter.load_level.empty() && filter.target.empty();
+  return all ? "" : " that matches the filter";
+}
+
 }  // namespace
 
 std::string FormatHistoryText(const Series& series, const SeriesFilter& filter) {
@@ -111,14 +129,8 @@ std::string FormatHistoryText(const Series& series, const SeriesFilter& filter) 
     out += line;
     for (const HistoryPoint& p : points) {
       const SeriesCampaign& c = series.campaigns[p.campaign];
-      auto version = c.versions.find(key.target);
-      const std::string version_text = version == c.versions.end() ? "-"
-                                       : c.labels.count(key.target) != 0
-                                           ? version->second + " (label)"
-                                           : version->second;
-      const std::string interval =
-          p.interval.ok() ? "[" + Figure(p.interval.low) + ", " + Figure(p.interval.high) + "]"
-                          : "-";
+      const std::string version_text = VersionText(c, key.target);
+      const std::string interval = IntervalText(p);
       std::snprintf(line, sizeof line, "  %-4zu %-24s %-20s %12s %25s %3d  %s\n", p.campaign + 1,
                     c.name.c_str(), c.created_at.c_str(), Figure(p.summary.median).c_str(),
                     interval.c_str(), p.summary.n, version_text.c_str());
@@ -132,12 +144,41 @@ std::string FormatHistoryText(const Series& series, const SeriesFilter& filter) 
       out += "  " + std::string(GateAuditVerdictName(a.verdict)) + ": " + a.words + "\n";
     }
   }
-  if (shown == 0)
-    out += "\nno line has a valid window" +
-           std::string(filter.scenario.empty() && filter.load_level.empty() && filter.target.empty()
-                           ? ""
-                           : " that matches the filter") +
-           "\n";
+  if (shown == 0) out += "\nno line has a valid window" + MatchingWords(filter) + "\n";
+  return out;
+}
+
+std::string FormatHistoryMarkdown(const Series& series, const SeriesFilter& filter) {
+  std::string out = "### benchlab: series `" + series.name + "`, " + MetricName(series.metric) +
+                    "\n\n" + std::to_string(series.campaigns.size()) + " campaign(s); " +
+                    BetterWord(series.metric) + " is better; medians and " +
+                    Figure(series.confidence * 100) +
+                    "% intervals on the geometric mean of each campaign's valid rounds.\n";
+  size_t shown = 0;
+  for (const auto& [key, points] : series.lines) {
+    if (!filter.Matches(key)) continue;
+    ++shown;
+    out += "\n#### " + SeriesKeyLabel(key) +
+           "\n\n| # | campaign | created | median | interval | n | version |\n"
+           "| ---: | --- | --- | ---: | --- | ---: | --- |\n";
+    for (const HistoryPoint& p : points) {
+      const SeriesCampaign& c = series.campaigns[p.campaign];
+      const std::string version_text = VersionText(c, key.target);
+      const std::string interval = IntervalText(p);
+      out += "| " + std::to_string(p.campaign + 1) + " | " + c.name + " | " + c.created_at + " | " +
+             Figure(p.summary.median) + " | " + interval + " | " + std::to_string(p.summary.n) +
+             " | " + version_text + " |\n";
+    }
+  }
+  if (shown == 0) out += "\nNo line has a valid window" + MatchingWords(filter) + ".\n";
+  if (!series.gate_audit.empty()) {
+    out +=
+        "\nGate audit over the series' campaigns (docs/gates.md, \"Every gate audits "
+        "itself\"):\n\n";
+    for (const GateAudit& a : series.gate_audit) {
+      out += "- " + std::string(GateAuditVerdictName(a.verdict)) + ": " + a.words + "\n";
+    }
+  }
   return out;
 }
 

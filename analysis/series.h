@@ -77,6 +77,9 @@ struct SeriesFilter {
 // A table per line: campaign, when, median, the interval, n, the target's version ("(label)"
 // after one the campaign's labels gave).
 std::string FormatHistoryText(const Series& series, const SeriesFilter& filter = {});
+// The same as Markdown, for an issue or a pull request: a heading, then a table per line and the
+// gate audit as a list.
+std::string FormatHistoryMarkdown(const Series& series, const SeriesFilter& filter = {});
 // {"series", "figure", "better", "confidence", "campaigns": [{"id", "name", "created_at", "state",
 // "versions", "labels"}], "gate_audit": [...as the run of record's...], "lines": [{..., "points":
 // [{"campaign_id", "campaign", "n", "median", "estimate", "low", "high", "values"}]}]}; NaN is

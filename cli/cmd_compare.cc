@@ -18,6 +18,7 @@
 #include "analysis/report_format.h"
 #include "cli/command_error.h"
 #include "cli/commands.h"
+#include "cli/format_option.h"
 #include "cli/report_fetch.h"
 #include "cli/tls_options.h"
 #include "coordinator/store.h"
@@ -236,8 +237,8 @@ CommandRunner AddCompareCommand(CLI::App& root) {
   cmd->add_option("--db", args->db, "read campaigns from this SQLite database (never written)");
   cmd->add_option("--coordinator", args->coordinator, "read campaigns from this coordinator");
   AddTlsOptions(cmd, &args->tls);
-  cmd->add_option("--format", args->format, "text (default), md or json")
-      ->check(CLI::IsMember({"text", "md", "json"}));
+  AddFormatOption(cmd, &args->format, {"text", "md", "json"},
+                  "text (default), md (markdown is the same) or json");
   cmd->add_option("--fail-on-regression", args->fail_on_regression,
                   "exit 1 when a cell's req/s or CPU µs/req has the verdict worse and its "
                   "estimate is worse than A by more than PCT percent")

@@ -6,6 +6,7 @@
 #include "analysis/series.h"
 #include "cli/command_error.h"
 #include "cli/commands.h"
+#include "cli/format_option.h"
 #include "cli/series_input.h"
 
 namespace benchlab {
@@ -17,7 +18,8 @@ struct HistoryArgs {
   std::string cell;  // "SCENARIO" or "SCENARIO/LEVEL"
   std::string target;
   std::string figure = "rps";
-  bool json = false;
+  std::string format = "text";
+  bool json = false;  // --json: --format json
 };
 
 int RunHistory(const HistoryArgs& args) {
@@ -28,8 +30,10 @@ int RunHistory(const HistoryArgs& args) {
   SeriesInput loaded;
   if (int bad = LoadSeriesInput("history", args.db, args.series, loaded)) return bad;
   const Series series = BuildSeries(args.series, loaded.inputs, *metric);
-  const std::string text =
-      args.json ? FormatHistoryJson(series, filter) : FormatHistoryText(series, filter);
+  const std::string format = args.json ? "json" : args.format;
+  const std::string text = format == "json" ? FormatHistoryJson(series, filter)
+                           : format == "md" ? FormatHistoryMarkdown(series, filter)
+                                            : FormatHistoryText(series, filter);
   return WriteCommandOutput("history", text, "");
 }
 
@@ -48,7 +52,10 @@ CommandRunner AddHistoryCommand(CLI::App& root) {
   cmd->add_option("--figure", args->figure,
                   "rps (default), cpu (CPU µs per request), p99, or a figure's full name "
                   "(p50_us, cpu_us_per_request, ...)");
-  cmd->add_flag("--json", args->json, "JSON instead of tables");
+  CLI::Option* format =
+      AddFormatOption(cmd, &args->format, {"text", "md", "json"},
+                      "text (default: tables), md (markdown is the same) or json");
+  cmd->add_flag("--json", args->json, "the same as --format json")->excludes(format);
   return [args] { return RunHistory(*args); };
 }
 

@@ -13,6 +13,7 @@
 #include "cli/columns.h"
 #include "cli/command_error.h"
 #include "cli/commands.h"
+#include "cli/format_option.h"
 #include "common/parse.h"
 
 namespace benchlab {
@@ -118,8 +119,7 @@ CommandRunner AddHostCommand(CLI::App& root) {
       "check", "One line per check: name, value as read, ok/warn/unavailable, and why it matters.");
   args->check->add_option("--cpus", args->cpus,
                           "the CPUs measurements run on, e.g. 2-3; default: every online CPU");
-  args->check->add_option("--format", args->format, "text (a table) or json (an array)")
-      ->check(CLI::IsMember({"text", "json"}))
+  AddFormatOption(args->check, &args->format, {"text", "json"}, "text (a table) or json (an array)")
       ->capture_default_str();
   add_root(args->check);
   args->tune = cmd->add_subcommand(

@@ -14,6 +14,7 @@
 #include "analysis/profile_report.h"
 #include "cli/command_error.h"
 #include "cli/commands.h"
+#include "cli/format_option.h"
 #include "cli/series_input.h"
 #include "coordinator/store.h"
 
@@ -42,7 +43,7 @@ int Fail(const Status& status) {
 int RunProfile(const ProfileArgs& args) {
   const bool diff = !args.diff.empty();
   const std::vector<std::string> formats =
-      diff ? std::vector<std::string>{"text", "markdown", "json"}
+      diff ? std::vector<std::string>{"text", "md", "json"}
            : std::vector<std::string>{"text", "collapsed", "json", "pprof", "speedscope"};
   if (std::find(formats.begin(), formats.end(), args.format) == formats.end()) {
     std::string known;
@@ -77,7 +78,7 @@ int RunProfile(const ProfileArgs& args) {
     auto cells = DiffTargets(*profiles, args.diff[0], args.diff[1], selection);
     if (!cells.ok()) return Fail(cells.status());
     if (args.format == "text") text = FormatProfileDiffText(*cells, args.top);
-    if (args.format == "markdown") text = FormatProfileDiffMarkdown(*cells, args.top);
+    if (args.format == "md") text = FormatProfileDiffMarkdown(*cells, args.top);
     if (args.format == "json") text = ProfileDiffJson(*cells).dump(2) + "\n";
   } else {
     auto merged = MergeSelected(*profiles, selection);
@@ -138,10 +139,10 @@ CommandRunner AddProfileCommand(CLI::App& root) {
                   "BASE to target NEW, over the rounds both measured, cell by cell")
       ->expected(2)
       ->type_name("BASE NEW");
-  cmd->add_option("--format", args->format,
+  AddFormatOption(cmd, &args->format, {},
                   "text (default), collapsed (flame graph tools' folded stacks), json, pprof "
                   "(gzipped profile.proto for `pprof`) or speedscope (speedscope's JSON); with "
-                  "--diff: text, markdown or json");
+                  "--diff: text, md (markdown is the same) or json");
   cmd->add_option("--top", args->top, "how many functions to list (default 25)")
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--output,-o", args->output, "write to this file instead of stdout");

@@ -11,6 +11,7 @@
 #include "analysis/regressions.h"
 #include "cli/command_error.h"
 #include "cli/commands.h"
+#include "cli/format_option.h"
 #include "cli/series_input.h"
 #include "coordinator/server/series_store.h"
 
@@ -102,7 +103,7 @@ int RunRegressions(const RegressionsArgs& args) {
   const int campaigns = static_cast<int>(loaded.campaigns.size());
   const std::vector<ChangeProfile> profiles = ProfilesOfConfirmed(*loaded.store, changes);
   std::string text;
-  if (args.format == "markdown") {
+  if (args.format == "md") {
     text = FormatChangesMarkdown(args.series, changes, campaigns, args.dashboard) +
            ProfilesText(changes, profiles, true);
   } else if (args.format == "json") {
@@ -145,10 +146,10 @@ CommandRunner AddRegressionsCommand(CLI::App& root) {
       ->delimiter(',');
   cmd->add_option("--cell", args->cell, "only this cell: SCENARIO or SCENARIO/LEVEL (json/c64)");
   cmd->add_option("--target", args->target, "only this target");
-  cmd->add_option("--format", args->format, "text (default), markdown (a PR comment) or json")
-      ->check(CLI::IsMember({"text", "markdown", "json"}));
+  AddFormatOption(cmd, &args->format, {"text", "md", "json"},
+                  "text (default), md (a PR comment; markdown is the same) or json");
   cmd->add_option("--dashboard", args->dashboard,
-                  "markdown: link each campaign to its page under this dashboard URL");
+                  "md: link each campaign to its page under this dashboard URL");
   cmd->add_option("--output,-o", args->output, "write to this file instead of stdout");
   cmd->add_option("--fail-on", args->fail_on,
                   "regression: exit 1 when a regression is confirmed by re-measurement (a "

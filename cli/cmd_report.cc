@@ -10,6 +10,7 @@
 #include "analysis/report_format.h"
 #include "cli/command_error.h"
 #include "cli/commands.h"
+#include "cli/format_option.h"
 #include "cli/report_fetch.h"
 #include "cli/series_input.h"
 #include "cli/tls_options.h"
@@ -84,8 +85,8 @@ CommandRunner AddReportCommand(CLI::App& root) {
   cmd->add_option("--coordinator", args->coordinator,
                   "instead of --db: ask the coordinator at HOST:PORT, which reads its database");
   AddTlsOptions(cmd, &args->tls);
-  cmd->add_option("--format", args->format, "md (default), json or csv")
-      ->check(CLI::IsMember({"md", "json", "csv"}));
+  AddFormatOption(cmd, &args->format, {"md", "json", "csv"},
+                  "md (default; markdown is the same), json or csv");
   cmd->add_option("--output,-o", args->output, "write to this file instead of stdout");
   return [args] { return RunReport(*args); };
 }

@@ -229,6 +229,19 @@ TEST(ReportFormatTest, MarkdownTableRows) {
       << md;
 }
 
+// The format's two names, as `benchlab report --format`, GetReport and the API's ?format= take it.
+TEST(ReportFormatTest, MdAndMarkdownNameTheSameFormat) {
+  auto md = FormatReport(Fixture(), "md");
+  auto markdown = FormatReport(Fixture(), "markdown");
+  ASSERT_TRUE(md.ok() && markdown.ok()) << markdown.status().message();
+  EXPECT_EQ(*md, *markdown);
+  EXPECT_EQ(*md, FormatReportMarkdown(Fixture()));
+  auto html = FormatReport(Fixture(), "html");
+  ASSERT_FALSE(html.ok());
+  EXPECT_EQ(html.status().message(),
+            "format: expected md (or markdown), json or csv, got \"html\"");
+}
+
 TEST(ReportFormatTest, MarkdownNoiseMethodAndInvalidWindows) {
   const std::string md = FormatReportMarkdown(Fixture());
   EXPECT_NE(md.find("noise floor (req/s) 4.0%"), std::string::npos) << md;

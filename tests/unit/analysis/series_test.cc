@@ -114,6 +114,30 @@ TEST(SeriesTest, TheTextAndJsonShowTheFilteredLines) {
   EXPECT_TRUE(nlohmann::json::parse(FormatHistoryJson(s, nothing))["lines"].empty());
 }
 
+// --format md: the text's lines as Markdown tables, one row per campaign.
+TEST(SeriesTest, TheMarkdownHasATablePerLine) {
+  const Series s = BuildSeries(
+      "nightly", {Campaign(1, {1000, 1100, 900}), Campaign(2, {2000, 2100, 1900})}, Metric::kRps);
+  SeriesFilter only_app;
+  only_app.target = "app";
+  const std::string md = FormatHistoryMarkdown(s, only_app);
+  EXPECT_EQ(md.rfind("### benchlab: series `nightly`, rps\n\n2 campaign(s); higher is better; ", 0),
+            0u)
+      << md;
+  EXPECT_NE(md.find("\n#### json c64 app\n\n| # | campaign | created | median | interval | n | "
+                    "version |\n| ---: | --- | --- | ---: | --- | ---: | --- |\n"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| 2 | nightly-2 | 2026-12-02T02:00:00Z | 2000 | ["), std::string::npos) << md;
+  EXPECT_NE(md.find("] | 3 | v2 |\n"), std::string::npos) << md;
+  EXPECT_EQ(md.find("json c64 base"), std::string::npos) << "filtered out\n" << md;
+
+  SeriesFilter nothing;
+  nothing.scenario = "plaintext";
+  EXPECT_NE(FormatHistoryMarkdown(s, nothing).find("No line has a valid window that matches"),
+            std::string::npos);
+}
+
 TEST(SeriesTest, ALabelIsTheTargetsVersionOverTheRecordedOne) {
   ReportInput labelled = Campaign(2, {2000, 2100, 1900});
   labelled.campaign.spec_toml = R"(name = "nightly-2"

@@ -160,5 +160,49 @@ TEST_F(CommandsTest, HistoryAndRegressionsTakeTheSameFigureNames) {
       << bad.err;
 }
 
+// --format md and --format markdown are one format in every command that writes Markdown.
+TEST_F(CommandsTest, MdAndMarkdownAreOneFormatInEveryCommand) {
+  const std::vector<std::vector<std::string>> commands = {
+      {"report", "nightly-1", "--db", db_},
+      {"compare", "nightly-1", "nightly-2", "--db", db_},
+      {"history", "nightly", "--db", db_},
+      {"regressions", "nightly", "--db", db_},
+  };
+  for (const auto& command : commands) {
+    auto with = [&](const char* format) {
+      std::vector<std::string> args = command;
+      args.insert(args.end(), {"--format", format});
+      return Benchlab(args);
+    };
+    const Ran md = with("md");
+    const Ran markdown = with("markdown");
+    EXPECT_EQ(md.status, 0) << command[0] << ": " << md.err;
+    EXPECT_EQ(markdown.status, 0) << command[0] << ": " << markdown.err;
+    EXPECT_FALSE(md.out.empty()) << command[0];
+    EXPECT_EQ(md.out, markdown.out) << command[0];
+    EXPECT_NE(md.out, with("json").out) << command[0] << " wrote something other than Markdown";
+  }
+  EXPECT_EQ(Benchlab({"history", "nightly", "--db", db_, "--format", "md"}).out.rfind("### ", 0),
+            0u);
+  // profile checks its forms itself (they depend on --diff): both names pass that check and
+  // meet the same refusal, that the campaign has no profile.
+  const Ran md =
+      Benchlab({"profile", "nightly-1", "--db", db_, "--diff", "nginx", "app", "--format", "md"});
+  const Ran markdown = Benchlab(
+      {"profile", "nightly-1", "--db", db_, "--diff", "nginx", "app", "--format", "markdown"});
+  EXPECT_EQ(md.status, markdown.status);
+  EXPECT_EQ(md.err, markdown.err);
+  EXPECT_EQ(md.err.find("--format"), std::string::npos) << md.err;
+}
+
+// history's --json is --format json; the two together are refused.
+TEST_F(CommandsTest, HistoryJsonIsFormatJson) {
+  const Ran flag = Benchlab({"history", "nightly", "--db", db_, "--json"});
+  const Ran format = Benchlab({"history", "nightly", "--db", db_, "--format", "json"});
+  ASSERT_EQ(flag.status, 0) << flag.err;
+  EXPECT_EQ(flag.out, format.out);
+  EXPECT_EQ(Benchlab({"history", "nightly", "--db", db_, "--json", "--format", "md"}).status, 2);
+}
+
 }  // namespace
 }  // namespace benchlab
