@@ -96,7 +96,7 @@ struct ChangePoint {
   // side; the new build is the newest campaign's.
   size_t old_index = 0;
   ChangeDirection direction = ChangeDirection::kRegression;
-  IntervalVerdict verdict = IntervalVerdict::kNotApplicable;  // size against the margin
+  ComparisonVerdict verdict = ComparisonVerdict::kNotApplicable;  // size against the margin
 };
 
 struct ChangePointResult {
@@ -138,6 +138,8 @@ struct ConfirmationRule {
   LookPlan plan = LookPlan::Adaptive(5, 30, 0.90);
 };
 
+// Not a ComparisonVerdict (analysis/interval.h): the question is one-sided, whether the change
+// suspected in one direction is real, so a change the other way is a false alarm, not "better".
 enum class Confirmation { kConfirmed, kFalseAlarm, kUndecided, kUnconfirmed };
 const char* ConfirmationName(Confirmation c);  // "confirmed", "false alarm", ...
 

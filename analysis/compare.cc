@@ -47,12 +47,6 @@ bool IsCompared(Metric m) {
   return std::find(kComparedMetrics.begin(), kComparedMetrics.end(), m) != kComparedMetrics.end();
 }
 
-const char* DeltaVerdictName(DeltaVerdict v) {
-  static constexpr const char* kNames[kDeltaVerdictCount] = {"n/a", "close", "better", "worse",
-                                                             "inconclusive"};
-  return kNames[static_cast<int>(v)];
-}
-
 const char* IntervalBasisName(IntervalBasis b) {
   return b == IntervalBasis::kBaseline ? "baseline" : "absolute";
 }
@@ -136,20 +130,8 @@ UnpairedInterval WelchLogInterval(const std::vector<double>& a_values,
   return out;
 }
 
-DeltaVerdict JudgeUnpaired(const UnpairedInterval& interval, Metric metric, double margin) {
-  switch (JudgeInterval(interval.ratio, MetricBetter(metric), margin)) {
-    case IntervalVerdict::kAhead:
-      return DeltaVerdict::kBetter;
-    case IntervalVerdict::kBehind:
-      return DeltaVerdict::kWorse;
-    case IntervalVerdict::kClose:
-      return DeltaVerdict::kClose;
-    case IntervalVerdict::kInconclusive:
-      return DeltaVerdict::kInconclusive;
-    case IntervalVerdict::kNotApplicable:
-      break;
-  }
-  return DeltaVerdict::kNotApplicable;
+ComparisonVerdict JudgeUnpaired(const UnpairedInterval& interval, Metric metric, double margin) {
+  return JudgeInterval(interval.ratio, MetricBetter(metric), margin);
 }
 
 std::string LoadLevelWords(const std::string& level) {
@@ -196,7 +178,7 @@ NoiseRule JudgeByNoiseFloor(const SideFigure& a, const SideFigure& b, Metric met
   }
   const std::string limit = Percent(d.threshold) + " (" + d.threshold_from + ")";
   if (std::abs(d.delta) <= d.threshold + kSlack) {
-    d.verdict = DeltaVerdict::kClose;
+    d.verdict = ComparisonVerdict::kClose;
     d.reason = "|Δ| " + Percent(std::abs(d.delta)) + " within " + limit;
     return d;
   }
@@ -208,12 +190,12 @@ NoiseRule JudgeByNoiseFloor(const SideFigure& a, const SideFigure& b, Metric met
   const std::string ranges = "A " + Figure(metric, a_lo) + " to " + Figure(metric, a_hi) + ", B " +
                              Figure(metric, b_lo) + " to " + Figure(metric, b_hi);
   if (b_lo <= a_hi && a_lo <= b_hi) {
-    d.verdict = DeltaVerdict::kClose;
+    d.verdict = ComparisonVerdict::kClose;
     d.reason = "ranges overlap (" + ranges + ")";
     return d;
   }
   const bool better = MetricBetter(metric) == Better::kHigher ? d.delta > 0 : d.delta < 0;
-  d.verdict = better ? DeltaVerdict::kBetter : DeltaVerdict::kWorse;
+  d.verdict = better ? ComparisonVerdict::kBetter : ComparisonVerdict::kWorse;
   d.reason = "Δ " + SignedPercent(d.delta) + " beyond " + limit + ", ranges apart (" + ranges + ")";
   return d;
 }
@@ -346,11 +328,12 @@ std::string Ratio(double v) { return Printf("%.3f", v); }
 std::string MarginPct(double fraction) { return Printf("%.4g%%", fraction * 100); }
 
 // One line a person can check, in the manner of the report's (analysis/interval.h JudgeRatios).
-std::string IntervalReason(const UnpairedInterval& iv, DeltaVerdict verdict, const StatsRule& rule,
-                           IntervalBasis basis, const std::string& baseline) {
+std::string IntervalReason(const UnpairedInterval& iv, ComparisonVerdict verdict,
+                           const StatsRule& rule, IntervalBasis basis,
+                           const std::string& baseline) {
   const std::string of =
       basis == IntervalBasis::kBaseline ? "ratio to " + baseline + " B / A " : "B / A ";
-  if (verdict == DeltaVerdict::kNotApplicable) {
+  if (verdict == ComparisonVerdict::kNotApplicable) {
     const std::string what =
         basis == IntervalBasis::kBaseline ? "a ratio to " + baseline : "a value";
     if (iv.n_a < 2 && iv.n_b < 2) {
@@ -365,10 +348,10 @@ std::string IntervalReason(const UnpairedInterval& iv, DeltaVerdict verdict, con
                          Ratio(r.low) + " to " + Ratio(r.high) +
                          Printf("; Welch, %d and %d rounds, df %.1f)", iv.n_a, iv.n_b, iv.df);
   switch (verdict) {
-    case DeltaVerdict::kBetter:
-    case DeltaVerdict::kWorse:
+    case ComparisonVerdict::kBetter:
+    case ComparisonVerdict::kWorse:
       return ci + " lies beyond the margin ±" + MarginPct(rule.margin);
-    case DeltaVerdict::kClose:
+    case ComparisonVerdict::kClose:
       return ci + " lies inside the margin " + Ratio(1 - rule.margin) + " to " +
              Ratio(1 + rule.margin);
     default:
@@ -482,7 +465,7 @@ std::vector<Regression> FindRegressions(const RecordComparison& c,
     if (cell.presence != Presence::kBoth) continue;
     for (Metric m : GatedMetrics(selected)) {
       const MetricDelta& d = cell.of(m);
-      if (d.verdict != DeltaVerdict::kWorse) continue;
+      if (d.verdict != ComparisonVerdict::kWorse) continue;
       const double change = d.interval.ratio.estimate - 1;
       const double worse_by = MetricBetter(m) == Better::kHigher ? -change : change;
       if (worse_by * 100 <= pct + kSlack) continue;

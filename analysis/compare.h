@@ -25,11 +25,9 @@ inline constexpr std::array<Metric, kComparedMetricCount> kComparedMetrics = {
     Metric::kRps, Metric::kCpuUsPerRequest, Metric::kP99Us};
 bool IsCompared(Metric m);
 
-// B's figure against A's: better or worse by the figure's direction, close, inconclusive (the
-// interval verdict only), or n/a.
-enum class DeltaVerdict { kNotApplicable, kClose, kBetter, kWorse, kInconclusive };
-inline constexpr int kDeltaVerdictCount = 5;
-const char* DeltaVerdictName(DeltaVerdict v);  // "n/a", "close", "better", "worse", "inconclusive"
+// B's figure against A's is a ComparisonVerdict (analysis/interval.h), written "better" or
+// "worse" by the figure's direction (VerdictWords::kBetterWorse); the noise-floor rule's is never
+// inconclusive.
 
 // --- the interval between two runs (docs/compare.md, "The interval") ---------------------------
 
@@ -100,8 +98,8 @@ struct NoiseRule {
   double delta = kNaN;         // b.median / a.median - 1; NaN when n/a
   double threshold = kNaN;     // the fraction |delta| was judged against
   std::string threshold_from;  // "noise floor of A", "spread of B", ...; "" when none
-  DeltaVerdict verdict = DeltaVerdict::kNotApplicable;  // never kInconclusive
-  std::string reason;                                   // one line a person can check
+  ComparisonVerdict verdict = ComparisonVerdict::kNotApplicable;  // never kInconclusive
+  std::string reason;                                             // one line a person can check
 };
 
 // One figure of one row.
@@ -110,15 +108,16 @@ struct MetricDelta {
   double delta = kNaN;  // b.median / a.median - 1 (shown beside the interval); NaN when n/a
   IntervalBasis basis = IntervalBasis::kAbsolute;
   UnpairedInterval interval;
-  DeltaVerdict verdict = DeltaVerdict::kNotApplicable;  // the interval's, against the margin
-  std::string reason;                                   // one line a person can check
+  ComparisonVerdict verdict =
+      ComparisonVerdict::kNotApplicable;  // the interval's, against the margin
+  std::string reason;                     // one line a person can check
   NoiseRule noise_rule;
 };
 
 // The interval's verdict against `margin`, by the figure's direction: the whole interval beyond
 // the margin on the better side is better, on the worse side worse; inside ±margin close;
 // reaching across an edge of it inconclusive; no interval n/a (JudgeInterval's rule).
-DeltaVerdict JudgeUnpaired(const UnpairedInterval& interval, Metric metric, double margin);
+ComparisonVerdict JudgeUnpaired(const UnpairedInterval& interval, Metric metric, double margin);
 
 // The noise-floor rule (docs/compare.md, "The noise-floor rule"), in this order:
 //   1. a side without a valid figure, or A's median not above 0: n/a;

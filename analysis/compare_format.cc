@@ -18,6 +18,11 @@ using namespace compare_detail;  // the comparison's own shared helpers
 
 namespace {
 
+// compare's words for a verdict: B is "better" or "worse" than A.
+const char* Words(ComparisonVerdict v) {
+  return ComparisonVerdictName(v, VerdictWords::kBetterWorse);
+}
+
 // "0.941 (0.925–0.958)": the interval's estimate and ends; – without an interval.
 std::string IntervalCell(const UnpairedInterval& iv) {
   if (!std::isfinite(iv.ratio.low)) return kMissing;
@@ -120,8 +125,7 @@ Table GroupTable(const std::vector<const CellDelta*>& group, const StatsRule& ru
         row.push_back(fa + " → " + fb);
       }
       if (c->presence == Presence::kBoth) {
-        row.insert(row.end(),
-                   {SignedPercent(d.delta), IntervalCell(d.interval), DeltaVerdictName(d.verdict)});
+        row.insert(row.end(), {SignedPercent(d.delta), IntervalCell(d.interval), Words(d.verdict)});
       } else {
         row.insert(row.end(), {kNone, kNone, only});
       }
@@ -200,8 +204,8 @@ std::vector<std::string> HeaderLines(const RecordComparison& c, const CompareOpt
 
 struct Counts {
   int both = 0, only_a = 0, only_b = 0;
-  // Indexed by DeltaVerdict.
-  std::array<std::array<int, kDeltaVerdictCount>, kMetricCount> by_verdict{};  // by Metric
+  // By Metric, then by ComparisonVerdict.
+  std::array<std::array<int, kComparisonVerdictCount>, kMetricCount> by_verdict{};
 };
 Counts Count(const RecordComparison& c) {
   Counts n;
@@ -222,11 +226,11 @@ std::vector<std::string> SummaryLines(const RecordComparison& c, const CompareOp
   std::string line = Printf("%d in both, %d only in A, %d only in B.", n.both, n.only_a, n.only_b);
   for (Metric m : options.metrics) {
     const auto& v = n.by_verdict[static_cast<int>(m)];
-    auto count = [&](DeltaVerdict d) { return v[static_cast<int>(d)]; };
+    auto count = [&](ComparisonVerdict d) { return v[static_cast<int>(d)]; };
     line += Printf(" %s: %d better, %d worse, %d close, %d inconclusive, %d n/a.", MetricLabel(m),
-                   count(DeltaVerdict::kBetter), count(DeltaVerdict::kWorse),
-                   count(DeltaVerdict::kClose), count(DeltaVerdict::kInconclusive),
-                   count(DeltaVerdict::kNotApplicable));
+                   count(ComparisonVerdict::kBetter), count(ComparisonVerdict::kWorse),
+                   count(ComparisonVerdict::kClose), count(ComparisonVerdict::kInconclusive),
+                   count(ComparisonVerdict::kNotApplicable));
   }
   std::vector<std::string> lines{"Summary: " + line};
   if (options.fail_on_regression_pct) {
@@ -273,13 +277,13 @@ std::string FormatCompareMarkdown(const RecordComparison& c, const CompareOption
       if (cell->presence != Presence::kBoth) continue;
       for (Metric m : options.metrics) {
         const MetricDelta& d = cell->of(m);
-        if (d.verdict == DeltaVerdict::kClose) continue;
-        notes += "- " +
-                 PrintableText(cell->target + ", " + MetricLabel(m) + ": " +
-                               DeltaVerdictName(d.verdict) + ", " + d.reason +
-                               "; noise-floor rule: " + DeltaVerdictName(d.noise_rule.verdict) +
-                               ", " + d.noise_rule.reason) +
-                 "\n";
+        if (d.verdict == ComparisonVerdict::kClose) continue;
+        notes +=
+            "- " +
+            PrintableText(cell->target + ", " + MetricLabel(m) + ": " + Words(d.verdict) + ", " +
+                          d.reason + "; noise-floor rule: " + Words(d.noise_rule.verdict) + ", " +
+                          d.noise_rule.reason) +
+            "\n";
       }
     }
     if (!notes.empty()) out += "\n" + notes;
@@ -329,7 +333,7 @@ ojson IntervalJson(const UnpairedInterval& iv) {
           {"high", Num(iv.ratio.high)}};
 }
 ojson NoiseRuleJson(const NoiseRule& r) {
-  return {{"verdict", DeltaVerdictName(r.verdict)},
+  return {{"verdict", Words(r.verdict)},
           {"reason", r.reason},
           {"threshold", Num(r.threshold)},
           {"threshold_from", r.threshold_from}};
@@ -363,7 +367,7 @@ std::string FormatCompareJson(const RecordComparison& c, const CompareOptions& o
           {"delta", Num(d.delta)},
           {"basis", IntervalBasisName(d.basis)},
           {"interval", IntervalJson(d.interval)},
-          {"verdict", both                                ? DeltaVerdictName(d.verdict)
+          {"verdict", both                                ? Words(d.verdict)
                       : cell.presence == Presence::kOnlyA ? "only in A"
                                                           : "only in B"},
           {"reason", d.reason},
@@ -383,9 +387,10 @@ std::string FormatCompareJson(const RecordComparison& c, const CompareOptions& o
   ojson summary{{"both", n.both}, {"only_in_a", n.only_a}, {"only_in_b", n.only_b}};
   for (Metric m : options.metrics) {
     ojson v = ojson::object();
-    for (DeltaVerdict d : {DeltaVerdict::kBetter, DeltaVerdict::kWorse, DeltaVerdict::kClose,
-                           DeltaVerdict::kInconclusive, DeltaVerdict::kNotApplicable}) {
-      v[DeltaVerdictName(d)] = n.by_verdict[static_cast<int>(m)][static_cast<int>(d)];
+    for (ComparisonVerdict d :
+         {ComparisonVerdict::kBetter, ComparisonVerdict::kWorse, ComparisonVerdict::kClose,
+          ComparisonVerdict::kInconclusive, ComparisonVerdict::kNotApplicable}) {
+      v[Words(d)] = n.by_verdict[static_cast<int>(m)][static_cast<int>(d)];
     }
     summary[MetricName(m)] = v;
   }

@@ -55,6 +55,8 @@ struct FigureAudit {
   ShiftInterval shift;  // refused - clean, in points of %
 };
 
+// Not a ComparisonVerdict (analysis/interval.h): it judges a gate's refusals against the windows
+// it kept, not one figure against a reference.
 enum class GateAuditVerdict {
   kEarned,     // the refused windows lay clearly further off, in one figure or both
   kNoise,      // no further off, and an interval narrow enough to rule out twice as far

@@ -24,13 +24,15 @@ double LowEdge(double margin) { return std::log1p(-margin); }
 double HighEdge(double margin) { return std::log1p(margin); }
 
 // The verdict of an interval [lo, hi] on the log scale.
-IntervalVerdict JudgeLog(double lo, double hi, Better better, double margin) {
+ComparisonVerdict JudgeLog(double lo, double hi, Better better, double margin) {
   const bool above = lo > HighEdge(margin);
   const bool below = hi < LowEdge(margin);
-  if (above) return better == Better::kHigher ? IntervalVerdict::kAhead : IntervalVerdict::kBehind;
-  if (below) return better == Better::kHigher ? IntervalVerdict::kBehind : IntervalVerdict::kAhead;
-  if (lo >= LowEdge(margin) && hi <= HighEdge(margin)) return IntervalVerdict::kClose;
-  return IntervalVerdict::kInconclusive;
+  if (above)
+    return better == Better::kHigher ? ComparisonVerdict::kBetter : ComparisonVerdict::kWorse;
+  if (below)
+    return better == Better::kHigher ? ComparisonVerdict::kWorse : ComparisonVerdict::kBetter;
+  if (lo >= LowEdge(margin) && hi <= HighEdge(margin)) return ComparisonVerdict::kClose;
+  return ComparisonVerdict::kInconclusive;
 }
 
 }  // namespace
@@ -65,25 +67,26 @@ RatioInterval LogRatioInterval(const std::vector<double>& ratios, double level) 
   return out;
 }
 
-const char* IntervalVerdictName(IntervalVerdict v) {
+const char* ComparisonVerdictName(ComparisonVerdict v, VerdictWords words) {
+  const bool ahead = words == VerdictWords::kAheadBehind;
   switch (v) {
-    case IntervalVerdict::kNotApplicable:
+    case ComparisonVerdict::kNotApplicable:
       return "n/a";
-    case IntervalVerdict::kAhead:
-      return "ahead";
-    case IntervalVerdict::kBehind:
-      return "behind";
-    case IntervalVerdict::kClose:
+    case ComparisonVerdict::kClose:
       return "close";
-    case IntervalVerdict::kInconclusive:
+    case ComparisonVerdict::kBetter:
+      return ahead ? "ahead" : "better";
+    case ComparisonVerdict::kWorse:
+      return ahead ? "behind" : "worse";
+    case ComparisonVerdict::kInconclusive:
       return "inconclusive";
   }
   return "n/a";
 }
 
-IntervalVerdict JudgeInterval(const RatioInterval& interval, Better better, double margin) {
+ComparisonVerdict JudgeInterval(const RatioInterval& interval, Better better, double margin) {
   if (!interval.ok() || !std::isfinite(interval.low) || !std::isfinite(interval.high)) {
-    return IntervalVerdict::kNotApplicable;
+    return ComparisonVerdict::kNotApplicable;
   }
   return JudgeLog(std::log(interval.low), std::log(interval.high), better, margin);
 }
@@ -91,7 +94,7 @@ IntervalVerdict JudgeInterval(const RatioInterval& interval, Better better, doub
 std::optional<int> RoundsToDecide(const RatioInterval& interval, double margin, double level,
                                   int limit) {
   if (!interval.ok() || !std::isfinite(interval.log_sd)) return std::nullopt;
-  if (JudgeInterval(interval, Better::kHigher, margin) != IntervalVerdict::kInconclusive) {
+  if (JudgeInterval(interval, Better::kHigher, margin) != ComparisonVerdict::kInconclusive) {
     return std::nullopt;
   }
   // The room between the estimate and the nearer edge of the margin: a half width below it
@@ -210,7 +213,7 @@ IntervalJudgement JudgeRatios(const std::vector<double>& ratios, Better better,
   j.interval = LogRatioInterval(ratios, level);
   j.verdict = JudgeInterval(j.interval, better, rule.margin);
   const RatioInterval& iv = j.interval;
-  if (j.verdict == IntervalVerdict::kNotApplicable) {
+  if (j.verdict == ComparisonVerdict::kNotApplicable) {
     j.reason = "fewer than 2 rounds with a ratio (" + std::to_string(iv.n) + ")";
     return j;
   }
@@ -219,14 +222,14 @@ IntervalJudgement JudgeRatios(const std::vector<double>& ratios, Better better,
                          std::to_string(iv.n) + " rounds)";
   const std::string band = FormatRatio(1 - rule.margin) + " to " + FormatRatio(1 + rule.margin);
   switch (j.verdict) {
-    case IntervalVerdict::kAhead:
-    case IntervalVerdict::kBehind:
+    case ComparisonVerdict::kBetter:
+    case ComparisonVerdict::kWorse:
       j.reason = "ratio " + ci + " lies beyond the margin ±" + Pct(rule.margin);
       break;
-    case IntervalVerdict::kClose:
+    case ComparisonVerdict::kClose:
       j.reason = "ratio " + ci + " lies inside the margin " + band;
       break;
-    case IntervalVerdict::kInconclusive: {
+    case ComparisonVerdict::kInconclusive: {
       j.rounds_needed = RoundsToDecide(iv, rule.margin, level);
       j.reason =
           "ratio " + ci + " reaches across the margin ±" + Pct(rule.margin) + "; " +
@@ -234,7 +237,7 @@ IntervalJudgement JudgeRatios(const std::vector<double>& ratios, Better better,
                            : "no number of rounds up to 1000 would decide it at this spread");
       break;
     }
-    case IntervalVerdict::kNotApplicable:
+    case ComparisonVerdict::kNotApplicable:
       break;
   }
   return j;

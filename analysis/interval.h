@@ -47,18 +47,40 @@ RatioInterval LogRatioInterval(const std::vector<double>& ratios, double level);
 // (fractional df, as Welch's interval has, allowed). NaN unless df > 0 and 0 < level < 1.
 double StudentT(double level, double df);
 
-// Verdicts of a comparison, from its interval and the margin m, for a figure better `higher`
-// (req/s) or lower (CPU per request, latency, memory):
-//   ahead:        the whole interval is beyond the margin on the better side
+// The verdict of a comparison of two figures, from its interval and the margin m, for a figure
+// better `higher` (req/s) or lower (CPU per request, latency, memory):
+//   better:       the whole interval is beyond the margin on the better side
 //                 (low > 1 + m when higher is better, high < 1 - m when lower is);
-//   behind:       the whole interval is beyond the margin on the worse side;
+//   worse:        the whole interval is beyond the margin on the worse side;
 //   close:        the whole interval lies inside [1 - m, 1 + m];
 //   inconclusive: none of these (the interval reaches across an edge of the margin);
 //   n/a:          no interval (fewer than 2 ratios).
-enum class IntervalVerdict { kNotApplicable, kAhead, kBehind, kClose, kInconclusive };
-const char* IntervalVerdictName(IntervalVerdict v);  // "n/a", "ahead", "behind", ...
+// One enum for every comparison of a figure against a reference: a target against the
+// campaign's baseline in a report (the interval's verdict, and the noise-floor rule's, which is
+// never inconclusive), B against A in `benchlab compare` (interval and noise-floor rule alike),
+// and a series' level after a change point against before it.
+//
+// Three verdicts stay apart, because they answer other questions:
+//   - a window's Verdict (coordinator/outcome.h: valid, invalid, failed, skipped): whether it was
+//     measured well, not how it compares;
+//   - a re-measurement's Confirmation (analysis/changepoint.h: confirmed, false alarm, ...):
+//     whether a change suspected in one direction is real, a one-sided question in which a
+//     change the other way is a false alarm, not "better";
+//   - a gate's GateAuditVerdict (analysis/gate_audit.h: earned, noise, undecided): whether the
+//     windows it refused lay further off than those it kept.
+enum class ComparisonVerdict { kNotApplicable, kClose, kBetter, kWorse, kInconclusive };
+inline constexpr int kComparisonVerdictCount = 5;
 
-IntervalVerdict JudgeInterval(const RatioInterval& interval, Better better, double margin);
+// How better and worse are written, as the outputs have always written them (docs/report.md,
+// docs/history.md, docs/compare.md): a report says a target is "ahead" of or "behind" the
+// baseline, and a series' change point the level after it of the level before; `benchlab
+// compare` says B is "better" or "worse" than A. n/a, close and inconclusive read alike.
+enum class VerdictWords { kAheadBehind, kBetterWorse };
+// "n/a", "close", "ahead" / "better", "behind" / "worse", "inconclusive".
+const char* ComparisonVerdictName(ComparisonVerdict v,
+                                  VerdictWords words = VerdictWords::kAheadBehind);
+
+ComparisonVerdict JudgeInterval(const RatioInterval& interval, Better better, double margin);
 
 // About how many rounds an inconclusive comparison would need, were the mean and spread of its
 // log ratios to stay as measured: the smallest n (above interval.n, at most `limit`) whose half
@@ -122,7 +144,7 @@ struct LookPlan {
 // ratios, the verdict, and for an inconclusive one the rounds it would take.
 struct IntervalJudgement {
   RatioInterval interval;
-  IntervalVerdict verdict = IntervalVerdict::kNotApplicable;
+  ComparisonVerdict verdict = ComparisonVerdict::kNotApplicable;
   std::optional<int> rounds_needed;  // inconclusive only
   std::string reason;                // one line a person can check
 };

@@ -191,7 +191,7 @@ std::string FormatChangesJson(const std::string& series, const std::vector<Serie
            {"low", report_detail::Num(c.point.size.low)},
            {"high", report_detail::Num(c.point.size.high)},
            {"level", report_detail::Num(c.point.size.level)}}},
-         {"verdict", IntervalVerdictName(c.point.verdict)},
+         {"verdict", ComparisonVerdictName(c.point.verdict)},
          {"p_value", report_detail::Num(c.point.p_value)},
          {"campaigns_before", c.point.before_n},
          {"campaigns_after", c.point.after_n},

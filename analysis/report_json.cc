@@ -39,7 +39,7 @@ ojson ComparisonJson(const Comparison& c) {
                   {"low", Num(iv.low)}, {"high", Num(iv.high)},   {"log_sd", Num(iv.log_sd)}}
           : ojson();
   return {
-      {"verdict", IntervalVerdictName(c.verdict)},
+      {"verdict", ComparisonVerdictName(c.verdict)},
       {"reason", c.reason},
       {"interval", interval},
       {"rounds_needed", c.rounds_needed ? ojson(*c.rounds_needed) : ojson()},

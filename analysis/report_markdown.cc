@@ -71,7 +71,7 @@ std::string VsBaseline(const Comparison& c) {
 
 // "inconclusive (~12 rounds)" for an undecided comparison that more rounds would settle.
 std::string VerdictWords(const Comparison& c) {
-  std::string out = IntervalVerdictName(c.verdict);
+  std::string out = ComparisonVerdictName(c.verdict);
   if (c.rounds_needed) out += Printf(" (~%d rounds)", *c.rounds_needed);
   return out;
 }
@@ -137,7 +137,7 @@ std::string CellTable(const Context& cx, const CellStats& cell) {
       parts.push_back(std::string(label) + " " + VsBaseline(o) + ", won " +
                       Printf("%d/%zu", o.rounds_won, o.rounds.size()) + ", " + VerdictWords(o));
     }
-    if (c.verdict == IntervalVerdict::kNotApplicable) parts.push_back("req/s: " + c.reason);
+    if (c.verdict == ComparisonVerdict::kNotApplicable) parts.push_back("req/s: " + c.reason);
     if (c.noise_rule.verdict != ComparisonVerdict::kNotApplicable) {
       parts.push_back(std::string("noise-floor rule on req/s: ") +
                       ComparisonVerdictName(c.noise_rule.verdict));

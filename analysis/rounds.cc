@@ -46,8 +46,8 @@ bool CellDecided(const std::vector<Measurement>& cell, const std::string& baseli
       const Comparison c = Compare(ValuesThrough(newest, target, metric, through_round),
                                    ValuesThrough(newest, baseline, metric, through_round),
                                    MetricBetter(metric), std::nullopt, options);
-      if (c.verdict == IntervalVerdict::kNotApplicable ||
-          c.verdict == IntervalVerdict::kInconclusive) {
+      if (c.verdict == ComparisonVerdict::kNotApplicable ||
+          c.verdict == ComparisonVerdict::kInconclusive) {
         return false;
       }
     }

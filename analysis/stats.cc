@@ -72,20 +72,6 @@ std::optional<NoiseFloor> MeasureNoiseFloor(const std::vector<double>& noise_val
   return floor;
 }
 
-const char* ComparisonVerdictName(ComparisonVerdict verdict) {
-  switch (verdict) {
-    case ComparisonVerdict::kNotApplicable:
-      return "n/a";
-    case ComparisonVerdict::kClose:
-      return "close";
-    case ComparisonVerdict::kAhead:
-      return "ahead";
-    case ComparisonVerdict::kBehind:
-      return "behind";
-  }
-  return "n/a";
-}
-
 Judgement Judge(const std::vector<RoundRatio>& rounds, Better better,
                 const std::optional<NoiseFloor>& noise_floor) {
   const int n = static_cast<int>(rounds.size());
@@ -111,7 +97,7 @@ Judgement Judge(const std::vector<RoundRatio>& rounds, Better better,
   const bool ahead = better == Better::kHigher ? higher : !higher;
   const std::string beyond =
       noise_floor ? "beyond the noise floor " + Pct(noise_floor->fraction) : "no noise floor";
-  return {ahead ? ComparisonVerdict::kAhead : ComparisonVerdict::kBehind,
+  return {ahead ? ComparisonVerdict::kBetter : ComparisonVerdict::kWorse,
           "median ratio " + FormatRatio(s.median) + ", every round " +
               (higher ? "above" : "below") + " 1 " + range + ", " + beyond};
 }

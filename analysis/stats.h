@@ -71,10 +71,9 @@ struct NoiseFloor {
 // with no scale (see Summary). It is a state of its own, never a floor of 0.
 std::optional<NoiseFloor> MeasureNoiseFloor(const std::vector<double>& noise_values);
 
-// The noise-floor rule's verdict of a comparison with the baseline (not a window's verdict,
-// valid/invalid/...). A report prints it as context; the verdict is the interval's.
-enum class ComparisonVerdict { kNotApplicable, kClose, kAhead, kBehind };
-const char* ComparisonVerdictName(ComparisonVerdict verdict);  // "n/a", "close", "ahead", "behind"
+// The noise-floor rule's verdict of a comparison with the baseline is a ComparisonVerdict
+// (analysis/interval.h) that is never inconclusive. A report prints it as context; the verdict is
+// the interval's.
 
 // A verdict needs at least this many rounds with a ratio.
 inline constexpr int kMinRoundsForVerdict = 2;
@@ -109,7 +108,7 @@ struct Comparison {
   int rounds_lost = 0;                // RoundsWon from the baseline's side; ties are the rest
   std::optional<double> noise_floor;  // the fraction the noise rule judged against; nullopt: none
   // The verdict: the interval of the round ratios against the margin (JudgeRatios).
-  IntervalVerdict verdict = IntervalVerdict::kNotApplicable;
+  ComparisonVerdict verdict = ComparisonVerdict::kNotApplicable;
   std::string reason;
   RatioInterval interval;
   std::optional<int> rounds_needed;  // inconclusive: about how many rounds would decide it

@@ -56,8 +56,8 @@ void PrintTable(const std::vector<Row>& rows) {
     const Tally& t = r.tally;
     std::printf("| %s | %.2f | %s | %.4f | %.4f | %.4f | %.4f | %.4f | %.2f |\n",
                 NoiseName(r.noise), r.true_ratio, r.plan.c_str(), t.Coverage(),
-                t.Share(IntervalVerdict::kAhead), t.Share(IntervalVerdict::kBehind),
-                t.Share(IntervalVerdict::kClose), t.Share(IntervalVerdict::kInconclusive),
+                t.Share(ComparisonVerdict::kBetter), t.Share(ComparisonVerdict::kWorse),
+                t.Share(ComparisonVerdict::kClose), t.Share(ComparisonVerdict::kInconclusive),
                 t.MeanRounds());
   }
 }
@@ -67,11 +67,11 @@ void PrintMisses(const std::vector<Row>& rows) {
   int misses = 0;
   for (const Row& r : rows) {
     const Tally& t = r.tally;
-    const double wrong = t.Share(IntervalVerdict::kAhead) + t.Share(IntervalVerdict::kBehind);
+    const double wrong = t.Share(ComparisonVerdict::kBetter) + t.Share(ComparisonVerdict::kWorse);
     std::string why;
     if (t.Coverage() < 0.94) why += " coverage below 0.94;";
     if (r.true_ratio == 1.00 && wrong > 0.05) why += " ahead or behind above 0.05 at 1.00;";
-    if (r.true_ratio == 1.05 && t.Share(IntervalVerdict::kClose) > 0.05) {
+    if (r.true_ratio == 1.05 && t.Share(ComparisonVerdict::kClose) > 0.05) {
       why += " close above 0.05 at 1.05;";
     }
     if (why.empty()) continue;

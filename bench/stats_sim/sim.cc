@@ -28,7 +28,7 @@ double WindowNoise(const Figure& figure, Noise noise, double time, Rng& rng) {
 
 // What the look after `rounds` rounds, at `level`, says.
 struct Look {
-  IntervalVerdict verdict;
+  ComparisonVerdict verdict;
   bool covered;
 };
 
@@ -44,7 +44,7 @@ void Judge(const std::vector<double>& ratios, const LookRule& rule, const Scenar
            Tally& tally) {
   for (size_t i = 0; i < rule.rounds.size(); ++i) {
     const Look look = LookAt(ratios, rule.rounds[i], rule.levels[i], s);
-    if (look.verdict != IntervalVerdict::kInconclusive || i + 1 == rule.rounds.size()) {
+    if (look.verdict != ComparisonVerdict::kInconclusive || i + 1 == rule.rounds.size()) {
       ++tally.campaigns;
       tally.covered += look.covered;
       ++tally.verdicts[static_cast<size_t>(look.verdict)];
@@ -134,7 +134,7 @@ LookRule BonferroniRule(std::vector<int> rounds, double confidence) {
 
 double Tally::Coverage() const { return campaigns ? double(covered) / campaigns : kNaN; }
 
-double Tally::Share(IntervalVerdict verdict) const {
+double Tally::Share(ComparisonVerdict verdict) const {
   return campaigns ? double(verdicts[static_cast<size_t>(verdict)]) / campaigns : kNaN;
 }
 

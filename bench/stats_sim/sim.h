@@ -108,11 +108,11 @@ LookRule BonferroniRule(std::vector<int> rounds, double confidence);
 struct Tally {
   int campaigns = 0;
   int covered = 0;                // the interval at the stopping look held the true ratio
-  std::array<int, 5> verdicts{};  // indexed by IntervalVerdict
+  std::array<int, 5> verdicts{};  // indexed by ComparisonVerdict
   long long rounds = 0;           // summed over campaigns: rounds at the stopping look
 
   double Coverage() const;
-  double Share(IntervalVerdict verdict) const;
+  double Share(ComparisonVerdict verdict) const;
   double MeanRounds() const;
 };
 

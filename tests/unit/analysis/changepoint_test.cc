@@ -80,7 +80,7 @@ TEST(ChangePointDetect, OneStepAtItsIndexWithItsSize) {
     EXPECT_NEAR(cp.size.estimate, 1.10, 0.015);
     EXPECT_GT(cp.size.low, 1.02);
     EXPECT_EQ(cp.direction, ChangeDirection::kImprovement);  // req/s up
-    EXPECT_EQ(cp.verdict, IntervalVerdict::kAhead);
+    EXPECT_EQ(cp.verdict, ComparisonVerdict::kBetter);
   }
 }
 
@@ -90,7 +90,7 @@ TEST(ChangePointDetect, DirectionFollowsBetter) {
   const ChangePointResult r = DetectChangePoints(Series(Levels(30, {{20, 1.10}}), 1), cpu);
   ASSERT_EQ(r.change_points.size(), 1u);
   EXPECT_EQ(r.change_points[0].direction, ChangeDirection::kRegression);
-  EXPECT_EQ(r.change_points[0].verdict, IntervalVerdict::kBehind);
+  EXPECT_EQ(r.change_points[0].verdict, ComparisonVerdict::kWorse);
 }
 
 TEST(ChangePointDetect, TwoStepsBothFound) {

@@ -159,7 +159,7 @@ TEST(CompareTest, BeyondBothNoiseFloorsAndApartIsWorse) {
   // |-6%| > 3% (B's floor, the larger of 2% and 3%); ranges 99k-101k and 93k-95k are apart.
   auto c = CompareOne({3, 100000, 99000, 101000, 2}, {3, 94000, 93000, 95000, 2.1}, {{"rps", 0.02}},
                       {{"rps", 0.03}});
-  EXPECT_EQ(Rps(c).noise_rule.verdict, DeltaVerdict::kWorse);
+  EXPECT_EQ(Rps(c).noise_rule.verdict, ComparisonVerdict::kWorse);
   EXPECT_DOUBLE_EQ(Rps(c).noise_rule.threshold, 0.03);
   EXPECT_EQ(Rps(c).noise_rule.threshold_from, "noise floor of B");
   EXPECT_EQ(Rps(c).noise_rule.reason,
@@ -170,7 +170,7 @@ TEST(CompareTest, BeyondBothNoiseFloorsAndApartIsWorse) {
 TEST(CompareTest, HigherReqPerSecondBeyondTheFloorIsBetter) {
   auto c = CompareOne({3, 100000, 99000, 101000, 2}, {3, 106000, 105000, 107000, 1.9},
                       {{"rps", 0.02}}, {{"rps", 0.02}});
-  EXPECT_EQ(Rps(c).noise_rule.verdict, DeltaVerdict::kBetter);
+  EXPECT_EQ(Rps(c).noise_rule.verdict, ComparisonVerdict::kBetter);
   EXPECT_EQ(Rps(c).noise_rule.threshold_from, "noise floors of A and B");
 }
 
@@ -178,20 +178,20 @@ TEST(CompareTest, WithinTheLargerNoiseFloorIsClose) {
   // The same -6% is within B's floor of 7%, though beyond A's 2%: the larger floor rules.
   auto c = CompareOne({3, 100000, 99000, 101000, 2}, {3, 94000, 93000, 95000, 2.1}, {{"rps", 0.02}},
                       {{"rps", 0.07}});
-  EXPECT_EQ(Rps(c).noise_rule.verdict, DeltaVerdict::kClose);
+  EXPECT_EQ(Rps(c).noise_rule.verdict, ComparisonVerdict::kClose);
   EXPECT_DOUBLE_EQ(Rps(c).noise_rule.threshold, 0.07);
   EXPECT_EQ(Rps(c).noise_rule.reason, "|Δ| 6.0% within 7.0% (noise floor of B)");
   // And A's floor counts as much as B's.
   auto d = CompareOne({3, 100000, 99000, 101000, 2}, {3, 94000, 93000, 95000, 2.1}, {{"rps", 0.07}},
                       {{"rps", 0.02}});
-  EXPECT_EQ(Rps(d).noise_rule.verdict, DeltaVerdict::kClose);
+  EXPECT_EQ(Rps(d).noise_rule.verdict, ComparisonVerdict::kClose);
   EXPECT_EQ(Rps(d).noise_rule.threshold_from, "noise floor of A");
 }
 
 TEST(CompareTest, OnlyOneSideWithANoiseFloorStillJudgesAgainstIt) {
   auto c = CompareOne({3, 100000, 99000, 101000, 2}, {3, 94000, 93000, 95000, 2.1},
                       {{"rps", 0.065}}, {});
-  EXPECT_EQ(Rps(c).noise_rule.verdict, DeltaVerdict::kClose);
+  EXPECT_EQ(Rps(c).noise_rule.verdict, ComparisonVerdict::kClose);
   EXPECT_DOUBLE_EQ(Rps(c).noise_rule.threshold, 0.065);
 }
 
@@ -199,34 +199,34 @@ TEST(CompareTest, DeltaEqualToTheFloorIsClose) {
   // 104,000 / 100,000 - 1 is a hair above 0.04 in binary floating point.
   auto c = CompareOne({3, 100000, 99000, 101000, 2}, {3, 104000, 103000, 105000, 1.9},
                       {{"rps", 0.04}}, {{"rps", 0.04}});
-  EXPECT_EQ(Rps(c).noise_rule.verdict, DeltaVerdict::kClose);
+  EXPECT_EQ(Rps(c).noise_rule.verdict, ComparisonVerdict::kClose);
 }
 
 TEST(CompareTest, OverlappingRangesAreCloseBeyondTheFloor) {
   // -6% is beyond both 1% floors, but B's best round (97,000) beat A's worst (96,000).
   auto c = CompareOne({3, 100000, 96000, 104000, 8}, {3, 94000, 93000, 97000, 4.3}, {{"rps", 0.01}},
                       {{"rps", 0.01}});
-  EXPECT_EQ(Rps(c).noise_rule.verdict, DeltaVerdict::kClose);
+  EXPECT_EQ(Rps(c).noise_rule.verdict, ComparisonVerdict::kClose);
   EXPECT_EQ(Rps(c).noise_rule.reason, "ranges overlap (A 96,000 to 104,000, B 93,000 to 97,000)");
   // Ranges that only touch still overlap.
   auto d = CompareOne({3, 100000, 96000, 104000, 8}, {3, 94000, 93000, 96000, 3.2}, {{"rps", 0.01}},
                       {{"rps", 0.01}});
-  EXPECT_EQ(Rps(d).noise_rule.verdict, DeltaVerdict::kClose);
+  EXPECT_EQ(Rps(d).noise_rule.verdict, ComparisonVerdict::kClose);
   auto e = CompareOne({3, 100000, 96000, 104000, 8}, {3, 94000, 93000, 95999, 3.2}, {{"rps", 0.01}},
                       {{"rps", 0.01}});
-  EXPECT_EQ(Rps(e).noise_rule.verdict, DeltaVerdict::kWorse);
+  EXPECT_EQ(Rps(e).noise_rule.verdict, ComparisonVerdict::kWorse);
 }
 
 TEST(CompareTest, WithoutNoiseFloorsTheLargerSpreadIsTheThreshold) {
   // A 99,000-107,000 around 100,000: spread 8%; B 93,500-95,380: 2%. -6% is within 8%.
   auto c = CompareOne({3, 100000, 99000, 107000, 8}, {3, 94000, 93500, 95380, 2});
-  EXPECT_EQ(Rps(c).noise_rule.verdict, DeltaVerdict::kClose);
+  EXPECT_EQ(Rps(c).noise_rule.verdict, ComparisonVerdict::kClose);
   EXPECT_DOUBLE_EQ(Rps(c).noise_rule.threshold, 0.08);
   EXPECT_EQ(Rps(c).noise_rule.threshold_from, "spread of A");
   EXPECT_EQ(Rps(c).noise_rule.reason, "|Δ| 6.0% within 8.0% (spread of A)");
   // With A's spread 5% (99,000-104,000) the same -6% is beyond it, and the ranges are apart.
   auto d = CompareOne({3, 100000, 99000, 104000, 5}, {3, 94000, 93500, 95380, 2});
-  EXPECT_EQ(Rps(d).noise_rule.verdict, DeltaVerdict::kWorse);
+  EXPECT_EQ(Rps(d).noise_rule.verdict, ComparisonVerdict::kWorse);
   EXPECT_EQ(Rps(d).noise_rule.threshold_from, "spread of A");
 }
 
@@ -236,41 +236,41 @@ TEST(CompareTest, AFloorOfOneMetricDoesNotServeAnother) {
                       {3, 11, 10.9, 11.1, 1.8});
   const MetricDelta& cpu = c.cells[0].of(Metric::kCpuUsPerRequest);
   EXPECT_EQ(cpu.noise_rule.threshold_from, "spread of A");
-  EXPECT_EQ(cpu.noise_rule.verdict, DeltaVerdict::kWorse);
+  EXPECT_EQ(cpu.noise_rule.verdict, ComparisonVerdict::kWorse);
 }
 
 TEST(CompareTest, OneRoundEachWithoutAFloorIsNotApplicable) {
   auto c = CompareOne({1, 100000, 100000, 100000, 0}, {1, 80000, 80000, 80000, 0});
-  EXPECT_EQ(Rps(c).noise_rule.verdict, DeltaVerdict::kNotApplicable);
+  EXPECT_EQ(Rps(c).noise_rule.verdict, ComparisonVerdict::kNotApplicable);
   EXPECT_NEAR(Rps(c).delta, -0.2, 1e-12);  // the delta is still shown
   // A noise floor gives one round something to be judged against.
   auto d = CompareOne({1, 100000, 100000, 100000, 0}, {1, 80000, 80000, 80000, 0}, {{"rps", 0.05}});
-  EXPECT_EQ(Rps(d).noise_rule.verdict, DeltaVerdict::kWorse);
+  EXPECT_EQ(Rps(d).noise_rule.verdict, ComparisonVerdict::kWorse);
 }
 
 TEST(CompareTest, NoValidValueIsNotApplicable) {
   auto c = CompareOne(kRps, Fig{0});
-  EXPECT_EQ(Rps(c).noise_rule.verdict, DeltaVerdict::kNotApplicable);
+  EXPECT_EQ(Rps(c).noise_rule.verdict, ComparisonVerdict::kNotApplicable);
   EXPECT_TRUE(std::isnan(Rps(c).delta));
   EXPECT_EQ(Rps(c).noise_rule.reason, "no valid value in B");
   EXPECT_EQ(Rps(CompareOne(Fig{0}, kRps)).noise_rule.reason, "no valid value in A");
   EXPECT_EQ(Rps(CompareOne(Fig{0}, Fig{0})).noise_rule.reason, "no valid value in A or B");
   EXPECT_EQ(Rps(CompareOne({3, 0, 0, 0, 0}, kRps)).noise_rule.verdict,
-            DeltaVerdict::kNotApplicable);
+            ComparisonVerdict::kNotApplicable);
 }
 
 TEST(CompareTest, LowerCpuAndP99AreBetterHigherAreWorse) {
   // CPU 10 -> 8 µs/req (-20%), p99 500 -> 600 µs (+20%), both beyond their 2% spreads.
   auto c = CompareOne(kRps, kRps, {}, {}, {3, 10, 9.9, 10.1, 2}, {3, 8, 7.9, 8.1, 2.5},
                       {3, 500, 495, 505, 2}, {3, 600, 594, 606, 2});
-  EXPECT_EQ(c.cells[0].of(Metric::kCpuUsPerRequest).noise_rule.verdict, DeltaVerdict::kBetter);
+  EXPECT_EQ(c.cells[0].of(Metric::kCpuUsPerRequest).noise_rule.verdict, ComparisonVerdict::kBetter);
   EXPECT_NEAR(c.cells[0].of(Metric::kCpuUsPerRequest).delta, -0.2, 1e-12);
-  EXPECT_EQ(c.cells[0].of(Metric::kP99Us).noise_rule.verdict, DeltaVerdict::kWorse);
+  EXPECT_EQ(c.cells[0].of(Metric::kP99Us).noise_rule.verdict, ComparisonVerdict::kWorse);
   EXPECT_NEAR(c.cells[0].of(Metric::kP99Us).delta, 0.2, 1e-12);
   auto d = CompareOne(kRps, kRps, {}, {}, {3, 8, 7.9, 8.1, 2.5}, {3, 10, 9.9, 10.1, 2},
                       {3, 600, 594, 606, 2}, {3, 500, 495, 505, 2});
-  EXPECT_EQ(d.cells[0].of(Metric::kCpuUsPerRequest).noise_rule.verdict, DeltaVerdict::kWorse);
-  EXPECT_EQ(d.cells[0].of(Metric::kP99Us).noise_rule.verdict, DeltaVerdict::kBetter);
+  EXPECT_EQ(d.cells[0].of(Metric::kCpuUsPerRequest).noise_rule.verdict, ComparisonVerdict::kWorse);
+  EXPECT_EQ(d.cells[0].of(Metric::kP99Us).noise_rule.verdict, ComparisonVerdict::kBetter);
 }
 
 // --- matching cells --------------------------------------------------------------------------
@@ -295,7 +295,7 @@ TEST(CompareTest, RowsOnOneSideAreListedNotDropped) {
   EXPECT_EQ(c.cells[3].presence, Presence::kOnlyA);
   EXPECT_EQ(row(4), "hello/c32/nginx");
   EXPECT_EQ(c.cells[4].presence, Presence::kOnlyB);
-  EXPECT_EQ(c.cells[1].of(Metric::kRps).verdict, DeltaVerdict::kNotApplicable);
+  EXPECT_EQ(c.cells[1].of(Metric::kRps).verdict, ComparisonVerdict::kNotApplicable);
   EXPECT_DOUBLE_EQ(c.cells[1].of(Metric::kRps).a.median, 100000);
 
   const std::string text = FormatCompareText(c, {});
@@ -317,10 +317,10 @@ TEST(CompareTest, NoiseFloorsAreTakenFromTheCellsPair) {
   ASSERT_EQ(c.cells.size(), 2u);
   EXPECT_EQ(c.cells[0].pair, "srv1");
   EXPECT_EQ(c.cells[0].of(Metric::kRps).noise_rule.verdict,
-            DeltaVerdict::kClose);  // 6% <= 10%
+            ComparisonVerdict::kClose);  // 6% <= 10%
   EXPECT_EQ(c.cells[1].pair, "srv2");
   EXPECT_EQ(c.cells[1].of(Metric::kRps).noise_rule.verdict,
-            DeltaVerdict::kWorse);  // spreads 2.1%
+            ComparisonVerdict::kWorse);  // spreads 2.1%
 }
 
 // --- the Welch interval -----------------------------------------------------------------------
@@ -406,7 +406,7 @@ TEST(CompareWelch, FewerThanTwoValuesOnASideHasNoInterval) {
   EXPECT_FALSE(iv.ok());
   EXPECT_TRUE(std::isnan(iv.ratio.low));
   EXPECT_TRUE(std::isnan(iv.df));
-  EXPECT_EQ(JudgeUnpaired(iv, Metric::kRps, 0.02), DeltaVerdict::kNotApplicable);
+  EXPECT_EQ(JudgeUnpaired(iv, Metric::kRps, 0.02), ComparisonVerdict::kNotApplicable);
 }
 
 TEST(CompareWelch, NoSpreadOnEitherSideIsTheEstimateAlone) {
@@ -416,7 +416,7 @@ TEST(CompareWelch, NoSpreadOnEitherSideIsTheEstimateAlone) {
   EXPECT_DOUBLE_EQ(iv.df, 4);
   EXPECT_NEAR(iv.ratio.low, 0.5, 1e-12);
   EXPECT_NEAR(iv.ratio.high, 0.5, 1e-12);
-  EXPECT_EQ(JudgeUnpaired(iv, Metric::kRps, 0.02), DeltaVerdict::kWorse);
+  EXPECT_EQ(JudgeUnpaired(iv, Metric::kRps, 0.02), ComparisonVerdict::kWorse);
 }
 
 // --- verdicts from the interval -----------------------------------------------------------------
@@ -427,32 +427,32 @@ TEST(CompareVerdict, EachVerdictFromTheWindows) {
   // B at e^{0.04, 0.05, 0.06}: 1.027707 to 1.075375 (CompareWelch.EqualSpreadsAndSizes), all
   // above 1.02: better.
   auto better = CompareWindows(RpsRounds("nginx", a), RpsRounds("nginx", {0.04, 0.05, 0.06}));
-  EXPECT_EQ(Rps(better).verdict, DeltaVerdict::kBetter);
+  EXPECT_EQ(Rps(better).verdict, ComparisonVerdict::kBetter);
   EXPECT_EQ(Rps(better).basis, IntervalBasis::kAbsolute);
   EXPECT_EQ(Rps(better).reason,
             "B / A 1.051 (95% CI 1.028 to 1.075; Welch, 3 and 3 rounds, df 4.0) lies beyond the "
             "margin ±2%");
   // B at e^{-0.06, -0.05, -0.04}: exp(-0.05 ± 0.022670) = 0.929908 to 0.973040, below 0.98.
   auto worse = CompareWindows(RpsRounds("nginx", a), RpsRounds("nginx", {-0.06, -0.05, -0.04}));
-  EXPECT_EQ(Rps(worse).verdict, DeltaVerdict::kWorse);
+  EXPECT_EQ(Rps(worse).verdict, ComparisonVerdict::kWorse);
   EXPECT_NEAR(Rps(worse).interval.ratio.high, 0.973040, 1e-6);
   // Both at e^{-0.001, 0, 0.001}: se = √(2 · 1e-6 / 3) = 8.165e-4, half 2.776445 · 8.165e-4 =
   // 0.002267: 0.997736 to 1.002270, inside the margin: close.
   auto close = CompareWindows(RpsRounds("nginx", {-0.001, 0, 0.001}),
                               RpsRounds("nginx", {-0.001, 0, 0.001}));
-  EXPECT_EQ(Rps(close).verdict, DeltaVerdict::kClose);
+  EXPECT_EQ(Rps(close).verdict, ComparisonVerdict::kClose);
   EXPECT_EQ(Rps(close).reason,
             "B / A 1.000 (95% CI 0.998 to 1.002; Welch, 3 and 3 rounds, df 4.0) lies inside the "
             "margin 0.980 to 1.020");
   // B at e^{0.04, 0.06, 0.08}: 1.018617 to 1.106890 reaches across 1.02: inconclusive.
   auto unsure = CompareWindows(RpsRounds("nginx", a), RpsRounds("nginx", {0.04, 0.06, 0.08}));
-  EXPECT_EQ(Rps(unsure).verdict, DeltaVerdict::kInconclusive);
+  EXPECT_EQ(Rps(unsure).verdict, ComparisonVerdict::kInconclusive);
   EXPECT_EQ(Rps(unsure).reason,
             "B / A 1.062 (95% CI 1.019 to 1.107; Welch, 3 and 3 rounds, df 2.9) reaches across "
             "the margin ±2%");
   // One round in B: n/a, whatever the medians.
   auto one = CompareWindows(RpsRounds("nginx", a), RpsRounds("nginx", {0.5}));
-  EXPECT_EQ(Rps(one).verdict, DeltaVerdict::kNotApplicable);
+  EXPECT_EQ(Rps(one).verdict, ComparisonVerdict::kNotApplicable);
   EXPECT_EQ(Rps(one).reason, "fewer than 2 rounds with a value in B (1)");
 }
 
@@ -462,10 +462,10 @@ TEST(CompareVerdict, LowerCpuIsBetterHigherIsWorse) {
   const std::vector<double> flat{0, 0, 0};
   auto up = CompareWindows(RpsRounds("nginx", flat, {-0.01, 0, 0.01}),
                            RpsRounds("nginx", flat, {0.04, 0.05, 0.06}));
-  EXPECT_EQ(up.cells[0].of(Metric::kCpuUsPerRequest).verdict, DeltaVerdict::kWorse);
+  EXPECT_EQ(up.cells[0].of(Metric::kCpuUsPerRequest).verdict, ComparisonVerdict::kWorse);
   auto down = CompareWindows(RpsRounds("nginx", flat, {0.04, 0.05, 0.06}),
                              RpsRounds("nginx", flat, {-0.01, 0, 0.01}));
-  EXPECT_EQ(down.cells[0].of(Metric::kCpuUsPerRequest).verdict, DeltaVerdict::kBetter);
+  EXPECT_EQ(down.cells[0].of(Metric::kCpuUsPerRequest).verdict, ComparisonVerdict::kBetter);
 }
 
 TEST(CompareVerdict, OnlyTheNewestValidMatrixAttemptCounts) {
@@ -486,7 +486,7 @@ TEST(CompareVerdict, OnlyTheNewestValidMatrixAttemptCounts) {
   auto c = CompareWindows(a, RpsRounds("nginx", {0.04, 0.05, 0.06}));
   EXPECT_EQ(Rps(c).interval.n_a, 3);
   EXPECT_NEAR(Rps(c).interval.ratio.low, 1.027707, 1e-6);  // as if only rounds 1-3 existed
-  EXPECT_EQ(Rps(c).verdict, DeltaVerdict::kBetter);
+  EXPECT_EQ(Rps(c).verdict, ComparisonVerdict::kBetter);
 }
 
 TEST(CompareVerdict, ConfidenceAndMarginComeFromBThenTheFlags) {
@@ -497,24 +497,24 @@ TEST(CompareVerdict, ConfidenceAndMarginComeFromBThenTheFlags) {
   auto from_b = CompareRecords(WindowRecord("a", a),
                                WindowRecord("b", b, "", StatsRule{0.99, 0.02}), "a.json", "b.json");
   EXPECT_DOUBLE_EQ(from_b.rule.confidence, 0.99);
-  EXPECT_EQ(Rps(from_b).verdict, DeltaVerdict::kInconclusive);
+  EXPECT_EQ(Rps(from_b).verdict, ComparisonVerdict::kInconclusive);
   // A's [stats] are not read: without B's, 0.95 and 0.02.
   auto from_a = CompareRecords(WindowRecord("a", a, "", StatsRule{0.99, 0.10}),
                                WindowRecord("b", b), "a.json", "b.json");
   EXPECT_DOUBLE_EQ(from_a.rule.confidence, 0.95);
   EXPECT_DOUBLE_EQ(from_a.rule.margin, 0.02);
-  EXPECT_EQ(Rps(from_a).verdict, DeltaVerdict::kBetter);
+  EXPECT_EQ(Rps(from_a).verdict, ComparisonVerdict::kBetter);
   // --confidence 0.95 overrides B's 0.99; --margin 0.03 puts 1.027707 inside 1.03: inconclusive.
   CompareRule rule;
   rule.confidence = 0.95;
   rule.margin = 0.03;
   auto flags = CompareRecords(WindowRecord("a", a), WindowRecord("b", b, "", StatsRule{0.99, 0.02}),
                               "a.json", "b.json", rule);
-  EXPECT_EQ(Rps(flags).verdict, DeltaVerdict::kInconclusive);
+  EXPECT_EQ(Rps(flags).verdict, ComparisonVerdict::kInconclusive);
   // --margin 0.1: 1.027707 to 1.075375 lies inside 0.9 to 1.1: close.
   rule.margin = 0.1;
   auto wide = CompareRecords(WindowRecord("a", a), WindowRecord("b", b), "a.json", "b.json", rule);
-  EXPECT_EQ(Rps(wide).verdict, DeltaVerdict::kClose);
+  EXPECT_EQ(Rps(wide).verdict, ComparisonVerdict::kClose);
 }
 
 // A run where the machine moved: nginx (the baseline) at 100,000 · {1, 0.9, 1.1} per round, and
@@ -542,14 +542,14 @@ TEST(CompareVerdict, TheBaselineBasisCancelsWhatMovedBothTargets) {
   // df 4, 0.997736 to 1.002270: close, though hello's own req/s rose by 20%.
   EXPECT_EQ(hello.of(Metric::kRps).basis, IntervalBasis::kBaseline);
   EXPECT_NEAR(hello.of(Metric::kRps).interval.ratio.low, 0.997736, 1e-6);
-  EXPECT_EQ(hello.of(Metric::kRps).verdict, DeltaVerdict::kClose);
+  EXPECT_EQ(hello.of(Metric::kRps).verdict, ComparisonVerdict::kClose);
   EXPECT_EQ(hello.of(Metric::kRps).reason.rfind("ratio to nginx B / A 1.000 (95% CI", 0), 0u)
       << hello.of(Metric::kRps).reason;
   // The baseline's own row stays absolute: its rounds spread over ±10%, so 1.2 is uncertain.
   const MetricDelta& nginx = c.cells[0].of(Metric::kRps);
   EXPECT_EQ(nginx.basis, IntervalBasis::kAbsolute);
   EXPECT_NEAR(nginx.interval.ratio.estimate, 1.2, 1e-9);
-  EXPECT_EQ(nginx.verdict, DeltaVerdict::kInconclusive);
+  EXPECT_EQ(nginx.verdict, ComparisonVerdict::kInconclusive);
 
   // --basis absolute: hello's own figures, as spread as the machine: inconclusive.
   CompareRule absolute;
@@ -557,7 +557,7 @@ TEST(CompareVerdict, TheBaselineBasisCancelsWhatMovedBothTargets) {
   auto d = CompareRecords(a, b, "a.json", "b.json", absolute);
   EXPECT_EQ(d.baseline, "");
   EXPECT_EQ(d.cells[1].of(Metric::kRps).basis, IntervalBasis::kAbsolute);
-  EXPECT_EQ(d.cells[1].of(Metric::kRps).verdict, DeltaVerdict::kInconclusive);
+  EXPECT_EQ(d.cells[1].of(Metric::kRps).verdict, ComparisonVerdict::kInconclusive);
 
   // Different baselines: every row absolute under auto.
   json other = WindowRecord("b", DriftingRun(1.2), "hello");
@@ -571,8 +571,8 @@ TEST(CompareVerdict, TheNoiseRuleStaysAsContext) {
   // (none here: no windows) says n/a, and the verdict is the interval's.
   auto c = CompareOne({3, 100000, 99500, 100500, 1}, {3, 94000, 93500, 94500, 1}, {{"rps", 0.01}},
                       {{"rps", 0.01}});
-  EXPECT_EQ(Rps(c).noise_rule.verdict, DeltaVerdict::kWorse);
-  EXPECT_EQ(Rps(c).verdict, DeltaVerdict::kNotApplicable);
+  EXPECT_EQ(Rps(c).noise_rule.verdict, ComparisonVerdict::kWorse);
+  EXPECT_EQ(Rps(c).verdict, ComparisonVerdict::kNotApplicable);
   EXPECT_EQ(Rps(c).reason, "fewer than 2 rounds with a value in A (0) and in B (0)");
   EXPECT_NEAR(Rps(c).delta, -0.06, 1e-12);
 }
@@ -590,7 +590,7 @@ RecordComparison Slower(double worse_by) {
 TEST(CompareTest, RegressionJustAboveThePercentFails) {
   // 10% slower: 0.9 · e^{±0.022670} = 0.879824 to 0.920638, below 0.98: worse; by 10% > 5%.
   auto c = Slower(0.10);
-  ASSERT_EQ(Rps(c).verdict, DeltaVerdict::kWorse);
+  ASSERT_EQ(Rps(c).verdict, ComparisonVerdict::kWorse);
   auto hits = FindRegressions(c, {kComparedMetrics.begin(), kComparedMetrics.end()}, 5);
   ASSERT_EQ(hits.size(), 1u);
   EXPECT_EQ(hits[0].cell, "hello · c8 · nginx");
@@ -611,17 +611,17 @@ TEST(CompareTest, OnlyAWorseVerdictFails) {
   auto unsure = CompareWindows(
       RpsRounds("nginx", {-0.01, 0, 0.01}),
       RpsRounds("nginx", {std::log(0.95) - 0.1, std::log(0.95), std::log(0.95) + 0.1}));
-  ASSERT_EQ(Rps(unsure).verdict, DeltaVerdict::kInconclusive);
+  ASSERT_EQ(Rps(unsure).verdict, ComparisonVerdict::kInconclusive);
   EXPECT_TRUE(FindRegressions(unsure, {Metric::kRps}, 1).empty());
   // 1.5% slower, tight: 0.985 · e^{±0.002267} lies inside 0.98-1.02: close, never fails.
   auto close = CompareWindows(
       RpsRounds("nginx", {-0.001, 0, 0.001}),
       RpsRounds("nginx", {std::log(0.985) - 0.001, std::log(0.985), std::log(0.985) + 0.001}));
-  ASSERT_EQ(Rps(close).verdict, DeltaVerdict::kClose);
+  ASSERT_EQ(Rps(close).verdict, ComparisonVerdict::kClose);
   EXPECT_TRUE(FindRegressions(close, {Metric::kRps}, 0).empty());
   // Nor does an n/a one (no windows), though the noise rule calls its -50% worse.
   auto na = CompareOne({3, 100000, 99000, 101000, 2}, {3, 50000, 49000, 51000, 4});
-  ASSERT_EQ(Rps(na).noise_rule.verdict, DeltaVerdict::kWorse);
+  ASSERT_EQ(Rps(na).noise_rule.verdict, ComparisonVerdict::kWorse);
   EXPECT_TRUE(FindRegressions(na, {Metric::kRps}, 5).empty());
 }
 
@@ -635,7 +635,7 @@ TEST(CompareTest, CpuRegressesUpwardAndP99NeverGates) {
     b[i]["attempts"][0]["p99_us"] = 1000 + static_cast<double>(i);
   }
   auto c = CompareWindows(a, b);
-  ASSERT_EQ(c.cells[0].of(Metric::kP99Us).verdict, DeltaVerdict::kWorse);
+  ASSERT_EQ(c.cells[0].of(Metric::kP99Us).verdict, ComparisonVerdict::kWorse);
   auto hits = FindRegressions(c, {kComparedMetrics.begin(), kComparedMetrics.end()}, 5);
   ASSERT_EQ(hits.size(), 1u);
   EXPECT_EQ(hits[0].metric, Metric::kCpuUsPerRequest);
@@ -647,7 +647,7 @@ TEST(CompareTest, CpuRegressesUpwardAndP99NeverGates) {
 
 TEST(CompareTest, BetterNeverFails) {
   auto c = Slower(-0.20);  // 20% faster
-  ASSERT_EQ(Rps(c).verdict, DeltaVerdict::kBetter);
+  ASSERT_EQ(Rps(c).verdict, ComparisonVerdict::kBetter);
   EXPECT_TRUE(FindRegressions(c, {Metric::kRps}, 0).empty());
 }
 

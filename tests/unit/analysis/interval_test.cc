@@ -60,7 +60,7 @@ TEST(IntervalLogRatio, OneRatioHasNoInterval) {
   EXPECT_FALSE(iv.ok());
   EXPECT_TRUE(std::isnan(iv.low));
   EXPECT_TRUE(std::isnan(iv.estimate));
-  EXPECT_EQ(JudgeInterval(iv, Better::kHigher, 0.02), IntervalVerdict::kNotApplicable);
+  EXPECT_EQ(JudgeInterval(iv, Better::kHigher, 0.02), ComparisonVerdict::kNotApplicable);
 }
 
 TEST(IntervalLogRatio, IsSymmetricUnderSwappingTargetAndBaseline) {
@@ -79,34 +79,37 @@ RatioInterval Iv(double low, double high) {
   return iv;
 }
 
-TEST(IntervalVerdicts, AheadAndBehindNeedTheWholeIntervalBeyondTheMargin) {
+TEST(ComparisonVerdicts, AheadAndBehindNeedTheWholeIntervalBeyondTheMargin) {
   // margin 0.02: the band is 0.98 to 1.02.
-  EXPECT_EQ(JudgeInterval(Iv(1.025, 1.075), Better::kHigher, 0.02), IntervalVerdict::kAhead);
-  EXPECT_EQ(JudgeInterval(Iv(1.025, 1.075), Better::kLower, 0.02), IntervalVerdict::kBehind);
-  EXPECT_EQ(JudgeInterval(Iv(0.90, 0.97), Better::kHigher, 0.02), IntervalVerdict::kBehind);
-  EXPECT_EQ(JudgeInterval(Iv(0.90, 0.97), Better::kLower, 0.02), IntervalVerdict::kAhead);
+  EXPECT_EQ(JudgeInterval(Iv(1.025, 1.075), Better::kHigher, 0.02), ComparisonVerdict::kBetter);
+  EXPECT_EQ(JudgeInterval(Iv(1.025, 1.075), Better::kLower, 0.02), ComparisonVerdict::kWorse);
+  EXPECT_EQ(JudgeInterval(Iv(0.90, 0.97), Better::kHigher, 0.02), ComparisonVerdict::kWorse);
+  EXPECT_EQ(JudgeInterval(Iv(0.90, 0.97), Better::kLower, 0.02), ComparisonVerdict::kBetter);
   // Above 1 but not beyond 1.02 at its low end: not decided.
-  EXPECT_EQ(JudgeInterval(Iv(1.01, 1.075), Better::kHigher, 0.02), IntervalVerdict::kInconclusive);
+  EXPECT_EQ(JudgeInterval(Iv(1.01, 1.075), Better::kHigher, 0.02),
+            ComparisonVerdict::kInconclusive);
 }
 
-TEST(IntervalVerdicts, CloseNeedsTheWholeIntervalInsideTheMargin) {
-  EXPECT_EQ(JudgeInterval(Iv(0.985, 1.015), Better::kHigher, 0.02), IntervalVerdict::kClose);
-  EXPECT_EQ(JudgeInterval(Iv(0.985, 1.015), Better::kLower, 0.02), IntervalVerdict::kClose);
+TEST(ComparisonVerdicts, CloseNeedsTheWholeIntervalInsideTheMargin) {
+  EXPECT_EQ(JudgeInterval(Iv(0.985, 1.015), Better::kHigher, 0.02), ComparisonVerdict::kClose);
+  EXPECT_EQ(JudgeInterval(Iv(0.985, 1.015), Better::kLower, 0.02), ComparisonVerdict::kClose);
   // Reaching past either edge: inconclusive.
-  EXPECT_EQ(JudgeInterval(Iv(0.975, 1.015), Better::kHigher, 0.02), IntervalVerdict::kInconclusive);
-  EXPECT_EQ(JudgeInterval(Iv(0.985, 1.025), Better::kHigher, 0.02), IntervalVerdict::kInconclusive);
+  EXPECT_EQ(JudgeInterval(Iv(0.975, 1.015), Better::kHigher, 0.02),
+            ComparisonVerdict::kInconclusive);
+  EXPECT_EQ(JudgeInterval(Iv(0.985, 1.025), Better::kHigher, 0.02),
+            ComparisonVerdict::kInconclusive);
   // A margin of 0 never calls anything close unless the interval is the single point 1.
-  EXPECT_EQ(JudgeInterval(Iv(0.999, 1.001), Better::kHigher, 0), IntervalVerdict::kInconclusive);
+  EXPECT_EQ(JudgeInterval(Iv(0.999, 1.001), Better::kHigher, 0), ComparisonVerdict::kInconclusive);
 }
 
-TEST(IntervalVerdicts, RoundsToDecideFromTheObservedSpread) {
+TEST(ComparisonVerdicts, RoundsToDecideFromTheObservedSpread) {
   // ln 1.00 = 0, ln 1.03 = 0.029559, ln 1.06 = 0.058269: mean 0.029276, sd 0.029135.
   // The nearer edge is ln 1.02 = 0.019803, 0.009473 away. A half width below it needs
   // t(n - 1) / √n < 0.009473 / 0.029135 = 0.32515:
   //   n = 38: t(37) = 2.0262, / 6.1644 = 0.3287 (not yet); n = 39: t(38) = 2.0244, / 6.2450 =
   //   0.3242.
   const RatioInterval iv = LogRatioInterval({1.00, 1.03, 1.06}, 0.95);
-  ASSERT_EQ(JudgeInterval(iv, Better::kHigher, 0.02), IntervalVerdict::kInconclusive);
+  ASSERT_EQ(JudgeInterval(iv, Better::kHigher, 0.02), ComparisonVerdict::kInconclusive);
   EXPECT_EQ(RoundsToDecide(iv, 0.02, 0.95), 39);
   EXPECT_EQ(RoundsToDecide(iv, 0.02, 0.95, 38), std::nullopt);
   // A decided interval needs no more rounds.
@@ -165,13 +168,13 @@ TEST(IntervalLookPlan, AdaptiveLevelHoldsTheConfidenceOverAllLooksTogether) {
 TEST(IntervalJudgeRatios, StatesTheIntervalTheVerdictAndWhy) {
   const IntervalJudgement j = JudgeRatios({1.04, 1.05, 1.06}, Better::kHigher,
                                           StatsRule{0.95, 0.02}, LookPlan::Fixed(3, 0.95));
-  EXPECT_EQ(j.verdict, IntervalVerdict::kAhead);
+  EXPECT_EQ(j.verdict, ComparisonVerdict::kBetter);
   EXPECT_EQ(j.reason, "ratio 1.050 (95% CI 1.025 to 1.075, 3 rounds) lies beyond the margin ±2%");
   EXPECT_EQ(j.rounds_needed, std::nullopt);
 
   const IntervalJudgement k = JudgeRatios({1.00, 1.03, 1.06}, Better::kHigher,
                                           StatsRule{0.95, 0.02}, LookPlan::Fixed(3, 0.95));
-  EXPECT_EQ(k.verdict, IntervalVerdict::kInconclusive);
+  EXPECT_EQ(k.verdict, ComparisonVerdict::kInconclusive);
   EXPECT_EQ(k.rounds_needed, 39);
   EXPECT_NE(k.reason.find("about 39 rounds would decide it"), std::string::npos) << k.reason;
 
@@ -181,7 +184,7 @@ TEST(IntervalJudgeRatios, StatesTheIntervalTheVerdictAndWhy) {
   // a half width of 11.4 · 0.0095241 / 1.7321 = 0.063 and a low end of exp(0.04876 - 0.063) < 1.
   const IntervalJudgement a = JudgeRatios({1.04, 1.05, 1.06}, Better::kHigher,
                                           StatsRule{0.95, 0.02}, LookPlan::Adaptive(3, 20, 0.95));
-  EXPECT_EQ(a.verdict, IntervalVerdict::kInconclusive);
+  EXPECT_EQ(a.verdict, ComparisonVerdict::kInconclusive);
   const double p = 1 - (1 - a.interval.level) / 2;
   const double t = (2 * p - 1) / std::sqrt(2 * p * (1 - p));
   EXPECT_NEAR(a.interval.low, std::exp(0.048760 - t * 0.0095241 / std::sqrt(3.0)), 1e-5);
@@ -194,7 +197,7 @@ TEST(IntervalJudgeRatios, CloseWhenTheRoundsAgreeWithinTheMargin) {
   // exp(0.012413) = 1.01249, inside 0.98 to 1.02.
   const IntervalJudgement j = JudgeRatios({0.995, 1.0, 1.005}, Better::kLower,
                                           StatsRule{0.95, 0.02}, LookPlan::Fixed(3, 0.95));
-  EXPECT_EQ(j.verdict, IntervalVerdict::kClose);
+  EXPECT_EQ(j.verdict, ComparisonVerdict::kClose);
   EXPECT_NEAR(j.interval.low, 0.98765, 1e-5);
   EXPECT_NEAR(j.interval.high, 1.01249, 1e-5);
 }

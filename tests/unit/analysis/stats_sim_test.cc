@@ -34,7 +34,7 @@ std::vector<LookRule> CommittedRules() {
 }
 
 double Wrong(const Tally& t) {
-  return t.Share(IntervalVerdict::kAhead) + t.Share(IntervalVerdict::kBehind);
+  return t.Share(ComparisonVerdict::kBetter) + t.Share(ComparisonVerdict::kWorse);
 }
 
 TEST(StatsSimRng, SameSeedSameDraws) {
@@ -150,7 +150,7 @@ TEST_P(StatsSimErrorRates, CommittedPlansHoldTheFigures) {
       EXPECT_LE(Wrong(t), 0.05);
     }
     if (c.true_ratio == 1.05) {
-      EXPECT_LE(t.Share(IntervalVerdict::kClose), 0.05);
+      EXPECT_LE(t.Share(ComparisonVerdict::kClose), 0.05);
     }
   }
 }
@@ -173,12 +173,12 @@ TEST(StatsSimAdaptive, StopsEarlyOnAClearDifferenceAndRunsToMaxOnNone) {
   // 1.05 with this machine's spread almost no campaign is decided by round 20.
   const std::vector<LookRule> rules = {CommittedRule(LookPlan::Adaptive(3, 20, 0.95))};
   const Tally clear = Simulate({kReqPerSecond, Noise::kLognormal, 1.20, 0.02}, rules, 1000, 7)[0];
-  EXPECT_GE(clear.Share(IntervalVerdict::kAhead), 0.9);
+  EXPECT_GE(clear.Share(ComparisonVerdict::kBetter), 0.9);
   EXPECT_LT(clear.MeanRounds(), 15);
   const Tally cpu = Simulate({kCpuPerRequest, Noise::kLognormal, 1.20, 0.02}, rules, 1000, 7)[0];
-  EXPECT_GE(cpu.Share(IntervalVerdict::kBehind), 0.9);
+  EXPECT_GE(cpu.Share(ComparisonVerdict::kWorse), 0.9);
   const Tally none = Simulate({kReqPerSecond, Noise::kLognormal, 1.05, 0.02}, rules, 1000, 7)[0];
-  EXPECT_GE(none.Share(IntervalVerdict::kInconclusive), 0.9);
+  EXPECT_GE(none.Share(ComparisonVerdict::kInconclusive), 0.9);
   EXPECT_GT(none.MeanRounds(), 19);
 }
 

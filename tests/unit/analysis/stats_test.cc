@@ -160,7 +160,7 @@ TEST(StatsVerdict, WithinTheNoiseFloorIsClose) {
   const Judgement j = Judge(rounds, Better::kHigher, floor);
   EXPECT_EQ(j.verdict, ComparisonVerdict::kClose);
   EXPECT_NE(j.reason.find("within the noise floor"), std::string::npos) << j.reason;
-  EXPECT_EQ(Judge(rounds, Better::kHigher, std::nullopt).verdict, ComparisonVerdict::kAhead);
+  EXPECT_EQ(Judge(rounds, Better::kHigher, std::nullopt).verdict, ComparisonVerdict::kBetter);
 }
 
 TEST(StatsVerdict, OnTheNoiseFloorIsClose) {
@@ -170,7 +170,7 @@ TEST(StatsVerdict, OnTheNoiseFloorIsClose) {
   EXPECT_DOUBLE_EQ(floor->fraction, 0.25);
   EXPECT_EQ(Judge(Rounds({1.25, 1.25}), Better::kHigher, floor).verdict, ComparisonVerdict::kClose);
   // 1.5 1.5: 0.5 > 0.25 and no straddle -> ahead.
-  EXPECT_EQ(Judge(Rounds({1.5, 1.5}), Better::kHigher, floor).verdict, ComparisonVerdict::kAhead);
+  EXPECT_EQ(Judge(Rounds({1.5, 1.5}), Better::kHigher, floor).verdict, ComparisonVerdict::kBetter);
 }
 
 TEST(StatsVerdict, RatiosThatStraddleOneAreClose) {
@@ -190,21 +190,21 @@ TEST(StatsVerdict, AheadAndBehindFollowTheDirection) {
   // ratios 1.04 1.05 1.06: median 1.05, 0.05 > 0.04, all above 1.
   // req/s (higher is better): ahead; CPU per request (lower is better): behind.
   const auto above = Rounds({1.05, 1.04, 1.06});
-  EXPECT_EQ(Judge(above, Better::kHigher, floor).verdict, ComparisonVerdict::kAhead);
-  EXPECT_EQ(Judge(above, Better::kLower, floor).verdict, ComparisonVerdict::kBehind);
+  EXPECT_EQ(Judge(above, Better::kHigher, floor).verdict, ComparisonVerdict::kBetter);
+  EXPECT_EQ(Judge(above, Better::kLower, floor).verdict, ComparisonVerdict::kWorse);
   // ratios 0.90 0.92 0.95: median 0.92, |0.92 - 1| = 0.08 > 0.04, all below 1.
   const auto below = Rounds({0.90, 0.92, 0.95});
   const Judgement j = Judge(below, Better::kHigher, floor);
-  EXPECT_EQ(j.verdict, ComparisonVerdict::kBehind);
+  EXPECT_EQ(j.verdict, ComparisonVerdict::kWorse);
   EXPECT_NE(j.reason.find("beyond the noise floor 4.0%"), std::string::npos) << j.reason;
-  EXPECT_EQ(Judge(below, Better::kLower, floor).verdict, ComparisonVerdict::kAhead);
+  EXPECT_EQ(Judge(below, Better::kLower, floor).verdict, ComparisonVerdict::kBetter);
 }
 
 TEST(StatsVerdict, WithoutANoiseFloorOnlyTheStraddleRuleApplies) {
   // ratios 1.01 1.02: median 1.015. A floor of 0.04 would call it close; with none it is ahead.
   const auto rounds = Rounds({1.01, 1.02});
   const Judgement j = Judge(rounds, Better::kHigher, std::nullopt);
-  EXPECT_EQ(j.verdict, ComparisonVerdict::kAhead);
+  EXPECT_EQ(j.verdict, ComparisonVerdict::kBetter);
   EXPECT_NE(j.reason.find("no noise floor"), std::string::npos) << j.reason;
   EXPECT_EQ(Judge(rounds, Better::kHigher, Floor({98, 100, 102})).verdict,
             ComparisonVerdict::kClose);
@@ -228,8 +228,30 @@ TEST(StatsVerdict, ExactTieIsClose) {
 TEST(StatsVerdict, Names) {
   EXPECT_STREQ(ComparisonVerdictName(ComparisonVerdict::kNotApplicable), "n/a");
   EXPECT_STREQ(ComparisonVerdictName(ComparisonVerdict::kClose), "close");
-  EXPECT_STREQ(ComparisonVerdictName(ComparisonVerdict::kAhead), "ahead");
-  EXPECT_STREQ(ComparisonVerdictName(ComparisonVerdict::kBehind), "behind");
+  EXPECT_STREQ(ComparisonVerdictName(ComparisonVerdict::kBetter), "ahead");
+  EXPECT_STREQ(ComparisonVerdictName(ComparisonVerdict::kWorse), "behind");
+}
+
+// One verdict, two wordings: the report's (and a series') ahead/behind, compare's better/worse;
+// the other three read alike, so a report and a comparison of the same interval agree.
+TEST(StatsVerdict, OneVerdictTwoWordings) {
+  const std::pair<ComparisonVerdict, const char*> compare[] = {
+      {ComparisonVerdict::kNotApplicable, "n/a"},
+      {ComparisonVerdict::kClose, "close"},
+      {ComparisonVerdict::kBetter, "better"},
+      {ComparisonVerdict::kWorse, "worse"},
+      {ComparisonVerdict::kInconclusive, "inconclusive"}};
+  for (const auto& [v, word] : compare) {
+    EXPECT_STREQ(ComparisonVerdictName(v, VerdictWords::kBetterWorse), word);
+  }
+  EXPECT_STREQ(ComparisonVerdictName(ComparisonVerdict::kInconclusive), "inconclusive");
+  // The interval's judgement is one function for both: better on a req/s interval above 1 + m.
+  RatioInterval above;
+  above.n = 3;
+  above.low = 1.05;
+  above.high = 1.10;
+  EXPECT_EQ(JudgeInterval(above, Better::kHigher, 0.02), ComparisonVerdict::kBetter);
+  EXPECT_EQ(JudgeInterval(above, Better::kLower, 0.02), ComparisonVerdict::kWorse);
 }
 
 TEST(StatsCompare, TheWorkedExampleOfMethodology) {
@@ -250,16 +272,16 @@ TEST(StatsCompare, TheWorkedExampleOfMethodology) {
   EXPECT_DOUBLE_EQ(*c.noise_floor, 0.04);
   // The interval: 1.025 to 1.075 at 95% (tests/unit/analysis/interval_test.cc), beyond the
   // margin of 2%: ahead; the noise-floor rule agrees.
-  EXPECT_EQ(c.verdict, IntervalVerdict::kAhead);
+  EXPECT_EQ(c.verdict, ComparisonVerdict::kBetter);
   EXPECT_NEAR(c.interval.low, 1.02542, 1e-5);
-  EXPECT_EQ(c.noise_rule.verdict, ComparisonVerdict::kAhead);
+  EXPECT_EQ(c.noise_rule.verdict, ComparisonVerdict::kBetter);
   // From the baseline's side the same rounds are lost, and it is behind.
   const Comparison back =
       Compare(nginx, hello, Better::kHigher, Floor({99000, 101000, 100000, 102000, 98000}));
   EXPECT_EQ(back.rounds_won, 0);
   EXPECT_EQ(back.rounds_lost, 3);
-  EXPECT_EQ(back.verdict, IntervalVerdict::kBehind);
-  EXPECT_EQ(back.noise_rule.verdict, ComparisonVerdict::kBehind);
+  EXPECT_EQ(back.verdict, ComparisonVerdict::kWorse);
+  EXPECT_EQ(back.noise_rule.verdict, ComparisonVerdict::kWorse);
 }
 
 // --- efficiency and metrics -----------------------------------------------------------------
@@ -484,8 +506,8 @@ TEST(StatsCampaign, WorkedExample) {
   EXPECT_NEAR(rps.ratio.min, 1.04, 1e-12);
   EXPECT_NEAR(rps.ratio.max, 1.06, 1e-12);
   EXPECT_EQ(rps.rounds_won, 3);
-  EXPECT_EQ(rps.verdict, IntervalVerdict::kAhead);
-  EXPECT_EQ(nginx.compared(Metric::kRps).verdict, IntervalVerdict::kNotApplicable);
+  EXPECT_EQ(rps.verdict, ComparisonVerdict::kBetter);
+  EXPECT_EQ(nginx.compared(Metric::kRps).verdict, ComparisonVerdict::kNotApplicable);
   EXPECT_EQ(nginx.compared(Metric::kRps).reason, "the baseline itself");
 
   // CPU per request: 8/10 = 10/12.5 = 6.4/8 = 0.8, lower is better -> won 3, ahead.
@@ -493,14 +515,14 @@ TEST(StatsCampaign, WorkedExample) {
   EXPECT_NEAR(cpu.ratio.median, 0.8, 1e-12);
   EXPECT_EQ(cpu.rounds_won, 3);
   // Three equal ratios have no spread: the interval is the point 0.8, beyond the margin.
-  EXPECT_EQ(cpu.verdict, IntervalVerdict::kAhead);
+  EXPECT_EQ(cpu.verdict, ComparisonVerdict::kBetter);
   EXPECT_DOUBLE_EQ(cpu.interval.high, 0.8);
   // Requests per CPU-second: 1e6 / us -> nginx 100000 80000 125000 (median 100000),
   // hello 125000 100000 156250 (median 125000); ratios 1.25 each, higher is better -> ahead.
   EXPECT_NEAR(nginx.of(Metric::kRequestsPerCpuSecond).median, 100000, 1e-6);
   EXPECT_NEAR(hello.of(Metric::kRequestsPerCpuSecond).median, 125000, 1e-6);
   EXPECT_NEAR(hello.compared(Metric::kRequestsPerCpuSecond).ratio.median, 1.25, 1e-12);
-  EXPECT_EQ(hello.compared(Metric::kRequestsPerCpuSecond).verdict, IntervalVerdict::kAhead);
+  EXPECT_EQ(hello.compared(Metric::kRequestsPerCpuSecond).verdict, ComparisonVerdict::kBetter);
 
   // Per target: nginx start-up 5 7 6 -> 6 ms; hello 20 30 25 -> 25 ms (the spoilt attempt's
   // 1000 ms is not counted); idle RSS hello 8900 9000 9100 -> 9000; peak 12000 12100 12500
@@ -548,7 +570,7 @@ TEST(StatsCampaign, ServicesCpuIsSummarisedAndTheTotalComparedRoundByRound) {
   EXPECT_NEAR(total.rounds[1].ratio, 11.5 / 14.5, 1e-9);
   EXPECT_NEAR(total.rounds[2].ratio, 0.76, 1e-9);
   EXPECT_EQ(total.rounds_won, 3);
-  EXPECT_EQ(total.verdict, IntervalVerdict::kAhead);
+  EXPECT_EQ(total.verdict, ComparisonVerdict::kBetter);
   EXPECT_EQ(nginx.compared(Metric::kTotalCpuUsPerRequest).reason, "the baseline itself");
 
   // A baseline without services has no total to compare with: no rounds, never a ratio to 0.
@@ -561,7 +583,7 @@ TEST(StatsCampaign, ServicesCpuIsSummarisedAndTheTotalComparedRoundByRound) {
   EXPECT_EQ(half.cells[0].targets[0].of(Metric::kTotalCpuUsPerRequest).ignored, 3);
   const Comparison& none = half.cells[0].targets[1].compared(Metric::kTotalCpuUsPerRequest);
   EXPECT_TRUE(none.rounds.empty());
-  EXPECT_EQ(none.verdict, IntervalVerdict::kNotApplicable);
+  EXPECT_EQ(none.verdict, ComparisonVerdict::kNotApplicable);
 }
 
 TEST(StatsCampaign, FleetPairsAreJudgedApartWithTheirOwnNoiseFloor) {
@@ -591,11 +613,11 @@ TEST(StatsCampaign, FleetPairsAreJudgedApartWithTheirOwnNoiseFloor) {
   EXPECT_NEAR(one.ratio.median, 1.025, 1e-12);  // (1.02 + 1.03) / 2
   EXPECT_NEAR(two.ratio.median, 1.025, 1e-12);
   EXPECT_EQ(one.noise_rule.verdict, ComparisonVerdict::kClose);
-  EXPECT_EQ(two.noise_rule.verdict, ComparisonVerdict::kAhead);
+  EXPECT_EQ(two.noise_rule.verdict, ComparisonVerdict::kBetter);
   // Two rounds each: t(0.95, 1) = 12.71 makes the interval far wider than the margin, on
   // either pair: inconclusive, each judged from its own rounds.
-  EXPECT_EQ(one.verdict, IntervalVerdict::kInconclusive);
-  EXPECT_EQ(two.verdict, IntervalVerdict::kInconclusive);
+  EXPECT_EQ(one.verdict, ComparisonVerdict::kInconclusive);
+  EXPECT_EQ(two.verdict, ComparisonVerdict::kInconclusive);
   EXPECT_EQ(one.interval.n, 2);
   EXPECT_FALSE(two.noise_floor.has_value());
   // srv1's nginx: 100 and 200 -> median 150; srv2's likewise, from its own windows.
@@ -627,7 +649,7 @@ TEST(StatsCampaign, NoComparisonWithoutABaseline) {
   EXPECT_EQ(json.targets[2].target, "zeta");
   EXPECT_EQ(json.targets[2].windows, 0);
   const Comparison& c = json.targets[1].compared(Metric::kRps);
-  EXPECT_EQ(c.verdict, IntervalVerdict::kNotApplicable);
+  EXPECT_EQ(c.verdict, ComparisonVerdict::kNotApplicable);
   EXPECT_EQ(c.reason, "no valid baseline window in this cell");
   EXPECT_DOUBLE_EQ(json.targets[1].of(Metric::kRps).median, 105);  // (100 + 110) / 2
 
