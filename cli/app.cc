@@ -30,14 +30,14 @@ int RunBenchlab(int argc, const char* const* argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    return code == 0 ? kExitOk : kExitUsage;
   }
   for (auto& [sub, runner] : commands) {
     if (!sub->parsed()) continue;
     ConfigureLogging(*ParseLogFormat(log_format), sub->get_name());
     return runner();
   }
-  return 2;
+  return kExitUsage;
 }
 
 }  // namespace benchlab

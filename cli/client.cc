@@ -9,12 +9,14 @@
 #include <map>
 #include <tuple>
 
+#include "cli/command_error.h"
 #include "cli/report_fetch.h"
 #include "cli/report_lines.h"
 #include "cli/tls_options.h"
 #include "common/clock.h"
 #include "common/parse.h"
 #include "coordinator/server/channel.h"
+#include "rpc/status.h"
 
 namespace benchlab {
 
@@ -27,6 +29,8 @@ Result<std::unique_ptr<v1::Coordinator::Stub>> ConnectCoordinator(const std::str
   return v1::Coordinator::NewStub(MakeChannel(
       hp->ToString(), *context ? (*context)->ChannelCredentials(Role::kCoordinator) : nullptr));
 }
+
+int ExitCodeOf(const grpc::Status& status) { return ExitCodeOf(rpc::FromGrpcStatus(status)); }
 
 void SetDeadlineSeconds(grpc::ClientContext& ctx, double seconds) {
   ctx.set_deadline(std::chrono::system_clock::now() +
@@ -206,7 +210,7 @@ int ReportOutcome(const WatchOutcome& outcome, const std::string& baseline, int 
   const int planned = outcome.total_windows > 0 ? outcome.total_windows : total_windows;
   const bool complete = at_most ? count <= planned : count == planned;
   bool all_measured = outcome.finished && outcome.state == "done" && measured == count && complete;
-  return all_measured ? 0 : 1;
+  return all_measured ? kExitOk : kExitFailure;
 }
 
 }  // namespace benchlab

@@ -26,6 +26,11 @@ namespace benchlab {
 Result<std::unique_ptr<v1::Coordinator::Stub>> ConnectCoordinator(const std::string& address,
                                                                   const TlsFiles& tls = {});
 
+// The exit status (cli/commands.h) of a coordinator call that failed: ExitCodeOf the benchlab
+// Status it stands for (rpc/status.h's FromGrpcStatus), so a refused request is kExitUsage and an
+// unreachable coordinator kExitFailure, whichever command called.
+int ExitCodeOf(const grpc::Status& status);
+
 // Sets the call's deadline `seconds` from now.
 void SetDeadlineSeconds(grpc::ClientContext& ctx, double seconds);
 

@@ -26,13 +26,13 @@ int RunAgent(const AgentArgs& args) {
   auto config = LoadAgentConfig(args.config);
   if (!config.ok()) {
     std::fprintf(stderr, "%s\n", config.status().message().c_str());
-    return 2;
+    return kExitUsage;
   }
   // Before any thread exists, so that all of the agent's threads inherit its CPUs.
   Status pinned = PinAgent(RealSysEnv(), *config);
   if (!pinned.ok()) {
     std::fprintf(stderr, "%s: %s\n", args.config.c_str(), pinned.message().c_str());
-    return 2;
+    return kExitUsage;
   }
   SetLogAgent(config->name);
   // Targets' cgroups go in the service's delegated subtree where systemd gave one.
@@ -45,7 +45,7 @@ int RunAgent(const AgentArgs& args) {
     spdlog::debug("agent: targets' cgroups in the default place: {}", cgroup_note);
   }
   if (args.parent_pid != 0) {
-    if (!ExitWithParent(args.parent_pid)) return 1;
+    if (!ExitWithParent(args.parent_pid)) return kExitFailure;
     // The embedded lab's processes (coordinator, the other agent) are its own, not foreign.
     config->own_roots.push_back(args.parent_pid);
   }
@@ -57,7 +57,7 @@ int RunAgent(const AgentArgs& args) {
   auto bound = daemon.Start();
   if (!bound.ok()) {
     std::fprintf(stderr, "benchlab agent: %s\n", bound.status().message().c_str());
-    return 1;
+    return kExitFailure;
   }
   int sig = WaitForTerminationSignal();
   // SIGHUP re-reads the [tls] files and keeps running (docs/security.md, "Mutual TLS").
@@ -73,7 +73,7 @@ int RunAgent(const AgentArgs& args) {
   }
   spdlog::info("agent {} stopping on signal {}", config->name, sig);
   daemon.Shutdown();
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ int RunAgents(const AgentsArgs& args) {
   auto stub = ConnectCoordinator(args.coordinator, args.tls);
   if (!stub.ok()) {
     std::fprintf(stderr, "benchlab agents: %s\n", stub.status().message().c_str());
-    return 2;
+    return kExitUsage;
   }
   v1::ListAgentsReply reply;
   grpc::ClientContext ctx;
@@ -32,14 +32,14 @@ int RunAgents(const AgentsArgs& args) {
   if (!status.ok()) {
     std::fprintf(stderr, "benchlab agents: %s: %s\n", args.coordinator.c_str(),
                  status.error_message().c_str());
-    return 1;
+    return ExitCodeOf(status);
   }
   std::vector<v1::AgentInfo> agents(reply.agents().begin(), reply.agents().end());
   std::string out = args.json ? FormatAgentsJson(agents) : FormatAgentTable(agents);
   std::fwrite(out.data(), 1, out.size(), stdout);
   const std::string warnings = CertificateWarnings(agents, std::chrono::system_clock::now());
   std::fwrite(warnings.data(), 1, warnings.size(), stderr);
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace

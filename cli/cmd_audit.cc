@@ -39,17 +39,18 @@ Result<std::string> SinceBound(const std::string& text) {
 
 int RunAudit(const AuditArgs& args) {
   auto since = SinceBound(args.since);
-  if (!since.ok()) return CommandError("audit", 2, since.status().message());
+  if (!since.ok()) return CommandError("audit", kExitUsage, since.status().message());
   if (!std::filesystem::exists(args.db)) {
-    return CommandError("audit", 2, "--db: no database at " + args.db);
+    return CommandError("audit", kExitUsage, "--db: no database at " + args.db);
   }
   auto store = Store::Open(args.db);
-  if (!store.ok()) return CommandError("audit", 1, store.status().message());
+  if (!store.ok()) return CommandError("audit", kExitFailure, store.status().message());
   auto rows = (*store)->ListAudit(*since);
-  if (!rows.ok()) return CommandError("audit", 1, rows.status().message());
+  if (!rows.ok()) return CommandError("audit", kExitFailure, rows.status().message());
   const std::string out = args.json ? FormatAuditJson(*rows) : FormatAuditTable(*rows);
   std::fwrite(out.data(), 1, out.size(), stdout);
-  return std::fflush(stdout) == 0 ? 0 : CommandError("audit", 1, "writing to stdout failed");
+  return std::fflush(stdout) == 0 ? kExitOk
+                                  : CommandError("audit", kExitFailure, "writing to stdout failed");
 }
 
 }  // namespace

@@ -33,8 +33,6 @@ void Audit(const CaArgs& args, const char* command, const char* call, const std:
   }
 }
 
-int ExitFor(const Status& status) { return status.code() == StatusCode::kInternal ? 1 : 2; }
-
 std::string Hosts(const CertificateInfo& info) {
   std::string out;
   for (const std::string& host : info.hosts) out += (out.empty() ? "" : ", ") + host;
@@ -43,7 +41,7 @@ std::string Hosts(const CertificateInfo& info) {
 
 int RunInit(const CaArgs& args) {
   auto ca = InitCa(args.dir, args.init_days);
-  if (!ca.ok()) return CommandError("ca init", ExitFor(ca.status()), ca.status().message());
+  if (!ca.ok()) return CommandError("ca init", ca.status());
   const CaPaths paths(args.dir);
   std::printf(
       "CA \"%s\" in %s, valid until %s\n"
@@ -52,14 +50,14 @@ int RunInit(const CaArgs& args) {
       "  %s  the certificate revocation list, signed by the CA\n",
       ca->name.c_str(), args.dir.c_str(), FormatUtc(ca->not_after).c_str(), paths.cert.c_str(),
       paths.key.c_str(), paths.crl.c_str());
-  return 0;
+  return kExitOk;
 }
 
 int RunIssue(const CaArgs& args) {
   const auto role = ParseRole(args.role);
   if (!role) {
     return CommandError(
-        "ca issue", 2,
+        "ca issue", kExitUsage,
         "--role: expected coordinator, agent, operator or viewer, got \"" + args.role + "\"");
   }
   auto info = IssueCertificate(args.dir, {args.name, *role, args.hosts, args.issue_days});
@@ -67,7 +65,7 @@ int RunIssue(const CaArgs& args) {
         args.role + " certificate " + args.name +
             (info.ok() ? ", serial " + info->serial + ", until " + FormatUtc(info->not_after) : ""),
         info.status());
-  if (!info.ok()) return CommandError("ca issue", ExitFor(info.status()), info.status().message());
+  if (!info.ok()) return CommandError("ca issue", info.status());
   const CaPaths paths(args.dir);
   std::printf(
       "%s certificate \"%s\" (%s), serial %s, valid until %s, hosts: %s\n"
@@ -77,18 +75,18 @@ int RunIssue(const CaArgs& args) {
       IdentityUri(info->role, info->name).c_str(), info->serial.c_str(),
       FormatUtc(info->not_after).c_str(), Hosts(*info).c_str(), paths.Cert(args.name).c_str(),
       paths.Key(args.name).c_str());
-  return 0;
+  return kExitOk;
 }
 
 int RunRevoke(const CaArgs& args) {
   auto info = RevokeCertificate(args.dir, args.name);
   Audit(args, "ca revoke", "CaRevoke",
         "certificate " + args.name + (info.ok() ? ", serial " + info->serial : ""), info.status());
-  if (!info.ok()) return CommandError("ca revoke", ExitFor(info.status()), info.status().message());
+  if (!info.ok()) return CommandError("ca revoke", info.status());
   std::printf("revoked %s certificate \"%s\", serial %s; %s now lists it\n",
               std::string(RoleName(info->role)).c_str(), info->name.c_str(), info->serial.c_str(),
               CaPaths(args.dir).crl.c_str());
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace

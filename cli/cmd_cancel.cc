@@ -19,7 +19,7 @@ int RunCancel(const CancelArgs& args) {
   auto stub = ConnectCoordinator(args.coordinator, args.tls);
   if (!stub.ok()) {
     std::fprintf(stderr, "benchlab cancel: %s\n", stub.status().message().c_str());
-    return 2;
+    return kExitUsage;
   }
   v1::CancelCampaignRequest req;
   req.set_name(args.campaign);
@@ -29,13 +29,11 @@ int RunCancel(const CancelArgs& args) {
   grpc::Status status = (*stub)->CancelCampaign(&ctx, req, &reply);
   if (!status.ok()) {
     std::fprintf(stderr, "benchlab cancel: %s\n", status.error_message().c_str());
-    bool input = status.error_code() == grpc::StatusCode::NOT_FOUND ||
-                 status.error_code() == grpc::StatusCode::FAILED_PRECONDITION;
-    return input ? 2 : 1;
+    return ExitCodeOf(status);
   }
   std::printf("campaign %s cancelled (it was %s); windows stored so far are kept\n",
               args.campaign.c_str(), reply.previous_state().c_str());
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace

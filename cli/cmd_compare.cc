@@ -1,7 +1,8 @@
 // `benchlab compare A B`: two campaigns or runs of record, cell by cell (docs/compare.md). This
 // file finds and reads the two records (a .json file, a database, a coordinator); the comparison
-// and its formats are analysis/compare.h's pure functions. Exit status as diff's: 0 compared, 1 a
-// regression beyond --fail-on-regression, 2 trouble (bad input, an unreadable source).
+// and its formats are analysis/compare.h's pure functions. Exit status (cli/commands.h): 0
+// compared, 1 a source that could not be read (an unreachable coordinator, an unreadable
+// database), 2 bad input, 3 a regression beyond --fail-on-regression.
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -73,7 +74,8 @@ class DatabaseSource {
       // Store::Open would create a missing file: a typo must not leave an empty database behind.
       if (!fs::exists(path_)) return Status::InvalidArgument("--db: no database at " + path_);
       auto store = Store::Open(path_);
-      if (!store.ok()) return Status::InvalidArgument(path_ + ": " + store.status().message());
+      // A database that cannot be opened is a failure, as for `benchlab report`, not bad input.
+      if (!store.ok()) return Status::IoError(path_ + ": " + store.status().message());
       store_ = std::move(*store);
     }
     auto input = LoadReportInput(*store_, campaign);
@@ -84,7 +86,7 @@ class DatabaseSource {
         const size_t at = message.find(" (campaigns:");
         if (at != std::string::npos) message.insert(at, " in " + path_);
       }
-      return Status::InvalidArgument(message);
+      return Status(input.status().code(), message);
     }
     auto record = ParseRunOfRecord(FormatReportJson(*input), "campaign \"" + campaign + "\"");
     if (!record.ok()) return record.status();
@@ -100,8 +102,10 @@ Result<Record> ReadFromCoordinator(const std::string& address, const std::string
                                    const TlsFiles& tls) {
   auto text = FetchReport(address, campaign, "json", tls);
   if (!text.ok()) {
+    // Unavailable says "coordinator ADDRESS: ..." already; the rest keep their code (an unknown
+    // campaign is bad input, an unreachable coordinator a failure: cli/commands.h).
     if (text.status().code() == StatusCode::kUnavailable) return text.status();
-    return Status::Unavailable("coordinator " + address + ": " + text.status().message());
+    return Status(text.status().code(), "coordinator " + address + ": " + text.status().message());
   }
   auto record = ParseRunOfRecord(*text, "campaign \"" + campaign + "\" at " + address);
   if (!record.ok()) return record.status();
@@ -163,7 +167,8 @@ Result<CompareRule> ParseRule(const CompareArgs& args) {
 
 int RunCompare(const CompareArgs& args) {
   if (!args.db.empty() && !args.coordinator.empty()) {
-    return CommandError("compare", 2, "give at most one of --db FILE and --coordinator HOST:PORT");
+    return CommandError("compare", kExitUsage,
+                        "give at most one of --db FILE and --coordinator HOST:PORT");
   }
   CompareOptions options;
   if (!args.figures.empty()) {
@@ -171,7 +176,7 @@ int RunCompare(const CompareArgs& args) {
     for (const std::string& flag : args.figures) {
       auto m = ParseFigure(flag);
       if (!m || !IsCompared(*m)) {
-        return CommandError("compare", 2,
+        return CommandError("compare", kExitUsage,
                             "--figure: expected rps, cpu or p99, got \"" + flag + "\"");
       }
       if (std::find(options.metrics.begin(), options.metrics.end(), *m) == options.metrics.end()) {
@@ -182,44 +187,47 @@ int RunCompare(const CompareArgs& args) {
   if (!args.fail_on_regression.empty()) {
     options.fail_on_regression_pct = ParsePercent(args.fail_on_regression);
     if (!options.fail_on_regression_pct) {
-      return CommandError("compare", 2,
+      return CommandError("compare", kExitUsage,
                           "--fail-on-regression: expected a percentage of 0 or more, got \"" +
                               args.fail_on_regression + "\"");
     }
     if (GatedMetrics(options.metrics).empty()) {
-      return CommandError("compare", 2,
+      return CommandError("compare", kExitUsage,
                           "--fail-on-regression judges rps and cpu, and --figure selected neither");
     }
   }
 
   auto rule = ParseRule(args);
-  if (!rule.ok()) return CommandError("compare", 2, rule.status().message());
+  if (!rule.ok()) return CommandError("compare", rule.status());
 
   std::unique_ptr<DatabaseSource> db;
   if (!args.db.empty()) db = std::make_unique<DatabaseSource>(args.db);
   auto a = Read("A", args.a, args, db.get());
-  if (!a.ok()) return CommandError("compare", 2, a.status().message());
+  if (!a.ok()) return CommandError("compare", a.status());
   auto b = Read("B", args.b, args, db.get());
-  if (!b.ok()) return CommandError("compare", 2, b.status().message());
+  if (!b.ok()) return CommandError("compare", b.status());
 
   if (rule->basis == BasisChoice::kBaseline && SharedBaseline(a->json, b->json).empty()) {
     return CommandError(
-        "compare", 2, "--basis baseline: A and B must name the same baseline (campaign.baseline)");
+        "compare", kExitUsage,
+        "--basis baseline: A and B must name the same baseline (campaign.baseline)");
   }
   const RecordComparison comparison = CompareRecords(a->json, b->json, a->source, b->source, *rule);
   const std::string text = args.format == "json" ? FormatCompareJson(comparison, options)
                            : args.format == "md" ? FormatCompareMarkdown(comparison, options)
                                                  : FormatCompareText(comparison, options);
   std::fwrite(text.data(), 1, text.size(), stdout);
-  if (std::fflush(stdout) != 0) return CommandError("compare", 2, "writing to stdout failed");
+  if (std::fflush(stdout) != 0) {
+    return CommandError("compare", kExitFailure, "writing to stdout failed");
+  }
 
-  if (!options.fail_on_regression_pct) return 0;
+  if (!options.fail_on_regression_pct) return kExitOk;
   const auto regressions =
       FindRegressions(comparison, options.metrics, *options.fail_on_regression_pct);
-  if (regressions.empty()) return 0;
+  if (regressions.empty()) return kExitOk;
   std::fprintf(stderr, "benchlab compare: %zu regression(s) worse than A by more than %g%%\n",
                regressions.size(), *options.fail_on_regression_pct);
-  return 1;
+  return kExitRegression;
 }
 
 }  // namespace
@@ -240,7 +248,7 @@ CommandRunner AddCompareCommand(CLI::App& root) {
   AddFormatOption(cmd, &args->format, {"text", "md", "json"},
                   "text (default), md (markdown is the same) or json");
   cmd->add_option("--fail-on-regression", args->fail_on_regression,
-                  "exit 1 when a cell's req/s or CPU µs/req has the verdict worse and its "
+                  "exit 3 when a cell's req/s or CPU µs/req has the verdict worse and its "
                   "estimate is worse than A by more than PCT percent")
       ->type_name("PCT");
   cmd->add_option("--confidence", args->confidence,

@@ -59,23 +59,23 @@ int RunCoordinator(const CoordinatorArgs& args) {
   auto listen = ParseHostPort(args.listen);
   if (!listen.ok()) {
     std::fprintf(stderr, "benchlab coordinator: --listen: %s\n", listen.status().message().c_str());
-    return 2;
+    return kExitUsage;
   }
   std::optional<HostPort> http;
   if (!args.http.empty()) {
     auto parsed = ParseHttpAddress(args.http);
     if (!parsed.ok()) {
       std::fprintf(stderr, "benchlab coordinator: --http: %s\n", parsed.status().message().c_str());
-      return 2;
+      return kExitUsage;
     }
     http = *parsed;
   }
   auto tls = LoadTls(args.tls, {Role::kCoordinator});
   if (!tls.ok()) {
     std::fprintf(stderr, "benchlab coordinator: %s\n", tls.status().message().c_str());
-    return 2;
+    return kExitUsage;
   }
-  if (args.parent_pid != 0 && !ExitWithParent(args.parent_pid)) return 1;
+  if (args.parent_pid != 0 && !ExitWithParent(args.parent_pid)) return kExitFailure;
   BlockTerminationSignals();
   CoordinatorOptions options;
   options.max_windows = args.max_windows;
@@ -87,12 +87,12 @@ int RunCoordinator(const CoordinatorArgs& args) {
   auto daemon = CoordinatorDaemon::Create(args.db, options);
   if (!daemon.ok()) {
     std::fprintf(stderr, "benchlab coordinator: %s\n", daemon.status().message().c_str());
-    return 1;
+    return kExitFailure;
   }
   auto bound = (*daemon)->Start(*listen);
   if (!bound.ok()) {
     std::fprintf(stderr, "benchlab coordinator: %s\n", bound.status().message().c_str());
-    return 1;
+    return kExitFailure;
   }
   if (http) {
     // HTTPS with its own certificate when given one; beyond loopback, with the coordinator's
@@ -108,7 +108,7 @@ int RunCoordinator(const CoordinatorArgs& args) {
     if (!web.ok()) {
       std::fprintf(stderr, "benchlab coordinator: --http: %s\n", web.status().message().c_str());
       (*daemon)->Shutdown();
-      return 1;
+      return kExitFailure;
     }
     std::fprintf(stderr, "benchlab coordinator: dashboard on %s://%s/\n",
                  http_tls.cert.empty() ? "http" : "https", web->ToString().c_str());
@@ -132,7 +132,7 @@ int RunCoordinator(const CoordinatorArgs& args) {
   }
   spdlog::info("coordinator stopping on signal {}", sig);
   (*daemon)->Shutdown();
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace

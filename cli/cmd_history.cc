@@ -24,7 +24,8 @@ struct HistoryArgs {
 
 int RunHistory(const HistoryArgs& args) {
   auto metric = ParseFigure(args.figure);
-  if (!metric) return CommandError("history", 2, FigureError("--figure", args.figure).message());
+  if (!metric)
+    return CommandError("history", kExitUsage, FigureError("--figure", args.figure).message());
   SeriesFilter filter;
   if (int bad = ParseSeriesFilter("history", args.cell, args.target, filter)) return bad;
   SeriesInput loaded;

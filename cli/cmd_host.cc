@@ -39,19 +39,21 @@ int RunCheck(SysEnv& env, const std::vector<int>& cpus, const std::string& forma
       out.push_back({{"name", f.name}, {"value", f.value}, {"status", f.status}, {"why", f.why}});
     }
     Print(out.dump(2) + "\n");
-    return 0;
+    return kExitOk;
   }
   std::vector<std::vector<std::string>> rows = {{"name", "value", "status", "why"}};
   for (const auto& f : findings) rows.push_back({f.name, f.value, f.status, f.why});
   Print(FormatColumns(rows));
-  return 0;
+  return kExitOk;
 }
 
 int RunTune(SysEnv& env, const std::vector<int>& cpus, const std::string& state) {
   auto report = Tune(env, cpus, state);
   if (!report.ok()) {
-    return CommandError("host tune", report.status().code() == StatusCode::kInvalidArgument ? 2 : 1,
-                        report.status().message());
+    return CommandError(
+        "host tune",
+        report.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure,
+        report.status().message());
   }
   for (const auto& c : report->applied) {
     Print("set " + c.path + " = " + c.new_value + " (was " + c.old_value + ")\n");
@@ -62,20 +64,21 @@ int RunTune(SysEnv& env, const std::vector<int>& cpus, const std::string& state)
         " values changed, " + std::to_string(report->failed.size()) +
         " could not be; saved the old values in " + state +
         " (benchlab host reset puts them back)\n");
-  return 0;
+  return kExitOk;
 }
 
 int RunReset(SysEnv& env, const std::string& state) {
   auto report = Reset(env, state);
   if (!report.ok()) {
-    return CommandError("host reset", report.status().code() == StatusCode::kNotFound ? 1 : 2,
+    return CommandError("host reset",
+                        report.status().code() == StatusCode::kNotFound ? kExitFailure : kExitUsage,
                         report.status().message());
   }
   for (const auto& f : report->failures) Print("could not restore " + f + "\n");
   Print("restored " + std::to_string(report->restored) + " of " + std::to_string(report->total) +
         (report->state_removed ? "; removed " + state + "\n"
                                : "; kept " + state + " for another benchlab host reset\n"));
-  return report->state_removed ? 0 : 1;
+  return report->state_removed ? kExitOk : kExitFailure;
 }
 
 int RunHost(const HostArgs& args) {
@@ -86,7 +89,7 @@ int RunHost(const HostArgs& args) {
   if (!args.cpus.empty()) {
     auto parsed = ParseCpuList(args.cpus);
     if (!parsed.ok()) {
-      return CommandError(name, 2, "--cpus: " + parsed.status().message());
+      return CommandError(name, kExitUsage, "--cpus: " + parsed.status().message());
     }
     cpus = *parsed;
   }

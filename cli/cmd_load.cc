@@ -50,12 +50,12 @@ struct LoadArgs {
 
 int BadInput(const std::string& option, const std::string& message) {
   std::cerr << "benchlab load: " << option << ": " << message << "\n";
-  return 2;
+  return kExitUsage;
 }
 
 int BadRequestPart(const Status& st) {
   std::cerr << "benchlab load: " << st.message() << "\n";
-  return 2;
+  return kExitUsage;
 }
 
 // Reads a whole file for an option; the message names the option and the file.
@@ -63,7 +63,7 @@ int ReadOption(const std::string& option, const std::string& path, std::string& 
   std::ifstream in(path, std::ios::binary);
   if (!in) return BadInput(option, "cannot read \"" + path + "\": " + std::strerror(errno));
   out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return 0;
+  return kExitOk;
 }
 
 std::string Trim(const std::string& s) {
@@ -186,7 +186,7 @@ int BuildOptions(const LoadArgs& args, LoadOptions& o) {
     if (int rc = ReadOption("--expect-body-file", args.expect_body_file, body); rc != 0) return rc;
     o.expect_body = std::move(body);
   }
-  return 0;
+  return kExitOk;
 }
 
 int RunLoadCommand(LoadArgs& args, bool has_expect_body) {
@@ -196,7 +196,7 @@ int RunLoadCommand(LoadArgs& args, bool has_expect_body) {
   Result<LoadResult> result = GenerateLoad(options);
   if (!result.ok()) {
     std::cerr << "benchlab load: " << result.status().message() << "\n";
-    return result.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
+    return result.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
   }
   std::cout << FormatLoadResult(options, *result) << std::flush;
   if (!args.json_path.empty()) {
@@ -206,15 +206,15 @@ int RunLoadCommand(LoadArgs& args, bool has_expect_body) {
     if (!out) {
       std::cerr << "benchlab load: --json: cannot write \"" << args.json_path
                 << "\": " << std::strerror(errno) << "\n";
-      return 1;
+      return kExitFailure;
     }
   }
   if (result->requests == 0) {
     std::cerr << "benchlab load: no responses from " << args.url << " (" << result->errors.Total()
               << " errors)\n";
-    return 1;
+    return kExitFailure;
   }
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace

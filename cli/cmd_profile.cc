@@ -33,12 +33,7 @@ struct ProfileArgs {
   std::string output;
 };
 
-int Fail(const Status& status) {
-  const bool input = status.code() == StatusCode::kInvalidArgument ||
-                     status.code() == StatusCode::kNotFound ||
-                     status.code() == StatusCode::kFailedPrecondition;
-  return CommandError("profile", input ? 2 : 1, status.message());
-}
+int Fail(const Status& status) { return CommandError("profile", status); }
 
 int RunProfile(const ProfileArgs& args) {
   const bool diff = !args.diff.empty();
@@ -48,12 +43,12 @@ int RunProfile(const ProfileArgs& args) {
   if (std::find(formats.begin(), formats.end(), args.format) == formats.end()) {
     std::string known;
     for (const auto& f : formats) known += (known.empty() ? "" : ", ") + f;
-    return CommandError("profile", 2,
+    return CommandError("profile", kExitUsage,
                         "--format: expected one of " + known + (diff ? " with --diff" : "") +
                             ", got \"" + args.format + "\"");
   }
   if (diff && (!args.target.empty() || args.window != 0)) {
-    return CommandError("profile", 2,
+    return CommandError("profile", kExitUsage,
                         "--diff compares two targets cell by cell: give --cell, "
                         "not --target or --window");
   }
@@ -66,10 +61,10 @@ int RunProfile(const ProfileArgs& args) {
 
   // Store::Open would create a missing file: a typo must not leave an empty database behind.
   if (!std::filesystem::exists(args.db)) {
-    return CommandError("profile", 2, "--db: no database at " + args.db);
+    return CommandError("profile", kExitUsage, "--db: no database at " + args.db);
   }
   auto store = Store::Open(args.db);
-  if (!store.ok()) return CommandError("profile", 1, store.status().message());
+  if (!store.ok()) return CommandError("profile", kExitFailure, store.status().message());
   auto profiles = LoadCampaignProfiles(**store, args.campaign);
   if (!profiles.ok()) return Fail(profiles.status());
 
@@ -97,7 +92,8 @@ int RunProfile(const ProfileArgs& args) {
       if (!bytes.ok()) return Fail(bytes.status());
       if (args.output.empty() || args.output == "-") {
         if (isatty(STDOUT_FILENO)) {
-          return CommandError("profile", 2, "--format pprof is binary: give -o FILE.pb.gz");
+          return CommandError("profile", kExitUsage,
+                              "--format pprof is binary: give -o FILE.pb.gz");
         }
       }
       text = std::move(*bytes);

@@ -1,8 +1,8 @@
 // `benchlab regressions SERIES --db FILE`: the change points of a campaign series, per line and
 // figure, with what re-measuring them showed, as text, a pull request's Markdown or JSON
 // (docs/history.md). Reads the database, never writes it. With --fail-on regression, exit status
-// 1 when a regression is confirmed (a suspected one is not enough), as `benchlab compare
-// --fail-on-regression` does.
+// 3 (kExitRegression) when a regression is confirmed (a suspected one is not enough), as `benchlab
+// compare --fail-on-regression` does.
 #include <cstdio>
 #include <deque>
 #include <memory>
@@ -28,7 +28,7 @@ struct RegressionsArgs {
   std::string format = "text";
   std::string dashboard;
   std::string output;
-  std::string fail_on;  // "regression": exit 1 on a confirmed regression
+  std::string fail_on;  // "regression": kExitRegression on a confirmed regression
 };
 
 // Where the CPU of a confirmed change went (docs/profiles.md): the re-measurement's old build
@@ -74,7 +74,8 @@ int RunRegressions(const RegressionsArgs& args) {
   std::vector<Metric> metrics;
   for (const std::string& figure : args.figures) {
     auto metric = ParseFigure(figure);
-    if (!metric) return CommandError("regressions", 2, FigureError("--figure", figure).message());
+    if (!metric)
+      return CommandError("regressions", kExitUsage, FigureError("--figure", figure).message());
     metrics.push_back(*metric);
   }
   SeriesFilter filter;
@@ -88,7 +89,7 @@ int RunRegressions(const RegressionsArgs& args) {
     }
     if (search.since_id == 0) {
       return CommandError(
-          "regressions", 2,
+          "regressions", kExitUsage,
           "--since: no campaign \"" + args.since + "\" in series \"" + args.series + "\"");
     }
   }
@@ -97,7 +98,7 @@ int RunRegressions(const RegressionsArgs& args) {
   for (Metric metric : metrics) {
     kept.push_back(BuildSeries(args.series, loaded.inputs, metric));
     auto found = FindStoredSeriesChanges(*loaded.store, kept.back(), search, filter);
-    if (!found.ok()) return CommandError("regressions", 1, found.status().message());
+    if (!found.ok()) return CommandError("regressions", kExitFailure, found.status().message());
     for (SeriesChange& c : *found) changes.push_back(std::move(c));
   }
   const int campaigns = static_cast<int>(loaded.campaigns.size());
@@ -124,10 +125,10 @@ int RunRegressions(const RegressionsArgs& args) {
   if (int bad = WriteCommandOutput("regressions", text, args.output)) return bad;
   if (args.fail_on == "regression") {
     for (const SeriesChange& c : changes) {
-      if (c.ConfirmedRegression()) return 1;
+      if (c.ConfirmedRegression()) return kExitRegression;
     }
   }
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace
@@ -152,7 +153,7 @@ CommandRunner AddRegressionsCommand(CLI::App& root) {
                   "md: link each campaign to its page under this dashboard URL");
   cmd->add_option("--output,-o", args->output, "write to this file instead of stdout");
   cmd->add_option("--fail-on", args->fail_on,
-                  "regression: exit 1 when a regression is confirmed by re-measurement (a "
+                  "regression: exit 3 when a regression is confirmed by re-measurement (a "
                   "suspected, unconfirmed or withdrawn one does not fail)")
       ->check(CLI::IsMember({"regression"}));
   return [args] { return RunRegressions(*args); };

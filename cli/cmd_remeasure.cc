@@ -32,7 +32,8 @@ struct RemeasureArgs {
 // Asks the coordinator to look at the series, and prints what it did for each line.
 int RunOnCoordinator(const RemeasureArgs& args) {
   auto stub = ConnectCoordinator(args.coordinator, args.tls);
-  if (!stub.ok()) return CommandError("remeasure", 2, std::string(stub.status().message()));
+  if (!stub.ok())
+    return CommandError("remeasure", kExitUsage, std::string(stub.status().message()));
   v1::RemeasureSeriesRequest req;
   req.set_series(args.series);
   if (args.rounds_given) req.set_max_rounds(args.rounds);
@@ -41,10 +42,7 @@ int RunOnCoordinator(const RemeasureArgs& args) {
   SetDeadlineSeconds(ctx, 30);
   grpc::Status status = (*stub)->RemeasureSeries(&ctx, req, &reply);
   if (!status.ok()) {
-    const bool input = status.error_code() == grpc::StatusCode::NOT_FOUND ||
-                       status.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
-                       status.error_code() == grpc::StatusCode::INVALID_ARGUMENT;
-    return CommandError("remeasure", input ? 2 : 1, status.error_message());
+    return CommandError("remeasure", ExitCodeOf(status), status.error_message());
   }
   if (reply.lines().empty()) {
     std::printf("series %s: no suspected change awaits re-measurement\n", args.series.c_str());
@@ -60,24 +58,25 @@ int RunOnCoordinator(const RemeasureArgs& args) {
                   line.status().c_str(), line.detail().c_str());
     }
   }
-  return 0;
+  return kExitOk;
 }
 
 int RunRemeasure(const RemeasureArgs& args) {
   if (args.db.empty() == args.coordinator.empty()) {
-    return CommandError("remeasure", 2,
+    return CommandError("remeasure", kExitUsage,
                         "expected one of --db FILE (re-measure on the embedded lab) and "
                         "--coordinator HOST:PORT (the coordinator that ran the series)");
   }
   if (!args.coordinator.empty()) return RunOnCoordinator(args);
   // Store::Open would create a missing file: a typo must not leave an empty database behind.
   if (!std::filesystem::exists(args.db)) {
-    return CommandError("remeasure", 2, "--db: no database at " + args.db);
+    return CommandError("remeasure", kExitUsage, "--db: no database at " + args.db);
   }
   std::error_code ec;
   const std::filesystem::path dir = std::filesystem::absolute(args.campaign_dir, ec);
   if (ec || !std::filesystem::is_directory(dir)) {
-    return CommandError("remeasure", 2, "--campaign-dir: no directory " + args.campaign_dir);
+    return CommandError("remeasure", kExitUsage,
+                        "--campaign-dir: no directory " + args.campaign_dir);
   }
   RemeasureJob job;
   job.command = "remeasure";

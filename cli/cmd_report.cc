@@ -39,35 +39,42 @@ std::string SayWhere(const std::string& message, const std::string& campaign,
 // The report's text, or the exit status and message of why there is none.
 struct Made {
   std::string text;
-  int code = 0;
+  int code = kExitOk;
   std::string error;
 };
 
 Made FromDatabase(const ReportArgs& args) {
   // Store::Open would create a missing file: a typo must not leave an empty database behind.
-  if (!std::filesystem::exists(args.db)) return {"", 2, "--db: no database at " + args.db};
+  if (!std::filesystem::exists(args.db)) {
+    return {"", kExitUsage, "--db: no database at " + args.db};
+  }
   auto store = Store::Open(args.db);
-  if (!store.ok()) return {"", 1, store.status().message()};
+  if (!store.ok()) return {"", kExitFailure, store.status().message()};
   auto input = LoadReportInput(**store, args.campaign);
   if (!input.ok()) {
-    if (input.status().code() != StatusCode::kNotFound) return {"", 1, input.status().message()};
-    return {"", 2, SayWhere(input.status().message(), args.campaign, "in " + args.db)};
+    if (input.status().code() != StatusCode::kNotFound) {
+      return {"", kExitFailure, input.status().message()};
+    }
+    return {"", kExitUsage, SayWhere(input.status().message(), args.campaign, "in " + args.db)};
   }
   auto text = FormatReport(*input, args.format);
-  if (!text.ok()) return {"", 2, text.status().message()};
-  return {std::move(*text), 0, ""};
+  if (!text.ok()) return {"", kExitUsage, text.status().message()};
+  return {std::move(*text), kExitOk, ""};
 }
 
 Made FromCoordinator(const ReportArgs& args) {
   auto text = FetchReport(args.coordinator, args.campaign, args.format, args.tls);
-  if (text.ok()) return {std::move(*text), 0, ""};
-  if (text.status().code() == StatusCode::kUnavailable) return {"", 1, text.status().message()};
-  return {"", 2, SayWhere(text.status().message(), args.campaign, "at " + args.coordinator)};
+  if (text.ok()) return {std::move(*text), kExitOk, ""};
+  // Unavailable (unreachable, no answer in time): kExitFailure, as from every command.
+  const int code = ExitCodeOf(text.status());
+  if (code != kExitUsage) return {"", code, text.status().message()};
+  return {"", code, SayWhere(text.status().message(), args.campaign, "at " + args.coordinator)};
 }
 
 int RunReport(const ReportArgs& args) {
   if (args.db.empty() == args.coordinator.empty()) {
-    return CommandError("report", 2, "give exactly one of --db FILE and --coordinator HOST:PORT");
+    return CommandError("report", kExitUsage,
+                        "give exactly one of --db FILE and --coordinator HOST:PORT");
   }
   Made made = args.db.empty() ? FromCoordinator(args) : FromDatabase(args);
   if (made.code != 0) return CommandError("report", made.code, made.error);

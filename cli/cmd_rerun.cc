@@ -35,7 +35,7 @@ struct RerunArgs {
 
 int Usage(const std::string& message) {
   std::fprintf(stderr, "benchlab rerun: %s\n", message.c_str());
-  return 2;
+  return kExitUsage;
 }
 
 // Through a running coordinator: ask, then follow the campaign until it is done again.
@@ -54,23 +54,21 @@ int RerunAtCoordinator(const RerunArgs& args) {
   grpc::Status status = (*stub)->RerunWindows(&ctx, req, &reply);
   if (!status.ok()) {
     std::fprintf(stderr, "benchlab rerun: %s\n", status.error_message().c_str());
-    bool input = status.error_code() == grpc::StatusCode::NOT_FOUND ||
-                 status.error_code() == grpc::StatusCode::INVALID_ARGUMENT;
-    return input ? 2 : 1;
+    return ExitCodeOf(status);
   }
   std::printf("re-running %d window(s) of %s\n", reply.window_ids_size(),
               reply.campaigns_size() == 1 ? reply.campaigns(0).c_str() : "several campaigns");
   std::fflush(stdout);
-  if (args.no_wait) return 0;
+  if (args.no_wait) return kExitOk;
   int status_code = 0;
   for (const std::string& name : reply.campaigns()) {
     WatchCanceller canceller;
     SignalWatcher watcher([&canceller](int) { canceller.Cancel(); });
     auto outcome = WatchCampaign(**stub, name, canceller);
-    if (canceller.cancelled()) return 130;
+    if (canceller.cancelled()) return kExitInterrupted;
     if (!outcome.ok()) {
       std::fprintf(stderr, "benchlab rerun: %s\n", outcome.status().message().c_str());
-      return 1;
+      return kExitFailure;
     }
     v1::ListCampaignsReply campaigns;
     grpc::ClientContext list_ctx;

@@ -83,20 +83,20 @@ int RunLab(const RunArgs& args) {
   auto parsed = ParseCampaignFile(args.campaign);
   if (!parsed.ok()) {
     std::fprintf(stderr, "%s\n", parsed.status().message().c_str());
-    return 2;
+    return kExitUsage;
   }
   Campaign campaign = std::move(parsed).value();
   Status commands = RequireCommands(campaign);
   if (!commands.ok()) {
     std::fprintf(stderr, "%s\n", commands.message().c_str());
-    return 2;
+    return kExitUsage;
   }
   std::string spec_text = campaign.text;
   if (!args.name.empty()) {
     auto renamed = RenameCampaignText(campaign, args.name);
     if (!renamed.ok()) {
       std::fprintf(stderr, "benchlab run: --name: %s\n", renamed.status().message().c_str());
-      return 2;
+      return kExitUsage;
     }
     spec_text = *renamed;
     campaign.name = args.name;
@@ -105,7 +105,7 @@ int RunLab(const RunArgs& args) {
   auto labelled = LabelCampaignText(campaign, spec_text, args.labels);
   if (!labelled.ok()) {
     std::fprintf(stderr, "benchlab run: --label %s\n", labelled.status().message().c_str());
-    return 2;
+    return kExitUsage;
   }
   if (*labelled != spec_text) {
     spec_text = std::move(*labelled);
@@ -115,14 +115,14 @@ int RunLab(const RunArgs& args) {
   {
     // A name already in the database is bad input: say so before starting anything.
     auto store = Store::Open(args.db);
-    if (!store.ok()) return CommandError("run", 1, store.status().message());
+    if (!store.ok()) return CommandError("run", kExitFailure, store.status().message());
     auto existing = (*store)->FindCampaign(campaign.name);
-    if (!existing.ok()) return CommandError("run", 1, existing.status().message());
+    if (!existing.ok()) return CommandError("run", kExitFailure, existing.status().message());
     if (args.resume) {
       if (!*existing) {
         std::fprintf(stderr, "benchlab run: --resume: no campaign \"%s\" in %s to resume\n",
                      campaign.name.c_str(), args.db.c_str());
-        return 2;
+        return kExitUsage;
       }
       // The store holds the text with env values redacted (docs/campaign.md); the file has them.
       auto redacted = RedactCampaignText(spec_text, campaign.source_name);
@@ -132,7 +132,7 @@ int RunLab(const RunArgs& args) {
                      "different file or with other --label values; resume it with the file and "
                      "the --label values it was run with\n",
                      campaign.name.c_str(), args.db.c_str());
-        return 2;
+        return kExitUsage;
       }
       total_windows = (*existing)->total_windows;
     } else if (*existing) {
@@ -140,7 +140,7 @@ int RunLab(const RunArgs& args) {
                    "benchlab run: campaign \"%s\" already exists in %s; give another --db or "
                    "--name\n",
                    campaign.name.c_str(), args.db.c_str());
-      return 2;
+      return kExitUsage;
     }
   }
 

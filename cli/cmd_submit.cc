@@ -32,24 +32,24 @@ int RunSubmit(const SubmitArgs& args) {
   auto campaign = ParseCampaignFile(args.campaign);
   if (!campaign.ok()) {
     std::fprintf(stderr, "%s\n", campaign.status().message().c_str());
-    return 2;
+    return kExitUsage;
   }
   auto labelled = LabelCampaignText(*campaign, campaign->text, args.labels);
   if (!labelled.ok()) {
     std::fprintf(stderr, "benchlab submit: --label %s\n", labelled.status().message().c_str());
-    return 2;
+    return kExitUsage;
   }
   // A coordinator runs targets from its agents' catalogues, never from the file: the file's env
   // secrets need not leave this machine, and are sent as the hashes the store keeps.
   auto redacted = RedactCampaignText(*labelled, campaign->source_name);
   if (!redacted.ok()) {
     std::fprintf(stderr, "%s\n", redacted.status().message().c_str());
-    return 2;
+    return kExitUsage;
   }
   auto stub = ConnectCoordinator(args.coordinator, args.tls);
   if (!stub.ok()) {
     std::fprintf(stderr, "benchlab submit: %s\n", stub.status().message().c_str());
-    return 2;
+    return kExitUsage;
   }
   BlockTerminationSignals();
   v1::SubmitCampaignRequest req;
@@ -63,15 +63,13 @@ int RunSubmit(const SubmitArgs& args) {
   SetDeadlineSeconds(ctx, 10);
   grpc::Status status = (*stub)->SubmitCampaign(&ctx, req, &reply);
   if (!status.ok()) {
-    bool input = status.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
-                 status.error_code() == grpc::StatusCode::ALREADY_EXISTS;
     std::fprintf(stderr, "benchlab submit: %s\n", status.error_message().c_str());
-    return input ? 2 : 1;
+    return ExitCodeOf(status);
   }
   std::printf("campaign %s submitted to %s: %s\n", reply.name().c_str(), args.coordinator.c_str(),
               PlannedWindows(*campaign, reply.total_windows()).c_str());
   std::fflush(stdout);
-  if (!args.wait) return 0;
+  if (!args.wait) return kExitOk;
 
   WatchCanceller canceller;
   SignalWatcher watcher([&canceller](int) { canceller.Cancel(); });
@@ -80,11 +78,11 @@ int RunSubmit(const SubmitArgs& args) {
   auto outcome = WatchCampaign(**stub, reply.name(), canceller, *printer);
   if (canceller.cancelled()) {
     std::fprintf(stderr, "benchlab submit: interrupted; the campaign goes on at the coordinator\n");
-    return 130;
+    return kExitInterrupted;
   }
   if (!outcome.ok()) {
     std::fprintf(stderr, "benchlab submit: %s\n", outcome.status().message().c_str());
-    return 1;
+    return kExitFailure;
   }
   return ReportOutcome(*outcome, campaign->baseline, reply.total_windows(), campaign->adaptive);
 }

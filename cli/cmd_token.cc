@@ -43,9 +43,9 @@ int ExitFor(const Status& status) {
     case StatusCode::kNotFound:
     case StatusCode::kAlreadyExists:
     case StatusCode::kFailedPrecondition:
-      return 2;
+      return kExitUsage;
     default:
-      return 1;
+      return kExitFailure;
   }
 }
 
@@ -59,24 +59,24 @@ std::string DefaultName(const std::string& role, std::chrono::system_clock::time
 
 int RunCreate(const TokenArgs& args) {
   if (!IsDashboardRole(args.role)) {
-    return CommandError("token create", 2,
+    return CommandError("token create", kExitUsage,
                         "--role: expected viewer or operator, got \"" + args.role + "\"");
   }
   static const std::regex kName("[A-Za-z0-9][A-Za-z0-9._@-]{0,63}");
   if (!args.name.empty() && !std::regex_match(args.name, kName)) {
-    return CommandError("token create", 2,
+    return CommandError("token create", kExitUsage,
                         "--name: expected 1 to 64 letters, digits, '.', '_', '@' or '-' "
                         "(starting with a letter or digit), got \"" +
                             args.name + "\"");
   }
   const auto now = std::chrono::system_clock::now();
   auto expires = ParseTokenExpiry(args.expires, now);
-  if (!expires.ok()) return CommandError("token create", 2, expires.status().message());
+  if (!expires.ok()) return CommandError("token create", kExitUsage, expires.status().message());
   auto store = OpenStore(args.db);
   if (!store.ok())
     return CommandError("token create", ExitFor(store.status()), store.status().message());
   auto token = NewDashboardToken();
-  if (!token.ok()) return CommandError("token create", 1, token.status().message());
+  if (!token.ok()) return CommandError("token create", kExitFailure, token.status().message());
   TokenRow row;
   row.name = args.name.empty() ? DefaultName(args.role, now) : args.name;
   row.role = args.role;
@@ -95,7 +95,9 @@ int RunCreate(const TokenArgs& args) {
                row.role.c_str(), row.name.c_str(),
                row.expires_at.empty() ? "never expires" : ("expires " + row.expires_at).c_str());
   std::printf("%s\n", token->c_str());
-  return std::fflush(stdout) == 0 ? 0 : CommandError("token create", 1, "writing to stdout failed");
+  return std::fflush(stdout) == 0
+             ? kExitOk
+             : CommandError("token create", kExitFailure, "writing to stdout failed");
 }
 
 std::string StateOf(const TokenRow& t, std::chrono::system_clock::time_point now) {
@@ -108,7 +110,7 @@ int RunList(const TokenArgs& args) {
   if (!store.ok())
     return CommandError("token list", ExitFor(store.status()), store.status().message());
   auto tokens = (*store)->ListTokens();
-  if (!tokens.ok()) return CommandError("token list", 1, tokens.status().message());
+  if (!tokens.ok()) return CommandError("token list", kExitFailure, tokens.status().message());
   const auto now = std::chrono::system_clock::now();
   std::string out;
   if (args.json) {
@@ -134,7 +136,9 @@ int RunList(const TokenArgs& args) {
     out = FormatColumns(lines);
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
-  return std::fflush(stdout) == 0 ? 0 : CommandError("token list", 1, "writing to stdout failed");
+  return std::fflush(stdout) == 0
+             ? kExitOk
+             : CommandError("token list", kExitFailure, "writing to stdout failed");
 }
 
 int RunRevoke(const TokenArgs& args) {
@@ -151,7 +155,7 @@ int RunRevoke(const TokenArgs& args) {
   if (!revoked.ok()) return CommandError("token revoke", ExitFor(revoked), revoked.message());
   std::printf("revoked token \"%s\": the dashboard refuses it and its sessions from now on\n",
               args.name.c_str());
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace

@@ -26,32 +26,32 @@ int RunWindows(const WindowsArgs& args) {
     std::fprintf(stderr,
                  "benchlab windows: give exactly one of --db PATH or --coordinator "
                  "HOST:PORT\n");
-    return 2;
+    return kExitUsage;
   }
   std::vector<v1::Window> windows;
   if (!args.db.empty()) {
     if (!std::filesystem::exists(args.db)) {
       std::fprintf(stderr, "benchlab windows: --db: no database at %s\n", args.db.c_str());
-      return 2;
+      return kExitUsage;
     }
     auto store = Store::Open(args.db);
     if (!store.ok()) {
       std::fprintf(stderr, "benchlab windows: %s\n", store.status().message().c_str());
-      return 1;
+      return kExitFailure;
     }
     WindowFilter filter;
     if (!args.campaign.empty()) filter.campaign = args.campaign;
     auto rows = (*store)->ListWindows(filter);
     if (!rows.ok()) {
       std::fprintf(stderr, "benchlab windows: %s\n", rows.status().message().c_str());
-      return 1;
+      return kExitFailure;
     }
     for (const auto& row : *rows) WindowToProto(row, 0, &windows.emplace_back());
   } else {
     auto stub = ConnectCoordinator(args.coordinator, args.tls);
     if (!stub.ok()) {
       std::fprintf(stderr, "benchlab windows: %s\n", stub.status().message().c_str());
-      return 2;
+      return kExitUsage;
     }
     v1::ListWindowsRequest req;
     req.set_campaign(args.campaign);
@@ -62,12 +62,12 @@ int RunWindows(const WindowsArgs& args) {
     if (!status.ok()) {
       std::fprintf(stderr, "benchlab windows: %s: %s\n", args.coordinator.c_str(),
                    status.error_message().c_str());
-      return 1;
+      return ExitCodeOf(status);
     }
     windows.assign(reply.windows().begin(), reply.windows().end());
   }
   std::printf("%s", FormatWindowTable(windows).c_str());
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The `benchlab` command's subcommands. Each Add*Command registers its subcommand (with --help
 // text and options) on the root app and returns the function that runs it once parsed; that
-// function returns the process exit status (0 ok, 1 failure, 2 bad input).
+// function returns the process exit status, one of ExitCode.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -9,6 +9,32 @@
 #include <vector>
 
 namespace benchlab {
+
+// The exit statuses of every subcommand, one table for all (docs/cli.md, "Exit status"): the same
+// situation gives the same status whichever command meets it.
+enum ExitCode : int {
+  // Done, and every check asked for held.
+  kExitOk = 0,
+  // Failed: the work could not be done because something beyond the command line failed (a
+  // database that cannot be opened or read, a coordinator that cannot be reached or did not
+  // answer within its deadline, a write that failed, a window that could not be measured). The
+  // command line was right, and the same command may succeed later: an unreachable coordinator is
+  // this status from every command, `report` and `compare` alike.
+  kExitFailure = 1,
+  // Bad input: an option, argument, file or name that is wrong (CLI11's refusals, an unknown
+  // campaign or series, a database file that does not exist, a malformed HOST:PORT, a file that is
+  // no run of record, a request the coordinator refused as invalid). Nothing was done, and the
+  // same command fails the same way until it is changed.
+  kExitUsage = 2,
+  // Done, and the regression check asked for found one: `compare --fail-on-regression PCT` (a
+  // cell worse than A beyond PCT) or `regressions --fail-on regression` (a confirmed regression).
+  // A status of its own, so that a CI job tells "B regressed" from "the comparison did not
+  // happen" (1) and from a wrong command line (2).
+  kExitRegression = 3,
+  // Interrupted by SIGINT or SIGTERM (128 + SIGINT, as a shell reports a Ctrl-C) before the work
+  // ended; what was stored stays (`run --resume` goes on; a coordinator's campaign goes on there).
+  kExitInterrupted = 130,
+};
 
 using CommandRunner = std::function<int()>;
 

@@ -16,6 +16,7 @@
 #include "agent/server/agent_config.h"
 #include "agent/supervisor.h"
 #include "cli/client.h"
+#include "cli/commands.h"
 #include "cli/signals.h"
 #include "common/sysenv.h"
 #include "tls/ca.h"
@@ -121,7 +122,7 @@ Status WaitForAgents(Lab& lab, v1::Coordinator::Stub& stub, size_t count) {
 
 int LabFailed(const std::string& verb, const std::string& message) {
   std::fprintf(stderr, "benchlab %s: %s\n", verb.c_str(), message.c_str());
-  return 1;
+  return kExitFailure;
 }
 
 // The lab's throw-away CA in DIR (docs/security.md, "Mutual TLS"): the coordinator, the two
@@ -235,7 +236,7 @@ int RunOnEmbeddedLab(const LabJob& job) {
                      "benchlab %s: interrupted; stopping the lab (windows stored so far "
                      "are kept in %s)\n",
                      job.verb.c_str(), job.db.c_str());
-        status = 130;
+        status = kExitInterrupted;
       } else if (!outcome.ok()) {
         lab.AllAlive();
         status = fail(outcome.status().message());

@@ -22,8 +22,8 @@ struct LabJob {
 };
 
 // Starts the lab, submits the campaign when asked, follows it to its end printing each window
-// and a summary, and stops the lab. Returns the exit status: 0 when every window of the campaign
-// was measured, 130 when interrupted, 1 otherwise.
+// and a summary, and stops the lab. Returns the exit status (cli/commands.h): kExitOk when every
+// window of the campaign was measured, kExitInterrupted when interrupted, kExitFailure otherwise.
 int RunOnEmbeddedLab(const LabJob& job);
 
 }  // namespace benchlab

@@ -31,13 +31,13 @@ int RemeasureSuspectedChanges(const RemeasureJob& job) {
     store = std::move(opened).value();
     return true;
   };
-  if (!open()) return CommandError(command, 1, "re-measurement: cannot open " + job.db);
+  if (!open()) return CommandError(command, kExitFailure, "re-measurement: cannot open " + job.db);
   // A re-measurement left "measuring" was cut off (an interrupted run): it is measured again.
   auto work = FindChangesToRemeasure(
       *store, job.series, job.settings.figures,
       [](const SeriesChange& c) { return c.remeasured && c.status != "measuring"; });
-  if (!work.ok()) return CommandError(command, 1, work.status().message());
-  if ((*work)->groups.empty() || !(*work)->newest().Is(CampaignState::kDone)) return 0;
+  if (!work.ok()) return CommandError(command, kExitFailure, work.status().message());
+  if ((*work)->groups.empty() || !(*work)->newest().Is(CampaignState::kDone)) return kExitOk;
   const CampaignRow newest = (*work)->newest();
 
   int result = 0;
@@ -60,19 +60,19 @@ int RemeasureSuspectedChanges(const RemeasureJob& job) {
       row.new_campaign_id = newest.id;
       auto id = store->RecordConfirmation(row);
       if (!id.ok()) {
-        CommandError(command, 1, "re-measurement: " + id.status().message());
+        CommandError(command, kExitFailure, "re-measurement: " + id.status().message());
         return false;
       }
       return true;
     };
     auto name = FreshRemeasureName(*store, newest.name);
-    if (!name.ok()) return CommandError(command, 1, name.status().message());
+    if (!name.ok()) return CommandError(command, kExitFailure, name.status().message());
     auto plan =
         PlanConfirmation(first, *old_row, newest, figures, *name, job.campaign_dir, job.settings);
     if (!plan.ok()) {
       for (const SeriesChange& c : changes) {
         ConfirmationRow row = NotMeasured(c, job.series, plan.status().message());
-        if (!record(row)) return 1;
+        if (!record(row)) return kExitFailure;
         PrintOutcome(c, row);
       }
       continue;
@@ -81,10 +81,11 @@ int RemeasureSuspectedChanges(const RemeasureJob& job) {
       ConfirmationRow row = NotMeasured(c, job.series, "");
       row.campaign = plan->name;
       row.status = "measuring";
-      if (!record(row)) return 1;
+      if (!record(row)) return kExitFailure;
     }
     auto lab_campaign = ParseCampaignText(plan->text, plan->name + ".toml", job.campaign_dir);
-    if (!lab_campaign.ok()) return CommandError(command, 1, lab_campaign.status().message());
+    if (!lab_campaign.ok())
+      return CommandError(command, kExitFailure, lab_campaign.status().message());
     std::printf("re-measuring %s: the build of %s (%s) against that of %s (%s), campaign %s\n",
                 SeriesKeyLabel(first.key).c_str(), old_row->name.c_str(), plan->old_target.c_str(),
                 newest.name.c_str(), plan->new_target.c_str(), plan->name.c_str());
@@ -100,10 +101,12 @@ int RemeasureSuspectedChanges(const RemeasureJob& job) {
     lab.profile = newest.profile;
     store.reset();  // the lab's coordinator writes the database meanwhile
     const int lab_status = RunOnEmbeddedLab(lab);
-    if (!open()) return CommandError(command, 1, "re-measurement: cannot open " + job.db);
-    if (lab_status == 130) return 130;  // its rows say "measuring": the next run measures again
+    if (!open())
+      return CommandError(command, kExitFailure, "re-measurement: cannot open " + job.db);
+    if (lab_status == kExitInterrupted)
+      return kExitInterrupted;  // its rows say "measuring": the next run measures again
     auto input = LoadReportInput(*store, plan->name);
-    if (!input.ok()) return CommandError(command, 1, input.status().message());
+    if (!input.ok()) return CommandError(command, kExitFailure, input.status().message());
     std::vector<Measurement> windows;
     for (const WindowRow& w : input->windows) {
       windows.push_back(ToMeasurement(w, ServicesCpuOf(*input, w.id)));
@@ -111,7 +114,7 @@ int RemeasureSuspectedChanges(const RemeasureJob& job) {
     for (const SeriesChange& c : changes) {
       ConfirmationRow row = JudgeConfirmation(job.series, c, *plan, windows, job.settings);
       if (lab_status != 0) row.detail += "; the re-measurement campaign did not finish";
-      if (!record(row)) return 1;
+      if (!record(row)) return kExitFailure;
       PrintOutcome(c, row);
     }
     if (lab_status != 0) result = 1;

@@ -3,7 +3,7 @@
 # then `benchlab compare` reads them by name (--db, and --coordinator from a real coordinator),
 # as exported runs of record and mixed; every cell appears with its interval and all sources
 # agree; an edited record (B at half the req/s, a target dropped) makes --fail-on-regression exit
-# 1 on the absolute basis, is cancelled by the baseline basis, and shows "only in A"; bad input
+# 3 on the absolute basis, is cancelled by the baseline basis, and shows "only in A"; bad input
 # exits 2 with one line.
 # Usage: compare_test.sh BIN_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
@@ -166,13 +166,13 @@ json.dump(r, open(sys.argv[3], "w"))
 PY
 # By default hello-b is judged by its ratio to hello-a, which halved with it: close; only the
 # baseline's own rows (absolute) regress.
-expect_status 1 "$bin/benchlab" compare "$work/fixed.json" "$work/slow.json" \
+expect_status 3 "$bin/benchlab" compare "$work/fixed.json" "$work/slow.json" \
   --fail-on-regression 10
 grep -q "^Summary: 3 in both, 1 only in A, 0 only in B\. req/s: 0 better, 2 worse, 1 close, " \
   "$work/out" || { cat "$work/out"; fail "the baseline basis cancels what halved both"; }
 grep -qx "benchlab compare: 2 regression(s) worse than A by more than 10%" "$work/err" ||
   { cat "$work/err"; fail "the baseline's rows regress"; }
-expect_status 1 "$bin/benchlab" compare "$work/fixed.json" "$work/slow.json" \
+expect_status 3 "$bin/benchlab" compare "$work/fixed.json" "$work/slow.json" \
   --fail-on-regression 10 --basis absolute
 grep -q "^REGRESSION hello · c4 · hello-a: req/s -50.0%, " "$work/out" ||
   { cat "$work/out"; fail "regression line"; }
@@ -187,7 +187,7 @@ expect_status 0 "$bin/benchlab" compare "$work/fixed.json" "$work/slow.json" \
 expect_status 0 "$bin/benchlab" compare "$work/a.json" "$work/a.json" --fail-on-regression 0
 grep -q "req/s: 0 better, 0 worse, " "$work/out" ||
   { cat "$work/out"; fail "A vs A is neither better nor worse"; }
-check "--fail-on-regression: half the req/s exits 1 beyond 10%, 0 at 50%; the baseline basis "\
+check "--fail-on-regression: half the req/s exits 3 beyond 10%, 0 at 50%; the baseline basis "\
 "clears hello-b; A against A exits 0"
 
 # --- bad input --------------------------------------------------------------------------------
@@ -206,11 +206,17 @@ grep -qx 'benchlab compare: --confidence: expected a fraction from 0.5 to 0.999,
   "$work/err" || { cat "$work/err"; fail "bad confidence message"; }
 expect_status 2 "$bin/benchlab" compare cmp-a cmp-b --db "$work/missing.db"
 [ ! -e "$work/missing.db" ] || fail "compare must not create a database"
+# A coordinator that cannot be reached: a failure, 1, from compare as from report (docs/cli.md).
+expect_status 1 "$bin/benchlab" compare cmp-a cmp-b --coordinator 127.0.0.1:1
+grep -q '^benchlab compare: coordinator 127.0.0.1:1: ' "$work/err" ||
+  { cat "$work/err"; fail "unreachable coordinator message"; }
+expect_status 1 "$bin/benchlab" report cmp-a --coordinator 127.0.0.1:1
 expect_status 2 "$bin/benchlab" compare cmp-a cmp-b
 grep -qx 'benchlab compare: A: "cmp-a" is no .json file, and without --db FILE or '\
 '--coordinator HOST:PORT it cannot be a campaign' "$work/err" ||
   { cat "$work/err"; fail "no source for a campaign name"; }
-check "unknown campaign, wrong file, bad PCT, missing database, no source: exit 2, one line"
+check "unknown campaign, wrong file, bad PCT, missing database, no source: exit 2, one line; "\
+"an unreachable coordinator: exit 1, as from report"
 
 "$bin/benchlab" compare --help > /dev/null || fail "benchlab compare --help"
 echo "$passed checks passed"

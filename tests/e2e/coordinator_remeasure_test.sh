@@ -5,7 +5,7 @@
 # more CPU per request, and the build it replaces stays as "hello-base", each with a `version`
 # command. The coordinator finds the change and re-measures it itself, hello-base against hello
 # on the same pair, and records it confirmed; `benchlab regressions --fail-on regression` then
-# exits 1. An agent upgraded without keeping the old build has the change recorded as not
+# exits 3. An agent upgraded without keeping the old build has the change recorded as not
 # measured, and nothing is queued; once it keeps it, `benchlab remeasure --coordinator` has the
 # change re-measured and confirmed.
 # Usage: coordinator_remeasure_test.sh BIN_DIR SOURCE_DIR
@@ -114,11 +114,11 @@ grep -q "re-measuring hello c4 hello on cr-server: hello-base" "$work/coordinato
   fail "the coordinator did not log the re-measurement"
 check "the coordinator re-measured the change on its pair against the catalogue's old build: $(echo $rows)"
 
-expect_status 1 "$bin/benchlab" regressions nightly --db "$db" --fail-on regression
+expect_status 3 "$bin/benchlab" regressions nightly --db "$db" --fail-on regression
 "$bin/benchlab" regressions nightly --db "$db" --format markdown > "$work/pr.md" || true
 grep -q '\*\*confirmed\*\*' "$work/pr.md" || fail "the Markdown does not say confirmed: $(cat "$work/pr.md")"
 grep -q "$probe" "$work/pr.md" || fail "the Markdown does not name $probe"
-check "regressions --fail-on regression exits 1 on the confirmed change, and the Markdown says so"
+check "regressions --fail-on regression exits 3 on the confirmed change, and the Markdown says so"
 
 # --- an upgrade that does not ---------------------------------------------------------------
 restart_server hello=0:base
@@ -147,7 +147,7 @@ wait_until 120 "the asked-for re-measurement of lean to be judged" judged lean
      confirmations where series = 'lean' order by figure)")" = \
   "confirmed lean-9-remeasure-1, confirmed lean-9-remeasure-1" ] ||
   fail "lean, asked for: $(sqlite3 "$db" "select figure, status, campaign, detail from confirmations where series = 'lean'")"
-expect_status 1 "$bin/benchlab" regressions lean --db "$db" --fail-on regression
+expect_status 3 "$bin/benchlab" regressions lean --db "$db" --fail-on regression
 expect_status 2 "$bin/benchlab" remeasure nope --coordinator "127.0.0.1:$port"
 check "once the old build is kept, remeasure --coordinator has the change re-measured and confirmed"
 echo "$passed checks passed"

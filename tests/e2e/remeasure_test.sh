@@ -3,7 +3,7 @@
 #  - a regression that is real: a series of nine campaigns of the bundled hello-server, the
 #    last four of a build that spends 20 us more CPU per request. The ninth `benchlab run`
 #    finds the change, re-measures the first build against the newest on its cell, and records
-#    it confirmed; `benchlab regressions --fail-on regression` exits 1 and says so in text,
+#    it confirmed; `benchlab regressions --fail-on regression` exits 3 and says so in text,
 #    Markdown and JSON.
 #  - a false alarm: nine campaigns of one build whose last four were measured with the lab's
 #    load set otherwise (pipelined requests before, one at a time after), so the history shows
@@ -85,7 +85,7 @@ grep -q "^re-measured hello c4 hello .*: confirmed" "$work/run-nightly-9.out" ||
   { cat "$work/run-nightly-9.out"; fail "run's outcome line"; }
 check "the ninth run re-measured the base build against the slower one and confirmed the change"
 
-expect_status 1 "$bin/benchlab" regressions nightly --db "$db" --fail-on regression
+expect_status 3 "$bin/benchlab" regressions nightly --db "$db" --fail-on regression
 grep -q "re-measured by $probe over [0-9]* round(s): +[0-9.]*% .*, confirmed" "$work/out" ||
   { cat "$work/out"; fail "regressions' text"; }
 if command -v perf > /dev/null; then
@@ -93,12 +93,12 @@ if command -v perf > /dev/null; then
     "$work/out" || { cat "$work/out"; fail "where the CPU of the regression went"; }
 fi
 expect_status 0 "$bin/benchlab" regressions nightly --db "$db"
-expect_status 1 "$bin/benchlab" regressions nightly --db "$db" --fail-on regression \
+expect_status 3 "$bin/benchlab" regressions nightly --db "$db" --fail-on regression \
   --format markdown --dashboard http://lab.example/ -o "$work/pr.md"
 grep -q " confirmed by re-measurement, 0 withdrawn" "$work/pr.md" || { cat "$work/pr.md"; fail "md"; }
 grep -q "| \*\*confirmed\*\* | +[0-9.]*% \[.*\], [0-9]* rounds (\[\`$probe\`\](http://lab.example/#/campaigns/$probe)) |" \
   "$work/pr.md" || { cat "$work/pr.md"; fail "markdown row"; }
-expect_status 1 "$bin/benchlab" regressions nightly --db "$db" --fail-on regression --format json
+expect_status 3 "$bin/benchlab" regressions nightly --db "$db" --fail-on regression --format json
 python3 - "$work/out" "$probe" "$(command -v perf || true)" <<'PY' || fail "regressions' JSON: $(cat "$work/out")"
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -117,7 +117,7 @@ for c in j["changes"]:
         assert "SpendCpu" in c["profile"]["cells"][0]["functions"][0]["function"], c["profile"]
 PY
 expect_status 2 "$bin/benchlab" regressions nightly --db "$db" --fail-on improvement
-check "regressions: confirmed in text, Markdown and JSON; --fail-on regression exits 1"
+check "regressions: confirmed in text, Markdown and JSON; --fail-on regression exits 3"
 
 # Nothing new to judge: another run of the same build re-measures nothing.
 before=$(sqlite3 "$db" "select count(*) from campaigns")

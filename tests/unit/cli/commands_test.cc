@@ -3,10 +3,14 @@
 // small series in a real SQLite store.
 #include "cli/commands.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -54,6 +58,21 @@ Ran Benchlab(const std::vector<std::string>& args) {
   ran.out = ::testing::internal::GetCapturedStdout();
   ran.err = ::testing::internal::GetCapturedStderr();
   return ran;
+}
+
+// A loopback port nothing listens on: bound by the kernel's choice, then closed.
+int ClosedPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ADD_FAILURE() << "no loopback port";
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
 }
 
 // Campaigns nightly-1 .. nightly-3 of the series "nightly": nginx (the baseline) and app, three
@@ -202,6 +221,79 @@ TEST_F(CommandsTest, HistoryJsonIsFormatJson) {
   ASSERT_EQ(flag.status, 0) << flag.err;
   EXPECT_EQ(flag.out, format.out);
   EXPECT_EQ(Benchlab({"history", "nightly", "--db", db_, "--json", "--format", "md"}).status, 2);
+}
+
+// One situation, one exit status (cli/commands.h, docs/cli.md): a coordinator that cannot be
+// reached is kExitFailure from report and compare alike (compare said 2 before), and from every
+// other command that asks one.
+TEST_F(CommandsTest, AnUnreachableCoordinatorIsAFailureFromEveryCommand) {
+  const std::string closed = "127.0.0.1:" + std::to_string(ClosedPort());
+  const std::vector<std::vector<std::string>> commands = {
+      {"report", "nightly-1", "--coordinator", closed},
+      {"compare", "nightly-1", "nightly-2", "--coordinator", closed},
+      {"windows", "--coordinator", closed},
+      {"agents", "--coordinator", closed},
+      {"cancel", "nightly-1", "--coordinator", closed},
+  };
+  for (const auto& command : commands) {
+    const Ran ran = Benchlab(command);
+    EXPECT_EQ(ran.status, kExitFailure) << command[0] << ": " << ran.err;
+    EXPECT_EQ(ran.err.rfind("benchlab " + command[0] + ": ", 0), 0u) << ran.err;
+    EXPECT_NE(ran.err.find(closed), std::string::npos) << "names the coordinator: " << ran.err;
+  }
+}
+
+// A database that exists but cannot be read is a failure too, and bad input is kExitUsage, from
+// report and compare alike.
+TEST_F(CommandsTest, ReportAndCompareShareEveryExitStatus) {
+  const std::string garbage = (dir_ / "garbage.db").string();
+  std::ofstream(garbage) << std::string(4096, 'x');
+  struct Case {
+    std::vector<std::string> report, compare;
+    int status;
+  };
+  const Case cases[] = {
+      {{"report", "nightly-1", "--db", db_},
+       {"compare", "nightly-1", "nightly-2", "--db", db_},
+       kExitOk},
+      {{"report", "nightly-1", "--db", garbage},
+       {"compare", "nightly-1", "nightly-2", "--db", garbage},
+       kExitFailure},
+      {{"report", "nope", "--db", db_}, {"compare", "nope", "nightly-2", "--db", db_}, kExitUsage},
+      {{"report", "nightly-1", "--db", (dir_ / "missing.db").string()},
+       {"compare", "nightly-1", "nightly-2", "--db", (dir_ / "missing.db").string()},
+       kExitUsage},
+      {{"report", "nightly-1", "--db", db_, "--format", "html"},
+       {"compare", "nightly-1", "nightly-2", "--db", db_, "--format", "html"},
+       kExitUsage},
+      {{"report", "nightly-1", "--coordinator", "no-port"},
+       {"compare", "nightly-1", "nightly-2", "--coordinator", "no-port"},
+       kExitUsage},
+  };
+  for (const Case& c : cases) {
+    const Ran report = Benchlab(c.report);
+    const Ran compare = Benchlab(c.compare);
+    EXPECT_EQ(report.status, c.status) << c.report.back() << ": " << report.err;
+    EXPECT_EQ(compare.status, c.status) << c.compare.back() << ": " << compare.err;
+  }
+}
+
+// A regression the check was asked about has a status of its own, apart from a failure (1) and
+// bad input (2), with the reason on stderr (it was 1 before).
+TEST_F(CommandsTest, ARegressionBeyondTheLimitHasItsOwnStatus) {
+  // app / nginx falls from about 1.25 in nightly-3 to 1.15 in nightly-1: 8% worse.
+  const Ran regressed =
+      Benchlab({"compare", "nightly-3", "nightly-1", "--db", db_, "--fail-on-regression", "5"});
+  EXPECT_EQ(regressed.status, kExitRegression) << regressed.err;
+  EXPECT_EQ(kExitRegression, 3);
+  EXPECT_NE(regressed.err.find("regression(s) worse than A by more than 5%"), std::string::npos)
+      << regressed.err;
+  EXPECT_EQ(
+      Benchlab({"compare", "nightly-3", "nightly-1", "--db", db_, "--fail-on-regression", "20"})
+          .status,
+      kExitOk);
+  EXPECT_EQ(Benchlab({"--help"}).status, kExitOk);
+  EXPECT_EQ(Benchlab({"no-such-command"}).status, kExitUsage);
 }
 
 }  // namespace
