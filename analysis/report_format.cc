@@ -361,35 +361,26 @@ Status LoadProfileDiffs(Store& store, ReportInput& input) {
 }  // namespace
 
 Result<ReportInput> LoadReportInput(Store& store, const std::string& campaign) {
-  auto row = store.FindCampaign(campaign);
-  if (!row.ok()) return row.status();
-  if (!*row) {
-    auto all = store.ListCampaigns();
-    if (!all.ok()) return all.status();
+  BENCHLAB_ASSIGN_OR_RETURN(const std::optional<CampaignRow> row, store.FindCampaign(campaign));
+  if (!row) {
+    BENCHLAB_ASSIGN_OR_RETURN(const std::vector<CampaignRow> all, store.ListCampaigns());
     std::string names;
-    for (const CampaignRow& c : *all) names += (names.empty() ? "" : ", ") + c.name;
+    for (const CampaignRow& c : all) names += (names.empty() ? "" : ", ") + c.name;
     return Status::NotFound("no campaign \"" + campaign +
                             "\" (campaigns: " + (names.empty() ? "none" : names) + ")");
   }
   ReportInput input;
-  input.campaign = **row;
+  input.campaign = *row;
   input.generated_by = std::string("benchlab ") + BENCHLAB_VERSION;
   WindowFilter filter;
   filter.campaign = campaign;
-  auto windows = store.ListWindows(filter);
-  if (!windows.ok()) return windows.status();
-  input.windows = std::move(*windows);
+  BENCHLAB_ASSIGN_OR_RETURN(input.windows, store.ListWindows(filter));
   for (const WindowRow& w : input.windows) {
-    auto samples = store.ListSamples(w.id);
-    if (!samples.ok()) return samples.status();
-    input.samples[w.id] = SummariseSamples(*samples);
+    BENCHLAB_ASSIGN_OR_RETURN(const std::vector<SampleRow> samples, store.ListSamples(w.id));
+    input.samples[w.id] = SummariseSamples(samples);
   }
-  auto services = store.SumServiceCpuByWindow(input.campaign.id);
-  if (!services.ok()) return services.status();
-  input.services_cpu_s = std::move(*services);
-  auto calibrations = store.ListSelftestCalibrations(input.campaign.id);
-  if (!calibrations.ok()) return calibrations.status();
-  input.calibrations = std::move(*calibrations);
+  BENCHLAB_ASSIGN_OR_RETURN(input.services_cpu_s, store.SumServiceCpuByWindow(input.campaign.id));
+  BENCHLAB_ASSIGN_OR_RETURN(input.calibrations, store.ListSelftestCalibrations(input.campaign.id));
   BENCHLAB_RETURN_IF_ERROR(LoadProfileDiffs(store, input));
   return input;
 }

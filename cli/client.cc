@@ -24,10 +24,9 @@ Result<std::unique_ptr<v1::Coordinator::Stub>> ConnectCoordinator(const std::str
                                                                   const TlsFiles& tls) {
   auto hp = ParseHostPort(address);
   if (!hp.ok()) return Status::InvalidArgument("--coordinator: " + hp.status().message());
-  auto context = LoadTls(tls, {Role::kOperator, Role::kViewer});
-  if (!context.ok()) return context.status();
+  BENCHLAB_ASSIGN_OR_RETURN(const auto context, LoadTls(tls, {Role::kOperator, Role::kViewer}));
   return v1::Coordinator::NewStub(MakeChannel(
-      hp->ToString(), *context ? (*context)->ChannelCredentials(Role::kCoordinator) : nullptr));
+      hp->ToString(), context ? context->ChannelCredentials(Role::kCoordinator) : nullptr));
 }
 
 int ExitCodeOf(const grpc::Status& status) { return ExitCodeOf(rpc::FromGrpcStatus(status)); }
@@ -39,15 +38,14 @@ void SetDeadlineSeconds(grpc::ClientContext& ctx, double seconds) {
 
 Result<std::string> FetchReport(const std::string& address, const std::string& campaign,
                                 const std::string& format, const TlsFiles& tls) {
-  auto coordinator = ConnectCoordinator(address, tls);
-  if (!coordinator.ok()) return coordinator.status();
+  BENCHLAB_ASSIGN_OR_RETURN(const auto coordinator, ConnectCoordinator(address, tls));
   v1::GetReportRequest req;
   req.set_campaign(campaign);
   req.set_format(format);
   v1::GetReportReply reply;
   grpc::ClientContext ctx;
   SetDeadlineSeconds(ctx, 60);
-  grpc::Status status = (*coordinator)->GetReport(&ctx, req, &reply);
+  grpc::Status status = coordinator->GetReport(&ctx, req, &reply);
   if (status.ok()) return std::move(*reply.mutable_text());
   switch (status.error_code()) {
     case grpc::StatusCode::NOT_FOUND:

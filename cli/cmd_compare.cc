@@ -59,9 +59,8 @@ Result<Record> ReadFile(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) return Status::InvalidArgument(path + ": cannot read: " + std::strerror(errno));
-  auto record = ParseRunOfRecord(text.str(), path);
-  if (!record.ok()) return record.status();
-  return Record{std::move(*record), path};
+  BENCHLAB_ASSIGN_OR_RETURN(nlohmann::json record, ParseRunOfRecord(text.str(), path));
+  return Record{std::move(record), path};
 }
 
 // Reads campaigns from one database, opened once for A and B.
@@ -88,9 +87,10 @@ class DatabaseSource {
       }
       return Status(input.status().code(), message);
     }
-    auto record = ParseRunOfRecord(FormatReportJson(*input), "campaign \"" + campaign + "\"");
-    if (!record.ok()) return record.status();
-    return Record{std::move(*record), path_};
+    BENCHLAB_ASSIGN_OR_RETURN(
+        nlohmann::json record,
+        ParseRunOfRecord(FormatReportJson(*input), "campaign \"" + campaign + "\""));
+    return Record{std::move(record), path_};
   }
 
  private:
@@ -107,9 +107,9 @@ Result<Record> ReadFromCoordinator(const std::string& address, const std::string
     if (text.status().code() == StatusCode::kUnavailable) return text.status();
     return Status(text.status().code(), "coordinator " + address + ": " + text.status().message());
   }
-  auto record = ParseRunOfRecord(*text, "campaign \"" + campaign + "\" at " + address);
-  if (!record.ok()) return record.status();
-  return Record{std::move(*record), "coordinator " + address};
+  BENCHLAB_ASSIGN_OR_RETURN(nlohmann::json record,
+                            ParseRunOfRecord(*text, "campaign \"" + campaign + "\" at " + address));
+  return Record{std::move(record), "coordinator " + address};
 }
 
 // A names an existing .json file: a run of record; otherwise a campaign, from --db or

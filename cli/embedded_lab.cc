@@ -60,9 +60,8 @@ class Lab {
     spec.cwd = work_dir_;
     spec.env = DaemonEnv();
     spec.log_path = (fs::path(work_dir_) / (label + ".log")).string();
-    auto process = TargetProcess::Spawn(RealSysEnv(), spec);
-    if (!process.ok()) return process.status();
-    processes_.push_back({label, std::move(process).value()});
+    BENCHLAB_ASSIGN_OR_RETURN(auto process, TargetProcess::Spawn(RealSysEnv(), spec));
+    processes_.push_back({label, std::move(process)});
     return processes_.back().second.get();
   }
 
@@ -129,15 +128,13 @@ int LabFailed(const std::string& verb, const std::string& message) {
 // agents (all on 127.0.0.1) and "lab", the operator this process submits and watches as.
 Status MakeLabCa(const std::string& dir) {
   // The CA outlives its certificates: a certificate may not end after its CA.
-  auto ca = InitCa(dir, 31);
-  if (!ca.ok()) return ca.status();
+  BENCHLAB_RETURN_IF_ERROR(InitCa(dir, 31).status());
   const std::vector<IssueRequest> issued = {{"coordinator", Role::kCoordinator, {"127.0.0.1"}, 30},
                                             {"server", Role::kAgent, {"127.0.0.1"}, 30},
                                             {"load", Role::kAgent, {"127.0.0.1"}, 30},
                                             {"lab", Role::kOperator, {}, 30}};
   for (const IssueRequest& request : issued) {
-    auto cert = IssueCertificate(dir, request);
-    if (!cert.ok()) return cert.status();
+    BENCHLAB_RETURN_IF_ERROR(IssueCertificate(dir, request).status());
   }
   return Status::Ok();
 }
