@@ -31,16 +31,18 @@ struct RemeasureArgs {
 
 // Asks the coordinator to look at the series, and prints what it did for each line.
 int RunOnCoordinator(const RemeasureArgs& args) {
-  auto stub = ConnectCoordinator(args.coordinator, args.tls);
-  if (!stub.ok())
-    return CommandError("remeasure", kExitUsage, std::string(stub.status().message()));
+  // A malformed address or unreadable TLS files: bad input (cli/commands.h, ExitCode).
+  auto coordinator = ConnectCoordinator(args.coordinator, args.tls);
+  if (!coordinator.ok()) {
+    return CommandError("remeasure", kExitUsage, std::string(coordinator.status().message()));
+  }
   v1::RemeasureSeriesRequest req;
   req.set_series(args.series);
   if (args.rounds_given) req.set_max_rounds(args.rounds);
   v1::RemeasureSeriesReply reply;
   grpc::ClientContext ctx;
   SetDeadlineSeconds(ctx, 30);
-  grpc::Status status = (*stub)->RemeasureSeries(&ctx, req, &reply);
+  grpc::Status status = (*coordinator)->RemeasureSeries(&ctx, req, &reply);
   if (!status.ok()) {
     return CommandError("remeasure", ExitCodeOf(status), status.error_message());
   }
