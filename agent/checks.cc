@@ -5,30 +5,15 @@
 #include <cstdio>
 
 #include "agent/host_stat.h"
+#include "common/parse.h"
 
 namespace benchlab {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
-template <typename T>
-bool ParseNumber(std::string_view s, T& out) {
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return !s.empty() && ec == std::errc() && ptr == s.data() + s.size();
-}
-
 std::optional<std::string> ReadTrimmed(SysEnv& env, const std::string& path) {
   Result<std::string> text = env.ReadFile(path);
   if (!text.ok()) return std::nullopt;
-  return std::string(Trim(*text));
+  return std::string(TrimSpace(*text));
 }
 
 std::string FormatCpus(double cpus) {
@@ -215,10 +200,11 @@ Result<CheckResult> CheckScheduling(SysEnv& env, pid_t pid) {
 }
 
 Result<std::optional<double>> ParseCpuMax(std::string_view text) {
-  text = Trim(text);
+  text = TrimSpace(text);
   size_t space = text.find(' ');
   std::string_view quota = text.substr(0, space);
-  std::string_view period = space == std::string_view::npos ? "100000" : Trim(text.substr(space));
+  std::string_view period =
+      space == std::string_view::npos ? "100000" : TrimSpace(text.substr(space));
   int64_t p = 0, q = 0;
   if (!ParseNumber(period, p) || p <= 0) {
     return Status::InvalidArgument("cpu.max: bad period in \"" + std::string(text) + "\"");

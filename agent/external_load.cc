@@ -9,6 +9,7 @@
 #include <set>
 
 #include "agent/conformance.h"  // QuoteBytes
+#include "common/parse.h"
 
 namespace benchlab {
 namespace {
@@ -208,17 +209,11 @@ Result<ExternalCommand> BuildH2load(const ExternalLoadSpec& s) {
 // ---------------------------------------------------------------------------------------------
 // Output
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 std::vector<std::string_view> Lines(std::string_view text) {
   std::vector<std::string_view> out;
   while (!text.empty()) {
     const size_t end = text.find('\n');
-    out.push_back(Trim(text.substr(0, end)));
+    out.push_back(TrimSpace(text.substr(0, end)));
     if (end == std::string_view::npos) break;
     text.remove_prefix(end + 1);
   }
@@ -312,7 +307,7 @@ class Output {
   }
   Status FindPrefix(std::string_view prefix, std::optional<std::string_view>* line) const {
     return Find(
-        "'" + std::string(Trim(prefix)) + "'",
+        "'" + std::string(TrimSpace(prefix)) + "'",
         [prefix](std::string_view l) { return l.starts_with(prefix); }, line);
   }
 
@@ -436,14 +431,14 @@ Result<ExternalLoadFigures> ParseWrkOutput(std::string_view text) {
   std::optional<std::string_view> rps;
   BENCHLAB_RETURN_IF_ERROR(out.FindPrefix("Requests/sec:", &rps));
   if (!rps) return out.Missing("'Requests/sec:'");
-  auto r = Number(Trim(rps->substr(13)));
+  auto r = Number(TrimSpace(rps->substr(13)));
   if (!r) return out.Malformed("'Requests/sec:'", *rps);
   f.rps = *r;
 
   std::optional<std::string_view> transfer;
   BENCHLAB_RETURN_IF_ERROR(out.FindPrefix("Transfer/sec:", &transfer));
   if (transfer) {
-    f.bytes_per_s = Bytes(Trim(transfer->substr(13)));
+    f.bytes_per_s = Bytes(TrimSpace(transfer->substr(13)));
     if (!f.bytes_per_s) return out.Malformed("'Transfer/sec:'", *transfer);
   }
 
@@ -462,7 +457,7 @@ Result<ExternalLoadFigures> ParseWrkOutput(std::string_view text) {
   std::optional<std::string_view> status;
   BENCHLAB_RETURN_IF_ERROR(out.FindPrefix("Non-2xx or 3xx responses:", &status));
   if (status) {
-    auto n = Count(Trim(status->substr(25)));
+    auto n = Count(TrimSpace(status->substr(25)));
     if (!n) return out.Malformed("'Non-2xx or 3xx responses:'", *status);
     f.non_2xx_3xx = *n;
   }

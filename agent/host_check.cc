@@ -19,17 +19,10 @@ namespace {
 const std::string kCpuRoot = "/sys/devices/system/cpu/";
 const std::string kUnavailable(kFindingUnavailable);
 
-std::string Trim(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t\n");
-  if (b == std::string_view::npos) return "";
-  size_t e = s.find_last_not_of(" \t\n");
-  return std::string(s.substr(b, e - b + 1));
-}
-
 std::optional<std::string> Read(SysEnv& env, const std::string& path) {
   auto text = env.ReadFile(path);
   if (!text.ok()) return std::nullopt;
-  return Trim(*text);
+  return std::string(TrimSpace(*text));
 }
 
 std::string CpuFile(int cpu, const std::string& rest) {
@@ -307,7 +300,7 @@ HostFinding CheckSwap(SysEnv& env) {
   std::string line;
   int areas = -1;  // the first line is the header
   while (std::getline(in, line)) {
-    if (!Trim(line).empty()) ++areas;
+    if (!TrimSpace(line).empty()) ++areas;
   }
   areas = std::max(areas, 0);
   std::string value = areas == 0 ? "no swap areas" : std::to_string(areas) + " swap areas";
@@ -437,7 +430,7 @@ std::vector<int> CpusOfMask(const std::string& mask) {
 std::string SelectedChoice(const std::string& text) {
   size_t open = text.find('[');
   size_t close = text.find(']', open == std::string::npos ? 0 : open);
-  if (open == std::string::npos || close == std::string::npos) return Trim(text);
+  if (open == std::string::npos || close == std::string::npos) return std::string(TrimSpace(text));
   return text.substr(open + 1, close - open - 1);
 }
 

@@ -5,18 +5,9 @@
 #include <utility>
 
 #include "agent/host_stat.h"
+#include "common/parse.h"
 
 namespace benchlab {
-namespace {
-
-std::string Trim(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t\n");
-  if (b == std::string_view::npos) return "";
-  size_t e = s.find_last_not_of(" \t\n");
-  return std::string(s.substr(b, e - b + 1));
-}
-
-}  // namespace
 
 void ParseCpuInfo(std::string_view text, HostFacts& facts) {
   std::istringstream in{std::string(text)};
@@ -27,8 +18,8 @@ void ParseCpuInfo(std::string_view text, HostFacts& facts) {
   while (std::getline(in, line)) {
     size_t colon = line.find(':');
     if (colon == std::string::npos) continue;
-    std::string key = Trim(std::string_view(line).substr(0, colon));
-    std::string value = Trim(std::string_view(line).substr(colon + 1));
+    std::string key = std::string(TrimSpace(std::string_view(line).substr(0, colon)));
+    std::string value = std::string(TrimSpace(std::string_view(line).substr(colon + 1)));
     if (key == "processor") {
       ++logical;
     } else if (key == "model name" && facts.cpu_model == "unavailable") {
@@ -50,15 +41,15 @@ HostFacts ReadHostFacts(SysEnv& env) {
   HostFacts facts;
   if (auto cpuinfo = env.ReadFile("/proc/cpuinfo"); cpuinfo.ok()) ParseCpuInfo(*cpuinfo, facts);
   if (auto smt = env.ReadFile("/sys/devices/system/cpu/smt/active"); smt.ok()) {
-    facts.smt = Trim(*smt) == "1";
+    facts.smt = TrimSpace(*smt) == "1";
   }
   if (auto host = env.ReadFile("/proc/sys/kernel/hostname"); host.ok())
-    facts.hostname = Trim(*host);
+    facts.hostname = std::string(TrimSpace(*host));
   if (auto kernel = env.ReadFile("/proc/sys/kernel/osrelease"); kernel.ok()) {
-    facts.kernel = Trim(*kernel);
+    facts.kernel = std::string(TrimSpace(*kernel));
   }
   if (auto gov = env.ReadFile("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"); gov.ok()) {
-    facts.governor = Trim(*gov);
+    facts.governor = std::string(TrimSpace(*gov));
   }
   if (auto meminfo = env.ReadFile("/proc/meminfo"); meminfo.ok()) {
     std::istringstream in(*meminfo);
@@ -73,11 +64,11 @@ HostFacts ReadHostFacts(SysEnv& env) {
     }
   }
   if (auto no_turbo = env.ReadFile("/sys/devices/system/cpu/intel_pstate/no_turbo");
-      no_turbo.ok() && (Trim(*no_turbo) == "0" || Trim(*no_turbo) == "1")) {
-    facts.turbo = Trim(*no_turbo) == "1" ? "off" : "on";
+      no_turbo.ok() && (TrimSpace(*no_turbo) == "0" || TrimSpace(*no_turbo) == "1")) {
+    facts.turbo = TrimSpace(*no_turbo) == "1" ? "off" : "on";
   } else if (auto boost = env.ReadFile("/sys/devices/system/cpu/cpufreq/boost");
-             boost.ok() && (Trim(*boost) == "0" || Trim(*boost) == "1")) {
-    facts.turbo = Trim(*boost) == "1" ? "on" : "off";
+             boost.ok() && (TrimSpace(*boost) == "0" || TrimSpace(*boost) == "1")) {
+    facts.turbo = TrimSpace(*boost) == "1" ? "on" : "off";
   }
   if (auto stat = env.ReadFile("/proc/stat"); stat.ok()) {
     if (auto parsed = ParseSystemStat(*stat); parsed.ok()) {
@@ -86,9 +77,9 @@ HostFacts ReadHostFacts(SysEnv& env) {
   }
   std::string vendor;
   if (auto v = env.ReadFile("/sys/class/dmi/id/sys_vendor"); v.ok()) {
-    vendor = Trim(*v);
+    vendor = std::string(TrimSpace(*v));
   } else if (auto xen = env.ReadFile("/sys/hypervisor/type"); xen.ok()) {
-    vendor = Trim(*xen);
+    vendor = std::string(TrimSpace(*xen));
   }
   facts.virtualization = DescribeVirtualization(facts, vendor);
   return facts;

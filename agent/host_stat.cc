@@ -5,15 +5,10 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "common/parse.h"
+
 namespace benchlab {
 namespace {
-
-template <typename T>
-bool ParseNumber(std::string_view s, T& out) {
-  if (s.empty()) return false;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && ptr == s.data() + s.size();
-}
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 

@@ -13,13 +13,6 @@
 namespace benchlab {
 namespace {
 
-template <typename T>
-bool ParseNumber(std::string_view s, T& out) {
-  if (s.empty()) return false;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && ptr == s.data() + s.size();
-}
-
 std::vector<std::string_view> SplitFields(std::string_view s) {
   std::vector<std::string_view> fields;
   size_t i = 0;

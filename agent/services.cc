@@ -23,6 +23,19 @@
 #include "common/parse.h"
 
 namespace benchlab {
+
+// The user a run_as service runs as; uid -1: the agent's own. A member of Instance, below, so
+// outside the anonymous namespace (GCC's -Wsubobject-linkage in a unity batch).
+namespace services_internal {
+struct RunAs {
+  uid_t uid = static_cast<uid_t>(-1);
+  gid_t gid = static_cast<gid_t>(-1);
+  std::string name;
+  bool other() const { return uid != static_cast<uid_t>(-1); }
+};
+}  // namespace services_internal
+using services_internal::RunAs;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -39,21 +52,6 @@ bool TcpAccepts(uint16_t port) {
   close(fd);
   return ok;
 }
-
-std::string Trim(const std::string& text) {
-  const size_t begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string::npos) return "";
-  const size_t end = text.find_last_not_of(" \t\r\n");
-  return text.substr(begin, end - begin + 1);
-}
-
-// The user a run_as service runs as; uid -1: the agent's own.
-struct RunAs {
-  uid_t uid = static_cast<uid_t>(-1);
-  gid_t gid = static_cast<gid_t>(-1);
-  std::string name;
-  bool other() const { return uid != static_cast<uid_t>(-1); }
-};
 
 Result<RunAs> ResolveRunAs(const ServiceDef& def) {
   RunAs out;
@@ -126,7 +124,7 @@ void RemoveAs(SysEnv& env, const RunAs& who, const std::string& dir, const std::
 }  // namespace
 
 Result<double> ParseProbeOutput(const std::string& text) {
-  const std::string trimmed = Trim(text);
+  const std::string trimmed(TrimSpace(text));
   const std::string shown = trimmed.size() > 80 ? trimmed.substr(0, 80) + "..." : trimmed;
   if (trimmed.empty()) return Status::InvalidArgument("printed nothing, expected one number");
   char* end = nullptr;

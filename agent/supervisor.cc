@@ -42,7 +42,7 @@ void Disown(pid_t pid) {
   OwnedPids().erase(pid);
 }
 
-std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
+std::string ErrnoText(const std::string& what) { return what + ": " + std::strerror(errno); }
 
 bool IsExecutableFile(const std::string& path) {
   struct stat st;
@@ -259,13 +259,13 @@ Result<std::unique_ptr<TargetProcess>> TargetProcess::Spawn(SysEnv& env, const S
 
   // 0600: a target's log may hold what its environment holds; it is the agent's to read.
   Fd log(open(spec.log_path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600));
-  if (log.get() < 0) return Status::IoError(Errno("target log " + spec.log_path));
+  if (log.get() < 0) return Status::IoError(ErrnoText("target log " + spec.log_path));
   const std::string in_path = spec.stdin_path.empty() ? "/dev/null" : spec.stdin_path;
   Fd stdin_fd(open(in_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (stdin_fd.get() < 0) return Status::IoError(Errno("target stdin " + in_path));
+  if (stdin_fd.get() < 0) return Status::IoError(ErrnoText("target stdin " + in_path));
   Fd cgroup(spec.cgroup_procs.empty() ? -1 : open(spec.cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC));
   if (!spec.cgroup_procs.empty() && cgroup.get() < 0) {
-    return Status::IoError(Errno("cgroup " + spec.cgroup_procs));
+    return Status::IoError(ErrnoText("cgroup " + spec.cgroup_procs));
   }
 
   std::vector<std::string> env_strings;
@@ -411,7 +411,7 @@ std::vector<std::string> TargetProcess::LastLogLines(size_t n) const {
 
 Status BecomeSubreaper() {
   if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
-    return Status::Internal(Errno("prctl(PR_SET_CHILD_SUBREAPER)"));
+    return Status::Internal(ErrnoText("prctl(PR_SET_CHILD_SUBREAPER)"));
   }
   return Status::Ok();
 }

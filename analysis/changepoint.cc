@@ -6,6 +6,8 @@
 #include <numeric>
 #include <utility>
 
+#include "common/parse.h"
+
 namespace benchlab {
 namespace {
 
@@ -202,12 +204,6 @@ bool Reportable(const RatioInterval& iv, double margin) {
   return (iv.low > 1 || iv.high < 1) && beyond;
 }
 
-std::string Pct(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g%%", fraction * 100);
-  return buf;
-}
-
 }  // namespace
 
 const char* ChangeDirectionName(ChangeDirection d) {
@@ -354,8 +350,8 @@ ConfirmationDecision DecideConfirmation(const RatioInterval& remeasured,
   }
   if (rise ? hi < edge : lo > edge) {
     d.decision = Confirmation::kFalseAlarm;
-    d.reason = "new/old " + ci + " excludes a " + side + " of " + Pct(rule.margin) +
-               " or more: a false alarm";
+    d.reason = "new/old " + ci + " excludes a " + side + " of " +
+               StrFormat("%.4g%%", rule.margin * 100) + " or more: a false alarm";
     return d;
   }
   if (remeasured.n >= plan.max_rounds) {

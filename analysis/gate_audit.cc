@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "common/parse.h"
 #include "coordinator/outcome.h"
 
 namespace benchlab {
@@ -21,18 +22,12 @@ double DistancePct(double x, double median) {
   return std::abs(x / median - 1) * 100;
 }
 
-std::string Fmt(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
-
 // "6.1%": one decimal below 10, none above.
 std::string PctText(double pct) {
   if (!std::isfinite(pct)) return "–";
-  return Fmt(pct < 10 ? "%.1f%%" : "%.0f%%", pct);
+  return StrFormat(pct < 10 ? "%.1f%%" : "%.0f%%", pct);
 }
-std::string PointsText(double points) { return Fmt("%+.1f", points); }
+std::string PointsText(double points) { return StrFormat("%+.1f", points); }
 
 std::string IntervalText(const ShiftInterval& s) {
   if (!s.bounded) return "no interval";
@@ -238,18 +233,18 @@ std::vector<GateAudit> AuditGates(const std::vector<AuditWindow>& windows, doubl
 }
 
 nlohmann::ordered_json GateAuditJson(const std::vector<GateAudit>& audit) {
-  using ojson = nlohmann::ordered_json;
-  auto num = [](double v) { return std::isfinite(v) ? ojson(v) : ojson(); };
+  using AuditJson = nlohmann::ordered_json;
+  auto num = [](double v) { return std::isfinite(v) ? AuditJson(v) : AuditJson(); };
   auto figure = [&](const FigureAudit& f) {
-    return ojson{{"refused_off_pct", num(f.refused_pct.median)},
-                 {"refused_n", f.refused_pct.n},
-                 {"valid_off_pct", num(f.clean_pct.median)},
-                 {"valid_n", f.clean_pct.n},
-                 {"shift_points", num(f.shift.estimate)},
-                 {"shift_low", num(f.shift.low)},
-                 {"shift_high", num(f.shift.high)}};
+    return AuditJson{{"refused_off_pct", num(f.refused_pct.median)},
+                     {"refused_n", f.refused_pct.n},
+                     {"valid_off_pct", num(f.clean_pct.median)},
+                     {"valid_n", f.clean_pct.n},
+                     {"shift_points", num(f.shift.estimate)},
+                     {"shift_low", num(f.shift.low)},
+                     {"shift_high", num(f.shift.high)}};
   };
-  ojson out = ojson::array();
+  AuditJson out = AuditJson::array();
   for (const GateAudit& a : audit) {
     out.push_back({{"gate", a.gate},
                    {"host", a.host},

@@ -10,14 +10,10 @@
 #include <tuple>
 #include <utility>
 
+#include "common/parse.h"
+
 namespace benchlab {
 namespace {
-
-std::string Pct(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g%%", fraction * 100);
-  return buf;
-}
 
 // The margin's edges on the log scale.
 double LowEdge(double margin) { return std::log1p(-margin); }
@@ -217,14 +213,15 @@ IntervalJudgement JudgeRatios(const std::vector<double>& ratios, Better better,
     j.reason = "fewer than 2 rounds with a ratio (" + std::to_string(iv.n) + ")";
     return j;
   }
-  const std::string ci = FormatRatio(iv.estimate) + " (" + Pct(level) + " CI " +
-                         FormatRatio(iv.low) + " to " + FormatRatio(iv.high) + ", " +
+  const std::string ci = FormatRatio(iv.estimate) + " (" + StrFormat("%.4g%%", level * 100) +
+                         " CI " + FormatRatio(iv.low) + " to " + FormatRatio(iv.high) + ", " +
                          std::to_string(iv.n) + " rounds)";
   const std::string band = FormatRatio(1 - rule.margin) + " to " + FormatRatio(1 + rule.margin);
   switch (j.verdict) {
     case ComparisonVerdict::kBetter:
     case ComparisonVerdict::kWorse:
-      j.reason = "ratio " + ci + " lies beyond the margin ±" + Pct(rule.margin);
+      j.reason =
+          "ratio " + ci + " lies beyond the margin ±" + StrFormat("%.4g%%", rule.margin * 100);
       break;
     case ComparisonVerdict::kClose:
       j.reason = "ratio " + ci + " lies inside the margin " + band;
@@ -232,7 +229,8 @@ IntervalJudgement JudgeRatios(const std::vector<double>& ratios, Better better,
     case ComparisonVerdict::kInconclusive: {
       j.rounds_needed = RoundsToDecide(iv, rule.margin, level);
       j.reason =
-          "ratio " + ci + " reaches across the margin ±" + Pct(rule.margin) + "; " +
+          "ratio " + ci + " reaches across the margin ±" + StrFormat("%.4g%%", rule.margin * 100) +
+          "; " +
           (j.rounds_needed ? "about " + std::to_string(*j.rounds_needed) + " rounds would decide it"
                            : "no number of rounds up to 1000 would decide it at this spread");
       break;

@@ -40,7 +40,7 @@ MeanInterval TInterval(const std::vector<double>& values, double level) {
   return out;
 }
 
-bool Usable(const ProfiledRound& r) {
+bool IsUsable(const ProfiledRound& r) {
   return r.profile.samples() > 0 && r.requests > 0 && r.cpu_s > 0;
 }
 
@@ -51,7 +51,7 @@ Result<ProfileDiff> DiffProfiles(const std::vector<ProfiledRound>& base,
                                  uint64_t min_samples) {
   std::vector<std::pair<const ProfiledRound*, const ProfiledRound*>> pairs;
   for (size_t i = 0; i < std::min(base.size(), new_rounds.size()); ++i) {
-    if (Usable(base[i]) && Usable(new_rounds[i])) pairs.emplace_back(&base[i], &new_rounds[i]);
+    if (IsUsable(base[i]) && IsUsable(new_rounds[i])) pairs.emplace_back(&base[i], &new_rounds[i]);
   }
   if (pairs.empty()) {
     return Status::InvalidArgument("no round has a profile with samples on both sides to compare");

@@ -9,20 +9,17 @@
 #include <utility>
 
 #include "analysis/interval.h"
+#include "common/parse.h"
 
 namespace benchlab {
 namespace {
 
-std::string Fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 // "+1.23" / "-0.40"; "n/a" for NaN.
-std::string Signed(double v) { return std::isnan(v) ? "n/a" : Fmt("%+.2f", v); }
-std::string Plain(double v) { return std::isnan(v) ? "n/a" : Fmt("%.2f", v); }
-std::string Percent(double share) { return std::isnan(share) ? "n/a" : Fmt("%.1f%%", share * 100); }
+std::string Signed(double v) { return std::isnan(v) ? "n/a" : StrFormat("%+.2f", v); }
+std::string Plain(double v) { return std::isnan(v) ? "n/a" : StrFormat("%.2f", v); }
+std::string SharePercent(double share) {
+  return std::isnan(share) ? "n/a" : StrFormat("%.1f%%", share * 100);
+}
 
 std::string Interval(double low, double high) {
   if (std::isnan(low) || std::isnan(high)) return "n/a (one round)";
@@ -204,7 +201,7 @@ std::string FormatProfileText(const MergedProfile& merged, size_t top) {
     std::snprintf(line, sizeof line, "%10s %9s %8s %8s  ",
                   Plain(MicrosPerRequest(r.samples.self, round)).c_str(),
                   Plain(MicrosPerRequest(r.samples.total, round)).c_str(),
-                  Percent(self_share).c_str(), Percent(total_share).c_str());
+                  SharePercent(self_share).c_str(), SharePercent(total_share).c_str());
     out += line + r.function + "\n";
   }
   if (rows.size() > top) {
@@ -240,9 +237,9 @@ Result<std::vector<CellProfileDiff>> DiffTargets(const CampaignProfiles& profile
   // cell -> round -> the side's window (the last valid attempt of a round, by id).
   using Rounds = std::map<int, const ProfiledWindow*>;
   // (pair, scenario, load level): a fleet campaign's pairs are measured apart.
-  using CellKey = std::tuple<std::string, std::string, std::string>;
-  std::vector<CellKey> cells;
-  std::map<CellKey, std::pair<Rounds, Rounds>> sides;
+  using ProfileCell = std::tuple<std::string, std::string, std::string>;
+  std::vector<ProfileCell> cells;
+  std::map<ProfileCell, std::pair<Rounds, Rounds>> sides;
   bool base_seen = false;
   bool next_seen = false;
   for (const auto& w : profiles.windows) {
@@ -253,7 +250,7 @@ Result<std::vector<CellProfileDiff>> DiffTargets(const CampaignProfiles& profile
     base_seen = base_seen || w.row.target == base;
     next_seen = next_seen || w.row.target == next;
     if (w.row.target != base && w.row.target != next) continue;
-    const CellKey key{w.row.pair, w.row.scenario, w.row.load_level};
+    const ProfileCell key{w.row.pair, w.row.scenario, w.row.load_level};
     if (std::find(cells.begin(), cells.end(), key) == cells.end()) cells.push_back(key);
     auto& side = w.row.target == base ? sides[key].first : sides[key].second;
     side[w.row.round] = &w;
@@ -297,7 +294,7 @@ std::string WholeLine(const CellProfileDiff& c) {
   const double relative = d.base_us > 0 ? d.delta_us / d.base_us : kNaN;
   return "CPU per request: " + Plain(d.base_us) + " µs (" + c.base + ") → " + Plain(d.new_us) +
          " µs (" + c.next + "), " + Signed(d.delta_us) + " µs " + Interval(d.low, d.high) + " (" +
-         (std::isnan(relative) ? "n/a" : Fmt("%+.1f%%", relative * 100)) + ") over " +
+         (std::isnan(relative) ? "n/a" : StrFormat("%+.1f%%", relative * 100)) + ") over " +
          std::to_string(d.rounds) + " paired round(s)";
 }
 
@@ -335,7 +332,7 @@ std::string ProfileHeadline(const CellProfileDiff& c) {
   const ProfileDiff& d = c.diff;
   const double relative = d.base_us > 0 ? d.delta_us / d.base_us : kNaN;
   std::string out = "CPU per request " + Signed(d.delta_us) + " µs (" +
-                    (std::isnan(relative) ? "n/a" : Fmt("%+.1f%%", relative * 100)) + ") " +
+                    (std::isnan(relative) ? "n/a" : StrFormat("%+.1f%%", relative * 100)) + ") " +
                     Interval(d.low, d.high);
   int named = 0;
   for (const auto& f : d.functions) {
@@ -361,8 +358,8 @@ std::string FormatProfileDiffText(const std::vector<CellProfileDiff>& cells, siz
       char line[200];
       std::snprintf(line, sizeof line, "%16s  %-18s %6s %10s %9s %8s  ",
                     Signed(f->delta_us).c_str(), Interval(f->low, f->high).c_str(),
-                    Percent(f->share).c_str(), Plain(f->base_us).c_str(), Plain(f->new_us).c_str(),
-                    Signed(f->total_delta_us).c_str());
+                    SharePercent(f->share).c_str(), Plain(f->base_us).c_str(),
+                    Plain(f->new_us).c_str(), Signed(f->total_delta_us).c_str());
       out += line + f->function + OnlyIn(*f, c) + "\n";
     }
     for (bool base_side : {false, true}) {
@@ -398,8 +395,9 @@ std::string FormatProfileDiffMarkdown(const std::vector<CellProfileDiff>& cells,
            "| --- | ---: | --- | ---: | ---: | ---: | ---: |\n";
     for (const FunctionDiff* f : Changed(c.diff, top)) {
       out += "| " + cell(f->function + OnlyIn(*f, c)) + " | " + Signed(f->delta_us) + " | " +
-             Interval(f->low, f->high) + " | " + Percent(f->share) + " | " + Plain(f->base_us) +
-             " | " + Plain(f->new_us) + " | " + Signed(f->total_delta_us) + " |\n";
+             Interval(f->low, f->high) + " | " + SharePercent(f->share) + " | " +
+             Plain(f->base_us) + " | " + Plain(f->new_us) + " | " + Signed(f->total_delta_us) +
+             " |\n";
     }
     for (bool base_side : {false, true}) {
       const auto only = OneSided(c.diff, base_side, top);

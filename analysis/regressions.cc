@@ -9,7 +9,7 @@
 namespace benchlab {
 namespace {
 
-std::string Percent(double ratio) {
+std::string ChangePercent(double ratio) {
   if (!std::isfinite(ratio)) return "-";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%+.1f%%", (ratio - 1) * 100);
@@ -42,7 +42,8 @@ std::string RemeasuredText(const SeriesChange& c) {
 }  // namespace
 
 std::string FormatChangeSize(const RatioInterval& size) {
-  return Percent(size.estimate) + " [" + Percent(size.low) + ", " + Percent(size.high) + "]";
+  return ChangePercent(size.estimate) + " [" + ChangePercent(size.low) + ", " +
+         ChangePercent(size.high) + "]";
 }
 
 std::vector<size_t> LastChangeOfEachLine(const std::vector<SeriesChange>& changes) {

@@ -7,16 +7,12 @@
 #include <tuple>
 #include <utility>
 
+#include "common/parse.h"
+
 namespace benchlab {
 namespace {
 
 // Percentages in reasons, e.g. "4.0%".
-std::string Pct(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", fraction * 100);
-  return buf;
-}
-
 auto WindowName(const Measurement& m) {
   return std::tie(m.pair, m.target, m.scenario, m.load_level, m.round, m.position);
 }
@@ -87,8 +83,9 @@ Judgement Judge(const std::vector<RoundRatio>& rounds, Better better,
   const std::string range = "(" + FormatRatio(s.min) + " to " + FormatRatio(s.max) + ")";
   if (noise_floor && off <= noise_floor->fraction) {
     return {ComparisonVerdict::kClose, "within the noise floor: median ratio " +
-                                           FormatRatio(s.median) + " is " + Pct(off) +
-                                           " from 1, floor " + Pct(noise_floor->fraction)};
+                                           FormatRatio(s.median) + " is " +
+                                           StrFormat("%.1f%%", off * 100) + " from 1, floor " +
+                                           StrFormat("%.1f%%", noise_floor->fraction * 100)};
   }
   if (s.min < 1 && 1 < s.max)
     return {ComparisonVerdict::kClose, "round ratios straddle 1 " + range};
@@ -96,7 +93,8 @@ Judgement Judge(const std::vector<RoundRatio>& rounds, Better better,
   const bool higher = s.median > 1;
   const bool ahead = better == Better::kHigher ? higher : !higher;
   const std::string beyond =
-      noise_floor ? "beyond the noise floor " + Pct(noise_floor->fraction) : "no noise floor";
+      noise_floor ? "beyond the noise floor " + StrFormat("%.1f%%", noise_floor->fraction * 100)
+                  : "no noise floor";
   return {ahead ? ComparisonVerdict::kBetter : ComparisonVerdict::kWorse,
           "median ratio " + FormatRatio(s.median) + ", every round " +
               (higher ? "above" : "below") + " 1 " + range + ", " + beyond};

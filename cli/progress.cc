@@ -17,7 +17,7 @@ std::string Level(const std::string& load_level, int connections) {
 }
 
 // A window, whatever its attempt: what NewestAttempts (cli/client.h) groups by.
-std::string WindowKey(const v1::Window& w) {
+std::string WindowName(const v1::Window& w) {
   return w.pair() + "|" + w.target() + "|" + w.scenario() + "|" +
          Level(w.load_level(), w.connections()) + "|" + std::to_string(w.round()) + "|" +
          std::to_string(w.position());
@@ -94,7 +94,7 @@ void Progress::Started(const v1::WindowStarted& w, TimePoint /*now*/) {
 void Progress::Stored(const v1::Window& w, TimePoint now) {
   if (w.total_windows() > 0) total_ = w.total_windows();
   ++attempts_;
-  Newest& newest = newest_[WindowKey(w)];
+  Newest& newest = newest_[WindowName(w)];
   if (w.attempt() >= newest.attempt) newest = Newest{w.attempt(), w.verdict()};
 
   const std::string key = AttemptKey(w);

@@ -3,6 +3,7 @@
 // give counts and lists of names in. Pure functions.
 #pragma once
 
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -29,6 +30,22 @@ struct HostPort {
 };
 // "127.0.0.1:8080", "localhost:0", "[::1]:9000". Port 0 is allowed (the kernel picks one).
 Result<HostPort> ParseHostPort(std::string_view text);
+
+// `s` without its leading and trailing whitespace (as std::isspace has it): what /proc, sysfs and
+// tools' output lines hold around a value.
+std::string_view TrimSpace(std::string_view s);
+
+// The whole of `s` as a T (std::from_chars): false for empty text, trailing characters, a sign T
+// cannot hold or a value out of T's range; `out` is then unspecified.
+template <typename T>
+bool ParseNumber(std::string_view s, T& out) {
+  if (s.empty()) return false;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+// printf into a std::string, for messages; the compiler checks the format against the arguments.
+std::string StrFormat(const char* format, ...) __attribute__((format(printf, 1, 2)));
 
 // 4980 -> "4,980", for messages.
 std::string FormatCount(uint64_t n);

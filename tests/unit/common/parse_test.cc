@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -169,6 +170,34 @@ TEST(ParseHostPortTest, RejectsBadInput) {
 TEST(HostPortTest, ToStringBracketsIpv6) {
   EXPECT_EQ((HostPort{"::1", 80}).ToString(), "[::1]:80");
   EXPECT_EQ((HostPort{"10.0.0.1", 7700}).ToString(), "10.0.0.1:7700");
+}
+
+TEST(TrimSpaceTest, CutsEveryKindOfWhitespaceAtBothEndsOnly) {
+  EXPECT_EQ(TrimSpace(" \t 4 5\r\n"), "4 5");
+  EXPECT_EQ(TrimSpace("performance\n"), "performance");
+  EXPECT_EQ(TrimSpace(" \n\t"), "");
+  EXPECT_EQ(TrimSpace(""), "");
+}
+
+TEST(ParseNumberTest, TakesTheWholeTextOrNothing) {
+  int64_t n = -1;
+  EXPECT_TRUE(ParseNumber("123456789012", n));
+  EXPECT_EQ(n, 123456789012);
+  uint32_t u = 0;
+  EXPECT_FALSE(ParseNumber("", u));
+  EXPECT_FALSE(ParseNumber("12 ", u));         // trailing characters
+  EXPECT_FALSE(ParseNumber("-1", u));          // a sign T cannot hold
+  EXPECT_FALSE(ParseNumber("4294967296", u));  // out of range
+  double d = 0;
+  EXPECT_TRUE(ParseNumber("0.25", d));
+  EXPECT_DOUBLE_EQ(d, 0.25);
+}
+
+TEST(StrFormatTest, FormatsAnyLength) {
+  EXPECT_EQ(StrFormat("%.1f%%", 12.34), "12.3%");
+  EXPECT_EQ(StrFormat("%+.4g%%", 5.0), "+5%");
+  EXPECT_EQ(StrFormat("%s", std::string(1000, 'x').c_str()), std::string(1000, 'x'));
+  EXPECT_EQ(StrFormat("none"), "none");
 }
 
 }  // namespace
