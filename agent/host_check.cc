@@ -16,17 +16,12 @@
 namespace benchlab {
 namespace {
 
-const std::string kCpuRoot = "/sys/devices/system/cpu/";
 const std::string kUnavailable(kFindingUnavailable);
 
 std::optional<std::string> Read(SysEnv& env, const std::string& path) {
   auto text = env.ReadFile(path);
   if (!text.ok()) return std::nullopt;
   return std::string(TrimSpace(*text));
-}
-
-std::string CpuFile(int cpu, const std::string& rest) {
-  return kCpuRoot + "cpu" + std::to_string(cpu) + "/" + rest;
 }
 
 // At most kMaxFindingValueBytes of printable ASCII: the coordinator refuses anything else.
@@ -144,11 +139,11 @@ HostFinding CheckTurbo(SysEnv& env) {
   const char* why =
       "Turbo frequencies depend on temperature and on how many cores are busy, so results vary "
       "with the room and with other work on the machine.";
-  if (auto no_turbo = Read(env, kCpuRoot + "intel_pstate/no_turbo");
+  if (auto no_turbo = Read(env, std::string(kCpuRoot) + "intel_pstate/no_turbo");
       no_turbo && (*no_turbo == "0" || *no_turbo == "1")) {
     return Finding("turbo", *no_turbo == "1" ? "off" : "on", *no_turbo == "1", why);
   }
-  if (auto boost = Read(env, kCpuRoot + "cpufreq/boost");
+  if (auto boost = Read(env, std::string(kCpuRoot) + "cpufreq/boost");
       boost && (*boost == "0" || *boost == "1")) {
     return Finding("turbo", *boost == "1" ? "on" : "off", *boost == "0", why);
   }
@@ -280,10 +275,11 @@ std::vector<HostFinding> CheckIsolation(SysEnv& env, const std::vector<int>& cpu
     return value ? CpusOfParam(*value) : std::vector<int>{};
   };
   return {
-      CheckCpuSet("isolcpus", from(Read(env, kCpuRoot + "isolated"), "isolcpus"), cpus,
+      CheckCpuSet("isolcpus", from(Read(env, std::string(kCpuRoot) + "isolated"), "isolcpus"), cpus,
                   "A CPU not isolated runs other tasks whenever the scheduler picks it, which "
                   "interrupts the measured process."),
-      CheckCpuSet("nohz_full", from(Read(env, kCpuRoot + "nohz_full"), "nohz_full"), cpus,
+      CheckCpuSet("nohz_full", from(Read(env, std::string(kCpuRoot) + "nohz_full"), "nohz_full"),
+                  cpus,
                   "Without nohz_full the timer tick interrupts a busy CPU hundreds of times a "
                   "second."),
       CheckCpuSet("rcu_nocbs", from(std::nullopt, "rcu_nocbs"), cpus,
@@ -411,6 +407,10 @@ std::vector<HostFinding> CheckVirtualization(SysEnv& env) {
 
 }  // namespace
 
+std::string CpuFile(int cpu, const std::string& rest) {
+  return std::string(kCpuRoot) + "cpu" + std::to_string(cpu) + "/" + rest;
+}
+
 std::vector<int> CpusOfMask(const std::string& mask) {
   std::vector<int> cpus;
   int bit = 0;
@@ -436,7 +436,7 @@ std::string SelectedChoice(const std::string& text) {
 
 std::vector<int> CheckedCpus(SysEnv& env, const std::vector<int>& pinned_cpus) {
   if (!pinned_cpus.empty()) return pinned_cpus;
-  if (auto online = Read(env, kCpuRoot + "online")) {
+  if (auto online = Read(env, std::string(kCpuRoot) + "online")) {
     if (auto cpus = ParseCpuList(*online); cpus.ok()) return *cpus;
   }
   if (auto stat = env.ReadFile("/proc/stat"); stat.ok()) {

@@ -24,6 +24,11 @@ std::vector<HostFinding> CheckHost(SysEnv& env, const std::vector<int>& pinned_c
 // (/sys/devices/system/cpu/online, else /proc/stat's cpuN lines); empty when neither is there.
 std::vector<int> CheckedCpus(SysEnv& env, const std::vector<int>& pinned_cpus);
 
+// The root of the kernel's CPU files, and a file of one CPU there:
+// CpuFile(2, "cpufreq/scaling_governor") is /sys/devices/system/cpu/cpu2/cpufreq/scaling_governor.
+inline constexpr std::string_view kCpuRoot = "/sys/devices/system/cpu/";
+std::string CpuFile(int cpu, const std::string& rest);
+
 // The CPUs of a hex cpumask as the kernel writes it: "ff", "00000000,000000ff".
 std::vector<int> CpusOfMask(const std::string& mask);
 

@@ -19,12 +19,6 @@
 namespace benchlab {
 namespace {
 
-const std::string kCpuRoot = "/sys/devices/system/cpu/";
-
-std::string CpuFile(int cpu, const std::string& rest) {
-  return kCpuRoot + "cpu" + std::to_string(cpu) + "/" + rest;
-}
-
 // A file's value as it is compared and written back: the selected word of a choice file, else
 // the text trimmed.
 std::optional<std::string> Current(SysEnv& env, const std::string& path) {
@@ -146,10 +140,10 @@ std::vector<TuneChange> PlanTune(SysEnv& env, const std::vector<int>& cpus,
       Plan(env, governor, "performance", out);
     }
   }
-  if (env.Exists(kCpuRoot + "intel_pstate/no_turbo")) {
-    Plan(env, kCpuRoot + "intel_pstate/no_turbo", "1", out);
+  if (env.Exists(std::string(kCpuRoot) + "intel_pstate/no_turbo")) {
+    Plan(env, std::string(kCpuRoot) + "intel_pstate/no_turbo", "1", out);
   } else {
-    Plan(env, kCpuRoot + "cpufreq/boost", "0", out);
+    Plan(env, std::string(kCpuRoot) + "cpufreq/boost", "0", out);
   }
   Plan(env, "/proc/sys/kernel/randomize_va_space", "0", out);
   Plan(env, "/sys/kernel/mm/transparent_hugepage/enabled", "never", out);

@@ -324,7 +324,7 @@ std::vector<double> ValuesOf(const RoundFigures* target, const RoundFigures* bas
   return values;
 }
 
-std::string Ratio(double v) { return Printf("%.3f", v); }
+std::string RatioThreePlaces(double v) { return Printf("%.3f", v); }
 std::string MarginPct(double fraction) { return Printf("%.4g%%", fraction * 100); }
 
 // One line a person can check, in the manner of the report's (analysis/interval.h JudgeRatios).
@@ -344,16 +344,16 @@ std::string IntervalReason(const UnpairedInterval& iv, ComparisonVerdict verdict
                   iv.n_a < 2 ? iv.n_a : iv.n_b);
   }
   const RatioInterval& r = iv.ratio;
-  const std::string ci = of + Ratio(r.estimate) + " (" + MarginPct(r.level) + " CI " +
-                         Ratio(r.low) + " to " + Ratio(r.high) +
+  const std::string ci = of + RatioThreePlaces(r.estimate) + " (" + MarginPct(r.level) + " CI " +
+                         RatioThreePlaces(r.low) + " to " + RatioThreePlaces(r.high) +
                          Printf("; Welch, %d and %d rounds, df %.1f)", iv.n_a, iv.n_b, iv.df);
   switch (verdict) {
     case ComparisonVerdict::kBetter:
     case ComparisonVerdict::kWorse:
       return ci + " lies beyond the margin ±" + MarginPct(rule.margin);
     case ComparisonVerdict::kClose:
-      return ci + " lies inside the margin " + Ratio(1 - rule.margin) + " to " +
-             Ratio(1 + rule.margin);
+      return ci + " lies inside the margin " + RatioThreePlaces(1 - rule.margin) + " to " +
+             RatioThreePlaces(1 + rule.margin);
     default:
       return ci + " reaches across the margin ±" + MarginPct(rule.margin);
   }

@@ -19,7 +19,7 @@ using namespace compare_detail;  // the comparison's own shared helpers
 namespace {
 
 // compare's words for a verdict: B is "better" or "worse" than A.
-const char* Words(ComparisonVerdict v) {
+const char* VerdictText(ComparisonVerdict v) {
   return ComparisonVerdictName(v, VerdictWords::kBetterWorse);
 }
 
@@ -32,12 +32,12 @@ std::string IntervalCell(const UnpairedInterval& iv) {
 std::string LevelPct(double level) { return Printf("%.4g%%", level * 100); }
 
 // Columns as display cells: UTF-8 continuation bytes take no width (µ, Δ, →, – are one each).
-size_t Width(const std::string& s) {
+size_t TextWidth(const std::string& s) {
   return static_cast<size_t>(
       std::count_if(s.begin(), s.end(), [](char ch) { return (ch & 0xC0) != 0x80; }));
 }
 std::string Pad(const std::string& s, size_t width, bool right) {
-  const std::string fill(width > Width(s) ? width - Width(s) : 0, ' ');
+  const std::string fill(width > TextWidth(s) ? width - TextWidth(s) : 0, ' ');
   return right ? fill + s : s + fill;
 }
 
@@ -56,7 +56,7 @@ std::string Render(const Table& given, bool markdown) {
   }
   std::vector<size_t> width(t.header.size(), markdown ? 3 : 0);
   auto measure = [&](const std::vector<std::string>& row) {
-    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], Width(row[i]));
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], TextWidth(row[i]));
   };
   measure(t.header);
   for (const auto& row : t.rows) measure(row);
@@ -125,7 +125,8 @@ Table GroupTable(const std::vector<const CellDelta*>& group, const StatsRule& ru
         row.push_back(fa + " → " + fb);
       }
       if (c->presence == Presence::kBoth) {
-        row.insert(row.end(), {SignedPercent(d.delta), IntervalCell(d.interval), Words(d.verdict)});
+        row.insert(row.end(),
+                   {SignedPercent(d.delta), IntervalCell(d.interval), VerdictText(d.verdict)});
       } else {
         row.insert(row.end(), {kNone, kNone, only});
       }
@@ -278,12 +279,11 @@ std::string FormatCompareMarkdown(const RecordComparison& c, const CompareOption
       for (Metric m : options.metrics) {
         const MetricDelta& d = cell->of(m);
         if (d.verdict == ComparisonVerdict::kClose) continue;
-        notes +=
-            "- " +
-            PrintableText(cell->target + ", " + MetricLabel(m) + ": " + Words(d.verdict) + ", " +
-                          d.reason + "; noise-floor rule: " + Words(d.noise_rule.verdict) + ", " +
-                          d.noise_rule.reason) +
-            "\n";
+        notes += "- " +
+                 PrintableText(cell->target + ", " + MetricLabel(m) + ": " +
+                               VerdictText(d.verdict) + ", " + d.reason + "; noise-floor rule: " +
+                               VerdictText(d.noise_rule.verdict) + ", " + d.noise_rule.reason) +
+                 "\n";
       }
     }
     if (!notes.empty()) out += "\n" + notes;
@@ -299,7 +299,7 @@ std::string FormatCompareMarkdown(const RecordComparison& c, const CompareOption
 }
 
 namespace {
-ojson Num(double v) { return std::isfinite(v) ? ojson(v) : ojson(); }
+ojson JsonNumber(double v) { return std::isfinite(v) ? ojson(v) : ojson(); }
 ojson SideJson(const CompareSide& s) {
   ojson floors = ojson::array();
   for (const auto& pf : s.noise_floors) {
@@ -316,26 +316,26 @@ ojson SideJson(const CompareSide& s) {
 }
 ojson FigureJson(const SideFigure& f) {
   return {{"n", f.n},
-          {"median", Num(f.median)},
-          {"min", Num(f.min)},
-          {"max", Num(f.max)},
-          {"spread_pct", Num(f.spread_pct)},
+          {"median", JsonNumber(f.median)},
+          {"min", JsonNumber(f.min)},
+          {"max", JsonNumber(f.max)},
+          {"spread_pct", JsonNumber(f.spread_pct)},
           {"noise_floor", f.noise_floor ? ojson(*f.noise_floor) : ojson()}};
 }
 ojson IntervalJson(const UnpairedInterval& iv) {
   if (!std::isfinite(iv.ratio.low)) return ojson();
   return {{"n_a", iv.n_a},
           {"n_b", iv.n_b},
-          {"df", Num(iv.df)},
-          {"level", Num(iv.ratio.level)},
-          {"estimate", Num(iv.ratio.estimate)},
-          {"low", Num(iv.ratio.low)},
-          {"high", Num(iv.ratio.high)}};
+          {"df", JsonNumber(iv.df)},
+          {"level", JsonNumber(iv.ratio.level)},
+          {"estimate", JsonNumber(iv.ratio.estimate)},
+          {"low", JsonNumber(iv.ratio.low)},
+          {"high", JsonNumber(iv.ratio.high)}};
 }
 ojson NoiseRuleJson(const NoiseRule& r) {
-  return {{"verdict", Words(r.verdict)},
+  return {{"verdict", VerdictText(r.verdict)},
           {"reason", r.reason},
-          {"threshold", Num(r.threshold)},
+          {"threshold", JsonNumber(r.threshold)},
           {"threshold_from", r.threshold_from}};
 }
 }  // namespace
@@ -364,10 +364,10 @@ std::string FormatCompareJson(const RecordComparison& c, const CompareOptions& o
       figures[MetricName(m)] = {
           {"a", cell.presence == Presence::kOnlyB ? ojson() : FigureJson(d.a)},
           {"b", cell.presence == Presence::kOnlyA ? ojson() : FigureJson(d.b)},
-          {"delta", Num(d.delta)},
+          {"delta", JsonNumber(d.delta)},
           {"basis", IntervalBasisName(d.basis)},
           {"interval", IntervalJson(d.interval)},
-          {"verdict", both                                ? Words(d.verdict)
+          {"verdict", both                                ? VerdictText(d.verdict)
                       : cell.presence == Presence::kOnlyA ? "only in A"
                                                           : "only in B"},
           {"reason", d.reason},
@@ -390,7 +390,7 @@ std::string FormatCompareJson(const RecordComparison& c, const CompareOptions& o
     for (ComparisonVerdict d :
          {ComparisonVerdict::kBetter, ComparisonVerdict::kWorse, ComparisonVerdict::kClose,
           ComparisonVerdict::kInconclusive, ComparisonVerdict::kNotApplicable}) {
-      v[Words(d)] = n.by_verdict[static_cast<int>(m)][static_cast<int>(d)];
+      v[VerdictText(d)] = n.by_verdict[static_cast<int>(m)][static_cast<int>(d)];
     }
     summary[MetricName(m)] = v;
   }
@@ -408,7 +408,7 @@ std::string FormatCompareJson(const RecordComparison& c, const CompareOptions& o
                              {"load_level", r.load_level},
                              {"target", r.target},
                              {"metric", MetricName(r.metric)},
-                             {"change", Num(r.change)},
+                             {"change", JsonNumber(r.change)},
                              {"reason", r.reason}});
     }
   }

@@ -29,7 +29,7 @@ std::string PctText(double pct) {
 }
 std::string PointsText(double points) { return StrFormat("%+.1f", points); }
 
-std::string IntervalText(const ShiftInterval& s) {
+std::string ShiftText(const ShiftInterval& s) {
   if (!s.bounded) return "no interval";
   return "[" + PointsText(s.low) + ", " + PointsText(s.high) + "] points";
 }
@@ -62,15 +62,15 @@ bool RulesOutTwiceAsFar(const FigureAudit& f) {
   return f.shift.bounded && f.shift.high <= std::max(f.clean_pct.median, 0.5);
 }
 
-std::string Words(const GateAudit& a) {
+std::string AuditWords(const GateAudit& a) {
   std::string who = a.gate + " refused " + std::to_string(a.refused) + " of " +
                     std::to_string(a.windows) + " windows" +
                     (a.host.empty() ? "" : " on host " + a.host);
   std::string figures = "; their req/s lay " + PctText(a.rps.refused_pct.median) +
                         " from their cell's median against valid windows' " +
-                        PctText(a.rps.clean_pct.median) + " (" + IntervalText(a.rps.shift) +
+                        PctText(a.rps.clean_pct.median) + " (" + ShiftText(a.rps.shift) +
                         "), CPU per request " + PctText(a.cpu.refused_pct.median) + " against " +
-                        PctText(a.cpu.clean_pct.median) + " (" + IntervalText(a.cpu.shift) + ")";
+                        PctText(a.cpu.clean_pct.median) + " (" + ShiftText(a.cpu.shift) + ")";
   switch (a.verdict) {
     case GateAuditVerdict::kEarned:
       return who + figures + ": clearly further off than valid windows; the gate earned them.";
@@ -226,7 +226,7 @@ std::vector<GateAudit> AuditGates(const std::vector<AuditWindow>& windows, doubl
     a.verdict = earned  ? GateAuditVerdict::kEarned
                 : noise ? GateAuditVerdict::kNoise
                         : GateAuditVerdict::kUndecided;
-    a.words = Words(a);
+    a.words = AuditWords(a);
     out.push_back(std::move(a));
   }
   return out;

@@ -26,7 +26,7 @@ std::string Interval(double low, double high) {
   return "[" + Signed(low) + ", " + Signed(high) + "]";
 }
 
-std::string WindowName(const WindowRow& w) {
+std::string ProfiledWindowName(const WindowRow& w) {
   return "window " + std::to_string(w.id) + " (" + w.target + " " + w.scenario + "/" +
          w.load_level + " round " + std::to_string(w.round) + ")";
 }
@@ -91,7 +91,7 @@ Result<CampaignProfiles> LoadCampaignProfiles(Store& store, const std::string& c
     }
     auto profile = DecompressFolded(p.folded_z);
     if (!profile.ok()) {
-      return Status::Internal(WindowName(w) +
+      return Status::Internal(ProfiledWindowName(w) +
                               ": stored profile unreadable: " + profile.status().message());
     }
     ProfiledWindow pw;
@@ -137,7 +137,7 @@ Result<MergedProfile> MergeSelected(const CampaignProfiles& profiles,
     std::string why = "no valid profiled window matches";
     for (const auto& u : profiles.unprofiled) {
       if (Selected(u.row, selection)) {
-        why += " (" + WindowName(u.row) + " has no profile: " + u.error + ")";
+        why += " (" + ProfiledWindowName(u.row) + " has no profile: " + u.error + ")";
         break;
       }
     }

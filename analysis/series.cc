@@ -82,7 +82,7 @@ bool SeriesFilter::Matches(const SeriesKey& key) const {
 
 namespace {
 
-std::string Figure(double v) {
+std::string FigureText(double v) {
   if (!std::isfinite(v)) return "-";
   char buf[64];
   std::snprintf(buf, sizeof buf, std::fabs(v) >= 100 ? "%.0f" : "%.3g", v);
@@ -101,9 +101,10 @@ std::string VersionText(const SeriesCampaign& c, const std::string& target) {
   return c.labels.count(target) != 0 ? version->second + " (label)" : version->second;
 }
 
-std::string IntervalText(const HistoryPoint& p) {
-  return p.interval.ok() ? "[" + Figure(p.interval.low) + ", " + Figure(p.interval.high) + "]"
-                         : "-";
+std::string PointIntervalText(const HistoryPoint& p) {
+  return p.interval.ok()
+             ? "[" + FigureText(p.interval.low) + ", " + FigureText(p.interval.high) + "]"
+             : "-";
 }
 
 std::string MatchingWords(const SeriesFilter& filter) {
@@ -117,7 +118,7 @@ std::string FormatHistoryText(const Series& series, const SeriesFilter& filter) 
   std::string out = "series " + series.name + ": " + std::to_string(series.campaigns.size()) +
                     " campaign(s), " + MetricName(series.metric) + " (" +
                     BetterWord(series.metric) + " is better), medians and " +
-                    Figure(series.confidence * 100) + "% intervals on the geometric mean\n";
+                    FigureText(series.confidence * 100) + "% intervals on the geometric mean\n";
   size_t shown = 0;
   for (const auto& [key, points] : series.lines) {
     if (!filter.Matches(key)) continue;
@@ -130,9 +131,9 @@ std::string FormatHistoryText(const Series& series, const SeriesFilter& filter) 
     for (const HistoryPoint& p : points) {
       const SeriesCampaign& c = series.campaigns[p.campaign];
       const std::string version_text = VersionText(c, key.target);
-      const std::string interval = IntervalText(p);
+      const std::string interval = PointIntervalText(p);
       std::snprintf(line, sizeof line, "  %-4zu %-24s %-20s %12s %25s %3d  %s\n", p.campaign + 1,
-                    c.name.c_str(), c.created_at.c_str(), Figure(p.summary.median).c_str(),
+                    c.name.c_str(), c.created_at.c_str(), FigureText(p.summary.median).c_str(),
                     interval.c_str(), p.summary.n, version_text.c_str());
       out += line;
     }
@@ -152,7 +153,7 @@ std::string FormatHistoryMarkdown(const Series& series, const SeriesFilter& filt
   std::string out = "### benchlab: series `" + series.name + "`, " + MetricName(series.metric) +
                     "\n\n" + std::to_string(series.campaigns.size()) + " campaign(s); " +
                     BetterWord(series.metric) + " is better; medians and " +
-                    Figure(series.confidence * 100) +
+                    FigureText(series.confidence * 100) +
                     "% intervals on the geometric mean of each campaign's valid rounds.\n";
   size_t shown = 0;
   for (const auto& [key, points] : series.lines) {
@@ -164,9 +165,9 @@ std::string FormatHistoryMarkdown(const Series& series, const SeriesFilter& filt
     for (const HistoryPoint& p : points) {
       const SeriesCampaign& c = series.campaigns[p.campaign];
       const std::string version_text = VersionText(c, key.target);
-      const std::string interval = IntervalText(p);
+      const std::string interval = PointIntervalText(p);
       out += "| " + std::to_string(p.campaign + 1) + " | " + c.name + " | " + c.created_at + " | " +
-             Figure(p.summary.median) + " | " + interval + " | " + std::to_string(p.summary.n) +
+             FigureText(p.summary.median) + " | " + interval + " | " + std::to_string(p.summary.n) +
              " | " + version_text + " |\n";
     }
   }

@@ -13,7 +13,7 @@ namespace benchlab {
 namespace {
 
 // Percentages in reasons, e.g. "4.0%".
-auto WindowName(const Measurement& m) {
+auto WindowTuple(const Measurement& m) {
   return std::tie(m.pair, m.target, m.scenario, m.load_level, m.round, m.position);
 }
 
@@ -157,13 +157,13 @@ bool IsServiceMetric(Metric metric) {
 
 std::vector<Measurement> NewestAttempts(std::vector<Measurement> windows) {
   std::stable_sort(windows.begin(), windows.end(), [](const Measurement& a, const Measurement& b) {
-    return std::tuple_cat(WindowName(a), std::tie(b.attempt)) <
-           std::tuple_cat(WindowName(b), std::tie(a.attempt));
+    return std::tuple_cat(WindowTuple(a), std::tie(b.attempt)) <
+           std::tuple_cat(WindowTuple(b), std::tie(a.attempt));
   });
   // Each window's attempts are now together, the newest first.
   std::vector<Measurement> out;
   for (Measurement& m : windows) {
-    if (!out.empty() && WindowName(out.back()) == WindowName(m)) continue;
+    if (!out.empty() && WindowTuple(out.back()) == WindowTuple(m)) continue;
     out.push_back(std::move(m));
   }
   return out;

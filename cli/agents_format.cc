@@ -7,6 +7,7 @@
 
 #include "cli/columns.h"
 #include "common/clock.h"
+#include "common/parse.h"
 #include "common/printable.h"
 #include "coordinator/server/agents_json.h"
 #include "tls/certificate.h"
@@ -23,12 +24,6 @@ std::string JoinOrDash(const google::protobuf::RepeatedPtrField<std::string>& it
   return out.empty() ? "-" : out;
 }
 
-std::string Printf(const char* fmt, auto... args) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), fmt, args...);
-  return buf;
-}
-
 }  // namespace
 
 std::string FormatHostWarnings(const v1::AgentInfo& agent) {
@@ -43,11 +38,11 @@ std::string FormatHostWarnings(const v1::AgentInfo& agent) {
 
 std::string FormatLeaseAge(int64_t ms) {
   if (ms < 0) ms = 0;
-  if (ms < 1000) return Printf("%lldms", static_cast<long long>(ms));
-  if (ms < 60'000) return Printf("%.1fs", static_cast<double>(ms / 100) / 10);
+  if (ms < 1000) return StrFormat("%lldms", static_cast<long long>(ms));
+  if (ms < 60'000) return StrFormat("%.1fs", static_cast<double>(ms / 100) / 10);
   long long s = ms / 1000;
-  if (s < 3600) return Printf("%lldm%02llds", s / 60, s % 60);
-  return Printf("%lldh%02lldm", s / 3600, s % 3600 / 60);
+  if (s < 3600) return StrFormat("%lldm%02llds", s / 60, s % 60);
+  return StrFormat("%lldh%02lldm", s / 3600, s % 3600 / 60);
 }
 
 std::string FormatHostSummary(const v1::AgentInfo& agent) {

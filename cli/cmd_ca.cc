@@ -78,7 +78,7 @@ int RunIssue(const CaArgs& args) {
   return kExitOk;
 }
 
-int RunRevoke(const CaArgs& args) {
+int RunCaRevoke(const CaArgs& args) {
   auto info = RevokeCertificate(args.dir, args.name);
   Audit(args, "ca revoke", "CaRevoke",
         "certificate " + args.name + (info.ok() ? ", serial " + info->serial : ""), info.status());
@@ -134,7 +134,7 @@ CommandRunner AddCaCommand(CLI::App& root) {
       case 2:
         return RunIssue(*args);
       default:
-        return RunRevoke(*args);
+        return RunCaRevoke(*args);
     }
   };
 }

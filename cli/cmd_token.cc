@@ -141,7 +141,7 @@ int RunList(const TokenArgs& args) {
              : CommandError("token list", kExitFailure, "writing to stdout failed");
 }
 
-int RunRevoke(const TokenArgs& args) {
+int RunTokenRevoke(const TokenArgs& args) {
   auto store = OpenStore(args.db);
   if (!store.ok())
     return CommandError("token revoke", ExitFor(store.status()), store.status().message());
@@ -192,7 +192,7 @@ CommandRunner AddTokenCommand(CLI::App& root) {
       case 2:
         return RunList(*args);
       default:
-        return RunRevoke(*args);
+        return RunTokenRevoke(*args);
     }
   };
 }

@@ -8,6 +8,7 @@
 
 #include "analysis/report_detail.h"
 #include "analysis/report_format.h"
+#include "common/parse.h"
 #include "common/printable.h"
 
 namespace benchlab {
@@ -20,34 +21,28 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-std::string Printf(const char* fmt, auto... args) {
-  char buf[512];
-  std::snprintf(buf, sizeof(buf), fmt, args...);
-  return buf;
-}
-
 }  // namespace
 
 std::string WithThousands(double value) { return std::isfinite(value) ? Thousands(value) : "-"; }
 
 std::string FormatMicros(double us) {
   if (!std::isfinite(us)) return "-";
-  if (us < 1000) return Printf("%.0fus", us);
-  if (us < 1e6) return Printf("%.2fms", us / 1e3);
-  return Printf("%.2fs", us / 1e6);
+  if (us < 1000) return StrFormat("%.0fus", us);
+  if (us < 1e6) return StrFormat("%.2fms", us / 1e3);
+  return StrFormat("%.2fs", us / 1e6);
 }
 
 std::string FormatWindowLine(const v1::Window& w) {
   const std::string level =
       w.load_level().empty() ? "c" + std::to_string(w.connections()) : w.load_level();
-  std::string line = Printf("[%3d/%d] ", w.index() + 1, w.total_windows());
+  std::string line = StrFormat("[%3d/%d] ", w.index() + 1, w.total_windows());
   if (!w.pair().empty()) line += w.pair() + " ";
-  line += w.noise() ? Printf("noise %d", w.position() + 1) : Printf("round %d", w.round());
-  line += Printf("  %-12s %-10s %-7s", w.target().c_str(), w.scenario().c_str(), level.c_str());
-  if (w.attempt() > 1) line += Printf(" attempt %d", w.attempt());
+  line += w.noise() ? StrFormat("noise %d", w.position() + 1) : StrFormat("round %d", w.round());
+  line += StrFormat("  %-12s %-10s %-7s", w.target().c_str(), w.scenario().c_str(), level.c_str());
+  if (w.attempt() > 1) line += StrFormat(" attempt %d", w.attempt());
   if (w.verdict() == "valid" || w.verdict() == "invalid") {
-    line += Printf(" %12s req/s  p99 %-9s", WithThousands(w.rps()).c_str(),
-                   FormatMicros(static_cast<double>(w.p99_us())).c_str());
+    line += StrFormat(" %12s req/s  p99 %-9s", WithThousands(w.rps()).c_str(),
+                      FormatMicros(static_cast<double>(w.p99_us())).c_str());
   }
   line += " " + w.verdict();
   // A reason may quote what an agent or a target said: printable, so a window is one line.
@@ -58,17 +53,17 @@ std::string FormatWindowLine(const v1::Window& w) {
 }
 
 std::string FormatWindowTable(const std::vector<v1::Window>& windows) {
-  std::string out = Printf("%-6s %-16s %-12s %-10s %6s %5s %4s %-8s %12s %10s %10s %8s\n", "id",
-                           "campaign", "target", "scenario", "conns", "round", "pos", "verdict",
-                           "req/s", "p50", "p99", "errors");
+  std::string out = StrFormat("%-6s %-16s %-12s %-10s %6s %5s %4s %-8s %12s %10s %10s %8s\n", "id",
+                              "campaign", "target", "scenario", "conns", "round", "pos", "verdict",
+                              "req/s", "p50", "p99", "errors");
   for (const auto& w : windows) {
-    out += Printf("%-6lld %-16s %-12s %-10s %6d %5d %4d %-8s %12s %10s %10s %8llu\n",
-                  static_cast<long long>(w.id()), w.campaign().c_str(), w.target().c_str(),
-                  w.scenario().c_str(), w.connections(), w.round(), w.position(),
-                  w.verdict().c_str(), WithThousands(w.rps()).c_str(),
-                  FormatMicros(static_cast<double>(w.p50_us())).c_str(),
-                  FormatMicros(static_cast<double>(w.p99_us())).c_str(),
-                  static_cast<unsigned long long>(w.errors()));
+    out += StrFormat("%-6lld %-16s %-12s %-10s %6d %5d %4d %-8s %12s %10s %10s %8llu\n",
+                     static_cast<long long>(w.id()), w.campaign().c_str(), w.target().c_str(),
+                     w.scenario().c_str(), w.connections(), w.round(), w.position(),
+                     w.verdict().c_str(), WithThousands(w.rps()).c_str(),
+                     FormatMicros(static_cast<double>(w.p50_us())).c_str(),
+                     FormatMicros(static_cast<double>(w.p99_us())).c_str(),
+                     static_cast<unsigned long long>(w.errors()));
     for (const auto& reason : w.reasons()) out += "       " + PrintableText(reason) + "\n";
   }
   return out;
@@ -109,8 +104,8 @@ std::string FormatSummary(const std::vector<v1::Window>& windows, const std::str
     out += "\n" + (pair.empty() ? "" : "pair " + pair + ", ") + "scenario " + scenario + ", " +
            report_detail::LevelWords(level) + "\n";
     std::string ratio_header = "vs " + baseline;
-    out += Printf("  %-14s %14s %10s %12s %10s %7s\n", "target", "median req/s", "p99",
-                  "CPU us/req", ratio_header.c_str(), "valid");
+    out += StrFormat("  %-14s %14s %10s %12s %10s %7s\n", "target", "median req/s", "p99",
+                     "CPU us/req", ratio_header.c_str(), "valid");
     double base = NAN;
     auto base_it = cells.find({group, baseline});
     if (base_it != cells.end()) base = Median(base_it->second.rps);
@@ -118,13 +113,14 @@ std::string FormatSummary(const std::vector<v1::Window>& windows, const std::str
       const Cell& cell = cells[{group, target}];
       double rps = Median(cell.rps);
       double cpu = Median(cell.cpu);
-      std::string ratio =
-          std::isfinite(rps) && std::isfinite(base) && base > 0 ? Printf("%.2fx", rps / base) : "-";
-      std::string cpu_text = std::isfinite(cpu) ? Printf("%.1f", cpu) : "-";
-      std::string valid = Printf("%d/%d", cell.valid, cell.total);
-      out += Printf("  %-14s %14s %10s %12s %10s %7s\n", target.c_str(), WithThousands(rps).c_str(),
-                    FormatMicros(Median(cell.p99)).c_str(), cpu_text.c_str(), ratio.c_str(),
-                    valid.c_str());
+      std::string ratio = std::isfinite(rps) && std::isfinite(base) && base > 0
+                              ? StrFormat("%.2fx", rps / base)
+                              : "-";
+      std::string cpu_text = std::isfinite(cpu) ? StrFormat("%.1f", cpu) : "-";
+      std::string valid = StrFormat("%d/%d", cell.valid, cell.total);
+      out += StrFormat("  %-14s %14s %10s %12s %10s %7s\n", target.c_str(),
+                       WithThousands(rps).c_str(), FormatMicros(Median(cell.p99)).c_str(),
+                       cpu_text.c_str(), ratio.c_str(), valid.c_str());
     }
   }
   return out;

@@ -491,7 +491,7 @@ void CheckLabelTargets(const Value& v, Issues& issues, const Campaign& c) {
   }
 }
 
-void ReadCampaign(const Value& doc, Issues& issues, Campaign& c) {
+void ReadCampaignTable(const Value& doc, Issues& issues, Campaign& c) {
   Table root(
       doc, "",
       {"name", "series", "baseline", "matrix", "load", "gates", "noise", "placement", "host",
@@ -659,7 +659,7 @@ Result<Campaign> ParseCampaignText(const std::string& text, const std::string& s
   c.campaign_dir = campaign_dir;
   c.text = text;
   Issues issues(source_name);
-  ReadCampaign(*doc, issues, c);
+  ReadCampaignTable(*doc, issues, c);
   if (!issues.empty()) return issues.First();
   return c;
 }
