@@ -2,9 +2,12 @@
 # Clean-build time of benchlab at two commits, side by side, on this machine.
 #
 #   bench/build_time.sh BEFORE [AFTER]     (AFTER defaults to HEAD)
+#   TARGETS="benchlab hello-server" bench/build_time.sh BEFORE   (what `make run` compiles)
 #
-# Each commit is cloned into a scratch directory and built from nothing with the same command
-# as `make build` (RelWithDebInfo, Ninja, -j$(nproc)), without ccache. Printed per commit:
+# Each commit is cloned into a scratch directory and built from nothing with the flags of the
+# normal tree (RelWithDebInfo, -O2 -g1, Ninja, -j$(nproc)), without ccache (CCACHE_DISABLE, so
+# that neither the cache nor CMakeLists.txt's launcher shortcuts a compile): all of it, or only
+# TARGETS. Printed per commit:
 # wall time, CPU time (user+sys of the whole build, from /usr/bin/time), and from .ninja_log
 # the number of translation units, their summed compile time, and how much of it goes to the
 # units that include gRPC's headers (found with the compiler's dependency files). The last
@@ -24,9 +27,10 @@ measure() {
   git clone --quiet --no-checkout "$repo" "$dir"
   git -C "$dir" checkout --quiet "$(git -C "$repo" rev-parse "$commit")"
   env -u CMAKE_CXX_COMPILER_LAUNCHER cmake -S "$dir" -B "$dir/build" -G Ninja \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  /usr/bin/time -f '%e %U %S' -o "$scratch/$name.time" \
-    cmake --build "$dir/build" -j "$jobs" >"$scratch/$name.log" 2>&1 ||
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" >/dev/null
+  # shellcheck disable=SC2086 # TARGETS is a list of words
+  CCACHE_DISABLE=1 /usr/bin/time -f '%e %U %S' -o "$scratch/$name.time" \
+    cmake --build "$dir/build" -j "$jobs" ${TARGETS:+--target $TARGETS} >"$scratch/$name.log" 2>&1 ||
     { tail -30 "$scratch/$name.log" >&2; exit 1; }
   read -r wall user sys <"$scratch/$name.time"
   # .ninja_log: start_ms end_ms mtime output hash. Object files are translation units; the

@@ -118,8 +118,15 @@ Result<int> Store::FailClaimedWindows(const std::string& reason) {
         failed, Collect<WindowRow>(db_, select, path_, "list window claims", attempt_of));
   }
   // Each becomes an attempt of its own, stored with its claim's removal in one transaction.
+  // Named rather than InsertWindow's default arguments: inlined into this loop (a unity batch
+  // holds store_windows.cc), the default profile's temporary trips GCC 12's -Wmaybe-uninitialized.
+  static const std::vector<SampleRow> kNoSamples;
+  static const std::vector<ServiceRow> kNoServices;
+  static const std::vector<ProbeRow> kNoProbes;
+  static const std::optional<ProfileRow> kNoProfile;
   for (const WindowRow& w : failed) {
-    BENCHLAB_RETURN_IF_ERROR(InsertWindow(w, {}).status());
+    BENCHLAB_RETURN_IF_ERROR(
+        InsertWindow(w, kNoSamples, kNoServices, kNoProbes, kNoProfile).status());
   }
   return static_cast<int>(failed.size());
 }
