@@ -296,5 +296,45 @@ TEST_F(CommandsTest, ARegressionBeyondTheLimitHasItsOwnStatus) {
   EXPECT_EQ(Benchlab({"no-such-command"}).status, kExitUsage);
 }
 
+TEST(SubcommandWordTest, ASlipNamesTheSubcommandsItIsCloseTo) {
+  Ran ran = Benchlab({"rnu", "examples/hello.toml"});
+  EXPECT_EQ(ran.status, kExitUsage);
+  EXPECT_NE(ran.err.find("'rnu' is not a subcommand. Did you mean 'run'?"), std::string::npos)
+      << ran.err;
+  // After a top-level option and its value, too.
+  ran = Benchlab({"--log-format", "json", "reprot"});
+  EXPECT_EQ(ran.status, kExitUsage);
+  EXPECT_NE(ran.err.find("Did you mean 'report'?"), std::string::npos) << ran.err;
+  // Nothing close: no guess, the way to the list.
+  ran = Benchlab({"xyzzy"});
+  EXPECT_EQ(ran.status, kExitUsage);
+  EXPECT_EQ(ran.err.find("Did you mean"), std::string::npos) << ran.err;
+  EXPECT_NE(ran.err.find("'benchlab --help'"), std::string::npos) << ran.err;
+}
+
+TEST(SubcommandWordTest, HelpIsTheHelpFlag) {
+  Ran ran = Benchlab({"help"});
+  EXPECT_EQ(ran.status, kExitOk);
+  EXPECT_NE(ran.out.find("remeasure"), std::string::npos) << ran.out;
+  ran = Benchlab({"help", "compare"});
+  EXPECT_EQ(ran.status, kExitOk);
+  EXPECT_NE(ran.out.find("--fail-on-regression"), std::string::npos) << ran.out;
+  ran = Benchlab({"help", "comprae"});
+  EXPECT_EQ(ran.status, kExitUsage);
+  EXPECT_NE(ran.err.find("Did you mean 'compare'?"), std::string::npos) << ran.err;
+}
+
+TEST(EditDistanceTest, CountsSwapsAsOneEdit) {
+  EXPECT_EQ(EditDistance("run", "run"), 0u);
+  EXPECT_EQ(EditDistance("rnu", "run"), 1u);
+  EXPECT_EQ(EditDistance("agnets", "agents"), 1u);
+  EXPECT_EQ(EditDistance("", "run"), 3u);
+  EXPECT_EQ(EditDistance("cancel", "compare"), 6u);
+  const std::vector<std::string> names{"run", "rerun", "report", "remeasure", "regressions"};
+  EXPECT_EQ(SimilarNames("rerum", names), (std::vector<std::string>{"rerun"}));
+  EXPECT_EQ(SimilarNames("rem", names), (std::vector<std::string>{"remeasure"}));
+  EXPECT_TRUE(SimilarNames("zz", names).empty());
+}
+
 }  // namespace
 }  // namespace benchlab
