@@ -395,8 +395,8 @@ grpc::Status RequireRole(const grpc::ServerContext& ctx, TlsContext* tls, std::s
   if (!who.ok()) return {grpc::StatusCode::UNAUTHENTICATED, who.status().message()};
   if (who->has_value() && !roles.contains((*who)->role)) {
     return {grpc::StatusCode::PERMISSION_DENIED, IdentityUri((*who)->role, (*who)->name) +
-                                                     " may not make this call; it needs a " +
-                                                     RoleList(roles) + " certificate"};
+                                                     " may not make this call; it needs " +
+                                                     RolesWithArticle(roles) + " certificate"};
   }
   if (caller != nullptr) *caller = std::move(*who);
   return grpc::Status::OK;

@@ -87,6 +87,14 @@ std::string IpText(const ASN1_OCTET_STRING* s) {
 
 }  // namespace
 
+std::string RolesWithArticle(const std::set<Role>& roles) {
+  std::string out;
+  for (Role r : roles) out += (out.empty() ? "" : " or ") + std::string(RoleName(r));
+  const bool vowel =
+      !out.empty() && std::string_view("aeiou").find(out[0]) != std::string_view::npos;
+  return (vowel ? "an " : "a ") + out;
+}
+
 std::string_view RoleName(Role role) {
   switch (role) {
     case Role::kCoordinator:

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,8 @@ namespace benchlab {
 enum class Role { kCoordinator, kAgent, kOperator, kViewer };
 
 std::string_view RoleName(Role role);
+// The roles a call accepts, for a refusal: "an operator", "an operator or viewer" (enum order).
+std::string RolesWithArticle(const std::set<Role>& roles);
 // "coordinator", "agent", "operator" or "viewer"; nullopt for anything else.
 std::optional<Role> ParseRole(std::string_view text);
 

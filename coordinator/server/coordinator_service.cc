@@ -73,10 +73,9 @@ class CallAudit {
     if (!caller_) return grpc::Status::OK;
     const std::string uri = IdentityUri(caller_->role, caller_->name);
     if (!roles.contains(caller_->role)) {
-      std::string wanted;
-      for (Role r : roles) wanted += (wanted.empty() ? "" : " or ") + std::string(RoleName(r));
       return Refuse(grpc::StatusCode::PERMISSION_DENIED,
-                    uri + " may not call " + call_ + "; it needs a " + wanted + " certificate");
+                    uri + " may not call " + call_ + "; it needs " + RolesWithArticle(roles) +
+                        " certificate");
     }
     if (!agent.empty() && caller_->name != agent) {
       return Refuse(grpc::StatusCode::PERMISSION_DENIED,

@@ -135,6 +135,9 @@ TEST_F(TlsRolesTest, AnAgentCertificateCannotSubmitAndNothingIsStored) {
   grpc::Status status = Submit(*As("srv"));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED) << status.error_message();
   EXPECT_NE(status.error_message().find("benchlab://agent/srv"), std::string::npos);
+  // Which certificate it needs, in English ("an operator", not "a operator").
+  EXPECT_NE(status.error_message().find("it needs an operator certificate"), std::string::npos)
+      << status.error_message();
   EXPECT_EQ(Campaigns(), 0u);
   // The refusal is in the audit trail, with who, from where and why.
   auto audit = coordinator_->store().ListAudit("");

@@ -261,5 +261,12 @@ TEST(CertificateTest, NamesAndIdentityUris) {
   EXPECT_EQ(FormatUtc(system_clock::from_time_t(1798761600)), "2027-01-01T00:00:00Z");
 }
 
+TEST(RolesTest, ARefusalNamesTheRolesWithTheirArticle) {
+  EXPECT_EQ(RolesWithArticle({Role::kOperator}), "an operator");
+  EXPECT_EQ(RolesWithArticle({Role::kViewer}), "a viewer");
+  EXPECT_EQ(RolesWithArticle({Role::kViewer, Role::kOperator}), "an operator or viewer");
+  EXPECT_EQ(RolesWithArticle({Role::kCoordinator}), "a coordinator");
+}
+
 }  // namespace
 }  // namespace benchlab
