@@ -31,6 +31,29 @@ Result<std::unique_ptr<v1::Coordinator::Stub>> ConnectCoordinator(const std::str
 
 int ExitCodeOf(const grpc::Status& status) { return ExitCodeOf(rpc::FromGrpcStatus(status)); }
 
+std::string CallError(const grpc::Status& status, const std::string& address) {
+  const std::string& message = status.error_message();
+  if (rpc::FromHandler(status) || status.ok()) return message;
+  // gRPC's text names the cause last: "failed to connect to all addresses; last error: UNKNOWN:
+  // ipv4:127.0.0.1:1: Failed to connect to remote host: Connection refused", "Socket closed".
+  const size_t colon = message.rfind(": ");
+  std::string cause = colon == std::string::npos ? message : message.substr(colon + 2);
+  if (cause.size() > 80) cause = cause.substr(0, 77) + "...";
+  switch (status.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+      return "cannot reach the coordinator at " + address + " (" + cause +
+             "). Check that `benchlab coordinator` listens there; one that serves mutual TLS "
+             "needs --ca, --cert and --key (or BENCHLAB_TLS_CA, _CERT, _KEY) from its CA.";
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return "the coordinator at " + address +
+             " did not answer in time: it is overloaded, or the network to it drops packets.";
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return "the coordinator at " + address + " did not accept this certificate: " + message;
+    default:
+      return "the coordinator at " + address + ": " + message;
+  }
+}
+
 void SetDeadlineSeconds(grpc::ClientContext& ctx, double seconds) {
   ctx.set_deadline(std::chrono::system_clock::now() +
                    std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
@@ -53,7 +76,7 @@ Result<std::string> FetchReport(const std::string& address, const std::string& c
     case grpc::StatusCode::INVALID_ARGUMENT:
       return Status::InvalidArgument(status.error_message());
     default:
-      return Status::Unavailable("coordinator " + address + ": " + status.error_message());
+      return Status::Unavailable(CallError(status, address));
   }
 }
 

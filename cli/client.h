@@ -31,6 +31,14 @@ Result<std::unique_ptr<v1::Coordinator::Stub>> ConnectCoordinator(const std::str
 // unreachable coordinator kExitFailure, whichever command called.
 int ExitCodeOf(const grpc::Status& status);
 
+// What a failed call to the coordinator at `address` says to a person, with the next step where
+// the cause is the connection (docs/cli.md, "Errors"): for a coordinator not reached (nothing
+// listens there, or it serves mutual TLS the call did not offer or it did not accept) "cannot
+// reach the coordinator at ADDRESS (gRPC's last words)" and what to check; for no answer in time,
+// that; for a refused certificate, which. Else the coordinator's own message, which names the
+// problem (an unknown campaign, a refused request).
+std::string CallError(const grpc::Status& status, const std::string& address);
+
 // Sets the call's deadline `seconds` from now.
 void SetDeadlineSeconds(grpc::ClientContext& ctx, double seconds);
 

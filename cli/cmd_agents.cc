@@ -6,6 +6,7 @@
 
 #include "cli/agents_format.h"
 #include "cli/client.h"
+#include "cli/command_error.h"
 #include "cli/commands.h"
 #include "cli/tls_options.h"
 
@@ -30,9 +31,7 @@ int RunAgents(const AgentsArgs& args) {
   SetDeadlineSeconds(ctx, args.timeout_s);
   grpc::Status status = (*stub)->ListAgents(&ctx, v1::ListAgentsRequest(), &reply);
   if (!status.ok()) {
-    std::fprintf(stderr, "benchlab agents: %s: %s\n", args.coordinator.c_str(),
-                 status.error_message().c_str());
-    return ExitCodeOf(status);
+    return CommandError("agents", ExitCodeOf(status), CallError(status, args.coordinator));
   }
   std::vector<v1::AgentInfo> agents(reply.agents().begin(), reply.agents().end());
   std::string out = args.json ? FormatAgentsJson(agents) : FormatAgentTable(agents);

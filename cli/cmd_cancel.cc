@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/client.h"
+#include "cli/command_error.h"
 #include "cli/commands.h"
 #include "cli/tls_options.h"
 
@@ -28,8 +29,7 @@ int RunCancel(const CancelArgs& args) {
   SetDeadlineSeconds(ctx, 10);
   grpc::Status status = (*stub)->CancelCampaign(&ctx, req, &reply);
   if (!status.ok()) {
-    std::fprintf(stderr, "benchlab cancel: %s\n", status.error_message().c_str());
-    return ExitCodeOf(status);
+    return CommandError("cancel", ExitCodeOf(status), CallError(status, args.coordinator));
   }
   std::printf("campaign %s cancelled (it was %s); windows stored so far are kept\n",
               args.campaign.c_str(), reply.previous_state().c_str());

@@ -102,7 +102,7 @@ Result<Record> ReadFromCoordinator(const std::string& address, const std::string
                                    const TlsFiles& tls) {
   auto text = FetchReport(address, campaign, "json", tls);
   if (!text.ok()) {
-    // Unavailable says "coordinator ADDRESS: ..." already; the rest keep their code (an unknown
+    // Unavailable names the coordinator already (CallError); the rest keep their code (an unknown
     // campaign is bad input, an unreachable coordinator a failure: cli/commands.h).
     if (text.status().code() == StatusCode::kUnavailable) return text.status();
     return Status(text.status().code(), "coordinator " + address + ": " + text.status().message());

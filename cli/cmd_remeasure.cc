@@ -44,7 +44,7 @@ int RunOnCoordinator(const RemeasureArgs& args) {
   SetDeadlineSeconds(ctx, 30);
   grpc::Status status = (*coordinator)->RemeasureSeries(&ctx, req, &reply);
   if (!status.ok()) {
-    return CommandError("remeasure", ExitCodeOf(status), status.error_message());
+    return CommandError("remeasure", ExitCodeOf(status), CallError(status, args.coordinator));
   }
   if (reply.lines().empty()) {
     std::printf("series %s: no suspected change awaits re-measurement\n", args.series.c_str());

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/client.h"
+#include "cli/command_error.h"
 #include "cli/commands.h"
 #include "cli/embedded_lab.h"
 #include "cli/signals.h"
@@ -53,8 +54,7 @@ int RerunAtCoordinator(const RerunArgs& args) {
   SetDeadlineSeconds(ctx, 10);
   grpc::Status status = (*stub)->RerunWindows(&ctx, req, &reply);
   if (!status.ok()) {
-    std::fprintf(stderr, "benchlab rerun: %s\n", status.error_message().c_str());
-    return ExitCodeOf(status);
+    return CommandError("rerun", ExitCodeOf(status), CallError(status, args.coordinator));
   }
   std::printf("re-running %d window(s) of %s\n", reply.window_ids_size(),
               reply.campaigns_size() == 1 ? reply.campaigns(0).c_str() : "several campaigns");

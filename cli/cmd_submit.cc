@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/client.h"
+#include "cli/command_error.h"
 #include "cli/commands.h"
 #include "cli/labels.h"
 #include "cli/progress.h"
@@ -63,8 +64,7 @@ int RunSubmit(const SubmitArgs& args) {
   SetDeadlineSeconds(ctx, 10);
   grpc::Status status = (*stub)->SubmitCampaign(&ctx, req, &reply);
   if (!status.ok()) {
-    std::fprintf(stderr, "benchlab submit: %s\n", status.error_message().c_str());
-    return ExitCodeOf(status);
+    return CommandError("submit", ExitCodeOf(status), CallError(status, args.coordinator));
   }
   std::printf("campaign %s submitted to %s: %s\n", reply.name().c_str(), args.coordinator.c_str(),
               PlannedWindows(*campaign, reply.total_windows()).c_str());

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/client.h"
+#include "cli/command_error.h"
 #include "cli/commands.h"
 #include "cli/report_lines.h"
 #include "cli/tls_options.h"
@@ -60,9 +61,7 @@ int RunWindows(const WindowsArgs& args) {
     SetDeadlineSeconds(ctx, 10);
     grpc::Status status = (*stub)->ListWindows(&ctx, req, &reply);
     if (!status.ok()) {
-      std::fprintf(stderr, "benchlab windows: %s: %s\n", args.coordinator.c_str(),
-                   status.error_message().c_str());
-      return ExitCodeOf(status);
+      return CommandError("windows", ExitCodeOf(status), CallError(status, args.coordinator));
     }
     windows.assign(reply.windows().begin(), reply.windows().end());
   }

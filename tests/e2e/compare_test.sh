@@ -208,7 +208,8 @@ expect_status 2 "$bin/benchlab" compare cmp-a cmp-b --db "$work/missing.db"
 [ ! -e "$work/missing.db" ] || fail "compare must not create a database"
 # A coordinator that cannot be reached: a failure, 1, from compare as from report (docs/cli.md).
 expect_status 1 "$bin/benchlab" compare cmp-a cmp-b --coordinator 127.0.0.1:1
-grep -q '^benchlab compare: coordinator 127.0.0.1:1: ' "$work/err" ||
+grep -q '^benchlab compare: cannot reach the coordinator at 127.0.0.1:1 (Connection refused)' \
+  "$work/err" ||
   { cat "$work/err"; fail "unreachable coordinator message"; }
 expect_status 1 "$bin/benchlab" report cmp-a --coordinator 127.0.0.1:1
 expect_status 2 "$bin/benchlab" compare cmp-a cmp-b
