@@ -202,7 +202,7 @@ std::vector<v1::Window> NewestAttempts(const std::vector<v1::Window>& windows) {
 }
 
 int ReportOutcome(const WatchOutcome& outcome, const std::string& baseline, int total_windows,
-                  bool at_most) {
+                  bool at_most, bool fail_on_invalid) {
   // Each window counts once, by its newest attempt; earlier attempts stay in the store.
   const std::vector<v1::Window> windows = NewestAttempts(outcome.windows);
   int valid = 0, measured = 0;
@@ -231,7 +231,13 @@ int ReportOutcome(const WatchOutcome& outcome, const std::string& baseline, int 
   const int planned = outcome.total_windows > 0 ? outcome.total_windows : total_windows;
   const bool complete = at_most ? count <= planned : count == planned;
   bool all_measured = outcome.finished && outcome.state == "done" && measured == count && complete;
-  return all_measured ? kExitOk : kExitFailure;
+  if (!all_measured) return kExitFailure;
+  if (fail_on_invalid && valid < measured) {
+    std::fprintf(stderr, "benchlab: --fail-on invalid: %d of %d windows are invalid\n",
+                 measured - valid, measured);
+    return kExitInvalid;
+  }
+  return kExitOk;
 }
 
 }  // namespace benchlab

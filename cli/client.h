@@ -97,11 +97,12 @@ std::vector<v1::Window> NewestAttempts(const std::vector<v1::Window>& windows);
 
 // Prints the summary table and the final counts over each window's newest attempt; returns the exit
 // status: 0 when the campaign is done and every window of it was measured (valid or invalid), 1
-// otherwise. total_windows is the plan's size: the count the campaign must have, or with at_most
-// (an adaptive plan, which stops each cell once it is decided) the most it may have; the
-// coordinator's count at the finish (outcome.total_windows) takes its place when there is one,
-// since a campaign with pairs = "all" runs the plan once per pair it was placed on.
+// otherwise; with fail_on_invalid, 4 (kExitInvalid) in place of 0 when one of them is invalid.
+// total_windows is the plan's size: the count the campaign must have, or with at_most (an adaptive
+// plan, which stops each cell once it is decided) the most it may have; the coordinator's count at
+// the finish (outcome.total_windows) takes its place when there is one, since a campaign with pairs
+// = "all" runs the plan once per pair it was placed on.
 int ReportOutcome(const WatchOutcome& outcome, const std::string& baseline, int total_windows,
-                  bool at_most = false);
+                  bool at_most = false, bool fail_on_invalid = false);
 
 }  // namespace benchlab

@@ -41,6 +41,7 @@ struct RunArgs {
   std::vector<std::string> labels;  // --label TARGET=VALUE, added to the text's [labels]
   bool no_remeasure = false;        // leave the series' suspected changes suspected
   int remeasure_rounds = RemeasureSettings{}.max_rounds;
+  std::string fail_on;  // "invalid": kExitInvalid when a window's newest attempt is invalid
 };
 
 // The campaign's text with its root `name = ...` line replaced; the coordinator parses and
@@ -154,8 +155,10 @@ int RunLab(const RunArgs& args) {
   job.gates_mode = args.gates;
   job.profile = args.profile;
   job.progress = ParseProgressMode(args.progress).value_or(ProgressMode::kAuto);
+  job.fail_on_invalid = args.fail_on == "invalid";
   const int status = RunOnEmbeddedLab(job);
-  if (status != 0 || args.no_remeasure) return status;
+  // Invalid windows are a measured campaign all the same: its series' changes are re-measured.
+  if ((status != kExitOk && status != kExitInvalid) || args.no_remeasure) return status;
   // The campaign is the newest of its series: what the series' history now suspects is measured
   // again before anyone reads it as a regression (docs/history.md).
   RemeasureJob remeasure;
@@ -165,7 +168,8 @@ int RunLab(const RunArgs& args) {
   remeasure.campaign_dir = job.campaign.campaign_dir;
   remeasure.keep_work_dir = args.keep_work_dir;
   remeasure.progress = job.progress;
-  return RemeasureSuspectedChanges(remeasure);
+  const int remeasured = RemeasureSuspectedChanges(remeasure);
+  return remeasured != kExitOk ? remeasured : status;
 }
 
 }  // namespace
@@ -213,6 +217,12 @@ CommandRunner AddRunCommand(CLI::App& root) {
                   "the most rounds a re-measurement takes before it calls a change unconfirmed")
       ->check(CLI::Range(RemeasureSettings{}.min_rounds, 1000))
       ->capture_default_str();
+  cmd->add_option(
+         "--fail-on", args->fail_on,
+         "invalid: exit 4 when every window was measured and the gates refused one (its newest "
+         "attempt is invalid); a campaign not finished or a window not measured is 1 "
+         "whatever this says (docs/cli.md, \"Exit status\")")
+      ->check(CLI::IsMember({"invalid"}));
   cmd->add_flag("--keep-work-dir", args->keep_work_dir,
                 "keep the lab's logs and run directories even when every window was measured");
   return [args] { return RunLab(*args); };

@@ -26,6 +26,7 @@ struct SubmitArgs {
   bool profile = false;             // --profile: profile every window
   std::string progress = "auto";    // auto | tty | plain | off (cli/progress.h), with --wait
   std::vector<std::string> labels;  // --label TARGET=VALUE, added to the text's [labels]
+  std::string fail_on;              // "invalid", with --wait: kExitInvalid on an invalid window
 };
 
 int RunSubmit(const SubmitArgs& args) {
@@ -84,7 +85,8 @@ int RunSubmit(const SubmitArgs& args) {
     std::fprintf(stderr, "benchlab submit: %s\n", outcome.status().message().c_str());
     return kExitFailure;
   }
-  return ReportOutcome(*outcome, campaign->baseline, reply.total_windows(), campaign->adaptive);
+  return ReportOutcome(*outcome, campaign->baseline, reply.total_windows(), campaign->adaptive,
+                       args.fail_on == "invalid");
 }
 
 }  // namespace
@@ -112,9 +114,16 @@ CommandRunner AddSubmitCommand(CLI::App& root) {
       ->allow_extra_args(false)  // one value each time: `--label a=1 campaign.toml`
       ->take_all()
       ->type_name("TARGET=VALUE");
-  cmd->add_flag("--wait", args->wait,
-                "follow the campaign: print each window as it finishes and a summary; exit 0 "
-                "only when every window was measured");
+  CLI::Option* wait =
+      cmd->add_flag("--wait", args->wait,
+                    "follow the campaign: print each window as it finishes and a summary; exit 0 "
+                    "only when every window was measured");
+  cmd->add_option("--fail-on", args->fail_on,
+                  "with --wait, invalid: exit 4 when every window was measured and the gates "
+                  "refused one (its newest attempt is invalid); a campaign not finished or a "
+                  "window not measured is 1 whatever this says (docs/cli.md, \"Exit status\")")
+      ->check(CLI::IsMember({"invalid"}))
+      ->needs(wait);
   cmd->add_option("--progress", args->progress,
                   "with --wait, progress on stdout: tty (a status line redrawn in place), plain "
                   "(a progress line after each window, no control characters), off, or auto: "

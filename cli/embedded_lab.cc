@@ -238,14 +238,15 @@ int RunOnEmbeddedLab(const LabJob& job) {
         lab.AllAlive();
         status = fail(outcome.status().message());
       } else {
-        status = ReportOutcome(*outcome, campaign.baseline, total_windows, campaign.adaptive);
+        status = ReportOutcome(*outcome, campaign.baseline, total_windows, campaign.adaptive,
+                               job.fail_on_invalid);
       }
     }
     lab.Stop();
     return status;
   };
   int status = run();
-  if (!job.keep_work_dir && status == 0) {
+  if (!job.keep_work_dir && (status == kExitOk || status == kExitInvalid)) {
     std::error_code ec;
     fs::remove_all(work_dir, ec);
   } else {

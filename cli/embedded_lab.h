@@ -19,11 +19,13 @@ struct LabJob {
   std::string gates_mode;    // "warn" | "enforce" overrides [gates] mode when submitting
   bool profile = false;      // `--profile`: profile every window
   ProgressMode progress = ProgressMode::kAuto;  // how the watch shows progress on stdout
+  bool fail_on_invalid = false;  // `--fail-on invalid`: kExitInvalid when a window is invalid
 };
 
 // Starts the lab, submits the campaign when asked, follows it to its end printing each window
 // and a summary, and stops the lab. Returns the exit status (cli/commands.h): kExitOk when every
-// window of the campaign was measured, kExitInterrupted when interrupted, kExitFailure otherwise.
+// window of the campaign was measured, kExitInterrupted when interrupted, kExitFailure otherwise;
+// with fail_on_invalid, kExitInvalid in place of kExitOk when one of them is invalid.
 int RunOnEmbeddedLab(const LabJob& job);
 
 }  // namespace benchlab

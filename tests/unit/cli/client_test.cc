@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "cli/commands.h"
 #include "cli/report_fetch.h"
 #include "coordinator/server/channel.h"
 #include "coordinator/server/coordinator_daemon.h"
@@ -61,6 +62,36 @@ TEST(ClientTest, AFleetCampaignIsCompleteByTheCountItFinishedWith) {
   outcome.total_windows = 0;
   EXPECT_EQ(ReportOutcome(outcome, "hello", 4), 0) << "no count at the finish: the caller's";
   EXPECT_EQ(ReportOutcome(outcome, "hello", 2), 1);
+}
+
+// --fail-on invalid (run, submit --wait): every window measured and one refused by the gates is
+// kExitInvalid; without the flag it is kExitOk; a window not measured stays kExitFailure.
+TEST(ClientTest, FailOnInvalidTellsARefusedWindowFromAMissingOne) {
+  WatchOutcome outcome;
+  outcome.finished = true;
+  outcome.state = "done";
+  for (int round = 1; round <= 3; ++round) {
+    v1::Window w;
+    w.set_target("hello");
+    w.set_scenario("hello");
+    w.set_load_level("c2");
+    w.set_round(round);
+    w.set_attempt(1);
+    w.set_verdict("valid");
+    outcome.windows.push_back(w);
+  }
+  EXPECT_EQ(ReportOutcome(outcome, "hello", 3, false, /*fail_on_invalid=*/true), kExitOk);
+  outcome.windows[1].set_verdict("invalid");
+  EXPECT_EQ(ReportOutcome(outcome, "hello", 3, false, false), kExitOk);
+  EXPECT_EQ(ReportOutcome(outcome, "hello", 3, false, true), kExitInvalid);
+  // A later valid attempt of the same window makes it count as valid.
+  v1::Window again = outcome.windows[1];
+  again.set_attempt(2);
+  again.set_verdict("valid");
+  outcome.windows.push_back(again);
+  EXPECT_EQ(ReportOutcome(outcome, "hello", 3, false, true), kExitOk);
+  outcome.windows.back().set_verdict("failed");
+  EXPECT_EQ(ReportOutcome(outcome, "hello", 3, false, true), kExitFailure);
 }
 
 TEST(ClientTest, AReportOverFourMebibytesCrossesTheChannel) {

@@ -342,5 +342,14 @@ TEST(EditDistanceTest, CountsSwapsAsOneEdit) {
   EXPECT_TRUE(SimilarNames("zz", names).empty());
 }
 
+TEST(FailOnTest, InvalidIsAValueOfRunAndOfSubmitWithWait) {
+  Ran ran = Benchlab({"submit", "campaign.toml", "--fail-on", "invalid"});
+  EXPECT_EQ(ran.status, kExitUsage);
+  EXPECT_NE(ran.err.find("--wait"), std::string::npos) << ran.err;
+  ran = Benchlab({"run", "campaign.toml", "--fail-on", "invalids"});
+  EXPECT_EQ(ran.status, kExitUsage);
+  EXPECT_NE(ran.err.find("invalid"), std::string::npos) << ran.err;
+}
+
 }  // namespace
 }  // namespace benchlab
