@@ -153,6 +153,165 @@ nlohmann::ordered_json AttemptRecordJson(const WindowRow& w, bool newest, const 
   return out;
 }
 
+namespace {
+
+// Host facts: one entry per role, agent and distinct facts, with the attempts that saw them.
+ojson HostsJson(const ReportInput& in) {
+  ojson hosts = ojson::array();
+  std::map<std::tuple<std::string, std::string, std::string>, size_t> host_index;
+  auto add_host = [&](const std::string& role, const std::string& agent, const std::string& text,
+                      int64_t id) {
+    ojson facts = ParseJson(text, ojson::object());
+    if (facts.is_object() && facts.empty()) return;
+    auto [it, fresh] = host_index.emplace(std::make_tuple(role, agent, facts.dump()), hosts.size());
+    if (fresh) {
+      hosts.push_back(
+          {{"role", role}, {"agent", agent}, {"facts", facts}, {"windows", ojson::array()}});
+    }
+    hosts[it->second]["windows"].push_back(id);
+  };
+  for (const WindowRow& w : in.windows) {
+    add_host("server", w.server_agent, w.server_host, w.id);
+    add_host("load", w.load_agent, w.load_host, w.id);
+  }
+  return hosts;
+}
+
+ojson CalibrationsJson(const ReportInput& in) {
+  ojson calibrations = ojson::array();
+  for (const SelftestCalibrationRow& k : in.calibrations) {
+    calibrations.push_back({{"agent", k.agent},
+                            {"runs", k.runs},
+                            {"median_ms", k.median_ms},
+                            {"spread", k.spread ? ojson(*k.spread) : ojson()},
+                            {"threshold_pct", k.threshold_pct},
+                            {"threshold_source", k.threshold_source}});
+  }
+  return calibrations;
+}
+
+ojson NoiseFloorsJson(const Context& cx) {
+  ojson noise = ojson::array();
+  for (const std::string& pair : cx.stats.pairs) {
+    const NoiseFloors& nf = cx.stats.noise.at(pair);
+    ojson metrics = ojson::object();
+    for (Metric m : kAllMetrics) {
+      if (IsServiceMetric(m) && !cx.stats.services) continue;
+      const auto& f = nf.of(m);
+      metrics[MetricName(m)] =
+          f ? ojson{{"fraction", f->fraction}, {"values", SummaryJson(f->values)}} : ojson();
+    }
+    noise.push_back(
+        {{"pair", pair}, {"windows", nf.windows}, {"valid", nf.valid}, {"metrics", metrics}});
+  }
+
+  return noise;
+}
+
+ojson CellsJson(const Context& cx, const CampaignRow& c) {
+  ojson cells = ojson::array();
+  for (const CellStats& cell : cx.stats.cells) {
+    ojson targets = ojson::array();
+    for (const TargetStats& t : cell.targets) {
+      ojson metrics = ojson::object();
+      for (Metric m : kAllMetrics) {
+        if (IsServiceMetric(m) && !cx.stats.services) continue;
+        ojson one = SummaryJson(t.of(m));
+        one["vs_baseline"] = ComparisonJson(t.compared(m));
+        metrics[MetricName(m)] = one;
+      }
+      targets.push_back({{"target", t.target},
+                         {"baseline", t.target == c.baseline},
+                         {"windows", t.windows},
+                         {"valid", t.valid},
+                         {"metrics", metrics}});
+    }
+    auto rounds = cx.cell_rounds.find(cell.cell);
+    cells.push_back(
+        {{"pair", cell.cell.pair},
+         {"scenario", cell.cell.scenario},
+         {"load_level", cell.cell.load_level},
+         {"rounds", rounds == cx.cell_rounds.end() ? ojson() : ojson(rounds->second.rounds)},
+         {"stopped",
+          rounds == cx.cell_rounds.end() ? ojson() : ojson(CellStopName(rounds->second.stop))},
+         {"targets", targets}});
+  }
+  return cells;
+}
+
+ojson TargetFactsJson(const Context& cx) {
+  ojson facts = ojson::array();
+  for (const TargetFacts& f : cx.stats.facts) {
+    facts.push_back({{"pair", f.pair},
+                     {"target", f.target},
+                     {"startup_ms", SummaryJson(f.startup_ms)},
+                     {"first_request_ms", SummaryJson(f.first_request_ms)},
+                     {"idle_rss_kb", SummaryJson(f.idle_rss_kb)},
+                     {"rss_peak_kb", SummaryJson(f.rss_peak_kb)}});
+  }
+
+  return facts;
+}
+
+// Windows in the order their first attempt was stored, each with every attempt.
+ojson WindowsJson(const ReportInput& in, const Context& cx) {
+  ojson windows = ojson::array();
+  std::map<WindowKey, size_t> window_index;
+  for (const WindowRow& w : in.windows) {
+    auto [it, fresh] = window_index.emplace(w.Key(), windows.size());
+    if (fresh) {
+      windows.push_back({{"pair", w.pair},
+                         {"target", w.target},
+                         {"scenario", w.scenario},
+                         {"load_level", ToMeasurement(w).load_level},
+                         {"connections", w.connections},
+                         {"round", w.round},
+                         {"position", w.position},
+                         {"noise", w.noise != 0},
+                         {"attempts", ojson::array()}});
+    }
+    windows[it->second]["attempts"].push_back(AttemptRecordJson(
+        w, cx.newest.count(w.id) > 0, SamplesOf(in, w.id), ServicesCpuOf(in, w.id)));
+  }
+
+  return windows;
+}
+
+// benchlab's generator against external tools on the same cells (empty without [load] tool).
+ojson LoadToolsJson(const Context& cx) {
+  ojson tools = ojson::array();
+  for (const ToolCell& cell : CompareTools(cx)) {
+    ojson targets = ojson::array();
+    for (const ToolTarget& t : cell.targets) {
+      auto rounds_json = [](const std::vector<ToolRound>& rounds) {
+        ojson list = ojson::array();
+        for (const ToolRound& r : rounds) {
+          list.push_back({{"round", r.round}, {"ratio", Num(r.ratio)}, {"gap_s", Num(r.gap_s)}});
+        }
+        return list;
+      };
+      targets.push_back({{"target", t.target},
+                         {"benchlab_rps", SummaryJson(t.benchlab_rps)},
+                         {"tool_rps", SummaryJson(t.tool_rps)},
+                         {"ratio", SummaryJson(t.ratio)},
+                         {"rounds", rounds_json(t.rounds)},
+                         {"rounds_apart", rounds_json(t.apart)},
+                         {"benchlab_p99_us", SummaryJson(t.benchlab_p99_us)},
+                         {"tool_p99_us", SummaryJson(t.tool_p99_us)},
+                         {"benchlab_cpu_us_per_request", SummaryJson(t.benchlab_cpu_us)},
+                         {"tool_cpu_us_per_request", SummaryJson(t.tool_cpu_us)}});
+    }
+    tools.push_back({{"pair", cell.pair},
+                     {"scenario", cell.scenario},
+                     {"load_level", cell.load_level},
+                     {"tool", cell.tool},
+                     {"targets", targets}});
+  }
+  return tools;
+}
+
+}  // namespace
+
 std::string FormatReportJson(const ReportInput& in) {
   const Context cx = Analyse(in);
   const CampaignRow& c = in.campaign;
@@ -190,84 +349,16 @@ std::string FormatReportJson(const ReportInput& in) {
                        : ojson()},
                   {"decide_on", cx.spec ? ojson(cx.spec->stats.decide_on) : ojson()}};
 
-  // Host facts: one entry per role, agent and distinct facts, with the attempts that saw them.
-  ojson hosts = ojson::array();
-  std::map<std::tuple<std::string, std::string, std::string>, size_t> host_index;
-  auto add_host = [&](const std::string& role, const std::string& agent, const std::string& text,
-                      int64_t id) {
-    ojson facts = ParseJson(text, ojson::object());
-    if (facts.is_object() && facts.empty()) return;
-    auto [it, fresh] = host_index.emplace(std::make_tuple(role, agent, facts.dump()), hosts.size());
-    if (fresh) {
-      hosts.push_back(
-          {{"role", role}, {"agent", agent}, {"facts", facts}, {"windows", ojson::array()}});
-    }
-    hosts[it->second]["windows"].push_back(id);
-  };
-  for (const WindowRow& w : in.windows) {
-    add_host("server", w.server_agent, w.server_host, w.id);
-    add_host("load", w.load_agent, w.load_host, w.id);
-  }
-  out["hosts"] = hosts;
-  ojson calibrations = ojson::array();
-  for (const SelftestCalibrationRow& k : in.calibrations) {
-    calibrations.push_back({{"agent", k.agent},
-                            {"runs", k.runs},
-                            {"median_ms", k.median_ms},
-                            {"spread", k.spread ? ojson(*k.spread) : ojson()},
-                            {"threshold_pct", k.threshold_pct},
-                            {"threshold_source", k.threshold_source}});
-  }
-  out["selftest_calibrations"] = calibrations;
+  out["hosts"] = HostsJson(in);
+  out["selftest_calibrations"] = CalibrationsJson(in);
   out["gate_audit"] = GateAuditJson(AuditGates(AuditWindowsOf(in, "")));
   const Remeasured again = CountRemeasured(in.windows);
   ojson by_gate = ojson::object();
   for (const auto& [gate, n] : again.by_gate) by_gate[gate] = n;
   out["remeasured"] = {{"windows", again.windows}, {"by_gate", by_gate}};
 
-  ojson noise = ojson::array();
-  for (const std::string& pair : cx.stats.pairs) {
-    const NoiseFloors& nf = cx.stats.noise.at(pair);
-    ojson metrics = ojson::object();
-    for (Metric m : kAllMetrics) {
-      if (IsServiceMetric(m) && !cx.stats.services) continue;
-      const auto& f = nf.of(m);
-      metrics[MetricName(m)] =
-          f ? ojson{{"fraction", f->fraction}, {"values", SummaryJson(f->values)}} : ojson();
-    }
-    noise.push_back(
-        {{"pair", pair}, {"windows", nf.windows}, {"valid", nf.valid}, {"metrics", metrics}});
-  }
-  out["noise_floor"] = noise;
-
-  ojson cells = ojson::array();
-  for (const CellStats& cell : cx.stats.cells) {
-    ojson targets = ojson::array();
-    for (const TargetStats& t : cell.targets) {
-      ojson metrics = ojson::object();
-      for (Metric m : kAllMetrics) {
-        if (IsServiceMetric(m) && !cx.stats.services) continue;
-        ojson one = SummaryJson(t.of(m));
-        one["vs_baseline"] = ComparisonJson(t.compared(m));
-        metrics[MetricName(m)] = one;
-      }
-      targets.push_back({{"target", t.target},
-                         {"baseline", t.target == c.baseline},
-                         {"windows", t.windows},
-                         {"valid", t.valid},
-                         {"metrics", metrics}});
-    }
-    auto rounds = cx.cell_rounds.find(cell.cell);
-    cells.push_back(
-        {{"pair", cell.cell.pair},
-         {"scenario", cell.cell.scenario},
-         {"load_level", cell.cell.load_level},
-         {"rounds", rounds == cx.cell_rounds.end() ? ojson() : ojson(rounds->second.rounds)},
-         {"stopped",
-          rounds == cx.cell_rounds.end() ? ojson() : ojson(CellStopName(rounds->second.stop))},
-         {"targets", targets}});
-  }
-  out["cells"] = cells;
+  out["noise_floor"] = NoiseFloorsJson(cx);
+  out["cells"] = CellsJson(cx, c);
   // A profiled campaign's target-against-baseline profile diffs (docs/profiles.md); absent when
   // the campaign was not profiled.
   if (in.profiled) {
@@ -279,68 +370,9 @@ std::string FormatReportJson(const ReportInput& in) {
                        {"unprofiled", unprofiled}};
   }
 
-  ojson facts = ojson::array();
-  for (const TargetFacts& f : cx.stats.facts) {
-    facts.push_back({{"pair", f.pair},
-                     {"target", f.target},
-                     {"startup_ms", SummaryJson(f.startup_ms)},
-                     {"first_request_ms", SummaryJson(f.first_request_ms)},
-                     {"idle_rss_kb", SummaryJson(f.idle_rss_kb)},
-                     {"rss_peak_kb", SummaryJson(f.rss_peak_kb)}});
-  }
-  out["target_facts"] = facts;
-
-  // Windows in the order their first attempt was stored, each with every attempt.
-  ojson windows = ojson::array();
-  std::map<WindowKey, size_t> window_index;
-  for (const WindowRow& w : in.windows) {
-    auto [it, fresh] = window_index.emplace(w.Key(), windows.size());
-    if (fresh) {
-      windows.push_back({{"pair", w.pair},
-                         {"target", w.target},
-                         {"scenario", w.scenario},
-                         {"load_level", ToMeasurement(w).load_level},
-                         {"connections", w.connections},
-                         {"round", w.round},
-                         {"position", w.position},
-                         {"noise", w.noise != 0},
-                         {"attempts", ojson::array()}});
-    }
-    windows[it->second]["attempts"].push_back(AttemptRecordJson(
-        w, cx.newest.count(w.id) > 0, SamplesOf(in, w.id), ServicesCpuOf(in, w.id)));
-  }
-  out["windows"] = windows;
-
-  // benchlab's generator against external tools on the same cells (empty without [load] tool).
-  ojson tools = ojson::array();
-  for (const ToolCell& cell : CompareTools(cx)) {
-    ojson targets = ojson::array();
-    for (const ToolTarget& t : cell.targets) {
-      auto rounds_json = [](const std::vector<ToolRound>& rounds) {
-        ojson list = ojson::array();
-        for (const ToolRound& r : rounds) {
-          list.push_back({{"round", r.round}, {"ratio", Num(r.ratio)}, {"gap_s", Num(r.gap_s)}});
-        }
-        return list;
-      };
-      targets.push_back({{"target", t.target},
-                         {"benchlab_rps", SummaryJson(t.benchlab_rps)},
-                         {"tool_rps", SummaryJson(t.tool_rps)},
-                         {"ratio", SummaryJson(t.ratio)},
-                         {"rounds", rounds_json(t.rounds)},
-                         {"rounds_apart", rounds_json(t.apart)},
-                         {"benchlab_p99_us", SummaryJson(t.benchlab_p99_us)},
-                         {"tool_p99_us", SummaryJson(t.tool_p99_us)},
-                         {"benchlab_cpu_us_per_request", SummaryJson(t.benchlab_cpu_us)},
-                         {"tool_cpu_us_per_request", SummaryJson(t.tool_cpu_us)}});
-    }
-    tools.push_back({{"pair", cell.pair},
-                     {"scenario", cell.scenario},
-                     {"load_level", cell.load_level},
-                     {"tool", cell.tool},
-                     {"targets", targets}});
-  }
-  out["load_tools"] = tools;
+  out["target_facts"] = TargetFactsJson(cx);
+  out["windows"] = WindowsJson(in, cx);
+  out["load_tools"] = LoadToolsJson(cx);
   return out.dump(2) + "\n";
 }
 
