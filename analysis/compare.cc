@@ -223,6 +223,9 @@ CompareSide SideOf(const json& record, const std::string& source) {
   side.created_at = TextAt(c, "created_at");
   side.state = TextAt(c, "state");
   side.generated_by = TextAt(record, "generated_by");
+  // The mode in force (a record written before it was there: the --gates override, if any).
+  side.gates_mode = TextAt(c, "gates_in_force");
+  if (side.gates_mode.empty()) side.gates_mode = TextAt(c, "gates_mode");
   const json& floors = At(record, "noise_floor");
   if (floors.is_array()) {
     for (const json& entry : floors) {

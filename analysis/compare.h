@@ -147,6 +147,9 @@ struct CompareSide {
   std::string created_at;
   std::string state;
   std::string generated_by;
+  // The mode the campaign's gates were in: "enforce", "warn" (reasons recorded, no window
+  // refused), or "" for a record that does not say (the run of record's gates_in_force).
+  std::string gates_mode;
   struct PairFloors {
     std::string pair;
     std::array<std::optional<double>, kMetricCount> floors;

@@ -186,6 +186,19 @@ std::vector<std::string> HeaderLines(const RecordComparison& c, const CompareOpt
     lines.push_back("Different hosts, absolute figures may not compare: A " + join(c.a.hosts) +
                     " | B " + join(c.b.hosts));
   }
+  // A side measured with its gates in warn mode counts windows the gates would refuse as valid:
+  // said before any figure, so that it never passes for a gated run (docs/compare.md).
+  for (const auto& [letter, side] : {std::pair{"A", &c.a}, std::pair{"B", &c.b}}) {
+    if (side->gates_mode == "warn") {
+      lines.push_back(std::string(letter) +
+                      " ran with its gates in warn mode: windows they would " +
+                      "refuse count as valid, so its figures may include disturbed windows.");
+    }
+  }
+  if (c.a.gates_mode != c.b.gates_mode && !c.a.gates_mode.empty() && !c.b.gates_mode.empty()) {
+    lines.push_back("A and B were gated differently (A " + c.a.gates_mode + ", B " +
+                    c.b.gates_mode + "): their windows were not held to the same rules.");
+  }
   const std::string of = c.baseline.empty()
                              ? "of the valid rounds' figures"
                              : "of the valid rounds' figures, for every target but " + c.baseline +
@@ -310,8 +323,13 @@ ojson SideJson(const CompareSide& s) {
     }
     floors.push_back(entry);
   }
-  return {{"source", s.source}, {"campaign", s.campaign},         {"created_at", s.created_at},
-          {"state", s.state},   {"generated_by", s.generated_by}, {"noise_floor", floors},
+  return {{"source", s.source},
+          {"campaign", s.campaign},
+          {"created_at", s.created_at},
+          {"state", s.state},
+          {"generated_by", s.generated_by},
+          {"gates_mode", s.gates_mode},
+          {"noise_floor", floors},
           {"hosts", s.hosts}};
 }
 ojson FigureJson(const SideFigure& f) {

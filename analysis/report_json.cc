@@ -155,6 +155,14 @@ nlohmann::ordered_json AttemptRecordJson(const WindowRow& w, bool newest, const 
 
 namespace {
 
+// The mode the campaign's windows were judged in: --gates's override, else the file's [gates]
+// mode; null when the stored text no longer parses and nothing overrode it.
+ojson GatesInForce(const CampaignRow& c, const std::optional<Campaign>& spec) {
+  if (!c.gates_mode.empty()) return c.gates_mode;
+  if (!spec) return ojson();
+  return spec->gates.mode == GateMode::kWarn ? "warn" : "enforce";
+}
+
 // Host facts: one entry per role, agent and distinct facts, with the attempts that saw them.
 ojson HostsJson(const ReportInput& in) {
   ojson hosts = ojson::array();
@@ -329,6 +337,7 @@ std::string FormatReportJson(const ReportInput& in) {
                      {"total_windows", c.total_windows},
                      {"error", c.error.empty() ? ojson() : ojson(c.error)},
                      {"gates_mode", c.gates_mode},
+                     {"gates_in_force", GatesInForce(c, cx.spec)},
                      {"placement", ParseJson(c.placement, ojson::object())}};
   // Stored redacted since schema 4; a campaign stored before is redacted here (a text that no
   // longer parses is shown as stored).

@@ -870,6 +870,35 @@ TEST(CompareTest, DifferentHostsAreWarnedAbout) {
             std::string::npos);
 }
 
+// A run with its gates in warn mode never passes for a gated one: the header says so for each
+// side that was, and when the two were gated differently; the JSON carries each side's mode.
+TEST(CompareTest, AWarnModeSideIsSaidBeforeAnyFigure) {
+  json a = Record("a", {Cell("hello", "c8", {Target("nginx")})});
+  json b = a;
+  a["campaign"]["gates_in_force"] = "enforce";
+  b["campaign"]["gates_in_force"] = "warn";
+  const RecordComparison c = CompareRecords(a, b, "a.json", "b.json");
+  const std::string text = FormatCompareText(c, {});
+  EXPECT_NE(text.find("B ran with its gates in warn mode: windows they would refuse count as "
+                      "valid"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("A ran with its gates"), std::string::npos) << text;
+  EXPECT_NE(text.find("A and B were gated differently (A enforce, B warn)"), std::string::npos)
+      << text;
+  EXPECT_LT(text.find("warn mode"), text.find("nginx")) << "before the figures";
+  EXPECT_NE(FormatCompareMarkdown(c, {}).find("- B ran with its gates in warn mode"),
+            std::string::npos);
+  EXPECT_EQ(json::parse(FormatCompareJson(c, {}))["b"]["gates_mode"], "warn");
+  // Two gated runs, or records that do not say: nothing.
+  b["campaign"]["gates_in_force"] = "enforce";
+  EXPECT_EQ(FormatCompareText(CompareRecords(a, b, "a.json", "b.json"), {}).find("gated"),
+            std::string::npos);
+  EXPECT_EQ(FormatCompareText(CompareRecords(Record("x", {}), a, "x.json", "a.json"), {})
+                .find("gated differently"),
+            std::string::npos);
+}
+
 TEST(CompareTest, NamesAndHostFactsFromARecordPrintEscaped) {
   // A record file from anywhere: a CPU model that ends the line and clears the screen, and a
   // target and a campaign named with control characters.

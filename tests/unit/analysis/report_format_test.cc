@@ -322,6 +322,19 @@ TEST(ReportFormatTest, MarkdownListsWarningsOfValidWindows) {
   EXPECT_EQ(Row(md, "nginx (baseline)")[9], "3/3");  // a warning does not invalidate
 }
 
+// The run of record says which mode the windows were judged in, whether --gates or the file set it.
+TEST(ReportFormatTest, JsonSaysTheGatesModeInForce) {
+  ReportInput in = Fixture();
+  in.campaign.gates_mode = "warn";
+  auto j = nlohmann::json::parse(FormatReportJson(in));
+  EXPECT_EQ(j["campaign"]["gates_mode"], "warn");
+  EXPECT_EQ(j["campaign"]["gates_in_force"], "warn");
+  in.campaign.gates_mode = "";
+  j = nlohmann::json::parse(FormatReportJson(in));
+  EXPECT_EQ(j["campaign"]["gates_mode"], "");
+  EXPECT_EQ(j["campaign"]["gates_in_force"], "enforce") << "the fixture's file has no [gates] mode";
+}
+
 TEST(ReportFormatTest, MarkdownShowsWhatPeersSentEscapedInItsCellAndLine) {
   ReportInput in = Fixture();
   in.campaign.source = "demo.toml\n# Forged heading";
