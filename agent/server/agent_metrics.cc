@@ -4,6 +4,7 @@
 #include <prometheus/metric_family.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <utility>
@@ -11,6 +12,7 @@
 
 #include "agent/host_sensors.h"
 #include "rpc/http_server.h"
+#include "rpc/process_metrics.h"
 #include "rpc/tls.h"
 #include "spdlog/spdlog.h"
 
@@ -99,6 +101,8 @@ AgentMetrics::~AgentMetrics() { Stop(); }
 std::string AgentMetrics::Scrape() const {
   std::vector<MetricFamily> families = registry_->Collect();
   for (auto& family : Families(agent_name_, snapshot_())) families.push_back(std::move(family));
+  for (auto& family : ProcessFamilies(RealSysEnv(), getpid()))
+    families.push_back(std::move(family));
   return prometheus::TextSerializer().Serialize(families);
 }
 

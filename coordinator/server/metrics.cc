@@ -9,12 +9,14 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <map>
 #include <utility>
 
 #include "coordinator/server/agent_registry.h"
 #include "coordinator/store.h"
+#include "rpc/process_metrics.h"
 #include "spdlog/spdlog.h"
 
 namespace benchlab {
@@ -142,6 +144,8 @@ std::string CoordinatorMetrics::Scrape(Store& store, AgentRegistry& agents) cons
   auto state = StateCollector(store, agents, db_path_).Collect();
   families.insert(families.end(), std::make_move_iterator(state.begin()),
                   std::make_move_iterator(state.end()));
+  for (auto& family : ProcessFamilies(RealSysEnv(), getpid()))
+    families.push_back(std::move(family));
   return prometheus::TextSerializer().Serialize(families);
 }
 

@@ -45,6 +45,20 @@ before=$(scrape "$http") || fail "scraping the coordinator"
 [ "$(value "$before" 'benchlab_agents{state="ready"}')" = 2 ] ||
   fail "two ready agents expected: $(grep '^benchlab_agents' <<< "$before")"
 check "before the campaign: no window counted, both agents ready and registered"
+# The standard process_* metrics of every exporter, on the coordinator and each agent: this
+# process's own (a start time in the last day, a CPU time, a resident size, open and maximum fds).
+for who in "coordinator $http" "server agent $server_metrics" "load agent $load_metrics"; do
+  body=$(scrape "${who##* }")
+  for metric in process_cpu_seconds_total process_resident_memory_bytes \
+    process_virtual_memory_bytes process_open_fds process_max_fds; do
+    awk -v v="$(value "$body" "$metric")" 'BEGIN { exit !(v > 0) }' ||
+      fail "${who% *}: $metric is '$(value "$body" "$metric")', expected above 0"
+  done
+  started=$(value "$body" process_start_time_seconds)
+  awk -v s="$started" -v now="$(date +%s)" 'BEGIN { exit !(s > now - 86400 && s <= now + 1) }' ||
+    fail "${who% *}: process_start_time_seconds is '$started', not within the last day"
+done
+check "process_* metrics on the coordinator and both agents"
 
 cat > "$work/campaign.toml" <<TOML
 name = "metrics"
