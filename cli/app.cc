@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "common/log.h"
+#include "rpc/server_port.h"
 
 namespace benchlab {
 
@@ -116,6 +117,7 @@ int RunBenchlab(int argc, const char* const* argv) {
   for (auto& [sub, runner] : commands) {
     if (!sub->parsed()) continue;
     ConfigureLogging(*ParseLogFormat(log_format), sub->get_name());
+    RouteGrpcLogging();
     return runner();
   }
   return kExitUsage;

@@ -9,6 +9,7 @@
 #include "agent/server/agent_config.h"
 #include "agent/server/agent_daemon.h"
 #include "agent/supervisor.h"
+#include "cli/command_error.h"
 #include "cli/commands.h"
 #include "cli/signals.h"
 #include "common/log.h"
@@ -25,13 +26,13 @@ struct AgentArgs {
 int RunAgent(const AgentArgs& args) {
   auto config = LoadAgentConfig(args.config);
   if (!config.ok()) {
-    std::fprintf(stderr, "%s\n", config.status().message().c_str());
+    ErrorLine(config.status().message());
     return kExitUsage;
   }
   // Before any thread exists, so that all of the agent's threads inherit its CPUs.
   Status pinned = PinAgent(RealSysEnv(), *config);
   if (!pinned.ok()) {
-    std::fprintf(stderr, "%s: %s\n", args.config.c_str(), pinned.message().c_str());
+    ErrorLine(args.config + ": " + pinned.message());
     return kExitUsage;
   }
   SetLogAgent(config->name);
@@ -56,8 +57,7 @@ int RunAgent(const AgentArgs& args) {
   AgentDaemon daemon(RealSysEnv(), *config);
   auto bound = daemon.Start();
   if (!bound.ok()) {
-    std::fprintf(stderr, "benchlab agent: %s\n", bound.status().message().c_str());
-    return kExitFailure;
+    return CommandError("agent", kExitFailure, bound.status().message());
   }
   int sig = WaitForTerminationSignal();
   // SIGHUP re-reads the [tls] files and keeps running (docs/security.md, "Mutual TLS").

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "cli/command_error.h"
 #include "cli/commands.h"
 #include "cli/signals.h"
 #include "cli/tls_options.h"
@@ -58,22 +59,19 @@ void WritePortFile(const std::string& path, uint16_t port) {
 int RunCoordinator(const CoordinatorArgs& args) {
   auto listen = ParseHostPort(args.listen);
   if (!listen.ok()) {
-    std::fprintf(stderr, "benchlab coordinator: --listen: %s\n", listen.status().message().c_str());
-    return kExitUsage;
+    return CommandError("coordinator", kExitUsage, "--listen: " + listen.status().message());
   }
   std::optional<HostPort> http;
   if (!args.http.empty()) {
     auto parsed = ParseHttpAddress(args.http);
     if (!parsed.ok()) {
-      std::fprintf(stderr, "benchlab coordinator: --http: %s\n", parsed.status().message().c_str());
-      return kExitUsage;
+      return CommandError("coordinator", kExitUsage, "--http: " + parsed.status().message());
     }
     http = *parsed;
   }
   auto tls = LoadTls(args.tls, {Role::kCoordinator});
   if (!tls.ok()) {
-    std::fprintf(stderr, "benchlab coordinator: %s\n", tls.status().message().c_str());
-    return kExitUsage;
+    return CommandError("coordinator", kExitUsage, tls.status().message());
   }
   if (args.parent_pid != 0 && !ExitWithParent(args.parent_pid)) return kExitFailure;
   BlockTerminationSignals();
@@ -86,13 +84,11 @@ int RunCoordinator(const CoordinatorArgs& args) {
   options.audit = args.audit;
   auto daemon = CoordinatorDaemon::Create(args.db, options);
   if (!daemon.ok()) {
-    std::fprintf(stderr, "benchlab coordinator: %s\n", daemon.status().message().c_str());
-    return kExitFailure;
+    return CommandError("coordinator", kExitFailure, daemon.status().message());
   }
   auto bound = (*daemon)->Start(*listen);
   if (!bound.ok()) {
-    std::fprintf(stderr, "benchlab coordinator: %s\n", bound.status().message().c_str());
-    return kExitFailure;
+    return CommandError("coordinator", kExitFailure, bound.status().message());
   }
   if (http) {
     // HTTPS with its own certificate when given one; beyond loopback, with the coordinator's
@@ -106,12 +102,9 @@ int RunCoordinator(const CoordinatorArgs& args) {
     auto web = (*daemon)->StartHttp(*http, args.web_root.empty() ? DefaultWebRoot() : args.web_root,
                                     args.http_hosts, http_tls);
     if (!web.ok()) {
-      std::fprintf(stderr, "benchlab coordinator: --http: %s\n", web.status().message().c_str());
       (*daemon)->Shutdown();
-      return kExitFailure;
+      return CommandError("coordinator", kExitFailure, "--http: " + web.status().message());
     }
-    std::fprintf(stderr, "benchlab coordinator: dashboard on %s://%s/\n",
-                 http_tls.cert.empty() ? "http" : "https", web->ToString().c_str());
     if (!args.http_port_file.empty()) WritePortFile(args.http_port_file, web->port);
   }
   if (!args.port_file.empty()) WritePortFile(args.port_file, bound->port);

@@ -6,12 +6,29 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "common/log.h"
 #include "common/status.h"
+#include "spdlog/spdlog.h"
 
 namespace benchlab {
 
+// One line on stderr as it is, or with --log-format json a JSON log line at level error.
+inline void ErrorLine(const std::string& line) {
+  if (ConfiguredLogFormat() == LogFormat::kJson) {
+    spdlog::error("{}", line);
+  } else {
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+}
+
+// With --log-format json the line is a JSON log line at level error instead (docs/logging.md): a
+// daemon's stderr then holds JSON alone, its refusal to start included.
 inline int CommandError(const char* command, int exit_status, const std::string& message) {
-  std::fprintf(stderr, "benchlab %s: %s\n", command, message.c_str());
+  if (ConfiguredLogFormat() == LogFormat::kJson) {
+    spdlog::error("{}", message);
+  } else {
+    std::fprintf(stderr, "benchlab %s: %s\n", command, message.c_str());
+  }
   return exit_status;
 }
 

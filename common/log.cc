@@ -1,5 +1,6 @@
 #include "common/log.h"
 
+#include <atomic>
 #include <chrono>
 #include <ctime>
 #include <mutex>
@@ -105,7 +106,14 @@ void SetLogAgent(const std::string& name) {
   g_agent = name;
 }
 
+namespace {
+std::atomic<LogFormat> configured_format{LogFormat::kText};
+}  // namespace
+
+LogFormat ConfiguredLogFormat() { return configured_format.load(); }
+
 void ConfigureLogging(LogFormat format, const std::string& daemon) {
+  configured_format.store(format);
   if (format == LogFormat::kJson) {
     spdlog::default_logger()->set_formatter(std::make_unique<JsonLogFormatter>(daemon));
   } else {

@@ -69,4 +69,8 @@ void SetLogAgent(const std::string& name);
 // Makes spdlog's default logger write `format` for `daemon` (text: TextLogFormatter).
 void ConfigureLogging(LogFormat format, const std::string& daemon);
 
+// The format ConfigureLogging set last (kText before any call): with kJson, everything the process
+// writes on stderr is a log line, its errors included (cli/command_error.h).
+LogFormat ConfiguredLogFormat();
+
 }  // namespace benchlab

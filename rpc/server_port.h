@@ -19,6 +19,13 @@ namespace benchlab {
 // Turns SO_REUSEPORT off for the builder's ports, so BuildAndStart fails on a port in use.
 void SetExclusivePort(grpc::ServerBuilder& builder);
 
+// gRPC's own log lines (a bind that failed, with gRPC's internal error chain: some 600
+// characters) go to benchlab's log at level debug with gRPC's file:line, instead of straight to
+// stderr: the daemon says what failed once, in words and in its log format (docs/logging.md),
+// and `--log-format json` leaves nothing but JSON on stderr. Process-wide; call once, before the
+// first gRPC call (RunBenchlab does).
+void RouteGrpcLogging();
+
 // At most `max_threads` threads serve the builder's calls, its polling threads included
 // (at least 2: one polls while another runs a call).
 void LimitServerThreads(grpc::ServerBuilder& builder, int max_threads);

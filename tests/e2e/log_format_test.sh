@@ -17,7 +17,7 @@ grep -q "log-format: yaml not in {text,json}" "$work/bad.err" ||
 check "--log-format yaml is refused (exit 2): $(head -1 "$work/bad.err")"
 
 "$bin/benchlab" coordinator --log-format json --listen 127.0.0.1:0 --db "$work/lab.db" \
-  --port-file "$work/port" 2> "$work/coordinator.log" &
+  --http 127.0.0.1:0 --port-file "$work/port" 2> "$work/coordinator.log" &
 coordinator=$!
 track $coordinator
 wait_until 10 "the coordinator's port file" test -s "$work/port"
@@ -94,4 +94,18 @@ print(f"ok: {len(coordinator)} coordinator, {len(server)} server and {len(load)}
       f"JSON; the target's start names window {started[0]['window']}")
 PY
 passed=$((passed + 1))
+
+# A daemon that refuses to start says why in JSON too: its stderr holds nothing else.
+status=0
+"$bin/benchlab" coordinator --log-format json --listen 127.0.0.1:nope --db "$work/refused.db" \
+  2> "$work/refused.log" || status=$?
+[ "$status" -eq 2 ] || fail "a malformed --listen exited $status, expected 2"
+python3 - "$work/refused.log" <<'PY' || fail "refusal to start: see above"
+import json, sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+assert len(lines) == 1, f"expected one JSON line, got {lines!r}"
+obj = json.loads(lines[0])
+assert obj["level"] == "error" and obj["message"].startswith("--listen: "), obj
+PY
+check "a coordinator that refuses to start says so in one JSON line"
 echo "$passed checks passed"

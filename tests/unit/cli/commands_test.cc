@@ -302,6 +302,29 @@ TEST_F(CommandsTest, ARegressionBeyondTheLimitHasItsOwnStatus) {
   EXPECT_EQ(Benchlab({"no-such-command"}).status, kExitUsage);
 }
 
+// A gRPC port in use: the coordinator says so in one line of its own, without gRPC's internal
+// error chain before it (RouteGrpcLogging sends gRPC's lines to the debug log).
+TEST_F(CommandsTest, APortInUseIsSaidOnceWithoutGrpcsOwnDump) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), len), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string taken = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  const Ran ran =
+      Benchlab({"coordinator", "--listen", taken, "--db", (dir_ / "coordinator.db").string()});
+  close(fd);
+  EXPECT_EQ(ran.status, kExitFailure) << ran.err;
+  EXPECT_NE(ran.err.find("benchlab coordinator: "), std::string::npos) << ran.err;
+  EXPECT_NE(ran.err.find(taken), std::string::npos) << ran.err;
+  for (const char* grpc_text : {"No address added", "chttp2", "UNKNOWN:", "created\":"}) {
+    EXPECT_EQ(ran.err.find(grpc_text), std::string::npos) << grpc_text << " in: " << ran.err;
+  }
+}
+
 TEST(SubcommandWordTest, ASlipNamesTheSubcommandsItIsCloseTo) {
   Ran ran = Benchlab({"rnu", "examples/hello.toml"});
   EXPECT_EQ(ran.status, kExitUsage);
