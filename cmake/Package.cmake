@@ -41,7 +41,22 @@ foreach(src ${benchlab_pkg_gen}/benchlab.1 ${CMAKE_SOURCE_DIR}/packaging/deb/cha
     COMMENT "package: ${name}.gz")
   list(APPEND benchlab_pkg_outputs ${benchlab_pkg_gen}/${name}.gz)
 endforeach()
+# Shell completion, written by the binary from its own definitions (cli/completion.h), where
+# bash-completion, zsh and fish look for a package's scripts.
+foreach(shell bash zsh fish)
+  add_custom_command(OUTPUT ${benchlab_pkg_gen}/completion.${shell}
+    COMMAND $<TARGET_FILE:benchlab> completion ${shell} > ${benchlab_pkg_gen}/completion.${shell}
+    DEPENDS benchlab
+    COMMENT "package: ${shell} completion")
+  list(APPEND benchlab_pkg_outputs ${benchlab_pkg_gen}/completion.${shell})
+endforeach()
 add_custom_target(benchlab_package_files ALL DEPENDS ${benchlab_pkg_outputs})
+install(FILES ${benchlab_pkg_gen}/completion.bash
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME benchlab)
+install(FILES ${benchlab_pkg_gen}/completion.zsh
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions RENAME _benchlab)
+install(FILES ${benchlab_pkg_gen}/completion.fish
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d RENAME benchlab.fish)
 install(FILES ${benchlab_pkg_gen}/benchlab.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES packaging/deb/copyright ${benchlab_pkg_gen}/changelog.gz deploy/README.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR})

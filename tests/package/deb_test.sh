@@ -51,6 +51,9 @@ expected=(
   ./lib/systemd/system/benchlab-coordinator.service
   ./usr/bin/benchlab
   ./usr/lib/benchlab/hello-server
+  ./usr/share/bash-completion/completions/benchlab
+  ./usr/share/fish/vendor_completions.d/benchlab.fish
+  ./usr/share/zsh/vendor-completions/_benchlab
   ./usr/share/benchlab/examples/hello.toml
   ./usr/share/benchlab/examples/nginx.conf.in
   ./usr/share/benchlab/web/assets/app.css
@@ -176,6 +179,11 @@ done
 # --- the packaged binary ----------------------------------------------------------------------
 out=$("$root/usr/bin/benchlab" --version 2>&1)
 [ "$out" = "benchlab $version" ] || fail "benchlab --version said '$out', expected 'benchlab $version'"
+
+# The packaged bash completion, loaded in bash and asked to complete "benchlab rep".
+out=$(bash --norc --noprofile -c 'source "$1"; COMP_WORDS=(benchlab rep); COMP_CWORD=1; _benchlab
+  printf "%s\n" "${COMPREPLY[@]}"' _ "$root/usr/share/bash-completion/completions/benchlab" 2>&1)
+[ "$out" = "report" ] || fail "the bash completion offered '$out' for 'benchlab rep', expected 'report'"
 
 # Each example agent configuration, read and started by the packaged agent: its paths moved into
 # the extracted tree and its coordinator to a closed port (the agent keeps retrying it). It must
