@@ -27,6 +27,7 @@ struct SubmitArgs {
   std::string progress = "auto";    // auto | tty | plain | off (cli/progress.h), with --wait
   std::vector<std::string> labels;  // --label TARGET=VALUE, added to the text's [labels]
   std::string fail_on;              // "invalid", with --wait: kExitInvalid on an invalid window
+  std::string name;                 // --name: submit the campaign under this name
 };
 
 int RunSubmit(const SubmitArgs& args) {
@@ -36,7 +37,16 @@ int RunSubmit(const SubmitArgs& args) {
     std::fprintf(stderr, "%s\n", campaign.status().message().c_str());
     return kExitUsage;
   }
-  auto labelled = LabelCampaignText(*campaign, campaign->text, args.labels);
+  std::string text = campaign->text;
+  if (!args.name.empty()) {
+    auto renamed = RenameCampaignText(*campaign, args.name);
+    if (!renamed.ok()) {
+      return CommandError("submit", kExitUsage, "--name: " + renamed.status().message());
+    }
+    text = std::move(*renamed);
+    campaign->name = args.name;
+  }
+  auto labelled = LabelCampaignText(*campaign, text, args.labels);
   if (!labelled.ok()) {
     std::fprintf(stderr, "benchlab submit: --label %s\n", labelled.status().message().c_str());
     return kExitUsage;
@@ -98,6 +108,9 @@ CommandRunner AddSubmitCommand(CLI::App& root) {
       ->required();
   cmd->add_option("--coordinator", args->coordinator, "the coordinator's HOST:PORT")
       ->capture_default_str();
+  cmd->add_option("--name", args->name,
+                  "submit the campaign under this name instead of its own (a coordinator refuses "
+                  "a name it holds already)");
   AddTlsOptions(cmd, &args->tls);
   cmd->add_option("--gates", args->gates,
                   "warn: record every gate's reasons without invalidating windows; enforce: "

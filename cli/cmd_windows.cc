@@ -7,6 +7,7 @@
 #include "cli/client.h"
 #include "cli/command_error.h"
 #include "cli/commands.h"
+#include "cli/format_option.h"
 #include "cli/report_lines.h"
 #include "cli/tls_options.h"
 #include "coordinator/server/coordinator_service.h"
@@ -20,6 +21,7 @@ struct WindowsArgs {
   std::string coordinator;
   TlsFiles tls;  // --tls-*: mutual TLS to the coordinator
   std::string campaign;
+  std::string format = "text";  // text | json | csv
 };
 
 int RunWindows(const WindowsArgs& args) {
@@ -65,8 +67,11 @@ int RunWindows(const WindowsArgs& args) {
     }
     windows.assign(reply.windows().begin(), reply.windows().end());
   }
-  std::printf("%s", FormatWindowTable(windows).c_str());
-  return kExitOk;
+  const std::string out = args.format == "json"  ? FormatWindowsJson(windows)
+                          : args.format == "csv" ? FormatWindowsCsv(windows)
+                                                 : FormatWindowTable(windows);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? kExitOk : kExitFailure;
 }
 
 }  // namespace
@@ -78,6 +83,8 @@ CommandRunner AddWindowsCommand(CLI::App& root) {
   cmd->add_option("--coordinator", args->coordinator, "ask this coordinator (HOST:PORT)");
   AddTlsOptions(cmd, &args->tls);
   cmd->add_option("--campaign", args->campaign, "only this campaign's windows");
+  AddFormatOption(cmd, &args->format, {"text", "json", "csv"},
+                  "text (default: a table), json (an array of one object per attempt) or csv");
   return [args] { return RunWindows(*args); };
 }
 

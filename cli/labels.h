@@ -1,5 +1,6 @@
-// `--label TARGET=VALUE` of `benchlab run` and `benchlab submit` (docs/campaign.md, "[labels]"):
-// the flags read into labels and added to the campaign text the command submits.
+// What `benchlab run` and `benchlab submit` change in the campaign text they submit:
+// `--label TARGET=VALUE` (docs/campaign.md, "[labels]"), the flags read into labels and added to
+// the text, and `--name NAME`, the campaign stored under another name.
 #pragma once
 
 #include <map>
@@ -20,5 +21,11 @@ Result<std::map<std::string, std::string>> ParseLabelFlags(const std::vector<std
 // labels added by AddCampaignLabels; `text` itself without flags.
 Result<std::string> LabelCampaignText(const Campaign& campaign, const std::string& text,
                                       const std::vector<std::string>& flags);
+
+// The campaign's text with its root `name = ...` line replaced by `name`; the coordinator parses
+// and validates the result again. A file without a `series` key keeps its own name as its series
+// (docs/history.md): `benchlab run nightly.toml --name nightly-42` joins the history "nightly".
+// InvalidArgument for a name that is not [a-z0-9-]{1,64}, or a text without a root name line.
+Result<std::string> RenameCampaignText(const Campaign& campaign, const std::string& name);
 
 }  // namespace benchlab

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <tuple>
 
 #include "analysis/report_detail.h"
@@ -122,6 +123,79 @@ std::string FormatSummary(const std::vector<v1::Window>& windows, const std::str
                        WithThousands(rps).c_str(), FormatMicros(Median(cell.p99)).c_str(),
                        cpu_text.c_str(), ratio.c_str(), valid.c_str());
     }
+  }
+  return out;
+}
+
+namespace {
+
+// The fields of `windows --format json|csv`, in the order CSV's columns take.
+nlohmann::ordered_json WindowFields(const v1::Window& w) {
+  nlohmann::ordered_json reasons = nlohmann::ordered_json::array();
+  for (const std::string& r : w.reasons()) reasons.push_back(r);
+  return {{"id", w.id()},
+          {"campaign", w.campaign()},
+          {"pair", w.pair()},
+          {"target", w.target()},
+          {"scenario", w.scenario()},
+          {"load_level", w.load_level()},
+          {"connections", w.connections()},
+          {"round", w.round()},
+          {"position", w.position()},
+          {"noise", w.noise()},
+          {"attempt", w.attempt()},
+          {"verdict", w.verdict()},
+          {"reasons", reasons},
+          {"started_at", w.started_at()},
+          {"ended_at", w.ended_at()},
+          {"server_agent", w.server_agent()},
+          {"load_agent", w.load_agent()},
+          {"requests", w.requests()},
+          {"rps", w.rps()},
+          {"p50_us", w.p50_us()},
+          {"p90_us", w.p90_us()},
+          {"p99_us", w.p99_us()},
+          {"p999_us", w.p999_us()},
+          {"max_us", w.max_us()},
+          {"errors", w.errors()},
+          {"server_cpu_s", w.server_cpu_s()},
+          {"cpu_us_per_request", w.cpu_us_per_request()},
+          {"rss_peak_kb", w.rss_peak_kb()}};
+}
+
+}  // namespace
+
+std::string FormatWindowsJson(const std::vector<v1::Window>& windows) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const v1::Window& w : windows) out.push_back(WindowFields(w));
+  return out.dump(2) + "\n";
+}
+
+std::string FormatWindowsCsv(const std::vector<v1::Window>& windows) {
+  std::string out;
+  const nlohmann::ordered_json columns = WindowFields(v1::Window());
+  for (const auto& field : columns.items()) {
+    out += (out.empty() ? "" : ",") + field.key();
+  }
+  out += "\r\n";
+  for (const v1::Window& w : windows) {
+    std::string row;
+    bool first = true;
+    const nlohmann::ordered_json fields = WindowFields(w);
+    for (const auto& field : fields.items()) {
+      const auto& value = field.value();
+      std::string text;
+      if (value.is_string()) {
+        text = value.get<std::string>();
+      } else if (value.is_array()) {
+        for (const auto& r : value) text += (text.empty() ? "" : "; ") + r.get<std::string>();
+      } else {
+        text = value.dump();  // numbers as JSON writes them; true, false
+      }
+      row += (first ? "" : ",") + CsvField(text);
+      first = false;
+    }
+    out += row + "\r\n";
   }
   return out;
 }

@@ -14,6 +14,12 @@ namespace benchlab {
 std::string FormatWindowLine(const v1::Window& w);
 // The header and one row per window, for `benchlab windows`.
 std::string FormatWindowTable(const std::vector<v1::Window>& windows);
+// `benchlab windows --format json`: an array of one object per attempt, every field of the table
+// and more under the protocol's names (docs/cli.md, "windows"); numbers as JSON numbers.
+std::string FormatWindowsJson(const std::vector<v1::Window>& windows);
+// `--format csv`: a header row and one row per attempt with the same fields (RFC 4180 quoting;
+// reasons joined with "; ").
+std::string FormatWindowsCsv(const std::vector<v1::Window>& windows);
 // Per scenario and load level, targets as rows.
 std::string FormatSummary(const std::vector<v1::Window>& windows, const std::string& baseline);
 

@@ -302,6 +302,23 @@ TEST_F(CommandsTest, ARegressionBeyondTheLimitHasItsOwnStatus) {
   EXPECT_EQ(Benchlab({"no-such-command"}).status, kExitUsage);
 }
 
+// submit --name, as run --name: the campaign under another name, checked before any call.
+TEST_F(CommandsTest, SubmitTakesANameAsRunDoes) {
+  const std::string file = (dir_ / "nightly.toml").string();
+  std::ofstream(file) << kSpec;
+  const std::string closed = "127.0.0.1:" + std::to_string(ClosedPort());
+  Ran ran = Benchlab({"submit", file, "--name", "Nightly 7", "--coordinator", closed});
+  EXPECT_EQ(ran.status, kExitUsage);
+  EXPECT_NE(
+      ran.err.find("benchlab submit: --name: expected a name of [a-z0-9-]+, got \"Nightly 7\""),
+      std::string::npos)
+      << ran.err;
+  // A good name gets as far as the coordinator, which is not there.
+  ran = Benchlab({"submit", file, "--name", "nightly-7", "--coordinator", closed});
+  EXPECT_EQ(ran.status, kExitFailure) << ran.err;
+  EXPECT_NE(ran.err.find("cannot reach the coordinator"), std::string::npos) << ran.err;
+}
+
 // A gRPC port in use: the coordinator says so in one line of its own, without gRPC's internal
 // error chain before it (RouteGrpcLogging sends gRPC's lines to the debug log).
 TEST_F(CommandsTest, APortInUseIsSaidOnceWithoutGrpcsOwnDump) {

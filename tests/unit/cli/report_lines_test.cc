@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 namespace benchlab {
 namespace {
@@ -121,6 +122,40 @@ TEST(ReportLinesTest, AReasonQuotingATargetStaysOnItsWindowsLine) {
   const std::string table = FormatWindowTable({w});
   EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 3) << "header, window, reason\n" << table;
   EXPECT_EQ(table.find('\x1b'), std::string::npos) << table;
+}
+
+TEST(WindowsFormatTest, CsvAndJsonCarryTheSameFieldsAndQuoteWhatNeedsIt) {
+  v1::Window w;
+  w.set_id(7);
+  w.set_campaign("hello");
+  w.set_target("nginx");
+  w.set_scenario("json, small");  // a comma: quoted
+  w.set_load_level("c8");
+  w.set_round(2);
+  w.set_attempt(1);
+  w.set_verdict("invalid");
+  w.add_reasons("foreign_cpu: \"cc1plus\" 40% > 25%");
+  w.add_reasons("steal: 3%");
+  w.set_rps(51234.5);
+  w.set_p99_us(412);
+  const std::string csv = FormatWindowsCsv({w});
+  const size_t eol = csv.find("\r\n");
+  ASSERT_NE(eol, std::string::npos);
+  EXPECT_EQ(csv.substr(0, 40), "id,campaign,pair,target,scenario,load_le");
+  const std::string row = csv.substr(eol + 2);
+  EXPECT_EQ(row.rfind("7,hello,,nginx,\"json, small\",c8,", 0), 0u) << row;
+  EXPECT_NE(row.find(",\"foreign_cpu: \"\"cc1plus\"\" 40% > 25%; steal: 3%\","), std::string::npos)
+      << row;
+  EXPECT_NE(row.find(",51234.5,"), std::string::npos) << row;
+  const auto json = nlohmann::ordered_json::parse(FormatWindowsJson({w, w}));
+  ASSERT_EQ(json.size(), 2u);
+  EXPECT_EQ(json[0]["scenario"], "json, small");
+  EXPECT_EQ(json[0]["p99_us"], 412);
+  EXPECT_EQ(json[0]["reasons"].size(), 2u);
+  // The same columns, in the same order.
+  std::string keys;
+  for (const auto& field : json[0].items()) keys += (keys.empty() ? "" : ",") + field.key();
+  EXPECT_EQ(csv.substr(0, eol), keys);
 }
 
 }  // namespace
