@@ -23,12 +23,11 @@ inline void ErrorLine(const std::string& line) {
 
 // With --log-format json the line is a JSON log line at level error instead (docs/logging.md): a
 // daemon's stderr then holds JSON alone, its refusal to start included.
+// The JSON line's message is `message` alone: the line names its daemon already.
 inline int CommandError(const char* command, int exit_status, const std::string& message) {
-  if (ConfiguredLogFormat() == LogFormat::kJson) {
-    spdlog::error("{}", message);
-  } else {
-    std::fprintf(stderr, "benchlab %s: %s\n", command, message.c_str());
-  }
+  ErrorLine(ConfiguredLogFormat() == LogFormat::kJson
+                ? message
+                : "benchlab " + std::string(command) + ": " + message);
   return exit_status;
 }
 

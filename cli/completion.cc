@@ -83,26 +83,22 @@ std::string BashScript(const std::vector<Node>& nodes) {
       takes_value.push_back("'" + n.path + "|" + o + "'");
     for (const std::string& sub : n.subcommands) steps.push_back("'" + n.path + "|" + sub + "'");
   }
-  if (!takes_value.empty()) {
-    s << "      ";
-    for (size_t i = 0; i < takes_value.size(); ++i) s << (i ? "|" : "") << takes_value[i];
-    s << ") skip=1; continue ;;\n";
-  }
+  // One arm of a `case`: the patterns joined with '|', then `action`; none without patterns.
+  auto arm = [&s](const char* indent, const std::vector<std::string>& patterns,
+                  const char* action) {
+    if (patterns.empty()) return;
+    s << indent;
+    for (size_t i = 0; i < patterns.size(); ++i) s << (i ? "|" : "") << patterns[i];
+    s << ") " << action << " ;;\n";
+  };
+  arm("      ", takes_value, "skip=1; continue");
   s << "      *\\|-*) continue ;;\n";
-  if (!steps.empty()) {
-    s << "      ";
-    for (size_t i = 0; i < steps.size(); ++i) s << (i ? "|" : "") << steps[i];
-    s << ") path=${path:+$path }$word ;;\n";
-  }
+  arm("      ", steps, "path=${path:+$path }$word");
   s << "    esac\n"
        "  done\n"
        "  # The value of an option: left to the shell's own completion (files).\n"
        "  case \"$path|$prev\" in\n";
-  if (!takes_value.empty()) {
-    s << "    ";
-    for (size_t i = 0; i < takes_value.size(); ++i) s << (i ? "|" : "") << takes_value[i];
-    s << ") return ;;\n";
-  }
+  arm("    ", takes_value, "return");
   s << "  esac\n"
        "  local subcommands='' options=''\n"
        "  case \"$path\" in\n";
