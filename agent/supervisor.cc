@@ -49,19 +49,19 @@ bool IsExecutableFile(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
 }
 
-// argv[0] without a '/' is looked up in the target's own PATH, or the agent's when the target
-// is given none (execvp's rule); with a '/', a relative path is relative to the target's cwd.
-Result<std::string> ResolveExecutable(const SpawnSpec& spec) {
-  const std::string& name = spec.argv[0];
+}  // namespace
+
+Result<std::string> FindExecutable(const std::string& name, const std::string& cwd,
+                                   const std::map<std::string, std::string>& env) {
   if (name.find('/') != std::string::npos) {
-    std::string path = name[0] == '/' ? name : spec.cwd + "/" + name;
+    std::string path = name[0] == '/' ? name : cwd + "/" + name;
     if (!IsExecutableFile(path)) {
       return Status::NotFound("target command \"" + name + "\" is not an executable file");
     }
     return path;
   }
   std::string search;
-  if (auto it = spec.env.find("PATH"); it != spec.env.end()) {
+  if (auto it = env.find("PATH"); it != env.end()) {
     search = it->second;
   } else if (const char* agent_path = getenv("PATH")) {
     search = agent_path;
@@ -75,6 +75,14 @@ Result<std::string> ResolveExecutable(const SpawnSpec& spec) {
     start = colon + 1;
   }
   return Status::NotFound("target command \"" + name + "\" not found in PATH");
+}
+
+namespace {
+
+// argv[0] without a '/' is looked up in the target's own PATH, or the agent's when the target
+// is given none (execvp's rule); with a '/', a relative path is relative to the target's cwd.
+Result<std::string> ResolveExecutable(const SpawnSpec& spec) {
+  return FindExecutable(spec.argv[0], spec.cwd, spec.env);
 }
 
 // Runs in the child between fork and exec, so it only makes system calls (no allocation: the

@@ -19,6 +19,12 @@
 
 namespace benchlab {
 
+// The program argv[0] = `name` starts, found as a spawn finds it: without a '/', in `env`'s
+// PATH, or this process's when `env` has none (execvp's rule); with one, a relative path is
+// relative to `cwd`. NotFound saying why ("target command \"x\" not found in PATH").
+Result<std::string> FindExecutable(const std::string& name, const std::string& cwd,
+                                   const std::map<std::string, std::string>& env);
+
 struct SpawnSpec {
   // argv[0] is looked up in env's PATH (the agent's when env has none) when it has no '/';
   // a relative path with a '/' is relative to cwd.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/columns.h"
@@ -73,6 +74,12 @@ std::string FormatAgentTable(const std::vector<v1::AgentInfo>& agents) {
   for (const auto& a : agents) {
     const std::string warnings = FormatHostWarnings(a);
     if (!warnings.empty()) out += PrintableText(a.name()) + " host: " + warnings + "\n";
+    // protobuf's map has no order: by target name, as the catalogue column reads.
+    std::map<std::string, std::string> unstartable(a.unstartable().begin(), a.unstartable().end());
+    for (const auto& [target, why] : unstartable) {
+      out += PrintableText(a.name()) + " cannot start " + PrintableText(target) + ": " +
+             PrintableText(why) + "\n";
+    }
   }
   return out;
 }

@@ -163,6 +163,8 @@ Result<WatchOutcome> WatchCampaign(v1::Coordinator::Stub& stub, const std::strin
         last_id = w.id();
       } else if (event.has_started()) {
         WriteStdout(printer.OnStarted(event.started()));
+      } else if (event.event_case() == v1::CampaignEvent::kWaiting) {
+        WriteStdout(printer.OnWaiting(event.waiting()));
       } else if (event.has_finished()) {
         outcome.finished = true;
         outcome.state = event.finished().state();

@@ -15,12 +15,14 @@
 #include <thread>
 #include <vector>
 
+#include "cli/campaign_check.h"
 #include "cli/command_error.h"
 #include "cli/commands.h"
 #include "cli/embedded_lab.h"
 #include "cli/labels.h"
 #include "cli/progress.h"
 #include "cli/remeasure.h"
+#include "common/sysenv.h"
 #include "coordinator/campaign.h"
 #include "coordinator/store.h"
 
@@ -51,9 +53,9 @@ int RunLab(const RunArgs& args) {
     return kExitUsage;
   }
   Campaign campaign = std::move(parsed).value();
-  Status commands = RequireCommands(campaign);
-  if (!commands.ok()) {
-    std::fprintf(stderr, "%s\n", commands.message().c_str());
+  // Before any process starts: a target that cannot start would fail its every window.
+  if (auto problems = LocalCampaignProblems(campaign, RealSysEnv()); !problems.empty()) {
+    ErrorLine(FormatCampaignProblems(campaign.source_name, problems));
     return kExitUsage;
   }
   std::string spec_text = campaign.text;

@@ -43,6 +43,7 @@ enum ExitCode : int {
 using CommandRunner = std::function<int()>;
 
 CommandRunner AddRunCommand(CLI::App& root);          // the embedded lab
+CommandRunner AddCheckCommand(CLI::App& root);        // a campaign file, before it runs
 CommandRunner AddCoordinatorCommand(CLI::App& root);  // the coordinator daemon
 CommandRunner AddAgentCommand(CLI::App& root);        // the agent daemon
 CommandRunner AddSubmitCommand(CLI::App& root);

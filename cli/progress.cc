@@ -220,6 +220,12 @@ std::string ProgressPrinter::OnWindow(const v1::Window& w) {
   }
 }
 
+std::string ProgressPrinter::OnWaiting(const std::string& why) {
+  if (why.empty()) return "";
+  const std::string line = "waiting for agents: " + why + "\n";
+  return mode_ == ProgressMode::kTty ? kErase + line + StatusLine() : line;
+}
+
 std::string ProgressPrinter::Finish() {
   if (!status_shown_) return "";
   status_shown_ = false;

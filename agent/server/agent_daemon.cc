@@ -7,12 +7,15 @@
 #include <grpcpp/server_builder.h>
 #include <grpcpp/support/channel_arguments.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "agent/orphans.h"
 #include "agent/private_dir.h"
 #include "agent/server/agent_state.h"
+#include "agent/start_check.h"
 #include "agent/supervisor.h"
 #include "agent/target_runner.h"
 #include "agent/window_token.h"
@@ -181,6 +184,43 @@ AgentDaemon::InFlight::~InFlight() {
 
 Status AgentDaemon::ReloadTls() { return tls_ ? tls_->Reload() : Status::Ok(); }
 
+namespace {
+
+// Why each catalogue target cannot start on this host as configured (agent/start_check.h): its
+// own first problem, else its first side service's. At most 500 bytes each, cut at a character
+// boundary, control characters replaced, as the coordinator accepts (RegisterAgentRequest).
+std::map<std::string, std::string> UnstartableTargets(const AgentConfig& config,
+                                                      const std::vector<int>& cpus) {
+  StartCheckOptions options;
+  options.cpus = cpus;
+  std::map<std::string, std::string> targets, services;
+  for (const StartProblem& p : CheckStartable(config.catalogue, config.services, options)) {
+    std::string& why = (p.kind == "target" ? targets : services)[p.name];
+    if (why.empty()) why = p.why;
+  }
+  for (const TargetDef& def : config.catalogue) {
+    for (const std::string& service : def.services) {
+      auto it = services.find(service);
+      if (it != services.end() && !targets.contains(def.name)) {
+        targets[def.name] = "service \"" + service + "\": " + it->second;
+      }
+    }
+  }
+  for (auto& [name, why] : targets) {
+    for (char& c : why) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    }
+    if (why.size() > 500) {
+      size_t cut = 497;
+      while (cut > 0 && (static_cast<unsigned char>(why[cut]) & 0xC0) == 0x80) --cut;
+      why = why.substr(0, cut) + "...";
+    }
+  }
+  return targets;
+}
+
+}  // namespace
+
 void AgentDaemon::RegistrationLoop(std::string address) {
   auto channel =
       CoordinatorChannel(config_.coordinator, tls_ ? tls_->ChannelCredentials(Role::kCoordinator)
@@ -192,6 +232,15 @@ void AgentDaemon::RegistrationLoop(std::string address) {
   request.set_address(address);
   FillHostFacts(env_, service_.identity().allowed_cpus, request.mutable_host());
   for (const auto& name : service_.catalogue_names()) request.add_catalogue(name);
+  for (const auto& [target, why] : UnstartableTargets(config_, service_.identity().allowed_cpus)) {
+    if (std::find(request.catalogue().begin(), request.catalogue().end(), target) ==
+        request.catalogue().end()) {
+      continue;
+    }
+    spdlog::warn("agent {}: catalogue target {} cannot start on this host: {}", config_.name,
+                 target, why);
+    (*request.mutable_unstartable())[target] = why;
+  }
   for (const auto& label : config_.labels) request.add_labels(label);
   for (const auto& [name, version] : service_.versions())
     (*request.mutable_versions())[name] = version;

@@ -89,6 +89,18 @@ Status CheckCatalogue(const v1::RegisterAgentRequest& request) {
     }
     BENCHLAB_RETURN_IF_ERROR(CheckPrintable(versions + "[" + target + "]", version));
   }
+  const std::string unstartable = "RegisterAgentRequest.unstartable";
+  for (const auto& [target, why] : request.unstartable()) {
+    if (std::find(request.catalogue().begin(), request.catalogue().end(), target) ==
+        request.catalogue().end()) {
+      return Status::InvalidArgument(unstartable + ": expected targets of the catalogue, got " +
+                                     Quoted(target));
+    }
+    if (why.size() > kMaxUnstartableBytes) {
+      return TooLong(unstartable + "[" + target + "]", kMaxUnstartableBytes, why.size());
+    }
+    BENCHLAB_RETURN_IF_ERROR(CheckPrintable(unstartable + "[" + target + "]", why));
+  }
   return Status::Ok();
 }
 

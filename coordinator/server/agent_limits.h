@@ -33,6 +33,8 @@ inline constexpr size_t kMaxAgentLabels = 64;
 inline constexpr size_t kMaxCatalogueTargets = 1024;
 // One target's version line (the first line its version command prints), printable UTF-8.
 inline constexpr size_t kMaxVersionBytes = 256;
+// Why a catalogue target cannot start on the agent's host (RegisterAgentRequest.unstartable).
+inline constexpr size_t kMaxUnstartableBytes = 512;
 // The instance proof an agent registers with and shows again on every call.
 inline constexpr size_t kMaxInstanceProofBytes = 256;
 // Spooled results in one OfferResults call (the agent sends its spool in pages).

@@ -130,6 +130,7 @@ Admission AgentRegistry::Register(const v1::RegisterAgentRequest& request, std::
   entry.info.mutable_catalogue()->CopyFrom(request.catalogue());
   entry.info.mutable_labels()->CopyFrom(request.labels());
   *entry.info.mutable_versions() = request.versions();
+  *entry.info.mutable_unstartable() = request.unstartable();
   if (fresh) {
     entry.last_seen = now;
   } else {
@@ -261,16 +262,25 @@ std::string UnmetHostRequirements(const v1::HostFacts& host,
 
 std::string AgentRegistry::UnfitLocked(const Entry& entry, TimePoint now, const std::string& role,
                                        const std::vector<std::string>& targets,
-                                       const std::vector<std::string>& host_require) const {
+                                       const std::vector<std::string>& host_require,
+                                       bool any_state) const {
   if (!Contains(entry.info.roles(), role)) return "has no " + role + " role";
   std::vector<std::string> problems;
   AgentState state = StateLocked(entry, now);
-  if (state != AgentState::kReady) problems.push_back("is " + std::string(AgentStateName(state)));
+  if (state != AgentState::kReady && !any_state) {
+    problems.push_back("is " + std::string(AgentStateName(state)));
+  }
   std::vector<std::string> missing;
   for (const auto& target : targets) {
     if (!Contains(entry.info.catalogue(), target)) missing.push_back(target);
   }
   if (!missing.empty()) problems.push_back("lacks " + Join(missing, ", "));
+  for (const auto& target : targets) {
+    auto it = entry.info.unstartable().find(target);
+    if (it != entry.info.unstartable().end()) {
+      problems.push_back("cannot start " + target + ": " + it->second);
+    }
+  }
   if (std::string unmet = UnmetHostRequirements(entry.info.host(), host_require); !unmet.empty()) {
     problems.push_back(std::move(unmet));
   }
@@ -281,13 +291,13 @@ AgentRegistry::Candidates AgentRegistry::SelectLocked(const std::vector<std::str
                                                       const std::string& role,
                                                       const std::vector<std::string>& targets,
                                                       const std::vector<std::string>& host_require,
-                                                      TimePoint now) const {
+                                                      TimePoint now, bool any_state) const {
   Candidates out;
   std::set<std::string> seen;
   auto consider = [&](const Entry& entry) {
     const std::string& name = entry.info.name();
     if (!seen.insert(name).second) return;
-    std::string unfit = UnfitLocked(entry, now, role, targets, host_require);
+    std::string unfit = UnfitLocked(entry, now, role, targets, host_require, any_state);
     if (unfit.empty()) {
       out.fit.push_back(name);
     } else {
@@ -423,6 +433,42 @@ std::optional<AgentRegistry::Placement> AgentRegistry::Place(
   }
   *why = first_why;
   return std::nullopt;
+}
+
+std::vector<std::string> AgentRegistry::PlacementProblems(const PlacementSpec& spec,
+                                                          const std::vector<std::string>& targets,
+                                                          bool* awaits_registration) {
+  std::lock_guard lock(mu_);
+  const TimePoint now = clock_.Now();
+  std::vector<std::string> problems;
+  *awaits_registration = false;
+  for (const std::string role : {"server", "load"}) {
+    const bool server = role == "server";
+    const std::vector<std::string>& selectors = server ? spec.server : spec.load;
+    Candidates found = SelectLocked(selectors, role, server ? targets : std::vector<std::string>{},
+                                    spec.host_require, now, /*any_state=*/true);
+    if (!found.fit.empty()) continue;
+    // An agent not registered yet, a name or label no agent has yet: a registration may fix it.
+    bool awaits = std::none_of(agents_.begin(), agents_.end(), [&](const auto& entry) {
+      return Contains(entry.second.info.roles(), role);
+    });
+    for (const std::string& selector : selectors) {
+      if (std::string_view(selector).starts_with(kLabelPrefix)) {
+        const std::string label = selector.substr(kLabelPrefix.size());
+        awaits |= std::none_of(agents_.begin(), agents_.end(), [&](const auto& entry) {
+          return Contains(entry.second.info.labels(), label);
+        });
+      } else {
+        awaits |= !agents_.contains(selector);
+      }
+    }
+    if (awaits) *awaits_registration = true;
+    std::string what = "no registered " + role + " agent";
+    if (server && !targets.empty()) what += " can start " + Join(targets, ", ");
+    if (!selectors.empty()) what += " among " + Join(selectors, ", ");
+    problems.push_back(what + ": " + Join(found.reasons, "; "));
+  }
+  return problems;
 }
 
 std::optional<AgentRegistry::Placement> AgentRegistry::Place(

@@ -115,6 +115,16 @@ class AgentRegistry {
   // srv1 lacks nginx; srv2 is lost").
   std::optional<Placement> Place(const PlacementSpec& spec, const std::vector<std::string>& targets,
                                  std::string* why);
+  // What keeps `spec` from ever being placed on the agents registered now, whatever their
+  // state (busy, suspect and lost agents may come back): a named agent not registered, no
+  // server agent whose catalogue holds and can start every target, unmet host requirements, no
+  // load agent. One line per role ("no registered server agent can start nginx: srv1 lacks
+  // nginx; srv2 cannot start nginx: command \"nginx\" not found in PATH"); empty when waiting
+  // would do. *awaits_registration: a role has no registered agent at all, or a selector names
+  // an agent or label none has yet; an agent still starting may change that.
+  std::vector<std::string> PlacementProblems(const PlacementSpec& spec,
+                                             const std::vector<std::string>& targets,
+                                             bool* awaits_registration);
   // Place with an empty spec: any server agent with the targets, any load agent.
   std::optional<Placement> Place(const std::vector<std::string>& targets, std::string* why);
   // For fleet campaigns: as many disjoint (server, load) pairs as the ready agents selected by
@@ -169,15 +179,17 @@ class AgentRegistry {
   Entry* FindWithProofLocked(const std::string& name, const std::string& proof, ProofCheck* check);
   // Why the agent cannot take `role` now ("is busy", "lacks nginx", "host requirement aslr=0
   // not met: aslr is 2"); empty when it can.
+  // With any_state, the agent's state does not count: only what a wait cannot change.
   std::string UnfitLocked(const Entry& entry, std::chrono::steady_clock::time_point now,
                           const std::string& role, const std::vector<std::string>& targets,
-                          const std::vector<std::string>& host_require) const;
+                          const std::vector<std::string>& host_require,
+                          bool any_state = false) const;
   // The agents `selectors` pick for `role` (every agent of the role when empty), split into
   // those that can take it now and, for the others, why not.
   Candidates SelectLocked(const std::vector<std::string>& selectors, const std::string& role,
                           const std::vector<std::string>& targets,
                           const std::vector<std::string>& host_require,
-                          std::chrono::steady_clock::time_point now) const;
+                          std::chrono::steady_clock::time_point now, bool any_state = false) const;
   // The load agents for a campaign whose server agent is `server`; nullopt with *why.
   std::optional<std::vector<std::string>> PlaceLoadsLocked(
       const PlacementSpec& spec, const std::string& server,

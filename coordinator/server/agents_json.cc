@@ -39,6 +39,11 @@ nlohmann::ordered_json AgentsToJson(const std::vector<v1::AgentInfo>& agents) {
     };
     if (!a.certificate_expires().empty()) agent["certificate_expires"] = a.certificate_expires();
     for (const auto& [target, version] : a.versions()) agent["versions"][target] = version;
+    // Catalogue targets the agent cannot start on its host (agent/start_check.h), with why.
+    if (!a.unstartable().empty()) {
+      agent["unstartable"] = nlohmann::ordered_json::object();
+      for (const auto& [target, why] : a.unstartable()) agent["unstartable"][target] = why;
+    }
     if (a.has_host()) agent["host"] = HostFactsToJson(a.host());
     list.push_back(std::move(agent));
   }

@@ -303,6 +303,20 @@ grpc::Status CoordinatorService::SubmitCampaign(grpc::ServerContext* ctx,
   }());
 }
 
+// Read-only: what Submit would refuse, and what a campaign would wait for. Open to viewers,
+// who may list the agents' catalogues anyway (ListAgents).
+grpc::Status CoordinatorService::CheckCampaign(grpc::ServerContext* ctx,
+                                               const v1::SubmitCampaignRequest* req,
+                                               v1::CheckCampaignReply* reply) {
+  CallAudit audit(store_, tls_, ctx, "CheckCampaign", "campaign source " + req->source());
+  if (grpc::Status allowed = audit.Allow(kReaders); !allowed.ok()) return allowed;
+  auto check = scheduler_.Check(req->spec_toml(), req->source(), req->campaign_dir());
+  if (!check.ok()) return rpc::ToGrpcStatus(check.status());
+  for (const std::string& problem : check->problems) reply->add_problems(problem);
+  reply->set_total_windows(check->total_windows);
+  return grpc::Status::OK;
+}
+
 grpc::Status CoordinatorService::ListCampaigns(grpc::ServerContext* ctx,
                                                const v1::ListCampaignsRequest*,
                                                v1::ListCampaignsReply* reply) {
@@ -336,6 +350,7 @@ grpc::Status CoordinatorService::WatchCampaign(grpc::ServerContext* ctx,
   int64_t index_base = 0;
   bool first = true;
   std::set<std::string> announced;  // claims already sent as `started`
+  std::string waiting;              // the last `waiting` sent
   while (!ctx->IsCancelled()) {
     uint64_t seen = scheduler_.version();
     auto campaign = store_.FindCampaign(req->name());
@@ -386,6 +401,12 @@ grpc::Status CoordinatorService::WatchCampaign(grpc::ServerContext* ctx,
       started->set_server_agent(claim.server_agent);
       started->set_load_agent(claim.load_agent);
       if (!writer->Write(event)) return grpc::Status::CANCELLED;
+    }
+    if (std::string why = scheduler_.WaitingFor((*campaign)->id); why != waiting) {
+      v1::CampaignEvent event;
+      event.set_waiting(why);
+      if (!writer->Write(event)) return grpc::Status::CANCELLED;
+      waiting = std::move(why);
     }
     // Windows stored before the state changed were read above, so none is missed.
     if (Terminal((*campaign)->state)) {

@@ -37,6 +37,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
                           v1::ListAgentsReply* reply) override;
   grpc::Status SubmitCampaign(grpc::ServerContext* ctx, const v1::SubmitCampaignRequest* req,
                               v1::SubmitCampaignReply* reply) override;
+  grpc::Status CheckCampaign(grpc::ServerContext* ctx, const v1::SubmitCampaignRequest* req,
+                             v1::CheckCampaignReply* reply) override;
   grpc::Status ListCampaigns(grpc::ServerContext* ctx, const v1::ListCampaignsRequest* req,
                              v1::ListCampaignsReply* reply) override;
   grpc::Status WatchCampaign(grpc::ServerContext* ctx, const v1::WatchCampaignRequest* req,

@@ -69,6 +69,60 @@ void Scheduler::Bump() {
   cv_.notify_all();
 }
 
+void Scheduler::SetWaiting(int64_t campaign_id, const std::string& why) {
+  {
+    std::lock_guard lock(mu_);
+    if (why.empty()) {
+      waiting_.erase(campaign_id);
+    } else {
+      waiting_[campaign_id] = why;
+    }
+    ++version_;
+  }
+  cv_.notify_all();
+}
+
+std::string Scheduler::WaitingFor(int64_t campaign_id) {
+  std::lock_guard lock(mu_);
+  auto it = waiting_.find(campaign_id);
+  return it == waiting_.end() ? "" : it->second;
+}
+
+namespace {
+
+// Where the file asks the campaign to run, as placement specs: one per pair it names, else
+// one of its selectors (pairs = "all" included), each with its [host] requirements.
+std::vector<PlacementSpec> FilePlacementSpecs(const Campaign& campaign) {
+  std::vector<PlacementSpec> specs;
+  for (const auto& [server, load] : campaign.placement_pairs) specs.push_back({{server}, {load}});
+  if (specs.empty()) specs.push_back({campaign.placement_server, campaign.placement_load});
+  for (PlacementSpec& spec : specs) spec.host_require = campaign.host_require;
+  return specs;
+}
+
+}  // namespace
+
+Result<CampaignCheck> Scheduler::Check(const std::string& spec_toml, const std::string& source,
+                                       const std::string& campaign_dir) {
+  auto campaign = ParseCampaignText(spec_toml, source, campaign_dir);
+  if (!campaign.ok()) return campaign.status();
+  BENCHLAB_RETURN_IF_ERROR(CheckPlanSize(*campaign, max_windows_));
+  CampaignCheck check;
+  check.total_windows = static_cast<int>(SizeOfPlan(*campaign).Total());
+  std::vector<std::string> targets;
+  for (const auto& t : campaign->targets) targets.push_back(t.name);
+  bool all_await = true;
+  for (const PlacementSpec& spec : FilePlacementSpecs(*campaign)) {
+    bool awaits = false;
+    for (const std::string& problem : agents_.PlacementProblems(spec, targets, &awaits)) {
+      check.problems.push_back(source + ": placement: " + problem);
+    }
+    all_await = all_await && awaits;
+  }
+  check.awaits_registration = !check.problems.empty() && all_await;
+  return check;
+}
+
 void Scheduler::WaitForChange(uint64_t seen, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
   cv_.wait_for(lock, timeout, [&] { return version_ != seen || stopping_.load(); });
@@ -81,9 +135,13 @@ Result<Submission> Scheduler::Submit(const std::string& spec_toml, const std::st
     return Status::InvalidArgument("gates mode: expected \"warn\" or \"enforce\", got \"" +
                                    gates_mode + "\"");
   }
+  auto check = Check(spec_toml, source, campaign_dir);
+  if (!check.ok()) return check.status();
+  if (!check->problems.empty() && !check->awaits_registration) {
+    return Status::FailedPrecondition(fmt::format("{}", fmt::join(check->problems, "\n")));
+  }
   auto campaign = ParseCampaignText(spec_toml, source, campaign_dir);
   if (!campaign.ok()) return campaign.status();
-  BENCHLAB_RETURN_IF_ERROR(CheckPlanSize(*campaign, max_windows_));
   // The coordinator never runs a target's command or environment (agents run their own
   // catalogues): secrets in env are kept only as hashes.
   auto redacted = RedactCampaignText(spec_toml, source);
@@ -344,11 +402,15 @@ std::optional<AgentRegistry::Placement> Scheduler::WaitForPlacement(
   std::optional<AgentRegistry::Placement> placement;
   std::string why, last_why;
   while (!stopping() && !Cancelled(row.id) && !(placement = agents_.Place(spec, targets, &why))) {
-    if (why != last_why) spdlog::info("campaign {} waits for agents: {}", row.name, why);
+    if (why != last_why) {
+      spdlog::info("campaign {} waits for agents: {}", row.name, why);
+      SetWaiting(row.id, why);
+    }
     last_why = why;
     uint64_t seen = version();
     WaitForChange(seen, std::chrono::milliseconds(200));
   }
+  if (!last_why.empty()) SetWaiting(row.id, "");
   return placement;
 }
 
@@ -410,11 +472,15 @@ void Scheduler::RunCampaign(const CampaignRow& row) {
     std::string why, last_why;
     while (!stopping() && !Cancelled(row.id) &&
            (placements = agents_.PlacePairs(spec, target_names, &why)).empty()) {
-      if (why != last_why) spdlog::info("campaign {} waits for agents: {}", row.name, why);
+      if (why != last_why) {
+        spdlog::info("campaign {} waits for agents: {}", row.name, why);
+        SetWaiting(row.id, why);
+      }
       last_why = why;
       uint64_t seen = version();
       WaitForChange(seen, std::chrono::milliseconds(200));
     }
+    if (!last_why.empty()) SetWaiting(row.id, "");
   } else {
     for (const PlacementSpec& spec : specs) {
       auto placement = WaitForPlacement(row, spec, target_names);

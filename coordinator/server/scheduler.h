@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -45,6 +46,14 @@ struct Submission {
   int total_windows = 0;
 };
 
+// What Scheduler::Check found (docs/cli.md, "benchlab check").
+struct CampaignCheck {
+  std::vector<std::string> problems;  // "<source>: placement: no registered server agent ..."
+  int total_windows = 0;
+  // Every problem is one an agent's registration may fix (AgentRegistry::PlacementProblems).
+  bool awaits_registration = false;
+};
+
 class Scheduler {
  public:
   // Campaigns whose plan holds more than `max_windows` windows are refused by Submit. Each
@@ -65,9 +74,20 @@ class Scheduler {
   // stored text has its targets' env values redacted (RedactCampaignText).
   // gates_mode "warn" or "enforce" overrides the file's [gates] mode (`--gates`); "" keeps it.
   // profile (`--profile`) profiles every window whatever the file's [profile] enabled says.
+  // A campaign that the registered agents can never run (no server agent can start a target,
+  // unmet host requirements: Check) is refused with FailedPrecondition listing why; one that
+  // waits for an agent not registered yet is queued.
   Result<Submission> Submit(const std::string& spec_toml, const std::string& source,
                             const std::string& campaign_dir, const std::string& gates_mode = "",
                             bool profile = false);
+  // What would keep the campaign from running here, without storing anything: the file's
+  // errors as Submit returns them, then where it would be placed among the agents registered
+  // now, whatever their state (AgentRegistry::PlacementProblems), one problem per pair.
+  Result<CampaignCheck> Check(const std::string& spec_toml, const std::string& source,
+                              const std::string& campaign_dir);
+  // Why the campaign waits for agents before it can run ("no ready server agent has targets
+  // nginx: srv1 is busy"); "" when it does not wait.
+  std::string WaitingFor(int64_t campaign_id);
 
   // A counter that grows whenever a window is stored or a campaign changes state; watchers wait
   // for it to move past what they have seen.
@@ -117,6 +137,8 @@ class Scheduler {
   // deadline; an agent that does not answer keeps what it registered with.
   void RefreshHostFacts(const CampaignRow& row, const std::vector<Placement>& placements);
   void Bump();
+  // Records why the campaign waits ("" once it does not) and wakes the watchers.
+  void SetWaiting(int64_t campaign_id, const std::string& why);
   bool stopping() const { return stopping_.load(); }
 
   Store& store_;
@@ -129,6 +151,7 @@ class Scheduler {
   std::mutex mu_;
   std::condition_variable cv_;
   uint64_t version_ = 0;
+  std::map<int64_t, std::string> waiting_;  // under mu_: campaign id -> why it waits
 };
 
 }  // namespace benchlab

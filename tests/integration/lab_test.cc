@@ -309,24 +309,24 @@ TEST_F(LabTest, CpuOfAChildDoingTheWorkIsCounted) {
   EXPECT_GT(busy_us, 0.5 * hello_us) << "µs/request: child " << busy_us << ", root " << hello_us;
 }
 
-TEST_F(LabTest, TargetMissingFromTheCatalogueIsNeverStarted) {
-  // The campaign names a target the server agent does not have: it waits for a fitting agent
-  // instead of running anything; the listing shows the campaign still queued.
+TEST_F(LabTest, TargetMissingFromTheCatalogueIsRefusedAtSubmit) {
+  // The campaign names a target no registered server agent has: no wait would let it run, so
+  // it is refused with why, and nothing is stored or started (docs/cli.md, "Before a campaign
+  // starts").
   v1::SubmitCampaignRequest req;
   req.set_spec_toml(CampaignText("absent", "not-in-catalogue"));
   req.set_source("absent.toml");
   v1::SubmitCampaignReply reply;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  ASSERT_TRUE(stub_->SubmitCampaign(&ctx, req, &reply).ok());
-  // What is checked is that nothing happens: only time can show it.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  grpc::Status status = stub_->SubmitCampaign(&ctx, req, &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(status.error_message(),
+            "absent.toml: placement: no registered server agent can start hello-a, "
+            "not-in-catalogue: server lacks not-in-catalogue");
   auto campaign = coordinator_->store().FindCampaign("absent");
-  ASSERT_TRUE(campaign.ok() && campaign->has_value());
-  EXPECT_EQ((*campaign)->state, "queued");
-  WindowFilter filter;
-  filter.campaign = "absent";
-  EXPECT_TRUE(coordinator_->store().ListWindows(filter)->empty());
+  ASSERT_TRUE(campaign.ok());
+  EXPECT_FALSE(campaign->has_value());
 }
 
 TEST_F(LabTest, BadCampaignIsRejectedWithFileAndLine) {

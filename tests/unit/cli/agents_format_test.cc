@@ -124,6 +124,26 @@ TEST(AgentsFormatTest, HostWarningsFollowTheTableEscaped) {
   EXPECT_EQ(findings[1]["why"], "because");
 }
 
+TEST(AgentsFormatTest, TargetsAnAgentCannotStartFollowTheTable) {
+  v1::AgentInfo s = MakeAgent("srv", "ready", 0);
+  s.add_catalogue("nginx");
+  s.add_catalogue("app");
+  (*s.mutable_unstartable())["nginx"] = "command \"nginx\" not found in PATH";
+  (*s.mutable_unstartable())["app"] = "cpus: CPU 7 is not one this host offers (0-1)\x1b[2J";
+  const std::string table = FormatAgentTable({s, MakeAgent("quiet", "ready", 0)});
+  EXPECT_NE(table.find("\nsrv cannot start app: cpus: CPU 7 is not one this host offers "
+                       "(0-1)\\x1b[2J\nsrv cannot start nginx: command \"nginx\" not found in "
+                       "PATH\n"),
+            std::string::npos)
+      << table;
+  EXPECT_EQ(table.find("quiet cannot"), std::string::npos);
+  auto json = nlohmann::json::parse(FormatAgentsJson({s}));
+  EXPECT_EQ(json["agents"][0]["unstartable"]["nginx"], "command \"nginx\" not found in PATH");
+  EXPECT_FALSE(
+      nlohmann::json::parse(FormatAgentsJson({MakeAgent("quiet", "ready", 0)}))["agents"][0]
+          .contains("unstartable"));
+}
+
 TEST(AgentsFormatTest, WhatAnAgentSentPrintsEscapedOneAgentALine) {
   // Stored before the coordinator checked host facts, or sent by a coordinator that does not.
   v1::AgentInfo evil = MakeAgent("evil\x1b[2J\nFAKE-LINE", "ready", 0);

@@ -342,6 +342,44 @@ TEST_F(CommandsTest, APortInUseIsSaidOnceWithoutGrpcsOwnDump) {
   }
 }
 
+// `check` finds, before anything starts, what would fail every window of a target, and `run`
+// refuses to start with the same list; a campaign with nothing wrong is said to be so.
+TEST_F(CommandsTest, CheckListsEveryProblemAndRunRefusesThem) {
+  const std::string file = (dir_ / "nightly.toml").string();
+  std::string spec = kSpec;
+  spec.replace(spec.find("name = \"nginx\"\n"), 15,
+               "name = \"nginx\"\ncommand = [\"benchlab-no-such-nginx\"]\ncpus = \"1000\"\n");
+  spec.replace(spec.find("name = \"app\"\n"), 13,
+               "name = \"app\"\ncommand = [\"{campaign_dir}/../build/bin/app\"]\n");
+  std::ofstream(file) << spec;
+  Ran ran = Benchlab({"check", file});
+  EXPECT_EQ(ran.status, kExitUsage) << ran.err;
+  EXPECT_EQ(ran.out, "");
+  const std::string dir = dir_.string();
+  for (const std::string& expected :
+       {file + ": 3 problems:",
+        file + ":9: target \"nginx\": command \"benchlab-no-such-nginx\" not found in PATH",
+        file + ":9: target \"nginx\": cpus: CPU 1000 is not one this host offers",
+        file + ":13: target \"app\": command \"" + dir + "/../build/bin/app\" is not an " +
+            "executable file"}) {
+    EXPECT_NE(ran.err.find(expected), std::string::npos) << expected << "\nin: " << ran.err;
+  }
+  const std::string db = (dir_ / "run.db").string();
+  Ran refused = Benchlab({"run", file, "--db", db});
+  EXPECT_EQ(refused.status, kExitUsage);
+  EXPECT_EQ(refused.err, ran.err);
+  EXPECT_FALSE(fs::exists(db)) << "nothing was started, nothing stored";
+
+  spec = kSpec;
+  spec.replace(spec.find("name = \"nginx\"\n"), 15, "name = \"nginx\"\ncommand = [\"sh\"]\n");
+  spec.replace(spec.find("name = \"app\"\n"), 13, "name = \"app\"\ncommand = [\"true\"]\n");
+  std::ofstream(file) << spec;
+  ran = Benchlab({"check", file});
+  EXPECT_EQ(ran.status, kExitOk) << ran.err;
+  EXPECT_EQ(ran.out, file + ": no problems found: 6 windows on this machine's embedded lab " +
+                         "(benchlab run)\n");
+}
+
 TEST(SubcommandWordTest, ASlipNamesTheSubcommandsItIsCloseTo) {
   Ran ran = Benchlab({"rnu", "examples/hello.toml"});
   EXPECT_EQ(ran.status, kExitUsage);

@@ -277,6 +277,23 @@ TEST(ProgressPrinterTest, OffPrintsTheWindowLinesOnly) {
   EXPECT_EQ(printer.Finish(), "");
 }
 
+// What a campaign waits for is a line of its own in every mode; its end ("") prints nothing.
+TEST(ProgressPrinterTest, WaitingSaysForWhatInEveryMode) {
+  FakeClock clock;
+  const std::string why = "no ready server agent has targets nginx: srv1 is busy";
+  const std::string line = "waiting for agents: " + why + "\n";
+  ProgressPrinter plain(ProgressMode::kPlain, 4, clock, [] { return 80; });
+  EXPECT_EQ(plain.OnWaiting(why), line);
+  EXPECT_EQ(plain.OnWaiting(""), "");
+  ProgressPrinter off(ProgressMode::kOff, 4, clock, [] { return 80; });
+  EXPECT_EQ(off.OnWaiting(why), line);
+  ProgressPrinter tty(ProgressMode::kTty, 4, clock, [] { return 120; });
+  const std::string out = tty.OnWaiting(why);
+  EXPECT_EQ(out.rfind("\r\033[K" + line, 0), 0u) << out;
+  EXPECT_NE(out.find("0/4"), std::string::npos) << "the status line is drawn below it: " << out;
+  EXPECT_EQ(tty.Finish(), "\r\033[K");
+}
+
 TEST(ProgressPrinterTest, ModesParseAndAutoFollowsTheTerminal) {
   EXPECT_EQ(ParseProgressMode("auto"), ProgressMode::kAuto);
   EXPECT_EQ(ParseProgressMode("tty"), ProgressMode::kTty);

@@ -341,6 +341,47 @@ TEST_F(PlacementTest, MissingTargetSaysWhichAgentLacksWhatAndWhichIsNotReady) {
             "srv2 is lost");
 }
 
+TEST_F(PlacementTest, AnAgentThatCannotStartATargetIsNotPlacedAndSaysWhy) {
+  v1::RegisterAgentRequest srv = Agent("srv", {"server"}, {"nginx"});
+  (*srv.mutable_unstartable())["nginx"] = "command \"nginx\" not found in PATH";
+  registry_.Register(srv);
+  registry_.Register(Agent("l", {"load"}));
+  EXPECT_FALSE(registry_.Place({"nginx"}, &why_).has_value());
+  EXPECT_EQ(why_,
+            "no ready server agent has targets nginx: srv cannot start nginx: command \"nginx\" "
+            "not found in PATH");
+}
+
+// What no wait can fix is a problem; an agent's state is not.
+TEST_F(PlacementTest, PlacementProblemsIgnoreStateAndNameWhatNoAgentCanDo) {
+  registry_.Register(Agent("srv1", {"server"}, {"hello-server"}));
+  registry_.Register(Agent("srv2", {"server"}, {"nginx", "hello-server"}));
+  registry_.Register(Agent("l", {"load"}));
+  registry_.SetBusy("srv2", true);
+  bool awaits = true;
+  EXPECT_TRUE(registry_.PlacementProblems({}, {"nginx", "hello-server"}, &awaits).empty());
+  EXPECT_EQ(registry_.PlacementProblems({}, {"nginx", "h2o"}, &awaits),
+            (std::vector<std::string>{"no registered server agent can start nginx, h2o: srv1 "
+                                      "lacks nginx, h2o; srv2 lacks h2o"}));
+  EXPECT_FALSE(awaits);
+  PlacementSpec named;
+  named.server = {"srv3"};
+  named.load = {"label:rack-9"};
+  EXPECT_EQ(registry_.PlacementProblems(named, {"nginx"}, &awaits),
+            (std::vector<std::string>{
+                "no registered server agent can start nginx among srv3: srv3 is not registered",
+                "no registered load agent among label:rack-9: no agent has label rack-9"}));
+  EXPECT_TRUE(awaits);  // srv3, or an agent labelled rack-9, may yet register
+}
+
+TEST_F(PlacementTest, NoAgentOfARoleAwaitsRegistration) {
+  registry_.Register(Agent("srv", {"server"}, {"nginx"}));
+  bool awaits = false;
+  EXPECT_EQ(registry_.PlacementProblems({}, {"nginx"}, &awaits),
+            (std::vector<std::string>{"no registered load agent: no agent has the load role"}));
+  EXPECT_TRUE(awaits);
+}
+
 // An agent as it registers with host findings (agent/host_check.h).
 v1::RegisterAgentRequest WithFindings(v1::RegisterAgentRequest req,
                                       std::vector<std::pair<std::string, std::string>> values) {

@@ -265,6 +265,14 @@ TEST_F(CoordinatorServiceTest, EveryRegisteredFieldHasAFormAndALimit) {
        "RegisterAgentRequest.versions[nginx]: expected at most 256 bytes, got 257"},
       {"version of nothing", [](auto& r) { (*r.mutable_versions())["ghost"] = "1.0"; },
        "RegisterAgentRequest.versions: expected targets of the catalogue, got \"ghost\""},
+      {"unstartable", [](auto& r) { (*r.mutable_unstartable())["nginx"] = std::string(513, 'u'); },
+       "RegisterAgentRequest.unstartable[nginx]: expected at most 512 bytes, got 513"},
+      {"unstartable with a newline",
+       [](auto& r) { (*r.mutable_unstartable())["nginx"] = "not found\nFAKE"; },
+       "RegisterAgentRequest.unstartable[nginx]: expected printable UTF-8 without control "
+       "characters, got 0x0a at byte 9 of "},
+      {"unstartable nothing", [](auto& r) { (*r.mutable_unstartable())["ghost"] = "gone"; },
+       "RegisterAgentRequest.unstartable: expected targets of the catalogue, got \"ghost\""},
       {"whole request",
        [](auto& r) {
          r.GetReflection()->MutableUnknownFields(&r)->AddLengthDelimited(99,
@@ -438,6 +446,43 @@ TEST_F(CoordinatorServiceTest, ATwoMebibyteCampaignIsAccepted) {
   grpc::Status status = service_->SubmitCampaign(nullptr, &req, &reply);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(reply.name(), "large");
+}
+
+// CheckCampaign says what Submit would refuse, and stores nothing; a viewer may ask it.
+TEST_F(CoordinatorServiceTest, CheckCampaignNamesWhatNoRegisteredAgentCanDo) {
+  v1::RegisterAgentRequest srv = Registration();
+  (*srv.mutable_unstartable())["nginx"] = "command \"nginx\" not found in PATH";
+  ASSERT_TRUE(Register(srv).ok());
+  v1::RegisterAgentRequest load = Registration("proof-2");
+  load.set_name("load-1");
+  load.clear_roles();
+  load.add_roles("load");
+  load.clear_catalogue();
+  load.clear_versions();
+  ASSERT_TRUE(Register(load).ok());
+  v1::SubmitCampaignRequest req;
+  req.set_spec_toml(
+      "name = \"web\"\nbaseline = \"nginx\"\n[matrix]\nconnections = [8]\n"
+      "[[target]]\nname = \"nginx\"\n[[scenario]]\nname = \"s\"\npath = \"/\"\n"
+      "expect = { status = 200 }\n");
+  req.set_source("web.toml");
+  v1::CheckCampaignReply checked;
+  ASSERT_TRUE(service_->CheckCampaign(nullptr, &req, &checked).ok());
+  ASSERT_EQ(checked.problems_size(), 1);
+  EXPECT_EQ(checked.problems(0),
+            "web.toml: placement: no registered server agent can start nginx: srv-1 cannot "
+            "start nginx: command \"nginx\" not found in PATH");
+  EXPECT_EQ(checked.total_windows(), 3);
+  v1::SubmitCampaignReply reply;
+  grpc::Status refused = service_->SubmitCampaign(nullptr, &req, &reply);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(refused.error_message(), checked.problems(0));
+  auto campaigns = store_->ListCampaigns();
+  ASSERT_TRUE(campaigns.ok());
+  EXPECT_TRUE(campaigns->empty());
+  req.set_spec_toml("name = \"web\"\nbaseline = 7\n");
+  EXPECT_EQ(service_->CheckCampaign(nullptr, &req, &checked).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
 }
 
 // An error naming thousands of targets leaves as the first names and a count, short enough for

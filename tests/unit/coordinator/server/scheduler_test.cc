@@ -433,6 +433,58 @@ TEST_F(SchedulerTest, TheLimitIsTheCoordinators) {
   EXPECT_EQ(submitted->total_windows, 2);
 }
 
+// Nothing starts that cannot finish: a target no registered server agent has is refused at
+// once, with why, and nothing is stored.
+TEST_F(SchedulerTest, ACampaignNoRegisteredAgentCanStartIsRefused) {
+  auto store = Store::Open((dir_ / "bench.db").string());
+  ASSERT_TRUE(store.ok());
+  AgentRegistry registry;
+  ASSERT_EQ(registry.Register(Registration("srv", "server", "127.0.0.1:1")),
+            Admission::kRegistered);
+  ASSERT_EQ(registry.Register(Registration("ld", "load", "127.0.0.1:2")), Admission::kRegistered);
+  Scheduler scheduler(**store, registry);
+  std::string other = kTwoWindows;
+  for (size_t at = other.find("t1"); at != std::string::npos; at = other.find("t1")) {
+    other.replace(at, 2, "t2");
+  }
+  auto check = scheduler.Check(other, "tokens.toml", "");
+  ASSERT_TRUE(check.ok()) << check.status().ToString();
+  EXPECT_EQ(check->problems, (std::vector<std::string>{"tokens.toml: placement: no registered "
+                                                       "server agent can start t2: srv lacks t2"}));
+  EXPECT_EQ(check->total_windows, 2);
+  auto refused = scheduler.Submit(other, "tokens.toml", "");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(refused.status().message(), check->problems[0]);
+  auto campaigns = (*store)->ListCampaigns();
+  ASSERT_TRUE(campaigns.ok());
+  EXPECT_TRUE(campaigns->empty());
+  // The file's own errors come first, as Submit gives them.
+  auto broken = scheduler.Check("name = 1\n", "broken.toml", "");
+  EXPECT_EQ(broken.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(scheduler.Check(kTwoWindows, "tokens.toml", "")->problems.empty());
+}
+
+// A campaign waiting for an agent that has not registered is queued, and says what it waits for.
+TEST_F(SchedulerTest, ACampaignWaitingForAgentsSaysWhy) {
+  auto store = Store::Open((dir_ / "bench.db").string());
+  ASSERT_TRUE(store.ok());
+  AgentRegistry registry;
+  Scheduler scheduler(**store, registry);
+  auto submitted = scheduler.Submit(kTwoWindows, "tokens.toml", "");
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  EXPECT_EQ(scheduler.WaitingFor(submitted->campaign_id), "");
+  scheduler.Start();
+  EXPECT_TRUE(Eventually([&] {
+    return scheduler.WaitingFor(submitted->campaign_id) ==
+           "no ready server agent has targets t1: no agent has the server role";
+  }));
+  ASSERT_TRUE((*store)->SetCampaignState(submitted->campaign_id, CampaignState::kCancelled).ok());
+  scheduler.Notify();
+  EXPECT_TRUE(Eventually([&] { return scheduler.WaitingFor(submitted->campaign_id).empty(); }));
+  scheduler.Stop();
+}
+
 // pairs = "all" runs the whole plan on every pair it finds: the limit counts every pair once
 // the campaign is placed, so a fleet cannot multiply a plan past --max-windows.
 TEST_F(SchedulerTest, TheLimitCountsEveryPairThatAllPairsFinds) {
