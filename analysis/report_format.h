@@ -53,6 +53,11 @@ Result<ReportInput> LoadReportInput(Store& store, const std::string& campaign);
 // format.
 Result<std::string> FormatReport(const ReportInput& input, const std::string& format);
 
+// The gate mode the campaign's windows were judged in, as the run of record's
+// `campaign.gates_in_force` says it: "warn" or "enforce" from --gates's override, else from the
+// stored file's [gates] mode; nullopt when neither is known (a stored file that no longer parses).
+std::optional<std::string> CampaignGatesInForce(const CampaignRow& campaign);
+
 // The statistics' view of a window attempt: valid = verdict "valid", noise = noise != 0; with
 // its side services' CPU seconds when it ran with any.
 Measurement ToMeasurement(const WindowRow& row,

@@ -156,10 +156,11 @@ nlohmann::ordered_json AttemptRecordJson(const WindowRow& w, bool newest, const 
 namespace {
 
 // The mode the campaign's windows were judged in: --gates's override, else the file's [gates]
-// mode; null when the stored text no longer parses and nothing overrode it.
-ojson GatesInForce(const CampaignRow& c, const std::optional<Campaign>& spec) {
+// mode; nullopt when the stored text no longer parses and nothing overrode it.
+std::optional<std::string> GatesInForceOf(const CampaignRow& c,
+                                          const std::optional<Campaign>& spec) {
   if (!c.gates_mode.empty()) return c.gates_mode;
-  if (!spec) return ojson();
+  if (!spec) return std::nullopt;
   return spec->gates.mode == GateMode::kWarn ? "warn" : "enforce";
 }
 
@@ -320,6 +321,13 @@ ojson LoadToolsJson(const Context& cx) {
 
 }  // namespace
 
+std::optional<std::string> CampaignGatesInForce(const CampaignRow& campaign) {
+  if (!campaign.gates_mode.empty()) return campaign.gates_mode;  // no need to parse the file
+  auto parsed = ParseCampaignText(campaign.spec_toml, campaign.source, ".");
+  return GatesInForceOf(campaign, parsed.ok() ? std::optional<Campaign>(std::move(*parsed))
+                                              : std::optional<Campaign>());
+}
+
 std::string FormatReportJson(const ReportInput& in) {
   const Context cx = Analyse(in);
   const CampaignRow& c = in.campaign;
@@ -327,6 +335,7 @@ std::string FormatReportJson(const ReportInput& in) {
   out["format"] = "benchlab-run-of-record";
   out["version"] = 2;
   out["generated_by"] = in.generated_by;
+  const std::optional<std::string> gates_in_force = GatesInForceOf(c, cx.spec);
   out["campaign"] = {{"id", c.id},
                      {"name", c.name},
                      {"state", c.state},
@@ -337,7 +346,7 @@ std::string FormatReportJson(const ReportInput& in) {
                      {"total_windows", c.total_windows},
                      {"error", c.error.empty() ? ojson() : ojson(c.error)},
                      {"gates_mode", c.gates_mode},
-                     {"gates_in_force", GatesInForce(c, cx.spec)},
+                     {"gates_in_force", gates_in_force ? ojson(*gates_in_force) : ojson()},
                      {"placement", ParseJson(c.placement, ojson::object())}};
   // Stored redacted since schema 4; a campaign stored before is redacted here (a text that no
   // longer parses is shown as stored).

@@ -59,6 +59,13 @@ Counts CountNewest(const std::vector<WindowRow>& windows) {
   return c;
 }
 
+// The gate mode the campaign's windows were judged in (the run of record's
+// `campaign.gates_in_force`): "enforce", "warn", or null when not known.
+ojson GatesInForceJson(const CampaignRow& c) {
+  const std::optional<std::string> mode = CampaignGatesInForce(c);
+  return mode ? ojson(*mode) : ojson(nullptr);
+}
+
 ojson ClaimJson(const WindowClaim& c) {
   return {{"pair", c.key.pair},
           {"target", c.key.target},
@@ -118,6 +125,7 @@ Result<ojson> CampaignListDoc(Store& store) {
                     {"failed", n.failed},
                     {"skipped", n.skipped},
                     {"running", claims->size()},
+                    {"gates_in_force", GatesInForceJson(c)},
                     {"error", Nullable(c.error)}});
   }
   return ojson{{"campaigns", std::move(list)}};
@@ -203,21 +211,26 @@ Result<ojson> SeriesDoc(Store& store, const std::string& name, const std::string
   auto stored_changes = FindStoredSeriesChanges(store, series, {});
   if (!stored_changes.ok()) return stored_changes.status();
   const std::vector<SeriesChange>& changes = *stored_changes;
-  // The history as `benchlab history --json` writes it, each point with its target's version,
-  // and the changes as `benchlab regressions --format json` lists them, whatever fields they
-  // carry.
+  // The history as `benchlab history --json` writes it, each campaign and point with the gate
+  // mode its windows were judged in and each point with its target's version, and the changes as
+  // `benchlab regressions --format json` lists them, whatever fields they carry.
   ojson doc = ojson::parse(FormatHistoryJson(series));
   std::map<int64_t, const SeriesCampaign*> by_id;
   for (const SeriesCampaign& c : series.campaigns) by_id[c.id] = &c;
+  std::map<int64_t, ojson> gates_by_id;
+  for (const CampaignRow& c : loaded->campaigns) gates_by_id[c.id] = GatesInForceJson(c);
+  for (ojson& c : doc["campaigns"]) c["gates_in_force"] = gates_by_id[c["id"].get<int64_t>()];
   for (ojson& line : doc["lines"]) {
     const std::string target = line["target"].get<std::string>();
     for (ojson& point : line["points"]) {
+      const int64_t campaign_id = point["campaign_id"].get<int64_t>();
       ojson version = nullptr;
-      if (auto c = by_id.find(point["campaign_id"].get<int64_t>()); c != by_id.end()) {
+      if (auto c = by_id.find(campaign_id); c != by_id.end()) {
         auto v = c->second->versions.find(target);
         if (v != c->second->versions.end()) version = v->second;
       }
       point["version"] = std::move(version);
+      point["gates_in_force"] = gates_by_id[campaign_id];
     }
   }
   ojson found =

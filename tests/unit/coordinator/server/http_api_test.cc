@@ -12,7 +12,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -153,6 +155,42 @@ TEST_F(HttpApiTest, CampaignListCountsNewestAttempts) {
   EXPECT_EQ(c["invalid"], 0);
   EXPECT_EQ(c["running"], 0);
   EXPECT_TRUE(c["finished_at"].is_null());
+  EXPECT_EQ(c["gates_in_force"], "enforce");  // the file has no [gates] mode: the default
+}
+
+// The list says which gate mode each campaign's windows were judged in, as its run of record
+// does: --gates's override, else the file's [gates] mode, else null (a file that no longer
+// parses), so that a page never shows a warn-mode campaign's windows as judged valid.
+TEST_F(HttpApiTest, CampaignListSaysTheGateModeEachCampaignWasJudgedIn) {
+  auto add = [&](const std::string& name, const std::string& spec, const std::string& gates) {
+    CampaignRow c;
+    c.name = name;
+    c.spec_toml = spec;
+    c.source = name + ".toml";
+    c.gates_mode = gates;
+    auto id = store_->CreateCampaign(c, {{"nginx", "[]", ""}}, {});
+    ASSERT_TRUE(id.ok()) << id.status().message();
+  };
+  add("overridden", kSpec, "warn");
+  add("file-warn", std::string(kSpec) + "[gates]\nmode = \"warn\"\n", "");
+  add("file-warn-enforced", std::string(kSpec) + "[gates]\nmode = \"warn\"\n", "enforce");
+  add("unreadable", "name = [", "");
+  auto doc = CampaignListDoc(*store_);
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  std::map<std::string, ojson> mode;
+  for (const auto& c : (*doc)["campaigns"])
+    mode[c["name"].get<std::string>()] = c["gates_in_force"];
+  EXPECT_EQ(mode["demo"], "enforce");
+  EXPECT_EQ(mode["overridden"], "warn");
+  EXPECT_EQ(mode["file-warn"], "warn");
+  EXPECT_EQ(mode["file-warn-enforced"], "enforce");
+  EXPECT_TRUE(mode["unreadable"].is_null()) << mode["unreadable"];
+  // The campaign document's run of record says the same.
+  for (const char* name : {"overridden", "file-warn", "file-warn-enforced", "unreadable"}) {
+    auto one = CampaignDoc(*store_, name);
+    ASSERT_TRUE(one.ok()) << name << ": " << one.status().message();
+    EXPECT_EQ((*one)["record"]["campaign"]["gates_in_force"], mode[name]) << name;
+  }
 }
 
 TEST_F(HttpApiTest, CampaignDocIsTheRunOfRecordWithProgress) {
@@ -510,8 +548,10 @@ TEST_F(HttpApiTest, UnknownWindowIsNotFound) {
 
 // Campaigns nightly-1 .. nightly-`count` of the series "nightly": one target, "app", five valid
 // rounds each, ±1% apart, with ±0.5% from campaign to campaign; from campaign `step` on its req/s
-// is 10% lower and its version "v2" instead of "v1". Returns the campaigns' ids.
-std::vector<int64_t> AddNightlies(Store& store, int count, int step) {
+// is 10% lower and its version "v2" instead of "v1". The campaigns numbered in `warn` ran with
+// --gates warn. Returns the campaigns' ids.
+std::vector<int64_t> AddNightlies(Store& store, int count, int step,
+                                  const std::set<int>& warn = {}) {
   const double jitter[] = {1.0, 1.01, 0.99, 1.005, 0.995};
   std::vector<int64_t> ids;
   for (int c = 1; c <= count; ++c) {
@@ -522,6 +562,7 @@ std::vector<int64_t> AddNightlies(Store& store, int count, int step) {
     row.source = "nightly.toml";
     row.total_windows = 5;
     row.state = "done";
+    if (warn.count(c)) row.gates_mode = "warn";
     auto id = store.CreateCampaign(row, {{"app", "[]", ""}},
                                    {{"plaintext", "scenario", "GET", "/", 200, ""}});
     EXPECT_TRUE(id.ok()) << id.status().message();
@@ -595,6 +636,21 @@ TEST_F(HttpApiTest, SeriesDocHasEachCampaignsFigureAndTheChangePoints) {
   ASSERT_TRUE(demo.ok()) << demo.status().message();
   EXPECT_EQ((*demo)["lines"].size(), 2u);
   EXPECT_TRUE((*demo)["changes"].empty());
+}
+
+TEST_F(HttpApiTest, SeriesDocSaysEachCampaignsAndPointsGateMode) {
+  AddNightlies(*store_, 4, 99, {2, 3});
+  auto doc = SeriesDoc(*store_, "nightly", "rps");
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  const std::vector<std::string> expected = {"enforce", "warn", "warn", "enforce"};
+  ASSERT_EQ((*doc)["campaigns"].size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ((*doc)["campaigns"][i]["gates_in_force"], expected[i]) << i;
+  }
+  ASSERT_EQ((*doc)["lines"].size(), 1u);
+  const auto& points = (*doc)["lines"][0]["points"];
+  ASSERT_EQ(points.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(points[i]["gates_in_force"], expected[i]) << i;
 }
 
 TEST_F(HttpApiTest, SeriesDocRefusesAnUnknownFigureOrSeries) {
