@@ -4,7 +4,9 @@
 // forged cookie get 401, a viewer's session shows no Re-run, an operator's Re-run stores a new
 // attempt that the page shows, the campaign page redraws by itself when the campaign changes,
 // every comparison states its interval and the intervals are drawn as error bars against the
-// margin band, a series' page marks and lists its change point with its status, the campaigns
+// margin band, a campaign whose gates only warned is never shown as valid, a window of one
+// per-second sample says what its charts cannot show, a series' page marks and lists its change
+// point with its status, never joins points of different gate modes, the campaigns
 // and agents pages list what the API lists, a profiled campaign's flame graph draws its frames,
 // highlights a search and diffs two targets with the grown frame marked "+", redraws one
 // window's profile from its Window choice, a profiled window's page draws that window's flame
@@ -18,6 +20,8 @@
 //   BENCHLAB_STATS_CAMPAIGN  a campaign whose windows all count: 3 rounds, an interval per cell
 //   BENCHLAB_SERIES     a series of ten campaigns, SERIES-1 .. SERIES-10, with a step in req/s
 //   BENCHLAB_SERIES_STEP  the first campaign after the step
+//   BENCHLAB_MODES_SERIES  a series of three one-window campaigns: SERIES-1 and SERIES-3 with the
+//                       gates in warn mode, SERIES-2 with them enforced
 //   BENCHLAB_SERIES_PROFILED  "1" when the series' last campaign, and so its re-measurement, was
 //                       profiled (perf present); empty otherwise
 //   BENCHLAB_PROF_CAMPAIGN  a profiled campaign: hello-a, and hello-b slowed in SpendCpu (baseline
@@ -41,6 +45,7 @@ const campaign = process.env.BENCHLAB_CAMPAIGN;
 const statsCampaign = process.env.BENCHLAB_STATS_CAMPAIGN;
 const series = process.env.BENCHLAB_SERIES;
 const seriesStep = process.env.BENCHLAB_SERIES_STEP;
+const modesSeries = process.env.BENCHLAB_MODES_SERIES;
 const seriesProfiled = Boolean(process.env.BENCHLAB_SERIES_PROFILED);
 const profCampaign = process.env.BENCHLAB_PROF_CAMPAIGN ?? '';
 const agents = (process.env.BENCHLAB_AGENTS ?? '').split(',').filter(Boolean);
@@ -126,6 +131,73 @@ describe('dashboard', () => {
     await shot('campaigns');
     await row.locator('a[data-campaign-link]').click();
     await page.waitForURL(`**/#/campaigns/${campaign}`);
+  });
+
+  it('never shows a campaign whose gates only warned as valid', async () => {
+    const list = await api('/api/v1/campaigns');
+    // browser-stats ran with [gates] mode = "warn"; browser with the gates enforced.
+    const warned = list.campaigns.find((c) => c.name === statsCampaign);
+    const enforced = list.campaigns.find((c) => c.name === campaign);
+    assert.equal(warned.gates_in_force, 'warn');
+    assert.equal(enforced.gates_in_force, 'enforce');
+    assert.ok(warned.valid > 0, 'its windows count as valid in the API');
+    await open('#/');
+    const row = page.locator(`#campaigns tr[data-campaign="${statsCampaign}"]`);
+    await row.waitFor();
+    assert.equal(await row.getAttribute('data-gates'), 'warn');
+    assert.equal(await row.locator('.count-valid').count(), 0, 'no valid count in green');
+    const cell = row.locator('.count-unjudged');
+    assert.equal(await cell.getAttribute('data-gates'), 'warn');
+    assert.equal(
+      (await cell.innerText()).trim(),
+      `${warned.valid} window${warned.valid === 1 ? '' : 's'}, gates in warn mode: not judged`,
+    );
+    assert.doesNotMatch(await row.innerText(), /\bvalid\b/);
+    // The amber of the unjudged count, not the valid green.
+    const colour = await cell.evaluate((e) => getComputedStyle(e).color);
+    assert.notEqual(colour, 'rgb(0, 105, 75)');
+    const judged = page.locator(`#campaigns tr[data-campaign="${campaign}"]`);
+    assert.equal(await judged.getAttribute('data-gates'), 'enforce');
+    assert.equal(await judged.locator('.count-unjudged').count(), 0);
+
+    // The campaign page says so before any figure, and its progress line counts, not validates.
+    await open(`#/campaigns/${statsCampaign}`);
+    const warning = page.locator('#gates-warning');
+    await warning.waitFor();
+    assert.equal(await warning.getAttribute('data-gates'), 'warn');
+    assert.match(await warning.innerText(), /^Gates in warn mode: not judged\./);
+    const progress = page.locator('#progress');
+    assert.equal(await progress.getAttribute('data-gates'), 'warn');
+    const text = await progress.innerText();
+    assert.match(text, /gates in warn mode: not judged/);
+    assert.doesNotMatch(text, /\d valid/);
+    await shot('campaign-warn-mode');
+    await open(`#/campaigns/${campaign}`);
+    await page.locator('#progress').waitFor();
+    assert.equal(await page.locator('#gates-warning').count(), 0);
+    assert.match(await page.locator('#progress').innerText(), /\d+ valid/);
+  });
+
+  it('says what a per-second chart of a short window cannot show', async () => {
+    const { record } = await api(`/api/v1/campaigns/${statsCampaign}`);
+    const id = newest(record.windows.find((w) => newest(w).verdict === 'valid')).id;
+    const doc = await api(`/api/v1/windows/${id}`);
+    // 250 ms windows: the load generator's one sample per second.
+    assert.equal(doc.samples.load.length, 1);
+    assert.ok(doc.samples.server.length > 1, 'the server samples at 10 Hz');
+    await open(`#/windows/${id}`);
+    for (const chart of ['rps', 'p99']) {
+      const note = page.locator(`.short-window-note[data-chart="${chart}"]`);
+      await note.waitFor();
+      assert.match(
+        await note.innerText(),
+        /^0\.25 s window: the load generator records one sample per second, so this chart has a single point/,
+      );
+    }
+    // The server's 10 Hz samples draw a course: no note there.
+    assert.equal(await page.locator('.short-window-note').count(), 2);
+    await page.locator('#chart-server-cpu').waitFor();
+    await shot('window-short');
   });
 
   it('draws one heat-map cell per window, with its newest verdict', async () => {
@@ -414,8 +486,9 @@ describe('dashboard', () => {
       assert.equal(await diffLink.count(), 0, 'no profile diff of an unprofiled re-measurement');
     }
 
-    // The line's chart: one point per campaign, the change marked on it, and said in words.
-    const figure = page.locator(`.series-line[data-target="hello"]`);
+    // The cell's chart: its one target a line, one point per campaign, the change marked on it,
+    // and said in words.
+    const figure = page.locator(`.series-cell[data-targets="hello"]`);
     assert.equal(await figure.getAttribute('data-changes'), '1');
     const item = figure.locator(`li[data-change="${series}-5..${seriesStep}"]`);
     assert.equal(await item.getAttribute('data-status'), step.status);
@@ -459,6 +532,15 @@ describe('dashboard', () => {
       await page.locator('#changes-table').waitFor();
     }
 
+    // The y axis starts at 0; fitted to the data, the chart says that it does not.
+    assert.equal(await page.locator('.axis-note').count(), 0);
+    await page.locator('#series-zoom').check();
+    const note = page.locator('.series-cell[data-targets="hello"] .axis-note');
+    await note.waitFor();
+    assert.match(await note.innerText(), /The y axis does not start at 0/);
+    await page.locator('#series-zoom').uncheck();
+    await page.locator('.axis-note').waitFor({ state: 'detached' });
+
     // Another figure: CPU per request, from the selector.
     await page.locator('#figure-select').selectOption('cpu');
     await page.waitForURL((u) => u.hash === `#/series/${series}?figure=cpu`);
@@ -471,6 +553,44 @@ describe('dashboard', () => {
     const error = page.locator('#error');
     await error.waitFor();
     assert.match(await error.innerText(), /no series "no-such-series"/);
+  });
+
+  it('never joins series points of different gate modes', async () => {
+    const doc = await api(`/api/v1/series/${modesSeries}`);
+    const modeOf = Object.fromEntries(doc.campaigns.map((c) => [c.name, c.gates_in_force]));
+    assert.deepEqual(
+      doc.campaigns.map((c) => [c.name, c.gates_in_force]),
+      [[`${modesSeries}-1`, 'warn'], [`${modesSeries}-2`, 'enforce'], [`${modesSeries}-3`, 'warn']],
+    );
+    for (const p of doc.lines[0].points) assert.equal(p.gates_in_force, modeOf[p.campaign]);
+    await open(`#/series/${modesSeries}`);
+    const canvas = page.locator('.series-cell[data-targets="hello"] canvas');
+    await canvas.waitFor();
+    const segments = JSON.parse(await canvas.getAttribute('data-segments'));
+    // Every line drawn joins campaigns of one gate mode, the one it is drawn as.
+    for (const s of segments) {
+      assert.ok(s.campaigns.length > 0);
+      for (const c of s.campaigns) assert.equal(modeOf[c], s.mode, `${c} in a ${s.mode} line`);
+    }
+    // The warn-mode campaigns on either side of the enforced one are not joined across it,
+    // whether or not the enforced one has a valid window.
+    const warnLines = segments.filter((s) => s.mode === 'warn');
+    assert.ok(warnLines.length >= 1, JSON.stringify(segments));
+    assert.ok(
+      warnLines.every((s) => !(s.campaigns.includes(`${modesSeries}-1`) && s.campaigns.includes(`${modesSeries}-3`))),
+      JSON.stringify(segments),
+    );
+    const points = doc.lines[0].points.map((p) => p.campaign);
+    assert.equal(segments.flatMap((s) => s.campaigns).sort().join(), points.sort().join(), 'every point drawn once');
+    // Marked apart, in words: the chart's label, the page's note and each point's row.
+    assert.match(await canvas.getAttribute('aria-label'), /gates in warn mode: not judged/);
+    assert.match(await page.locator('#series-modes').innerText(), /hollow triangles on dashed lines/);
+    const rows = page.locator('#points-0 tbody tr');
+    for (let i = 0; i < (await rows.count()); i++) {
+      const r = rows.nth(i);
+      assert.equal(await r.getAttribute('data-gates'), modeOf[await r.getAttribute('data-campaign')]);
+    }
+    await shot('series-modes');
   });
 
   it('lists both agents on the agents page', async () => {

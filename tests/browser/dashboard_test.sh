@@ -5,8 +5,9 @@
 # campaign of two hello-server targets and a second one whose windows all count (for the
 # intervals), both submitted with --wait, and before them a series of ten short campaigns with
 # a step (`benchlab run`, its last campaign and re-measurement profiled where perf is present),
-# for the series page, and a profiled campaign of two hello-servers, one slowed in SpendCpu
-# (`benchlab run --profile`, where perf is present), for the flame graphs; then
+# for the series page, a series of three campaigns whose gate modes differ, and a profiled
+# campaign of two hello-servers, one slowed in SpendCpu (`benchlab run --profile`, where perf is
+# present), for the flame graphs; then
 # tests/browser/dashboard.test.mjs (node's test runner, playwright-core) drives the page.
 # Everything started here is stopped on exit.
 # Exit 77: skipped, when Chromium is missing and cannot be installed, or cannot start here.
@@ -120,6 +121,39 @@ TOML
     $again > "$work/steps-$i.log" 2>&1 || fail "campaign steps-$i (benchlab run)"
 done
 echo "ok: series steps measured ($((SECONDS - series_start)) s)"
+
+# --- a series of mixed gate modes ------------------------------------------------------------
+# Three one-window campaigns of the series "modes": the file's gates only warn (modes-1, modes-3),
+# and modes-2 runs with them enforced (--gates enforce), so the series page must not join its
+# point to the others' and marks theirs as not judged.
+cat > "$work/modes.toml" <<TOML
+name = "modes"
+baseline = "hello"
+[matrix]
+connections = [2]
+rounds = 1
+warmup = "100ms"
+duration = "250ms"
+[load]
+cpus = "1"
+[gates]
+mode = "warn"
+[[target]]
+name = "hello"
+command = ["$bin/hello-server", "--port", "{port}"]
+cpus = "0"
+[[scenario]]
+name = "hello"
+path = "/"
+expect = { status = 200, body = "hello\n" }
+TOML
+for i in 1 2 3; do
+  gates=()
+  [ "$i" -eq 2 ] && gates=(--gates enforce)
+  timeout 120 "$bin/benchlab" run "$work/modes.toml" --name "modes-$i" --db "$work/lab.db" \
+    --no-remeasure "${gates[@]}" > "$work/modes-$i.log" 2>&1 || fail "campaign modes-$i (benchlab run)"
+done
+echo "ok: series modes measured"
 
 # --- a profiled campaign ---------------------------------------------------------------------
 # CPU profiles for the flame graphs (docs/profiles.md), by `benchlab run --profile` before the
@@ -290,6 +324,7 @@ mkdir -p "$artifacts" "$work/profile"
 status=0
 BENCHLAB_URL="https://127.0.0.1:$http_port" BENCHLAB_CAMPAIGN=browser BENCHLAB_STATS_CAMPAIGN=browser-stats \
   BENCHLAB_SERIES=steps BENCHLAB_SERIES_STEP=steps-6 BENCHLAB_SERIES_PROFILED="$series_profiled" \
+  BENCHLAB_MODES_SERIES=modes \
   BENCHLAB_PROF_CAMPAIGN="$prof_campaign" \
   BENCHLAB_VIEWER_TOKEN="$viewer_token" BENCHLAB_OPERATOR_TOKEN="$operator_token" \
   BENCHLAB_SPKI="$spki" NODE_EXTRA_CA_CERTS="$work/ca/ca.pem" \

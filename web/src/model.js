@@ -698,3 +698,40 @@ export function loadRates(samples, duration) {
     };
   });
 }
+
+// What a campaign's "valid" means, from the gate mode its windows were judged in
+// (`gates_in_force` of the campaign list and of the run of record's campaign): only with the gates
+// enforced is a valid window one the gates accepted. In warn mode the windows the gates would
+// refuse count as valid too, and a campaign whose mode is not known (null, a stored file that no
+// longer parses) cannot say; their windows are counted, not judged.
+// {mode: 'enforce' | 'warn' | 'unknown', judged, words}
+export function gateJudgement(gatesInForce) {
+  if (gatesInForce === 'enforce') return { mode: 'enforce', judged: true, words: 'gates enforced' };
+  if (gatesInForce === 'warn')
+    return { mode: 'warn', judged: false, words: 'gates in warn mode: not judged' };
+  return { mode: 'unknown', judged: false, words: 'gate mode unknown: not judged' };
+}
+
+// The valid windows in words: "24 valid" when the gates judged them, else "24 windows, gates in
+// warn mode: not judged" (or "gate mode unknown: not judged"), so that such a campaign never
+// reads as valid.
+export function validCountText(valid, gatesInForce) {
+  const j = gateJudgement(gatesInForce);
+  const n = isNum(valid) ? valid : 0;
+  const count = new Intl.NumberFormat('en-US').format(n);
+  if (j.judged) return `${count} valid`;
+  return `${count} window${n === 1 ? '' : 's'}, ${j.words}`;
+}
+
+// What a per-second chart of the load samples cannot show: the load generator counts requests
+// per second (docs/api.md, `samples.load`), so a window of a second or less has one sample, a
+// single dot that shows no course over time. The sentence saying so, or null with two samples
+// or more (or none: the page says that none were stored).
+export function perSecondNote(load, duration) {
+  const n = (load ?? []).length;
+  if (n !== 1) return null;
+  const window = isNum(duration)
+    ? `${fmtNum(duration)} s window`
+    : 'A window of one second or less';
+  return `${window}: the load generator records one sample per second, so this chart has a single point and shows no course over the window; see the key figures above.`;
+}

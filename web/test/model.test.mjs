@@ -28,6 +28,9 @@ import {
   probeLines,
   gateAuditRows,
   hostFacts,
+  gateJudgement,
+  validCountText,
+  perSecondNote,
 } from '../src/model.js';
 import {
   fmtUs,
@@ -806,4 +809,39 @@ test('hostFacts: the host check findings become rows of their own, with a status
     'check: aslr': '2 (warn)',
     'check: swap': 'none',
   });
+});
+
+test('only a campaign judged with its gates enforced has valid windows', () => {
+  assert.deepEqual(gateJudgement('enforce'), {
+    mode: 'enforce',
+    judged: true,
+    words: 'gates enforced',
+  });
+  assert.equal(gateJudgement('warn').judged, false);
+  assert.equal(gateJudgement('warn').mode, 'warn');
+  // A mode not known (a stored file that no longer parses) is not judged either.
+  for (const unknown of [null, undefined, '', 'sometimes']) {
+    assert.equal(gateJudgement(unknown).mode, 'unknown', String(unknown));
+    assert.equal(gateJudgement(unknown).judged, false, String(unknown));
+  }
+  assert.equal(validCountText(24, 'enforce'), '24 valid');
+  assert.equal(validCountText(1200, 'enforce'), '1,200 valid');
+  assert.equal(validCountText(24, 'warn'), '24 windows, gates in warn mode: not judged');
+  assert.equal(validCountText(1, 'warn'), '1 window, gates in warn mode: not judged');
+  assert.equal(validCountText(3, null), '3 windows, gate mode unknown: not judged');
+  assert.doesNotMatch(validCountText(24, 'warn'), /valid/);
+});
+
+test('a per-second chart of one sample says what it cannot show', () => {
+  const one = [{ t_s: 1, rps: 5000, p99_us: 200 }];
+  assert.equal(
+    perSecondNote(one, 1),
+    '1 s window: the load generator records one sample per second, so this chart has a single point and shows no course over the window; see the key figures above.',
+  );
+  assert.match(perSecondNote(one, 0.25), /^0\.25 s window: /);
+  assert.match(perSecondNote(one, null), /^A window of one second or less: /);
+  // Two samples draw a course; none are said to be missing elsewhere.
+  assert.equal(perSecondNote([...one, { t_s: 2, rps: 5100, p99_us: 210 }], 2), null);
+  assert.equal(perSecondNote([], 1), null);
+  assert.equal(perSecondNote(undefined, 1), null);
 });

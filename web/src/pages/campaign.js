@@ -37,6 +37,8 @@ import {
   hostFacts,
   serviceCpuRows,
   isLive,
+  gateJudgement,
+  validCountText,
 } from '../model.js';
 import { ChartSet, chartBox, colourOf, ink } from '../charts.js';
 import { errorBox, loading, Poller, section } from '../ui.js';
@@ -94,6 +96,7 @@ function header(record, series) {
       ' · ',
       h('a', { href: api.reportUrl(name, 'csv'), dataset: { format: 'csv' } }, 'CSV of attempts'),
     ),
+    gatesWarning(c),
     c.error
       ? h(
           'div',
@@ -105,12 +108,31 @@ function header(record, series) {
   );
 }
 
+// A campaign its gates did not judge, said before any figure: in warn mode the windows they would
+// refuse count as valid; with the mode not known nothing can be said of them.
+function gatesWarning(c) {
+  const j = gateJudgement(c.gates_in_force);
+  if (j.judged) return null;
+  return h(
+    'div',
+    { class: 'alert alert-warn', role: 'note', id: 'gates-warning', dataset: { gates: j.mode } },
+    h(
+      'strong',
+      null,
+      j.mode === 'warn' ? 'Gates in warn mode: not judged. ' : 'Gate mode unknown: not judged. ',
+    ),
+    j.mode === 'warn'
+      ? `The gates only warned${c.gates_mode ? ' (set by --gates)' : ''}: the windows they would refuse count as valid, so the figures below may include disturbed windows. "Valid" on this page means counted, not accepted by the gates (docs/gates.md).`
+      : "This campaign's stored file no longer says which gate mode judged its windows, so they are counted, not judged valid.",
+  );
+}
+
 function progressLine(record, progress, live) {
   const p = progress ?? {};
   const pct = p.total ? Math.round((100 * p.done) / p.total) : 0;
   const parts = [
     `${fmtInt(p.done)}/${fmtInt(p.total)} windows stored (${pct}%)`,
-    `${fmtInt(p.valid)} valid`,
+    validCountText(p.valid, record.campaign?.gates_in_force),
     `${fmtInt(p.invalid)} invalid`,
   ];
   if (p.failed) parts.push(`${fmtInt(p.failed)} failed`);
@@ -123,7 +145,11 @@ function progressLine(record, progress, live) {
       id: 'progress',
       class: ['progress', live ? 'is-live' : null],
       role: 'status',
-      dataset: { live: String(live), version: p.version ?? '' },
+      dataset: {
+        live: String(live),
+        version: p.version ?? '',
+        gates: gateJudgement(record.campaign?.gates_in_force).mode,
+      },
     },
     h(
       'div',
@@ -836,6 +862,9 @@ export function campaignPage(el, name, query = {}) {
           'p',
           { class: 'muted small' },
           "One cell per window, its newest attempt's verdict; open one for its samples, reasons and re-run.",
+          gateJudgement(record.campaign?.gates_in_force).judged
+            ? ''
+            : ` ${gateJudgement(record.campaign?.gates_in_force).mode === 'warn' ? 'Gates in warn mode' : 'Gate mode unknown'}: a valid cell is a window counted, not one the gates accepted.`,
         ),
         heatmap(record, progress),
       ),

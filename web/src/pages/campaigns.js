@@ -5,6 +5,7 @@ import { h, replace, table, badge } from '../dom.js';
 import { api } from '../api.js';
 import { fmtTime, fmtInt } from '../format.js';
 import { errorBox, loading, Poller } from '../ui.js';
+import { gateJudgement, validCountText } from '../model.js';
 
 function progressBar(done, total) {
   const pct = total > 0 ? Math.min(100, (100 * done) / total) : 0;
@@ -26,6 +27,25 @@ function count(n, kind) {
   return n
     ? h('span', { class: `count count-${kind}` }, fmtInt(n))
     : h('span', { class: 'count count-zero' }, '0');
+}
+
+// The valid windows, or for a campaign its gates did not judge (warn mode, or a mode not known)
+// the windows counted in amber with the reason, never as valid.
+function validCell(c) {
+  const j = gateJudgement(c.gates_in_force);
+  if (j.judged) return count(c.valid, 'valid');
+  return h(
+    'span',
+    {
+      class: 'count count-unjudged',
+      dataset: { judged: 'false', gates: j.mode },
+      title:
+        j.mode === 'warn'
+          ? 'The gates only warned: windows they would refuse count as valid.'
+          : 'The gate mode of this campaign is not known: its windows cannot be said to be valid.',
+    },
+    validCountText(c.valid, c.gates_in_force),
+  );
 }
 
 function render(el, list) {
@@ -89,7 +109,7 @@ function render(el, list) {
                   ` ${fmtInt(c.windows)}/${fmtInt(c.total_windows)}`,
                 ),
             },
-            { label: 'Valid', cls: 'num', get: (c) => count(c.valid, 'valid') },
+            { label: 'Valid', cls: 'num', get: validCell },
             { label: 'Invalid', cls: 'num', get: (c) => count(c.invalid, 'invalid') },
             { label: 'Failed', cls: 'num', get: (c) => count(c.failed, 'failed') },
             { label: 'Skipped', cls: 'num', get: (c) => count(c.skipped, 'skipped') },
@@ -97,7 +117,13 @@ function render(el, list) {
           campaigns,
           {
             id: 'campaigns',
-            rowAttrs: (c) => ({ dataset: { campaign: c.name, state: c.state } }),
+            rowAttrs: (c) => ({
+              dataset: {
+                campaign: c.name,
+                state: c.state,
+                gates: gateJudgement(c.gates_in_force).mode,
+              },
+            }),
           },
         );
   const errors = campaigns
@@ -119,7 +145,7 @@ function render(el, list) {
       h(
         'p',
         { class: 'lede' },
-        `${campaigns.length} campaign${campaigns.length === 1 ? '' : 's'} on this coordinator, newest first. Each window's newest attempt is counted.`,
+        `${campaigns.length} campaign${campaigns.length === 1 ? '' : 's'} on this coordinator, newest first. Each window's newest attempt is counted; a campaign whose gates only warned has its windows counted, not judged valid.`,
       ),
     ),
     errors,

@@ -18,7 +18,7 @@ import {
   isNum,
 } from '../format.js';
 import { ChartSet, chartBox, PALETTE } from '../charts.js';
-import { logBins, loadRates, serviceLines, probeLines } from '../model.js';
+import { logBins, loadRates, serviceLines, probeLines, perSecondNote } from '../model.js';
 import { session } from '../session.js';
 import { errorBox, loading, Poller, figures, section } from '../ui.js';
 import { flameGraph } from '../flame.js';
@@ -490,6 +490,10 @@ export function windowPage(el, id) {
     );
     const hist = chartBox('chart-histogram', 'Latency histogram, log scale', 280);
     const noLoad = load.length === 0;
+    // A window of a second or less has one per-second sample: the chart says what it cannot show.
+    const note = perSecondNote(load, w.duration_s);
+    const shortNote = (chart) =>
+      note ? h('p', { class: 'short-window-note', dataset: { chart } }, note) : null;
     if (profile === undefined) profile = windowProfile(doc, id);
     replace(
       el,
@@ -544,12 +548,14 @@ export function windowPage(el, id) {
             'figure',
             { class: 'chart' },
             h('figcaption', null, 'Requests per second (load generator, per second)'),
+            shortNote('rps'),
             noLoad ? h('p', { class: 'muted' }, 'No load samples stored.') : rps.box,
           ),
           h(
             'figure',
             { class: 'chart' },
             h('figcaption', null, 'p99 latency per second'),
+            shortNote('p99'),
             noLoad ? h('p', { class: 'muted' }, 'No load samples stored.') : p99.box,
           ),
           h(
