@@ -1,8 +1,9 @@
 // The series page's pure logic (GET /api/v1/series/NAME, docs/api.md): which figures it offers,
-// each line's points by campaign, where a change point sits between its campaigns, and how a
-// change's size and status read.
+// the lines grouped by cell, each line's points by campaign cut where the gate mode changes,
+// where a change point sits between its campaigns, and how a change's size and status read.
 
 import { isNum, levelLabel } from './format.js';
+import { gateJudgement } from './model.js';
 
 // The figures the page offers: the query's word, the document's `figure`, the label and unit.
 export const SERIES_FIGURES = [
@@ -27,6 +28,88 @@ export const lineKey = (x) => [x.pair ?? '', x.scenario, x.load_level, x.target]
 export function alignedPoints(doc, line) {
   const byId = new Map((line.points ?? []).map((p) => [p.campaign_id, p]));
   return (doc.campaigns ?? []).map((c) => byId.get(c.id) ?? null);
+}
+
+// A cell of the series (pair, scenario, load level): "on srv-1: json · 64 connections".
+export function cellLabelOf(line) {
+  const where = line.pair ? `on ${line.pair}: ` : '';
+  return `${where}${line.scenario} · ${levelLabel(line.load_level)}`;
+}
+
+export const cellKey = (x) => [x.pair ?? '', x.scenario, x.load_level].join('\u0000');
+
+// The series' lines grouped by cell, one chart each with its targets as lines, in the order of
+// each cell's first line: [{key, label, lines}].
+export function seriesCells(doc) {
+  const cells = new Map();
+  for (const line of doc.lines ?? []) {
+    const key = cellKey(line);
+    if (!cells.has(key)) cells.set(key, { key, label: cellLabelOf(line), lines: [] });
+    cells.get(key).lines.push(line);
+  }
+  return [...cells.values()];
+}
+
+// A line's points cut where the gate mode its campaigns were judged in changes (the campaigns'
+// `gates_in_force`): each run of consecutive campaigns of one mode is a segment, so that no line
+// joins a point of one mode to a point of another. A campaign without a point on the line does
+// not cut a segment of its own mode; one of another mode does, point or not. Segments without a
+// point are left out. Each: {mode, judged, words, from, to, points}, `points` aligned on the
+// series' campaigns with null outside the segment.
+export function modeSegments(doc, line) {
+  const aligned = alignedPoints(doc, line);
+  const campaigns = doc.campaigns ?? [];
+  const segments = [];
+  let current = null;
+  campaigns.forEach((c, i) => {
+    const judgement = gateJudgement(c.gates_in_force);
+    if (!current || current.mode !== judgement.mode) {
+      current = { ...judgement, from: i, to: i, points: campaigns.map(() => null) };
+      segments.push(current);
+    }
+    current.to = i;
+    current.points[i] = aligned[i];
+  });
+  return segments.filter((s) => s.points.some(Boolean));
+}
+
+// The datasets of a cell's chart: per target (in the cell's order, `colour` its index) one per
+// segment of one gate mode, with its `mode`, `judged` and `words` (gateJudgement). `label` names
+// the target, and the mode's words when it was not enforced;
+// `legend` is true for the first dataset of each target and mode, so the legend has one entry
+// each; `data` the estimates, `whiskers` their intervals, `points` the points themselves.
+export function cellDatasets(doc, cell) {
+  const out = [];
+  cell.lines.forEach((line, colour) => {
+    const seen = new Set();
+    for (const seg of modeSegments(doc, line)) {
+      out.push({
+        target: line.target,
+        colour,
+        mode: seg.mode,
+        judged: seg.judged,
+        words: seg.words,
+        label: seg.judged ? line.target : `${line.target} (${seg.words})`,
+        legend: !seen.has(seg.mode),
+        from: seg.from,
+        to: seg.to,
+        points: seg.points,
+        data: seg.points.map((p) => (p && isNum(p.estimate) ? p.estimate : null)),
+        whiskers: seg.points.map((p) =>
+          p && isNum(p.low) && isNum(p.high) ? { min: p.low, max: p.high } : null,
+        ),
+      });
+      seen.add(seg.mode);
+    }
+  });
+  return out;
+}
+
+// The changes of a cell's lines, in campaign order.
+export function changesOfCell(doc, cell) {
+  return cell.lines
+    .flatMap((line) => changesOfLine(doc, line))
+    .sort((a, b) => (changePosition(doc, a) ?? 0) - (changePosition(doc, b) ?? 0));
 }
 
 // Where a change is drawn on the campaign axis: half-way between its last campaign before and
@@ -74,14 +157,16 @@ export function statusStyle(status) {
   return STATUS_STYLE[status] ?? OTHER_STATUS;
 }
 
-// The marker of a change on its line's chart: "regression −9.9% [−11.0%, −8.8%] · suspected".
-export function changeMarker(doc, change) {
+// The marker of a change on its cell's chart: "regression −9.9% [−11.0%, −8.8%] · suspected",
+// after "app: " when `withTarget` (a chart of several targets).
+export function changeMarker(doc, change, withTarget = false) {
   const value = changePosition(doc, change);
   if (value === null) return null;
   const style = statusStyle(change.status);
+  const who = withTarget ? `${change.target}: ` : '';
   return {
     value,
-    label: `${change.direction} ${changeSize(change)} · ${change.status ?? 'no status'}`,
+    label: `${who}${change.direction} ${changeSize(change)} · ${change.status ?? 'no status'}`,
     colour: style.colour,
     dash: style.dash,
     width: style.width,

@@ -15,6 +15,11 @@ import {
   changeMarker,
   changesOfLine,
   remeasuredText,
+  seriesCells,
+  cellLabelOf,
+  modeSegments,
+  cellDatasets,
+  changesOfCell,
 } from '../src/series_model.js';
 
 const line = (target, points) => ({
@@ -124,4 +129,115 @@ test('a re-measurement reads as its interval new / old and rounds, or why it did
   c.remeasured = { campaign: null, rounds: 0, detail: 'the line runs on the pair of srv-1' };
   assert.equal(remeasuredText(c), 'the line runs on the pair of srv-1');
   assert.notDeepEqual(statusStyle('unconfirmed'), statusStyle('no such status'));
+});
+
+// Campaigns m-1 .. m-N of the given gate modes, and a line with a point in those of `withPoint`.
+const modeDoc = (modes, lines) => ({
+  campaigns: modes.map((m, i) => ({ id: i + 1, name: `m-${i + 1}`, gates_in_force: m })),
+  lines,
+  changes: [],
+});
+const pointsAt = (ids) => ids.map((id) => point(id, 1000 + id));
+
+test('a line is cut wherever the gate mode changes, and only there', () => {
+  const doc = modeDoc(
+    ['enforce', 'enforce', 'warn', 'warn', 'enforce', null, 'enforce'],
+    [line('app', pointsAt([1, 2, 3, 4, 5, 6, 7]))],
+  );
+  const segments = modeSegments(doc, doc.lines[0]);
+  assert.deepEqual(
+    segments.map((s) => [s.mode, s.from, s.to, s.judged]),
+    [
+      ['enforce', 0, 1, true],
+      ['warn', 2, 3, false],
+      ['enforce', 4, 4, true],
+      ['unknown', 5, 5, false],
+      ['enforce', 6, 6, true],
+    ],
+  );
+  // Every point is in exactly one segment, that of its campaign's mode.
+  const modeOf = (i) => doc.campaigns[i].gates_in_force ?? 'unknown';
+  doc.campaigns.forEach((c, i) => {
+    const holding = segments.filter((s) => s.points[i]);
+    assert.equal(holding.length, 1, c.name);
+    assert.equal(holding[0].mode, modeOf(i), c.name);
+    assert.equal(holding[0].points[i].campaign_id, c.id);
+  });
+});
+
+test('a campaign without a point spans within its mode, and cuts across another', () => {
+  // m-2 (enforce) has no point: m-1 and m-3 stay one line. m-5 (warn) has no point: m-4 and m-6
+  // (enforce) are still not joined across it.
+  const doc = modeDoc(
+    ['enforce', 'enforce', 'enforce', 'enforce', 'warn', 'enforce'],
+    [line('app', pointsAt([1, 3, 4, 6]))],
+  );
+  const segments = modeSegments(doc, doc.lines[0]);
+  assert.deepEqual(
+    segments.map((s) => [s.mode, s.from, s.to]),
+    [
+      ['enforce', 0, 3],
+      ['enforce', 5, 5],
+    ],
+    'the warn campaign without a point leaves no segment, but cuts the line',
+  );
+  assert.deepEqual(
+    segments[0].points.map((p) => p?.campaign_id ?? null),
+    [1, null, 3, 4, null, null],
+  );
+});
+
+test('a series is drawn one chart per cell, each target a line per gate mode', () => {
+  const doc = modeDoc(
+    ['enforce', 'warn', 'enforce'],
+    [
+      line('app', pointsAt([1, 2, 3])),
+      line('nginx', pointsAt([1, 2, 3])),
+      { ...line('app', pointsAt([1, 2])), load_level: 'c8' },
+    ],
+  );
+  const cells = seriesCells(doc);
+  assert.deepEqual(
+    cells.map((c) => [c.label, c.lines.map((l) => l.target)]),
+    [
+      ['json · 64 connections', ['app', 'nginx']],
+      ['json · 8 connections', ['app']],
+    ],
+  );
+  assert.equal(
+    cellLabelOf({ pair: 'srv-1', scenario: 'json', load_level: 'c64' }),
+    'on srv-1: json · 64 connections',
+  );
+  const sets = cellDatasets(doc, cells[0]);
+  assert.deepEqual(
+    sets.map((d) => [d.target, d.colour, d.mode, d.legend, d.label]),
+    [
+      ['app', 0, 'enforce', true, 'app'],
+      ['app', 0, 'warn', true, 'app (gates in warn mode: not judged)'],
+      ['app', 0, 'enforce', false, 'app'],
+      ['nginx', 1, 'enforce', true, 'nginx'],
+      ['nginx', 1, 'warn', true, 'nginx (gates in warn mode: not judged)'],
+      ['nginx', 1, 'enforce', false, 'nginx'],
+    ],
+  );
+  assert.deepEqual(
+    sets.map((d) => d.words),
+    [1, 2].flatMap(() => ['gates enforced', 'gates in warn mode: not judged', 'gates enforced']),
+  );
+  // Each dataset has values only at its own campaigns: no line between modes.
+  assert.deepEqual(sets[0].data, [1001, null, null]);
+  assert.deepEqual(sets[1].data, [null, 1002, null]);
+  assert.deepEqual(sets[2].data, [null, null, 1003]);
+  assert.deepEqual(sets[1].whiskers[1], { min: 1002 * 0.99, max: 1002 * 1.01 });
+  // The cell's changes are every target's, in campaign order.
+  doc.changes = [
+    change('nginx', 'm-2', 'm-3', 'suspected'),
+    change('app', 'm-1', 'm-2', 'confirmed'),
+  ];
+  assert.deepEqual(
+    changesOfCell(doc, cells[0]).map((c) => c.target),
+    ['app', 'nginx'],
+  );
+  assert.match(changeMarker(doc, doc.changes[0], true).label, /^nginx: regression /);
+  assert.doesNotMatch(changeMarker(doc, doc.changes[0]).label, /nginx/);
 });

@@ -1,7 +1,9 @@
-// #/series/NAME[?figure=rps|cpu|p99] : a campaign series (docs/history.md). Per line (pair,
-// scenario, load level, target) a chart of each campaign's estimate of the figure with its
-// interval as whiskers, campaigns oldest first, each change point marked between its campaigns
-// in the style of its status; then every change in a table with its status. Polls slowly (a new
+// #/series/NAME[?figure=rps|cpu|p99] : a campaign series (docs/history.md). Per cell (pair,
+// scenario, load level) a chart with each target's estimate of the figure per campaign as a line,
+// its interval as whiskers, campaigns oldest first, the y axis from 0 (or fitted to the data, said
+// so), a line cut wherever the gate mode changes and the points of campaigns not judged (gates in
+// warn mode) drawn apart, each change point marked between its campaigns in the style of its
+// status; then every change in a table with its status. Polls slowly (a new
 // campaign may join the series, a change's status may move) and redraws only when the document
 // changed. A change confirmed by a profiled re-measurement links to that campaign's differential
 // flame graph, the new build against the old (docs/profiles.md).
@@ -14,11 +16,14 @@ import {
   seriesFigure,
   lineLabel,
   alignedPoints,
-  changesOfLine,
+  seriesCells,
+  cellDatasets,
+  changesOfCell,
   changeMarker,
   changeSize,
   remeasuredText,
 } from '../series_model.js';
+import { gateJudgement } from '../model.js';
 import { profileHash } from '../profile_model.js';
 import { ChartSet, chartBox, colourOf } from '../charts.js';
 import { errorBox, loading, Poller, section } from '../ui.js';
@@ -57,50 +62,86 @@ function figureSelector(name, figure) {
   );
 }
 
-function lineConfig(doc, line, figure, markers) {
-  const points = alignedPoints(doc, line);
-  const values = points.flatMap((p) => (p ? [p.estimate, p.low, p.high] : [])).filter(isNum);
+// How each gate mode's points and lines are drawn, so that a mode is told by shape and dash, not
+// colour alone: enforced, filled circles on a solid line; warn mode, hollow triangles on a dashed
+// line; mode unknown, hollow diamonds on a dotted line.
+const MODE_STYLE = {
+  enforce: { pointStyle: 'circle', dash: [], hollow: false, radius: 4 },
+  warn: { pointStyle: 'triangle', dash: [6, 4], hollow: true, radius: 6 },
+  unknown: { pointStyle: 'rectRot', dash: [2, 3], hollow: true, radius: 6 },
+};
+
+// One cell's chart: each target a line per run of campaigns of one gate mode (cellDatasets), the
+// intervals as whiskers, the change points as vertical markers. The y axis starts at 0 unless
+// `zoom`, when it fits the data and its title says that it does not start at 0.
+function cellConfig(doc, datasets, figure, markers, zoom) {
+  const values = datasets
+    .flatMap((d) => d.points.flatMap((p) => (p ? [p.estimate, p.low, p.high] : [])))
+    .filter(isNum);
   const low = Math.min(...values);
   const high = Math.max(...values);
   const pad = values.length ? Math.max((high - low) * 0.15, Math.abs(high) * 0.02) : 1;
-  const c = colourOf(0);
   return {
     type: 'line',
     data: {
       labels: (doc.campaigns ?? []).map((x) => x.name),
-      datasets: [
-        {
-          label: line.target,
-          data: points.map((p) => (p && isNum(p.estimate) ? p.estimate : null)),
-          whiskers: points.map((p) =>
-            p && isNum(p.low) && isNum(p.high) ? { min: p.low, max: p.high } : null,
-          ),
+      datasets: datasets.map((d) => {
+        const style = MODE_STYLE[d.mode] ?? MODE_STYLE.unknown;
+        const c = colourOf(d.colour);
+        return {
+          label: d.label,
+          legendEntry: d.legend,
+          points: d.points,
+          data: d.data,
+          whiskers: d.whiskers,
           borderColor: c,
-          backgroundColor: c,
-          pointRadius: 4,
+          backgroundColor: style.hollow ? '#ffffff' : c,
+          borderDash: style.dash,
+          borderWidth: 2,
+          pointStyle: style.pointStyle,
+          pointRadius: style.radius,
+          pointBorderWidth: 2,
+          // Within a run of one gate mode a campaign without a point is spanned; the runs are
+          // datasets of their own, so no line crosses from one mode to another.
           spanGaps: true,
-        },
-      ],
+        };
+      }),
     },
     options: {
       scales: {
-        y: {
-          // A figure is never below 0: the axis does not go there for an interval's padding.
-          suggestedMin: values.length ? Math.max(low >= 0 ? 0 : -Infinity, low - pad) : undefined,
-          suggestedMax: values.length ? high + pad : undefined,
-          title: { display: true, text: figure.unit },
-        },
+        y: zoom
+          ? {
+              // A figure is never below 0: the axis does not go there for an interval's padding.
+              suggestedMin: values.length
+                ? Math.max(low >= 0 ? 0 : -Infinity, low - pad)
+                : undefined,
+              suggestedMax: values.length ? high + pad : undefined,
+              title: { display: true, text: `${figure.unit} (axis does not start at 0)` },
+            }
+          : {
+              min: 0,
+              suggestedMax: values.length ? high + pad : undefined,
+              title: { display: true, text: figure.unit },
+            },
         x: { grid: { display: false }, ticks: { autoSkip: true, maxRotation: 45 } },
       },
       layout: { padding: { top: 40 } }, // room for the change points' labels
       plugins: {
-        legend: { display: false },
+        legend: {
+          display: true,
+          position: 'bottom',
+          labels: {
+            usePointStyle: true,
+            filter: (item, data) => data.datasets[item.datasetIndex].legendEntry,
+          },
+        },
         markers: { list: markers },
         tooltip: {
           callbacks: {
-            label: (ctx) => `${fmtNum(ctx.parsed.y)} ${figure.unit} (estimate)`,
+            label: (ctx) =>
+              `${ctx.dataset.label}: ${fmtNum(ctx.parsed.y)} ${figure.unit} (estimate)`,
             afterLabel: (ctx) => {
-              const p = points[ctx.dataIndex];
+              const p = ctx.dataset.points[ctx.dataIndex];
               if (!p) return '';
               const interval =
                 isNum(p.low) && isNum(p.high)
@@ -115,18 +156,23 @@ function lineConfig(doc, line, figure, markers) {
   };
 }
 
-// The points of a line as a table, for reading the figures (and for screen readers).
-function pointsTable(doc, line, figure, id) {
-  const rows = (doc.campaigns ?? [])
-    .map((c, i) => ({ c, p: alignedPoints(doc, line)[i] }))
-    .filter((r) => r.p);
+// The points of a cell as a table, for reading the figures (and for screen readers).
+function pointsTable(doc, cell, figure, id) {
+  const campaigns = doc.campaigns ?? [];
+  const rows = cell.lines.flatMap((line) =>
+    alignedPoints(doc, line)
+      .map((p, i) => ({ c: campaigns[i], p, line }))
+      .filter((r) => r.p),
+  );
   return h(
     'details',
     { class: 'series-points' },
-    h('summary', null, `The figures (${rows.length} campaign${rows.length === 1 ? '' : 's'})`),
+    h('summary', null, `The figures (${rows.length} point${rows.length === 1 ? '' : 's'})`),
     table(
       [
+        { label: 'target', get: (r) => r.line.target },
         { label: 'campaign', get: (r) => campaignLink(r.c.name) },
+        { label: 'gates', get: (r) => gateJudgement(r.c.gates_in_force).words },
         { label: `estimate (${figure.unit})`, cls: 'num', get: (r) => fmtNum(r.p.estimate) },
         {
           label: `${fmtShare(doc.confidence)} interval`,
@@ -139,7 +185,16 @@ function pointsTable(doc, line, figure, id) {
         { label: 'version', get: (r) => r.p.version ?? '–' },
       ],
       rows,
-      { id, rowAttrs: (r) => ({ dataset: { campaign: r.c.name } }) },
+      {
+        id,
+        rowAttrs: (r) => ({
+          dataset: {
+            campaign: r.c.name,
+            target: r.line.target,
+            gates: gateJudgement(r.c.gates_in_force).mode,
+          },
+        }),
+      },
     ),
   );
 }
@@ -148,34 +203,65 @@ function statusBadge(status) {
   return badge(status ?? 'no status');
 }
 
-function linesSection(doc, figure, charts) {
-  const lines = doc.lines ?? [];
+function cellsSection(doc, figure, charts, zoom, setZoom) {
+  const cells = seriesCells(doc);
   const draws = [];
-  const figures = lines.map((line, i) => {
-    const changes = changesOfLine(doc, line);
-    const markers = changes.map((c) => changeMarker(doc, c)).filter(Boolean);
+  const campaigns = doc.campaigns ?? [];
+  const anyUnjudged = campaigns.some((c) => !gateJudgement(c.gates_in_force).judged);
+  const figures = cells.map((cell, i) => {
+    const changes = changesOfCell(doc, cell);
+    const several = cell.lines.length > 1;
+    const markers = changes.map((c) => changeMarker(doc, c, several)).filter(Boolean);
+    const datasets = cellDatasets(doc, cell);
     const said = changes.length
       ? `; ${changes.length} change point${changes.length === 1 ? '' : 's'}: ${changes
           .map(
             (c) =>
-              `${c.direction} ${changeSize(c)} between ${c.before} and ${c.after}, ${c.status}`,
+              `${several ? `${c.target}: ` : ''}${c.direction} ${changeSize(c)} between ${c.before} and ${c.after}, ${c.status}`,
           )
           .join('; ')}`
       : '; no change point';
+    const unjudged = datasets.filter((d) => !d.judged);
+    const modes = unjudged.length
+      ? `; ${unjudged
+          .map(
+            (d) => `${d.target}, ${campaigns[d.from].name} to ${campaigns[d.to].name}: ${d.words}`,
+          )
+          .join('; ')}`
+      : '';
     const chart = chartBox(
-      `chart-line-${i}`,
-      `${figure.label} of ${lineLabel(line)} per campaign, with intervals${said}`,
-      280,
+      `chart-cell-${i}`,
+      `${figure.label} of ${cell.lines.map((l) => l.target).join(', ')} in ${cell.label} per campaign, with intervals${modes}${said}`,
+      300,
     );
     chart.canvas.dataset.changes = String(markers.length);
-    draws.push(() => charts.add(chart.canvas, lineConfig(doc, line, figure, markers)));
+    // Which campaigns' points each drawn line joins, and their gate mode: for tests and scripts.
+    chart.canvas.dataset.segments = JSON.stringify(
+      datasets.map((d) => ({
+        target: d.target,
+        mode: d.mode,
+        campaigns: d.points.flatMap((p, k) => (p ? [campaigns[k].name] : [])),
+      })),
+    );
+    draws.push(() => charts.add(chart.canvas, cellConfig(doc, datasets, figure, markers, zoom)));
     return h(
       'figure',
       {
-        class: 'chart chart-wide series-line',
-        dataset: { line: lineLabel(line), target: line.target, changes: changes.length },
+        class: 'chart chart-wide series-cell',
+        dataset: {
+          cell: cell.label,
+          targets: cell.lines.map((l) => l.target).join(','),
+          changes: changes.length,
+        },
       },
-      h('figcaption', null, lineLabel(line)),
+      h('figcaption', null, cell.label),
+      zoom
+        ? h(
+            'p',
+            { class: 'axis-note' },
+            'The y axis does not start at 0: differences look larger than they are.',
+          )
+        : null,
       chart.box,
       changes.length
         ? h(
@@ -184,8 +270,14 @@ function linesSection(doc, figure, charts) {
             changes.map((c) =>
               h(
                 'li',
-                { dataset: { change: `${c.before}..${c.after}`, status: c.status } },
-                `Between `,
+                {
+                  dataset: {
+                    change: `${c.before}..${c.after}`,
+                    status: c.status,
+                    target: c.target,
+                  },
+                },
+                several ? `${c.target}: between ` : 'Between ',
                 campaignLink(c.before),
                 ' and ',
                 campaignLink(c.after),
@@ -194,9 +286,15 @@ function linesSection(doc, figure, charts) {
               ),
             ),
           )
-        : h('p', { class: 'muted small' }, 'No change point on this line.'),
-      pointsTable(doc, line, figure, `points-${i}`),
+        : h('p', { class: 'muted small' }, 'No change point in this cell.'),
+      pointsTable(doc, cell, figure, `points-${i}`),
     );
+  });
+  const zoomBox = h('input', {
+    type: 'checkbox',
+    id: 'series-zoom',
+    checked: zoom,
+    onchange: (e) => setZoom(e.target.checked),
   });
   return {
     el: section(
@@ -205,9 +303,26 @@ function linesSection(doc, figure, charts) {
       h(
         'p',
         { class: 'muted small' },
-        `Points: each campaign's estimate of the figure (the geometric mean of its valid rounds); whiskers: its ${fmtShare(doc.confidence)} interval. Vertical lines: change points, between the last campaign before and the first after, labelled with direction, size after / before and its interval, and status.`,
+        `One chart per cell (scenario · load level), each target a line. Points: each campaign's estimate of the figure (the geometric mean of its valid rounds); whiskers: its ${fmtShare(doc.confidence)} interval. Vertical lines: change points, between the last campaign before and the first after, labelled with direction, size after / before and its interval, and status.`,
       ),
-      lines.length
+      anyUnjudged
+        ? h(
+            'p',
+            { class: 'alert alert-warn', id: 'series-modes' },
+            'Some campaigns ran with their gates in warn mode (or a mode not known): their windows were counted, not judged, so their points may include disturbed windows. They are drawn as hollow triangles on dashed lines (hollow diamonds, dotted, for a mode not known), and no line joins points of different gate modes.',
+          )
+        : null,
+      h(
+        'p',
+        { class: 'axis-choice' },
+        zoomBox,
+        h(
+          'label',
+          { for: 'series-zoom' },
+          ' Fit the y axes to the data (they then do not start at 0)',
+        ),
+      ),
+      cells.length
         ? h('div', { class: 'chart-grid' }, figures)
         : h(
             'p',
@@ -339,10 +454,16 @@ export function seriesPage(el, name, figureQuery) {
     return slot;
   };
 
+  let zoom = false;
+  let current = null;
   const render = (doc) => {
+    current = doc;
     const scroll = window.scrollY;
     charts.destroy();
-    const linesPart = linesSection(doc, figure, charts);
+    const linesPart = cellsSection(doc, figure, charts, zoom, (on) => {
+      zoom = on;
+      render(current);
+    });
     const campaigns = doc.campaigns ?? [];
     replace(
       el,
