@@ -14,6 +14,7 @@
 #include "analysis/interval.h"
 #include "analysis/stats.h"
 #include "common/status.h"
+#include "common/text_table.h"
 
 namespace benchlab {
 
@@ -178,6 +179,7 @@ RecordComparison CompareRecords(const nlohmann::json& a, const nlohmann::json& b
 struct CompareOptions {
   std::vector<Metric> metrics = {kComparedMetrics.begin(), kComparedMetrics.end()};
   std::optional<double> fail_on_regression_pct;  // percent, e.g. 5 for 5%
+  int width = kDefaultTextWidth;  // text: the columns every line fits (common/text_table.h)
 };
 
 // The metrics `--fail-on-regression` judges: req/s and CPU µs/request, of those selected.
@@ -196,7 +198,9 @@ struct Regression {
 std::vector<Regression> FindRegressions(const RecordComparison& c,
                                         const std::vector<Metric>& selected, double pct);
 
-// The terminal's tables, Markdown, or {"format": "benchlab-compare", "version": 2, ...}.
+// The terminal's text (header lines wrapped, a table per cell with a row per target and figure,
+// every line within options.width), Markdown (a row per target, a column per figure), or
+// {"format": "benchlab-compare", "version": 2, ...}.
 std::string FormatCompareText(const RecordComparison& c, const CompareOptions& options);
 std::string FormatCompareMarkdown(const RecordComparison& c, const CompareOptions& options);
 std::string FormatCompareJson(const RecordComparison& c, const CompareOptions& options);

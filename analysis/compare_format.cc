@@ -9,6 +9,7 @@
 #include "analysis/compare_detail.h"
 #include "analysis/report_format.h"
 #include "common/printable.h"
+#include "common/text_table.h"
 
 namespace benchlab {
 
@@ -132,6 +133,48 @@ Table GroupTable(const std::vector<const CellDelta*>& group, const StatsRule& ru
       }
     }
     t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+// The terminal's table of one group: a row per target and figure, so that more figures make the
+// table longer, not wider. On a narrow terminal A's and B's spread go first, then long target
+// names are cut in the middle, then the interval and Δ are left out; the verdict always stays.
+TextTable GroupTextTable(const std::vector<const CellDelta*>& group, const StatsRule& rule,
+                         const CompareOptions& options) {
+  TextTable t;
+  t.columns = {
+      TableColumn("target").GivesWay(Shrink::kCutMiddle, 2, 16),
+      TableColumn("figure"),
+      TableColumn("A").Right().GivesWay(Shrink::kShorten, 1),
+      TableColumn("B").Right().GivesWay(Shrink::kShorten, 1),
+      TableColumn("Δ").Right().GivesWay(Shrink::kDrop, 4),
+      TableColumn("B/A (" + LevelPct(rule.confidence) + " CI)").Right().GivesWay(Shrink::kDrop, 3),
+      TableColumn("verdict"),
+  };
+  for (const CellDelta* c : group) {
+    bool first = true;
+    for (Metric m : options.metrics) {
+      const MetricDelta& d = c->of(m);
+      // req/s, the headline, shows its spread while the table fits.
+      auto side = [&](const SideFigure& f, bool absent) {
+        if (absent) return TableCell(kNone);
+        return m == Metric::kRps ? TableCell(WithSpread(m, f), Figure(m, f.median))
+                                 : TableCell(Figure(m, f.median));
+      };
+      std::vector<TableCell> row{first ? c->target : "", MetricLabel(m),
+                                 side(d.a, c->presence == Presence::kOnlyB),
+                                 side(d.b, c->presence == Presence::kOnlyA)};
+      if (c->presence == Presence::kBoth) {
+        row.insert(row.end(),
+                   {SignedPercent(d.delta), IntervalCell(d.interval), VerdictText(d.verdict)});
+      } else {
+        row.insert(row.end(),
+                   {kNone, kNone, c->presence == Presence::kOnlyA ? "only in A" : "only in B"});
+      }
+      t.rows.push_back(std::move(row));
+      first = false;
+    }
   }
   return t;
 }
@@ -269,13 +312,14 @@ std::vector<std::string> SummaryLines(const RecordComparison& c, const CompareOp
 
 std::string FormatCompareText(const RecordComparison& c, const CompareOptions& options) {
   std::string out;
-  for (const std::string& l : HeaderLines(c, options)) out += PrintableText(l) + "\n";
+  const int width = options.width;
+  for (const std::string& l : HeaderLines(c, options)) out += WrapText(PrintableText(l), width);
   for (const auto& group : Groups(c)) {
-    out += "\n" + GroupTitle(*group.front()) + "\n" +
-           Render(GroupTable(group, c.rule, options), false);
+    out += "\n" + WrapText(GroupTitle(*group.front()), width) +
+           FormatTable(GroupTextTable(group, c.rule, options), width);
   }
   out += "\n";
-  for (const std::string& l : SummaryLines(c, options)) out += PrintableText(l) + "\n";
+  for (const std::string& l : SummaryLines(c, options)) out += WrapText(PrintableText(l), width);
   return out;
 }
 

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/report_detail.h"
+#include "common/printable.h"
+#include "common/text_table.h"
 
 namespace benchlab {
 namespace {
@@ -91,19 +93,22 @@ std::vector<SeriesChange> FindSeriesChanges(const Series& series, const ChangeSe
 }
 
 std::string FormatChangesText(const std::string& series, const std::vector<SeriesChange>& changes,
-                              int campaigns) {
-  std::string out = "series " + series + ": " + std::to_string(campaigns) + " campaign(s), " +
-                    std::to_string(changes.size()) + " change point(s)\n";
+                              int campaigns, int width) {
+  std::string out = WrapText(
+      PrintableText("series " + series + ": " + std::to_string(campaigns) + " campaign(s), " +
+                    std::to_string(changes.size()) + " change point(s)"),
+      width);
   for (const SeriesChange& c : changes) {
-    char line[1024];
-    std::snprintf(line, sizeof line,
-                  "\n%s %s: %s, %s (p = %.3f, %d campaigns before, %d after)\n"
-                  "  between %s and %s; versions %s; %s\n",
-                  SeriesKeyLabel(c.key).c_str(), MetricName(c.metric),
-                  ChangeDirectionName(c.point.direction), FormatChangeSize(c.point.size).c_str(),
-                  c.point.p_value, c.point.before_n, c.point.after_n, c.before->name.c_str(),
-                  c.after->name.c_str(), Versions(c).c_str(), RemeasuredText(c).c_str());
-    out += line;
+    char stats[160];
+    std::snprintf(stats, sizeof stats, " (p = %.3f, %d campaigns before, %d after)",
+                  c.point.p_value, c.point.before_n, c.point.after_n);
+    out += "\n" + WrapText(PrintableText(SeriesKeyLabel(c.key) + " " + MetricName(c.metric) + ": " +
+                                         ChangeDirectionName(c.point.direction) + ", " +
+                                         FormatChangeSize(c.point.size) + stats),
+                           width, "    ");
+    out += WrapText(PrintableText("  between " + c.before->name + " and " + c.after->name +
+                                  "; versions " + Versions(c) + "; " + RemeasuredText(c)),
+                    width, "    ");
   }
   return out;
 }

@@ -62,9 +62,9 @@ std::vector<size_t> LastChangeOfEachLine(const std::vector<SeriesChange>& change
 // A ratio with its interval as signed percentages: "+6.1% [+2.3%, +10.0%]" ("-" where NaN).
 std::string FormatChangeSize(const RatioInterval& size);
 
-// A heading and one paragraph per change.
+// A heading and one paragraph per change, wrapped at spaces to `width` columns.
 std::string FormatChangesText(const std::string& series, const std::vector<SeriesChange>& changes,
-                              int campaigns);
+                              int campaigns, int width = kDefaultTextWidth);
 // A comment for a pull request: a table of the changes, each campaign linked to its dashboard
 // page when `dashboard` is the dashboard's base URL ("https://lab.example/"; "" for no links).
 std::string FormatChangesMarkdown(const std::string& series,

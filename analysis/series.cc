@@ -7,6 +7,9 @@
 #include <set>
 
 #include "analysis/report_detail.h"
+#include "analysis/report_format.h"
+#include "common/printable.h"
+#include "common/text_table.h"
 #include "coordinator/campaign.h"
 
 namespace benchlab {
@@ -82,10 +85,12 @@ bool SeriesFilter::Matches(const SeriesKey& key) const {
 
 namespace {
 
+// 118,835 as every table writes a whole figure; three significant digits below 100.
 std::string FigureText(double v) {
   if (!std::isfinite(v)) return "-";
+  if (std::fabs(v) >= 100) return Thousands(v);
   char buf[64];
-  std::snprintf(buf, sizeof buf, std::fabs(v) >= 100 ? "%.0f" : "%.3g", v);
+  std::snprintf(buf, sizeof buf, "%.3g", v);
   return buf;
 }
 
@@ -101,10 +106,10 @@ std::string VersionText(const SeriesCampaign& c, const std::string& target) {
   return c.labels.count(target) != 0 ? version->second + " (label)" : version->second;
 }
 
+// "59,870–61,402": a dash between the ends, as `compare` writes an interval, since a comma
+// would read as a thousands separator.
 std::string PointIntervalText(const HistoryPoint& p) {
-  return p.interval.ok()
-             ? "[" + FigureText(p.interval.low) + ", " + FigureText(p.interval.high) + "]"
-             : "-";
+  return p.interval.ok() ? FigureText(p.interval.low) + "–" + FigureText(p.interval.high) : "-";
 }
 
 std::string MatchingWords(const SeriesFilter& filter) {
@@ -114,35 +119,48 @@ std::string MatchingWords(const SeriesFilter& filter) {
 
 }  // namespace
 
-std::string FormatHistoryText(const Series& series, const SeriesFilter& filter) {
-  std::string out = "series " + series.name + ": " + std::to_string(series.campaigns.size()) +
+std::string FormatHistoryText(const Series& series, const SeriesFilter& filter, int width) {
+  std::string out = WrapText(
+      PrintableText("series " + series.name + ": " + std::to_string(series.campaigns.size()) +
                     " campaign(s), " + MetricName(series.metric) + " (" +
                     BetterWord(series.metric) + " is better), medians and " +
-                    FigureText(series.confidence * 100) + "% intervals on the geometric mean\n";
+                    FigureText(series.confidence * 100) + "% intervals on the geometric mean"),
+      width);
   size_t shown = 0;
   for (const auto& [key, points] : series.lines) {
     if (!filter.Matches(key)) continue;
     ++shown;
-    out += "\n" + SeriesKeyLabel(key) + "\n";
-    char line[512];
-    std::snprintf(line, sizeof line, "  %-4s %-24s %-20s %12s %25s %3s  %s\n", "#", "campaign",
-                  "created", "median", "interval", "n", "version");
-    out += line;
+    out += "\n" + WrapText(PrintableText(SeriesKeyLabel(key)), width);
+    // The version gives way first (cut), then the time of day, then n and the interval.
+    TextTable table;
+    table.indent = "  ";
+    table.columns = {
+        TableColumn("#").Right(),
+        TableColumn("campaign").GivesWay(Shrink::kCutMiddle, 3, 16),
+        TableColumn("created").GivesWay(Shrink::kShorten, 2),
+        TableColumn("median").Right(),
+        TableColumn("interval").Right().GivesWay(Shrink::kDrop, 5),
+        TableColumn("n").Right().GivesWay(Shrink::kDrop, 4),
+        TableColumn("version").GivesWay(Shrink::kCutEnd, 1, 12),
+    };
     for (const HistoryPoint& p : points) {
       const SeriesCampaign& c = series.campaigns[p.campaign];
-      const std::string version_text = VersionText(c, key.target);
-      const std::string interval = PointIntervalText(p);
-      std::snprintf(line, sizeof line, "  %-4zu %-24s %-20s %12s %25s %3d  %s\n", p.campaign + 1,
-                    c.name.c_str(), c.created_at.c_str(), FigureText(p.summary.median).c_str(),
-                    interval.c_str(), p.summary.n, version_text.c_str());
-      out += line;
+      table.rows.push_back({std::to_string(p.campaign + 1), c.name,
+                            TableCell(c.created_at, c.created_at.substr(0, 10)),
+                            FigureText(p.summary.median), PointIntervalText(p),
+                            std::to_string(p.summary.n), VersionText(c, key.target)});
     }
+    out += FormatTable(table, width);
   }
   if (!series.gate_audit.empty()) {
-    out +=
-        "\ngate audit over the series' campaigns (docs/gates.md, \"Every gate audits itself\")\n";
+    out += "\n" + WrapText(
+                      "gate audit over the series' campaigns (docs/gates.md, \"Every gate "
+                      "audits itself\")",
+                      width);
     for (const GateAudit& a : series.gate_audit) {
-      out += "  " + std::string(GateAuditVerdictName(a.verdict)) + ": " + a.words + "\n";
+      out += WrapText(
+          PrintableText("  " + std::string(GateAuditVerdictName(a.verdict)) + ": " + a.words),
+          width, "    ");
     }
   }
   if (shown == 0) out += "\nno line has a valid window" + MatchingWords(filter) + "\n";

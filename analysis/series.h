@@ -14,6 +14,7 @@
 #include "analysis/interval.h"
 #include "analysis/report_format.h"
 #include "analysis/stats.h"
+#include "common/text_table.h"
 
 namespace benchlab {
 
@@ -75,8 +76,11 @@ struct SeriesFilter {
 };
 
 // A table per line: campaign, when, median, the interval, n, the target's version ("(label)"
-// after one the campaign's labels gave).
-std::string FormatHistoryText(const Series& series, const SeriesFilter& filter = {});
+// after one the campaign's labels gave); every line within `width` columns (the version is cut
+// first, then the creation time loses its time of day, then campaign names are cut, then n and
+// the interval are left out).
+std::string FormatHistoryText(const Series& series, const SeriesFilter& filter = {},
+                              int width = kDefaultTextWidth);
 // The same as Markdown, for an issue or a pull request: a heading, then a table per line and the
 // gate audit as a list.
 std::string FormatHistoryMarkdown(const Series& series, const SeriesFilter& filter = {});

@@ -6,10 +6,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "cli/columns.h"
 #include "common/clock.h"
 #include "common/parse.h"
 #include "common/printable.h"
+#include "common/text_table.h"
 #include "coordinator/server/agents_json.h"
 #include "tls/certificate.h"
 
@@ -58,27 +58,41 @@ std::string FormatHostSummary(const v1::AgentInfo& agent) {
   return out.empty() ? "-" : out;
 }
 
-std::string FormatAgentTable(const std::vector<v1::AgentInfo>& agents) {
+std::string FormatAgentTable(const std::vector<v1::AgentInfo>& agents, int width) {
   if (agents.empty()) return "no agents registered\n";
-  std::vector<std::vector<std::string>> rows = {
-      {"name", "state", "roles", "labels", "address", "lease", "cert until", "targets", "host"}};
+  // What gives way first on a narrow terminal: the host summary, the certificate's date, the
+  // address, the roles; names are cut in the middle, so that "server-eu-1" and "server-eu-2"
+  // stay apart.
+  TextTable table;
+  table.columns = {
+      TableColumn("name").GivesWay(Shrink::kCutMiddle, 9, 12),
+      TableColumn("state"),
+      TableColumn("roles").GivesWay(Shrink::kDrop, 3),
+      TableColumn("labels").GivesWay(Shrink::kCutEnd, 5, 10),
+      TableColumn("address").GivesWay(Shrink::kDrop, 2),
+      TableColumn("lease"),
+      TableColumn("cert until").GivesWay(Shrink::kDrop, 1),
+      TableColumn("targets").GivesWay(Shrink::kCutEnd, 6, 12),
+      TableColumn("host").GivesWay(Shrink::kCutEnd, 0, 8),
+  };
   for (const auto& a : agents) {
     // The date alone: "2027-12-01".
     const std::string cert =
         a.certificate_expires().empty() ? "-" : a.certificate_expires().substr(0, 10);
-    rows.push_back({a.name(), a.state(), JoinOrDash(a.roles()), JoinOrDash(a.labels()), a.address(),
-                    FormatLeaseAge(a.lease_age_ms()), cert, JoinOrDash(a.catalogue()),
-                    FormatHostSummary(a)});
+    table.rows.push_back({a.name(), a.state(), JoinOrDash(a.roles()), JoinOrDash(a.labels()),
+                          a.address(), FormatLeaseAge(a.lease_age_ms()), cert,
+                          JoinOrDash(a.catalogue()), FormatHostSummary(a)});
   }
-  std::string out = FormatColumns(rows);
+  std::string out = FormatTable(table, width);
   for (const auto& a : agents) {
     const std::string warnings = FormatHostWarnings(a);
-    if (!warnings.empty()) out += PrintableText(a.name()) + " host: " + warnings + "\n";
+    if (!warnings.empty()) out += WrapText(PrintableText(a.name()) + " host: " + warnings, width);
     // protobuf's map has no order: by target name, as the catalogue column reads.
     std::map<std::string, std::string> unstartable(a.unstartable().begin(), a.unstartable().end());
     for (const auto& [target, why] : unstartable) {
-      out += PrintableText(a.name()) + " cannot start " + PrintableText(target) + ": " +
-             PrintableText(why) + "\n";
+      out += WrapText(PrintableText(a.name()) + " cannot start " + PrintableText(target) + ": " +
+                          PrintableText(why),
+                      width);
     }
   }
   return out;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "benchlab/v1/coordinator.pb.h"
+#include "common/text_table.h"
 
 namespace benchlab {
 
@@ -20,9 +21,12 @@ std::string FormatHostSummary(const v1::AgentInfo& agent);
 std::string FormatHostWarnings(const v1::AgentInfo& agent);
 // A header and one row per agent (name, state, roles, labels, address, lease age, targets,
 // host), each column as wide as its widest cell, then "NAME host: WARNINGS" for each agent with
-// host warnings (FormatHostWarnings); "no agents registered\n" when there are none. Every string
-// the agents sent is escaped for a terminal (FormatColumns), so each agent is one line.
-std::string FormatAgentTable(const std::vector<v1::AgentInfo>& agents);
+// host warnings (FormatHostWarnings), wrapped; "no agents registered\n" when there are none. Every
+// string the agents sent is escaped for a terminal (common/text_table.h), so each agent is one
+// line. Wider than `width`, the host, the certificate's date, the address and the roles give way
+// first, then labels, targets and names are cut with "…".
+std::string FormatAgentTable(const std::vector<v1::AgentInfo>& agents,
+                             int width = kDefaultTextWidth);
 // {"agents": [{"name", "state", "roles", "labels", "address", "lease_age_ms", "catalogue",
 // "versions", "host" (only when sent)}]}, indented, ending with a newline.
 std::string FormatAgentsJson(const std::vector<v1::AgentInfo>& agents);

@@ -2,21 +2,35 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/columns.h"
+#include "common/text_table.h"
 
 namespace benchlab {
 
-std::string FormatAuditTable(const std::vector<AuditRow>& rows) {
+std::string FormatAuditTable(const std::vector<AuditRow>& rows, int width) {
   if (rows.empty()) return "no audited calls\n";
-  std::vector<std::vector<std::string>> lines = {
-      {"at", "who", "from", "call", "about", "outcome", "reason"}};
+  // The reason gives way first (cut, `--json` has it whole), then the time's fraction of a
+  // second, the peer's address and the subject; when, who, the call and its outcome stay.
+  TextTable table;
+  table.columns = {
+      TableColumn("at").GivesWay(Shrink::kShorten, 2),
+      TableColumn("who").GivesWay(Shrink::kCutMiddle, 5, 16),
+      TableColumn("from").GivesWay(Shrink::kDrop, 3),
+      TableColumn("call"),
+      TableColumn("about").GivesWay(Shrink::kCutEnd, 4, 12),
+      TableColumn("outcome"),
+      TableColumn("reason").GivesWay(Shrink::kCutEnd, 1, 16),
+  };
   for (const AuditRow& r : rows) {
     const std::string outcome =
         r.count > 1 ? r.outcome + " \u00d7" + std::to_string(r.count) : r.outcome;
-    lines.push_back({r.at, r.identity, r.peer, r.call, r.subject.empty() ? "-" : r.subject, outcome,
-                     r.reason.empty() ? "-" : r.reason});
+    // "2026-12-01T10:00:00.123Z" -> "2026-12-01T10:00:00Z"
+    const size_t dot = r.at.find('.');
+    const std::string at_short = dot == std::string::npos ? r.at : r.at.substr(0, dot) + "Z";
+    table.rows.push_back({TableCell(r.at, at_short), r.identity, r.peer, r.call,
+                          r.subject.empty() ? "-" : r.subject, outcome,
+                          r.reason.empty() ? "-" : r.reason});
   }
-  return FormatColumns(lines);
+  return FormatTable(table, width);
 }
 
 std::string FormatAuditJson(const std::vector<AuditRow>& rows) {

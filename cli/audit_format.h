@@ -5,15 +5,18 @@
 #include <string>
 #include <vector>
 
+#include "common/text_table.h"
 #include "coordinator/store.h"
 
 namespace benchlab {
 
 // A header and one line per row: when, who, from where, which call, about what, the outcome
 // ("refused ×500" for a row that stands for 500 identical refusals) and why. Every field is
-// escaped for a terminal (FormatColumns), so a row is always one line whatever a peer sent;
-// "no audited calls\n" when there are none.
-std::string FormatAuditTable(const std::vector<AuditRow>& rows);
+// escaped for a terminal (common/text_table.h), so a row is always one line whatever a peer sent;
+// "no audited calls\n" when there are none. Wider than `width`, the reason is cut with "…" first,
+// then the time loses its fraction of a second, the peer's address is left out and the subject
+// and the identity are cut.
+std::string FormatAuditTable(const std::vector<AuditRow>& rows, int width = kDefaultTextWidth);
 
 // {"audit": [{"id", "at", "identity", "role", "peer", "call", "subject", "outcome", "reason",
 // "count"}]}, indented, ending with a newline; bytes that are not UTF-8 become U+FFFD.

@@ -12,9 +12,12 @@
 #include "cli/command_error.h"
 #include "cli/report_fetch.h"
 #include "cli/report_lines.h"
+#include "cli/text_width.h"
 #include "cli/tls_options.h"
 #include "common/clock.h"
 #include "common/parse.h"
+#include "common/printable.h"
+#include "common/text_table.h"
 #include "coordinator/server/channel.h"
 #include "rpc/status.h"
 
@@ -130,7 +133,7 @@ std::unique_ptr<ProgressPrinter> MakeStdoutProgress(ProgressMode mode, int total
                                                     bool at_most) {
   return std::make_unique<ProgressPrinter>(ResolveProgressMode(mode, isatty(fileno(stdout)) != 0),
                                            total_windows, RealClockInstance(), TerminalWidth,
-                                           at_most);
+                                           at_most, OutputWidth());
 }
 
 Result<WatchOutcome> WatchCampaign(v1::Coordinator::Stub& stub, const std::string& campaign,
@@ -217,7 +220,7 @@ int ReportOutcome(const WatchOutcome& outcome, const std::string& baseline, int 
   for (const v1::Window& w : windows) by_pair[w.pair()].push_back(w);
   for (const auto& [pair, pair_windows] : by_pair) {
     if (!pair.empty()) std::printf("pair %s\n", pair.c_str());
-    std::printf("%s\n", FormatSummary(pair_windows, baseline).c_str());
+    std::printf("%s\n", FormatSummary(pair_windows, baseline, OutputWidth()).c_str());
   }
   const int attempts = static_cast<int>(outcome.windows.size());
   std::printf("%d windows: %d valid, %d invalid, %d failed or skipped (campaign %s)%s\n",
@@ -227,7 +230,10 @@ int ReportOutcome(const WatchOutcome& outcome, const std::string& baseline, int 
               attempts > static_cast<int>(windows.size())
                   ? (", " + std::to_string(attempts) + " attempts").c_str()
                   : "");
-  if (!outcome.error.empty()) std::printf("campaign error: %s\n", outcome.error.c_str());
+  if (!outcome.error.empty()) {
+    std::fputs(WrapText("campaign error: " + PrintableText(outcome.error), OutputWidth()).c_str(),
+               stdout);
+  }
   std::fflush(stdout);
   const int count = static_cast<int>(windows.size());
   const int planned = outcome.total_windows > 0 ? outcome.total_windows : total_windows;

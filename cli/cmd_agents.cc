@@ -8,6 +8,7 @@
 #include "cli/client.h"
 #include "cli/command_error.h"
 #include "cli/commands.h"
+#include "cli/text_width.h"
 #include "cli/tls_options.h"
 
 namespace benchlab {
@@ -34,7 +35,7 @@ int RunAgents(const AgentsArgs& args) {
     return CommandError("agents", ExitCodeOf(status), CallError(status, args.coordinator));
   }
   std::vector<v1::AgentInfo> agents(reply.agents().begin(), reply.agents().end());
-  std::string out = args.json ? FormatAgentsJson(agents) : FormatAgentTable(agents);
+  std::string out = args.json ? FormatAgentsJson(agents) : FormatAgentTable(agents, OutputWidth());
   std::fwrite(out.data(), 1, out.size(), stdout);
   const std::string warnings = CertificateWarnings(agents, std::chrono::system_clock::now());
   std::fwrite(warnings.data(), 1, warnings.size(), stderr);
@@ -53,6 +54,7 @@ CommandRunner AddAgentsCommand(CLI::App& root) {
       ->capture_default_str();
   AddTlsOptions(cmd, &args->tls);
   cmd->add_flag("--json", args->json, "print JSON instead of a table");
+  AddWidthOption(cmd);
   cmd->add_option("--timeout", args->timeout_s, "seconds to wait for the coordinator")
       ->default_val(10)
       ->check(CLI::PositiveNumber);

@@ -8,6 +8,7 @@
 #include "cli/audit_format.h"
 #include "cli/command_error.h"
 #include "cli/commands.h"
+#include "cli/text_width.h"
 #include "common/clock.h"
 #include "coordinator/store.h"
 
@@ -47,7 +48,8 @@ int RunAudit(const AuditArgs& args) {
   if (!store.ok()) return CommandError("audit", kExitFailure, store.status().message());
   auto rows = (*store)->ListAudit(*since);
   if (!rows.ok()) return CommandError("audit", kExitFailure, rows.status().message());
-  const std::string out = args.json ? FormatAuditJson(*rows) : FormatAuditTable(*rows);
+  const std::string out =
+      args.json ? FormatAuditJson(*rows) : FormatAuditTable(*rows, OutputWidth());
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? kExitOk
                                   : CommandError("audit", kExitFailure, "writing to stdout failed");
@@ -66,6 +68,7 @@ CommandRunner AddAuditCommand(CLI::App& root) {
                   "only calls at or after this UTC date or time (2026-12-01, "
                   "2026-12-01T10:00:00Z) or this long ago (24h, 7d)");
   cmd->add_flag("--json", args->json, "JSON instead of a table");
+  AddWidthOption(cmd);
   return [args] { return RunAudit(*args); };
 }
 

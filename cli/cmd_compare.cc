@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/format_option.h"
 #include "cli/report_fetch.h"
+#include "cli/text_width.h"
 #include "cli/tls_options.h"
 #include "coordinator/store.h"
 
@@ -171,6 +172,7 @@ int RunCompare(const CompareArgs& args) {
                         "give at most one of --db FILE and --coordinator HOST:PORT");
   }
   CompareOptions options;
+  options.width = OutputWidth();
   if (!args.figures.empty()) {
     options.metrics.clear();
     for (const std::string& flag : args.figures) {
@@ -247,6 +249,7 @@ CommandRunner AddCompareCommand(CLI::App& root) {
   AddTlsOptions(cmd, &args->tls);
   AddFormatOption(cmd, &args->format, {"text", "md", "json"},
                   "text (default), md (markdown is the same) or json");
+  AddWidthOption(cmd);
   cmd->add_option("--fail-on-regression", args->fail_on_regression,
                   "exit 3 when a cell's req/s or CPU µs/req has the verdict worse and its "
                   "estimate is worse than A by more than PCT percent")

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/format_option.h"
 #include "cli/series_input.h"
+#include "cli/text_width.h"
 
 namespace benchlab {
 namespace {
@@ -34,7 +35,7 @@ int RunHistory(const HistoryArgs& args) {
   const std::string format = args.json ? "json" : args.format;
   const std::string text = format == "json" ? FormatHistoryJson(series, filter)
                            : format == "md" ? FormatHistoryMarkdown(series, filter)
-                                            : FormatHistoryText(series, filter);
+                                            : FormatHistoryText(series, filter, OutputWidth());
   return WriteCommandOutput("history", text, "");
 }
 
@@ -57,6 +58,7 @@ CommandRunner AddHistoryCommand(CLI::App& root) {
       AddFormatOption(cmd, &args->format, {"text", "md", "json"},
                       "text (default: tables), md (markdown is the same) or json");
   cmd->add_flag("--json", args->json, "the same as --format json")->excludes(format);
+  AddWidthOption(cmd);
   return [args] { return RunHistory(*args); };
 }
 

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/format_option.h"
 #include "cli/series_input.h"
+#include "cli/text_width.h"
 #include "coordinator/server/series_store.h"
 
 namespace benchlab {
@@ -119,8 +120,8 @@ int RunRegressions(const RegressionsArgs& args) {
       text = j.dump(2) + "\n";
     }
   } else {
-    text =
-        FormatChangesText(args.series, changes, campaigns) + ProfilesText(changes, profiles, false);
+    text = FormatChangesText(args.series, changes, campaigns, OutputWidth()) +
+           ProfilesText(changes, profiles, false);
   }
   if (int bad = WriteCommandOutput("regressions", text, args.output)) return bad;
   if (args.fail_on == "regression") {
@@ -149,6 +150,7 @@ CommandRunner AddRegressionsCommand(CLI::App& root) {
   cmd->add_option("--target", args->target, "only this target");
   AddFormatOption(cmd, &args->format, {"text", "md", "json"},
                   "text (default), md (a PR comment; markdown is the same) or json");
+  AddWidthOption(cmd);
   cmd->add_option("--dashboard", args->dashboard,
                   "md: link each campaign to its page under this dashboard URL");
   cmd->add_option("--output,-o", args->output, "write to this file instead of stdout");

@@ -22,6 +22,7 @@
 #include "cli/labels.h"
 #include "cli/progress.h"
 #include "cli/remeasure.h"
+#include "cli/text_width.h"
 #include "common/sysenv.h"
 #include "coordinator/campaign.h"
 #include "coordinator/store.h"
@@ -165,6 +166,7 @@ CommandRunner AddRunCommand(CLI::App& root) {
                   "stdout is a terminal, else plain")
       ->check(CLI::IsMember({"auto", "tty", "plain", "off"}))
       ->capture_default_str();
+  AddWidthOption(cmd);
   cmd->add_option("--label", args->labels,
                   "TARGET=VALUE: the version of TARGET this campaign measures (a release or a "
                   "git commit), added to the file's [labels]; the history shows it as the "

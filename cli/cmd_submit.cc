@@ -11,6 +11,7 @@
 #include "cli/labels.h"
 #include "cli/progress.h"
 #include "cli/signals.h"
+#include "cli/text_width.h"
 #include "cli/tls_options.h"
 #include "coordinator/campaign.h"
 
@@ -143,6 +144,7 @@ CommandRunner AddSubmitCommand(CLI::App& root) {
                   "tty when stdout is a terminal, else plain")
       ->check(CLI::IsMember({"auto", "tty", "plain", "off"}))
       ->capture_default_str();
+  AddWidthOption(cmd);
   return [args] { return RunSubmit(*args); };
 }
 

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/format_option.h"
 #include "cli/report_lines.h"
+#include "cli/text_width.h"
 #include "cli/tls_options.h"
 #include "coordinator/server/coordinator_service.h"
 #include "coordinator/store.h"
@@ -69,7 +70,7 @@ int RunWindows(const WindowsArgs& args) {
   }
   const std::string out = args.format == "json"  ? FormatWindowsJson(windows)
                           : args.format == "csv" ? FormatWindowsCsv(windows)
-                                                 : FormatWindowTable(windows);
+                                                 : FormatWindowTable(windows, OutputWidth());
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? kExitOk : kExitFailure;
 }
@@ -85,6 +86,7 @@ CommandRunner AddWindowsCommand(CLI::App& root) {
   cmd->add_option("--campaign", args->campaign, "only this campaign's windows");
   AddFormatOption(cmd, &args->format, {"text", "json", "csv"},
                   "text (default: a table), json (an array of one object per attempt) or csv");
+  AddWidthOption(cmd);
   return [args] { return RunWindows(*args); };
 }
 

@@ -159,8 +159,9 @@ std::string FormatPlainProgress(const Progress& p) {
   return line + ", ETA " + (p.at_most() && eta ? "at most " : "") + FormatEta(eta, false);
 }
 
-std::string FormatRunningLine(const v1::WindowStarted& w) {
-  return "running: " + DescribeWindow(w) + " (attempt " + std::to_string(w.attempt()) + ")";
+std::string FormatRunningLine(const v1::WindowStarted& w, int width) {
+  return CutEnd("running: " + DescribeWindow(w) + " (attempt " + std::to_string(w.attempt()) + ")",
+                static_cast<size_t>(std::max(width, 1)));
 }
 
 std::string FormatStatusLine(const Progress& p, int width) {
@@ -184,10 +185,11 @@ std::string FormatStatusLine(const Progress& p, int width) {
 }
 
 ProgressPrinter::ProgressPrinter(ProgressMode mode, int total_windows, Clock& clock,
-                                 std::function<int()> terminal_width, bool at_most)
+                                 std::function<int()> terminal_width, bool at_most, int line_width)
     : mode_(mode == ProgressMode::kAuto ? ProgressMode::kPlain : mode),
       clock_(clock),
       terminal_width_(std::move(terminal_width)),
+      line_width_(line_width),
       progress_(total_windows, clock.Now(), at_most) {}
 
 std::string ProgressPrinter::StatusLine() {
@@ -201,7 +203,7 @@ std::string ProgressPrinter::OnStarted(const v1::WindowStarted& w) {
     case ProgressMode::kTty:
       return kErase + StatusLine();
     case ProgressMode::kPlain:
-      return FormatRunningLine(w) + "\n";
+      return FormatRunningLine(w, line_width_) + "\n";
     default:
       return "";
   }
@@ -209,7 +211,7 @@ std::string ProgressPrinter::OnStarted(const v1::WindowStarted& w) {
 
 std::string ProgressPrinter::OnWindow(const v1::Window& w) {
   progress_.Stored(w, clock_.Now());
-  const std::string line = FormatWindowLine(w) + "\n";
+  const std::string line = FormatWindowLine(w, line_width_) + "\n";
   switch (mode_) {
     case ProgressMode::kTty:
       return kErase + line + StatusLine();

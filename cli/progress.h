@@ -16,6 +16,7 @@
 #include "benchlab/v1/coordinator.pb.h"
 #include "cli/progress_mode.h"
 #include "common/clock.h"
+#include "common/text_table.h"
 
 namespace benchlab {
 
@@ -76,8 +77,8 @@ std::string FormatEta(std::optional<double> seconds, bool clock);
 // "progress: 14/24 windows, 12 valid, 2 invalid, 0 failed, ETA 21s" (", 1 skipped" when any);
 // for an adaptive plan "progress: 14 of at most 24 windows, ..., ETA at most 21s".
 std::string FormatPlainProgress(const Progress& p);
-// "running: round 2 · nginx · json · c32 (attempt 1)"
-std::string FormatRunningLine(const v1::WindowStarted& w);
+// "running: round 2 · nginx · json · c32 (attempt 1)", cut to `width` columns with "…".
+std::string FormatRunningLine(const v1::WindowStarted& w, int width = kDefaultTextWidth);
 // "[████████░░░░] 14/24 · 12 valid · 2 invalid · ETA 0:21 · now: round 2 · nginx · json · c32",
 // cut to fit `width` terminal columns (one left free, so the terminal never wraps it). No
 // control characters. For an adaptive plan "14/≤24 · ... · ETA ≤0:21".
@@ -91,9 +92,11 @@ std::string FormatStatusLine(const Progress& p, int width);
 //  - kOff: the window lines only.
 class ProgressPrinter {
  public:
-  // `terminal_width` is asked at each redraw, so a resized terminal is followed.
+  // `terminal_width` is asked at each redraw, so a resized terminal is followed. The lines that
+  // scroll (a window's, the plain progress lines) are cut to `line_width` (cli/text_width.h).
   ProgressPrinter(ProgressMode mode, int total_windows, Clock& clock,
-                  std::function<int()> terminal_width, bool at_most = false);
+                  std::function<int()> terminal_width, bool at_most = false,
+                  int line_width = kDefaultTextWidth);
   ProgressPrinter(const ProgressPrinter&) = delete;
   ProgressPrinter& operator=(const ProgressPrinter&) = delete;
 
@@ -115,6 +118,7 @@ class ProgressPrinter {
   const ProgressMode mode_;
   Clock& clock_;
   std::function<int()> terminal_width_;
+  const int line_width_;
   Progress progress_;
   bool status_shown_ = false;
 };

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/parse.h"
+#include "common/text_table.h"
 #include "loadgen/load.h"
 #include "loadgen/request.h"
 
@@ -26,7 +27,7 @@ std::string Num(const char* format, double value) {
 }
 
 std::string FormatLatency(double us) {
-  if (us < 1000) return Printf("%.0f%s", us, "us");
+  if (us < 1000) return Printf("%.0f%s", us, "µs");  // µs, as everywhere in benchlab
   if (us < 1e6) return Printf("%.2f%s", us / 1e3, "ms");
   return Printf("%.2f%s", us / 1e6, "s");
 }
@@ -41,8 +42,10 @@ std::string FormatBytes(double bytes) {
   return Printf(unit == 0 ? "%.0f%s" : "%.2f%s", bytes, kUnits[unit]);
 }
 
+// Right-aligned in `width` terminal columns ("µ" is two bytes and one column).
 std::string Pad(const std::string& s, size_t width) {
-  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+  const size_t used = TextColumns(s);
+  return used >= width ? s : std::string(width - used, ' ') + s;
 }
 
 std::string LatencyRow(const char* label, const Histogram& h) {

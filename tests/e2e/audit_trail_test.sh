@@ -35,14 +35,22 @@ forged+='%20%20token%20evil%20%20ok%20%20-%1b%5b2J'
 status=$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer blt_wrong' \
   "http://127.0.0.1:$http$forged")
 [ "$status" = 401 ] || fail "the forged GET got $status, not 401"
-"$bin/benchlab" audit --db "$db" > "$work/audit.out" 2> "$work/audit.err" ||
+# Wide enough for the whole row; by default the table fits 100 columns, the subject cut.
+"$bin/benchlab" audit --db "$db" --width 1000 > "$work/audit.out" 2> "$work/audit.err" ||
   { cat "$work/audit.err"; fail "benchlab audit failed"; }
+"$bin/benchlab" audit --db "$db" > "$work/audit-100.out"
+python3 - "$work/audit-100.out" <<'PY' || { cat "$work/audit-100.out"; fail "wider than 100"; }
+import sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+assert len(lines) == 2 and all(len(l) <= 100 for l in lines), lines
+assert lines[1][lines[0].index("outcome"):].startswith("refused"), lines
+PY
 lines=$(wc -l < "$work/audit.out")
 [ "$lines" -eq 2 ] || { cat -A "$work/audit.out"; fail "$lines lines for one audited call"; }
 ! grep -q $'\x1b' "$work/audit.out" || { cat -A "$work/audit.out"; fail "a raw ESC in the audit"; }
 grep -qF '/api/v1/campaigns\n2026-12-01T10:00:00.000Z  local:root  local  TokenCreate  token evil  ok  -\x1b[2J  refused' \
   "$work/audit.out" || { cat "$work/audit.out"; fail "the path is not shown escaped"; }
-check "a GET with a forged row and an ESC in its path prints as one escaped row"
+check "a GET with a forged row and an ESC in its path prints as one escaped row, within 100 columns"
 
 # --- 2. repeated refusals are one row -------------------------------------------------------
 token="blt_$(printf 'x%.0s' $(seq 43))"  # well-formed, unknown

@@ -72,12 +72,40 @@ grep -q "^B: cmp-b, " "$work/by-name.txt" || fail "B's header line"
 for title in "hello · 4 connections" "json · 4 connections"; do
   grep -qx "$title" "$work/by-name.txt" || { cat "$work/by-name.txt"; fail "no table $title"; }
 done
-[ "$(grep -Ec '^hello-(a|b) +[0-9,]+ .*(better|worse|close|inconclusive|n/a) *$' \
+[ "$(grep -Ec '^hello-(a|b) +req/s +[0-9,]+ .*(better|worse|close|inconclusive|n/a) *$' \
   "$work/by-name.txt")" -eq 4 ] ||
   { cat "$work/by-name.txt"; fail "4 rows (2 targets x 2 cells) with verdicts"; }
+[ "$(grep -Ec '^ +(CPU µs/req|p99) +' "$work/by-name.txt")" -eq 8 ] ||
+  { cat "$work/by-name.txt"; fail "a row per target and figure"; }
 grep -q "^Summary: 4 in both, 0 only in A, 0 only in B\. req/s: " "$work/by-name.txt" ||
   { cat "$work/by-name.txt"; fail "summary line"; }
 check "by name: both headers, a table per cell, every target, the summary"
+
+# --- the width: 100 columns by default, --width N honoured, headers over their columns ----------
+widths() {  # widths FILE MAX: every line at most MAX columns, each header over its column
+  python3 - "$1" "$2" <<'PY'
+import sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+limit = int(sys.argv[2])
+wide = [l for l in lines if len(l) > limit]
+assert not wide, f"lines over {limit} columns: {wide}"
+for i, line in enumerate(lines):
+    if line.startswith("target "):
+        header, row = line, lines[i + 1]
+        # The verdict starts under its header; right-aligned B ends under its header.
+        at = header.index("verdict")
+        assert row[at:].split()[0] in ("better", "worse", "close", "inconclusive", "n/a"), (header, row)
+        assert row[at - 1] == " ", (header, row)
+PY
+}
+widths "$work/by-name.txt" 100 || { cat "$work/by-name.txt"; fail "the default width"; }
+expect_status 0 "$bin/benchlab" compare cmp-a cmp-b --db "$db" --width 60
+widths "$work/out" 60 || { cat "$work/out"; fail "--width 60"; }
+grep -q "B/A (95% CI)" "$work/out" && { cat "$work/out"; fail "--width 60 keeps the interval"; }
+grep -Eq '^hello-a +req/s .*(better|worse|close|inconclusive|n/a)$' "$work/out" ||
+  { cat "$work/out"; fail "--width 60 lost the verdicts"; }
+expect_status 2 "$bin/benchlab" compare cmp-a cmp-b --db "$db" --width 10
+check "the text fits 100 columns, --width 60 and its headers; --width 10 is refused"
 
 # --- as runs of record, and mixed -------------------------------------------------------------
 "$bin/benchlab" report cmp-a --db "$db" --format json -o "$work/a.json"
@@ -178,7 +206,7 @@ grep -q "^REGRESSION hello · c4 · hello-a: req/s -50.0%, " "$work/out" ||
   { cat "$work/out"; fail "regression line"; }
 grep -q "^Summary: 3 in both, 1 only in A, 0 only in B\. req/s: 0 better, 3 worse, " \
   "$work/out" || { cat "$work/out"; fail "summary with a target only in A"; }
-grep -Eq '^hello-b +[0-9,]+ .* +— +— +only in A' "$work/out" ||
+grep -Eq '^hello-b +req/s +[0-9,]+ .* +— +— +only in A' "$work/out" ||
   { cat "$work/out"; fail "only in A row"; }
 grep -qx "benchlab compare: 3 regression(s) worse than A by more than 10%" "$work/err" ||
   { cat "$work/err"; fail "stderr names the regressions"; }

@@ -729,40 +729,102 @@ TEST(CompareTest, TextShowsSidesTablesAndSummary) {
   CompareOptions options;
   options.fail_on_regression_pct = 5;
   const std::string text = FormatCompareText(Example(), options);
-  EXPECT_EQ(text,
-            "A: before, 2026-11-30, done, from a.json; noise floor req/s 2.0%\n"
-            "B: after, 2026-11-30, done, from bench.db; no noise floor\n"
-            "B/A = exp(mean ln B − mean ln A) of the valid rounds' figures, with a Welch t "
-            "interval at 95% (unpaired: the two runs' rounds were not measured together). Verdict "
-            "against the margin ±2%: better/worse when the whole interval lies beyond it, close "
-            "when inside it, else inconclusive.\n"
-            "Δ = B / A − 1 of the medians. Noise-floor rule (context, not the verdict): |Δ| "
-            "beyond the larger noise floor (without one, the larger spread) and the ranges "
-            "apart.\n"
-            "\n"
-            "hello · 8 connections\n"
-            "target  A req/s (spread)  B req/s (spread)  Δ req/s         B/A (95% CI)  verdict    "
-            "CPU µs/req A → B  Δ CPU         B/A (95% CI)  verdict             p99 A → B   Δ p99  "
-            "       B/A (95% CI)  verdict\n"
-            "nginx     100,000 (2.0%)     90,000 (2.2%)   -10.0%  0.900 (0.880–0.921)  worse      "
-            "     10.0 → 10.1  +1.0%  1.000 (0.978–1.023)  inconclusive  500 µs → 450 µs  -10.0%  "
-            "0.900 (0.900–0.900)  better\n"
-            "caddy     100,000 (2.0%)                 —        —                    —  only in A  "
-            "        10.0 → —      —                    —  only in A          500 µs → —       — "
-            "                   —  only in A\n"
-            "\n"
-            "Summary: 1 in both, 1 only in A, 0 only in B. req/s: 0 better, 1 worse, 0 close, 0 "
-            "inconclusive, 0 n/a. CPU µs/req: 0 better, 0 worse, 0 close, 1 inconclusive, 0 n/a. "
-            "p99: 1 better, 0 worse, 0 close, 0 inconclusive, 0 n/a.\n"
-            "Regressions worse than A by more than 5% (req/s, CPU µs/req): 1\n"
-            "REGRESSION hello · c8 · nginx: req/s -10.0%, B / A 0.900 (95% CI 0.880 to 0.921; "
-            "Welch, 3 and 3 rounds, df 4.0) lies beyond the margin ±2%\n");
+  // A row per target and figure; prose wrapped at 100 columns, the lines after a paragraph's
+  // first indented.
+  EXPECT_EQ(
+      text,
+      "A: before, 2026-11-30, done, from a.json; noise floor req/s 2.0%\n"
+      "B: after, 2026-11-30, done, from bench.db; no noise floor\n"
+      "B/A = exp(mean ln B − mean ln A) of the valid rounds' figures, with a Welch t interval at "
+      "95%\n"
+      "  (unpaired: the two runs' rounds were not measured together). Verdict against the margin "
+      "±2%:\n"
+      "  better/worse when the whole interval lies beyond it, close when inside it, else "
+      "inconclusive.\n"
+      "Δ = B / A − 1 of the medians. Noise-floor rule (context, not the verdict): |Δ| beyond the "
+      "larger\n"
+      "  noise floor (without one, the larger spread) and the ranges apart.\n"
+      "\n"
+      "hello · 8 connections\n"
+      "target  figure                   A              B       Δ         B/A (95% CI)  verdict\n"
+      "nginx   req/s       100,000 (2.0%)  90,000 (2.2%)  -10.0%  0.900 (0.880–0.921)  worse\n"
+      "        CPU µs/req            10.0           10.1   +1.0%  1.000 (0.978–1.023)  "
+      "inconclusive\n"
+      "        p99                 500 µs         450 µs  -10.0%  0.900 (0.900–0.900)  better\n"
+      "caddy   req/s       100,000 (2.0%)              —       —                    —  only in A\n"
+      "        CPU µs/req            10.0              —       —                    —  only in A\n"
+      "        p99                 500 µs              —       —                    —  only in A\n"
+      "\n"
+      "Summary: 1 in both, 1 only in A, 0 only in B. req/s: 0 better, 1 worse, 0 close, 0 "
+      "inconclusive, 0\n"
+      "  n/a. CPU µs/req: 0 better, 0 worse, 0 close, 1 inconclusive, 0 n/a. p99: 1 better, 0 "
+      "worse, 0\n"
+      "  close, 0 inconclusive, 0 n/a.\n"
+      "Regressions worse than A by more than 5% (req/s, CPU µs/req): 1\n"
+      "REGRESSION hello · c8 · nginx: req/s -10.0%, B / A 0.900 (95% CI 0.880 to 0.921; Welch, 3 "
+      "and 3\n"
+      "  rounds, df 4.0) lies beyond the margin ±2%\n");
+}
+
+// A realistic wide comparison: long target, campaign and pair names, every figure, a target on
+// one side only. Every line of the text fits the width, the two targets stay apart and each
+// header stands over its column.
+TEST(CompareTest, TextFitsTheWidthWithLongNamesAndEveryFigure) {
+  const std::string one = "actix-web-4.9-release-lto-thin-codegen-units-1";
+  const std::string sixteen = "actix-web-4.9-release-lto-thin-codegen-units-16";
+  auto record = [&](const std::string& name, double scale) {
+    return Record(name, {Cell("json-serialization-large-payload", "c256",
+                              {Target(one, {3, 118835 * scale, 110000, 120000, 12.5}),
+                               Target(sixteen, {3, 60663 * scale, 60000, 61000, 0.8})},
+                              "server-eu-west-1-bare-metal")});
+  };
+  const RecordComparison c =
+      CompareRecords(record("nightly-2026-11-30-frameworks-all", 1.0),
+                     record("nightly-2026-12-01-frameworks-all", 0.9),
+                     "/var/lib/benchlab/exports/nightly-2026-11-30-frameworks-all.json",
+                     "/var/lib/benchlab/lab.db");
+  for (int width : {100, 72}) {
+    CompareOptions options;
+    options.width = width;
+    const std::string text = FormatCompareText(c, options);
+    std::vector<std::string> lines;
+    size_t start = 0;
+    for (size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+      lines.push_back(text.substr(start, end - start));
+    }
+    for (const std::string& line : lines) EXPECT_LE(TextColumns(line), size_t(width)) << line;
+    auto column = [](const std::string& line, const std::string& part) {
+      const size_t at = line.find(part);
+      return at == std::string::npos ? at : TextColumns(line.substr(0, at));
+    };
+    const auto header = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
+      return l.rfind("target ", 0) == 0;
+    });
+    ASSERT_NE(header, lines.end()) << text;
+    const std::string& first = *(header + 1);
+    const std::string& second = *(header + 4);
+    EXPECT_NE(first.find("s-1 "), std::string::npos) << text;
+    EXPECT_NE(second.find("s-16 "), std::string::npos) << text;
+    EXPECT_NE(first.find("118,835"), std::string::npos) << text;
+    EXPECT_NE((header + 2)->find("CPU µs/req"), std::string::npos) << text;
+    EXPECT_NE((header + 3)->find("500 µs"), std::string::npos) << text;
+    // B (right-aligned) ends where B's figure ends; the verdict starts under its header.
+    EXPECT_EQ(column(*header, "verdict"), column(first, "n/a")) << text;
+    EXPECT_EQ(column(*header, " B ") + 2, column(first, "106,952") + 7) << text;
+  }
+  CompareOptions wide;
+  wide.width = 200;
+  const std::string text = FormatCompareText(c, wide);
+  EXPECT_NE(text.find(one + " "), std::string::npos) << text;
+  EXPECT_NE(text.find("118,835 (12.5%)"), std::string::npos) << text;
 }
 
 TEST(CompareTest, TheHeaderNamesTheBaselineBasis) {
   json a = WindowRecord("a", DriftingRun(1.0), "nginx");
   json b = WindowRecord("b", DriftingRun(1.2), "nginx");
-  const std::string text = FormatCompareText(CompareRecords(a, b, "a.json", "b.json"), {});
+  CompareOptions wide;
+  wide.width = kMaxTextWidth;  // the header line unwrapped
+  const std::string text = FormatCompareText(CompareRecords(a, b, "a.json", "b.json"), wide);
   EXPECT_NE(text.find("of the valid rounds' figures, for every target but nginx of its per-round "
                       "ratio to nginx, with a Welch t interval at 95%"),
             std::string::npos)
@@ -775,7 +837,7 @@ TEST(CompareTest, MetricOptionNarrowsTheTable) {
   const std::string text = FormatCompareText(Example(), options);
   EXPECT_EQ(text.find("req/s (spread)"), std::string::npos) << text;
   EXPECT_EQ(text.find("p99"), std::string::npos) << text;
-  EXPECT_NE(text.find("CPU µs/req A → B"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nnginx   CPU µs/req  10.0  10.1"), std::string::npos) << text;
 }
 
 TEST(CompareTest, MarkdownHasATablePerCellAndTheReasons) {
@@ -861,7 +923,9 @@ TEST(CompareTest, DifferentHostsAreWarnedAbout) {
   b["hosts"] = json::array({{{"role", "server"},
                              {"agent", "s"},
                              {"facts", {{"cpu_model", "Intel Xeon"}, {"logical_cores", 8}}}}});
-  const std::string text = FormatCompareText(CompareRecords(a, b, "a.json", "b.json"), {});
+  CompareOptions wide;
+  wide.width = kMaxTextWidth;  // the warning unwrapped
+  const std::string text = FormatCompareText(CompareRecords(a, b, "a.json", "b.json"), wide);
   EXPECT_NE(text.find("Different hosts, absolute figures may not compare: A server: AMD EPYC, 2 "
                       "cores | B server: Intel Xeon, 8 cores"),
             std::string::npos)

@@ -154,11 +154,23 @@ TEST(RegressionsTest, EveryFormatShowsWhatReMeasurementShowed) {
                     "nightly-14-remeasure-1)) |"),
             std::string::npos)
       << md;
-  const std::string text = FormatChangesText("nightly", changes, 14);
+  const std::string text = FormatChangesText("nightly", changes, 14, kMaxTextWidth);
   EXPECT_NE(text.find("re-measured by nightly-14-remeasure-1 over 9 round(s): -10.0% [-12.0%, "
                       "-8.0%], confirmed (new/old excludes 1)"),
             std::string::npos)
       << text;
+  // At the default width the same words, wrapped: no line over 100 columns, the lines after a
+  // paragraph's first indented.
+  const std::string wrapped = FormatChangesText("nightly", changes, 14);
+  std::string joined;
+  size_t start = 0;
+  for (size_t end; (end = wrapped.find('\n', start)) != std::string::npos; start = end + 1) {
+    const std::string line = wrapped.substr(start, end - start);
+    EXPECT_LE(TextColumns(line), 100u) << line;
+    joined += line.rfind("    ", 0) == 0 ? " " + line.substr(4) : "\n" + line;
+  }
+  EXPECT_NE(wrapped, text) << "the paragraph is longer than 100 columns";
+  EXPECT_EQ(joined.substr(1) + "\n", text);
   const auto j = nlohmann::json::parse(FormatChangesJson("nightly", changes, 14));
   const auto& m = j["changes"][0]["remeasured"];
   EXPECT_EQ(m["campaign"], "nightly-14-remeasure-1");
@@ -169,7 +181,7 @@ TEST(RegressionsTest, EveryFormatShowsWhatReMeasurementShowed) {
   changes[0].status = "not measured";
   changes[0].remeasured = Remeasurement{"", 6, 14, 0, {}, "the line runs on a fleet pair"};
   EXPECT_FALSE(changes[0].ConfirmedRegression());
-  EXPECT_NE(FormatChangesText("nightly", changes, 14)
+  EXPECT_NE(FormatChangesText("nightly", changes, 14, kMaxTextWidth)
                 .find("; not measured: the line runs on a fleet pair"),
             std::string::npos);
   EXPECT_TRUE(nlohmann::json::parse(

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -114,6 +115,45 @@ TEST(SeriesTest, TheTextAndJsonShowTheFilteredLines) {
   EXPECT_TRUE(nlohmann::json::parse(FormatHistoryJson(s, nothing))["lines"].empty());
 }
 
+// Long campaign names and versions: every line within the width, thousands separators, the
+// header over its column; wide enough, nothing is cut.
+TEST(SeriesTest, TheTextFitsTheWidth) {
+  std::vector<ReportInput> inputs = {Campaign(1, {118000, 119000, 118835}),
+                                     Campaign(2, {60000, 61000, 60663})};
+  for (ReportInput& in : inputs) {
+    in.campaign.name = "nightly-frameworks-json-serialization-large-" + in.campaign.name;
+    in.campaign.created_at = "2026-12-0" + std::to_string(in.campaign.id) + "T02:00:00.123456Z";
+    for (WindowRow& w : in.windows) {
+      if (w.target == "app")
+        w.target_version = "actix-web 4.9.0 (rustc 1.83.0, lto=thin, cgu=1) " + w.target_version;
+    }
+  }
+  const Series s = BuildSeries("nightly", inputs, Metric::kRps);
+  const std::string text = FormatHistoryText(s);
+  std::vector<std::string> lines;
+  size_t start = 0;
+  for (size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+    lines.push_back(text.substr(start, end - start));
+    EXPECT_LE(TextColumns(lines.back()), 100u) << lines.back() << "\n" << text;
+  }
+  EXPECT_NE(text.find(" 118,835  "), std::string::npos) << text;
+  EXPECT_NE(text.find(" 60,663  "), std::string::npos) << text;
+  EXPECT_EQ(text.find(" 118835 "), std::string::npos) << text;
+  auto header = std::find_if(lines.begin(), lines.end(),
+                             [](const std::string& l) { return l.rfind("  #  ", 0) == 0; });
+  ASSERT_NE(header, lines.end()) << text;
+  const std::string& row = *(header + 1);
+  // "median" ends where the median ends (right-aligned).
+  EXPECT_EQ(TextColumns(header->substr(0, header->find("median"))) + 6,
+            TextColumns(row.substr(0, row.find("118,835"))) + 7)
+      << text;
+  const std::string wide = FormatHistoryText(s, {}, 300);
+  EXPECT_NE(wide.find("nightly-frameworks-json-serialization-large-nightly-1"), std::string::npos)
+      << wide;
+  EXPECT_NE(wide.find("2026-12-01T02:00:00.123456Z"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("cgu=1) v1"), std::string::npos) << wide;
+}
+
 // --format md: the text's lines as Markdown tables, one row per campaign.
 TEST(SeriesTest, TheMarkdownHasATablePerLine) {
   const Series s = BuildSeries(
@@ -128,8 +168,10 @@ TEST(SeriesTest, TheMarkdownHasATablePerLine) {
                     "version |\n| ---: | --- | --- | ---: | --- | ---: | --- |\n"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| 2 | nightly-2 | 2026-12-02T02:00:00Z | 2000 | ["), std::string::npos) << md;
-  EXPECT_NE(md.find("] | 3 | v2 |\n"), std::string::npos) << md;
+  // Thousands separators, and the interval's ends joined by a dash (a comma would read as one).
+  EXPECT_NE(md.find("| 2 | nightly-2 | 2026-12-02T02:00:00Z | 2,000 | 1,765–2,263 | 3 | v2 |\n"),
+            std::string::npos)
+      << md;
   EXPECT_EQ(md.find("json c64 base"), std::string::npos) << "filtered out\n" << md;
 
   SeriesFilter nothing;

@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/text_table.h"
 
 namespace benchlab {
 namespace {
@@ -153,7 +157,7 @@ TEST(AgentsFormatTest, WhatAnAgentSentPrintsEscapedOneAgentALine) {
   evil.mutable_host()->set_hostname("box\x1b]0;pwned\x07");
   AddFinding(evil, "thp", "always", "warn");
   evil.set_certificate_expires("2026-12-02T00:00:00Z");
-  const std::string table = FormatAgentTable({evil});
+  const std::string table = FormatAgentTable({evil}, kMaxTextWidth);
   EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 3) << "header, agent, host warnings";
   for (char c : table) {
     const auto byte = static_cast<unsigned char>(c);
@@ -185,6 +189,54 @@ TEST(AgentsFormatTest, CertificatesEndingWithinTwoWeeksAreWarnedAbout) {
             "warning: agent gone's certificate ended 2026-11-30T00:00:00Z\n");
   auto json = nlohmann::json::parse(FormatAgentsJson({soon}));
   EXPECT_EQ(json["agents"][0]["certificate_expires"], "2026-12-10T00:00:00Z");
+}
+
+}  // namespace
+}  // namespace benchlab
+
+namespace benchlab {
+namespace {
+
+// A fleet with long names, many targets and labels: every line within the width, the two
+// agents' names still apart, the lease under its header.
+TEST(AgentsFormatTest, TheTableFitsTheWidth) {
+  std::vector<v1::AgentInfo> agents;
+  for (const std::string name :
+       {"server-eu-west-1a-bare-metal-01", "server-eu-west-1a-bare-metal-02"}) {
+    v1::AgentInfo a = MakeAgent(name, "ready", 185'000);
+    a.add_roles("server");
+    a.add_roles("load");
+    a.add_labels("rack=eu-west-1a-row-7");
+    a.add_labels("cpu=epyc-9654");
+    for (const char* t : {"nginx", "caddy", "actix-web", "axum", "hello-server", "node-fastify"}) {
+      a.add_catalogue(t);
+    }
+    a.set_certificate_expires("2027-12-01T00:00:00Z");
+    a.mutable_host()->set_hostname("bm-eu-west-1a-01.lab.example.org");
+    a.mutable_host()->set_logical_cores(192);
+    agents.push_back(a);
+  }
+  const std::string table = FormatAgentTable(agents, 100);
+  std::vector<std::string> lines;
+  size_t start = 0;
+  for (size_t end; (end = table.find('\n', start)) != std::string::npos; start = end + 1) {
+    lines.push_back(table.substr(start, end - start));
+    EXPECT_LE(TextColumns(lines.back()), 100u) << lines.back() << "\n" << table;
+  }
+  ASSERT_EQ(lines.size(), 3u) << table;
+  EXPECT_NE(lines[1].find("-01 "), std::string::npos) << table;
+  EXPECT_NE(lines[2].find("-02 "), std::string::npos) << table;
+  auto column = [](const std::string& line, const std::string& text) {
+    const size_t at = line.find(text);
+    return at == std::string::npos ? at : TextColumns(line.substr(0, at));
+  };
+  EXPECT_EQ(column(lines[0], "lease") + 5, column(lines[1], "3m05s") + 5) << table;
+  EXPECT_EQ(column(lines[0], "state"), column(lines[1], "ready")) << table;
+  // Wide enough, all of it.
+  const std::string wide = FormatAgentTable(agents, 300);
+  EXPECT_NE(wide.find("bm-eu-west-1a-01.lab.example.org 192t"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("nginx,caddy,actix-web,axum,hello-server,node-fastify"), std::string::npos)
+      << wide;
 }
 
 }  // namespace

@@ -268,6 +268,34 @@ TEST(ProgressPrinterTest, TtyRedrawsOneStatusLineInPlace) {
   EXPECT_EQ(printer.Finish(), "");  // erased once
 }
 
+// A gate's reason runs to hundreds of characters: a window's line and the running line are cut
+// to the printer's line width with "…", and a wider line width shows more of it.
+TEST(ProgressPrinterTest, LinesFitTheLineWidthWhateverTheReason) {
+  for (int line_width : {100, 160}) {
+    FakeClock clock;
+    ProgressPrinter printer(
+        ProgressMode::kPlain, 4, clock, [] { return 80; }, false, line_width);
+    v1::WindowStarted start = Start(std::string(120, 'n'), 1);
+    v1::Window w = Stored("nginx", 1, "invalid");
+    w.add_reasons(
+        "foreign_cpu: process \"cc1plus\" (pid 41234) used 38.2% of CPU 3 over the "
+        "window, above the gate's 5.0%: another process competed with the target; stop "
+        "it or move it off the lab's CPUs, then re-run the window");
+    const std::string out = printer.OnStarted(start) + printer.OnWindow(w);
+    size_t start_at = 0, lines = 0;
+    for (size_t end; (end = out.find('\n', start_at)) != std::string::npos; start_at = end + 1) {
+      const std::string line = out.substr(start_at, end - start_at);
+      EXPECT_LE(Columns(line), line_width) << line;
+      ++lines;
+    }
+    EXPECT_EQ(lines, 3u) << out;
+    EXPECT_NE(out.find(line_width == 100 ? "invalid: foreign" : "invalid: foreign_cpu: process"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find("…\n"), std::string::npos) << out;
+  }
+}
+
 TEST(ProgressPrinterTest, OffPrintsTheWindowLinesOnly) {
   FakeClock clock;
   ProgressPrinter printer(ProgressMode::kOff, 4, clock, [] { return 80; });

@@ -3,7 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/text_table.h"
 
 namespace benchlab {
 namespace {
@@ -28,17 +33,18 @@ TEST(ReportLinesTest, Numbers) {
   EXPECT_EQ(WithThousands(999), "999");
   EXPECT_EQ(WithThousands(1000), "1,000");
   EXPECT_EQ(WithThousands(1234567.4), "1,234,567");
-  EXPECT_EQ(FormatMicros(412), "412us");
-  EXPECT_EQ(FormatMicros(1500), "1.50ms");
-  EXPECT_EQ(FormatMicros(2500000), "2.50s");
+  EXPECT_EQ(FormatMicros(412), "412 µs");
+  EXPECT_EQ(FormatMicros(1500), "1.50 ms");
+  EXPECT_EQ(FormatMicros(2500000), "2.50 s");
+  EXPECT_EQ(FormatMicros(NAN), "-");
 }
 
 TEST(ReportLinesTest, WindowLineShowsFiguresAndVerdict) {
   v1::Window w = MakeWindow("nginx", 1, "valid", 52341, 412);
   w.set_index(2);
   EXPECT_EQ(FormatWindowLine(w),
-            "[  3/24] round 1  nginx        hello      c16           52,341 req/s  p99 412us    "
-            " valid");
+            "[  3/24] round 1  nginx        hello      c16           52,341 req/s  p99 412 µs    "
+            "valid");
 }
 
 TEST(ReportLinesTest, WindowLineNamesPairNoiseOpenLoopAndAttempt) {
@@ -49,9 +55,12 @@ TEST(ReportLinesTest, WindowLineNamesPairNoiseOpenLoopAndAttempt) {
   w.set_load_level("r5000");
   w.set_attempt(2);
   w.set_pair("srv2");
-  EXPECT_EQ(FormatWindowLine(w),
+  EXPECT_EQ(FormatWindowLine(w, 120),
             "[  3/24] srv2 noise 2  nginx        hello      r5000   attempt 2       52,341 req/s  "
-            "p99 412us     valid");
+            "p99 412 µs    valid");
+  // 104 columns padded: at 100 the padding goes, and every word stays.
+  EXPECT_EQ(FormatWindowLine(w, 100),
+            "[  3/24] srv2 noise 2  nginx hello r5000 attempt 2 52,341 req/s  p99 412 µs valid");
 }
 
 TEST(ReportLinesTest, WindowLineOfAFailureShowsReasonsNotFigures) {
@@ -91,12 +100,10 @@ TEST(ReportLinesTest, SummaryUsesMediansOfValidWindowsAndCountsThem) {
   std::string summary = FormatSummary(windows, "nginx");
   EXPECT_NE(summary.find("scenario hello, 16 connections"), std::string::npos) << summary;
   // nginx: median of 100, 200, 300; hello: median of 300 and 500 (the invalid window is left out).
-  EXPECT_NE(summary.find("  nginx                     200     2.00ms         10.0      1.00x     "
-                         "3/3"),
+  EXPECT_NE(summary.find("  nginx            200  2.00 ms        10.0     1.00×    3/3\n"),
             std::string::npos)
       << summary;
-  EXPECT_NE(summary.find("  hello                     400     1.00ms          5.0      2.00x     "
-                         "2/3"),
+  EXPECT_NE(summary.find("  hello            400  1.00 ms         5.0     2.00×    2/3\n"),
             std::string::npos)
       << summary;
 }
@@ -107,7 +114,7 @@ TEST(ReportLinesTest, TableListsReasonsUnderTheirWindow) {
   w.set_campaign("c");
   w.add_reasons("error_rate: 5.00% > 1.00% (5 errors of 100 attempts)");
   std::string table = FormatWindowTable({w});
-  EXPECT_NE(table.find("\n7 "), std::string::npos) << table;
+  EXPECT_NE(table.find("\n 7  c "), std::string::npos) << table;
   EXPECT_NE(table.find("\n       error_rate: 5.00% > 1.00%"), std::string::npos) << table;
 }
 
@@ -115,13 +122,105 @@ TEST(ReportLinesTest, AReasonQuotingATargetStaysOnItsWindowsLine) {
   v1::Window w = MakeWindow("nginx", 1, "failed", 0, 0);
   w.set_id(7);
   w.add_reasons("target_exited: it said \"bye\n[ 2/24] round 1  nginx  valid\x1b[2J\"");
-  const std::string line = FormatWindowLine(w);
+  const std::string line = FormatWindowLine(w, kMaxTextWidth);
   EXPECT_EQ(line.find('\n'), std::string::npos) << line;
   EXPECT_EQ(line.find('\x1b'), std::string::npos) << line;
   EXPECT_NE(line.find("bye\\n[ 2/24] round 1  nginx  valid\\x1b[2J"), std::string::npos) << line;
   const std::string table = FormatWindowTable({w});
   EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 3) << "header, window, reason\n" << table;
   EXPECT_EQ(table.find('\x1b'), std::string::npos) << table;
+}
+
+std::vector<std::string> LinesOf(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+    out.push_back(text.substr(start, end - start));
+  }
+  if (start < text.size()) out.push_back(text.substr(start));
+  return out;
+}
+
+// The column where `text` starts on `line` (code points), npos when absent.
+size_t ColumnOf(const std::string& line, const std::string& text) {
+  const size_t at = line.find(text);
+  return at == std::string::npos ? at : TextColumns(line.substr(0, at));
+}
+
+// A realistic wide input: long names, a long gate reason.
+std::vector<v1::Window> WideWindows() {
+  const std::string reason =
+      "foreign_cpu: process \"cc1plus\" (pid 41234, /usr/lib/gcc/x86_64-linux-gnu/13/cc1plus) "
+      "used 38.2% of CPU 3 (the target's) over the window, above the gate's 5.0%: another "
+      "process competed with the target; stop it or move it off the lab's CPUs, then re-run";
+  std::vector<v1::Window> out;
+  for (const std::string& target : {std::string("actix-web-4.9-release-lto-codegen-units-1"),
+                                    std::string("actix-web-4.9-release-lto-codegen-units-16")}) {
+    v1::Window w = MakeWindow(target, 3, "invalid", 118835.4, 1523);
+    w.set_id(123456);
+    w.set_campaign("nightly-2026-12-04-frameworks-json-serialization");
+    w.set_scenario("json-serialization-large-payload");
+    w.set_connections(256);
+    w.set_errors(12345);
+    w.set_index(122);
+    w.set_total_windows(480);
+    w.add_reasons(reason);
+    out.push_back(w);
+  }
+  return out;
+}
+
+TEST(ReportLinesTest, WindowLinesFitTheWidthAndCutTheReason) {
+  for (int width : {100, 140}) {
+    for (const v1::Window& w : WideWindows()) {
+      const std::string line = FormatWindowLine(w, width);
+      EXPECT_LE(TextColumns(line), size_t(width)) << line;
+      EXPECT_NE(line.find("118,835 req/s  p99 1.52 ms"), std::string::npos) << line;
+      // The names are cut in the middle to leave the reason room.
+      EXPECT_NE(line.find("invalid: foreign_cpu: "), std::string::npos) << line;
+      EXPECT_NE(line.find(width == 100 ? "actix-…" : "units-1"), std::string::npos) << line;
+      EXPECT_EQ(line.substr(line.size() - 3), "…") << line;
+    }
+  }
+  // Wide enough, the whole reason.
+  const v1::Window w = WideWindows().front();
+  EXPECT_NE(FormatWindowLine(w, 1000).find(w.reasons(0)), std::string::npos);
+}
+
+TEST(ReportLinesTest, WindowTableFitsTheWidthWithHeadersOverTheirColumns) {
+  for (int width : {100, 120}) {
+    const std::string table = FormatWindowTable(WideWindows(), width);
+    const std::vector<std::string> lines = LinesOf(table);
+    ASSERT_GE(lines.size(), 5u) << table;
+    for (const std::string& line : lines) EXPECT_LE(TextColumns(line), size_t(width)) << line;
+    // The two targets stay apart: cut in the middle, their ends kept.
+    EXPECT_NE(lines[1].find("units-1 "), std::string::npos) << table;
+    EXPECT_NE(table.find("units-16 "), std::string::npos) << table;
+    // Right-aligned figures end under their header; the verdict starts under its header.
+    const std::string& row = lines[1];
+    EXPECT_EQ(ColumnOf(lines[0], "req/s") + 5, ColumnOf(row, "118,835") + 7) << table;
+    EXPECT_EQ(ColumnOf(lines[0], "errors") + 6, ColumnOf(row, "12,345") + 6) << table;
+    EXPECT_EQ(ColumnOf(lines[0], "verdict"), ColumnOf(row, "invalid")) << table;
+    // The reason, wrapped below its window, whole.
+    std::string reason;
+    for (size_t i = 2; i < lines.size() && lines[i].rfind("       ", 0) == 0; ++i) {
+      reason += lines[i];
+    }
+    EXPECT_NE(reason.find("then re-run"), std::string::npos) << table;
+  }
+}
+
+TEST(ReportLinesTest, SummaryFitsTheWidthWithALongBaseline) {
+  std::vector<v1::Window> windows = WideWindows();
+  for (v1::Window& w : windows) w.set_verdict("valid");
+  const std::string baseline = windows.front().target();
+  const std::string summary = FormatSummary(windows, baseline, 100);
+  for (const std::string& line : LinesOf(summary)) {
+    EXPECT_LE(TextColumns(line), 100u) << line << "\n" << summary;
+  }
+  EXPECT_NE(summary.find("CPU µs/req"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("1.00×"), std::string::npos) << summary;
+  EXPECT_NE(FormatSummary(windows, baseline, 200).find("vs " + baseline), std::string::npos);
 }
 
 TEST(WindowsFormatTest, CsvAndJsonCarryTheSameFieldsAndQuoteWhatNeedsIt) {
