@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "cli/report_lines.h"
+#include "common/text_table.h"
 
 namespace benchlab {
 namespace {
@@ -224,7 +225,7 @@ std::string ProgressPrinter::OnWindow(const v1::Window& w) {
 
 std::string ProgressPrinter::OnWaiting(const std::string& why) {
   if (why.empty()) return "";
-  const std::string line = "waiting for agents: " + why + "\n";
+  const std::string line = WrapText("waiting for agents: " + why, line_width_);
   return mode_ == ProgressMode::kTty ? kErase + line + StatusLine() : line;
 }
 

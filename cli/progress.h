@@ -102,9 +102,9 @@ class ProgressPrinter {
 
   std::string OnStarted(const v1::WindowStarted& w);
   std::string OnWindow(const v1::Window& w);  // includes FormatWindowLine(w)
-  // Why the campaign waits for agents before it runs (CampaignEvent.waiting): a line of its own
-  // in every mode, "waiting for agents: no ready server agent has targets nginx: srv1 is busy";
-  // "" for the empty reason sent once it runs.
+  // Why the campaign waits for agents before it runs (CampaignEvent.waiting): lines of their own
+  // in every mode, wrapped at the line width, "waiting for agents: no ready server agent has
+  // targets nginx: srv1 is busy"; "" for the empty reason sent once it runs.
   std::string OnWaiting(const std::string& why);
   // Erases the status line (kTty), before the summary or a message on stderr.
   std::string Finish();
