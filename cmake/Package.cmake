@@ -14,8 +14,27 @@ if(BENCHLAB_WEB)
   # not beside it (cli/web_root.h).
   install(DIRECTORY ${BENCHLAB_WEB_OUT}/ DESTINATION ${CMAKE_INSTALL_DATADIR}/benchlab/web)
 endif()
-# The example agent's campaign_dir: the example campaign and the nginx template.
-install(FILES examples/hello.toml examples/nginx.conf.in
+# The example agent's campaign_dir: the example campaign and the nginx template. The campaign is
+# installed as a copy whose hello-server is the packaged one: examples/hello.toml, which `make
+# run` runs, names the build tree's. Written at configure time, again whenever the file changes.
+set(benchlab_hello_build "\"{campaign_dir}/../build/bin/hello-server\"")
+set(benchlab_hello_installed "\"/usr/lib/benchlab/hello-server\"")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/examples/hello.toml)
+file(READ ${CMAKE_SOURCE_DIR}/examples/hello.toml benchlab_hello)
+string(FIND "${benchlab_hello}" "${benchlab_hello_build}" benchlab_hello_at)
+if(benchlab_hello_at EQUAL -1)
+  message(FATAL_ERROR "examples/hello.toml: no command naming ${benchlab_hello_build}, which the "
+    "package's copy replaces with ${benchlab_hello_installed} (cmake/Package.cmake)")
+endif()
+string(REPLACE "${benchlab_hello_build}" "${benchlab_hello_installed}" benchlab_hello
+  "${benchlab_hello}")
+string(PREPEND benchlab_hello
+  "# Installed by the benchlab package from its source's examples/hello.toml, with the packaged\n"
+  "# hello-server. Run it with: benchlab run /usr/share/benchlab/examples/hello.toml --db hello.db\n")
+file(WRITE ${CMAKE_BINARY_DIR}/packaging/hello.toml.new "${benchlab_hello}")
+configure_file(${CMAKE_BINARY_DIR}/packaging/hello.toml.new ${CMAKE_BINARY_DIR}/packaging/hello.toml
+  COPYONLY)
+install(FILES ${CMAKE_BINARY_DIR}/packaging/hello.toml examples/nginx.conf.in
   DESTINATION ${CMAKE_INSTALL_DATADIR}/benchlab/examples)
 
 # Units and configuration go to absolute places whatever the prefix: systemd's unit directory

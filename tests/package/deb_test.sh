@@ -185,6 +185,62 @@ out=$(bash --norc --noprofile -c 'source "$1"; COMP_WORDS=(benchlab rep); COMP_C
   printf "%s\n" "${COMPREPLY[@]}"' _ "$root/usr/share/bash-completion/completions/benchlab" 2>&1)
 [ "$out" = "report" ] || fail "the bash completion offered '$out' for 'benchlab rep', expected 'report'"
 
+# The example campaign, run as an installed package runs it: /usr/bin/benchlab run
+# /usr/share/benchlab/examples/hello.toml, in a mount namespace of its own where the package's
+# usr/ is laid over the machine's /usr (overlayfs), so every path in the file is the installed
+# one and nothing is installed on this machine. Without the privilege for that (not root), the
+# file's /usr/ paths are moved into the extracted tree instead, as the agents' below are. It
+# must exit 0 with each of its 24 windows measured (none failed or skipped: a target that cannot
+# start fails its windows), both targets serving requests in every one, and each window valid or
+# refused only by the gates that judge this machine rather than the targets (another process's
+# CPU, the self-test's drift, steal, ...): on a machine busy with other work, such as builds
+# beside this test, those refuse every window, as they should, and the test says so.
+example=/usr/share/benchlab/examples/hello.toml
+overlay='mount -t overlay benchlab-deb-test -o "lowerdir=$1/usr:/usr" /usr'
+if unshare --mount sh -c "$overlay" _ "$root" 2>/dev/null; then
+  unshare --mount bash -c "$overlay"' && exec /usr/bin/benchlab run "$2" --db "$3" --progress plain' \
+    _ "$root" "$example" "$work/example.db" > "$work/example.out" 2>&1
+  rc=$?
+else
+  echo "note: $example runs with its paths moved into the extracted tree (no overlay mount here)"
+  sed "s|\"/usr/|\"$root/usr/|g" "$root$example" > "$root$example.moved"
+  "$root/usr/bin/benchlab" run "$root$example.moved" --db "$work/example.db" --progress plain \
+    > "$work/example.out" 2>&1
+  rc=$?
+fi
+summary=$(grep -E '^[0-9]+ windows: ' "$work/example.out" | tail -n 1)
+if [ $rc -ne 0 ]; then
+  fail "benchlab run $example exited $rc:$(printf '\n')$(tail -n 20 "$work/example.out")"
+elif ! [[ "$summary" =~ ^24\ windows:\ ([0-9]+)\ valid,\ [0-9]+\ invalid,\ 0\ failed\ or\ skipped ]]; then
+  fail "$example: expected 24 windows, none failed or skipped; it said:$(printf '\n')$(tail -n 8 "$work/example.out")"
+elif ! command -v sqlite3 >/dev/null; then
+  echo "$example: $summary (no sqlite3 to read its windows)"
+else
+  valid=${BASH_REMATCH[1]}
+  # Each window's newest attempt: per target, how many served requests; and every reason a
+  # window was refused for that is not one of the machine's gates (docs/gates.md).
+  newest="select * from windows w where attempt = (select max(attempt) from windows n
+    where n.campaign_id = w.campaign_id and n.target = w.target and n.scenario = w.scenario
+      and n.connections = w.connections and n.round = w.round)"
+  served=$(sqlite3 "$work/example.db" "select target || ' ' || count(*) from ($newest)
+    where verdict in ('valid', 'invalid') and requests > 0 and rps > 0 group by target order by target")
+  target_reasons=$(sqlite3 "$work/example.db" "select distinct r.value from ($newest) w,
+    json_each(w.reasons) r where w.verdict != 'valid' and substr(r.value, 1, instr(r.value, ':') - 1)
+    not in ('foreign_cpu', 'selftest_drift', 'steal', 'background_scheduling', 'on_battery',
+            'throttling', 'frequency', 'swap')")
+  if [ "$served" != "$(printf 'hello-server 12\nnginx 12')" ]; then
+    fail "$example: windows with requests served, per target (expected 12 each):$(printf '\n')$served"
+  elif [ -n "$target_reasons" ]; then
+    fail "$example: windows refused for their targets:$(printf '\n')$target_reasons"
+  elif [ "$valid" -eq 0 ]; then
+    echo "$example: $summary; every window served, all refused by this machine's gates:"
+    sqlite3 "$work/example.db" "select distinct substr(r.value, 1, instr(r.value, ':') - 1)
+      from windows w, json_each(w.reasons) r" | sed 's/^/  /'
+  else
+    echo "$example: $summary"
+  fi
+fi
+
 # Each example agent configuration, read and started by the packaged agent: its paths moved into
 # the extracted tree and its coordinator to a closed port (the agent keeps retrying it). It must
 # be listening within 10 s, still running, and stop cleanly on SIGTERM.
@@ -198,7 +254,7 @@ for config in "$root"/etc/benchlab/agent-*.toml; do
     2> "$work/$name.log" &
   agent_pid=$!
   for _ in $(seq 100); do
-    grep -q 'listening on' "$work/$name.log" && break
+    grep -qs 'listening on' "$work/$name.log" && break
     kill -0 "$agent_pid" 2>/dev/null || break
     sleep 0.1
   done
