@@ -63,6 +63,7 @@ CommandRunner AddTokenCommand(CLI::App& root);        // the dashboard's tokens
 CommandRunner AddHostCommand(CLI::App& root);         // this machine: check, tune, reset
 CommandRunner AddProfileCommand(CLI::App& root);      // CPU profiles and their difference
 CommandRunner AddCompletionCommand(CLI::App& root);   // bash, zsh and fish completion scripts
+CommandRunner AddManCommand(CLI::App& root);          // a manual page per subcommand
 
 // Every subcommand above, registered on root in the order `benchlab --help` lists them, each with
 // the function that runs it (docs/architecture.md lists them; tests/unit/docs/ checks the list).

@@ -69,6 +69,23 @@ foreach(shell bash zsh fish)
     COMMENT "package: ${shell} completion")
   list(APPEND benchlab_pkg_outputs ${benchlab_pkg_gen}/completion.${shell})
 endforeach()
+# A manual page per subcommand, written by the binary from its own definitions (cli/manpage.h)
+# with the date of benchlab(1): benchlab-NAME.1.gz beside it. The directory is made anew, so a
+# subcommand removed leaves no page behind.
+file(STRINGS packaging/deb/benchlab.1.in benchlab_th REGEX "^\\.TH ")
+if(NOT benchlab_th MATCHES "\"([0-9]+-[0-9]+-[0-9]+)\"")
+  message(FATAL_ERROR "packaging/deb/benchlab.1.in: no date (\"YYYY-MM-DD\") in its .TH line")
+endif()
+set(benchlab_man_date ${CMAKE_MATCH_1})
+add_custom_command(OUTPUT ${benchlab_pkg_gen}/man1.stamp
+  COMMAND ${CMAKE_COMMAND} -E rm -rf ${benchlab_pkg_gen}/man1
+  COMMAND $<TARGET_FILE:benchlab> man --output-dir ${benchlab_pkg_gen}/man1 --date ${benchlab_man_date}
+  COMMAND sh -c "${BENCHLAB_GZIP} -9nf \"$0\"/*.1" ${benchlab_pkg_gen}/man1
+  COMMAND ${CMAKE_COMMAND} -E touch ${benchlab_pkg_gen}/man1.stamp
+  DEPENDS benchlab
+  COMMENT "package: a manual page per subcommand"
+  VERBATIM)
+list(APPEND benchlab_pkg_outputs ${benchlab_pkg_gen}/man1.stamp)
 add_custom_target(benchlab_package_files ALL DEPENDS ${benchlab_pkg_outputs})
 install(FILES ${benchlab_pkg_gen}/completion.bash
   DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME benchlab)
@@ -77,6 +94,8 @@ install(FILES ${benchlab_pkg_gen}/completion.zsh
 install(FILES ${benchlab_pkg_gen}/completion.fish
   DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d RENAME benchlab.fish)
 install(FILES ${benchlab_pkg_gen}/benchlab.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(DIRECTORY ${benchlab_pkg_gen}/man1/ DESTINATION ${CMAKE_INSTALL_MANDIR}/man1
+  FILES_MATCHING PATTERN "benchlab-*.1.gz")
 install(FILES packaging/deb/copyright ${benchlab_pkg_gen}/changelog.gz deploy/README.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR})
 file(GLOB benchlab_docs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/*.md)

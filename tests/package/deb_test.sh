@@ -64,6 +64,16 @@ expected=(
   ./usr/share/doc/benchlab/copyright
   ./usr/share/man/man1/benchlab.1.gz
 )
+# A manual page per subcommand: those the packaged binary writes (`benchlab man --output-dir`).
+"$root/usr/bin/benchlab" man --output-dir "$work/man" ||
+  fail "the packaged benchlab man --output-dir exited $?"
+pages=0
+for page in "$work"/man/benchlab-*.1; do
+  [ -e "$page" ] || continue
+  expected+=("./usr/share/man/man1/$(basename "$page").gz")
+  pages=$((pages + 1))
+done
+[ "$pages" -ge 20 ] || fail "benchlab man --output-dir wrote $pages pages, expected one per subcommand"
 for doc in "$src"/docs/*.md; do expected+=("./usr/share/doc/benchlab/docs/$(basename "$doc")"); done
 dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {print $6}' | sort > "$work/files"
 printf '%s\n' "${expected[@]}" | sort > "$work/files.expected"
