@@ -32,7 +32,7 @@ void Collect(const CLI::App* app, const std::string& path, std::vector<Node>& ou
     for (const std::string& s : opt->get_snames()) names.push_back("-" + s);
     for (const std::string& n : names) {
       node.options.push_back(n);
-      if (opt->get_type_size_max() > 0) node.value_options.push_back(n);
+      if (opt->get_expected_max() > 0) node.value_options.push_back(n);  // not a flag
     }
   }
   out.push_back(node);
@@ -145,7 +145,7 @@ std::string FishScript(const std::vector<Node>& nodes) {
       s << "complete -c benchlab -n " << FishQuoted(where);
       for (const std::string& l : opt->get_lnames()) s << " -l " << l;
       for (const std::string& sn : opt->get_snames()) s << " -s " << sn;
-      if (opt->get_type_size_max() > 0) s << " -r";
+      if (opt->get_expected_max() > 0) s << " -r";
       s << " -d " << FishQuoted(Hint(opt->get_description())) << "\n";
     }
   }

@@ -81,6 +81,11 @@ TEST_F(CompletionTest, BashCompletesEachCommandsOwnOptionsAndSubcommands) {
   EXPECT_EQ(fail_on, (std::set<std::string>{"--fail-on"}));
   // --db takes a value: the word after it is that value, and what follows is run's again.
   EXPECT_EQ(Complete({"run", "--db", "x.db", "--na"}), (std::set<std::string>{"--name"}));
+  // A flag takes no value: the word after it is run's again.
+  EXPECT_EQ(Complete({"run", "--resume", "--na"}), (std::set<std::string>{"--name"}));
+  const std::string fish = CompletionScript(app_, "fish");
+  EXPECT_NE(fish.find(" -l resume -d "), std::string::npos) << "fish: --resume takes no value";
+  EXPECT_NE(fish.find(" -l db -r -d "), std::string::npos) << "fish: --db takes one";
   EXPECT_EQ(Complete({"ca", "i"}), (std::set<std::string>{"init", "issue"}));
   EXPECT_EQ(Complete({"host", ""}), (std::set<std::string>{"check", "tune", "reset"}));
   // An option's value is left to the shell's file completion: nothing from benchlab.
