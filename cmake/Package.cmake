@@ -37,6 +37,9 @@ configure_file(${CMAKE_BINARY_DIR}/packaging/hello.toml.new ${CMAKE_BINARY_DIR}/
 install(FILES ${CMAKE_BINARY_DIR}/packaging/hello.toml examples/nginx.conf.in
   DESTINATION ${CMAKE_INSTALL_DATADIR}/benchlab/examples)
 
+# The Grafana dashboard over the metrics (docs/metrics.md), for Dashboards > Import.
+install(FILES deploy/grafana/benchlab.json DESTINATION ${CMAKE_INSTALL_DATADIR}/benchlab/grafana)
+
 # Units and configuration go to absolute places whatever the prefix: systemd's unit directory
 # on Debian 12 (pkg-config --variable=systemdsystemunitdir systemd) and /etc.
 install(FILES deploy/systemd/benchlab-coordinator.service deploy/systemd/benchlab-agent@.service

@@ -55,6 +55,7 @@ expected=(
   ./usr/share/fish/vendor_completions.d/benchlab.fish
   ./usr/share/zsh/vendor-completions/_benchlab
   ./usr/share/benchlab/examples/hello.toml
+  ./usr/share/benchlab/grafana/benchlab.json
   ./usr/share/benchlab/examples/nginx.conf.in
   ./usr/share/benchlab/web/assets/app.css
   ./usr/share/benchlab/web/assets/app.js
