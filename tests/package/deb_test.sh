@@ -139,8 +139,6 @@ changelog_version=$(zcat "$root/usr/share/doc/benchlab/changelog.gz" | sed -n '1
 # --- lintian: clean, but for the tags below, each with why it stays -----------------------------
 declare -A allowed=(
   [binary-has-unneeded-section]="CPack strips with plain strip(1), which keeps .comment (the compiler's version string)"
-  [hardening-no-bindnow]="the build links without -z now (CMakeLists.txt sets no hardening flags); RELRO is partial"
-  [hardening-no-fortify-functions]="RelWithDebInfo builds without -D_FORTIFY_SOURCE (CMakeLists.txt sets no hardening flags)"
   [package-contains-documentation-outside-usr-share-doc]="usr/share/benchlab/web/index.html is the dashboard's page, not documentation"
   [package-supports-alternative-init-but-no-init.d-script]="the daemons are started by systemd units only; without systemd, start them by hand (docs/packaging.md)"
 )
