@@ -15,13 +15,15 @@ namespace {
 
 thread_local std::string t_campaign;
 thread_local std::string t_window;
+thread_local std::string t_agent;  // the agent a line is about (ScopedLogAgent)
 
 std::mutex g_agent_mutex;
 std::string g_agent;  // guarded by g_agent_mutex
 
+// The process's own agent name (an agent daemon), else the one this thread's line is about.
 std::string AgentName() {
   std::lock_guard<std::mutex> lock(g_agent_mutex);
-  return g_agent;
+  return g_agent.empty() ? t_agent : g_agent;
 }
 
 nlohmann::json OrNull(const std::string& value) {
@@ -60,6 +62,12 @@ ScopedLogContext::~ScopedLogContext() {
   t_campaign = std::move(saved_campaign_);
   t_window = std::move(saved_window_);
 }
+
+ScopedLogAgent::ScopedLogAgent(std::string agent) : saved_agent_(t_agent) {
+  if (!agent.empty()) t_agent = std::move(agent);
+}
+
+ScopedLogAgent::~ScopedLogAgent() { t_agent = std::move(saved_agent_); }
 
 JsonLogFormatter::JsonLogFormatter(std::string daemon) : daemon_(std::move(daemon)) {}
 

@@ -7,8 +7,9 @@
 //
 // `time` is UTC with milliseconds; `level` is spdlog's name (trace, debug, info, warning, error,
 // critical); `daemon` the subcommand ("coordinator", "agent", "run", ...); `agent` the agent's
-// name in an agent's logs, else null; `campaign` and `window` the campaign and window the line
-// is about where the code that wrote it knew them (ScopedLogContext), else null.
+// name in an agent's logs, and in the coordinator's the agent a line is about where the code
+// that wrote it knew it (ScopedLogAgent), else null; `campaign` and `window` the campaign and
+// window the line is about where the code that wrote it knew them (ScopedLogContext), else null.
 #pragma once
 
 #include <memory>
@@ -36,6 +37,21 @@ class ScopedLogContext {
 
  private:
   std::string saved_campaign_, saved_window_;
+};
+
+// The agent this thread's lines are about, from construction until destruction (the previous one
+// comes back then): the coordinator's lines about one agent (its registration, its heartbeat,
+// the results it offers). A process that is an agent names itself (SetLogAgent), which wins.
+// An empty name leaves the field as it was.
+class ScopedLogAgent {
+ public:
+  explicit ScopedLogAgent(std::string agent);
+  ~ScopedLogAgent();
+  ScopedLogAgent(const ScopedLogAgent&) = delete;
+  ScopedLogAgent& operator=(const ScopedLogAgent&) = delete;
+
+ private:
+  std::string saved_agent_;
 };
 
 // Formats spdlog's messages as the JSON lines above. `daemon` and `agent` are fixed for the

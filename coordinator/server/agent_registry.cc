@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common/host_requirement.h"
+#include "common/log.h"
 #include "common/parse.h"
 #include "coordinator/server/agents_json.h"
 #include "coordinator/server/channel.h"
@@ -149,7 +150,10 @@ bool AgentRegistry::DropLongestLostLocked(TimePoint now) {
     if (oldest == agents_.end() || it->second.last_seen < oldest->second.last_seen) oldest = it;
   }
   if (oldest == agents_.end()) return false;
-  spdlog::info("agent {} is forgotten: lost, and the registry is full", oldest->first);
+  {
+    ScopedLogAgent about(oldest->first);  // not the agent registering
+    spdlog::info("agent {} is forgotten: lost, and the registry is full", oldest->first);
+  }
   agents_.erase(oldest);
   return true;
 }

@@ -7,6 +7,7 @@
 #include "analysis/report_format.h"
 #include "common/clock.h"
 #include "common/config_fields.h"
+#include "common/log.h"
 #include "coordinator/rerun.h"
 #include "coordinator/server/agent_limits.h"
 #include "coordinator/server/series_remeasure.h"
@@ -190,6 +191,7 @@ grpc::Status CoordinatorService::RegisterAgent(grpc::ServerContext* ctx,
                                                v1::RegisterAgentReply* reply) {
   CallAudit audit(store_, tls_, ctx, "RegisterAgent", "agent " + req->name());
   if (grpc::Status allowed = audit.Allow(kAgents, req->name()); !allowed.ok()) return allowed;
+  ScopedLogAgent about(req->name());  // the lines below are about this agent
   return audit.Done(Register(req, audit.caller(), reply));
 }
 
@@ -240,6 +242,7 @@ grpc::Status CoordinatorService::OfferResults(grpc::ServerContext* ctx,
                                               v1::OfferResultsReply* reply) {
   CallAudit audit(store_, tls_, ctx, "OfferResults", "agent " + req->name());
   if (grpc::Status allowed = audit.Allow(kAgents, req->name()); !allowed.ok()) return allowed;
+  ScopedLogAgent about(req->name());  // the lines below are about this agent
   if (Status valid = ValidateOffer(*req); !valid.ok()) return rpc::ToGrpcStatus(valid);
   switch (agents_.CheckProof(req->name(), req->instance_proof())) {
     case ProofCheck::kUnknown:
@@ -270,6 +273,7 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* ctx,
                                            v1::HeartbeatReply* reply) {
   CallAudit audit(store_, tls_, ctx, "Heartbeat", "agent " + req->name());
   if (grpc::Status allowed = audit.Allow(kAgents, req->name()); !allowed.ok()) return allowed;
+  ScopedLogAgent about(req->name());  // the lines below are about this agent
   Status valid = ValidateInstanceProof(req->instance_proof(), "HeartbeatRequest");
   if (!valid.ok()) return rpc::ToGrpcStatus(valid);
   const ProofCheck check = agents_.Heartbeat(req->name(), req->instance_proof());

@@ -229,6 +229,7 @@ void Scheduler::Acknowledge(const std::vector<SpoolEntry>& spooled) {
     grpc::Status status = stub->Acknowledge(&ctx, req, &reply);
     // Not fatal: the agent offers the result again when it next registers, and it is kept then.
     if (!status.ok()) {
+      ScopedLogAgent about(agent);
       spdlog::warn("acknowledging {} results to agent {}: {}", req.acks_size(), agent,
                    status.error_message());
     }
@@ -247,7 +248,10 @@ void CallEachAgent(AgentRegistry& agents, const std::set<std::string>& names,
     if (agent.empty()) continue;
     auto stub = agents.Stub(agent);
     if (!stub) continue;
-    calls.emplace_back([stub, agent, &call] { call(agent, *stub); });
+    calls.emplace_back([stub, agent, &call] {
+      ScopedLogAgent about(agent);  // what `call` logs is about this agent
+      call(agent, *stub);
+    });
   }
   for (auto& t : calls) t.join();
 }

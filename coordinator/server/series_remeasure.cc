@@ -9,6 +9,7 @@
 
 #include "analysis/report_format.h"
 #include "common/clock.h"
+#include "common/log.h"
 #include "coordinator/server/agent_registry.h"
 #include "coordinator/server/scheduler.h"
 #include "coordinator/server/series_store.h"
@@ -222,6 +223,7 @@ Result<std::vector<RemeasureNote>> SeriesRemeasure::QueueRemeasurements(
     auto agent = versions_of.find(pair->first);
     if (agent == versions_of.end()) {
       // Not for good: the next campaign of the series looks again.
+      ScopedLogAgent about(pair->first);
       spdlog::warn("series {}: {} not re-measured now: agent {} is not registered", newest.series,
                    SeriesKeyLabel(key), pair->first);
       notes.push_back(

@@ -579,6 +579,7 @@ void EndSession(AgentRegistry& agents, const AgentRegistry::Placement& placement
     grpc::Status status =
         stub->StopTarget(&ctx, StopRequest(session.handle, session.window), &reply);
     if (!status.ok()) {
+      ScopedLogAgent about(placement.server_agent);
       spdlog::warn("stopping kept target {} on agent {}: {}", session.target,
                    placement.server_agent, Describe(status));
     }

@@ -3,7 +3,8 @@
 # with BENCHLAB_LOG_FORMAT=json measure a one-window campaign. Every line each daemon writes to
 # stderr is one JSON object with the documented fields in order; the server agent's line about
 # the window's target carries its agent name and the window; the coordinator's campaign lines
-# carry the campaign. A value other than text or json is refused with exit status 2.
+# carry the campaign, and its line about the server agent's registration that agent's name. A
+# value other than text or json is refused with exit status 2.
 # Usage: log_format_test.sh BIN_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 bin=$(cd "$1" && pwd)
@@ -83,7 +84,13 @@ def lines(name):
         sys.exit(f"{name}.log is empty")
     return out
 coordinator, server, load = lines("coordinator"), lines("server"), lines("load")
-assert all(o["daemon"] == "coordinator" and o["agent"] is None for o in coordinator), coordinator
+assert all(o["daemon"] == "coordinator" for o in coordinator), coordinator
+# The coordinator's lines about one agent name it; the others name none.
+registered = [o for o in coordinator if o["message"].startswith("agent logs-server registered")]
+assert registered and registered[0]["agent"] == "logs-server", registered
+assert all(o["agent"] in (None, "logs-server", "logs-load") for o in coordinator), coordinator
+assert any(o["agent"] is None and o["message"].startswith("coordinator listening")
+           for o in coordinator), coordinator
 assert all(o["daemon"] == "agent" and o["agent"] == "logs-server" for o in server), server
 assert all(o["agent"] == "logs-load" for o in load), load
 started = [o for o in server if o["message"].startswith("started target hello")]
@@ -91,7 +98,8 @@ assert started and started[0]["window"] == "logs-r1-hello-hello-c2", started
 assert any(o["campaign"] == "logs" and o["message"].startswith("campaign logs")
            for o in coordinator), [o["message"] for o in coordinator]
 print(f"ok: {len(coordinator)} coordinator, {len(server)} server and {len(load)} load lines are "
-      f"JSON; the target's start names window {started[0]['window']}")
+      f"JSON; the target's start names window {started[0]['window']}; the coordinator's "
+      f"registration line names agent {registered[0]['agent']}")
 PY
 passed=$((passed + 1))
 

@@ -102,6 +102,40 @@ TEST(JsonLogFormatterTest, TheAgentsNameIsProcessWide) {
   EXPECT_EQ(lines.Line()["agent"], "server-1");
 }
 
+TEST(JsonLogFormatterTest, TheCoordinatorsLinesAboutAnAgentNameIt) {
+  JsonLines lines("coordinator");
+  {
+    ScopedLogAgent about("server-1");
+    lines.log().info("agent server-1 registered");
+    EXPECT_EQ(lines.Line()["agent"], "server-1");
+    lines.Clear();
+    {
+      ScopedLogAgent inner("load-1");
+      lines.log().info("agent load-1 is back");
+      EXPECT_EQ(lines.Line()["agent"], "load-1");
+      lines.Clear();
+    }
+    lines.log().info("back to server-1");
+    EXPECT_EQ(lines.Line()["agent"], "server-1");
+    lines.Clear();
+    // Another thread is about no agent.
+    std::thread([&] { lines.log().info("elsewhere"); }).join();
+    EXPECT_TRUE(lines.Line()["agent"].is_null());
+    lines.Clear();
+  }
+  lines.log().info("campaign hello done");
+  EXPECT_TRUE(lines.Line()["agent"].is_null());
+  lines.Clear();
+  // An agent process names itself, whatever a line is about.
+  SetLogAgent("server-2");
+  {
+    ScopedLogAgent about("load-1");
+    lines.log().info("from the agent");
+  }
+  SetLogAgent("");
+  EXPECT_EQ(lines.Line()["agent"], "server-2");
+}
+
 TEST(JsonLogFormatterTest, NewlinesAndInvalidUtf8StayOnOneValidLine) {
   JsonLines lines("agent");
   lines.log().error("target said:\n\"boom\"\t\xff\xfe end");
