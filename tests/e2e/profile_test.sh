@@ -106,7 +106,9 @@ c = cells[0]
 assert c["scenario"] == "hello" and c["load_level"] == "c4" and c["rounds"] == 3, c
 first = c["functions"][0]
 assert "SpendCpu" in first["function"], first
-assert first["only_new"], first  # hello-a never spins
+# hello-a calls it with no work to do: a sample may land on its entry, never more than a trace.
+assert first["only_new"] or (
+    first["base_self_us_per_request"] < 0.05 * first["new_self_us_per_request"]), first
 # 20 µs per request was added: most in SpendCpu's own code, the rest in the clock it reads, so
 # its total (inclusive) growth is of that size, give or take the sampling over three rounds.
 assert 5 < first["self_delta_us"] <= first["total_delta_us"], first
