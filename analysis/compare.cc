@@ -243,7 +243,7 @@ CompareSide SideOf(const json& record, const std::string& source) {
   auto describe = [&](const std::string& role, const json& facts) {
     std::string line = role + ": " + TextAt(facts, "cpu_model");
     const double cores = NumberAt(facts, "logical_cores");
-    if (std::isfinite(cores)) line += Printf(", %.0f cores", cores);
+    if (std::isfinite(cores)) line += StrFormat(", %.0f cores", cores);
     if (!TextAt(facts, "kernel").empty()) line += ", kernel " + TextAt(facts, "kernel");
     if (!TextAt(facts, "cpu_model").empty()) hosts.insert(line);
   };
@@ -327,8 +327,8 @@ std::vector<double> ValuesOf(const RoundFigures* target, const RoundFigures* bas
   return values;
 }
 
-std::string RatioThreePlaces(double v) { return Printf("%.3f", v); }
-std::string MarginPct(double fraction) { return Printf("%.4g%%", fraction * 100); }
+std::string RatioThreePlaces(double v) { return StrFormat("%.3f", v); }
+std::string MarginPct(double fraction) { return StrFormat("%.4g%%", fraction * 100); }
 
 // One line a person can check, in the manner of the report's (analysis/interval.h JudgeRatios).
 std::string IntervalReason(const UnpairedInterval& iv, ComparisonVerdict verdict,
@@ -340,16 +340,16 @@ std::string IntervalReason(const UnpairedInterval& iv, ComparisonVerdict verdict
     const std::string what =
         basis == IntervalBasis::kBaseline ? "a ratio to " + baseline : "a value";
     if (iv.n_a < 2 && iv.n_b < 2) {
-      return Printf("fewer than 2 rounds with %s in A (%d) and in B (%d)", what.c_str(), iv.n_a,
-                    iv.n_b);
+      return StrFormat("fewer than 2 rounds with %s in A (%d) and in B (%d)", what.c_str(), iv.n_a,
+                       iv.n_b);
     }
-    return Printf("fewer than 2 rounds with %s in %s (%d)", what.c_str(), iv.n_a < 2 ? "A" : "B",
-                  iv.n_a < 2 ? iv.n_a : iv.n_b);
+    return StrFormat("fewer than 2 rounds with %s in %s (%d)", what.c_str(), iv.n_a < 2 ? "A" : "B",
+                     iv.n_a < 2 ? iv.n_a : iv.n_b);
   }
   const RatioInterval& r = iv.ratio;
   const std::string ci = of + RatioThreePlaces(r.estimate) + " (" + MarginPct(r.level) + " CI " +
                          RatioThreePlaces(r.low) + " to " + RatioThreePlaces(r.high) +
-                         Printf("; Welch, %d and %d rounds, df %.1f)", iv.n_a, iv.n_b, iv.df);
+                         StrFormat("; Welch, %d and %d rounds, df %.1f)", iv.n_a, iv.n_b, iv.df);
   switch (verdict) {
     case ComparisonVerdict::kBetter:
     case ComparisonVerdict::kWorse:

@@ -8,18 +8,12 @@
 
 #include "analysis/compare.h"
 #include "analysis/report_format.h"
+#include "common/parse.h"
 
 namespace benchlab::compare_detail {
 
 inline constexpr const char* kMissing = "–";  // no figure (report_format's sign)
 inline constexpr const char* kNone = "—";     // the side does not have the row
-
-template <typename... Args>
-std::string Printf(const char* fmt, Args... args) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, fmt, args...);
-  return buf;
-}
 
 // A compared figure's value (kComparedMetrics); kMissing for any other figure.
 inline std::string Figure(Metric m, double v) {
@@ -28,7 +22,7 @@ inline std::string Figure(Metric m, double v) {
     case Metric::kRps:
       return Thousands(v);
     case Metric::kCpuUsPerRequest:
-      return v < 10 ? Printf("%.2f", v) : Printf("%.1f", v);
+      return v < 10 ? StrFormat("%.2f", v) : StrFormat("%.1f", v);
     case Metric::kP99Us:
       return Micros(v);
     default:
@@ -36,10 +30,10 @@ inline std::string Figure(Metric m, double v) {
   }
 }
 inline std::string Percent(double fraction) {
-  return std::isfinite(fraction) ? Printf("%.1f%%", fraction * 100) : kMissing;
+  return std::isfinite(fraction) ? StrFormat("%.1f%%", fraction * 100) : kMissing;
 }
 inline std::string SignedPercent(double fraction) {
-  return std::isfinite(fraction) ? Printf("%+.1f%%", fraction * 100) : kMissing;
+  return std::isfinite(fraction) ? StrFormat("%+.1f%%", fraction * 100) : kMissing;
 }
 
 }  // namespace benchlab::compare_detail

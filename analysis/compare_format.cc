@@ -27,10 +27,10 @@ const char* VerdictText(ComparisonVerdict v) {
 // "0.941 (0.925–0.958)": the interval's estimate and ends; – without an interval.
 std::string IntervalCell(const UnpairedInterval& iv) {
   if (!std::isfinite(iv.ratio.low)) return kMissing;
-  return Printf("%.3f (%.3f–%.3f)", iv.ratio.estimate, iv.ratio.low, iv.ratio.high);
+  return StrFormat("%.3f (%.3f–%.3f)", iv.ratio.estimate, iv.ratio.low, iv.ratio.high);
 }
 
-std::string LevelPct(double level) { return Printf("%.4g%%", level * 100); }
+std::string LevelPct(double level) { return StrFormat("%.4g%%", level * 100); }
 
 // Columns as display cells: UTF-8 continuation bytes take no width (µ, Δ, →, – are one each).
 size_t TextWidth(const std::string& s) {
@@ -86,7 +86,7 @@ std::string Render(const Table& given, bool markdown) {
 
 std::string WithSpread(Metric m, const SideFigure& s) {
   std::string v = Figure(m, s.median);
-  if (s.n > 1 && std::isfinite(s.spread_pct)) v += Printf(" (%.1f%%)", s.spread_pct);
+  if (s.n > 1 && std::isfinite(s.spread_pct)) v += StrFormat(" (%.1f%%)", s.spread_pct);
   return v;
 }
 
@@ -280,14 +280,16 @@ Counts Count(const RecordComparison& c) {
 
 std::vector<std::string> SummaryLines(const RecordComparison& c, const CompareOptions& options) {
   const Counts n = Count(c);
-  std::string line = Printf("%d in both, %d only in A, %d only in B.", n.both, n.only_a, n.only_b);
+  std::string line =
+      StrFormat("%d in both, %d only in A, %d only in B.", n.both, n.only_a, n.only_b);
   for (Metric m : options.metrics) {
     const auto& v = n.by_verdict[static_cast<int>(m)];
     auto count = [&](ComparisonVerdict d) { return v[static_cast<int>(d)]; };
-    line += Printf(" %s: %d better, %d worse, %d close, %d inconclusive, %d n/a.", MetricLabel(m),
-                   count(ComparisonVerdict::kBetter), count(ComparisonVerdict::kWorse),
-                   count(ComparisonVerdict::kClose), count(ComparisonVerdict::kInconclusive),
-                   count(ComparisonVerdict::kNotApplicable));
+    line +=
+        StrFormat(" %s: %d better, %d worse, %d close, %d inconclusive, %d n/a.", MetricLabel(m),
+                  count(ComparisonVerdict::kBetter), count(ComparisonVerdict::kWorse),
+                  count(ComparisonVerdict::kClose), count(ComparisonVerdict::kInconclusive),
+                  count(ComparisonVerdict::kNotApplicable));
   }
   std::vector<std::string> lines{"Summary: " + line};
   if (options.fail_on_regression_pct) {
@@ -298,8 +300,8 @@ std::vector<std::string> SummaryLines(const RecordComparison& c, const CompareOp
       gated += (gated.empty() ? "" : ", ") + std::string(MetricLabel(m));
     }
     lines.push_back(
-        Printf("Regressions worse than A by more than %g%% (%s): ", pct, gated.c_str()) +
-        (hits.empty() ? "none" : Printf("%zu", hits.size())));
+        StrFormat("Regressions worse than A by more than %g%% (%s): ", pct, gated.c_str()) +
+        (hits.empty() ? "none" : StrFormat("%zu", hits.size())));
     for (const Regression& r : hits) {
       lines.push_back("REGRESSION " + r.cell + ": " + MetricLabel(r.metric) + " " +
                       SignedPercent(r.change) + ", " + r.reason);

@@ -14,18 +14,12 @@
 
 #include "analysis/report_format.h"
 #include "analysis/rounds.h"
+#include "common/parse.h"
 #include "coordinator/campaign.h"
 
 namespace benchlab::report_detail {
 
 using ojson = nlohmann::ordered_json;
-
-template <typename... Args>
-std::string Printf(const char* fmt, Args... args) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, fmt, args...);
-  return buf;
-}
 
 inline constexpr const char* kMissing = "–";  // a figure that could not be computed
 inline constexpr const char* kNone = "—";     // a figure that does not apply (the baseline's ratio)

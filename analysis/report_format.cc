@@ -31,18 +31,18 @@ std::string Exact(double v) {
 
 ojson Num(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
 
-std::string Pct(double pct) { return std::isfinite(pct) ? Printf("%.1f%%", pct) : kMissing; }
-std::string Ratio(double r) { return std::isfinite(r) ? Printf("%.2f×", r) : kMissing; }
+std::string Pct(double pct) { return std::isfinite(pct) ? StrFormat("%.1f%%", pct) : kMissing; }
+std::string Ratio(double r) { return std::isfinite(r) ? StrFormat("%.2f×", r) : kMissing; }
 std::string Ms(double ms) { return Micros(ms * 1000); }
 std::string Kib(double kb) {
   if (!std::isfinite(kb)) return kMissing;
-  if (kb < 1024) return Printf("%.0f KiB", kb);
-  if (kb < 1024 * 1024) return Printf("%.1f MiB", kb / 1024);
-  return Printf("%.2f GiB", kb / (1024 * 1024));
+  if (kb < 1024) return StrFormat("%.0f KiB", kb);
+  if (kb < 1024 * 1024) return StrFormat("%.1f MiB", kb / 1024);
+  return StrFormat("%.2f GiB", kb / (1024 * 1024));
 }
 std::string CpuUs(double us) {
   if (!std::isfinite(us)) return kMissing;
-  return us < 10 ? Printf("%.2f", us) : Printf("%.1f", us);
+  return us < 10 ? StrFormat("%.2f", us) : StrFormat("%.1f", us);
 }
 std::string Duration(std::chrono::nanoseconds d) {
   const double ms = std::chrono::duration<double, std::milli>(d).count();
@@ -212,7 +212,7 @@ std::string LevelWords(const std::string& level) {
 
 std::string WindowName(const WindowRow& w) {
   std::string name = w.pair.empty() ? "" : w.pair + " · ";
-  name += w.noise ? Printf("noise %d", w.position + 1) : Printf("round %d", w.round);
+  name += w.noise ? StrFormat("noise %d", w.position + 1) : StrFormat("round %d", w.round);
   return name + " · " + w.target + " · " + w.scenario + " · " + w.load_level;
 }
 
@@ -240,7 +240,6 @@ std::string LoadTool(const std::string& level) {
 }
 
 using report_detail::kMissing;
-using report_detail::Printf;
 
 // --- shared helpers -------------------------------------------------------------------------
 
@@ -330,9 +329,9 @@ std::string Thousands(double value) {
 
 std::string Micros(double us) {
   if (!std::isfinite(us)) return kMissing;
-  if (us < 1000) return Printf("%.0f µs", us);
-  if (us < 1e6) return Printf("%.2f ms", us / 1e3);
-  return Printf("%.2f s", us / 1e6);
+  if (us < 1000) return StrFormat("%.0f µs", us);
+  if (us < 1e6) return StrFormat("%.2f ms", us / 1e3);
+  return StrFormat("%.2f s", us / 1e6);
 }
 
 namespace {

@@ -65,14 +65,14 @@ std::string EscapeCell(const std::string& text) {
 std::string VsBaseline(const Comparison& c) {
   if (c.ratio.n == 0) return kMissing;
   if (!c.interval.ok()) return Ratio(c.ratio.median);
-  return Ratio(c.interval.estimate) + " (" + Printf("%.2f", c.interval.low) + "–" +
-         Printf("%.2f", c.interval.high) + ")";
+  return Ratio(c.interval.estimate) + " (" + StrFormat("%.2f", c.interval.low) + "–" +
+         StrFormat("%.2f", c.interval.high) + ")";
 }
 
 // "inconclusive (~12 rounds)" for an undecided comparison that more rounds would settle.
 std::string VerdictWords(const Comparison& c) {
   std::string out = ComparisonVerdictName(c.verdict);
-  if (c.rounds_needed) out += Printf(" (~%d rounds)", *c.rounds_needed);
+  if (c.rounds_needed) out += StrFormat(" (~%d rounds)", *c.rounds_needed);
   return out;
 }
 
@@ -92,14 +92,14 @@ std::string ServicesTable(const Context& cx, const CellStats& cell) {
                     is_base ? kNone : VsBaseline(c),
                     is_base            ? kNone
                     : c.rounds.empty() ? kMissing
-                                       : Printf("%d/%zu", c.rounds_won, c.rounds.size()),
+                                       : StrFormat("%d/%zu", c.rounds_won, c.rounds.size()),
                     is_base ? "baseline" : VerdictWords(c)});
   }
   return "CPU per request with the side services: the target's, its services', and their total "
          "(the cost of a request, database included), each a median over the valid rounds.\n\n" +
          Table({"target", "target CPU µs/req", "services CPU µs/req", "total CPU µs/req",
                 "total vs " + (base.empty() ? std::string("baseline") : base) + " (" +
-                    Printf("%g", cx.options.rule.confidence * 100) + "% CI)",
+                    StrFormat("%g", cx.options.rule.confidence * 100) + "% CI)",
                 "rounds won", "verdict"},
                "lrrrrrl", rows);
 }
@@ -115,15 +115,15 @@ std::string CellTable(const Context& cx, const CellStats& cell) {
     const Comparison& c = t.compared(Metric::kRps);
     std::string rps_text = Thousands(rps.median);
     if (rps.n >= 2) rps_text += " (" + Pct(rps.spread_pct) + ")";
-    rows.push_back({is_base ? t.target + " (baseline)" : t.target, rps_text,
-                    Micros(t.of(Metric::kP50Us).median), Micros(t.of(Metric::kP99Us).median),
-                    CpuUs(t.of(Metric::kCpuUsPerRequest).median),
-                    Thousands(t.of(Metric::kRequestsPerCpuSecond).median),
-                    is_base ? kNone : VsBaseline(c),
-                    is_base            ? kNone
-                    : c.rounds.empty() ? kMissing
-                                       : Printf("%d/%zu", c.rounds_won, c.rounds.size()),
-                    is_base ? "baseline" : VerdictWords(c), Printf("%d/%d", t.valid, t.windows)});
+    rows.push_back(
+        {is_base ? t.target + " (baseline)" : t.target, rps_text,
+         Micros(t.of(Metric::kP50Us).median), Micros(t.of(Metric::kP99Us).median),
+         CpuUs(t.of(Metric::kCpuUsPerRequest).median),
+         Thousands(t.of(Metric::kRequestsPerCpuSecond).median), is_base ? kNone : VsBaseline(c),
+         is_base            ? kNone
+         : c.rounds.empty() ? kMissing
+                            : StrFormat("%d/%zu", c.rounds_won, c.rounds.size()),
+         is_base ? "baseline" : VerdictWords(c), StrFormat("%d/%d", t.valid, t.windows)});
     if (is_base || base.empty()) continue;
     std::vector<std::string> parts;
     // The services' CPU has rounds to compare only when both the target and the baseline ran
@@ -135,7 +135,7 @@ std::string CellTable(const Context& cx, const CellStats& cell) {
                           : m == Metric::kServiceCpuUsPerRequest ? "services CPU µs/request"
                                                                  : "CPU µs/request";
       parts.push_back(std::string(label) + " " + VsBaseline(o) + ", won " +
-                      Printf("%d/%zu", o.rounds_won, o.rounds.size()) + ", " + VerdictWords(o));
+                      StrFormat("%d/%zu", o.rounds_won, o.rounds.size()) + ", " + VerdictWords(o));
     }
     if (c.verdict == ComparisonVerdict::kNotApplicable) parts.push_back("req/s: " + c.reason);
     if (c.noise_rule.verdict != ComparisonVerdict::kNotApplicable) {
@@ -146,7 +146,7 @@ std::string CellTable(const Context& cx, const CellStats& cell) {
   }
   std::string out = Table({"target", "req/s (spread)", "p50", "p99", "CPU µs/req", "req/CPU-s",
                            "vs " + (base.empty() ? std::string("baseline") : base) + " (" +
-                               Printf("%g", cx.options.rule.confidence * 100) + "% CI)",
+                               StrFormat("%g", cx.options.rule.confidence * 100) + "% CI)",
                            "rounds won", "verdict", "valid"},
                           "lrrrrrrrlr", rows);
   if (cx.stats.services) out += "\n" + ServicesTable(cx, cell);
@@ -178,20 +178,20 @@ std::string ToolsSection(const Context& cx) {
     std::string apart;
     for (const ToolTarget& t : c.targets) {
       for (const ToolRound& r : t.apart) {
-        apart += "- " + t.target + ", round " + Printf("%d", r.round) + ": " + Ratio(r.ratio) +
-                 ", its two windows started " + Printf("%.0f", r.gap_s) +
+        apart += "- " + t.target + ", round " + StrFormat("%d", r.round) + ": " + Ratio(r.ratio) +
+                 ", its two windows started " + StrFormat("%.0f", r.gap_s) +
                  " s apart (a re-run): not in the ratio.\n";
       }
       std::string ratio = kMissing;
       if (t.ratio.n == 1) ratio = Ratio(t.ratio.median);
       if (t.ratio.n > 1) {
-        ratio = Ratio(t.ratio.median) + " (" + Printf("%.2f", t.ratio.min) + "–" +
-                Printf("%.2f", t.ratio.max) + ")";
+        ratio = Ratio(t.ratio.median) + " (" + StrFormat("%.2f", t.ratio.min) + "–" +
+                StrFormat("%.2f", t.ratio.max) + ")";
       }
       rows.push_back({t.target, Thousands(t.benchlab_rps.median), Thousands(t.tool_rps.median),
                       ratio,
-                      t.apart.empty() ? Printf("%d", t.ratio.n)
-                                      : Printf("%d (+%zu apart)", t.ratio.n, t.apart.size()),
+                      t.apart.empty() ? StrFormat("%d", t.ratio.n)
+                                      : StrFormat("%d (+%zu apart)", t.ratio.n, t.apart.size()),
                       Micros(t.benchlab_p99_us.median), Micros(t.tool_p99_us.median),
                       CpuUs(t.benchlab_cpu_us.median), CpuUs(t.tool_cpu_us.median)});
     }
@@ -223,8 +223,8 @@ std::string NoiseSection(const Context& cx) {
         break;
       }
     }
-    out += Printf("%d noise windows of %s, spread through the run; %d valid.", nf.windows,
-                  cell.c_str(), nf.valid);
+    out += StrFormat("%d noise windows of %s, spread through the run; %d valid.", nf.windows,
+                     cell.c_str(), nf.valid);
     if (!nf.of(Metric::kRps)) {
       out += " No noise floor: at least 2 valid noise windows with a usable figure are needed.\n\n";
       continue;
@@ -328,9 +328,10 @@ std::string HostsSection(const Context& cx) {
   if (!cx.in.calibrations.empty()) {
     std::vector<std::vector<std::string>> cal;
     for (const SelftestCalibrationRow& c : cx.in.calibrations) {
-      cal.push_back({EscapeCell(c.agent), Printf("%d", c.runs), Printf("%.2f ms", c.median_ms),
-                     c.spread ? Printf("%.1f%%", *c.spread * 100) : std::string(kMissing),
-                     Printf("%.1f%%", c.threshold_pct), c.threshold_source});
+      cal.push_back({EscapeCell(c.agent), StrFormat("%d", c.runs),
+                     StrFormat("%.2f ms", c.median_ms),
+                     c.spread ? StrFormat("%.1f%%", *c.spread * 100) : std::string(kMissing),
+                     StrFormat("%.1f%%", c.threshold_pct), c.threshold_source});
     }
     out +=
         "Self-test calibration at the campaign's start: the `selftest_drift` threshold each "
@@ -361,13 +362,13 @@ std::string MethodSection(const Context& cx) {
                         : s.fresh_process == FreshProcess::kCell ? "every cell"
                                                                  : "every round";
     const std::string rounds =
-        s.adaptive ? Printf("%d to %d rounds until decided (adaptive)", s.min_rounds, s.rounds)
-                   : Printf("%d rounds", s.rounds);
-    out += Printf(
+        s.adaptive ? StrFormat("%d to %d rounds until decided (adaptive)", s.min_rounds, s.rounds)
+                   : StrFormat("%d rounds", s.rounds);
+    out += StrFormat(
         "- %s, order %s; each window warms up for %s and measures %s; a fresh "
         "target process for %s.\n",
         rounds.c_str(), order, Duration(s.warmup).c_str(), Duration(s.duration).c_str(), fresh);
-    out += Printf(
+    out += StrFormat(
         "- Verdicts: %g%% intervals on the round ratios' logarithms (Student t), margin "
         "±%g%%%s.\n",
         s.stats.confidence * 100, s.stats.margin * 100,
@@ -380,11 +381,11 @@ std::string MethodSection(const Context& cx) {
     for (const LoadLevel& l : s.LoadLevels()) levels.push_back(LevelWords(LoadLevelLabel(l)));
     std::string cpus;
     for (int cpu : s.load_cpus) cpus += (cpus.empty() ? "" : ",") + std::to_string(cpu);
-    out += Printf("- Load: %d thread%s%s, %d request%s in flight per connection%s; levels: %s.\n",
-                  s.load_threads, s.load_threads == 1 ? "" : "s",
-                  cpus.empty() ? "" : (" on CPU " + cpus).c_str(), s.load_depth,
-                  s.load_depth == 1 ? "" : "s", s.load_poisson ? ", Poisson arrivals" : "",
-                  Join(levels, ", ").c_str());
+    out += StrFormat(
+        "- Load: %d thread%s%s, %d request%s in flight per connection%s; levels: %s.\n",
+        s.load_threads, s.load_threads == 1 ? "" : "s",
+        cpus.empty() ? "" : (" on CPU " + cpus).c_str(), s.load_depth, s.load_depth == 1 ? "" : "s",
+        s.load_poisson ? ", Poisson arrivals" : "", Join(levels, ", ").c_str());
     std::vector<std::string> targets, scenarios;
     for (const TargetDef& t : s.targets) {
       std::string pin;
@@ -436,12 +437,12 @@ std::string GateAuditSection(const Context& cx) {
       "itself\").\n\n";
   std::vector<std::vector<std::string>> rows;
   auto shift = [](const ShiftInterval& s) {
-    return s.bounded ? Printf("%+.1f [%+.1f, %+.1f]", s.estimate, s.low, s.high)
+    return s.bounded ? StrFormat("%+.1f [%+.1f, %+.1f]", s.estimate, s.low, s.high)
                      : std::string(kMissing);
   };
   for (const GateAudit& a : audit) {
     rows.push_back({a.gate, a.host.empty() ? "window" : EscapeCell(a.host),
-                    Printf("%d of %d", a.refused, a.windows),
+                    StrFormat("%d of %d", a.refused, a.windows),
                     Pct(a.rps.refused_pct.median) + " vs " + Pct(a.rps.clean_pct.median),
                     shift(a.rps.shift),
                     Pct(a.cpu.refused_pct.median) + " vs " + Pct(a.cpu.clean_pct.median),
@@ -458,10 +459,10 @@ std::string GateAuditSection(const Context& cx) {
   if (again.windows > 0) {
     std::string why;
     for (const auto& [gate, n] : again.by_gate) {
-      why += (why.empty() ? "" : ", ") + gate + Printf(" %d", n);
+      why += (why.empty() ? "" : ", ") + gate + StrFormat(" %d", n);
     }
-    out += Printf("%d window%s measured again after a gate refused them (", again.windows,
-                  again.windows == 1 ? " was" : "s were") +
+    out += StrFormat("%d window%s measured again after a gate refused them (", again.windows,
+                     again.windows == 1 ? " was" : "s were") +
            why + ").\n\n";
   }
   return out;
@@ -472,7 +473,8 @@ std::string InvalidSection(const Context& cx) {
   std::map<WindowKey, std::string> newest_verdict;
   for (const WindowRow& w : cx.in.windows) {
     if (cx.newest.count(w.id)) {
-      newest_verdict[w.Key()] = Printf("replaced by attempt %d (%s)", w.attempt, w.verdict.c_str());
+      newest_verdict[w.Key()] =
+          StrFormat("replaced by attempt %d (%s)", w.attempt, w.verdict.c_str());
     }
   }
   std::vector<std::vector<std::string>> rows;
@@ -491,11 +493,11 @@ std::string InvalidSection(const Context& cx) {
   }
   std::string out = "## Invalid windows and warnings\n\n";
   if (rows.empty()) return out + "Every attempt was valid, with no gate reason.\n";
-  out += invalid ? Printf("%d of %zu attempts were not valid", invalid, cx.in.windows.size())
-                 : Printf("All %zu attempts were valid", cx.in.windows.size());
+  out += invalid ? StrFormat("%d of %zu attempts were not valid", invalid, cx.in.windows.size())
+                 : StrFormat("All %zu attempts were valid", cx.in.windows.size());
   if (warned) {
-    out += Printf("; %d valid attempt%s carr%s gate reasons (gates in warn mode)", warned,
-                  warned == 1 ? "" : "s", warned == 1 ? "ies" : "y");
+    out += StrFormat("; %d valid attempt%s carr%s gate reasons (gates in warn mode)", warned,
+                     warned == 1 ? "" : "s", warned == 1 ? "ies" : "y");
   }
   out += ". A window re-run gets a new attempt and only the newest counts (`benchlab rerun`).\n\n";
   return out + Table({"id", "window", "attempt", "verdict", "reasons", "outcome"}, "llrlll", rows);
@@ -522,7 +524,8 @@ std::string ProfileSection(const ReportInput& in) {
     out += tables;
   }
   if (!in.unprofiled.empty()) {
-    out += Printf("%zu valid window%s ha%s no profile; window %lld: %s\n\n", in.unprofiled.size(),
+    out +=
+        StrFormat("%zu valid window%s ha%s no profile; window %lld: %s\n\n", in.unprofiled.size(),
                   in.unprofiled.size() == 1 ? "" : "s", in.unprofiled.size() == 1 ? "s" : "ve",
                   static_cast<long long>(in.unprofiled.front().row.id),
                   EscapeCell(PrintableText(in.unprofiled.front().error)).c_str());
@@ -549,7 +552,7 @@ std::string FormatReportMarkdown(const ReportInput& in) {
   std::string date = c.created_at.substr(0, 10);
   out += "Campaign **" + PrintableText(c.name) + "**, " + date + ", " + c.state + ". ";
   if (cx.spec) {
-    out += Printf(
+    out += StrFormat(
         "%zu target%s, %zu scenario%s × %zu load level%s × %d round%s, order %s; "
         "%s warm-up and %s measured per window. ",
         cx.spec->targets.size(), cx.spec->targets.size() == 1 ? "" : "s", cx.spec->scenarios.size(),
@@ -561,14 +564,15 @@ std::string FormatReportMarkdown(const ReportInput& in) {
                                           : "shuffled",
         Duration(cx.spec->warmup).c_str(), Duration(cx.spec->duration).c_str());
   }
-  out += Printf("%d windows of %d planned, %d valid", counted, c.total_windows, valid);
-  out += reruns ? Printf(", %d re-run attempt%s.", reruns, reruns == 1 ? "" : "s") : ".";
+  out += StrFormat("%d windows of %d planned, %d valid", counted, c.total_windows, valid);
+  out += reruns ? StrFormat(", %d re-run attempt%s.", reruns, reruns == 1 ? "" : "s") : ".";
   if (counted > valid) {
-    out += Printf(" **%d window%s did not count** (not valid; reasons below).", counted - valid,
-                  counted - valid == 1 ? "" : "s");
+    out += StrFormat(" **%d window%s did not count** (not valid; reasons below).", counted - valid,
+                     counted - valid == 1 ? "" : "s");
   }
   if (warned) {
-    out += Printf(" **%d valid window%s carr%s gate reasons** (gates in warn mode; listed below).",
+    out +=
+        StrFormat(" **%d valid window%s carr%s gate reasons** (gates in warn mode; listed below).",
                   warned, warned == 1 ? "" : "s", warned == 1 ? "ies" : "y");
   }
   out += "\n\n";
@@ -581,26 +585,26 @@ std::string FormatReportMarkdown(const ReportInput& in) {
            ".\n\n";
   }
   const StatsOptions& o = cx.options;
-  out +=
-      "*req/s (spread)*: median over the valid rounds, spread = (max − min) / median. *vs " +
-      (base.empty() ? std::string("baseline") : base) +
-      "*: the geometric mean of the round-by-round req/s ratios with its " +
-      Printf("%g", o.rule.confidence * 100) + "% confidence interval" +
-      (o.plan.adaptive ? Printf(" (over the whole adaptive plan: each of its %d looks at %.2f%%)",
-                                o.plan.Looks(), o.plan.LevelAt(o.plan.max_rounds) * 100)
-                       : std::string()) +
-      ". Margin ±" + Printf("%g", o.rule.margin * 100) +
-      "%: *ahead*/*behind*: the whole interval lies beyond the margin; *close*: the whole "
-      "interval lies inside it; *inconclusive*: neither, with about how many rounds would "
-      "decide it; *n/a*: fewer than 2 rounds to compare (docs/methodology.md).\n\n";
+  out += "*req/s (spread)*: median over the valid rounds, spread = (max − min) / median. *vs " +
+         (base.empty() ? std::string("baseline") : base) +
+         "*: the geometric mean of the round-by-round req/s ratios with its " +
+         StrFormat("%g", o.rule.confidence * 100) + "% confidence interval" +
+         (o.plan.adaptive
+              ? StrFormat(" (over the whole adaptive plan: each of its %d looks at %.2f%%)",
+                          o.plan.Looks(), o.plan.LevelAt(o.plan.max_rounds) * 100)
+              : std::string()) +
+         ". Margin ±" + StrFormat("%g", o.rule.margin * 100) +
+         "%: *ahead*/*behind*: the whole interval lies beyond the margin; *close*: the whole "
+         "interval lies inside it; *inconclusive*: neither, with about how many rounds would "
+         "decide it; *n/a*: fewer than 2 rounds to compare (docs/methodology.md).\n\n";
   for (const CellStats& cell : cx.stats.cells) {
     out += "## " + (cell.cell.pair.empty() ? "" : "Pair " + cell.cell.pair + " · ") +
            cell.cell.scenario + " · " + LevelWords(cell.cell.load_level) + "\n\n";
     auto rounds = cx.cell_rounds.find(cell.cell);
     if (o.plan.adaptive && rounds != cx.cell_rounds.end()) {
-      out += Printf("%d round%s of %d–%d: %s.\n\n", rounds->second.rounds,
-                    rounds->second.rounds == 1 ? "" : "s", o.plan.min_rounds, o.plan.max_rounds,
-                    CellStopName(rounds->second.stop));
+      out += StrFormat("%d round%s of %d–%d: %s.\n\n", rounds->second.rounds,
+                       rounds->second.rounds == 1 ? "" : "s", o.plan.min_rounds, o.plan.max_rounds,
+                       CellStopName(rounds->second.stop));
     }
     out += CellTable(cx, cell) + "\n";
   }
