@@ -1,58 +1,70 @@
-// `benchlab audit`: the coordinator's audit trail from its database (docs/security.md, "Audit"):
-// every call that changed something and every call refused for its certificate.
+// `benchlab audit --db FILE | --coordinator HOST:PORT`: the coordinator's audit trail
+// (docs/security.md, "Audit"): every call that changed something and every call refused for its
+// certificate. Reads the database, or asks a running coordinator (GetAudit, operators only),
+// which makes the same text from its own: AuditText (coordinator/server/audit_format.h) either
+// way.
 #include <cstdio>
-#include <filesystem>
 #include <memory>
-#include <regex>
 
-#include "cli/audit_format.h"
+#include "cli/client.h"
 #include "cli/command_error.h"
 #include "cli/commands.h"
+#include "cli/series_input.h"
 #include "cli/text_width.h"
-#include "common/clock.h"
-#include "coordinator/store.h"
+#include "cli/tls_options.h"
+#include "coordinator/server/audit_format.h"
 
 namespace benchlab {
 namespace {
 
 struct AuditArgs {
   std::string db;
+  std::string coordinator;
+  TlsFiles tls;  // --tls-*: mutual TLS to the coordinator
   std::string since;
   bool json = false;
 };
 
-// --since: a UTC date or time ("2026-12-01", "2026-12-01T10:00", "2026-12-01T10:00:00Z") or a
-// whole number of hours or days back from now ("24h", "7d").
-Result<std::string> SinceBound(const std::string& text) {
-  if (text.empty()) return std::string();
-  static const std::regex kDate(R"(\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?)?)");
-  if (std::regex_match(text, kDate)) return text;
-  static const std::regex kAgo(R"((\d{1,6})([hd]))");
-  if (std::smatch m; std::regex_match(text, m, kAgo)) {
-    const auto hours = std::chrono::hours(std::stoi(m[1].str()) * (m[2].str() == "d" ? 24 : 1));
-    return FormatIsoTime(std::chrono::system_clock::now() - hours);
+// The trail from the coordinator at `address`: its GetAudit reply's text.
+int AuditFromCoordinator(const AuditArgs& args, const AuditQuery& query, std::string& text) {
+  auto stub = ConnectCoordinator(args.coordinator, args.tls);
+  if (!stub.ok()) return CommandError("audit", stub.status());
+  v1::GetAuditRequest req;
+  req.set_since(query.since);
+  req.set_format(query.format);
+  req.set_width(query.width);
+  v1::GetAuditReply reply;
+  grpc::ClientContext ctx;
+  SetDeadlineSeconds(ctx, 30);
+  grpc::Status status = (*stub)->GetAudit(&ctx, req, &reply);
+  if (!status.ok()) {
+    return CommandError("audit", ExitCodeOf(status), CallError(status, args.coordinator));
   }
-  return Status::InvalidArgument(
-      "--since: expected a UTC date or time such as 2026-12-01 or 2026-12-01T10:00:00Z, or "
-      "hours or days back from now such as 24h or 7d, got \"" +
-      text + "\"");
+  text = reply.text();
+  return kExitOk;
 }
 
 int RunAudit(const AuditArgs& args) {
-  auto since = SinceBound(args.since);
-  if (!since.ok()) return CommandError("audit", kExitUsage, since.status().message());
-  if (!std::filesystem::exists(args.db)) {
-    return CommandError("audit", kExitUsage, "--db: no database at " + args.db);
+  if (args.db.empty() == args.coordinator.empty()) {
+    return CommandError("audit", kExitUsage,
+                        "give exactly one of --db FILE and --coordinator HOST:PORT");
   }
-  auto store = Store::Open(args.db);
-  if (!store.ok()) return CommandError("audit", kExitFailure, store.status().message());
-  auto rows = (*store)->ListAudit(*since);
-  if (!rows.ok()) return CommandError("audit", kExitFailure, rows.status().message());
-  const std::string out =
-      args.json ? FormatAuditJson(*rows) : FormatAuditTable(*rows, OutputWidth());
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  return std::fflush(stdout) == 0 ? kExitOk
-                                  : CommandError("audit", kExitFailure, "writing to stdout failed");
+  AuditQuery query;
+  query.since = args.since;
+  query.format = args.json ? "json" : "text";
+  query.width = OutputWidth();
+  if (Status bad = CheckAuditQuery(query); !bad.ok()) return CommandError("audit", bad);
+  std::string text;
+  if (!args.coordinator.empty()) {
+    if (int failed = AuditFromCoordinator(args, query, text)) return failed;
+  } else {
+    std::unique_ptr<Store> store;
+    if (int bad = OpenExistingStore("audit", args.db, store)) return bad;
+    auto made = AuditText(*store, query);
+    if (!made.ok()) return CommandError("audit", kExitFailure, made.status().message());
+    text = std::move(*made);
+  }
+  return WriteCommandOutput("audit", text, "");
 }
 
 }  // namespace
@@ -63,7 +75,12 @@ CommandRunner AddAuditCommand(CLI::App& root) {
       "audit",
       "The coordinator's audit trail: every call that changed something (submit, re-run, cancel, "
       "register) and every call refused for its certificate, with who, from where and why.");
-  cmd->add_option("--db", args->db, "the coordinator's SQLite database")->required();
+  CLI::Option* db = cmd->add_option("--db", args->db, "the coordinator's SQLite database");
+  cmd->add_option("--coordinator", args->coordinator,
+                  "instead of --db: ask the coordinator at HOST:PORT (an operator's certificate "
+                  "over mutual TLS), which reads its database")
+      ->excludes(db);
+  AddTlsOptions(cmd, &args->tls);
   cmd->add_option("--since", args->since,
                   "only calls at or after this UTC date or time (2026-12-01, "
                   "2026-12-01T10:00:00Z) or this long ago (24h, 7d)");

@@ -10,7 +10,9 @@
 #include "common/log.h"
 #include "coordinator/rerun.h"
 #include "coordinator/server/agent_limits.h"
+#include "coordinator/server/audit_format.h"
 #include "coordinator/server/series_remeasure.h"
+#include "coordinator/server/series_views.h"
 #include "rpc/status.h"
 #include "rpc/tls.h"
 #include "spdlog/spdlog.h"
@@ -529,6 +531,75 @@ grpc::Status CoordinatorService::RemeasureSeries(grpc::ServerContext* ctx,
     }
     return grpc::Status::OK;
   }());
+}
+
+namespace {
+// What a series' readers are told the store is when a series is not in it.
+constexpr const char* kCoordinatorStoreName = "the coordinator's database";
+}  // namespace
+
+grpc::Status CoordinatorService::GetHistory(grpc::ServerContext* ctx,
+                                            const v1::GetHistoryRequest* req,
+                                            v1::GetHistoryReply* reply) {
+  CallAudit audit(store_, tls_, ctx, "GetHistory", "series " + req->series());
+  if (grpc::Status allowed = audit.Allow(kReaders); !allowed.ok()) return allowed;
+  HistoryQuery query;
+  query.series = req->series();
+  query.cell = req->cell();
+  query.target = req->target();
+  if (!req->figure().empty()) query.figure = req->figure();
+  if (!req->format().empty()) query.format = req->format();
+  if (req->width() != 0) query.width = req->width();
+  if (Status st = CheckHistoryQuery(query, QueryFields::kRequest); !st.ok()) {
+    return rpc::ToGrpcStatus(st);
+  }
+  auto text = HistoryText(store_, query, kCoordinatorStoreName);
+  if (!text.ok()) return rpc::ToGrpcStatus(text.status());
+  reply->set_text(std::move(*text));
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::GetRegressions(grpc::ServerContext* ctx,
+                                                const v1::GetRegressionsRequest* req,
+                                                v1::GetRegressionsReply* reply) {
+  CallAudit audit(store_, tls_, ctx, "GetRegressions", "series " + req->series());
+  if (grpc::Status allowed = audit.Allow(kReaders); !allowed.ok()) return allowed;
+  RegressionsQuery query;
+  query.series = req->series();
+  query.since = req->since();
+  if (req->figures_size() > 0) query.figures.assign(req->figures().begin(), req->figures().end());
+  query.cell = req->cell();
+  query.target = req->target();
+  if (!req->format().empty()) query.format = req->format();
+  query.dashboard = req->dashboard();
+  if (req->width() != 0) query.width = req->width();
+  if (Status st = CheckRegressionsQuery(query, QueryFields::kRequest); !st.ok()) {
+    return rpc::ToGrpcStatus(st);
+  }
+  auto view = RegressionsText(store_, query, kCoordinatorStoreName);
+  if (!view.ok()) return rpc::ToGrpcStatus(view.status());
+  reply->set_text(std::move(view->text));
+  reply->set_confirmed_regression(view->confirmed_regression);
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::GetAudit(grpc::ServerContext* ctx, const v1::GetAuditRequest* req,
+                                          v1::GetAuditReply* reply) {
+  CallAudit audit(store_, tls_, ctx, "GetAudit",
+                  req->since().empty() ? "" : "since " + req->since());
+  // The trail names every caller's identity and address: operators only.
+  if (grpc::Status allowed = audit.Allow(kOperators); !allowed.ok()) return allowed;
+  AuditQuery query;
+  query.since = req->since();
+  if (!req->format().empty()) query.format = req->format();
+  if (req->width() != 0) query.width = req->width();
+  if (Status st = CheckAuditQuery(query, QueryFields::kRequest); !st.ok()) {
+    return rpc::ToGrpcStatus(st);
+  }
+  auto text = AuditText(store_, query);
+  if (!text.ok()) return rpc::ToGrpcStatus(text.status());
+  reply->set_text(std::move(*text));
+  return grpc::Status::OK;
 }
 
 }  // namespace benchlab

@@ -53,6 +53,14 @@ class CoordinatorService final : public v1::Coordinator::Service {
                            v1::ListWindowsReply* reply) override;
   grpc::Status RemeasureSeries(grpc::ServerContext* ctx, const v1::RemeasureSeriesRequest* req,
                                v1::RemeasureSeriesReply* reply) override;
+  // What `benchlab history`, `regressions` and `audit` print, made from the coordinator's store
+  // by the functions those commands call on a database (series_views.h, audit_format.h).
+  grpc::Status GetHistory(grpc::ServerContext* ctx, const v1::GetHistoryRequest* req,
+                          v1::GetHistoryReply* reply) override;
+  grpc::Status GetRegressions(grpc::ServerContext* ctx, const v1::GetRegressionsRequest* req,
+                              v1::GetRegressionsReply* reply) override;
+  grpc::Status GetAudit(grpc::ServerContext* ctx, const v1::GetAuditRequest* req,
+                        v1::GetAuditReply* reply) override;
 
  private:
   // RegisterAgent once the caller may: `certificate` is the agent's (nullopt in plaintext).

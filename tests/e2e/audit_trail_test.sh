@@ -3,7 +3,7 @@
 # bad-token GET to the dashboard whose path holds %0a, a forged row and an ESC prints as one
 # escaped row in `benchlab audit`; repeated refusals from one client are one row with their
 # count (×20 in the table, "count": 20 in --json); a coordinator started with --audit-keep-days
-# deletes older rows.
+# deletes older rows; `benchlab audit --coordinator` writes what `--db` does.
 # Usage: audit_trail_test.sh BIN_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
 bin=$(cd "$1" && pwd)
@@ -68,6 +68,17 @@ assert [r["count"] for r in rows] == [1, 20], rows
 assert rows[0]["subject"].startswith("/api/v1/campaigns\n2026-12-01T10:00:00.000Z"), rows[0]
 PY
 check "20 identical refusals from one client are one row: ×20, \"count\": 20"
+# The coordinator answers `audit --coordinator` with the rows --db reads (reading is not audited).
+"$bin/benchlab" audit --coordinator "127.0.0.1:$(cat "$work/port")" --json > "$work/audit-rpc.json" ||
+  fail "benchlab audit --coordinator failed"
+cmp -s "$work/audit.json" "$work/audit-rpc.json" ||
+  { diff "$work/audit.json" "$work/audit-rpc.json"; fail "audit: --db and --coordinator differ"; }
+"$bin/benchlab" audit --coordinator "127.0.0.1:$(cat "$work/port")" --width 1000 --since 7d \
+  > "$work/audit-rpc.out" || fail "benchlab audit --coordinator --since 7d failed"
+"$bin/benchlab" audit --db "$db" --width 1000 --since 7d > "$work/audit-db.out"
+cmp -s "$work/audit-db.out" "$work/audit-rpc.out" ||
+  { diff "$work/audit-db.out" "$work/audit-rpc.out"; fail "audit table: --db and --coordinator differ"; }
+check "audit --coordinator writes what audit --db writes, as JSON and as a table"
 stop_coordinator
 
 # --- 3. retention at start ------------------------------------------------------------------

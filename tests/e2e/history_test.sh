@@ -3,7 +3,8 @@
 # (`benchlab run --name`) forms the series of the file's name, beside a campaign of another
 # series in the same database; `benchlab history` prints that series' three campaigns per line,
 # as tables and JSON whose medians are those of `benchlab report`; bad input exits 2 with one
-# line (docs/history.md). The third run is labelled (`--label hello=...`): its label is the
+# line (docs/history.md); a coordinator serving the database answers `history` and `regressions
+# --coordinator` with the bytes `--db` writes. The third run is labelled (`--label hello=...`): its label is the
 # target's version in the history; a bad --label exits 2 before anything is submitted, and
 # `benchlab submit --label` sends the label in the campaign's text.
 # Usage: history_test.sh BIN_DIR SOURCE_DIR
@@ -172,4 +173,26 @@ stored=$(sqlite3 "$work/lab.db" "select spec_toml from campaigns where name = 's
 [ "$stored" = "$(cat "$work/submitted.toml"; printf '\n[labels]\nhello = "v9"')" ] ||
   fail "submit --label: stored $stored"
 check "submit --label: the coordinator stores the file's text with the label added"
+
+# The coordinator serving the database answers history and regressions with the same bytes.
+same_from_coordinator() {  # same_from_coordinator ARGS...
+  expect_status 0 "$bin/benchlab" "$@" --db "$db"
+  mv "$work/out" "$work/from-db"
+  expect_status 0 "$bin/benchlab" "$@" --coordinator "127.0.0.1:$port"
+  [ -s "$work/out" ] || fail "$*: nothing written"
+  cmp -s "$work/from-db" "$work/out" ||
+    { diff "$work/from-db" "$work/out"; fail "$*: --db and --coordinator differ"; }
+}
+same_from_coordinator history nightly
+same_from_coordinator history nightly --json --figure cpu --cell hello/c4
+same_from_coordinator regressions nightly
+same_from_coordinator regressions nightly --format md --dashboard https://lab.example/
+same_from_coordinator regressions nightly --format json --since nightly-2 --figure p99,rps
+expect_status 2 "$bin/benchlab" history nighty --coordinator "127.0.0.1:$port"
+grep -qx "benchlab history: no series \"nighty\" in the coordinator's database (series: nightly, other, submitted)" \
+  "$work/err" || fail "$(cat "$work/err")"
+expect_status 2 "$bin/benchlab" history nightly
+grep -qx "benchlab history: give exactly one of --db FILE and --coordinator HOST:PORT" "$work/err" ||
+  fail "$(cat "$work/err")"
+check "history and regressions: --coordinator writes what --db writes, text, Markdown and JSON"
 echo "passed: $passed"

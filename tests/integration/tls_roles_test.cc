@@ -152,7 +152,7 @@ TEST_F(TlsRolesTest, AnAgentCertificateCannotSubmitAndNothingIsStored) {
   EXPECT_NE(refused.peer.find("127.0.0.1"), std::string::npos) << refused.peer;
 }
 
-TEST_F(TlsRolesTest, AViewerReadsButCannotSubmitRerunCancelOrRemeasure) {
+TEST_F(TlsRolesTest, AViewerReadsButCannotSubmitRerunCancelRemeasureOrReadTheAudit) {
   auto viewer = As("victor");
   EXPECT_EQ(Submit(*viewer).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   {
@@ -182,13 +182,47 @@ TEST_F(TlsRolesTest, AViewerReadsButCannotSubmitRerunCancelOrRemeasure) {
     EXPECT_EQ(viewer->RemeasureSeries(&ctx, req, &reply).error_code(),
               grpc::StatusCode::PERMISSION_DENIED);
   }
+  {
+    // The audit trail names every caller and address: operators only.
+    v1::GetAuditReply reply;
+    grpc::ClientContext ctx;
+    Deadline(ctx);
+    EXPECT_EQ(viewer->GetAudit(&ctx, {}, &reply).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  }
+  {
+    // A series' history and changes are a viewer's to read (here: no such series).
+    v1::GetHistoryRequest req;
+    req.set_series("roles");
+    v1::GetHistoryReply reply;
+    grpc::ClientContext ctx;
+    Deadline(ctx);
+    EXPECT_EQ(viewer->GetHistory(&ctx, req, &reply).error_code(), grpc::StatusCode::NOT_FOUND);
+    v1::GetRegressionsRequest regressions;
+    regressions.set_series("roles");
+    v1::GetRegressionsReply changes;
+    grpc::ClientContext ctx2;
+    Deadline(ctx2);
+    EXPECT_EQ(viewer->GetRegressions(&ctx2, regressions, &changes).error_code(),
+              grpc::StatusCode::NOT_FOUND);
+  }
   v1::ListAgentsReply agents;
   grpc::ClientContext ctx;
   Deadline(ctx);
   ASSERT_TRUE(viewer->ListAgents(&ctx, {}, &agents).ok());
   EXPECT_EQ(agents.agents_size(), 2);
   EXPECT_EQ(Campaigns(), 0u);
-  // Its four refusals are audited; its reading is not.
+  // An operator reads the trail.
+  {
+    auto operator_stub = As("alice");
+    v1::GetAuditRequest req;
+    req.set_format("json");
+    v1::GetAuditReply reply;
+    grpc::ClientContext audit_ctx;
+    Deadline(audit_ctx);
+    ASSERT_TRUE(operator_stub->GetAudit(&audit_ctx, req, &reply).ok());
+    EXPECT_NE(reply.text().find("benchlab://viewer/victor"), std::string::npos) << reply.text();
+  }
+  // Its five refusals are audited; its reading is not.
   auto audit = coordinator_->store().ListAudit("");
   ASSERT_TRUE(audit.ok());
   std::vector<std::string> calls;
@@ -196,7 +230,8 @@ TEST_F(TlsRolesTest, AViewerReadsButCannotSubmitRerunCancelOrRemeasure) {
     if (row.identity == "benchlab://viewer/victor") calls.push_back(row.call + " " + row.outcome);
   }
   EXPECT_EQ(calls, (std::vector<std::string>{"SubmitCampaign refused", "RerunWindows refused",
-                                             "CancelCampaign refused", "RemeasureSeries refused"}));
+                                             "CancelCampaign refused", "RemeasureSeries refused",
+                                             "GetAudit refused"}));
 }
 
 TEST_F(TlsRolesTest, AnAgentCannotRegisterOrBeatUnderAnotherAgentsName) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli/app.h"
+#include "coordinator/server/coordinator_daemon.h"
 #include "coordinator/store.h"
 
 namespace benchlab {
@@ -234,6 +235,9 @@ TEST_F(CommandsTest, AnUnreachableCoordinatorIsAFailureFromEveryCommand) {
       {"windows", "--coordinator", closed},
       {"agents", "--coordinator", closed},
       {"cancel", "nightly-1", "--coordinator", closed},
+      {"history", "nightly", "--coordinator", closed},
+      {"regressions", "nightly", "--coordinator", closed},
+      {"audit", "--coordinator", closed},
   };
   for (const auto& command : commands) {
     const Ran ran = Benchlab(command);
@@ -247,6 +251,97 @@ TEST_F(CommandsTest, AnUnreachableCoordinatorIsAFailureFromEveryCommand) {
     EXPECT_NE(ran.err.find("--ca, --cert and --key"), std::string::npos) << ran.err;
     EXPECT_EQ(ran.err.find("failed to connect to all addresses"), std::string::npos) << ran.err;
   }
+}
+
+// history, regressions and audit write the same bytes whether they read the database (--db) or
+// ask a coordinator serving it (--coordinator), in every form, and meet bad input alike.
+TEST_F(CommandsTest, ReadingCommandsSayTheSameFromTheDatabaseAndTheCoordinator) {
+  auto daemon = CoordinatorDaemon::Create(db_);
+  ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
+  AuditRow row;
+  row.at = "2026-12-01T10:00:00.000Z";
+  row.identity = "benchlab://operator/alice";
+  row.role = "operator";
+  row.peer = "ipv4:127.0.0.1:5000";
+  row.call = "SubmitCampaign";
+  row.subject = "campaign nightly-3";
+  row.outcome = "ok";
+  ASSERT_TRUE((*daemon)->store().AppendAudit(row).ok());
+  auto bound = (*daemon)->Start({"127.0.0.1", 0});
+  ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+  const std::string address = bound->ToString();
+
+  const std::vector<std::vector<std::string>> commands = {
+      {"history", "nightly"},
+      {"history", "nightly", "--json", "--figure", "cpu"},
+      {"history", "nightly", "--format", "md", "--cell", "hello/c8", "--target", "app"},
+      {"history", "nightly", "--width", "60", "--figure", "p99"},
+      {"regressions", "nightly"},
+      {"regressions", "nightly", "--format", "md", "--dashboard", "https://lab.example/"},
+      {"regressions", "nightly", "--format", "json", "--figure", "p99,rps", "--since", "nightly-2"},
+      {"audit", "--json"},
+      {"audit", "--width", "200", "--since", "2026-11-30"},
+  };
+  for (const auto& command : commands) {
+    std::vector<std::string> db = command;
+    db.insert(db.end(), {"--db", db_});
+    std::vector<std::string> coordinator = command;
+    coordinator.insert(coordinator.end(), {"--coordinator", address});
+    const Ran from_db = Benchlab(db);
+    const Ran from_coordinator = Benchlab(coordinator);
+    const std::string what = command[0] + " " + command.back();
+    EXPECT_EQ(from_db.status, 0) << what << ": " << from_db.err;
+    EXPECT_EQ(from_coordinator.status, 0) << what << ": " << from_coordinator.err;
+    EXPECT_FALSE(from_db.out.empty()) << what;
+    EXPECT_EQ(from_db.out, from_coordinator.out) << what;
+  }
+  EXPECT_NE(Benchlab({"audit", "--json", "--db", db_}).out.find("benchlab://operator/alice"),
+            std::string::npos);
+
+  // --output writes the coordinator's answer as it writes the database's.
+  const std::string pr = (dir_ / "pr.md").string();
+  ASSERT_EQ(
+      Benchlab({"regressions", "nightly", "--format", "md", "--coordinator", address, "-o", pr})
+          .status,
+      0);
+  std::ifstream written(pr);
+  const std::string file((std::istreambuf_iterator<char>(written)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_EQ(file, Benchlab({"regressions", "nightly", "--format", "md", "--db", db_}).out);
+
+  // Bad input: the same status, and the same line where the command checks it itself.
+  const Ran figure_db = Benchlab({"history", "nightly", "--figure", "speed", "--db", db_});
+  const Ran figure_coordinator =
+      Benchlab({"history", "nightly", "--figure", "speed", "--coordinator", address});
+  EXPECT_EQ(figure_db.status, kExitUsage);
+  EXPECT_EQ(figure_coordinator.status, kExitUsage);
+  EXPECT_EQ(figure_db.err, figure_coordinator.err);
+  const Ran series = Benchlab({"history", "nighty", "--coordinator", address});
+  EXPECT_EQ(series.status, kExitUsage);
+  EXPECT_EQ(series.err,
+            "benchlab history: no series \"nighty\" in the coordinator's database (series: "
+            "nightly)\n");
+  const Ran since =
+      Benchlab({"regressions", "nightly", "--since", "other", "--coordinator", address});
+  EXPECT_EQ(since.status, kExitUsage);
+  EXPECT_EQ(since.err, Benchlab({"regressions", "nightly", "--since", "other", "--db", db_}).err);
+  const Ran audit_since = Benchlab({"audit", "--since", "yesterday", "--coordinator", address});
+  EXPECT_EQ(audit_since.status, kExitUsage);
+  EXPECT_EQ(audit_since.err.rfind("benchlab audit: --since: expected a UTC date or time", 0), 0u)
+      << audit_since.err;
+  // Exactly one of --db and --coordinator.
+  for (const char* command : {"history", "regressions", "audit"}) {
+    std::vector<std::string> neither{command};
+    if (command != std::string("audit")) neither.push_back("nightly");
+    const Ran none = Benchlab(neither);
+    EXPECT_EQ(none.status, kExitUsage) << command;
+    EXPECT_EQ(none.err, "benchlab " + std::string(command) +
+                            ": give exactly one of --db FILE and --coordinator HOST:PORT\n");
+    std::vector<std::string> both = neither;
+    both.insert(both.end(), {"--db", db_, "--coordinator", address});
+    EXPECT_EQ(Benchlab(both).status, kExitUsage) << command;
+  }
+  (*daemon)->Shutdown();
 }
 
 // A database that exists but cannot be read is a failure too, and bad input is kExitUsage, from

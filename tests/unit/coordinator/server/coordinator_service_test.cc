@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "coordinator/server/agent_limits.h"
 #include "coordinator/server/series_remeasure.h"
@@ -505,6 +506,103 @@ TEST_F(CoordinatorServiceTest, AnErrorAboutThousandsOfTargetsStaysReadable) {
             "target-2, target-3, target-4, target-5, target-6, target-7, target-8, target-9, "
             "target-10, target-11, target-12, target-13, target-14, target-15, target-16, "
             "target-17, target-18, target-19 and 4,980 more), got \"nope\"");
+}
+
+// GetHistory, GetRegressions and GetAudit check every field of their request and name the one
+// that is wrong; unset fields take the commands' defaults.
+TEST_F(CoordinatorServiceTest, ReadingCallsCheckEachFieldAndNameIt) {
+  auto history = [&](const std::function<void(v1::GetHistoryRequest&)>& change) {
+    v1::GetHistoryRequest req;
+    req.set_series("nightly");
+    change(req);
+    v1::GetHistoryReply reply;
+    return service_->GetHistory(nullptr, &req, &reply);
+  };
+  const std::pair<std::function<void(v1::GetHistoryRequest&)>, std::string> bad_history[] = {
+      {[](auto& r) { r.set_series("no such/series"); }, "series: expected a name"},
+      {[](auto& r) { r.set_series(std::string(65, 'a')); }, "series: expected a name"},
+      {[](auto& r) { r.set_cell("/c8"); }, "cell: expected SCENARIO or SCENARIO/LEVEL"},
+      {[](auto& r) { r.set_target(std::string(257, 't')); }, "target: expected at most 256 bytes"},
+      {[](auto& r) { r.set_figure("speed"); }, "figure: expected rps, cpu, p99"},
+      {[](auto& r) { r.set_format("markdown"); }, "format: expected text, md or json"},
+      {[](auto& r) { r.set_width(39); }, "width: expected 40 to 1000 columns, got 39"},
+      {[](auto& r) { r.set_width(-5); }, "width: expected 40 to 1000 columns, got -5"},
+  };
+  for (const auto& [change, message] : bad_history) {
+    const grpc::Status status = history(change);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << message;
+    EXPECT_EQ(status.error_message().rfind(message, 0), 0u) << status.error_message();
+  }
+  // Every field left unset is the command's default; the series is looked up and not found.
+  const grpc::Status unknown = history([](auto&) {});
+  EXPECT_EQ(unknown.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(unknown.error_message(),
+            "no series \"nightly\" in the coordinator's database (it holds no campaign)");
+
+  auto regressions = [&](const std::function<void(v1::GetRegressionsRequest&)>& change) {
+    v1::GetRegressionsRequest req;
+    req.set_series("nightly");
+    change(req);
+    v1::GetRegressionsReply reply;
+    return service_->GetRegressions(nullptr, &req, &reply);
+  };
+  const std::pair<std::function<void(v1::GetRegressionsRequest&)>, std::string> bad_regressions[] =
+      {
+          {[](auto& r) { r.set_since("nightly 1"); }, "since: expected a campaign's name"},
+          {[](auto& r) {
+             r.add_figures("rps");
+             r.add_figures("speed");
+           },
+           "figures: expected rps"},
+          {[](auto& r) {
+             for (int i = 0; i < 17; ++i) r.add_figures("rps");
+           },
+           "figures: expected 1 to 16 figures, got 17"},
+          {[](auto& r) { r.set_format("csv"); }, "format: expected text, md or json"},
+          {[](auto& r) { r.set_dashboard("https://lab/\x1b[2J"); },
+           "dashboard: expected a URL without control characters"},
+          {[](auto& r) { r.set_width(5000); }, "width: expected 40 to 1000 columns, got 5000"},
+      };
+  for (const auto& [change, message] : bad_regressions) {
+    const grpc::Status status = regressions(change);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << message;
+    EXPECT_EQ(status.error_message().rfind(message, 0), 0u) << status.error_message();
+  }
+  EXPECT_EQ(regressions([](auto&) {}).error_code(), grpc::StatusCode::NOT_FOUND);
+
+  auto audit = [&](const std::function<void(v1::GetAuditRequest&)>& change,
+                   v1::GetAuditReply* reply) {
+    v1::GetAuditRequest req;
+    change(req);
+    return service_->GetAudit(nullptr, &req, reply);
+  };
+  v1::GetAuditReply reply;
+  const std::pair<std::function<void(v1::GetAuditRequest&)>, std::string> bad_audit[] = {
+      {[](auto& r) { r.set_since("yesterday"); }, "since: expected a UTC date or time"},
+      {[](auto& r) { r.set_since("2026-12-01T10:00:00." + std::string(100, '1')); },
+       "since: expected a UTC date or time"},
+      {[](auto& r) { r.set_format("md"); }, "format: expected text or json, got \"md\""},
+      {[](auto& r) { r.set_width(1001); }, "width: expected 40 to 1000 columns, got 1001"},
+  };
+  for (const auto& [change, message] : bad_audit) {
+    const grpc::Status status = audit(change, &reply);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << message;
+    EXPECT_EQ(status.error_message().rfind(message, 0), 0u) << status.error_message();
+  }
+  ASSERT_TRUE(audit([](auto&) {}, &reply).ok());
+  EXPECT_EQ(reply.text(), "no audited calls\n");
+  ASSERT_TRUE(audit(
+                  [](auto& r) {
+                    r.set_format("json");
+                    r.set_since("7d");
+                  },
+                  &reply)
+                  .ok());
+  EXPECT_EQ(nlohmann::json::parse(reply.text()), nlohmann::json::parse(R"({"audit": []})"));
+  // Reads are not stored in the audit trail.
+  auto rows = store_->ListAudit("");
+  ASSERT_TRUE(rows.ok());
+  EXPECT_TRUE(rows->empty());
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "cli/audit_format.h"
+#include "coordinator/server/audit_format.h"
 
 #include <gtest/gtest.h>
 
