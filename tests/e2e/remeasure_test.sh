@@ -12,6 +12,9 @@
 #    and withdraws the change; --fail-on regression exits 0.
 # Usage: remeasure_test.sh BIN_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
+
+# regressions' text wraps its prose at 100 columns, a line going on four spaces in: joined back.
+unwrap() { sed -e ':a' -e 'N' -e '$!ba' -e 's/\n    \([^ ]\)/ \1/g' "$1"; }
 bin=$(cd "$1" && pwd)
 db="$work/lab.db"
 
@@ -86,7 +89,7 @@ grep -q "^re-measured hello c4 hello .*: confirmed" "$work/run-nightly-9.out" ||
 check "the ninth run re-measured the base build against the slower one and confirmed the change"
 
 expect_status 3 "$bin/benchlab" regressions nightly --db "$db" --fail-on regression
-grep -q "re-measured by $probe over [0-9]* round(s): +[0-9.]*% .*, confirmed" "$work/out" ||
+unwrap "$work/out" | grep -q "re-measured by $probe over [0-9]* round(s): +[0-9.]*% .*, confirmed" ||
   { cat "$work/out"; fail "regressions' text"; }
 if command -v perf > /dev/null; then
   grep -q "^hello c4 hello (.*), $probe: CPU per request +[0-9.]* µs .* of it in .*SpendCpu" \
@@ -141,8 +144,8 @@ done
 expect_status 0 "$bin/benchlab" regressions lab --db "$db" --figure cpu --fail-on regression
 # Where the detector places the step may be a campaign off on a busy machine (it has placed it
 # between lab-4 and lab-5): what matters is that the history suspects a regression.
-grep -q "^hello c4 hello cpu_us_per_request: regression, " "$work/out" &&
-  grep -q "; versions same (unchanged); suspected, not re-measured" "$work/out" ||
+unwrap "$work/out" | grep -q "^hello c4 hello cpu_us_per_request: regression, " &&
+  unwrap "$work/out" | grep -q "; versions same (unchanged); suspected, not re-measured" ||
   { cat "$work/out"; fail "the history should suspect a regression in CPU per request"; }
 expect_status 0 "$bin/benchlab" remeasure lab --db "$db" --progress off
 grep -Eq "^re-measured hello c4 hello cpu_us_per_request \(regression, from lab-[0-9]+\): false alarm" \
