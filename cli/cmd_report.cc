@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "analysis/report_format.h"
 #include "cli/command_error.h"
@@ -26,6 +27,7 @@ struct ReportArgs {
   TlsFiles tls;  // --tls-*: mutual TLS to the coordinator
   std::string format = "md";
   std::string output;
+  std::string fail_on;  // "invalid": kExitInvalid when a window's newest attempt is invalid
 };
 
 // `no campaign "x" (campaigns: ...)` said where it was looked for: `no campaign "x" in a.db (...)`.
@@ -71,6 +73,43 @@ Made FromCoordinator(const ReportArgs& args) {
   return {"", code, SayWhere(text.status().message(), args.campaign, "at " + args.coordinator)};
 }
 
+// --fail-on invalid, judged from the campaign's run of record as `run --fail-on invalid` judges
+// (docs/cli.md, "Exit status"): kExitFailure with why when the campaign is not done or the newest
+// attempt of a window was not measured (failed or skipped), kExitInvalid when one is invalid.
+int FailOnInvalid(const std::string& run_of_record, std::string* why) {
+  const nlohmann::json doc = nlohmann::json::parse(run_of_record, nullptr, false);
+  if (!doc.is_object() || !doc.contains("windows")) {
+    *why = "--fail-on invalid: the run of record could not be read";
+    return kExitFailure;
+  }
+  const std::string state = doc["campaign"].value("state", "");
+  if (state != "done") {
+    *why = "--fail-on invalid: the campaign is " + state + ", not done";
+    return kExitFailure;
+  }
+  int invalid = 0, unmeasured = 0;
+  for (const auto& window : doc["windows"]) {
+    for (const auto& attempt : window.value("attempts", nlohmann::json::array())) {
+      if (!attempt.value("newest", false)) continue;
+      const std::string verdict = attempt.value("verdict", "");
+      invalid += verdict == "invalid";
+      unmeasured += verdict != "valid" && verdict != "invalid";
+    }
+  }
+  const std::string count = std::to_string(doc["windows"].size());
+  if (unmeasured > 0) {
+    *why = "--fail-on invalid: " + std::to_string(unmeasured) + " of " + count +
+           " windows were not measured";
+    return kExitFailure;
+  }
+  if (invalid > 0) {
+    *why = "--fail-on invalid: the gates refused " + std::to_string(invalid) + " of " + count +
+           " windows (their newest attempt is invalid)";
+    return kExitInvalid;
+  }
+  return kExitOk;
+}
+
 int RunReport(const ReportArgs& args) {
   if (args.db.empty() == args.coordinator.empty()) {
     return CommandError("report", kExitUsage,
@@ -78,7 +117,21 @@ int RunReport(const ReportArgs& args) {
   }
   Made made = args.db.empty() ? FromCoordinator(args) : FromDatabase(args);
   if (made.code != 0) return CommandError("report", made.code, made.error);
-  return WriteCommandOutput("report", made.text, args.output);
+  if (int written = WriteCommandOutput("report", made.text, args.output); written != kExitOk) {
+    return written;
+  }
+  if (args.fail_on.empty()) return kExitOk;
+  // The verdicts come from the run of record, read as the report was.
+  ReportArgs json_args = args;
+  json_args.format = "json";
+  Made record = made;
+  if (args.format != "json") {
+    record = args.db.empty() ? FromCoordinator(json_args) : FromDatabase(json_args);
+    if (record.code != 0) return CommandError("report", record.code, record.error);
+  }
+  std::string why;
+  const int status = FailOnInvalid(record.text, &why);
+  return status == kExitOk ? kExitOk : CommandError("report", status, why);
 }
 
 }  // namespace
@@ -95,6 +148,11 @@ CommandRunner AddReportCommand(CLI::App& root) {
   AddFormatOption(cmd, &args->format, {"md", "json", "csv"},
                   "md (default; markdown is the same), json or csv");
   cmd->add_option("--output,-o", args->output, "write to this file instead of stdout");
+  cmd->add_option("--fail-on", args->fail_on,
+                  "invalid: after writing the report, exit 4 when the gates refused a window (its "
+                  "newest attempt is invalid), 1 when the campaign is not done or a window was "
+                  "not measured (docs/cli.md, \"Exit status\")")
+      ->check(CLI::IsMember({"invalid"}));
   return [args] { return RunReport(*args); };
 }
 

@@ -32,8 +32,9 @@ enum ExitCode : int {
   // happen" (1) and from a wrong command line (2).
   kExitRegression = 3,
   // Done, and `--fail-on invalid` found windows the gates refused: every window of the campaign
-  // was measured, and the newest attempt of at least one is invalid (`run`, `submit --wait`). A
-  // campaign that did not finish, or a window not measured at all, is kExitFailure instead.
+  // was measured, and the newest attempt of at least one is invalid (`run`, `submit --wait`,
+  // `report`). A campaign that did not finish, or a window not measured at all, is kExitFailure
+  // instead.
   kExitInvalid = 4,
   // Interrupted by SIGINT or SIGTERM (128 + SIGINT, as a shell reports a Ctrl-C) before the work
   // ended; what was stored stays (`run --resume` goes on; a coordinator's campaign goes on there).

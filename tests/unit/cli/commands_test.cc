@@ -515,6 +515,56 @@ TEST(EditDistanceTest, CountsSwapsAsOneEdit) {
   EXPECT_TRUE(SimilarNames("zz", names).empty());
 }
 
+// report --fail-on invalid judges the stored campaign as run does: 0 when every newest attempt
+// is valid, 4 when one is invalid, 1 when the campaign is not done; the report is written first.
+TEST_F(CommandsTest, ReportFailsOnAnInvalidNewestAttempt) {
+  Ran ran = Benchlab({"report", "nightly-3", "--db", db_, "--fail-on", "invalid"});
+  EXPECT_EQ(ran.status, kExitOk) << ran.err;
+  EXPECT_NE(ran.out.find("nightly-3"), std::string::npos);
+  {
+    auto store = Store::Open(db_);
+    ASSERT_TRUE(store.ok());
+    auto campaign = (*store)->FindCampaign("nightly-3");
+    ASSERT_TRUE(campaign.ok() && campaign->has_value());
+    WindowRow w;
+    w.campaign = "nightly-3";
+    w.campaign_id = (*campaign)->id;
+    w.target = "app";
+    w.scenario = "hello";
+    w.connections = 8;
+    w.load_level = "c8";
+    w.round = 2;
+    w.attempt = 2;
+    w.verdict = "invalid";
+    w.reasons = "[\"foreign_cpu: server host 40% > 25%\"]";
+    w.started_at = "2026-11-30T10:00:00Z";
+    w.ended_at = "2026-11-30T10:00:01Z";
+    w.server_agent = "server";
+    w.load_agent = "load";
+    ASSERT_TRUE((*store)->InsertWindow(w, {}).ok());
+  }
+  for (const char* format : {"md", "json", "csv"}) {
+    ran =
+        Benchlab({"report", "nightly-3", "--db", db_, "--format", format, "--fail-on", "invalid"});
+    EXPECT_EQ(ran.status, kExitInvalid) << format << ": " << ran.err;
+    EXPECT_FALSE(ran.out.empty()) << "the report is written all the same";
+    EXPECT_NE(ran.err.find("benchlab report: --fail-on invalid: the gates refused 1 of 6 windows"),
+              std::string::npos)
+        << ran.err;
+  }
+  EXPECT_EQ(Benchlab({"report", "nightly-3", "--db", db_}).status, kExitOk) << "without the flag";
+  {
+    auto store = Store::Open(db_);
+    ASSERT_TRUE(store.ok());
+    auto campaign = (*store)->FindCampaign("nightly-2");
+    ASSERT_TRUE(campaign.ok() && campaign->has_value());
+    ASSERT_TRUE((*store)->SetCampaignState((*campaign)->id, CampaignState::kRunning).ok());
+  }
+  ran = Benchlab({"report", "nightly-2", "--db", db_, "--fail-on", "invalid"});
+  EXPECT_EQ(ran.status, kExitFailure) << ran.err;
+  EXPECT_NE(ran.err.find("the campaign is running, not done"), std::string::npos) << ran.err;
+}
+
 TEST(FailOnTest, InvalidIsAValueOfRunAndOfSubmitWithWait) {
   Ran ran = Benchlab({"submit", "campaign.toml", "--fail-on", "invalid"});
   EXPECT_EQ(ran.status, kExitUsage);
