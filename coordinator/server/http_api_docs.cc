@@ -428,7 +428,12 @@ Result<ojson> WindowDoc(Store& store, int64_t id) {
                {"error", p.error.empty() ? ojson(nullptr) : ojson(p.error)}};
   }
   const bool rerunnable = newest->verdict == "invalid" || newest->verdict == "failed";
+  // Whether its campaign's gates judged it: a valid window of a warn-mode campaign was not judged.
+  auto campaign = store.FindCampaign(row.campaign);
+  if (!campaign.ok()) return campaign.status();
+  ojson gates = *campaign ? GatesInForceJson(**campaign) : ojson(nullptr);
   return ojson{{"campaign", row.campaign},
+               {"gates_in_force", std::move(gates)},
                {"window", std::move(window_doc)},
                {"attempts", std::move(attempt_docs)},
                {"samples", {{"server", std::move(server)}, {"load", std::move(load)}}},

@@ -25,8 +25,30 @@ import { flameGraph } from '../flame.js';
 
 const RERUN_POLL_MS = 1500;
 
-function reasonsBox(w) {
+// A window its campaign's gates did not judge (gates in warn mode, or a mode not known) is never
+// shown as valid: its badge says "not judged" and the box says why (docs/gates.md).
+function unjudged(doc, w) {
+  return w.verdict === 'valid' && doc.gates_in_force !== 'enforce';
+}
+
+function verdictBadge(doc, w) {
+  return unjudged(doc, w) ? badge('not judged', 'unjudged') : badge(w.verdict);
+}
+
+function reasonsBox(doc, w) {
   const reasons = w.reasons ?? [];
+  if (unjudged(doc, w) && reasons.length === 0) {
+    const mode = doc.gates_in_force === 'warn' ? 'gates in warn mode' : 'gate mode unknown';
+    return h(
+      'div',
+      {
+        class: 'alert alert-warn',
+        id: 'reasons',
+        dataset: { verdict: w.verdict, gates: doc.gates_in_force ?? 'unknown' },
+      },
+      `Not judged (${mode}): its campaign recorded the gates without letting them refuse a window.`,
+    );
+  }
   if (w.verdict === 'valid' && reasons.length === 0) {
     return h(
       'div',
@@ -40,7 +62,7 @@ function reasonsBox(w) {
       invalid: 'Invalid: a gate failed, so this window is left out of the figures.',
       failed: 'Failed: the window could not be measured.',
       skipped: 'Skipped: the window was not measured.',
-      valid: 'Valid, with gate warnings (gates in warn mode):',
+      valid: 'Not judged (gates in warn mode); the gates would have refused it for:',
     }[w.verdict] ?? w.verdict;
   return h(
     'div',
@@ -48,7 +70,9 @@ function reasonsBox(w) {
       class: ['alert', kind],
       role: w.verdict === 'valid' ? null : 'alert',
       id: 'reasons',
-      dataset: { verdict: w.verdict },
+      dataset: unjudged(doc, w)
+        ? { verdict: w.verdict, gates: doc.gates_in_force ?? 'unknown' }
+        : { verdict: w.verdict },
     },
     h('strong', null, head),
     reasons.length
@@ -512,7 +536,7 @@ export function windowPage(el, id) {
           ),
           ' / ',
         ),
-        h('h1', null, h('span', { id: 'window-name' }, windowName(w)), ' ', badge(w.verdict)),
+        h('h1', null, h('span', { id: 'window-name' }, windowName(w)), ' ', verdictBadge(doc, w)),
         h(
           'p',
           { class: 'meta' },
@@ -534,7 +558,7 @@ export function windowPage(el, id) {
           w.pair ? ` · pair ${w.pair}` : '',
         ),
       ),
-      reasonsBox(w),
+      reasonsBox(doc, w),
       rerunControls(),
       section('key', 'Key figures', keyFigures(w)),
       servicesSection(doc),

@@ -191,6 +191,27 @@ TEST_F(HttpApiTest, CampaignListSaysTheGateModeEachCampaignWasJudgedIn) {
     ASSERT_TRUE(one.ok()) << name << ": " << one.status().message();
     EXPECT_EQ((*one)["record"]["campaign"]["gates_in_force"], mode[name]) << name;
   }
+  // And a window's document: its page shows a valid window of a warn-mode campaign as not judged.
+  auto demo_window = WindowDoc(*store_, invalid_);
+  ASSERT_TRUE(demo_window.ok()) << demo_window.status().message();
+  EXPECT_EQ((*demo_window)["gates_in_force"], "enforce");
+  auto overridden = store_->FindCampaign("overridden");
+  ASSERT_TRUE(overridden.ok() && overridden->has_value());
+  WindowRow w;
+  w.campaign = "overridden";
+  w.campaign_id = (**overridden).id;
+  w.target = "nginx";
+  w.scenario = "hello";
+  w.connections = 8;
+  w.load_level = "c8";
+  w.round = 1;
+  w.verdict = "valid";
+  w.reasons = "[]";
+  auto id = store_->InsertWindow(w, {});
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  auto warned = WindowDoc(*store_, *id);
+  ASSERT_TRUE(warned.ok()) << warned.status().message();
+  EXPECT_EQ((*warned)["gates_in_force"], "warn");
 }
 
 TEST_F(HttpApiTest, CampaignDocIsTheRunOfRecordWithProgress) {
