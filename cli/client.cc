@@ -34,6 +34,10 @@ Result<std::unique_ptr<v1::Coordinator::Stub>> ConnectCoordinator(const std::str
 
 int ExitCodeOf(const grpc::Status& status) { return ExitCodeOf(rpc::FromGrpcStatus(status)); }
 
+Status CallStatus(const grpc::Status& status, const std::string& address) {
+  return Status(rpc::FromGrpcStatus(status).code(), CallError(status, address));
+}
+
 std::string CallError(const grpc::Status& status, const std::string& address) {
   const std::string& message = status.error_message();
   if (rpc::FromHandler(status) || status.ok()) return message;

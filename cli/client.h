@@ -42,6 +42,26 @@ std::string CallError(const grpc::Status& status, const std::string& address);
 // Sets the call's deadline `seconds` from now.
 void SetDeadlineSeconds(grpc::ClientContext& ctx, double seconds);
 
+// A failed call to the coordinator at `address` as a Status: CallError's words, and the code the
+// gRPC status stands for (rpc/status.h), so that CommandError gives the same exit status as
+// ExitCodeOf(status).
+Status CallStatus(const grpc::Status& status, const std::string& address);
+
+// One unary call to the coordinator at `address`, `seconds` at most: Ok with *reply filled, or
+// why not (a malformed address, CallStatus). The reading commands' one way to ask.
+template <typename Request, typename Reply>
+Status CallCoordinator(const std::string& address, const TlsFiles& tls, double seconds,
+                       grpc::Status (v1::Coordinator::Stub::*method)(grpc::ClientContext*,
+                                                                     const Request&, Reply*),
+                       const Request& request, Reply* reply) {
+  auto stub = ConnectCoordinator(address, tls);
+  if (!stub.ok()) return stub.status();
+  grpc::ClientContext ctx;
+  SetDeadlineSeconds(ctx, seconds);
+  const grpc::Status status = ((**stub).*method)(&ctx, request, reply);
+  return status.ok() ? Status::Ok() : CallStatus(status, address);
+}
+
 struct WatchOutcome {
   bool finished = false;  // the campaign reached a final state
   std::string state;      // done | failed | cancelled

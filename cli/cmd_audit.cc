@@ -27,18 +27,15 @@ struct AuditArgs {
 
 // The trail from the coordinator at `address`: its GetAudit reply's text.
 int AuditFromCoordinator(const AuditArgs& args, const AuditQuery& query, std::string& text) {
-  auto stub = ConnectCoordinator(args.coordinator, args.tls);
-  if (!stub.ok()) return CommandError("audit", stub.status());
   v1::GetAuditRequest req;
   req.set_since(query.since);
   req.set_format(query.format);
   req.set_width(query.width);
   v1::GetAuditReply reply;
-  grpc::ClientContext ctx;
-  SetDeadlineSeconds(ctx, 30);
-  grpc::Status status = (*stub)->GetAudit(&ctx, req, &reply);
-  if (!status.ok()) {
-    return CommandError("audit", ExitCodeOf(status), CallError(status, args.coordinator));
+  if (Status called = CallCoordinator(args.coordinator, args.tls, 30,
+                                      &v1::Coordinator::Stub::GetAudit, req, &reply);
+      !called.ok()) {
+    return CommandError("audit", called);
   }
   text = reply.text();
   return kExitOk;

@@ -30,18 +30,15 @@ struct CheckArgs {
 int CheckOnCoordinator(const CheckArgs& args, const Campaign& campaign) {
   auto redacted = RedactCampaignText(campaign.text, campaign.source_name);
   if (!redacted.ok()) return CommandError("check", kExitUsage, redacted.status().message());
-  auto stub = ConnectCoordinator(args.coordinator, args.tls);
-  if (!stub.ok()) return CommandError("check", kExitUsage, stub.status().message());
   v1::SubmitCampaignRequest req;
   req.set_spec_toml(*redacted);
   req.set_source(campaign.source_name);
   req.set_campaign_dir(campaign.campaign_dir);
   v1::CheckCampaignReply reply;
-  grpc::ClientContext ctx;
-  SetDeadlineSeconds(ctx, 10);
-  grpc::Status status = (*stub)->CheckCampaign(&ctx, req, &reply);
-  if (!status.ok()) {
-    return CommandError("check", ExitCodeOf(status), CallError(status, args.coordinator));
+  if (Status called = CallCoordinator(args.coordinator, args.tls, 10,
+                                      &v1::Coordinator::Stub::CheckCampaign, req, &reply);
+      !called.ok()) {
+    return CommandError("check", called);
   }
   if (reply.problems_size() > 0) {
     std::vector<std::string> problems(reply.problems().begin(), reply.problems().end());

@@ -27,8 +27,6 @@ struct HistoryArgs {
 
 // The history from the coordinator at `address`: its GetHistory reply's text.
 int HistoryFromCoordinator(const HistoryArgs& args, const HistoryQuery& query, std::string& text) {
-  auto stub = ConnectCoordinator(args.coordinator, args.tls);
-  if (!stub.ok()) return CommandError("history", stub.status());
   v1::GetHistoryRequest req;
   req.set_series(query.series);
   req.set_cell(query.cell);
@@ -37,11 +35,10 @@ int HistoryFromCoordinator(const HistoryArgs& args, const HistoryQuery& query, s
   req.set_format(query.format);
   req.set_width(query.width);
   v1::GetHistoryReply reply;
-  grpc::ClientContext ctx;
-  SetDeadlineSeconds(ctx, 30);
-  grpc::Status status = (*stub)->GetHistory(&ctx, req, &reply);
-  if (!status.ok()) {
-    return CommandError("history", ExitCodeOf(status), CallError(status, args.coordinator));
+  if (Status called = CallCoordinator(args.coordinator, args.tls, 30,
+                                      &v1::Coordinator::Stub::GetHistory, req, &reply);
+      !called.ok()) {
+    return CommandError("history", called);
   }
   text = reply.text();
   return kExitOk;

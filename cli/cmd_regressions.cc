@@ -32,8 +32,6 @@ struct RegressionsArgs {
 // The changes from the coordinator at `address`: its GetRegressions reply.
 int RegressionsFromCoordinator(const RegressionsArgs& args, const RegressionsQuery& query,
                                RegressionsView& view) {
-  auto stub = ConnectCoordinator(args.coordinator, args.tls);
-  if (!stub.ok()) return CommandError("regressions", stub.status());
   v1::GetRegressionsRequest req;
   req.set_series(query.series);
   req.set_since(query.since);
@@ -44,11 +42,10 @@ int RegressionsFromCoordinator(const RegressionsArgs& args, const RegressionsQue
   req.set_dashboard(query.dashboard);
   req.set_width(query.width);
   v1::GetRegressionsReply reply;
-  grpc::ClientContext ctx;
-  SetDeadlineSeconds(ctx, 30);
-  grpc::Status status = (*stub)->GetRegressions(&ctx, req, &reply);
-  if (!status.ok()) {
-    return CommandError("regressions", ExitCodeOf(status), CallError(status, args.coordinator));
+  if (Status called = CallCoordinator(args.coordinator, args.tls, 30,
+                                      &v1::Coordinator::Stub::GetRegressions, req, &reply);
+      !called.ok()) {
+    return CommandError("regressions", called);
   }
   view.text = reply.text();
   view.confirmed_regression = reply.confirmed_regression();
