@@ -106,13 +106,18 @@ Result<CampaignCheck> Scheduler::Check(const std::string& spec_toml, const std::
                                        const std::string& campaign_dir) {
   auto campaign = ParseCampaignText(spec_toml, source, campaign_dir);
   if (!campaign.ok()) return campaign.status();
-  BENCHLAB_RETURN_IF_ERROR(CheckPlanSize(*campaign, max_windows_));
+  return CheckParsed(*campaign);
+}
+
+Result<CampaignCheck> Scheduler::CheckParsed(const Campaign& campaign) {
+  BENCHLAB_RETURN_IF_ERROR(CheckPlanSize(campaign, max_windows_));
+  const std::string& source = campaign.source_name;
   CampaignCheck check;
-  check.total_windows = static_cast<int>(SizeOfPlan(*campaign).Total());
+  check.total_windows = static_cast<int>(SizeOfPlan(campaign).Total());
   std::vector<std::string> targets;
-  for (const auto& t : campaign->targets) targets.push_back(t.name);
+  for (const auto& t : campaign.targets) targets.push_back(t.name);
   bool all_await = true;
-  for (const PlacementSpec& spec : FilePlacementSpecs(*campaign)) {
+  for (const PlacementSpec& spec : FilePlacementSpecs(campaign)) {
     bool awaits = false;
     for (const std::string& problem : agents_.PlacementProblems(spec, targets, &awaits)) {
       check.problems.push_back(source + ": placement: " + problem);
@@ -135,13 +140,13 @@ Result<Submission> Scheduler::Submit(const std::string& spec_toml, const std::st
     return Status::InvalidArgument("gates mode: expected \"warn\" or \"enforce\", got \"" +
                                    gates_mode + "\"");
   }
-  auto check = Check(spec_toml, source, campaign_dir);
+  auto campaign = ParseCampaignText(spec_toml, source, campaign_dir);
+  if (!campaign.ok()) return campaign.status();
+  auto check = CheckParsed(*campaign);
   if (!check.ok()) return check.status();
   if (!check->problems.empty() && !check->awaits_registration) {
     return Status::FailedPrecondition(fmt::format("{}", fmt::join(check->problems, "\n")));
   }
-  auto campaign = ParseCampaignText(spec_toml, source, campaign_dir);
-  if (!campaign.ok()) return campaign.status();
   // The coordinator never runs a target's command or environment (agents run their own
   // catalogues): secrets in env are kept only as hashes.
   auto redacted = RedactCampaignText(spec_toml, source);

@@ -137,6 +137,8 @@ class Scheduler {
   // deadline; an agent that does not answer keeps what it registered with.
   void RefreshHostFacts(const CampaignRow& row, const std::vector<Placement>& placements);
   void Bump();
+  // Check of a campaign already parsed (Submit's and Check's one parse).
+  Result<CampaignCheck> CheckParsed(const Campaign& campaign);
   // Records why the campaign waits ("" once it does not) and wakes the watchers.
   void SetWaiting(int64_t campaign_id, const std::string& why);
   bool stopping() const { return stopping_.load(); }
