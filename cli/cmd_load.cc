@@ -39,6 +39,7 @@ struct LoadArgs {
   int max_conns = 0;
   int64_t queue = 0;
   std::string spin = "0s";
+  std::string engine = "auto";
   std::string mix_file;
   std::string expect_status;
   std::string expect_body;
@@ -164,6 +165,12 @@ int BuildOptions(const LoadArgs& args, LoadOptions& o) {
     return BadInput("--rate",
                     "--arrival, --max-conns, --queue and --spin need an open loop (--rate R)");
   }
+  if (std::optional<IoEngine> engine = ParseIoEngine(args.engine)) {
+    o.engine = *engine;
+  } else {
+    return BadInput("--engine",
+                    "expected \"auto\", \"io_uring\" or \"epoll\", got \"" + args.engine + "\"");
+  }
   if (!args.mix_file.empty()) {
     std::string text;
     if (int rc = ReadOption("--mix", args.mix_file, text); rc != 0) return rc;
@@ -261,6 +268,9 @@ CommandRunner AddLoadCommand(CLI::App& root) {
   cmd->add_option("--spin", args->spin,
                   "Open loop: poll instead of sleeping this close to the next slot, e.g. 50us "
                   "(more CPU, less lag)")
+      ->capture_default_str();
+  cmd->add_option("--engine", args->engine,
+                  "I/O engine: io_uring, epoll, or auto (io_uring where the kernel allows it)")
       ->capture_default_str();
   cmd->add_option("--mix", args->mix_file,
                   "Request mix: a JSON Lines file of weighted requests (docs/load.md)");

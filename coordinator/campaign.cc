@@ -342,7 +342,8 @@ void ReadTools(Table& table, const Value& v, Campaign& c) {
 }
 
 void ReadLoad(const Value& v, Issues& issues, Campaign& c) {
-  Table load(v, "load", {"threads", "cpus", "depth", "arrival", "max_conns", "tool"}, issues);
+  Table load(v, "load", {"threads", "cpus", "depth", "arrival", "max_conns", "tool", "engine"},
+             issues);
   if (const Value* x = load.Get("tool")) ReadTools(load, *x, c);
   if (const Value* x = load.Get("depth")) {
     if (auto n = fields::ReadInt(load, "depth", *x, 1, 1024, "an integer from 1 to 1024")) {
@@ -354,6 +355,16 @@ void ReadLoad(const Value& v, Issues& issues, Campaign& c) {
       c.load_poisson = x->as_string().str == "poisson";
     } else {
       load.Expect(*x, "arrival", "\"constant\" or \"poisson\"");
+    }
+  }
+  if (const Value* x = load.Get("engine")) {
+    const bool known =
+        x->is_string() && (x->as_string().str == "auto" || x->as_string().str == "io_uring" ||
+                           x->as_string().str == "epoll");
+    if (known) {
+      c.load_engine = x->as_string().str;
+    } else {
+      load.Expect(*x, "engine", "\"auto\", \"io_uring\" or \"epoll\"");
     }
   }
   if (const Value* x = load.Get("max_conns")) {

@@ -114,6 +114,8 @@ struct Campaign {
   int load_depth = 1;          // requests in flight per connection (HTTP/1.1 pipelining)
   bool load_poisson = false;   // open loop: Poisson arrivals instead of a constant schedule
   int load_max_conns = 0;      // open loop: connections may grow to this many; 0: no growth
+  // benchlab's generator's I/O engine: "auto", "io_uring" or "epoll" (docs/load.md, "Engines").
+  std::string load_engine = "auto";
   // [load] tool: the generators that measure every closed-loop level, each a level of its own
   // ("c64", "c64@wrk"); benchlab alone by default (docs/load.md, "External tools").
   std::vector<std::string> load_tools = {"benchlab"};

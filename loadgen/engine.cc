@@ -192,6 +192,7 @@ void MergeInto(LoadResult& out, uint64_t& completed, const WorkerResult& w) {
   out.syscalls.writes += w.syscalls.writes;
   out.syscalls.epoll_waits += w.syscalls.epoll_waits;
   out.syscalls.epoll_ctls += w.syscalls.epoll_ctls;
+  out.syscalls.ring_enters += w.syscalls.ring_enters;
   out.peak_connections += w.peak_connections;
   out.worker_cpus.push_back(w.cpus);
   if (out.mix_sent.size() < w.mix_sent.size()) out.mix_sent.resize(w.mix_sent.size(), 0);
@@ -248,6 +249,42 @@ Status CancelledStatus(std::chrono::steady_clock::time_point start,
 
 }  // namespace
 
+const char* IoEngineName(IoEngine engine) {
+  switch (engine) {
+    case IoEngine::kAuto:
+      return "auto";
+    case IoEngine::kIoUring:
+      return "io_uring";
+    case IoEngine::kEpoll:
+      return "epoll";
+  }
+  return "auto";
+}
+
+std::optional<IoEngine> ParseIoEngine(std::string_view text) {
+  for (IoEngine e : {IoEngine::kAuto, IoEngine::kIoUring, IoEngine::kEpoll}) {
+    if (text == IoEngineName(e)) return e;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// kAuto becomes io_uring where this kernel allows it, else epoll with the reason in `note`.
+Result<IoEngine> ResolveEngine(IoEngine asked, std::string& note) {
+  if (asked == IoEngine::kEpoll) return asked;
+  const std::string why = IoUringUnavailableReason();
+  if (why.empty()) return IoEngine::kIoUring;
+  if (asked == IoEngine::kIoUring) {
+    return Status::Unavailable("engine io_uring is not available here: " + why +
+                               " (engine = \"auto\" falls back to epoll)");
+  }
+  note = "io_uring not available (" + why + "); epoll used";
+  return IoEngine::kEpoll;
+}
+
+}  // namespace
+
 Result<LoadResult> GenerateLoad(const LoadOptions& options, const MeasureMarkFn& on_mark) {
   BENCHLAB_RETURN_IF_ERROR(Validate(options));
   static const std::atomic<bool> kNeverStop{false};
@@ -256,6 +293,8 @@ Result<LoadResult> GenerateLoad(const LoadOptions& options, const MeasureMarkFn&
   WorkerPlan plan;
   BENCHLAB_RETURN_IF_ERROR(Resolve(options.host, options.port, plan));
   PlanRequests(options, plan);
+  std::string engine_note;
+  BENCHLAB_ASSIGN_OR_RETURN(plan.engine, ResolveEngine(options.engine, engine_note));
   const int threads = std::min(options.threads, options.connections);
   plan.depth = options.depth;
   plan.open_loop = options.rate > 0;
@@ -357,6 +396,8 @@ Result<LoadResult> GenerateLoad(const LoadOptions& options, const MeasureMarkFn&
   // they measured is exactly the planned one, whenever this thread happened to wake.
   result.duration_s = std::chrono::duration<double>(options.duration).count();
   result.open_loop = plan.open_loop;
+  result.engine = plan.engine;
+  result.engine_note = std::move(engine_note);
   result.rate = options.rate;
   result.per_second_requests.assign(plan.seconds, 0);
   uint64_t completed = 0;

@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,22 @@
 namespace benchlab {
 
 enum class Arrival { kConstant, kPoisson };
+
+// How the workers do their I/O (docs/load.md, "Engines"). io_uring: sends batched into one
+// io_uring_enter per loop turn, responses read by a multishot receive into a ring of provided
+// buffers. epoll: one send and one recv call per request and an epoll_pwait2 per turn. Auto:
+// io_uring where the kernel allows it, else epoll, with the reason in LoadResult::engine_note.
+enum class IoEngine { kAuto, kIoUring, kEpoll };
+
+// "auto", "io_uring", "epoll".
+const char* IoEngineName(IoEngine engine);
+// The inverse of IoEngineName; nullopt for any other text.
+std::optional<IoEngine> ParseIoEngine(std::string_view text);
+
+// Empty when this kernel gives a worker what the io_uring engine needs (a ring, a provided-buffer
+// ring, multishot receive); else why not, e.g. "io_uring_queue_init: Operation not permitted"
+// (a seccomp profile or kernel.io_uring_disabled refusing it).
+std::string IoUringUnavailableReason();
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
@@ -66,6 +83,9 @@ struct LoadOptions {
   // Open loop: within this much of the next slot the worker polls instead of sleeping, trading
   // CPU for punctuality. 0: it always sleeps, in epoll_pwait2 with a nanosecond timeout.
   std::chrono::nanoseconds spin{0};
+  // kIoUring fails the run (Unavailable, with why) where the kernel refuses io_uring; kAuto
+  // falls back to epoll.
+  IoEngine engine = IoEngine::kAuto;
 
   // When non-empty, requests are drawn from the mix by weight instead of method/path/body.
   std::vector<MixRequest> mix;
@@ -115,6 +135,7 @@ struct SyscallCounts {
   uint64_t writes = 0;
   uint64_t epoll_waits = 0;
   uint64_t epoll_ctls = 0;
+  uint64_t ring_enters = 0;  // io_uring: io_uring_enter calls (each submits and reaps a batch)
 };
 
 struct LoadResult {
@@ -159,6 +180,8 @@ struct LoadResult {
   int peak_connections = 0;                   // the sum of each thread's most open at once
   std::vector<std::vector<int>> worker_cpus;  // each worker's affinity, as the worker saw it
   std::vector<uint64_t> mix_sent;             // requests sent per mix entry (or one entry)
+  IoEngine engine = IoEngine::kEpoll;         // the engine the workers ran (never kAuto)
+  std::string engine_note;                    // auto: why io_uring was not used; else empty
 
   static constexpr uint64_t kGeneratorLagBoundUs = 1000;
   static constexpr double kBusyBound = 0.95;

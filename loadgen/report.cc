@@ -75,6 +75,8 @@ std::string FormatLoadResult(const LoadOptions& options, const LoadResult& resul
   out += "  " + std::to_string(threads) + " threads and " + std::to_string(options.connections) +
          " connections";
   if (options.depth > 1) out += ", " + std::to_string(options.depth) + " requests deep";
+  out += "\n  Engine " + std::string(IoEngineName(result.engine));
+  if (!result.engine_note.empty()) out += ": " + result.engine_note;
   out += "\n";
   if (result.open_loop) {
     out += Num("  Open loop: %.0f req/s requested, ", result.rate) +
@@ -151,6 +153,8 @@ std::string FormatLoadResult(const LoadOptions& options, const LoadResult& resul
 std::string LoadResultToJson(const LoadResult& result) {
   nlohmann::ordered_json j;
   j["mode"] = result.open_loop ? "open" : "closed";
+  j["engine"] = IoEngineName(result.engine);
+  if (!result.engine_note.empty()) j["engine_note"] = result.engine_note;
   j["requests"] = result.requests;
   j["duration_s"] = result.duration_s;
   j["rps"] = result.rps;
@@ -191,7 +195,8 @@ std::string LoadResultToJson(const LoadResult& result) {
   j["syscalls"] = {{"reads", result.syscalls.reads},
                    {"writes", result.syscalls.writes},
                    {"epoll_waits", result.syscalls.epoll_waits},
-                   {"epoll_ctls", result.syscalls.epoll_ctls}};
+                   {"epoll_ctls", result.syscalls.epoll_ctls},
+                   {"ring_enters", result.syscalls.ring_enters}};
   j["mix_sent"] = result.mix_sent;
   j["worker_cpus"] = result.worker_cpus;
   j["per_second"] = result.per_second_requests;

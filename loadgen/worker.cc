@@ -18,8 +18,6 @@ namespace benchlab {
 
 namespace {
 
-constexpr int kMaxEvents = 256;
-
 // User and system CPU seconds of the calling thread.
 void ThreadCpu(double& user, double& sys) {
   rusage ru{};
@@ -88,6 +86,7 @@ Status Worker::Prepare() {
   }
   // Timers wake within a microsecond of the slot instead of the default 50 us slack.
   if (plan_.open_loop) ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  if (plan_.engine == IoEngine::kIoUring) return PrepareUring();
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) return Status::Internal(std::string("epoll_create1: ") + std::strerror(errno));
   return Status::Ok();
@@ -112,7 +111,6 @@ Status Worker::Run() {
   // Every request of the interval was sent before end_ns and times out by end_ns + timeout.
   // Slots still queued at the end go out as connections free up, within the same bound.
   const int64_t drain_deadline = plan_.end_ns + plan_.timeout_ns + 2 * sweep_ns;
-  epoll_event events[kMaxEvents];
   while (!abort_.load(std::memory_order_relaxed)) {
     if (stop.load(std::memory_order_relaxed)) {
       result_.stopped = true;
@@ -135,14 +133,7 @@ Status Worker::Run() {
     // Close to the next slot, poll rather than sleep, if asked to.
     if (!draining_) wake = std::min(wake, next_slot_ns_ - plan_.spin_ns);
     const int64_t wait_ns = std::max<int64_t>(0, wake - MonotonicNowNs());
-    const timespec ts{static_cast<time_t>(wait_ns / 1'000'000'000),
-                      static_cast<long>(wait_ns % 1'000'000'000)};
-    ++result_.syscalls.epoll_waits;
-    const int n = ::epoll_pwait2(epoll_fd_, events, kMaxEvents, &ts, nullptr);
-    if (n < 0 && errno != EINTR) {
-      return Status::Internal(std::string("epoll_pwait2: ") + std::strerror(errno));
-    }
-    for (int i = 0; i < n; ++i) OnEvent(events[i].data.u64, events[i].events);
+    BENCHLAB_RETURN_IF_ERROR(Wait(wait_ns));
   }
   now = MonotonicNowNs();
   DropQueued();

@@ -1,9 +1,11 @@
 // Worker: one load-generator thread's event loop (internal to the engine). A worker owns an
-// epoll fd, its connections with their rings of in-flight requests, one read buffer, its
-// histograms and counters; it shares only the read-only WorkerPlan, the start gate, an abort
-// flag and the caller's stop flag, so nothing is locked or allocated per request. Construct, Run()
-// on the thread that owns it, then read the result after joining. worker.cc holds the loop, the
-// open-loop schedule and the accounting; worker_conn.cc the connections' reads and writes.
+// epoll fd or an io_uring (WorkerPlan::engine), its connections with their rings of in-flight
+// requests, one read buffer, its histograms and counters; it shares only the read-only WorkerPlan,
+// the start gate, an abort flag and the caller's stop flag, so nothing is locked or allocated per
+// request. Construct, Run() on the thread that owns it, then read the result after joining.
+// worker.cc holds the loop, the open-loop schedule and the accounting; worker_conn.cc the
+// connections' reads and writes over epoll and what both engines share; worker_uring.cc the
+// io_uring engine.
 #pragma once
 
 #include <sys/socket.h>
@@ -46,6 +48,7 @@ struct WorkerPlan {
   std::vector<PlannedRequest> requests;
   std::vector<uint32_t> cycle;  // the weighted order of request indices
   int depth = 1;
+  IoEngine engine = IoEngine::kEpoll;  // resolved: never kAuto
   bool open_loop = false;
   double rate = 0;
   Arrival arrival = Arrival::kConstant;
@@ -103,7 +106,8 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
-  // Pins the thread and creates the event loop; call on the worker's own thread before Run.
+  // Pins the thread and creates the event loop (the epoll fd, or the ring and its buffers); call
+  // on the worker's own thread before Run.
   Status Prepare();
   // Runs from plan.start_ns until plan.end_ns, then drains the interval's requests still in
   // flight (each for at most its timeout), or until abort or *plan.stop: no wait lasts longer
@@ -127,7 +131,8 @@ class Worker {
     int fd = -1;
     uint32_t generation = 0;  // tells a stale epoll event for a closed fd from a live one
     bool connecting = false;
-    bool out_armed = false;  // EPOLLOUT registered (connect in progress or a blocked write)
+    bool out_armed = false;  // epoll: EPOLLOUT registered (connect in progress or a blocked write)
+    bool send_queued = false;  // io_uring: a send is submitted and its completion not yet seen
     bool opened_before = false;
     bool idle_listed = false;     // open loop: on the idle stack
     InFlight* ring = nullptr;     // plan.depth slots in the worker's array
@@ -164,7 +169,8 @@ class Worker {
   bool Counting(int64_t now) const { return now >= plan_.measure_start_ns && now < plan_.end_ns; }
   bool Drained() const { return counted_in_flight_ == 0; }
 
-  // worker_conn.cc: connections.
+  // worker_conn.cc: connections, over epoll, and what both engines share.
+  Status Wait(int64_t wait_ns);  // one turn of the loop: wait up to wait_ns, handle what came
   void Open(Conn& c, int64_t now);
   void Close(Conn& c);
   void Fail(Conn& c, Failure what, int64_t now);
@@ -172,11 +178,30 @@ class Worker {
   void Connected(Conn& c, int64_t now);
   void Flush(Conn& c, int64_t now);
   void Read(Conn& c);
+  // Feeds n bytes read from the connection to its parser and settles the responses they
+  // complete (n == 0: the server closed it).
+  void Consume(Conn& c, const char* data, size_t n, int64_t now);
+  void Advance(Conn& c, size_t bytes);  // `bytes` more of the in-flight requests were written
   void OnEvent(uint64_t token, uint32_t events);
   bool SetInterest(Conn& c, bool want_out);
   void PrepareParser(Conn& c);  // for the response to the oldest request in flight
   void CloseGracefully(Conn& c, int64_t now);
   uint64_t Token(const Conn& c) const;
+  size_t Index(const Conn& c) const { return static_cast<size_t>(&c - conns_.data()); }
+
+  // worker_uring.cc: the io_uring engine (docs/load.md, "Engines").
+  struct Uring;
+  struct UringDeleter {
+    void operator()(Uring* u) const;
+  };
+  Status PrepareUring();
+  Status WaitUring(int64_t wait_ns);
+  void ConnectUring(Conn& c, int64_t now);
+  void FlushUring(Conn& c, int64_t now);
+  void SendDone(Conn& c, int res, int64_t now);
+  void ArmRecv(Conn& c);
+  void CloseUring(Conn& c);
+  void OnCompletion(uint64_t data, int res, uint32_t flags, int64_t now);
 
   static constexpr size_t kReadBufferBytes = 64 * 1024;
   // Timeouts and reconnects are checked every tenth of the timeout, within these bounds; the
@@ -212,6 +237,7 @@ class Worker {
     uint64_t count = 0;
   } run_;  // equal latencies not yet in the histograms
   int epoll_fd_ = -1;
+  std::unique_ptr<Uring, UringDeleter> uring_;
   // One read buffer for the thread rather than one per connection: the parser is incremental,
   // so no bytes need to survive between reads, and a single buffer stays in cache.
   std::unique_ptr<char[]> read_buf_;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "loadgen/worker.h"
 
@@ -16,11 +17,27 @@ namespace benchlab {
 
 namespace {
 
+constexpr int kMaxEvents = 256;
+
 // A connection that failed waits this long before reopening, so a dead server costs a few
 // syscalls per connection every 10 ms instead of a busy loop.
 constexpr int64_t kRetryBackoffNs = 10'000'000;
 
 }  // namespace
+
+Status Worker::Wait(int64_t wait_ns) {
+  if (uring_) return WaitUring(wait_ns);
+  const timespec ts{static_cast<time_t>(wait_ns / 1'000'000'000),
+                    static_cast<long>(wait_ns % 1'000'000'000)};
+  epoll_event events[kMaxEvents];
+  ++result_.syscalls.epoll_waits;
+  const int n = ::epoll_pwait2(epoll_fd_, events, kMaxEvents, &ts, nullptr);
+  if (n < 0 && errno != EINTR) {
+    return Status::Internal(std::string("epoll_pwait2: ") + std::strerror(errno));
+  }
+  for (int i = 0; i < n; ++i) OnEvent(events[i].data.u64, events[i].events);
+  return Status::Ok();
+}
 
 uint64_t Worker::Token(const Conn& c) const {
   return (static_cast<uint64_t>(&c - conns_.data()) << 32) | c.generation;
@@ -31,13 +48,16 @@ void Worker::Open(Conn& c, int64_t now) {
   c.opened_before = true;
   c.retry_ns = 0;
   const sockaddr* addr = reinterpret_cast<const sockaddr*>(&plan_.addr);
-  c.fd = ::socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  // io_uring waits for a blocking socket's readiness itself; epoll needs it non-blocking.
+  const int flags = SOCK_STREAM | SOCK_CLOEXEC | (uring_ ? 0 : SOCK_NONBLOCK);
+  c.fd = ::socket(addr->sa_family, flags, 0);
   if (c.fd < 0) return Fail(c, Failure::kConnect, now);
   ++open_;
   result_.peak_connections = std::max(result_.peak_connections, open_);
   const int one = 1;
   ::setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   ++c.generation;
+  if (uring_) return ConnectUring(c, now);
   const int rc = ::connect(c.fd, addr, plan_.addr_len);
   if (rc != 0 && errno != EINPROGRESS) return Fail(c, Failure::kConnect, now);
   c.connecting = rc != 0;
@@ -68,6 +88,7 @@ void Worker::Connected(Conn& c, int64_t now) {
 }
 
 void Worker::Close(Conn& c) {
+  if (uring_) CloseUring(c);
   if (c.fd >= 0) {
     ::close(c.fd);  // also removes it from the epoll set
     --open_;
@@ -76,6 +97,7 @@ void Worker::Close(Conn& c) {
   c.fd = -1;
   c.connecting = false;
   c.out_armed = false;
+  c.send_queued = false;
   c.response_bytes = 0;
   c.parser.Reset();
 }
@@ -138,6 +160,7 @@ void Worker::PrepareParser(Conn& c) {
 }
 
 void Worker::Flush(Conn& c, int64_t now) {
+  if (uring_) return FlushUring(c, now);
   const uint32_t depth = static_cast<uint32_t>(plan_.depth);
   for (uint32_t k = c.written; k < c.count; ++k) {
     InFlight& f = c.ring[(c.head + k) % depth];
@@ -173,16 +196,21 @@ void Worker::Flush(Conn& c, int64_t now) {
       }
       return Fail(c, Failure::kWrite, now);
     }
-    size_t done = c.partial + static_cast<size_t>(n);
-    while (c.written < c.count) {
-      const size_t size = plan_.requests[c.ring[(c.head + c.written) % depth].request].bytes.size();
-      if (done < size) break;
-      done -= size;
-      ++c.written;
-    }
-    c.partial = done;
+    Advance(c, static_cast<size_t>(n));
   }
   if (c.out_armed && !c.connecting && !SetInterest(c, false)) Fail(c, Failure::kWrite, now);
+}
+
+void Worker::Advance(Conn& c, size_t bytes) {
+  const uint32_t depth = static_cast<uint32_t>(plan_.depth);
+  size_t done = c.partial + bytes;
+  while (c.written < c.count) {
+    const size_t size = plan_.requests[c.ring[(c.head + c.written) % depth].request].bytes.size();
+    if (done < size) break;
+    done -= size;
+    ++c.written;
+  }
+  c.partial = done;
 }
 
 void Worker::OnEvent(uint64_t token, uint32_t events) {
@@ -212,11 +240,15 @@ void Worker::Read(Conn& c) {
   const ssize_t n = ::recv(c.fd, read_buf_.get(), kReadBufferBytes, 0);
   ++result_.syscalls.reads;
   const int64_t now = MonotonicNowNs();
-  const uint32_t depth = static_cast<uint32_t>(plan_.depth);
   if (n < 0) {
     if (errno == EAGAIN || errno == EINTR) return;
     return Fail(c, Failure::kRead, now);
   }
+  Consume(c, read_buf_.get(), static_cast<size_t>(n), now);
+}
+
+void Worker::Consume(Conn& c, const char* data, size_t n, int64_t now) {
+  const uint32_t depth = static_cast<uint32_t>(plan_.depth);
   if (n == 0) {
     // Closed with nothing sent that awaits an answer: an idle keep-alive connection ended.
     if (c.written == 0 && c.partial == 0) return Reopen(c, now);
@@ -228,10 +260,10 @@ void Worker::Read(Conn& c) {
   size_t off = 0;
   while (true) {
     if (c.parser.state() == HttpResponseParser::State::kIncomplete) {
-      if (off == static_cast<size_t>(n) || n == 0) break;
+      if (off == n || n == 0) break;
       // Bytes with nothing sent to answer cannot be lined up with our requests.
       if (c.written == 0 && c.partial == 0) return Fail(c, Failure::kParse, now);
-      const size_t used = c.parser.Feed(read_buf_.get() + off, static_cast<size_t>(n) - off);
+      const size_t used = c.parser.Feed(data + off, n - off);
       off += used;
       c.response_bytes += used;
       continue;

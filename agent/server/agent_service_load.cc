@@ -137,6 +137,15 @@ Result<LoadOptions> AgentService::LoadOptionsFor(const v1::RunLoadRequest& req) 
   options.arrival = req.poisson() ? Arrival::kPoisson : Arrival::kConstant;
   if (req.seed() != 0) options.seed = req.seed();
   options.max_conns = req.max_conns();
+  if (!req.engine().empty()) {
+    std::optional<IoEngine> engine = ParseIoEngine(req.engine());
+    if (!engine) {
+      return Status::InvalidArgument(
+          "RunLoad: engine: expected \"auto\", \"io_uring\" or \"epoll\", got \"" +
+          req.engine().substr(0, 32) + "\"");
+    }
+    options.engine = *engine;
+  }
   options.expect_status.assign(req.expect_status().begin(), req.expect_status().end());
   if (req.check_body()) options.expect_body = req.expect_body();
   options.max_body = identity_.limits.max_body;
@@ -155,6 +164,7 @@ Status LoadWithGenerator(const LoadOptions& options, const MeasureMarkFn& mark,
                          v1::LoadResult* out) {
   auto result = GenerateLoad(options, mark);
   if (!result.ok()) return result.status();
+  if (!result->engine_note.empty()) spdlog::warn("load generator: {}", result->engine_note);
   out->set_requests(result->requests);
   out->set_duration_s(result->duration_s);
   out->set_rps(result->rps);

@@ -47,6 +47,7 @@ v1::RunLoadRequest WindowProtocol::LoadRequest(const ScenarioDef& scenario,
       std::chrono::duration_cast<std::chrono::milliseconds>(campaign_.duration).count());
   req.set_timeout_ms(2000);
   req.set_tool(planned_.tool);
+  req.set_engine(campaign_.load_engine);
   req.set_spool_key(share.spool_key);
   req.set_window(window_);
   // Every response is checked against the scenario's expectation while measuring.

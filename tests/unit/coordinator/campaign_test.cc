@@ -736,6 +736,24 @@ load = ["label:rack-1", "l2"]
             "name pairs, got \"some\"");
 }
 
+TEST_F(CampaignTest, LoadEngine) {
+  auto plain = ParseCampaignText(kGood, "hello.toml", "/tmp");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->load_engine, "auto");
+  for (const char* engine : {"io_uring", "epoll", "auto"}) {
+    auto c = ParseCampaignText(
+        Edit(kGood, "threads = 1", "threads = 1\nengine = \"" + std::string(engine) + "\""),
+        "hello.toml", "/tmp");
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ(c->load_engine, engine);
+  }
+  const std::string error = ErrorFor(Edit(kGood, "threads = 1", "threads = 1\nengine = \"uring\""));
+  EXPECT_NE(error.find("load.engine: expected \"auto\", \"io_uring\" or \"epoll\", got "
+                       "\"uring\""),
+            std::string::npos)
+      << error;
+}
+
 TEST_F(CampaignTest, LoadTools) {
   auto one = ParseCampaignText(Edit(kGood, "threads = 1", "threads = 1\ntool = \"wrk\""),
                                "hello.toml", "/tmp");

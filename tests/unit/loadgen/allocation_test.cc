@@ -20,6 +20,7 @@
 
 #include "loadgen/load.h"
 #include "tests/unit/loadgen/alloc_counter.h"
+#include "tests/unit/loadgen/engine_param.h"
 
 namespace {
 std::atomic<long> g_allocations{0};
@@ -96,7 +97,10 @@ class HelloServer {
   bool ok_ = false;
 };
 
-TEST(AllocationTest, TheEngineAllocatesNothingPerRequest) {
+class AllocationTest : public EngineParamTest {};
+INSTANTIATE_TEST_SUITE_P(Engines, AllocationTest, kEngines, EngineParamName);
+
+TEST_P(AllocationTest, TheEngineAllocatesNothingPerRequest) {
   HelloServer server;
   ASSERT_TRUE(server.ok());
   for (const auto& [depth, rate] : {std::pair{1, 0.0}, std::pair{8, 0.0}, std::pair{1, 20000.0}}) {
@@ -108,6 +112,7 @@ TEST(AllocationTest, TheEngineAllocatesNothingPerRequest) {
     o.depth = depth;
     o.rate = rate;
     o.duration = 300ms;
+    o.engine = GetParam();
     const long before = test_alloc::Allocations();
     Result<LoadResult> r = GenerateLoad(o);
     const long allocations = test_alloc::Allocations() - before;

@@ -11,6 +11,7 @@
 #include "loadgen/http_client.h"
 #include "loadgen/load.h"
 #include "tests/sanitizer.h"
+#include "tests/unit/loadgen/engine_param.h"
 #include "tests/unit/loadgen/raw_http_server.h"
 #include "tests/unit/loadgen/rss_sampler.h"
 
@@ -37,17 +38,22 @@ const char* Name(Framing f) {
                                       : "close";
 }
 
-LoadOptions Options(uint16_t port) {
-  LoadOptions o;
-  o.host = "127.0.0.1";
-  o.port = port;
-  o.connections = 1;
-  o.duration = 500ms;
-  o.timeout = 10s;
-  return o;
-}
+class BodyLimitTest : public EngineParamTest {
+ protected:
+  LoadOptions Options(uint16_t port) const {
+    LoadOptions o;
+    o.host = "127.0.0.1";
+    o.port = port;
+    o.connections = 1;
+    o.duration = 500ms;
+    o.timeout = 10s;
+    o.engine = GetParam();
+    return o;
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Engines, BodyLimitTest, kEngines, EngineParamName);
 
-TEST(BodyLimitTest, EngineCountsBodyTooLargeAndStaysFlat) {
+TEST_P(BodyLimitTest, EngineCountsBodyTooLargeAndStaysFlat) {
   for (Framing framing : {Framing::kContentLength, Framing::kChunked, Framing::kClose}) {
     SCOPED_TRACE(Name(framing));
     RawHttpServer server(Huge(framing));
@@ -67,7 +73,7 @@ TEST(BodyLimitTest, EngineCountsBodyTooLargeAndStaysFlat) {
   }
 }
 
-TEST(BodyLimitTest, EngineReadsAHugeBodyWithoutGrowingWhenUnlimited) {
+TEST_P(BodyLimitTest, EngineReadsAHugeBodyWithoutGrowingWhenUnlimited) {
   // The whole 600 MB goes through the parser (and the expect-body comparison) with no limit.
   RawHttpServer server(Huge(Framing::kChunked));
   ASSERT_TRUE(server.ok());
@@ -88,7 +94,7 @@ TEST(BodyLimitTest, EngineReadsAHugeBodyWithoutGrowingWhenUnlimited) {
       << "baseline " << rss.baseline() << ", peak " << rss.peak();
 }
 
-TEST(BodyLimitTest, EngineLimitIsConfigurable) {
+TEST_P(BodyLimitTest, EngineLimitIsConfigurable) {
   RawHttpServer server(
       [](RawHttpServer& s, int fd) { return s.StreamBody(fd, Framing::kContentLength, 1000); });
   ASSERT_TRUE(server.ok());
@@ -106,7 +112,7 @@ TEST(BodyLimitTest, EngineLimitIsConfigurable) {
   EXPECT_GT(over->errors.body_too_large, 0u);
 }
 
-TEST(BodyLimitTest, ClientRefusesAHugeBodyWithAClearError) {
+TEST(ClientBodyLimitTest, RefusesAHugeBodyWithAClearError) {
   for (Framing framing : {Framing::kContentLength, Framing::kChunked, Framing::kClose}) {
     SCOPED_TRACE(Name(framing));
     RawHttpServer server(Huge(framing));
@@ -123,7 +129,7 @@ TEST(BodyLimitTest, ClientRefusesAHugeBodyWithAClearError) {
   }
 }
 
-TEST(BodyLimitTest, ClientLimitIsAParameter) {
+TEST(ClientBodyLimitTest, LimitIsAParameter) {
   RawHttpServer server([](RawHttpServer& s, int fd) {
     s.StreamBody(fd, Framing::kClose, 2048);
     return false;

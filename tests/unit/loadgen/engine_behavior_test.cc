@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "loadgen/load.h"
+#include "tests/unit/loadgen/engine_param.h"
 #include "tests/unit/loadgen/raw_http_server.h"
 #include "tests/unit/loadgen/test_http_server.h"
 
@@ -21,15 +22,20 @@ using namespace std::chrono_literals;
 using Mode = TestHttpServer::Mode;
 using Behavior = TestHttpServer::Behavior;
 
-LoadOptions Options(uint16_t port, int threads, int connections) {
-  LoadOptions o;
-  o.port = port;
-  o.threads = threads;
-  o.connections = connections;
-  o.duration = 250ms;
-  o.timeout = 1s;
-  return o;
-}
+class EngineBehaviorTest : public EngineParamTest {
+ protected:
+  LoadOptions Options(uint16_t port, int threads, int connections) const {
+    LoadOptions o;
+    o.port = port;
+    o.threads = threads;
+    o.connections = connections;
+    o.duration = 250ms;
+    o.timeout = 1s;
+    o.engine = GetParam();
+    return o;
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Engines, EngineBehaviorTest, kEngines, EngineParamName);
 
 MixRequest Entry(const char* path, uint32_t weight, const char* method = "GET",
                  const char* body = "") {
@@ -63,7 +69,7 @@ void ExpectExactCounts(const LoadResult& r, const TestHttpServer& server) {
   EXPECT_EQ(server.requests(), r.sent);
 }
 
-TEST(EngineBehaviorTest, CountsAreExactAgainstACountingServer) {
+TEST_P(EngineBehaviorTest, CountsAreExactAgainstACountingServer) {
   TestHttpServer server(Mode::kOk);
   LoadOptions o = Options(server.port(), 2, 4);
   o.depth = 4;
@@ -78,7 +84,7 @@ TEST(EngineBehaviorTest, CountsAreExactAgainstACountingServer) {
   EXPECT_EQ(r->bytes_read, r->requests * 43);
 }
 
-TEST(EngineBehaviorTest, DepthOneCostsOneWriteAndOneReadPerRequest) {
+TEST_P(EngineBehaviorTest, DepthOneCostsOneWriteAndOneReadPerRequest) {
   TestHttpServer server(Mode::kOk);
   Result<LoadResult> r = GenerateLoad(Options(server.port(), 1, 4));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -91,7 +97,7 @@ TEST(EngineBehaviorTest, DepthOneCostsOneWriteAndOneReadPerRequest) {
   EXPECT_LE(r->syscalls.epoll_ctls, 8u);
 }
 
-TEST(EngineBehaviorTest, PipelinesExactlyDepthRequests) {
+TEST_P(EngineBehaviorTest, PipelinesExactlyDepthRequests) {
   // This server answers only when eight requests wait on a connection: at depth 8 the client
   // makes progress, and it never has more than eight in flight.
   TestHttpServer server(Server(8));
@@ -106,7 +112,7 @@ TEST(EngineBehaviorTest, PipelinesExactlyDepthRequests) {
   ExpectExactCounts(*r, server);
 }
 
-TEST(EngineBehaviorTest, DepthOneCannotSatisfyABatchingServer) {
+TEST_P(EngineBehaviorTest, DepthOneCannotSatisfyABatchingServer) {
   TestHttpServer server(Server(8));
   LoadOptions o = Options(server.port(), 1, 1);
   o.timeout = 100ms;
@@ -117,7 +123,7 @@ TEST(EngineBehaviorTest, DepthOneCannotSatisfyABatchingServer) {
   EXPECT_EQ(server.max_waiting(), 1);
 }
 
-TEST(EngineBehaviorTest, ServerClosesArePipelinedRetriesNotErrors) {
+TEST_P(EngineBehaviorTest, ServerClosesArePipelinedRetriesNotErrors) {
   // Every third response closes the connection; the fourth request in flight was never
   // processed, so it is sent again on a new connection.
   TestHttpServer server(Server(0, 3));
@@ -133,7 +139,7 @@ TEST(EngineBehaviorTest, ServerClosesArePipelinedRetriesNotErrors) {
   ExpectExactCounts(*r, server);
 }
 
-TEST(EngineBehaviorTest, RetriedRequestsKeepTheirOwnResponseFraming) {
+TEST_P(EngineBehaviorTest, RetriedRequestsKeepTheirOwnResponseFraming) {
   // GET and HEAD alternate, pipelined, and every third response closes the connection: after
   // each reconnect the response to the oldest retried request must still be read as the answer
   // to a HEAD (no body) or a GET (a body), or the stream falls out of step.
@@ -151,7 +157,7 @@ TEST(EngineBehaviorTest, RetriedRequestsKeepTheirOwnResponseFraming) {
   ExpectExactCounts(*r, server);
 }
 
-TEST(EngineBehaviorTest, TimedOutRequestsAreErrorsWithTheirLatencyRecorded) {
+TEST_P(EngineBehaviorTest, TimedOutRequestsAreErrorsWithTheirLatencyRecorded) {
   TestHttpServer server(Mode::kSilent);
   LoadOptions o = Options(server.port(), 1, 2);
   o.timeout = 100ms;
@@ -169,7 +175,7 @@ TEST(EngineBehaviorTest, TimedOutRequestsAreErrorsWithTheirLatencyRecorded) {
   ExpectExactCounts(*r, server);
 }
 
-TEST(EngineBehaviorTest, MalformedResponsesAreParseErrors) {
+TEST_P(EngineBehaviorTest, MalformedResponsesAreParseErrors) {
   TestHttpServer server(Mode::kGarbage);
   Result<LoadResult> r = GenerateLoad(Options(server.port(), 1, 2));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -179,7 +185,7 @@ TEST(EngineBehaviorTest, MalformedResponsesAreParseErrors) {
   EXPECT_EQ(r->sent, r->errors.parse);
 }
 
-TEST(EngineBehaviorTest, RequestMixFollowsTheWeights) {
+TEST_P(EngineBehaviorTest, RequestMixFollowsTheWeights) {
   TestHttpServer server(Mode::kOk);
   LoadOptions o = Options(server.port(), 2, 4);
   o.depth = 2;
@@ -201,7 +207,7 @@ TEST(EngineBehaviorTest, RequestMixFollowsTheWeights) {
   EXPECT_EQ(paths.at("/c"), r->mix_sent[2]);
 }
 
-TEST(EngineBehaviorTest, EveryRunHeaderIsSentUnlessTheMixEntryNamesIt) {
+TEST_P(EngineBehaviorTest, EveryRunHeaderIsSentUnlessTheMixEntryNamesIt) {
   RawHttpServer server([](RawHttpServer& s, int fd) {
     return s.Send(fd, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
   });
@@ -221,7 +227,7 @@ TEST(EngineBehaviorTest, EveryRunHeaderIsSentUnlessTheMixEntryNamesIt) {
   EXPECT_EQ(received.find("X-Run: run"), std::string::npos);
 }
 
-TEST(EngineBehaviorTest, ExpectStatusAndBodyCountMismatches) {
+TEST_P(EngineBehaviorTest, ExpectStatusAndBodyCountMismatches) {
   TestHttpServer server(Mode::kOk);
   auto run = [&](LoadOptions o) {
     o.duration = 100ms;
@@ -256,7 +262,7 @@ TEST(EngineBehaviorTest, ExpectStatusAndBodyCountMismatches) {
   EXPECT_GT(r.status_counts[404], 0u);
 }
 
-TEST(EngineBehaviorTest, ExpectBodyChecksTheDecodedChunkedBody) {
+TEST_P(EngineBehaviorTest, ExpectBodyChecksTheDecodedChunkedBody) {
   TestHttpServer server(Mode::kChunked);
   LoadOptions o = Options(server.port(), 1, 2);
   o.duration = 100ms;
@@ -283,7 +289,7 @@ std::vector<int> Allowed() {
   return cpus;
 }
 
-TEST(EngineBehaviorTest, WorkersStayInsideTheInheritedAffinity) {
+TEST_P(EngineBehaviorTest, WorkersStayInsideTheInheritedAffinity) {
   TestHttpServer server(Mode::kOk);
   const int cpu = Allowed().back();
   // As `taskset -c CPU benchlab load` would: the caller runs on one CPU only.

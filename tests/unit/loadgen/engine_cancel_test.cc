@@ -13,6 +13,7 @@
 
 #include "loadgen/load.h"
 #include "tests/sanitizer.h"
+#include "tests/unit/loadgen/engine_param.h"
 #include "tests/unit/loadgen/test_http_server.h"
 
 namespace benchlab {
@@ -71,9 +72,11 @@ Stopped RunAndStop(LoadOptions o, const TestHttpServer& server, Clock::duration 
   return out;
 }
 
-class EngineCancelTest : public ::testing::Test {
+class EngineCancelTest : public EngineParamTest {
  protected:
   void SetUp() override {
+    EngineParamTest::SetUp();
+    if (IsSkipped()) return;
     StartSanitizerThread();
     fds_ = CountEntries("/proc/self/fd");
     threads_ = CountEntries("/proc/self/task");
@@ -84,12 +87,13 @@ class EngineCancelTest : public ::testing::Test {
     EXPECT_EQ(CountEntries("/proc/self/task"), threads_);
   }
 
-  static LoadOptions Options(uint16_t port) {
+  LoadOptions Options(uint16_t port) const {
     LoadOptions o;
     o.port = port;
     o.connections = 4;
     o.threads = 2;
     o.duration = 30s;
+    o.engine = GetParam();
     return o;
   }
 
@@ -111,8 +115,9 @@ class EngineCancelTest : public ::testing::Test {
   int fds_ = 0;
   int threads_ = 0;
 };
+INSTANTIATE_TEST_SUITE_P(Engines, EngineCancelTest, kEngines, EngineParamName);
 
-TEST_F(EngineCancelTest, StopsDuringMeasurement) {
+TEST_P(EngineCancelTest, StopsDuringMeasurement) {
   {
     TestHttpServer server(Mode::kOk);
     ASSERT_TRUE(server.ok());
@@ -124,7 +129,7 @@ TEST_F(EngineCancelTest, StopsDuringMeasurement) {
   ExpectNothingLeft();
 }
 
-TEST_F(EngineCancelTest, StopsDuringWarmup) {
+TEST_P(EngineCancelTest, StopsDuringWarmup) {
   {
     TestHttpServer server(Mode::kOk);
     ASSERT_TRUE(server.ok());
@@ -137,7 +142,7 @@ TEST_F(EngineCancelTest, StopsDuringWarmup) {
   ExpectNothingLeft();
 }
 
-TEST_F(EngineCancelTest, StopsAnOpenLoopBetweenSlots) {
+TEST_P(EngineCancelTest, StopsAnOpenLoopBetweenSlots) {
   // At 20 requests/s a worker sleeps 100 ms between its slots: longer than the bound.
   {
     TestHttpServer server(Mode::kOk);
@@ -151,7 +156,7 @@ TEST_F(EngineCancelTest, StopsAnOpenLoopBetweenSlots) {
   ExpectNothingLeft();
 }
 
-TEST_F(EngineCancelTest, StopsDuringTheDrain) {
+TEST_P(EngineCancelTest, StopsDuringTheDrain) {
   // A silent server: the interval's requests wait for their 30 s timeout after it ends.
   {
     TestHttpServer server(Mode::kSilent);
@@ -166,7 +171,7 @@ TEST_F(EngineCancelTest, StopsDuringTheDrain) {
   ExpectNothingLeft();
 }
 
-TEST_F(EngineCancelTest, StoppedBeforeItStartsOpensNothing) {
+TEST_P(EngineCancelTest, StoppedBeforeItStartsOpensNothing) {
   TestHttpServer server(Mode::kOk);
   ASSERT_TRUE(server.ok());
   const std::atomic<bool> stop{true};
@@ -179,7 +184,7 @@ TEST_F(EngineCancelTest, StoppedBeforeItStartsOpensNothing) {
   EXPECT_EQ(server.accepted(), 0u);
 }
 
-TEST_F(EngineCancelTest, AFlagNeverSetChangesNothing) {
+TEST_P(EngineCancelTest, AFlagNeverSetChangesNothing) {
   TestHttpServer server(Mode::kOk);
   ASSERT_TRUE(server.ok());
   const std::atomic<bool> stop{false};

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "loadgen/load.h"
+#include "tests/unit/loadgen/engine_param.h"
 #include "tests/unit/loadgen/test_http_server.h"
 
 namespace benchlab {
@@ -22,18 +23,23 @@ Behavior Stall(uint64_t at, int ms) {
   return b;
 }
 
-LoadOptions OpenLoop(uint16_t port, double rate, int threads, int connections) {
-  LoadOptions o;
-  o.port = port;
-  o.threads = threads;
-  o.connections = connections;
-  o.rate = rate;
-  o.duration = 300ms;
-  o.timeout = 1s;
-  return o;
-}
+class OpenLoopTest : public EngineParamTest {
+ protected:
+  LoadOptions OpenLoop(uint16_t port, double rate, int threads, int connections) const {
+    LoadOptions o;
+    o.port = port;
+    o.threads = threads;
+    o.connections = connections;
+    o.rate = rate;
+    o.duration = 300ms;
+    o.timeout = 1s;
+    o.engine = GetParam();
+    return o;
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Engines, OpenLoopTest, kEngines, EngineParamName);
 
-TEST(OpenLoopTest, EverySlotIsScheduledAndAccountedFor) {
+TEST_P(OpenLoopTest, EverySlotIsScheduledAndAccountedFor) {
   TestHttpServer server(Mode::kOk);
   Result<LoadResult> r = GenerateLoad(OpenLoop(server.port(), 1000, 2, 4));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -56,7 +62,7 @@ TEST(OpenLoopTest, EverySlotIsScheduledAndAccountedFor) {
   EXPECT_EQ(server.requests(), 300u);
 }
 
-TEST(OpenLoopTest, WarmupSlotsAreNotCounted) {
+TEST_P(OpenLoopTest, WarmupSlotsAreNotCounted) {
   TestHttpServer server(Mode::kOk);
   LoadOptions o = OpenLoop(server.port(), 1000, 1, 2);
   o.warmup = 100ms;
@@ -69,7 +75,7 @@ TEST(OpenLoopTest, WarmupSlotsAreNotCounted) {
   EXPECT_EQ(server.requests(), 300u);  // the warm-up's 100 were sent, not counted
 }
 
-TEST(OpenLoopTest, CorrectedLatencyShowsAStallThatUncorrectedHides) {
+TEST_P(OpenLoopTest, CorrectedLatencyShowsAStallThatUncorrectedHides) {
   // At 2000/s on two connections, the server stops for 200 ms after 400 requests. The ~400
   // slots due during the stall wait in the queue: their corrected latency runs from 200 ms
   // down to 0, about a fifth of the run. Only the two requests in flight see it uncorrected.
@@ -93,7 +99,7 @@ TEST(OpenLoopTest, CorrectedLatencyShowsAStallThatUncorrectedHides) {
   EXPECT_EQ(r->series[0].requests + r->series[1].requests, r->requests);
 }
 
-TEST(OpenLoopTest, AFullQueueDropsSlotsAndCountsThem) {
+TEST_P(OpenLoopTest, AFullQueueDropsSlotsAndCountsThem) {
   TestHttpServer server(Stall(20, 150));
   LoadOptions o = OpenLoop(server.port(), 1000, 1, 1);
   o.max_queue = 10;
@@ -107,7 +113,7 @@ TEST(OpenLoopTest, AFullQueueDropsSlotsAndCountsThem) {
   EXPECT_EQ(server.requests(), r->sent);
 }
 
-TEST(OpenLoopTest, ConnectionsGrowUpToMaxConns) {
+TEST_P(OpenLoopTest, ConnectionsGrowUpToMaxConns) {
   TestHttpServer server(Stall(20, 100));
   LoadOptions o = OpenLoop(server.port(), 1000, 1, 1);
   o.max_conns = 6;
@@ -120,7 +126,7 @@ TEST(OpenLoopTest, ConnectionsGrowUpToMaxConns) {
   EXPECT_EQ(server.accepted(), 6u);
 }
 
-TEST(OpenLoopTest, PoissonArrivalsKeepTheRateOnAverage) {
+TEST_P(OpenLoopTest, PoissonArrivalsKeepTheRateOnAverage) {
   TestHttpServer server(Mode::kOk);
   LoadOptions o = OpenLoop(server.port(), 4000, 2, 4);
   o.arrival = Arrival::kPoisson;
@@ -132,7 +138,7 @@ TEST(OpenLoopTest, PoissonArrivalsKeepTheRateOnAverage) {
   EXPECT_EQ(r->sent, r->requests + r->errors.Failed());
 }
 
-TEST(OpenLoopTest, OptionsAreValidated) {
+TEST_P(OpenLoopTest, OptionsAreValidated) {
   LoadOptions o = OpenLoop(1, 1000, 1, 4);
   o.max_conns = 2;  // below connections
   EXPECT_EQ(GenerateLoad(o).status().code(), StatusCode::kInvalidArgument);

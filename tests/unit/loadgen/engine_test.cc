@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "loadgen/load.h"
+#include "tests/unit/loadgen/engine_param.h"
 #include "tests/unit/loadgen/test_http_server.h"
 
 namespace benchlab {
@@ -18,16 +19,21 @@ namespace {
 using namespace std::chrono_literals;
 using Mode = TestHttpServer::Mode;
 
-LoadOptions Options(uint16_t port, int threads, int connections) {
-  LoadOptions o;
-  o.host = "127.0.0.1";
-  o.port = port;
-  o.threads = threads;
-  o.connections = connections;
-  o.duration = 300ms;
-  o.timeout = 1s;
-  return o;
-}
+class EngineTest : public EngineParamTest {
+ protected:
+  LoadOptions Options(uint16_t port, int threads, int connections) const {
+    LoadOptions o;
+    o.host = "127.0.0.1";
+    o.port = port;
+    o.threads = threads;
+    o.connections = connections;
+    o.duration = 300ms;
+    o.timeout = 1s;
+    o.engine = GetParam();
+    return o;
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Engines, EngineTest, kEngines, EngineParamName);
 
 uint64_t SumStatuses(const LoadResult& r) {
   uint64_t sum = 0;
@@ -37,7 +43,7 @@ uint64_t SumStatuses(const LoadResult& r) {
 
 uint64_t Sum(const std::vector<uint64_t>& v) { return std::accumulate(v.begin(), v.end(), 0ull); }
 
-TEST(EngineTest, KeepAliveLoadIsCountedConsistently) {
+TEST_P(EngineTest, KeepAliveLoadIsCountedConsistently) {
   TestHttpServer server(Mode::kOk);
   ASSERT_TRUE(server.ok());
   std::vector<bool> marks;
@@ -63,7 +69,7 @@ TEST(EngineTest, KeepAliveLoadIsCountedConsistently) {
   EXPECT_GE(server.responses(), r->requests);  // no phantom responses
 }
 
-TEST(EngineTest, WarmupResponsesAreNotCounted) {
+TEST_P(EngineTest, WarmupResponsesAreNotCounted) {
   TestHttpServer server(Mode::kOk);
   LoadOptions o = Options(server.port(), 1, 2);
   o.warmup = 200ms;
@@ -81,7 +87,7 @@ TEST(EngineTest, WarmupResponsesAreNotCounted) {
   EXPECT_GT(server.responses(), r->requests);
 }
 
-TEST(EngineTest, NonSuccessStatusesAreCounted) {
+TEST_P(EngineTest, NonSuccessStatusesAreCounted) {
   TestHttpServer server(Mode::kNotFound);
   Result<LoadResult> r = GenerateLoad(Options(server.port(), 1, 2));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -93,7 +99,7 @@ TEST(EngineTest, NonSuccessStatusesAreCounted) {
   EXPECT_GE(server.responses(), r->requests);
 }
 
-TEST(EngineTest, ConnectionCloseReconnects) {
+TEST_P(EngineTest, ConnectionCloseReconnects) {
   TestHttpServer server(Mode::kCloseEach);
   Result<LoadResult> r = GenerateLoad(Options(server.port(), 2, 4));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -105,7 +111,7 @@ TEST(EngineTest, ConnectionCloseReconnects) {
   EXPECT_GE(server.accepted(), r->requests);  // one connection per response
 }
 
-TEST(EngineTest, NoListenerCountsConnectErrors) {
+TEST_P(EngineTest, NoListenerCountsConnectErrors) {
   // Bind a port and close it again: nothing listens there for the test's short life.
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -130,7 +136,7 @@ TEST(EngineTest, NoListenerCountsConnectErrors) {
   EXPECT_LT(r->errors.connect, 10000u);
 }
 
-TEST(EngineTest, SilentServerCountsTimeouts) {
+TEST_P(EngineTest, SilentServerCountsTimeouts) {
   TestHttpServer server(Mode::kSilent);
   LoadOptions o = Options(server.port(), 1, 2);
   o.timeout = 200ms;
@@ -145,7 +151,7 @@ TEST(EngineTest, SilentServerCountsTimeouts) {
   EXPECT_EQ(server.responses(), 0u);
 }
 
-TEST(EngineTest, FewerConnectionsThanThreadsUsesOneThreadPerConnection) {
+TEST_P(EngineTest, FewerConnectionsThanThreadsUsesOneThreadPerConnection) {
   TestHttpServer server(Mode::kOk);
   LoadOptions o = Options(server.port(), 4, 2);
   o.duration = 100ms;
@@ -155,7 +161,7 @@ TEST(EngineTest, FewerConnectionsThanThreadsUsesOneThreadPerConnection) {
   EXPECT_EQ(server.accepted(), 2u);
 }
 
-TEST(EngineTest, HeadAndBodyRequests) {
+TEST_P(EngineTest, HeadAndBodyRequests) {
   TestHttpServer server(Mode::kOk);
   LoadOptions o = Options(server.port(), 1, 1);
   o.duration = 100ms;
@@ -168,7 +174,7 @@ TEST(EngineTest, HeadAndBodyRequests) {
   EXPECT_EQ(r->errors.Total(), 0u);
 }
 
-TEST(EngineTest, InvalidOptionsAreRejected) {
+TEST_P(EngineTest, InvalidOptionsAreRejected) {
   LoadOptions base = Options(1, 1, 1);
   auto expect_invalid = [](const LoadOptions& o, const char* what) {
     Result<LoadResult> r = GenerateLoad(o);
@@ -198,7 +204,7 @@ TEST(EngineTest, InvalidOptionsAreRejected) {
   expect_invalid(o, "header");
 }
 
-TEST(EngineTest, UnresolvableHostIsAnError) {
+TEST_P(EngineTest, UnresolvableHostIsAnError) {
   LoadOptions o = Options(80, 1, 1);
   o.host = "no-such-host.invalid";
   Result<LoadResult> r = GenerateLoad(o);
@@ -206,7 +212,7 @@ TEST(EngineTest, UnresolvableHostIsAnError) {
   EXPECT_NE(r.status().message().find("no-such-host.invalid"), std::string::npos);
 }
 
-TEST(EngineTest, PinningToAMissingCpuFails) {
+TEST_P(EngineTest, PinningToAMissingCpuFails) {
   TestHttpServer server(Mode::kOk);
   cpu_set_t allowed;
   ASSERT_EQ(::sched_getaffinity(0, sizeof(allowed), &allowed), 0);

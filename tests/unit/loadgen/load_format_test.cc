@@ -122,7 +122,7 @@ TEST(FormatLoadResultTest, ReadsLikeWrk) {
   o.duration = 2s;
   const std::string text = FormatLoadResult(o, SampleResult());
   EXPECT_NE(text.find("Running 2s test @ http://127.0.0.1:8080/x\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("2 threads and 10 connections"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 threads and 10 connections\n  Engine epoll\n"), std::string::npos) << text;
   EXPECT_NE(text.find("p99.9"), std::string::npos) << text;
   EXPECT_NE(text.find("5.00ms"), std::string::npos) << text;   // p50 of 10us..10ms
   EXPECT_NE(text.find("10.00ms"), std::string::npos) << text;  // max
@@ -188,10 +188,21 @@ LoadResult OpenLoopResult() {
   r.cpu_user_s = 0.25;
   r.cpu_sys_s = 0.5;
   r.series = {{.t = 0, .requests = 480, .p99_us = 9900}, {.t = 1, .requests = 520, .p99_us = 99}};
-  r.syscalls = {.reads = 1, .writes = 2, .epoll_waits = 3, .epoll_ctls = 4};
+  r.syscalls = {.reads = 1, .writes = 2, .epoll_waits = 3, .epoll_ctls = 4, .ring_enters = 5};
+  r.engine = IoEngine::kEpoll;
+  r.engine_note = "io_uring not available (io_uring_queue_init: Operation not permitted)";
   r.mix_sent = {1003};
   r.worker_cpus = {{0, 1}};
   return r;
+}
+
+TEST(FormatLoadResultTest, SaysWhyAutoFellBackToEpoll) {
+  LoadOptions o;
+  const std::string text = FormatLoadResult(o, OpenLoopResult());
+  EXPECT_NE(text.find("  Engine epoll: io_uring not available (io_uring_queue_init: Operation not "
+                      "permitted)\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST(LoadResultToJsonTest, HasTheIssueSchemaInOpenLoop) {
@@ -220,6 +231,9 @@ TEST(LoadResultToJsonTest, HasTheIssueSchemaInOpenLoop) {
   EXPECT_EQ(j["series"][0], nlohmann::json({{"t", 0}, {"requests", 480}, {"p99_us", 9900}}));
   EXPECT_EQ(j["series"][1]["p99_us"], 99);
   EXPECT_EQ(j["syscalls"]["epoll_ctls"], 4);
+  EXPECT_EQ(j["syscalls"]["ring_enters"], 5);
+  EXPECT_EQ(j["engine"], "epoll");
+  EXPECT_EQ(j["engine_note"], r.engine_note);
   EXPECT_EQ(j["worker_cpus"], nlohmann::json({{0, 1}}));
   EXPECT_TRUE(Histogram::Deserialize(j["histogram_uncorrected"].get<std::string>()).ok());
 }

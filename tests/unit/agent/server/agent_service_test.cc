@@ -344,6 +344,21 @@ TEST_F(AgentServiceTest, CheckHostRunsOnlyOnAllowedCpus) {
 
 // --- cancellation --------------------------------------------------------------------------
 
+TEST_F(AgentServiceTest, RunLoadUsesTheEngineAskedForAndRefusesAnUnknownOne) {
+  Serve(Identity());
+  v1::RunLoadRequest load = Load(http_->port());
+  load.set_engine("epoll");
+  v1::LoadResult result;
+  grpc::Status ok = RunLoad(load, &result);
+  ASSERT_TRUE(ok.ok()) << ok.error_message();
+  EXPECT_TRUE(Contains(result.record_json(), "\"engine\": \"epoll\"")) << result.record_json();
+  load.set_engine("kqueue");
+  grpc::Status bad = RunLoad(load);
+  EXPECT_EQ(bad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(bad.error_message(),
+            "RunLoad: engine: expected \"auto\", \"io_uring\" or \"epoll\", got \"kqueue\"");
+}
+
 TEST_F(AgentServiceTest, LoadStopsWithin100msOfItsCallerCancelling) {
   Serve(Identity());
   grpc::ClientContext ctx;
