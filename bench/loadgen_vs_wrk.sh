@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Compares `benchlab load` with wrk against the bundled hello-server (a minimal fixed epoll
-# server that answers pipelined requests). The server is pinned to one CPU and each client in
-# turn to another, with the same connections, one thread and the same duration. For each depth
-# (1, then 16: wrk pipelines through bench/pipeline16.lua) it runs PAIRS pairs, alternating which
-# tool goes first so drift hits both alike, and prints each tool's client CPU per response
-# (user+sys of the whole process from /usr/bin/time, divided by the responses it counted), req/s,
-# the ratio benchlab/wrk per pair and the median ratio against the issue's targets.
+# Compares `benchlab load`, with each of its I/O engines, with wrk against the bundled
+# hello-server (a minimal fixed epoll server that answers pipelined requests). The server is
+# pinned to one CPU and each client in turn to another, with the same connections, one thread
+# and the same duration. For each depth (1, then 16: wrk pipelines through bench/pipeline16.lua)
+# it runs PAIRS rounds of the three clients (wrk, benchlab --engine epoll, benchlab --engine
+# io_uring), rotating which goes first so drift hits all alike, and prints each one's client CPU
+# per response (user+sys of the whole process from /usr/bin/time, divided by the responses it
+# counted), req/s, req/s per load-generator core (responses per CPU second), the ratios
+# benchlab/wrk per round and their medians against the targets (docs/load.md, "Engines").
 # A benchmark, not a test: it asserts nothing. Run it when the machine is quiet (see `uptime`).
 #
 # Usage: bench/loadgen_vs_wrk.sh BIN_DIR [CONNECTIONS=50] [SECONDS=5] [PAIRS=5]
+#   ENGINES ("epoll io_uring") picks the benchlab engines to run.
 #   BIN_DIR holds hello-server and benchlab (e.g. build/bin). Environment: PORT (18080),
 #   SERVER_CPU (0), CLIENT_CPU (1), DEPTHS ("1 16"), EXTRA (more `benchlab load` options).
 set -euo pipefail
@@ -22,6 +25,7 @@ server_cpu=${SERVER_CPU:-0}
 client_cpu=${CLIENT_CPU:-1}
 depths=${DEPTHS:-"1 16"}
 extra=${EXTRA:-}
+engines=${ENGINES:-"epoll io_uring"}
 url="http://127.0.0.1:${port}/"
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -60,40 +64,58 @@ run_client() {
   cpu_per_req=$(awk -v c="$cpu" -v n="$requests" 'BEGIN {printf "%.3f", (n > 0 ? c * 1e6 / n : 0)}')
 }
 
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+median() { sort -g | awk '{v[NR] = $1} END {m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; print (m >= 1000 ? sprintf("%.0f", m) : m)}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", (b > 0 ? a / b : 0)}'; }
+
+# Targets, benchlab/wrk CPU per response: io_uring at most 0.50 (depth 1) and 0.35 (depth 16);
+# epoll no worse than the releases before the io_uring engine (0.79 and 0.63).
+target() {
+  case "$1/$2" in
+    io_uring/1) echo 0.50 ;; io_uring/*) echo 0.35 ;; epoll/1) echo 0.79 ;; *) echo 0.63 ;;
+  esac
+}
 
 echo "$(date -u +%FT%TZ) $(uptime)"
-echo "server: hello-server on CPU $server_cpu; clients on CPU $client_cpu; ${connections} connections, 1 thread, ${seconds}s, ${pairs} pairs per depth"
+echo "server: hello-server on CPU $server_cpu; clients on CPU $client_cpu; ${connections} connections, 1 thread, ${seconds}s, ${pairs} rounds per depth"
+clients=(wrk)
+for e in $engines; do clients+=("$e"); done
 for depth in $depths; do
-  if [[ $depth == 1 ]]; then target=0.85; wrk_extra=(); else target=0.70; wrk_extra=(-s "$here/pipeline16.lua"); fi
+  if [[ $depth == 1 ]]; then wrk_extra=(); else wrk_extra=(-s "$here/pipeline16.lua"); fi
   echo
-  echo "depth $depth (wrk ${wrk_extra[*]:-without a script})"
-  printf "%-5s %14s %14s %12s %12s %8s\n" pair "wrk us/req" "benchlab us/req" "wrk req/s" "bl req/s" ratio
-  : >"$work/ratios"; : >"$work/wrk.cpu"; : >"$work/bl.cpu"; : >"$work/wrk.rps"; : >"$work/bl.rps"
+  echo "depth $depth (wrk ${wrk_extra[*]:-without a script}); us/req, req/s, req/s per client core; ratio = benchlab/wrk us/req"
+  for c in "${clients[@]}"; do : >"$work/$c.cpu"; : >"$work/$c.rps"; : >"$work/$c.core"; : >"$work/$c.ratio"; done
   for pair in $(seq "$pairs"); do
-    order="wrk benchlab"
-    if (( pair % 2 == 0 )); then order="benchlab wrk"; fi
-    for client in $order; do
-      if [[ $client == wrk ]]; then
-        DEPTH=$depth run_client wrk wrk -t1 -c"$connections" -d"${seconds}s" "${wrk_extra[@]}" "$url"
-        wrk_cpu=$cpu_per_req; wrk_rps=$rps
+    n=${#clients[@]}
+    line="round $pair:"
+    for k in $(seq 0 $((n - 1))); do
+      c=${clients[$(( (k + pair) % n ))]}
+      if [[ $c == wrk ]]; then
+        run_client wrk wrk -t1 -c"$connections" -d"${seconds}s" "${wrk_extra[@]}" "$url"
       else
         # shellcheck disable=SC2086
-        run_client benchlab "$bin_dir/benchlab" load -t 1 -c "$connections" -d "${seconds}s" \
-          --depth "$depth" $extra "$url"
-        bl_cpu=$cpu_per_req; bl_rps=$rps
+        run_client "$c" "$bin_dir/benchlab" load -t 1 -c "$connections" -d "${seconds}s" \
+          --depth "$depth" --engine "$c" $extra "$url"
       fi
+      echo "$cpu_per_req" >>"$work/$c.cpu"; echo "$rps" >>"$work/$c.rps"
+      awk -v u="$cpu_per_req" 'BEGIN {printf "%.0f\n", (u > 0 ? 1e6 / u : 0)}' >>"$work/$c.core"
+      eval "cpu_$c=\$cpu_per_req"
     done
-    ratio=$(awk -v a="$bl_cpu" -v b="$wrk_cpu" 'BEGIN {printf "%.3f", (b > 0 ? a / b : 0)}')
-    printf "%-5s %14s %14s %12s %12s %8s\n" "$pair" "$wrk_cpu" "$bl_cpu" "$wrk_rps" "$bl_rps" "$ratio"
-    echo "$ratio" >>"$work/ratios"; echo "$wrk_cpu" >>"$work/wrk.cpu"; echo "$bl_cpu" >>"$work/bl.cpu"
-    echo "$wrk_rps" >>"$work/wrk.rps"; echo "$bl_rps" >>"$work/bl.rps"
+    for c in "${clients[@]}"; do
+      eval "u=\$cpu_$c"
+      line+=" $c $u"
+      if [[ $c != wrk ]]; then r=$(ratio "$u" "$cpu_wrk"); echo "$r" >>"$work/$c.ratio"; line+=" ($r)"; fi
+      line+=";"
+    done
+    echo "$line"
   done
-  med=$(median <"$work/ratios")
-  verdict=$(awk -v m="$med" -v t="$target" 'BEGIN {print (m <= t ? "meets" : "misses")}')
-  echo "median: wrk $(median <"$work/wrk.cpu") us/req, benchlab $(median <"$work/bl.cpu") us/req;" \
-    "req/s wrk $(median <"$work/wrk.rps"), benchlab $(median <"$work/bl.rps");" \
-    "ratio $med ($verdict the target <= $target)"
+  printf "%-9s %10s %12s %16s %8s %8s\n" client "us/req" "req/s" "req/s per core" ratio target
+  for c in "${clients[@]}"; do
+    if [[ $c == wrk ]]; then r="1"; t="-"; else r=$(median <"$work/$c.ratio"); t=$(target "$c" "$depth"); fi
+    verdict=""
+    if [[ $t != - ]]; then verdict=$(awk -v m="$r" -v t="$t" 'BEGIN {print (m <= t ? "meets" : "misses")}'); fi
+    printf "%-9s %10s %12s %16s %8s %8s %s\n" "$c" "$(median <"$work/$c.cpu")" "$(median <"$work/$c.rps")" \
+      "$(median <"$work/$c.core")" "$r" "$t" "$verdict"
+  done
 done
 echo
 echo "$(date -u +%FT%TZ) $(uptime)"

@@ -132,6 +132,9 @@ Status Worker::PrepareUring() {
     return Status::Unavailable(UringError("io_uring_queue_init", rc));
   }
   u->ring_ready = true;
+  // Registered, the ring's own descriptor is not looked up on every io_uring_enter (5.18); an
+  // older kernel just does without.
+  io_uring_register_ring_fd(&u->ring);
   u->buffers = std::clamp<unsigned>(std::bit_ceil(static_cast<unsigned>(2 * conns_.size())),
                                     kMinBuffers, kMaxBuffers);
   u->buf_ring_bytes = sizeof(io_uring_buf) * u->buffers;
