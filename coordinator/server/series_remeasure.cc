@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -136,24 +137,72 @@ void SeriesRemeasure::Judge(const CampaignRow& remeasurement) {
   }
 }
 
+namespace {
+
+// The label of a group's line in its note: SeriesKeyLabel, then the group's figures.
+std::string RemeasureLineLabel(const RemeasureGroup& group) {
+  std::string line = SeriesKeyLabel(group.changes.front().key);
+  for (const SeriesChange& c : group.changes) {
+    line += (&c == &group.changes.front() ? " " : ", ") + std::string(MetricName(c.metric));
+  }
+  return line;
+}
+
+// The entry of the server agent's catalogue (`versions`) that holds the group's old build: the
+// one whose version the old campaign's windows recorded, beside the newest build's.
+Result<std::string> OldBuildEntryFor(const ChangesToRemeasure& work, const RemeasureGroup& group,
+                                     const CampaignRow& newest, const std::string& server_agent,
+                                     const std::map<std::string, std::string>& versions) {
+  const SeriesKey& key = group.changes.front().key;
+  auto old_version =
+      RecordedVersion(group.old_input->windows, key.target, key.pair, group.old_build->name);
+  auto new_version =
+      RecordedVersion(work.newest_input().windows, key.target, key.pair, newest.name);
+  return !old_version.ok() ? Result<std::string>(old_version.status())
+         : !new_version.ok()
+             ? Result<std::string>(new_version.status())
+             : FindOldBuildEntry(versions, server_agent, key.target, *old_version, *new_version);
+}
+
+}  // namespace
+
 Result<std::vector<RemeasureNote>> SeriesRemeasure::QueueRemeasurements(
     const CampaignRow& newest, const RemeasureSettings& settings) {
   std::vector<RemeasureNote> notes;
-  // A re-measurement cancelled while it was queued never ran, so nothing judged it: it is judged
-  // now (its rows then say why nothing was measured), before the series is searched again.
-  if (auto recorded = store_.ListConfirmations(newest.series); recorded.ok()) {
-    std::set<std::string> stale;
-    for (const ConfirmationRow& r : *recorded) {
-      if (r.status == "measuring" && !r.campaign.empty()) stale.insert(r.campaign);
-    }
-    for (const std::string& name : stale) {
-      auto row = store_.FindCampaign(name);
-      if (row.ok() && *row &&
-          ((*row)->Is(CampaignState::kCancelled) || (*row)->Is(CampaignState::kFailed))) {
-        Judge(**row);
-      }
+  // Re-measurements that ended without running are judged before the series is searched again.
+  JudgeUnjudgedRemeasurements(newest.series);
+  auto work = FindChangesToQueue(newest, settings);
+  if (!work.ok()) return work.status();
+  // Only after the newest campaign: an older one ending (a re-run) changes no newest build.
+  if ((*work)->groups.empty() || (*work)->newest().id != newest.id) return notes;
+  CatalogueVersions versions_of;  // agent -> catalogue
+  for (const v1::AgentInfo& a : agents_.List()) {
+    versions_of[a.name()] = {a.versions().begin(), a.versions().end()};
+  }
+  for (const RemeasureGroup& group : (*work)->groups) {
+    notes.push_back(QueueLine(newest, **work, group, versions_of, settings));
+  }
+  return notes;
+}
+
+void SeriesRemeasure::JudgeUnjudgedRemeasurements(const std::string& series) {
+  auto recorded = store_.ListConfirmations(series);
+  if (!recorded.ok()) return;
+  std::set<std::string> stale;
+  for (const ConfirmationRow& r : *recorded) {
+    if (r.status == "measuring" && !r.campaign.empty()) stale.insert(r.campaign);
+  }
+  for (const std::string& name : stale) {
+    auto row = store_.FindCampaign(name);
+    if (row.ok() && *row &&
+        ((*row)->Is(CampaignState::kCancelled) || (*row)->Is(CampaignState::kFailed))) {
+      Judge(**row);
     }
   }
+}
+
+Result<std::unique_ptr<ChangesToRemeasure>> SeriesRemeasure::FindChangesToQueue(
+    const CampaignRow& newest, const RemeasureSettings& settings) {
   // A change whose re-measurement is queued or ran is judged; one whose rows say "measuring" but
   // whose campaign the store does not hold (the coordinator stopped before submitting it) is not,
   // nor one recorded "not measured": what stood in the way (an old build the catalogue did not
@@ -168,125 +217,116 @@ Result<std::vector<RemeasureNote>> SeriesRemeasure::QueueRemeasurements(
   if (!work.ok()) {
     spdlog::error("series {}: finding changes to re-measure: {}", newest.series,
                   work.status().ToString());
-    return work.status();
   }
-  // Only after the newest campaign: an older one ending (a re-run) changes no newest build.
-  if ((*work)->groups.empty() || (*work)->newest().id != newest.id) return notes;
-  std::map<std::string, std::map<std::string, std::string>> versions_of;  // agent -> catalogue
-  for (const v1::AgentInfo& a : agents_.List()) {
-    versions_of[a.name()] = {a.versions().begin(), a.versions().end()};
+  return work;
+}
+
+RemeasureNote SeriesRemeasure::QueueLine(const CampaignRow& newest, const ChangesToRemeasure& work,
+                                         const RemeasureGroup& group,
+                                         const CatalogueVersions& versions_of,
+                                         const RemeasureSettings& settings) {
+  const SeriesChange& first = group.changes.front();
+  const SeriesKey& key = first.key;
+  const std::string line = RemeasureLineLabel(group);
+  auto not_measured = [&](const std::string& why) {
+    return RecordLine(newest, group, line, "", "not measured", why);
+  };
+  // Lines of targets given by command are the embedded lab's (cli/remeasure.h).
+  if (!TargetFromCatalogue(newest, key.target)) {
+    return {line, "elsewhere", "",
+            "target " + key.target + " is a command, not a catalogue entry: `benchlab remeasure " +
+                newest.series + " --db FILE` re-measures it on an embedded lab"};
   }
-  for (const RemeasureGroup& group : (*work)->groups) {
-    const SeriesChange& first = group.changes.front();
-    const SeriesKey& key = first.key;
-    std::string line = SeriesKeyLabel(key);
-    for (const SeriesChange& c : group.changes) {
-      line += (&c == &group.changes.front() ? " " : ", ") + std::string(MetricName(c.metric));
-    }
-    const size_t note_at = notes.size();  // this group's note: the last one recorded
-    auto record = [&](const std::string& campaign, const std::string& status,
-                      const std::string& why) {
-      notes.resize(note_at);
-      notes.push_back({line, status, campaign, why});
-      for (const SeriesChange& c : group.changes) {
-        // Still not measurable, for the reason already recorded: nothing new to say.
-        if (status == "not measured" && c.status == status && c.remeasured &&
-            c.remeasured->detail == why) {
-          continue;
-        }
-        ConfirmationRow row = NotMeasured(c, newest.series, why);
-        row.campaign = campaign;
-        row.status = status;
-        row.new_campaign_id = newest.id;
-        if (auto id = store_.RecordConfirmation(row); !id.ok()) {
-          spdlog::error("series {}: recording a re-measurement: {}", newest.series,
-                        id.status().ToString());
-        } else if (status == "not measured") {
-          spdlog::info("series {}: {}", newest.series, DescribeConfirmation(c, row));
-        }
-      }
-    };
-    // Lines of targets given by command are the embedded lab's (cli/remeasure.h).
-    if (!TargetFromCatalogue(newest, key.target)) {
-      notes.push_back({line, "elsewhere", "",
-                       "target " + key.target +
-                           " is a command, not a catalogue entry: `benchlab remeasure " +
-                           newest.series + " --db FILE` re-measures it on an embedded lab"});
-      continue;
-    }
-    auto pair = PairAgents(newest.placement, key.pair);
-    if (!pair) {
-      record("", "not measured",
-             "campaign " + newest.name + "'s placement does not name the pair of the line");
-      continue;
-    }
-    auto agent = versions_of.find(pair->first);
-    if (agent == versions_of.end()) {
-      // Not for good: the next campaign of the series looks again.
-      ScopedLogAgent about(pair->first);
-      spdlog::warn("series {}: {} not re-measured now: agent {} is not registered", newest.series,
-                   SeriesKeyLabel(key), pair->first);
-      notes.push_back(
-          {line, "waiting", "",
-           "agent " + pair->first + " is not registered; the series' next campaign looks again"});
-      continue;
-    }
-    auto old_version =
-        RecordedVersion(group.old_input->windows, key.target, key.pair, group.old_build->name);
-    auto new_version =
-        RecordedVersion((*work)->newest_input().windows, key.target, key.pair, newest.name);
-    Result<std::string> entry =
-        !old_version.ok() ? Result<std::string>(old_version.status())
-        : !new_version.ok()
-            ? Result<std::string>(new_version.status())
-            : FindOldBuildEntry(agent->second, pair->first, key.target, *old_version, *new_version);
-    if (!entry.ok()) {
-      record("", "not measured", entry.status().message());
-      continue;
-    }
-    auto name = FreshRemeasureName(store_, newest.name);
-    if (!name.ok()) {
-      record("", "not measured", name.status().message());
-      continue;
-    }
-    std::vector<Metric> figures;
-    for (const SeriesChange& c : group.changes) figures.push_back(c.metric);
-    const CatalogueBuilds builds{pair->first, pair->second, *entry};
-    auto plan =
-        PlanConfirmation(first, *group.old_build, newest, figures, *name, "", settings, &builds);
-    if (!plan.ok()) {
-      record("", "not measured", plan.status().message());
-      continue;
-    }
-    // The rows first: a coordinator stopped between the two finds them "measuring" a campaign
-    // it does not hold, and submits it again after the series' next campaign.
-    record(plan->name, "measuring", "");
-    auto submitted =
-        scheduler_.Submit(plan->text, plan->name + ".toml", "", newest.gates_mode, newest.profile);
-    // The coordinator's own submission, in the audit trail beside the operators' (its identity
-    // "coordinator", no peer: docs/security.md, "Audit").
-    AuditRow audit;
-    audit.at = FormatIsoTime(std::chrono::system_clock::now());
-    audit.identity = "coordinator";
-    audit.role = "coordinator";
-    audit.call = "SubmitCampaign";
-    audit.subject = "campaign " + plan->name + ": re-measurement of series " + newest.series;
-    audit.outcome = submitted.ok() ? "ok" : "failed";
-    if (!submitted.ok()) audit.reason = submitted.status().message();
-    if (Status st = store_.AppendAudit(audit); !st.ok()) {
-      spdlog::error("series {}: auditing {}: {}", newest.series, plan->name, st.ToString());
-    }
-    if (!submitted.ok()) {
-      record("", "not measured", "submitting " + plan->name + ": " + submitted.status().message());
-      continue;
-    }
-    spdlog::info(
-        "series {}: re-measuring {}: {} (the build of {}) against {} (that of {}) on {} and {}, "
-        "campaign {}",
-        newest.series, SeriesKeyLabel(key), plan->old_target, group.old_build->name,
-        plan->new_target, newest.name, pair->first, pair->second, plan->name);
+  auto pair = PairAgents(newest.placement, key.pair);
+  if (!pair) {
+    return not_measured("campaign " + newest.name +
+                        "'s placement does not name the pair of the line");
   }
-  return notes;
+  auto agent = versions_of.find(pair->first);
+  if (agent == versions_of.end()) {
+    // Not for good: the next campaign of the series looks again.
+    ScopedLogAgent about(pair->first);
+    spdlog::warn("series {}: {} not re-measured now: agent {} is not registered", newest.series,
+                 SeriesKeyLabel(key), pair->first);
+    return {line, "waiting", "",
+            "agent " + pair->first + " is not registered; the series' next campaign looks again"};
+  }
+  Result<std::string> entry = OldBuildEntryFor(work, group, newest, pair->first, agent->second);
+  if (!entry.ok()) return not_measured(entry.status().message());
+  auto name = FreshRemeasureName(store_, newest.name);
+  if (!name.ok()) return not_measured(name.status().message());
+  std::vector<Metric> figures;
+  for (const SeriesChange& c : group.changes) figures.push_back(c.metric);
+  const CatalogueBuilds builds{pair->first, pair->second, *entry};
+  auto plan =
+      PlanConfirmation(first, *group.old_build, newest, figures, *name, "", settings, &builds);
+  if (!plan.ok()) return not_measured(plan.status().message());
+  return SubmitRemeasurement(newest, group, line, *plan, builds);
+}
+
+RemeasureNote SeriesRemeasure::SubmitRemeasurement(const CampaignRow& newest,
+                                                   const RemeasureGroup& group,
+                                                   const std::string& line,
+                                                   const ConfirmationPlan& plan,
+                                                   const CatalogueBuilds& builds) {
+  // The rows first: a coordinator stopped between the two finds them "measuring" a campaign
+  // it does not hold, and submits it again after the series' next campaign.
+  RemeasureNote note = RecordLine(newest, group, line, plan.name, "measuring", "");
+  auto submitted =
+      scheduler_.Submit(plan.text, plan.name + ".toml", "", newest.gates_mode, newest.profile);
+  AuditRemeasureSubmission(newest, plan.name, submitted.status());
+  if (!submitted.ok()) {
+    return RecordLine(newest, group, line, "", "not measured",
+                      "submitting " + plan.name + ": " + submitted.status().message());
+  }
+  spdlog::info(
+      "series {}: re-measuring {}: {} (the build of {}) against {} (that of {}) on {} and {}, "
+      "campaign {}",
+      newest.series, SeriesKeyLabel(group.changes.front().key), plan.old_target,
+      group.old_build->name, plan.new_target, newest.name, builds.server_agent, builds.load_agent,
+      plan.name);
+  return note;
+}
+
+void SeriesRemeasure::AuditRemeasureSubmission(const CampaignRow& newest,
+                                               const std::string& campaign,
+                                               const Status& submitted) {
+  // The coordinator's own submission, in the audit trail beside the operators' (its identity
+  // "coordinator", no peer: docs/security.md, "Audit").
+  AuditRow audit;
+  audit.at = FormatIsoTime(std::chrono::system_clock::now());
+  audit.identity = "coordinator";
+  audit.role = "coordinator";
+  audit.call = "SubmitCampaign";
+  audit.subject = "campaign " + campaign + ": re-measurement of series " + newest.series;
+  audit.outcome = submitted.ok() ? "ok" : "failed";
+  if (!submitted.ok()) audit.reason = submitted.message();
+  if (Status st = store_.AppendAudit(audit); !st.ok()) {
+    spdlog::error("series {}: auditing {}: {}", newest.series, campaign, st.ToString());
+  }
+}
+
+RemeasureNote SeriesRemeasure::RecordLine(const CampaignRow& newest, const RemeasureGroup& group,
+                                          const std::string& line, const std::string& campaign,
+                                          const std::string& status, const std::string& why) {
+  for (const SeriesChange& c : group.changes) {
+    // Still not measurable, for the reason already recorded: nothing new to say.
+    if (status == "not measured" && c.status == status && c.remeasured &&
+        c.remeasured->detail == why) {
+      continue;
+    }
+    ConfirmationRow row = NotMeasured(c, newest.series, why);
+    row.campaign = campaign;
+    row.status = status;
+    row.new_campaign_id = newest.id;
+    if (auto id = store_.RecordConfirmation(row); !id.ok()) {
+      spdlog::error("series {}: recording a re-measurement: {}", newest.series,
+                    id.status().ToString());
+    } else if (status == "not measured") {
+      spdlog::info("series {}: {}", newest.series, DescribeConfirmation(c, row));
+    }
+  }
+  return {line, status, campaign, why};
 }
 
 }  // namespace benchlab

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -19,6 +21,8 @@ namespace benchlab {
 
 class AgentRegistry;
 class Scheduler;
+struct ChangesToRemeasure;
+struct RemeasureGroup;
 
 // What a look at a series did for one line: queued its re-measurement ("measuring", `campaign`
 // named), found it cannot be re-measured ("not measured", `detail` says why), left it for the
@@ -52,9 +56,38 @@ class SeriesRemeasure {
   Result<std::vector<RemeasureNote>> Look(const std::string& series, int max_rounds = 0);
 
  private:
+  // Agent name -> its catalogue: entry -> registered version.
+  using CatalogueVersions = std::map<std::string, std::map<std::string, std::string>>;
+
+  // All of these run under mu_.
   void Judge(const CampaignRow& remeasurement);
+  // Queues the re-measurement of each line of `newest`'s series that needs one, or records why
+  // it cannot be re-measured: one note per line, none unless `newest` is its series' newest.
   Result<std::vector<RemeasureNote>> QueueRemeasurements(const CampaignRow& newest,
                                                          const RemeasureSettings& settings);
+  // A re-measurement cancelled (or failed) while it was queued never ran, so nothing judged it:
+  // it is judged now (its rows then say why nothing was measured), before the series is
+  // searched again.
+  void JudgeUnjudgedRemeasurements(const std::string& series);
+  // The changes of `newest`'s series that await a re-measurement (an error is logged).
+  Result<std::unique_ptr<ChangesToRemeasure>> FindChangesToQueue(const CampaignRow& newest,
+                                                                 const RemeasureSettings& settings);
+  // One line: queues its re-measurement, or finds why it cannot be now; returns its note.
+  RemeasureNote QueueLine(const CampaignRow& newest, const ChangesToRemeasure& work,
+                          const RemeasureGroup& group, const CatalogueVersions& versions_of,
+                          const RemeasureSettings& settings);
+  // Records the line's rows "measuring", submits the planned campaign to the scheduler and
+  // audits that; the rows say "not measured" when the submission fails.
+  RemeasureNote SubmitRemeasurement(const CampaignRow& newest, const RemeasureGroup& group,
+                                    const std::string& line, const ConfirmationPlan& plan,
+                                    const CatalogueBuilds& builds);
+  void AuditRemeasureSubmission(const CampaignRow& newest, const std::string& campaign,
+                                const Status& submitted);
+  // Records a row for each change of the line (`status`, `campaign`, `why`), except a change
+  // already recorded not measured for the same reason; returns the line's note.
+  RemeasureNote RecordLine(const CampaignRow& newest, const RemeasureGroup& group,
+                           const std::string& line, const std::string& campaign,
+                           const std::string& status, const std::string& why);
 
   Store& store_;
   AgentRegistry& agents_;
