@@ -11,6 +11,9 @@
 //   agent.md: the configuration example (keys and [table] headers, a commented "# key = ..."
 //     line included), the "## Limits" key table, the keys named after "`[[target]]` tables take
 //     the same keys", and every `[table]` or `[[array]]` the page names (a key of the root).
+//   services.md: the keys of `[[service]]` and `[[service.probe]]`, which campaign files and
+//     agent configurations take alike: those of its first toml block, a commented "# key = ..."
+//     line and an alternative given in a comment ("# or key = ...") included.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -67,21 +70,31 @@ Skeleton CampaignSkeleton() {
       "name = \"n\"\n"
       "path = \"/nope\"\n"
       "[negative.expect]\n"
-      "status = 404\n";
+      "status = 404\n"
+      "[[service]]\n"
+      "name = \"pg\"\n"
+      "command = [\"true\"]\n"
+      "[[service.probe]]\n"
+      "name = \"p\"\n"
+      "command = [\"true\"]\n";
   s.after = {{"", ""},
              {"matrix", "[matrix]"},
              {"target", "[[target]]"},
              {"scenario", "[[scenario]]"},
              {"negative", "[[negative]]"},
              {"scenario.expect", "[scenario.expect]"},
-             {"negative.expect", "[negative.expect]"}};
-  s.present = {{"", {"name", "baseline", "matrix", "target", "scenario", "negative"}},
+             {"negative.expect", "[negative.expect]"},
+             {"service", "[[service]]"},
+             {"service.probe", "[[service.probe]]"}};
+  s.present = {{"", {"name", "baseline", "matrix", "target", "scenario", "negative", "service"}},
                {"matrix", {"connections"}},
                {"target", {"name", "command"}},
                {"scenario", {"name", "path", "expect"}},
                {"negative", {"name", "path", "expect"}},
                {"scenario.expect", {"status"}},
-               {"negative.expect", {"status"}}};
+               {"negative.expect", {"status"}},
+               {"service", {"name", "command", "probe"}},
+               {"service.probe", {"name", "command"}}};
   return s;
 }
 
@@ -97,7 +110,10 @@ Skeleton AgentSkeleton() {
   s.header = {{"limits", "[limits]\n"},
               {"tls", "[tls]\n"},
               {"target", "[[target]]\nname = \"t\"\ncommand = [\"true\"]\n"},
-              {"service", "[[service]]\nname = \"pg\"\n"}};
+              {"service", "[[service]]\nname = \"pg\"\ncommand = [\"true\"]\n"},
+              {"service.probe",
+               "[[service]]\nname = \"pg\"\ncommand = [\"true\"]\n[[service.probe]]\n"
+               "name = \"p\"\ncommand = [\"true\"]\n"}};
   return s;
 }
 
@@ -178,10 +194,13 @@ void CheckBothWays(const std::string& doc, const KeysByTable& documented, const 
   }
   for (const std::string& table : tables) {
     auto keys = documented.find(table);
+    // [[service]]'s keys are services.md's in either file (AddServiceDocKeys).
+    const std::string page =
+        table == "service" || table.starts_with("service.") ? "docs/services.md" : doc;
     for (const std::string& key : KnownKeys(s, table, parse)) {
       EXPECT_TRUE(keys != documented.end() && keys->second.count(key) != 0)
           << doc << ": the parser accepts key `" << key << "` in "
-          << (table.empty() ? "the top level" : "[" + table + "]") << ", which " << doc
+          << (table.empty() ? "the top level" : "[" + table + "]") << ", which " << page
           << " does not document there";
     }
   }
@@ -303,27 +322,68 @@ KeysByTable AgentDocKeys() {
   return keys;
 }
 
+// The keys services.md documents (see the top of this file), added to `keys`.
+void AddServiceDocKeys(KeysByTable& keys) {
+  const std::string file = "docs/services.md";
+  const std::vector<std::string> lines = SplitLines(ReadSource(file));
+  for (const Fenced& block : FencedBlocks(lines)) {
+    if (block.info != "toml") continue;
+    static const std::regex header(R"(^\[\[([a-z_.]+)\]\]$)");
+    static const std::regex key(R"(^(?:#\s*)?([a-z_]+)\s*=)");
+    static const std::regex alternative(R"(#\s*or\s+([a-z_]+)\s*=)");
+    std::string table;
+    for (size_t i = 0; i < block.lines.size(); ++i) {
+      const std::string line = Trim(block.lines[i]);
+      const std::string where = file + ":" + std::to_string(block.line + static_cast<int>(i));
+      std::smatch m;
+      if (std::regex_match(line, m, header)) {
+        // [[target]] there is a campaign's or agent's, whose keys are documented with them.
+        table = m[1].str() == "service" || m[1].str() == "service.probe" ? m[1].str() : "";
+        if (table == "service.probe") keys["service"]["probe"] = where;
+        continue;
+      }
+      if (table.empty()) continue;
+      if (std::regex_search(line, m, key)) keys[table][m[1].str()] = where;
+      const size_t comment = line.find('#', 1);
+      if (comment == std::string::npos) continue;
+      const std::string after = line.substr(comment);
+      if (std::regex_search(after, m, alternative)) keys[table][m[1].str()] = where;
+    }
+    break;
+  }
+}
+
+// The [[service]] tables' keys: every table of them must be found, and be the parser's.
+const std::set<std::string> kServiceTables = {"service", "service.probe"};
+
 TEST(ConfigKeysTest, CampaignKeysAreTheParsersBothWays) {
-  const KeysByTable documented = CampaignDocKeys();
+  KeysByTable documented = CampaignDocKeys();
+  AddServiceDocKeys(documented);
   // Every table campaign.md gives keys of, apart from [gates] (gates.md) and [labels] (targets).
-  const std::set<std::string> tables = {
+  std::set<std::string> tables = {
       "",      "matrix", "load",     "stats",    "placement",       "host",           "profile",
       "noise", "target", "scenario", "negative", "scenario.expect", "negative.expect"};
   for (const std::string& t : tables) {
     EXPECT_TRUE(documented.count(t) != 0)
         << "docs/campaign.md: no keys found for [" << t << "]; has the doc's form changed?";
   }
+  for (const std::string& t : kServiceTables) {
+    EXPECT_TRUE(documented.count(t) != 0)
+        << "docs/services.md: no keys found for [[" << t << "]]; has the doc's form changed?";
+    tables.insert(t);
+  }
   CheckBothWays("docs/campaign.md", documented, CampaignSkeleton(), ParseCampaign, tables);
 }
 
 TEST(ConfigKeysTest, AgentKeysAreTheParsersBothWays) {
-  const KeysByTable documented = AgentDocKeys();
-  // [[service]] keys are docs/services.md's.
-  const std::set<std::string> tables = {"", "limits", "tls", "target"};
+  KeysByTable documented = AgentDocKeys();
+  AddServiceDocKeys(documented);  // [[service]]'s keys are docs/services.md's
+  std::set<std::string> tables = {"", "limits", "tls", "target"};
   for (const std::string& t : tables) {
     EXPECT_TRUE(documented.count(t) != 0)
         << "docs/agent.md: no keys found for [" << t << "]; has the doc's form changed?";
   }
+  tables.insert(kServiceTables.begin(), kServiceTables.end());
   CheckBothWays("docs/agent.md", documented, AgentSkeleton(), ParseAgent, tables);
 }
 
