@@ -127,8 +127,36 @@ Result<ProcStatus> ParseProcStatus(std::string_view text) {
 
 ProcTreeSampler::ProcTreeSampler(SysEnv& env, pid_t root) : env_(env), root_(root) {}
 
+// The processes one sample read: each one's stat, each pid's children among them, and the
+// members of the tree.
+struct ProcTreeSampler::Snapshot {
+  std::unordered_map<pid_t, ProcStat> all;
+  std::unordered_map<pid_t, std::vector<pid_t>> children;
+  std::set<pid_t> members;
+
+  // Whether the process seen as `seen` in the last sample is still alive (not a reused pid).
+  bool AliveAsSeen(pid_t pid, const Seen& seen) const {
+    auto it = all.find(pid);
+    return it != all.end() && it->second.starttime == seen.starttime;
+  }
+};
+
 Result<TreeSample> ProcTreeSampler::Sample() {
-  const std::string root_gone = "target process " + std::to_string(root_) + " is gone";
+  Result<std::vector<std::string>> names = PidsToRead();
+  if (!names.ok()) return names.status();
+  Snapshot now;
+  if (Status st = ReadStats(*names, now); !st.ok()) return st;
+  if (Status st = CheckRoot(now); !st.ok()) return st;
+  FindMembers(now);
+  ChargeVanished(now);
+  return SumMembers(now);
+}
+
+std::string ProcTreeSampler::RootGone() const {
+  return "target process " + std::to_string(root_) + " is gone";
+}
+
+Result<std::vector<std::string>> ProcTreeSampler::PidsToRead() {
   // The last pid is read before the members, so a fork during this sample shows next time.
   std::optional<pid_t> last_pid;
   if (Result<std::string> loadavg = env_.ReadFile("/proc/loadavg"); loadavg.ok()) {
@@ -148,9 +176,10 @@ Result<TreeSample> ProcTreeSampler::Sample() {
       if (entry.first != root_) names.push_back(std::to_string(entry.first));
     }
   }
+  return names;
+}
 
-  std::unordered_map<pid_t, ProcStat> all;
-  std::unordered_map<pid_t, std::vector<pid_t>> children;
+Status ProcTreeSampler::ReadStats(const std::vector<std::string>& names, Snapshot& now) {
   for (const std::string& name : names) {
     pid_t pid = 0;
     if (!IsAllDigits(name) || !ParseNumber(name, pid)) continue;
@@ -162,60 +191,63 @@ Result<TreeSample> ProcTreeSampler::Sample() {
       bool vanished = st.status().code() == StatusCode::kNotFound ||
                       st.status().code() == StatusCode::kInvalidArgument;
       if (pid == root_) {
-        if (st.status().code() == StatusCode::kNotFound) return Status::NotFound(root_gone);
+        if (st.status().code() == StatusCode::kNotFound) return Status::NotFound(RootGone());
         return st.status();
       }
       if (vanished) continue;
       return st.status();
     }
-    children[st->ppid].push_back(pid);
-    all.emplace(pid, std::move(*st));
+    now.children[st->ppid].push_back(pid);
+    now.all.emplace(pid, std::move(*st));
   }
+  return Status::Ok();
+}
 
-  auto root_it = all.find(root_);
-  if (root_it == all.end()) return Status::NotFound(root_gone);
+Status ProcTreeSampler::CheckRoot(const Snapshot& now) {
+  auto root_it = now.all.find(root_);
+  if (root_it == now.all.end()) return Status::NotFound(RootGone());
   if (!root_seen_) {
     root_seen_ = true;
     root_starttime_ = root_it->second.starttime;
   } else if (root_it->second.starttime != root_starttime_) {
-    return Status::NotFound(root_gone + " (its pid now names another process)");
+    return Status::NotFound(RootGone() + " (its pid now names another process)");
   }
+  return Status::Ok();
+}
 
+void ProcTreeSampler::FindMembers(Snapshot& now) const {
   // Members: descendants of the root, plus earlier members still alive wherever they now hang.
-  auto alive_as_seen = [&](pid_t pid, const Seen& seen) {
-    auto it = all.find(pid);
-    return it != all.end() && it->second.starttime == seen.starttime;
-  };
-  std::set<pid_t> members;
   std::deque<pid_t> queue{root_};
   for (const auto& [pid, seen] : live_) {
-    if (alive_as_seen(pid, seen)) queue.push_back(pid);
+    if (now.AliveAsSeen(pid, seen)) queue.push_back(pid);
   }
   while (!queue.empty()) {
     pid_t pid = queue.front();
     queue.pop_front();
-    if (!members.insert(pid).second) continue;
-    auto kids = children.find(pid);
-    if (kids == children.end()) continue;
+    if (!now.members.insert(pid).second) continue;
+    auto kids = now.children.find(pid);
+    if (kids == now.children.end()) continue;
     for (pid_t kid : kids->second) queue.push_back(kid);
   }
+}
 
+void ProcTreeSampler::ChargeVanished(const Snapshot& now) {
   // Charge each vanished member to its nearest surviving ancestor (see the header).
   struct Charge {
     uint64_t user = 0, sys = 0;
   };
   std::map<pid_t, Charge> charged;
   for (const auto& [pid, seen] : live_) {
-    if (alive_as_seen(pid, seen)) continue;
+    if (now.AliveAsSeen(pid, seen)) continue;
     pid_t up = seen.ppid;
     // Each step moves to a distinct earlier member, so live_.size() steps bound the walk.
     for (size_t steps = 0; steps <= live_.size(); ++steps) {
       auto it = live_.find(up);
-      if (it == live_.end() || alive_as_seen(up, it->second)) break;
+      if (it == live_.end() || now.AliveAsSeen(up, it->second)) break;
       up = it->second.ppid;
     }
     auto anc = live_.find(up);
-    if (anc != live_.end() && alive_as_seen(up, anc->second) && members.count(up)) {
+    if (anc != live_.end() && now.AliveAsSeen(up, anc->second) && now.members.count(up)) {
       charged[up].user += seen.user_ticks;
       charged[up].sys += seen.sys_ticks;
     } else {
@@ -225,19 +257,21 @@ Result<TreeSample> ProcTreeSampler::Sample() {
   }
   for (const auto& [pid, charge] : charged) {
     const Seen& before = live_.at(pid);
-    const ProcStat& now = all.at(pid);
-    uint64_t grew_user = now.cutime > before.cutime ? now.cutime - before.cutime : 0;
-    uint64_t grew_sys = now.cstime > before.cstime ? now.cstime - before.cstime : 0;
+    const ProcStat& stat = now.all.at(pid);
+    uint64_t grew_user = stat.cutime > before.cutime ? stat.cutime - before.cutime : 0;
+    uint64_t grew_sys = stat.cstime > before.cstime ? stat.cstime - before.cstime : 0;
     if (charge.user > grew_user) exited_user_ticks_ += charge.user - grew_user;
     if (charge.sys > grew_sys) exited_sys_ticks_ += charge.sys - grew_sys;
   }
+}
 
+Result<TreeSample> ProcTreeSampler::SumMembers(const Snapshot& now) {
   TreeSample sample;
   uint64_t user_ticks = exited_user_ticks_;
   uint64_t sys_ticks = exited_sys_ticks_;
   std::map<pid_t, Seen> next;
-  for (pid_t pid : members) {
-    const ProcStat& st = all.at(pid);
+  for (pid_t pid : now.members) {
+    const ProcStat& st = now.all.at(pid);
     Seen seen;
     seen.starttime = st.starttime;
     seen.ppid = st.ppid;
@@ -250,18 +284,7 @@ Result<TreeSample> ProcTreeSampler::Sample() {
     next.emplace(pid, seen);
     ++sample.processes;
     sample.pids.push_back(pid);
-
-    Result<std::string> text = env_.ReadFile("/proc/" + std::to_string(pid) + "/status");
-    if (!text.ok()) {
-      if (text.status().code() == StatusCode::kNotFound) continue;  // exited since its stat
-      return text.status();
-    }
-    Result<ProcStatus> status = ParseProcStatus(*text);
-    if (!status.ok()) continue;  // cut short by the process exiting mid-read
-    sample.rss_kb += status->vm_rss_kb;
-    sample.threads += status->threads;
-    sample.voluntary_ctxt_switches += status->voluntary_ctxt_switches;
-    sample.nonvoluntary_ctxt_switches += status->nonvoluntary_ctxt_switches;
+    if (Status added = AddStatus(pid, sample); !added.ok()) return added;
   }
   live_ = std::move(next);
 
@@ -270,6 +293,22 @@ Result<TreeSample> ProcTreeSampler::Sample() {
   sample.cpu_user_s = static_cast<double>(user_ticks) / ticks_per_s;
   sample.cpu_sys_s = static_cast<double>(sys_ticks) / ticks_per_s;
   return sample;
+}
+
+Status ProcTreeSampler::AddStatus(pid_t pid, TreeSample& sample) {
+  Result<std::string> text = env_.ReadFile("/proc/" + std::to_string(pid) + "/status");
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kNotFound)
+      return Status::Ok();  // exited since its stat
+    return text.status();
+  }
+  Result<ProcStatus> status = ParseProcStatus(*text);
+  if (!status.ok()) return Status::Ok();  // cut short by the process exiting mid-read
+  sample.rss_kb += status->vm_rss_kb;
+  sample.threads += status->threads;
+  sample.voluntary_ctxt_switches += status->voluntary_ctxt_switches;
+  sample.nonvoluntary_ctxt_switches += status->nonvoluntary_ctxt_switches;
+  return Status::Ok();
 }
 
 Status CheckThreadAffinity(SysEnv& env, const std::vector<pid_t>& pids,

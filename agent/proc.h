@@ -101,6 +101,27 @@ class ProcTreeSampler {
     uint64_t sys_ticks = 0;   // stime + cstime
     uint64_t cutime = 0, cstime = 0;
   };
+  struct Snapshot;
+
+  // The steps of Sample, in order.
+  // The pids whose stat the sample reads: all of /proc, or the known members only while the last
+  // pid is unchanged (see "Cost" above).
+  Result<std::vector<std::string>> PidsToRead();
+  // Reads their stats into `now`, skipping processes that vanished; the root's must be readable.
+  Status ReadStats(const std::vector<std::string>& names, Snapshot& now);
+  // NotFound when the root is not among them, or its pid now names another process.
+  Status CheckRoot(const Snapshot& now);
+  // The root, its descendants and the earlier members still alive.
+  void FindMembers(Snapshot& now) const;
+  // Adds the CPU of the members that vanished to the exited totals (the accounting rule above).
+  void ChargeVanished(const Snapshot& now);
+  // The members' figures; they become live_.
+  Result<TreeSample> SumMembers(const Snapshot& now);
+  // Adds a member's /proc/<pid>/status figures, when it still has one.
+  Status AddStatus(pid_t pid, TreeSample& sample);
+  // "target process <root> is gone".
+  std::string RootGone() const;
+
   SysEnv& env_;
   pid_t root_;
   bool root_seen_ = false;
