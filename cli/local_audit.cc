@@ -3,7 +3,6 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 
 #include "common/clock.h"
@@ -24,7 +23,7 @@ std::string LocalUser() {
 Status AuditLocal(Store& store, const std::string& call, const std::string& subject,
                   const Status& outcome) {
   AuditRow row;
-  row.at = FormatIsoTime(std::chrono::system_clock::now());
+  row.at = FormatIsoTime(store.clock().WallNow());
   row.identity = "local:" + LocalUser();
   row.role = "";
   row.peer = "local";

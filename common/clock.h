@@ -12,7 +12,10 @@
 //   - the agent's "coordinator unreachable longer than lease and grace" stop (AgentDaemon) and
 //     idle side services (ServiceManager::StopIdle);
 //   - the CRL and CA re-read once a second and the refusal windows (TlsContext,
-//     HandshakeRefusals); the CLI's progress and ETA (ProgressPrinter).
+//     HandshakeRefusals); the CLI's progress and ETA (ProgressPrinter);
+//   - the audit trail, through the Store's clock (Store::Open, Store::clock): each row's time,
+//     the pruning (at the coordinator's start, and on appending a row whose time is not one) and
+//     the "24h" or "7d" of `audit --since` and GetAudit, counted back from it.
 // Not through it, read directly:
 //   - the load generator's timestamps (loadgen/worker.cc, loadgen/engine.cc): read per request on
 //     the hot path, and the run's marks on the same clock (docs/load.md, "Threads, CPUs and the
@@ -24,12 +27,11 @@
 //   - measurements that only report (startup_ms, a step's wall time, an RPC's duration in
 //     /metrics, a sampler's interval paced by a real wait);
 //   - certificate validity, which is judged against the real dates the certificates carry;
-//   - timestamps written to the store outside the window protocol (a campaign's created_at,
-//     audit rows) and the audit prune at coordinator start, which compares them with the real
-//     date; the HTTP front's refusal log line, at most one per 10 s;
+//   - timestamps written to the store outside the window protocol and the audit trail (a
+//     campaign's created_at); the HTTP front's refusal log line, at most one per 10 s;
 //   - the CLI commands' own "now", read once per run: `token` and `agents` pass it to the pure
 //     functions that decide (ParseTokenExpiry, TokenExpired, CertificateWarnings), which tests
-//     call with the time they choose; `audit --since 24h` counts back from it.
+//     call with the time they choose.
 #pragma once
 
 #include <chrono>

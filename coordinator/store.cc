@@ -124,11 +124,12 @@ constexpr const char* kLabSecretName = "lab_secret";
 
 }  // namespace
 
-Store::Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+Store::Store(sqlite3* db, std::string path, Clock& clock)
+    : db_(db), path_(std::move(path)), clock_(clock) {}
 
 Store::~Store() { sqlite3_close_v2(db_); }
 
-Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Clock& clock) {
   if (path.empty()) return Status::InvalidArgument("open store: the database path is empty");
   if (path != ":memory:") {
     BENCHLAB_RETURN_IF_ERROR(MakeDirectories(path));
@@ -138,7 +139,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   const int rc =
       sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   // The Store owns the handle from here, even a failed one, so it is always closed.
-  std::unique_ptr<Store> store(new Store(db, path));
+  std::unique_ptr<Store> store(new Store(db, path, clock));
   if (rc != SQLITE_OK) {
     if (db == nullptr) return Status::Internal(path + ": open database: out of memory");
     return SqlError(db, rc, path, "open database");

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/status.h"
 
 struct sqlite3;
@@ -314,8 +315,10 @@ class Store {
  public:
   // Opens or creates the database, sets WAL and applies pending migrations. A new database file
   // is created 0600 (its -wal and -shm files take the same mode), and missing directories on
-  // its path 0700. The lab secret is made on the first open and read on every one.
-  static Result<std::unique_ptr<Store>> Open(const std::string& path);
+  // its path 0700. The lab secret is made on the first open and read on every one. `clock`
+  // (which must outlive the store) is the audit trail's: see clock().
+  static Result<std::unique_ptr<Store>> Open(const std::string& path,
+                                             Clock& clock = RealClockInstance());
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -328,6 +331,11 @@ class Store {
   // restart. Never log it or serve it.
   static constexpr size_t kLabSecretBytes = 32;
   const std::string& lab_secret() const { return lab_secret_; }
+
+  // The wall time of the audit trail: its writers stamp a row's `at` with it, AppendAudit prunes
+  // at it when a row's `at` cannot be read, and AuditText (coordinator/server/audit_format.h)
+  // counts "24h" back from it. The store's other timestamps are SQLite's own 'now'.
+  Clock& clock() const { return clock_; }
 
   // Inserts the campaign with its targets and scenarios in one transaction; AlreadyExists when
   // the name is taken. An empty state means "queued", an empty created_at means now.
@@ -409,9 +417,9 @@ class Store {
   // kMaxAuditFieldBytes; a refusal with the identity, role, call and reason of a refusal stored
   // from the same peer address (whatever its port) at most kAuditCoalesceWindow before
   // `row.at` adds one to that row's count instead of storing a row. Once SetAuditRetention was
-  // called, AppendAudit prunes (PruneAudit, at `row.at`) every max_rows / 100 rows it adds and
-  // at least an hour after the last pruning; without it, it never prunes (a command run on the
-  // coordinator's machine leaves that to the coordinator).
+  // called, AppendAudit prunes (PruneAudit, at `row.at`, or at clock() when that is not a time)
+  // every max_rows / 100 rows it adds and at least an hour after the last pruning; without it,
+  // it never prunes (a command run on the coordinator's machine leaves that to the coordinator).
   // PruneAudit: deletes the rows older than keep_days before `now`, then all but the newest
   // max_rows; returns how many it deleted.
   // ListAudit: the calls at or after `since` (ISO 8601 UTC; "" for all), oldest first, at most
@@ -441,7 +449,7 @@ class Store {
   Result<std::pair<int64_t, int64_t>> CountWindows(int64_t campaign_id);
 
  private:
-  Store(sqlite3* db, std::string path);
+  Store(sqlite3* db, std::string path, Clock& clock);
   // The confirmations rows whose `column` ("series" or "campaign", never input) is `value`.
   Result<std::vector<ConfirmationRow>> ListConfirmationsWhere(const char* column,
                                                               const std::string& value);
@@ -452,6 +460,7 @@ class Store {
                                    std::chrono::system_clock::time_point now);
   sqlite3* const db_;
   const std::string path_;  // names the database in every error message
+  Clock& clock_;
   std::string lab_secret_;
   std::optional<AuditRetention> audit_retention_;  // guarded by mu_
   double audit_pruned_at_ = -1;  // seconds since the epoch of the last pruning; guarded by mu_

@@ -99,8 +99,7 @@ Status Store::AppendAudit(const AuditRow& given) {
   const int64_t every = std::max<int64_t>(1, audit_retention_->max_rows / 100);
   const bool hourly = !std::isnan(at) && at - audit_pruned_at_ >= 3600;
   if (id % every != 0 && !hourly) return Status::Ok();
-  auto pruned = PruneAuditLocked(*audit_retention_,
-                                 std::isnan(at) ? std::chrono::system_clock::now() : TimeOf(at));
+  auto pruned = PruneAuditLocked(*audit_retention_, std::isnan(at) ? clock_.WallNow() : TimeOf(at));
   if (pruned.ok()) return Status::Ok();
   return Status(pruned.status().code(),
                 "the call is stored, the trail not pruned: " + pruned.status().message());

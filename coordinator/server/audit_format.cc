@@ -1,6 +1,7 @@
 #include "coordinator/server/audit_format.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 
 #include "common/clock.h"
@@ -54,9 +55,17 @@ std::string FormatAuditJson(const std::vector<AuditRow>& rows) {
          "\n";
 }
 
-Result<std::string> AuditSinceBound(const std::string& since,
-                                    std::chrono::system_clock::time_point now, QueryFields fields) {
-  if (since.empty()) return std::string();
+namespace {
+
+// A since's form: the bound itself for a date or time ("" for none), or how far back from now
+// it reaches.
+struct AuditSinceForm {
+  std::string bound;
+  std::optional<std::chrono::hours> back;
+};
+
+Result<AuditSinceForm> ParseAuditSince(const std::string& since, QueryFields fields) {
+  if (since.empty()) return AuditSinceForm{};
   const std::string expected =
       QueryFieldName(fields, "--since", "since") +
       ": expected a UTC date or time such as 2026-12-01 or 2026-12-01T10:00:00Z, or hours or days "
@@ -65,20 +74,27 @@ Result<std::string> AuditSinceBound(const std::string& since,
     return Status::InvalidArgument(expected + since.substr(0, 64) + "...\"");
   }
   static const std::regex kDate(R"(\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?)?)");
-  if (std::regex_match(since, kDate)) return since;
+  if (std::regex_match(since, kDate)) return AuditSinceForm{since, std::nullopt};
   static const std::regex kAgo(R"((\d{1,6})([hd]))");
   if (std::smatch m; std::regex_match(since, m, kAgo)) {
-    const auto hours = std::chrono::hours(std::stoi(m[1].str()) * (m[2].str() == "d" ? 24 : 1));
-    return FormatIsoTime(now - hours);
+    return AuditSinceForm{"",
+                          std::chrono::hours(std::stoi(m[1].str()) * (m[2].str() == "d" ? 24 : 1))};
   }
   return Status::InvalidArgument(expected + since + "\"");
 }
 
+}  // namespace
+
+Result<std::string> AuditSinceBound(const std::string& since,
+                                    std::chrono::system_clock::time_point now, QueryFields fields) {
+  auto form = ParseAuditSince(since, fields);
+  if (!form.ok()) return form.status();
+  if (!form->back) return form->bound;
+  return FormatIsoTime(now - *form->back);
+}
+
 Status CheckAuditQuery(const AuditQuery& query, QueryFields fields) {
-  if (auto since = AuditSinceBound(query.since, std::chrono::system_clock::now(), fields);
-      !since.ok()) {
-    return since.status();
-  }
+  if (auto since = ParseAuditSince(query.since, fields); !since.ok()) return since.status();
   if (query.format != "text" && query.format != "json") {
     return Status::InvalidArgument(QueryFieldName(fields, "--format", "format") +
                                    ": expected text or json, got \"" + query.format.substr(0, 64) +
@@ -94,7 +110,7 @@ Status CheckAuditQuery(const AuditQuery& query, QueryFields fields) {
 
 Result<std::string> AuditText(Store& store, const AuditQuery& query) {
   if (Status st = CheckAuditQuery(query); !st.ok()) return st;
-  auto since = AuditSinceBound(query.since, std::chrono::system_clock::now());
+  auto since = AuditSinceBound(query.since, store.clock().WallNow());
   if (!since.ok()) return since.status();
   auto rows = store.ListAudit(*since);
   if (!rows.ok()) return rows.status();

@@ -43,11 +43,12 @@ Result<std::string> AuditSinceBound(const std::string& since,
                                     QueryFields fields = QueryFields::kOptions);
 
 // InvalidArgument naming the field: a malformed since, a format not text or json, a width outside
-// kMinTextWidth..kMaxTextWidth.
+// kMinTextWidth..kMaxTextWidth. Only the forms: no clock is read.
 Status CheckAuditQuery(const AuditQuery& query, QueryFields fields = QueryFields::kOptions);
 
-// The audit rows at or after the query's since (counted back from now), as FormatAuditTable
-// `query.width` wide or FormatAuditJson. Errors: the query's; the store's.
+// The audit rows at or after the query's since (hours or days counted back from the store's
+// clock, Store::clock), as FormatAuditTable `query.width` wide or FormatAuditJson. Errors: the
+// query's; the store's.
 Result<std::string> AuditText(Store& store, const AuditQuery& query);
 
 }  // namespace benchlab

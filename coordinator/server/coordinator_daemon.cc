@@ -82,7 +82,7 @@ Result<std::unique_ptr<CoordinatorDaemon>> CoordinatorDaemon::Create(const std::
   if (!store.ok()) return store.status();
   (*store)->SetAuditRetention(options.audit);
   // Pruned again as calls are audited: a database busy now does not keep the coordinator down.
-  auto pruned = (*store)->PruneAudit(options.audit, std::chrono::system_clock::now());
+  auto pruned = (*store)->PruneAudit(options.audit, (*store)->clock().WallNow());
   if (!pruned.ok()) {
     spdlog::warn("audit trail not pruned at start: {}", pruned.status().message());
   } else if (*pruned > 0) {

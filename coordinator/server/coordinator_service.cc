@@ -105,7 +105,7 @@ class CallAudit {
 
   void Record(const char* outcome, const std::string& reason) {
     AuditRow row;
-    row.at = FormatIsoTime(std::chrono::system_clock::now());
+    row.at = FormatIsoTime(store_.clock().WallNow());
     row.identity = caller_ ? IdentityUri(caller_->role, caller_->name)
                            : (tls_ != nullptr ? "unknown" : "plaintext");
     row.role = caller_ ? std::string(RoleName(caller_->role)) : "";
@@ -133,7 +133,7 @@ class CallAudit {
 
 void AuditHandshakeRefusal(Store& store, const HandshakeRefusal& refusal) {
   AuditRow row;
-  row.at = FormatIsoTime(std::chrono::system_clock::now());
+  row.at = FormatIsoTime(store.clock().WallNow());
   row.identity = refusal.identity.empty() ? "unknown" : refusal.identity;
   row.role = refusal.role;
   row.peer = refusal.peer;

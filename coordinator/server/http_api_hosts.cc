@@ -180,7 +180,7 @@ std::optional<DashboardCaller> HttpApi::Caller(const httplib::Request& req, http
 void HttpApi::Audit(const httplib::Request& req, const DashboardCaller& caller,
                     const std::string& call, const std::string& subject, const Status& outcome) {
   AuditRow row;
-  row.at = FormatIsoTime(std::chrono::system_clock::now());
+  row.at = FormatIsoTime(store_.clock().WallNow());
   row.identity = caller.anonymous() ? "dashboard:anonymous" : "dashboard:" + caller.name;
   row.role = caller.role;
   row.peer = req.remote_addr + ":" + std::to_string(req.remote_port);

@@ -294,7 +294,7 @@ void SeriesRemeasure::AuditRemeasureSubmission(const CampaignRow& newest,
   // The coordinator's own submission, in the audit trail beside the operators' (its identity
   // "coordinator", no peer: docs/security.md, "Audit").
   AuditRow audit;
-  audit.at = FormatIsoTime(std::chrono::system_clock::now());
+  audit.at = FormatIsoTime(store_.clock().WallNow());
   audit.identity = "coordinator";
   audit.role = "coordinator";
   audit.call = "SubmitCampaign";

@@ -17,6 +17,7 @@
 
 #include "coordinator/outcome.h"
 #include "coordinator/schema.h"
+#include "tests/unit/support/fake_clock.h"
 
 namespace benchlab {
 namespace {
@@ -2011,6 +2012,27 @@ TEST_F(StoreTest, WithARetentionSetAppendingPrunesAsItGoes) {
   rows = store->ListAudit("");
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ(rows->front().subject, "token t501");
+}
+
+// A row whose time is not one is pruned against the store's clock, not the machine's: with the
+// clock at 2099-12-02, a row of 2099-10-15 is more than 30 days old (by the machine's date it is
+// not old at all).
+TEST_F(StoreTest, ARowWithoutATimePrunesAtTheStoresClock) {
+  FakeClock clock;
+  clock.Advance(std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::system_clock::from_time_t(4099888800) - clock.WallNow()));  // 2099-12-02T10Z
+  auto opened = Store::Open(path_, clock);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  Store& store = **opened;
+  ASSERT_TRUE(store.AppendAudit(TokenCreated("2099-10-15T10:00:00.000Z", 1)).ok());
+  ASSERT_TRUE(store.AppendAudit(TokenCreated("2099-12-01T10:00:00.000Z", 2)).ok());
+  store.SetAuditRetention({30, 100});  // max_rows 100: pruned on every row appended
+  ASSERT_TRUE(store.AppendAudit(TokenCreated("yesterday", 3)).ok());
+  auto rows = store.ListAudit("");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  std::vector<std::string> subjects;
+  for (const AuditRow& r : *rows) subjects.push_back(r.subject);
+  EXPECT_EQ(subjects, (std::vector<std::string>{"token t2", "token t3"}));
 }
 
 }  // namespace

@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "common/text_table.h"
+#include "tests/unit/support/fake_clock.h"
 
 namespace benchlab {
 namespace {
@@ -93,6 +95,33 @@ TEST(AuditFormatTest, JsonKeepsControlCharactersEscapedAndSurvivesBytesThatAreNo
   auto json = nlohmann::json::parse(json_text);
   EXPECT_EQ(json["audit"][0]["subject"], "/x\n\x1b[2J\xef\xbf\xbd");
   EXPECT_EQ(FormatAuditTable({}), "no audited calls\n");
+}
+
+// "24h" counts back from the store's clock: at 2099-12-02T10:00Z, a call of 23 hours before is
+// shown and one of 25 hours before is not (by the machine's date, both are yet to come).
+TEST(AuditFormatTest, HoursBackCountFromTheStoresClock) {
+  FakeClock clock;
+  clock.Advance(std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::system_clock::from_time_t(4099888800) - clock.WallNow()));  // 2099-12-02T10Z
+  auto opened = Store::Open(":memory:", clock);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  Store& store = **opened;
+  AuditRow early = Refusal("/early");
+  early.at = "2099-12-01T09:00:00.000Z";
+  AuditRow late = Refusal("/late");
+  late.at = "2099-12-01T11:00:00.000Z";
+  ASSERT_TRUE(store.AppendAudit(early).ok());
+  ASSERT_TRUE(store.AppendAudit(late).ok());
+  AuditQuery query;
+  query.since = "24h";
+  query.format = "json";
+  auto text = AuditText(store, query);
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  auto json = nlohmann::json::parse(*text);
+  ASSERT_EQ(json["audit"].size(), 1u) << *text;
+  EXPECT_EQ(json["audit"][0]["subject"], "/late");
+  EXPECT_EQ(json["audit"][0]["at"], "2099-12-01T11:00:00.000Z");
+  EXPECT_EQ(*AuditSinceBound("24h", clock.WallNow()), "2099-12-01T10:00:00.000Z");
 }
 
 }  // namespace

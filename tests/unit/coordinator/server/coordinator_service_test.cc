@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -56,7 +57,7 @@ class CoordinatorServiceTest : public ::testing::Test {
            ("benchlab_service_" + std::string(info->name()) + "_" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    auto store = Store::Open((dir_ / "bench.db").string());
+    auto store = Store::Open((dir_ / "bench.db").string(), clock_);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(*store);
     registry_ = std::make_unique<AgentRegistry>(clock_, NoStartupGrace());
@@ -603,6 +604,31 @@ TEST_F(CoordinatorServiceTest, ReadingCallsCheckEachFieldAndNameIt) {
   auto rows = store_->ListAudit("");
   ASSERT_TRUE(rows.ok());
   EXPECT_TRUE(rows->empty());
+}
+
+// An audited call is stamped with the store's clock, and GetAudit counts "1h" back from it.
+TEST_F(CoordinatorServiceTest, TheAuditTrailReadsTheStoresClock) {
+  clock_.Advance(std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::system_clock::from_time_t(4099888800) - clock_.WallNow()));  // 2099-12-02T10Z
+  ASSERT_TRUE(Register(Registration()).ok());
+  auto rows = store_->ListAudit("");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ(rows->front().call, "RegisterAgent");
+  EXPECT_EQ(rows->front().at, "2099-12-02T10:00:00.000Z");
+
+  clock_.Advance(std::chrono::hours(2));
+  auto audited_since = [&](const std::string& since) {
+    v1::GetAuditRequest req;
+    req.set_since(since);
+    req.set_format("json");
+    v1::GetAuditReply reply;
+    const grpc::Status status = service_->GetAudit(nullptr, &req, &reply);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return nlohmann::json::parse(reply.text())["audit"].size();
+  };
+  EXPECT_EQ(audited_since("1h"), 0u);
+  EXPECT_EQ(audited_since("3h"), 1u);
 }
 
 }  // namespace
