@@ -3,7 +3,8 @@
 // An input is a sequence of calls (tests/fuzz/service_input.h), each one request message of:
 //   0 RegisterAgent  1 Heartbeat      2 OfferResults  3 ListAgents     4 SubmitCampaign
 //   5 ListCampaigns  6 WatchCampaign  7 ListWindows   8 RerunWindows   9 CancelCampaign
-//   10 GetReport      11 RemeasureSeries
+//   10 GetReport      11 RemeasureSeries 12 CheckCampaign 13 GetHistory     14 GetRegressions
+//   15 GetAudit
 // Unary RPCs are called directly with a default ServerContext; WatchCampaign, a server stream,
 // goes through an in-process gRPC channel (no port) with a 20 ms deadline. Every input gets a
 // fresh world: a Store on its own copy of an empty database, an AgentRegistry, a Scheduler
@@ -16,8 +17,9 @@
 // Checked beyond the sanitizers, as coordinator.proto and docs/security.md state the
 // coordinator's contract: a campaign SubmitCampaign accepts has at most 100,000 windows (the
 // default --max-windows) and is stored, queued, under the name and window count it replied with;
-// a registered agent is known; while an agent's lease is live (the whole input), a registration
-// or heartbeat of its name with another instance proof is refused.
+// a campaign CheckCampaign checks is not stored (it stores as many campaigns as before, however
+// it ends); a registered agent is known; while an agent's lease is live (the whole input), a
+// registration or heartbeat of its name with another instance proof is refused.
 #include <google/protobuf/stubs/logging.h>
 #include <grpcpp/grpcpp.h>
 #include <spdlog/spdlog.h>
@@ -59,12 +61,17 @@ enum Rpc {
   kCancelCampaign,
   kGetReport,
   kRemeasureSeries,
+  kCheckCampaign,
+  kGetHistory,
+  kGetRegressions,
+  kGetAudit,
   kRpcCount
 };
 constexpr const char* kRpcNames[kRpcCount] = {
-    "RegisterAgent",  "Heartbeat",      "OfferResults",  "ListAgents",
-    "SubmitCampaign", "ListCampaigns",  "WatchCampaign", "ListWindows",
-    "RerunWindows",   "CancelCampaign", "GetReport",     "RemeasureSeries"};
+    "RegisterAgent",  "Heartbeat",      "OfferResults",   "ListAgents",
+    "SubmitCampaign", "ListCampaigns",  "WatchCampaign",  "ListWindows",
+    "RerunWindows",   "CancelCampaign", "GetReport",      "RemeasureSeries",
+    "CheckCampaign",  "GetHistory",     "GetRegressions", "GetAudit"};
 
 // An empty store, made once: each input opens a copy of it, in a fifth of the time that applying
 // the schema's migrations to a new database takes.
@@ -163,6 +170,13 @@ void CheckSubmitted(Store& store, const v1::SubmitCampaignReply& reply) {
                  std::to_string(reply.total_windows()));
 }
 
+// How many campaigns the store holds.
+size_t StoredCampaigns(Store& store) {
+  auto campaigns = store.ListCampaigns();
+  FUZZ_CHECK(campaigns.ok(), campaigns.status().ToString());
+  return campaigns->size();
+}
+
 // An agent's name, registered in this input (so its lease is live), answers only to the proof it
 // registered with (coordinator.proto).
 void CheckProof(const World& w, const std::string& name, const std::string& proof,
@@ -252,10 +266,34 @@ grpc::Status Dispatch(Harness& h, World& w, int rpc, std::string_view message) {
       v1::GetReportReply reply;
       return Unary(s, &CoordinatorService::GetReport, message, req, reply);
     }
-    default: {
+    case kRemeasureSeries: {
       v1::RemeasureSeriesRequest req;
       v1::RemeasureSeriesReply reply;
       return Unary(s, &CoordinatorService::RemeasureSeries, message, req, reply);
+    }
+    case kCheckCampaign: {
+      v1::SubmitCampaignRequest req;
+      v1::CheckCampaignReply reply;
+      const size_t before = StoredCampaigns(*w.store);
+      grpc::Status status = Unary(s, &CoordinatorService::CheckCampaign, message, req, reply);
+      FUZZ_CHECK(StoredCampaigns(*w.store) == before,
+                 "CheckCampaign of \"" + req.source() + "\" stored a campaign");
+      return status;
+    }
+    case kGetHistory: {
+      v1::GetHistoryRequest req;
+      v1::GetHistoryReply reply;
+      return Unary(s, &CoordinatorService::GetHistory, message, req, reply);
+    }
+    case kGetRegressions: {
+      v1::GetRegressionsRequest req;
+      v1::GetRegressionsReply reply;
+      return Unary(s, &CoordinatorService::GetRegressions, message, req, reply);
+    }
+    default: {
+      v1::GetAuditRequest req;
+      v1::GetAuditReply reply;
+      return Unary(s, &CoordinatorService::GetAudit, message, req, reply);
     }
   }
 }

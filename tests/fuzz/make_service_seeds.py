@@ -48,6 +48,10 @@ TARGETS = {
         ("CancelCampaign", "CancelCampaignRequest"),
         ("GetReport", "GetReportRequest"),
         ("RemeasureSeries", "RemeasureSeriesRequest"),
+        ("CheckCampaign", "SubmitCampaignRequest"),
+        ("GetHistory", "GetHistoryRequest"),
+        ("GetRegressions", "GetRegressionsRequest"),
+        ("GetAudit", "GetAuditRequest"),
     ],
 }
 
