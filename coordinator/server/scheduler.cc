@@ -423,92 +423,145 @@ std::optional<AgentRegistry::Placement> Scheduler::WaitForPlacement(
   return placement;
 }
 
-void Scheduler::RunCampaign(const CampaignRow& row) {
-  ScopedLogContext log_context(row.name, "");
-  auto fail = [&](const std::string& error) {
-    spdlog::error("campaign {} failed: {}", row.name, error);
-    if (Status st = store_.SetCampaignState(row.id, CampaignState::kFailed, error); !st.ok()) {
-      spdlog::error("campaign {}: recording that it failed: {}", row.name, st.ToString());
-    }
-    Bump();
-  };
+namespace {
+
+// The campaign file of a stored campaign, with what its submission overrode (`--gates`,
+// `--profile`).
+Result<Campaign> ParseCampaignRow(const CampaignRow& row) {
   auto campaign = ParseCampaignText(row.spec_toml, row.source, "");
-  if (!campaign.ok()) return fail(campaign.status().message());
+  if (!campaign.ok()) return campaign;
   if (row.gates_mode == "warn") campaign->gates.mode = GateMode::kWarn;
   if (row.gates_mode == "enforce") campaign->gates.mode = GateMode::kEnforce;
   if (row.profile) campaign->profile = true;
+  return campaign;
+}
+
+// The strings of a JSON array; none for anything else.
+std::vector<std::string> JsonStrings(const nlohmann::json& list) {
+  std::vector<std::string> out;
+  if (list.is_array()) {
+    for (const auto& l : list) {
+      if (l.is_string()) out.push_back(l.get<std::string>());
+    }
+  }
+  return out;
+}
+
+// Where a campaign runs: the pairs it ran on before (`placed`, its stored placement: a resume, a
+// re-run), else what the file asks; one spec per pair, a single one without a fleet, each with
+// its [host] requirements. None and `all_pairs` set for pairs = "all".
+std::vector<PlacementSpec> StoredPlacementSpecs(const nlohmann::json& placed,
+                                                const Campaign& campaign, bool& all_pairs) {
+  std::vector<PlacementSpec> specs;
+  all_pairs = false;
+  if (placed.is_object() && placed.contains("pairs")) {
+    for (const auto& p : placed["pairs"]) {
+      auto both = JsonStrings(p);
+      if (both.size() == 2) specs.push_back({{both[0]}, {both[1]}});
+    }
+  } else if (placed.is_object() && placed.contains("server") && placed["server"].is_string()) {
+    specs.push_back({{placed["server"].get<std::string>()},
+                     JsonStrings(placed.value("load", nlohmann::json()))});
+  } else if (!campaign.placement_pairs.empty()) {
+    for (const auto& [server, load] : campaign.placement_pairs) specs.push_back({{server}, {load}});
+  } else if (campaign.all_pairs) {
+    all_pairs = true;
+  } else {
+    specs.push_back({campaign.placement_server, campaign.placement_load});
+  }
+  // [host] require holds wherever the campaign runs, the pairs it ran on before included.
+  for (PlacementSpec& spec : specs) spec.host_require = campaign.host_require;
+  return specs;
+}
+
+}  // namespace
+
+void Scheduler::RunCampaign(const CampaignRow& row) {
+  ScopedLogContext log_context(row.name, "");
+  auto campaign = ParseCampaignRow(row);
+  if (!campaign.ok()) return FailCampaign(row, campaign.status().message());
   const std::vector<PlannedWindow> plan = ExpandMatrix(*campaign);
 
   std::vector<std::string> target_names;
   for (const auto& t : campaign->targets) target_names.push_back(t.name);
   // Where it runs: the pairs it ran on before (a resume, a re-run), else what the file asks.
-  std::vector<PlacementSpec> specs;  // one per pair; a single one without a fleet
+  const nlohmann::json placed = nlohmann::json::parse(row.placement, nullptr, false);
   bool all_pairs = false;
-  nlohmann::json placed = nlohmann::json::parse(row.placement, nullptr, false);
-  auto names = [](const nlohmann::json& list) {
-    std::vector<std::string> out;
-    if (list.is_array()) {
-      for (const auto& l : list) {
-        if (l.is_string()) out.push_back(l.get<std::string>());
-      }
-    }
-    return out;
-  };
-  if (placed.is_object() && placed.contains("pairs")) {
-    for (const auto& p : placed["pairs"]) {
-      auto both = names(p);
-      if (both.size() == 2) specs.push_back({{both[0]}, {both[1]}});
-    }
-  } else if (placed.is_object() && placed.contains("server") && placed["server"].is_string()) {
-    specs.push_back(
-        {{placed["server"].get<std::string>()}, names(placed.value("load", nlohmann::json()))});
-  } else if (!campaign->placement_pairs.empty()) {
-    for (const auto& [server, load] : campaign->placement_pairs)
-      specs.push_back({{server}, {load}});
-  } else if (campaign->all_pairs) {
-    all_pairs = true;
-  } else {
-    specs.push_back({campaign->placement_server, campaign->placement_load});
-  }
-
-  // [host] require holds wherever the campaign runs, the pairs it ran on before included.
-  for (PlacementSpec& spec : specs) spec.host_require = campaign->host_require;
-
-  std::vector<AgentRegistry::Placement> placements;
-  if (all_pairs) {
-    PlacementSpec spec{campaign->placement_server, campaign->placement_load,
-                       campaign->host_require};
-    std::string why, last_why;
-    while (!stopping() && !Cancelled(row.id) &&
-           (placements = agents_.PlacePairs(spec, target_names, &why)).empty()) {
-      if (why != last_why) {
-        spdlog::info("campaign {} waits for agents: {}", row.name, why);
-        SetWaiting(row.id, why);
-      }
-      last_why = why;
-      uint64_t seen = version();
-      WaitForChange(seen, std::chrono::milliseconds(200));
-    }
-    if (!last_why.empty()) SetWaiting(row.id, "");
-  } else {
-    for (const PlacementSpec& spec : specs) {
-      auto placement = WaitForPlacement(row, spec, target_names);
-      if (!placement) return;  // stopping, or cancelled while waiting
-      placements.push_back(*placement);
-    }
-  }
-  if (placements.empty()) return;
+  const std::vector<PlacementSpec> specs = StoredPlacementSpecs(placed, *campaign, all_pairs);
+  const std::vector<Placement> placements = all_pairs
+                                                ? WaitForAllPairs(row, *campaign, target_names)
+                                                : WaitForPlacements(row, specs, target_names);
+  if (placements.empty()) return;  // stopping, cancelled while waiting, or no pair to place
   // pairs = "all" runs the whole plan on every pair it finds: the limit Submit checked for one
   // pair applies to all of them, so that a large fleet cannot multiply a plan past it.
   if (all_pairs) {
     Status size = CheckPlanSize(*campaign, max_windows_, placements.size());
-    if (!size.ok()) return fail(size.message());
+    if (!size.ok()) return FailCampaign(row, size.message());
   }
 
-  Status running = store_.SetCampaignState(row.id, CampaignState::kRunning);
-  if (!running.ok()) return fail(running.message());
-  RefreshHostFacts(row, placements);
   const bool fleet = campaign->Fleet() || placed.contains("pairs");
+  if (std::string error = MarkRunning(row, placements, fleet, plan.size()); !error.empty()) {
+    return FailCampaign(row, error);
+  }
+  const std::vector<std::string> errors =
+      RunOnPairs(row, *campaign, plan, placements, fleet, target_names);
+  if (!stopping()) EndCampaignOnAgents(row, placements);
+  for (const std::string& error : errors) {
+    if (!error.empty()) return FailCampaign(row, error);
+  }
+  if (stopping()) return;
+  if (Cancelled(row.id)) {
+    spdlog::info("campaign {} cancelled", row.name);
+    Bump();
+    return;
+  }
+  MarkDone(row);
+}
+
+void Scheduler::FailCampaign(const CampaignRow& row, const std::string& error) {
+  spdlog::error("campaign {} failed: {}", row.name, error);
+  if (Status st = store_.SetCampaignState(row.id, CampaignState::kFailed, error); !st.ok()) {
+    spdlog::error("campaign {}: recording that it failed: {}", row.name, st.ToString());
+  }
+  Bump();
+}
+
+std::vector<Placement> Scheduler::WaitForPlacements(const CampaignRow& row,
+                                                    const std::vector<PlacementSpec>& specs,
+                                                    const std::vector<std::string>& targets) {
+  std::vector<Placement> placements;
+  for (const PlacementSpec& spec : specs) {
+    auto placement = WaitForPlacement(row, spec, targets);
+    if (!placement) return {};
+    placements.push_back(*placement);
+  }
+  return placements;
+}
+
+std::vector<Placement> Scheduler::WaitForAllPairs(const CampaignRow& row, const Campaign& campaign,
+                                                  const std::vector<std::string>& targets) {
+  PlacementSpec spec{campaign.placement_server, campaign.placement_load, campaign.host_require};
+  std::vector<Placement> placements;
+  std::string why, last_why;
+  while (!stopping() && !Cancelled(row.id) &&
+         (placements = agents_.PlacePairs(spec, targets, &why)).empty()) {
+    if (why != last_why) {
+      spdlog::info("campaign {} waits for agents: {}", row.name, why);
+      SetWaiting(row.id, why);
+    }
+    last_why = why;
+    uint64_t seen = version();
+    WaitForChange(seen, std::chrono::milliseconds(200));
+  }
+  if (!last_why.empty()) SetWaiting(row.id, "");
+  return placements;
+}
+
+std::string Scheduler::MarkRunning(const CampaignRow& row, const std::vector<Placement>& placements,
+                                   bool fleet, size_t plan_size) {
+  Status running = store_.SetCampaignState(row.id, CampaignState::kRunning);
+  if (!running.ok()) return running.message();
+  RefreshHostFacts(row, placements);
   nlohmann::json where;
   if (fleet) {
     where["pairs"] = nlohmann::json::array();
@@ -517,21 +570,25 @@ void Scheduler::RunCampaign(const CampaignRow& row) {
     where = PlacementJson(placements[0]);
   }
   if (Status st = store_.SetCampaignPlacement(row.id, where.dump(),
-                                              static_cast<int>(plan.size() * placements.size()));
+                                              static_cast<int>(plan_size * placements.size()));
       !st.ok()) {
     // A resume would place the campaign again from its file, perhaps on other agents.
-    return fail("recording where the campaign runs: " + st.message());
+    return "recording where the campaign runs: " + st.message();
   }
   Bump();
+  return "";
+}
 
+std::vector<std::string> Scheduler::RunOnPairs(const CampaignRow& row, const Campaign& campaign,
+                                               const std::vector<PlannedWindow>& plan,
+                                               const std::vector<Placement>& placements, bool fleet,
+                                               const std::vector<std::string>& target_names) {
   // One thread per pair; each runs the whole matrix on its pair, one window at a time.
   std::vector<std::string> errors(placements.size());
-  std::vector<char> cancelled(placements.size(), 0);
   auto run_pair = [&](size_t i) {
     const std::string pair = fleet ? placements[i].server_agent : "";
-    bool was_cancelled = false;
-    errors[i] = RunOnPair(row, *campaign, plan, placements[i], pair, target_names, was_cancelled);
-    cancelled[i] = was_cancelled;
+    bool cancelled = false;  // Cancelled() tells, after every pair's end
+    errors[i] = RunOnPair(row, campaign, plan, placements[i], pair, target_names, cancelled);
   };
   if (placements.size() == 1) {
     run_pair(0);
@@ -540,16 +597,10 @@ void Scheduler::RunCampaign(const CampaignRow& row) {
     for (size_t i = 0; i < placements.size(); ++i) threads.emplace_back(run_pair, i);
     for (auto& t : threads) t.join();
   }
-  if (!stopping()) EndCampaignOnAgents(row, placements);
-  for (const std::string& error : errors) {
-    if (!error.empty()) return fail(error);
-  }
-  if (stopping()) return;
-  if (Cancelled(row.id)) {
-    spdlog::info("campaign {} cancelled", row.name);
-    Bump();
-    return;
-  }
+  return errors;
+}
+
+void Scheduler::MarkDone(const CampaignRow& row) {
   Status done_state = store_.SetCampaignState(row.id, CampaignState::kDone);
   if (done_state.ok()) {
     spdlog::info("campaign {} done", row.name);

@@ -105,7 +105,30 @@ class Scheduler {
 
  private:
   void Loop();
+  // Runs a campaign taken from the queue (or resumed) to its end: places it, runs its plan on
+  // each pair, records how it ended.
   void RunCampaign(const CampaignRow& row);
+  // Records that the campaign failed, with `error` as why.
+  void FailCampaign(const CampaignRow& row, const std::string& error);
+  // Waits until each spec's agents are ready; none when stopping or the campaign was cancelled.
+  std::vector<Placement> WaitForPlacements(const CampaignRow& row,
+                                           const std::vector<PlacementSpec>& specs,
+                                           const std::vector<std::string>& targets);
+  // pairs = "all": waits until a pair can be formed, then takes as many as the ready agents
+  // allow (AgentRegistry::PlacePairs); none when stopping or the campaign was cancelled.
+  std::vector<Placement> WaitForAllPairs(const CampaignRow& row, const Campaign& campaign,
+                                         const std::vector<std::string>& targets);
+  // Records the campaign running on `placements` (the host facts refreshed first) and its
+  // number of windows; returns an error that fails the campaign, or "".
+  std::string MarkRunning(const CampaignRow& row, const std::vector<Placement>& placements,
+                          bool fleet, size_t plan_size);
+  // Runs the plan on every pair at once (RunOnPair); each pair's error, or "".
+  std::vector<std::string> RunOnPairs(const CampaignRow& row, const Campaign& campaign,
+                                      const std::vector<PlannedWindow>& plan,
+                                      const std::vector<Placement>& placements, bool fleet,
+                                      const std::vector<std::string>& target_names);
+  // Records the campaign done, and queued again when re-runs were asked for meanwhile.
+  void MarkDone(const CampaignRow& row);
   // The plan's windows to measure in the next pass, in plan order: never measured, asked to be
   // re-run, or cut off by a coordinator restart or a lost agent (a new attempt each). For an
   // adaptive plan, only the next round of the cells still undecided (SelectAdaptive).
