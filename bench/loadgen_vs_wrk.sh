@@ -11,7 +11,9 @@
 # A benchmark, not a test: it asserts nothing. Run it when the machine is quiet (see `uptime`).
 #
 # Usage: bench/loadgen_vs_wrk.sh BIN_DIR [CONNECTIONS=50] [SECONDS=5] [PAIRS=5]
-#   ENGINES ("epoll io_uring") picks the benchlab engines to run.
+#   ENGINES ("epoll io_uring") picks the benchlab engines to run; BASELINE, another build's
+#   benchlab binary, adds it as a fourth client ("baseline", its default engine), so a change is
+#   measured against the build before it in the same run.
 #   BIN_DIR holds hello-server and benchlab (e.g. build/bin). Environment: PORT (18080),
 #   SERVER_CPU (0), CLIENT_CPU (1), DEPTHS ("1 16"), EXTRA (more `benchlab load` options).
 set -euo pipefail
@@ -26,6 +28,7 @@ client_cpu=${CLIENT_CPU:-1}
 depths=${DEPTHS:-"1 16"}
 extra=${EXTRA:-}
 engines=${ENGINES:-"epoll io_uring"}
+baseline=${BASELINE:-}
 url="http://127.0.0.1:${port}/"
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -71,7 +74,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", (b > 0 ? a / b : 0)}'; 
 # epoll no worse than the releases before the io_uring engine (0.79 and 0.63).
 target() {
   case "$1/$2" in
-    io_uring/1) echo 0.50 ;; io_uring/*) echo 0.35 ;; epoll/1) echo 0.79 ;; *) echo 0.63 ;;
+    io_uring/1) echo 0.50 ;; io_uring/*) echo 0.35 ;; baseline/*) echo - ;; */1) echo 0.79 ;;
+    *) echo 0.63 ;;
   esac
 }
 
@@ -79,6 +83,7 @@ echo "$(date -u +%FT%TZ) $(uptime)"
 echo "server: hello-server on CPU $server_cpu; clients on CPU $client_cpu; ${connections} connections, 1 thread, ${seconds}s, ${pairs} rounds per depth"
 clients=(wrk)
 for e in $engines; do clients+=("$e"); done
+if [[ -n "$baseline" ]]; then clients+=(baseline); fi
 for depth in $depths; do
   if [[ $depth == 1 ]]; then wrk_extra=(); else wrk_extra=(-s "$here/pipeline16.lua"); fi
   echo
@@ -91,6 +96,10 @@ for depth in $depths; do
       c=${clients[$(( (k + pair) % n ))]}
       if [[ $c == wrk ]]; then
         run_client wrk wrk -t1 -c"$connections" -d"${seconds}s" "${wrk_extra[@]}" "$url"
+      elif [[ $c == baseline ]]; then
+        # shellcheck disable=SC2086
+        run_client baseline "$baseline" load -t 1 -c "$connections" -d "${seconds}s" \
+          --depth "$depth" $extra "$url"
       else
         # shellcheck disable=SC2086
         run_client "$c" "$bin_dir/benchlab" load -t 1 -c "$connections" -d "${seconds}s" \
