@@ -409,8 +409,17 @@ bool Scheduler::Cancelled(int64_t campaign_id) {
 std::optional<AgentRegistry::Placement> Scheduler::WaitForPlacement(
     const CampaignRow& row, const PlacementSpec& spec, const std::vector<std::string>& targets) {
   std::optional<AgentRegistry::Placement> placement;
+  WaitForAgents(row, [&](std::string* why) {
+    placement = agents_.Place(spec, targets, why);
+    return placement.has_value();
+  });
+  return placement;
+}
+
+void Scheduler::WaitForAgents(const CampaignRow& row,
+                              const std::function<bool(std::string* why)>& place) {
   std::string why, last_why;
-  while (!stopping() && !Cancelled(row.id) && !(placement = agents_.Place(spec, targets, &why))) {
+  while (!stopping() && !Cancelled(row.id) && !place(&why)) {
     if (why != last_why) {
       spdlog::info("campaign {} waits for agents: {}", row.name, why);
       SetWaiting(row.id, why);
@@ -420,7 +429,6 @@ std::optional<AgentRegistry::Placement> Scheduler::WaitForPlacement(
     WaitForChange(seen, std::chrono::milliseconds(200));
   }
   if (!last_why.empty()) SetWaiting(row.id, "");
-  return placement;
 }
 
 namespace {
@@ -542,18 +550,10 @@ std::vector<Placement> Scheduler::WaitForAllPairs(const CampaignRow& row, const 
                                                   const std::vector<std::string>& targets) {
   PlacementSpec spec{campaign.placement_server, campaign.placement_load, campaign.host_require};
   std::vector<Placement> placements;
-  std::string why, last_why;
-  while (!stopping() && !Cancelled(row.id) &&
-         (placements = agents_.PlacePairs(spec, targets, &why)).empty()) {
-    if (why != last_why) {
-      spdlog::info("campaign {} waits for agents: {}", row.name, why);
-      SetWaiting(row.id, why);
-    }
-    last_why = why;
-    uint64_t seen = version();
-    WaitForChange(seen, std::chrono::milliseconds(200));
-  }
-  if (!last_why.empty()) SetWaiting(row.id, "");
+  WaitForAgents(row, [&](std::string* why) {
+    placements = agents_.PlacePairs(spec, targets, why);
+    return !placements.empty();
+  });
   return placements;
 }
 

@@ -143,6 +143,9 @@ class Scheduler {
                         const std::string& pair, const std::vector<std::string>& target_names,
                         bool& cancelled);
   bool Cancelled(int64_t campaign_id);
+  // Calls `place` until it succeeds, stopping or the campaign's cancellation; while it fails,
+  // says why (a log line and CampaignEvent.waiting) each time the reason changes.
+  void WaitForAgents(const CampaignRow& row, const std::function<bool(std::string* why)>& place);
   // Waits until the agents are ready; nullopt when stopping or the campaign was cancelled.
   std::optional<Placement> WaitForPlacement(const CampaignRow& row, const PlacementSpec& spec,
                                             const std::vector<std::string>& targets);
