@@ -249,9 +249,11 @@ void Worker::Read(Conn& c) {
 
 void Worker::Consume(Conn& c, const char* data, size_t n, int64_t now) {
   const uint32_t depth = static_cast<uint32_t>(plan_.depth);
+  // io_uring: a send queued or in flight has left, as far as the server can tell.
+  auto nothing_sent = [&c] { return c.written == 0 && c.partial == 0 && !c.send_queued; };
   if (n == 0) {
     // Closed with nothing sent that awaits an answer: an idle keep-alive connection ended.
-    if (c.written == 0 && c.partial == 0) return Reopen(c, now);
+    if (nothing_sent()) return Reopen(c, now);
     c.parser.FeedEof();
     if (c.parser.state() != HttpResponseParser::State::kComplete) {
       return Fail(c, Failure::kRead, now);
@@ -262,7 +264,7 @@ void Worker::Consume(Conn& c, const char* data, size_t n, int64_t now) {
     if (c.parser.state() == HttpResponseParser::State::kIncomplete) {
       if (off == n || n == 0) break;
       // Bytes with nothing sent to answer cannot be lined up with our requests.
-      if (c.written == 0 && c.partial == 0) return Fail(c, Failure::kParse, now);
+      if (nothing_sent()) return Fail(c, Failure::kParse, now);
       const size_t used = c.parser.Feed(data + off, n - off);
       off += used;
       c.response_bytes += used;

@@ -130,6 +130,33 @@ TEST(EngineChoiceTest, BothEnginesSurviveAServerThatResetsConnections) {
   }
 }
 
+TEST(EngineChoiceTest, BothEnginesLoseTheNextRequestWhenAKeptConnectionCloses) {
+  if (!UringHere())
+    GTEST_SKIP() << "io_uring is not available here: " << IoUringUnavailableReason();
+  // A keep-alive response, then the server closes: the request sent (or queued) after it is
+  // lost, a read error, with either engine; none is sent again unannounced.
+  RawHttpServer server([](RawHttpServer& s, int fd) {
+    s.Send(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    return false;
+  });
+  ASSERT_TRUE(server.ok());
+  for (IoEngine engine : {IoEngine::kEpoll, IoEngine::kIoUring}) {
+    SCOPED_TRACE(IoEngineName(engine));
+    LoadOptions o;
+    o.port = server.port();
+    o.engine = engine;
+    o.connections = 2;
+    o.duration = 300ms;
+    Result<LoadResult> r = GenerateLoad(o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_GT(r->requests, 10u);
+    EXPECT_EQ(r->retries, 0u);
+    EXPECT_EQ(r->sent, r->requests + r->errors.Failed());
+    EXPECT_GE(r->errors.read + 2, r->requests);
+    EXPECT_LE(r->errors.read, r->requests + 2);
+  }
+}
+
 TEST(EngineChoiceTest, NamesParseBothWays) {
   for (IoEngine e : {IoEngine::kAuto, IoEngine::kIoUring, IoEngine::kEpoll}) {
     EXPECT_EQ(ParseIoEngine(IoEngineName(e)), e);
