@@ -63,6 +63,10 @@ Worker::Worker(const WorkerPlan& plan, const WorkerSetup& setup, const std::atom
 }
 
 Worker::~Worker() {
+  // The ring goes first: it belongs to the worker's thread (IORING_SETUP_SINGLE_ISSUER) and this
+  // may run on another, so the sockets left open (a run that ended in an error) are closed
+  // without submitting anything; closing the ring cancels what it still had in flight.
+  uring_.reset();
   for (Conn& c : conns_) Close(c);
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
 }

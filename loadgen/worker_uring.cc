@@ -43,13 +43,17 @@ std::string UringError(const char* what, int negative_errno) {
 }
 
 // Flags for the ring, best first: completions run only when the worker asks for them (6.1),
-// then cooperative task work (5.19), then none.
+// then cooperative task work (5.19), then none. The completion queue holds four per entry: a
+// multishot receive posts one per read, so completions outnumber submissions.
 int InitRing(io_uring& ring, unsigned entries) {
   const unsigned kTries[] = {IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
                              IORING_SETUP_COOP_TASKRUN, 0};
   int rc = -EINVAL;
   for (unsigned flags : kTries) {
-    rc = io_uring_queue_init(entries, &ring, flags);
+    io_uring_params params{};
+    params.flags = flags | IORING_SETUP_CQSIZE;
+    params.cq_entries = 4 * entries;
+    rc = io_uring_queue_init_params(entries, &ring, &params);
     if (rc != -EINVAL) return rc;
   }
   return rc;
@@ -199,7 +203,7 @@ void Worker::ArmRecv(Conn& c) {
 void Worker::FlushUring(Conn& c, int64_t now) {
   // One send in flight per connection keeps the bytes in order; what is dispatched meanwhile
   // goes when it completes (SendDone).
-  if (c.send_queued || c.connecting || c.written == c.count) return;
+  if (c.fd < 0 || c.send_queued || c.connecting || c.written == c.count) return;
   const uint32_t depth = static_cast<uint32_t>(plan_.depth);
   for (uint32_t k = c.written; k < c.count; ++k) {
     InFlight& f = c.ring[(c.head + k) % depth];
@@ -244,12 +248,18 @@ void Worker::SendDone(Conn& c, int res, int64_t now) {
 
 void Worker::CloseUring(Conn& c) {
   if (c.fd < 0) return;
-  // Entries still queued name this descriptor's number, which the next socket may reuse: they
-  // go to the kernel now, while it is still this socket. shutdown then ends its receive and
-  // any send, whose completions arrive with this generation and are ignored.
-  if (io_uring_sq_ready(&uring_->ring) > 0) {
-    ++result_.syscalls.ring_enters;
-    io_uring_submit(&uring_->ring);
+  // Entries still queued for this socket name its descriptor's number, which the next socket
+  // may be given: they become no-ops, whose completions (user_data 0) match no connection, and
+  // nothing queued for a connection being closed reaches the server. shutdown then ends the
+  // receive and any send already submitted; their completions carry this generation and are
+  // ignored.
+  io_uring& ring = uring_->ring;
+  for (unsigned i = ring.sq.sqe_head; i != ring.sq.sqe_tail; ++i) {
+    io_uring_sqe* sqe = &ring.sq.sqes[i & ring.sq.ring_mask];
+    if (sqe->fd == c.fd) {
+      io_uring_prep_nop(sqe);
+      io_uring_sqe_set_data64(sqe, 0);
+    }
   }
   ::shutdown(c.fd, SHUT_RDWR);
 }
@@ -303,7 +313,7 @@ void Worker::OnCompletion(uint64_t data, int res, uint32_t flags, int64_t now) {
           Fail(c, Failure::kConnect, now);
         } else {
           ArmRecv(c);
-          Connected(c, now);
+          if (c.fd >= 0) Connected(c, now);  // else ArmRecv failed it
         }
         break;
       case UringOp::kSend:
