@@ -54,7 +54,8 @@ LoadOptions Schedule(uint16_t port, IoEngine engine, int depth) {
   return o;
 }
 
-void ExpectSameCounts(const LoadResult& epoll, const LoadResult& uring) {
+// `same_bytes`: every response of the server has one length, so the bytes read must match too.
+void ExpectSameCounts(const LoadResult& epoll, const LoadResult& uring, bool same_bytes) {
   EXPECT_EQ(epoll.engine, IoEngine::kEpoll);
   EXPECT_EQ(uring.engine, IoEngine::kIoUring);
   EXPECT_EQ(epoll.scheduled, 1000u);
@@ -62,7 +63,9 @@ void ExpectSameCounts(const LoadResult& epoll, const LoadResult& uring) {
   EXPECT_EQ(uring.sent, epoll.sent);
   EXPECT_EQ(uring.requests, epoll.requests);
   EXPECT_EQ(uring.status_counts, epoll.status_counts);
-  EXPECT_EQ(uring.bytes_read, epoll.bytes_read);
+  if (same_bytes) {
+    EXPECT_EQ(uring.bytes_read, epoll.bytes_read);
+  }
   EXPECT_EQ(uring.mix_sent, epoll.mix_sent);
   EXPECT_EQ(uring.errors.Total(), 0u);
   EXPECT_EQ(epoll.errors.Total(), 0u);
@@ -73,6 +76,9 @@ struct Case {
   const char* name;
   TestHttpServer::Behavior server;
   int depth;
+  // false where responses differ in length by timing: closing every third response, which of
+  // the pipelined requests gets the one with "Connection: close" depends on which were retried.
+  bool same_bytes = true;
 };
 
 TEST(EngineChoiceTest, BothEnginesCountTheSameAgainstOneServer) {
@@ -84,7 +90,7 @@ TEST(EngineChoiceTest, BothEnginesCountTheSameAgainstOneServer) {
       {"chunked", {.mode = Mode::kChunked}, 4},
       {"404", {.mode = Mode::kNotFound}, 1},
       {"closing every response", {.mode = Mode::kCloseEach}, 1},
-      {"closing every third, pipelined", {.mode = Mode::kOk, .close_every = 3}, 4},
+      {"closing every third, pipelined", {.mode = Mode::kOk, .close_every = 3}, 4, false},
       {"stalling for 100 ms", {.mode = Mode::kOk, .stall_at = 300, .stall_ms = 100}, 2},
   };
   for (const Case& c : cases) {
@@ -95,7 +101,7 @@ TEST(EngineChoiceTest, BothEnginesCountTheSameAgainstOneServer) {
     Result<LoadResult> uring = GenerateLoad(Schedule(server.port(), IoEngine::kIoUring, c.depth));
     ASSERT_TRUE(epoll.ok()) << epoll.status().ToString();
     ASSERT_TRUE(uring.ok()) << uring.status().ToString();
-    ExpectSameCounts(*epoll, *uring);
+    ExpectSameCounts(*epoll, *uring, c.same_bytes);
   }
 }
 
