@@ -105,6 +105,16 @@ TEST(EngineChoiceTest, BothEnginesCountTheSameAgainstOneServer) {
   }
 }
 
+// 300 ms of closed-loop load with one engine.
+LoadOptions ClosedLoop(uint16_t port, IoEngine engine, int connections) {
+  LoadOptions o;
+  o.port = port;
+  o.engine = engine;
+  o.connections = connections;
+  o.duration = 300ms;
+  return o;
+}
+
 TEST(EngineChoiceTest, BothEnginesSurviveAServerThatResetsConnections) {
   if (!UringHere())
     GTEST_SKIP() << "io_uring is not available here: " << IoUringUnavailableReason();
@@ -118,12 +128,8 @@ TEST(EngineChoiceTest, BothEnginesSurviveAServerThatResetsConnections) {
   ASSERT_TRUE(server.ok());
   for (IoEngine engine : {IoEngine::kEpoll, IoEngine::kIoUring}) {
     SCOPED_TRACE(IoEngineName(engine));
-    LoadOptions o;
-    o.port = server.port();
-    o.engine = engine;
-    o.connections = 4;
+    LoadOptions o = ClosedLoop(server.port(), engine, 4);
     o.depth = 2;
-    o.duration = 300ms;
     Result<LoadResult> r = GenerateLoad(o);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(r->engine, engine);
@@ -148,11 +154,7 @@ TEST(EngineChoiceTest, BothEnginesLoseTheNextRequestWhenAKeptConnectionCloses) {
   ASSERT_TRUE(server.ok());
   for (IoEngine engine : {IoEngine::kEpoll, IoEngine::kIoUring}) {
     SCOPED_TRACE(IoEngineName(engine));
-    LoadOptions o;
-    o.port = server.port();
-    o.engine = engine;
-    o.connections = 2;
-    o.duration = 300ms;
+    const LoadOptions o = ClosedLoop(server.port(), engine, 2);
     Result<LoadResult> r = GenerateLoad(o);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_GT(r->requests, 10u);
