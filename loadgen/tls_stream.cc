@@ -1,0 +1,260 @@
+// TlsClient and TlsStream: OpenSSL over memory BIOs for the load generator.
+#include "loadgen/tls_stream.h"
+
+#include <openssl/err.h>
+#include <openssl/x509v3.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace benchlab {
+
+namespace {
+
+// OpenSSL's queued errors, joined, and the queue cleared.
+std::string TlsErrorQueue() {
+  std::string text;
+  while (unsigned long e = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof(buf));
+    if (!text.empty()) text += "; ";
+    text += buf;
+  }
+  return text;
+}
+
+// ALPN's wire form: each protocol prefixed by its length.
+std::string AlpnWire(const std::vector<std::string>& protocols) {
+  std::string wire;
+  for (const std::string& p : protocols) {
+    wire += static_cast<char>(p.size());
+    wire += p;
+  }
+  return wire;
+}
+
+int TlsClientIndex() {
+  static const int index = SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
+}  // namespace
+
+Status ValidateTlsOptions(const TlsLoadOptions& o) {
+  if (!(o.resumption >= 0 && o.resumption <= 1)) {
+    return Status::InvalidArgument("tls.resumption: expected a share from 0.0 to 1.0");
+  }
+  if (o.version != "1.3" && o.version != "1.2") {
+    return Status::InvalidArgument("tls.version: expected \"1.3\" or \"1.2\", got \"" +
+                                   o.version.substr(0, 16) + "\"");
+  }
+  for (const std::string& p : o.alpn) {
+    if (p.empty() || p.size() > 255) {
+      return Status::InvalidArgument("tls.alpn: expected protocol names of 1 to 255 bytes");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<TlsClient>> TlsClient::Create(const TlsLoadOptions& o,
+                                                     const std::string& host) {
+  BENCHLAB_RETURN_IF_ERROR(ValidateTlsOptions(o));
+  std::unique_ptr<TlsClient> client(new TlsClient);
+  client->ctx_ = SSL_CTX_new(TLS_client_method());
+  if (client->ctx_ == nullptr) {
+    return Status::Internal("TLS context: " + TlsErrorQueue());
+  }
+  SSL_CTX* ctx = client->ctx_;
+  const int version = o.version == "1.3" ? TLS1_3_VERSION : TLS1_2_VERSION;
+  SSL_CTX_set_min_proto_version(ctx, version);
+  SSL_CTX_set_max_proto_version(ctx, version);
+  SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  if (!o.alpn.empty()) {
+    const std::string wire = AlpnWire(o.alpn);
+    if (SSL_CTX_set_alpn_protos(ctx, reinterpret_cast<const unsigned char*>(wire.data()),
+                                static_cast<unsigned>(wire.size())) != 0) {
+      return Status::InvalidArgument("tls.alpn: " + TlsErrorQueue());
+    }
+  }
+  if (o.verify) {
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+    const int loaded = o.ca_file.empty()
+                           ? SSL_CTX_set_default_verify_paths(ctx)
+                           : SSL_CTX_load_verify_locations(ctx, o.ca_file.c_str(), nullptr);
+    if (loaded != 1) {
+      return Status::InvalidArgument("tls.ca: cannot load \"" + o.ca_file +
+                                     "\": " + TlsErrorQueue());
+    }
+  } else {
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+  }
+  // Client-side caching hands every new session (a TLS 1.3 ticket arrives after the handshake)
+  // to OnNewSession; nothing is kept in OpenSSL's own cache.
+  SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+  SSL_CTX_sess_set_new_cb(ctx, &TlsClient::OnNewSession);
+  SSL_CTX_set_ex_data(ctx, TlsClientIndex(), client.get());
+  client->server_name_ = o.server_name.empty() ? host : o.server_name;
+  client->resumption_ = o.resumption;
+  return client;
+}
+
+TlsClient::~TlsClient() {
+  if (session_ != nullptr) SSL_SESSION_free(session_);
+  if (ctx_ != nullptr) SSL_CTX_free(ctx_);
+}
+
+int TlsClient::OnNewSession(SSL* ssl, SSL_SESSION* session) {
+  auto* self = static_cast<TlsClient*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), TlsClientIndex()));
+  if (self == nullptr) return 0;
+  if (self->session_ != nullptr) SSL_SESSION_free(self->session_);
+  self->session_ = session;
+  return 1;  // the reference is ours
+}
+
+bool TlsClient::NextResumes() {
+  credit_ += resumption_;
+  if (credit_ >= 1 - 1e-9) {
+    credit_ -= 1;
+    return true;
+  }
+  return false;
+}
+
+TlsStream::TlsStream(TlsClient& client) : client_(client) {}
+
+TlsStream::~TlsStream() {
+  if (ssl_ == nullptr) return;
+  SSL_set_shutdown(ssl_, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);  // as in Begin
+  SSL_free(ssl_);                                                     // frees both BIOs
+}
+
+Status TlsStream::Begin(bool resume) {
+  if (ssl_ == nullptr) {
+    ssl_ = SSL_new(client_.ctx());
+    if (ssl_ == nullptr) return Status::Internal("TLS connection: " + TlsErrorQueue());
+    in_ = BIO_new(BIO_s_mem());
+    out_bio_ = BIO_new(BIO_s_mem());
+    if (in_ == nullptr || out_bio_ == nullptr) {
+      BIO_free(in_);
+      BIO_free(out_bio_);
+      in_ = out_bio_ = nullptr;
+      return Status::Internal("TLS buffers: " + TlsErrorQueue());
+    }
+    BIO_set_mem_eof_return(in_, -1);  // empty means "more to come", not end of stream
+    SSL_set_bio(ssl_, in_, out_bio_);
+  } else {
+    // A connection ends without close_notify when the load generator closes it; unmarked,
+    // OpenSSL would take that as a broken session and stop it from being resumed.
+    SSL_set_shutdown(ssl_, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+    SSL_clear(ssl_);
+    BIO_reset(in_);
+    BIO_reset(out_bio_);
+  }
+  out_.clear();
+  out_head_ = 0;
+  error_.clear();
+  SSL_set_connect_state(ssl_);
+  const std::string& name = client_.server_name();
+  SSL_set_tlsext_host_name(ssl_, name.c_str());
+  if (SSL_get_verify_mode(ssl_) != SSL_VERIFY_NONE) SSL_set1_host(ssl_, name.c_str());
+  // SSL_clear keeps the last connection's session: a full handshake must drop it.
+  SSL_set_session(ssl_, resume ? client_.session() : nullptr);
+  state_ = State::kHandshaking;
+  const int rc = SSL_do_handshake(ssl_);
+  if (rc <= 0 && SSL_get_error(ssl_, rc) != SSL_ERROR_WANT_READ) {
+    Fail("TLS handshake");
+    return Status::Unavailable(error_);
+  }
+  Drain();
+  return Status::Ok();
+}
+
+TlsStream::State TlsStream::Fail(std::string what) {
+  const long verify = ssl_ != nullptr ? SSL_get_verify_result(ssl_) : X509_V_OK;
+  std::string why = TlsErrorQueue();
+  if (verify != X509_V_OK) why = X509_verify_cert_error_string(verify);
+  error_ = std::move(what) + (why.empty() ? "" : ": " + why);
+  state_ = State::kFailed;
+  return state_;
+}
+
+TlsStream::State TlsStream::Feed(const char* data, size_t n, std::string& plain) {
+  if (state_ != State::kHandshaking && state_ != State::kOpen) return state_;
+  if (n > 0 && BIO_write(in_, data, static_cast<int>(n)) != static_cast<int>(n)) {
+    return Fail("TLS buffer");
+  }
+  if (state_ == State::kHandshaking) {
+    const int rc = SSL_do_handshake(ssl_);
+    Drain();
+    if (rc <= 0) {
+      if (SSL_get_error(ssl_, rc) == SSL_ERROR_WANT_READ) return state_;
+      return Fail("TLS handshake");
+    }
+    state_ = State::kOpen;
+  }
+  char buf[16 * 1024];
+  while (true) {
+    const int got = SSL_read(ssl_, buf, sizeof(buf));
+    if (got > 0) {
+      plain.append(buf, static_cast<size_t>(got));
+      continue;
+    }
+    const int err = SSL_get_error(ssl_, got);
+    Drain();  // a key update or an alert may want an answer
+    if (err == SSL_ERROR_WANT_READ) return state_;
+    if (err == SSL_ERROR_ZERO_RETURN) {
+      state_ = State::kClosed;
+      return state_;
+    }
+    return Fail("TLS read");
+  }
+}
+
+Status TlsStream::Write(std::string_view plain) {
+  if (state_ != State::kOpen) return Status::FailedPrecondition("TLS write before the handshake");
+  while (!plain.empty()) {
+    const int put = SSL_write(ssl_, plain.data(), static_cast<int>(plain.size()));
+    if (put <= 0) {
+      Fail("TLS write");
+      return Status::Unavailable(error_);
+    }
+    plain.remove_prefix(static_cast<size_t>(put));
+  }
+  Drain();
+  return Status::Ok();
+}
+
+void TlsStream::Drain() {
+  char* data = nullptr;
+  const long n = BIO_get_mem_data(out_bio_, &data);
+  if (n > 0) {
+    if (out_head_ == out_.size()) {
+      out_.clear();
+      out_head_ = 0;
+    }
+    out_.append(data, static_cast<size_t>(n));
+    BIO_reset(out_bio_);
+  }
+}
+
+std::string_view TlsStream::Pending() const { return std::string_view(out_).substr(out_head_); }
+
+void TlsStream::Consumed(size_t n) {
+  out_head_ = std::min(out_.size(), out_head_ + n);
+  if (out_head_ == out_.size()) {
+    out_.clear();
+    out_head_ = 0;
+  }
+}
+
+bool TlsStream::resumed() const { return ssl_ != nullptr && SSL_session_reused(ssl_) == 1; }
+
+std::string TlsStream::alpn() const {
+  if (ssl_ == nullptr) return "";
+  const unsigned char* proto = nullptr;
+  unsigned len = 0;
+  SSL_get0_alpn_selected(ssl_, &proto, &len);
+  return proto == nullptr ? "" : std::string(reinterpret_cast<const char*>(proto), len);
+}
+
+}  // namespace benchlab

@@ -1,0 +1,104 @@
+// TLS for the load generator (docs/load.md, "HTTPS"). A TlsClient is one worker's OpenSSL
+// context: the version offered, ALPN, verification, and the newest session a server gave, for
+// resumption. A TlsStream is one connection's TLS over memory BIOs: the engine moves ciphertext
+// with its own reads and writes (recv/send or io_uring's completions) and the worker parses the
+// plaintext as it does over plain TCP, so both engines share one TLS path and nothing waits on a
+// socket inside OpenSSL. A stream is reused across reconnects (SSL_clear keeps its buffers).
+#pragma once
+
+#include <openssl/ssl.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace benchlab {
+
+struct TlsLoadOptions {
+  // The share of new connections that resume the worker's newest session (session tickets);
+  // the rest make a full handshake. The first connection of a worker is always full.
+  double resumption = 1.0;
+  std::string version = "1.3";                   // "1.3" or "1.2": the only version offered
+  std::vector<std::string> alpn = {"http/1.1"};  // offered in order; empty: no ALPN
+  bool verify = true;       // check the chain and that the certificate names server_name
+  std::string ca_file;      // verify against this PEM bundle; empty: the system's store
+  std::string server_name;  // SNI and the name verified; empty: the URL's host
+};
+
+// Checks the options' values: InvalidArgument naming the field.
+Status ValidateTlsOptions(const TlsLoadOptions& options);
+
+class TlsClient {
+ public:
+  static Result<std::unique_ptr<TlsClient>> Create(const TlsLoadOptions& options,
+                                                   const std::string& host);
+  ~TlsClient();
+  TlsClient(const TlsClient&) = delete;
+  TlsClient& operator=(const TlsClient&) = delete;
+
+  SSL_CTX* ctx() const { return ctx_; }
+  const std::string& server_name() const { return server_name_; }
+  // The newest session a server issued on this client's connections, or null.
+  SSL_SESSION* session() const { return session_; }
+  // Whether the next new connection should resume: a fixed low-discrepancy sequence, so that
+  // any run of N connections resumes within one of N x resumption.
+  bool NextResumes();
+
+ private:
+  TlsClient() = default;
+  static int OnNewSession(SSL* ssl, SSL_SESSION* session);
+
+  SSL_CTX* ctx_ = nullptr;
+  SSL_SESSION* session_ = nullptr;
+  std::string server_name_;
+  double resumption_ = 1.0;
+  double credit_ = 0;
+};
+
+class TlsStream {
+ public:
+  enum class State { kIdle, kHandshaking, kOpen, kClosed, kFailed };
+
+  explicit TlsStream(TlsClient& client);
+  ~TlsStream();
+  TlsStream(const TlsStream&) = delete;
+  TlsStream& operator=(const TlsStream&) = delete;
+
+  // Starts a handshake for a new connection, resuming the client's session when `resume` and
+  // there is one; the ClientHello is then in Pending().
+  Status Begin(bool resume);
+  // Ciphertext read from the socket. Advances the handshake, then decrypts: the plaintext is
+  // appended to `plain`. kFailed (with error()) on a bad record, a refused certificate or an
+  // alert; kClosed on the server's close_notify.
+  State Feed(const char* data, size_t n, std::string& plain);
+  // Encrypts plaintext for the socket (only once kOpen); the records are then in Pending().
+  Status Write(std::string_view plain);
+  // Ciphertext waiting to be written to the socket, and how much of it was.
+  std::string_view Pending() const;
+  void Consumed(size_t n);
+
+  State state() const { return state_; }
+  bool resumed() const;
+  std::string alpn() const;  // the protocol the server chose, or ""
+  const std::string& error() const { return error_; }
+
+ private:
+  State Fail(std::string what);
+  void Drain();  // moves what OpenSSL wrote into its BIO to out_
+
+  TlsClient& client_;
+  SSL* ssl_ = nullptr;
+  BIO* in_ = nullptr;       // ciphertext from the server (owned by ssl_)
+  BIO* out_bio_ = nullptr;  // ciphertext for the server (owned by ssl_)
+  std::string out_;         // drained ciphertext not yet written to the socket
+  size_t out_head_ = 0;
+  State state_ = State::kIdle;
+  std::string error_;
+};
+
+}  // namespace benchlab
