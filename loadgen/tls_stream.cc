@@ -150,8 +150,8 @@ Status TlsStream::Begin(bool resume) {
     BIO_reset(in_);
     BIO_reset(out_bio_);
   }
-  out_.clear();
-  out_head_ = 0;
+  flight_.clear();
+  flight_head_ = 0;
   error_.clear();
   SSL_set_connect_state(ssl_);
   const std::string& name = client_.server_name();
@@ -165,7 +165,6 @@ Status TlsStream::Begin(bool resume) {
     Fail("TLS handshake");
     return Status::Unavailable(error_);
   }
-  Drain();
   return Status::Ok();
 }
 
@@ -185,7 +184,6 @@ TlsStream::State TlsStream::Feed(const char* data, size_t n, std::string& plain)
   }
   if (state_ == State::kHandshaking) {
     const int rc = SSL_do_handshake(ssl_);
-    Drain();
     if (rc <= 0) {
       if (SSL_get_error(ssl_, rc) == SSL_ERROR_WANT_READ) return state_;
       return Fail("TLS handshake");
@@ -200,7 +198,6 @@ TlsStream::State TlsStream::Feed(const char* data, size_t n, std::string& plain)
       continue;
     }
     const int err = SSL_get_error(ssl_, got);
-    Drain();  // a key update or an alert may want an answer
     if (err == SSL_ERROR_WANT_READ) return state_;
     if (err == SSL_ERROR_ZERO_RETURN) {
       state_ = State::kClosed;
@@ -220,32 +217,24 @@ Status TlsStream::Write(std::string_view plain) {
     }
     plain.remove_prefix(static_cast<size_t>(put));
   }
-  Drain();
   return Status::Ok();
 }
 
-void TlsStream::Drain() {
-  char* data = nullptr;
-  const long n = BIO_get_mem_data(out_bio_, &data);
-  if (n > 0) {
-    if (out_head_ == out_.size()) {
-      out_.clear();
-      out_head_ = 0;
+std::string_view TlsStream::Outgoing() {
+  if (flight_head_ == flight_.size()) {
+    flight_.clear();
+    flight_head_ = 0;
+    char* data = nullptr;
+    const long n = out_bio_ == nullptr ? 0 : BIO_get_mem_data(out_bio_, &data);
+    if (n > 0) {
+      flight_.assign(data, static_cast<size_t>(n));
+      BIO_reset(out_bio_);
     }
-    out_.append(data, static_cast<size_t>(n));
-    BIO_reset(out_bio_);
   }
+  return std::string_view(flight_).substr(flight_head_);
 }
 
-std::string_view TlsStream::Pending() const { return std::string_view(out_).substr(out_head_); }
-
-void TlsStream::Consumed(size_t n) {
-  out_head_ = std::min(out_.size(), out_head_ + n);
-  if (out_head_ == out_.size()) {
-    out_.clear();
-    out_head_ = 0;
-  }
-}
+void TlsStream::Sent(size_t n) { flight_head_ = std::min(flight_.size(), flight_head_ + n); }
 
 bool TlsStream::resumed() const { return ssl_ != nullptr && SSL_session_reused(ssl_) == 1; }
 

@@ -70,17 +70,19 @@ class TlsStream {
   TlsStream& operator=(const TlsStream&) = delete;
 
   // Starts a handshake for a new connection, resuming the client's session when `resume` and
-  // there is one; the ClientHello is then in Pending().
+  // there is one; the ClientHello is then Outgoing().
   Status Begin(bool resume);
   // Ciphertext read from the socket. Advances the handshake, then decrypts: the plaintext is
   // appended to `plain`. kFailed (with error()) on a bad record, a refused certificate or an
   // alert; kClosed on the server's close_notify.
   State Feed(const char* data, size_t n, std::string& plain);
-  // Encrypts plaintext for the socket (only once kOpen); the records are then in Pending().
+  // Encrypts plaintext for the socket (only once kOpen); the records are then Outgoing().
   Status Write(std::string_view plain);
-  // Ciphertext waiting to be written to the socket, and how much of it was.
-  std::string_view Pending() const;
-  void Consumed(size_t n);
+  // Ciphertext to write to the socket: what an earlier call returned and Sent() has not yet
+  // accounted for, else every record produced since. Those bytes stay in place until Sent()
+  // covers them, so an io_uring send may point at them while Feed and Write produce more.
+  std::string_view Outgoing();
+  void Sent(size_t n);
 
   State state() const { return state_; }
   bool resumed() const;
@@ -89,14 +91,13 @@ class TlsStream {
 
  private:
   State Fail(std::string what);
-  void Drain();  // moves what OpenSSL wrote into its BIO to out_
 
   TlsClient& client_;
   SSL* ssl_ = nullptr;
   BIO* in_ = nullptr;       // ciphertext from the server (owned by ssl_)
   BIO* out_bio_ = nullptr;  // ciphertext for the server (owned by ssl_)
-  std::string out_;         // drained ciphertext not yet written to the socket
-  size_t out_head_ = 0;
+  std::string flight_;      // ciphertext handed out by Outgoing(), from flight_head_ not yet Sent()
+  size_t flight_head_ = 0;
   State state_ = State::kIdle;
   std::string error_;
 };

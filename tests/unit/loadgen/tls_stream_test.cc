@@ -59,10 +59,15 @@ class MemoryTlsServer {
   void Pump(TlsStream& client, std::string& client_plain, std::string* got = nullptr) {
     for (int turn = 0; turn < 20; ++turn) {
       bool moved = false;
-      std::string_view to_server = client.Pending();
+      // In two pieces, as a short send would leave them.
+      std::string_view to_server = client.Outgoing();
       if (!to_server.empty()) {
+        const size_t first = to_server.size() / 2;
+        BIO_write(in_, to_server.data(), static_cast<int>(first));
+        client.Sent(first);
+        to_server = client.Outgoing();
         BIO_write(in_, to_server.data(), static_cast<int>(to_server.size()));
-        client.Consumed(to_server.size());
+        client.Sent(to_server.size());
         moved = true;
       }
       char buf[16384];
@@ -80,6 +85,11 @@ class MemoryTlsServer {
       }
       if (!moved) return;
     }
+  }
+
+  // Ciphertext the client wrote, delivered by the test itself.
+  void Receive(std::string_view bytes) {
+    BIO_write(in_, bytes.data(), static_cast<int>(bytes.size()));
   }
 
   void Send(std::string_view plain) {
@@ -119,7 +129,7 @@ TEST_F(TlsStreamTest, AFullHandshakeThenRequestAndResponse) {
   TlsStream stream(**client);
   server.Accept();
   ASSERT_TRUE(stream.Begin(false).ok());
-  EXPECT_FALSE(stream.Pending().empty()) << "the ClientHello";
+  EXPECT_FALSE(stream.Outgoing().empty()) << "the ClientHello";
   std::string plain, got;
   server.Pump(stream, plain);
   ASSERT_EQ(stream.state(), TlsStream::State::kOpen) << stream.error();
@@ -133,6 +143,31 @@ TEST_F(TlsStreamTest, AFullHandshakeThenRequestAndResponse) {
   server.Pump(stream, plain);
   EXPECT_EQ(plain, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
   EXPECT_NE((*client)->session(), nullptr) << "the server's ticket was kept";
+}
+
+TEST_F(TlsStreamTest, OutgoingBytesStayPutWhileMoreRecordsAreMade) {
+  MemoryTlsServer server(ca_, "server");
+  auto client = TlsClient::Create(Options(), "127.0.0.1");
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  TlsStream stream(**client);
+  std::string plain, got;
+  server.Accept();
+  ASSERT_TRUE(stream.Begin(false).ok());
+  server.Pump(stream, plain);
+  ASSERT_EQ(stream.state(), TlsStream::State::kOpen) << stream.error();
+  ASSERT_TRUE(stream.Write("first").ok());
+  const std::string_view flight = stream.Outgoing();
+  const std::string copy(flight);
+  ASSERT_FALSE(copy.empty());
+  // An io_uring send points at `flight` now; a second request is encrypted meanwhile.
+  ASSERT_TRUE(stream.Write(std::string(20000, 'x')).ok());
+  EXPECT_EQ(stream.Outgoing().data(), flight.data());
+  EXPECT_EQ(std::string(flight), copy);
+  server.Receive(flight);
+  stream.Sent(flight.size());
+  EXPECT_GT(stream.Outgoing().size(), 20000u) << "the second request's records come next";
+  server.Pump(stream, plain, &got);  // delivers the rest: the server sees both, in order
+  EXPECT_EQ(got, "first" + std::string(20000, 'x'));
 }
 
 TEST_F(TlsStreamTest, TheNextConnectionResumesWithTheTicket) {
