@@ -85,6 +85,7 @@ Status Validate(const LoadOptions& o) {
     return Status::InvalidArgument("spin must be between 0 and 1s");
   }
   if (o.host.empty()) return Status::InvalidArgument("host is empty");
+  if (o.tls) BENCHLAB_RETURN_IF_ERROR(ValidateTlsOptions(*o.tls));
   BENCHLAB_RETURN_IF_ERROR(
       ValidateRequest("request", o.method, o.path, o.headers, o.body, o.expect_status));
   uint64_t weights = 0;
@@ -193,6 +194,12 @@ void MergeInto(LoadResult& out, uint64_t& completed, const WorkerResult& w) {
   out.syscalls.epoll_waits += w.syscalls.epoll_waits;
   out.syscalls.epoll_ctls += w.syscalls.epoll_ctls;
   out.syscalls.ring_enters += w.syscalls.ring_enters;
+  out.tls.full += w.handshakes_full;
+  out.tls.resumed += w.handshakes_resumed;
+  out.tls.failed += w.handshakes_failed;
+  out.tls.handshake_us.Merge(w.handshake_us);
+  if (out.tls.alpn.empty()) out.tls.alpn = w.tls_alpn;
+  if (out.tls.first_error.empty()) out.tls.first_error = w.tls_error;
   out.peak_connections += w.peak_connections;
   out.worker_cpus.push_back(w.cpus);
   if (out.mix_sent.size() < w.mix_sent.size()) out.mix_sent.resize(w.mix_sent.size(), 0);
@@ -305,6 +312,11 @@ Result<LoadResult> GenerateLoad(const LoadOptions& options, const MeasureMarkFn&
   plan.timeout_ns = options.timeout.count();
   plan.spin_ns = plan.open_loop ? options.spin.count() : 0;
   plan.max_body = options.max_body;
+  if (options.tls) {
+    plan.tls = &*options.tls;
+    plan.tls_host = options.host;
+  }
+  plan.requests_per_connection = options.requests_per_connection;
   plan.stop = &stop;
   plan.seconds = static_cast<size_t>((options.duration.count() + 999'999'999) / 1'000'000'000);
 
@@ -403,6 +415,12 @@ Result<LoadResult> GenerateLoad(const LoadOptions& options, const MeasureMarkFn&
   uint64_t completed = 0;
   for (const auto& w : workers) MergeInto(result, completed, w->result());
   BuildSeries(result, workers);
+  if (options.tls) {
+    result.tls.on = true;
+    result.tls.version = options.tls->version;
+    result.tls.per_s =
+        static_cast<double>(result.tls.full + result.tls.resumed) / result.duration_s;
+  }
   result.rps = static_cast<double>(result.requests) / result.duration_s;
   result.throughput_rps = static_cast<double>(completed) / result.duration_s;
   bool busy = false;

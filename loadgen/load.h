@@ -44,6 +44,24 @@ std::string IoUringUnavailableReason();
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
+// HTTPS (docs/load.md, "HTTPS"): set for an https:// URL. Each connection makes a TLS handshake
+// once its TCP connection is up; requests go only after it, and the handshake is counted and
+// timed apart from them (LoadResult::tls).
+struct TlsLoadOptions {
+  // The share of new connections that resume the worker's newest session (session tickets);
+  // the rest make a full handshake. A worker's first connections are full: it has no session.
+  double resumption = 1.0;
+  std::string version = "1.3";                   // "1.3" or "1.2": the only version offered
+  std::vector<std::string> alpn = {"http/1.1"};  // offered in order; empty: no ALPN
+  bool verify = true;       // check the chain and that the certificate names server_name
+  std::string ca_file;      // verify against this PEM bundle; empty: ca_pem, else the system's
+  std::string ca_pem;       // verify against these PEM certificates (a target's own CA)
+  std::string server_name;  // SNI and the name verified; empty: the URL's host
+};
+
+// Checks the options' values: InvalidArgument naming the field ("tls.version: ...").
+Status ValidateTlsOptions(const TlsLoadOptions& options);
+
 // One weighted request of a request mix (see ParseRequestMix in loadgen/request_mix.h).
 struct MixRequest {
   std::string method = "GET";
@@ -86,6 +104,12 @@ struct LoadOptions {
   // kIoUring fails the run (Unavailable, with why) where the kernel refuses io_uring; kAuto
   // falls back to epoll.
   IoEngine engine = IoEngine::kAuto;
+  // Set for https:// (ParseUrlInto sets the default options); unset: plain HTTP.
+  std::optional<TlsLoadOptions> tls;
+  // A connection is closed and a new one opened once this many requests were sent on it and
+  // answered, so connects (and TLS handshakes) are part of the load at rps / N per second.
+  // 0: connections are kept for the whole run.
+  uint32_t requests_per_connection = 0;
 
   // When non-empty, requests are drawn from the mix by weight instead of method/path/body.
   std::vector<MixRequest> mix;
@@ -138,6 +162,20 @@ struct SyscallCounts {
   uint64_t ring_enters = 0;  // io_uring: io_uring_enter calls (each submits and reaps a batch)
 };
 
+// HTTPS handshakes of the measured interval (those that ended in it), apart from requests.
+struct TlsFigures {
+  bool on = false;       // the run was over TLS
+  std::string version;   // the version offered: "1.3" or "1.2"
+  uint64_t full = 0;     // handshakes that made a new session
+  uint64_t resumed = 0;  // handshakes that resumed the worker's session (a ticket)
+  uint64_t failed = 0;   // handshakes refused or broken (also in errors.connect)
+  double per_s = 0;      // (full + resumed) / duration_s
+  // From the TCP connection's establishment to the handshake's end, as the client saw it.
+  Histogram handshake_us;
+  std::string alpn;         // the protocol the server chose ("" when it chose none)
+  std::string first_error;  // of the first failed handshake, e.g. "certificate verify failed"
+};
+
 struct LoadResult {
   // Over the measured interval only (warm-up excluded). A request belongs to the interval when
   // it was sent (closed loop) or scheduled (open loop) inside it; its outcome counts even if it
@@ -182,6 +220,7 @@ struct LoadResult {
   std::vector<uint64_t> mix_sent;             // requests sent per mix entry (or one entry)
   IoEngine engine = IoEngine::kEpoll;         // the engine the workers ran (never kAuto)
   std::string engine_note;                    // auto: why io_uring was not used; else empty
+  TlsFigures tls;
 
   static constexpr uint64_t kGeneratorLagBoundUs = 1000;
   static constexpr double kBusyBound = 0.95;
@@ -203,7 +242,8 @@ std::string FormatLoadResult(const LoadOptions& options, const LoadResult& resul
 // "series", and more).
 std::string LoadResultToJson(const LoadResult& result);
 
-// "http://host:port/path?query" into options.host/port/path. Only http:// is supported.
+// "http[s]://host[:port]/path?query" into options.host/port/path (port 80 or 443 by default).
+// https:// sets options.tls (to the defaults when it was unset); http:// clears it.
 Status ParseUrlInto(const std::string& url, LoadOptions& options);
 
 }  // namespace benchlab

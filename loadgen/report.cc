@@ -70,7 +70,8 @@ nlohmann::ordered_json LatencyJson(const Histogram& h) {
 
 std::string FormatLoadResult(const LoadOptions& options, const LoadResult& result) {
   const int threads = std::min(options.threads, options.connections);
-  std::string out = "Running " + FormatDuration(options.duration) + " test @ http://" +
+  std::string out = "Running " + FormatDuration(options.duration) + " test @ " +
+                    (options.tls ? "https://" : "http://") +
                     HostHeaderValue(options.host, options.port) + options.path + "\n";
   out += "  " + std::to_string(threads) + " threads and " + std::to_string(options.connections) +
          " connections";
@@ -120,6 +121,16 @@ std::string FormatLoadResult(const LoadOptions& options, const LoadResult& resul
            ", write " + std::to_string(e.write) + ", timeout " + std::to_string(e.timeout) +
            ", parse " + std::to_string(e.parse) + ", mismatch " + std::to_string(e.mismatch) +
            ", body too large " + std::to_string(e.body_too_large) + "\n";
+  }
+  if (result.tls.on) {
+    const TlsFigures& t = result.tls;
+    out += "  TLS " + t.version + (t.alpn.empty() ? "" : ", ALPN " + t.alpn) + ": " +
+           std::to_string(t.full + t.resumed) + " handshakes (" + std::to_string(t.full) +
+           " full, " + std::to_string(t.resumed) + " resumed" +
+           (t.failed > 0 ? ", " + std::to_string(t.failed) + " failed" : "") + "), " +
+           Num("%.1f/s", t.per_s) + "\n";
+    if (t.full + t.resumed > 0) out += LatencyRow("handshake", t.handshake_us);
+    if (!t.first_error.empty()) out += "  First TLS failure: " + t.first_error + "\n";
   }
   if (result.reconnects > 0) out += "  Reconnects: " + std::to_string(result.reconnects) + "\n";
   if (result.retries > 0) {
@@ -197,6 +208,18 @@ std::string LoadResultToJson(const LoadResult& result) {
                    {"epoll_waits", result.syscalls.epoll_waits},
                    {"epoll_ctls", result.syscalls.epoll_ctls},
                    {"ring_enters", result.syscalls.ring_enters}};
+  if (result.tls.on) {
+    const TlsFigures& t = result.tls;
+    nlohmann::ordered_json tls = {{"version", t.version},
+                                  {"alpn", t.alpn},
+                                  {"handshakes_full", t.full},
+                                  {"handshakes_resumed", t.resumed},
+                                  {"handshakes_failed", t.failed},
+                                  {"handshakes_per_s", t.per_s},
+                                  {"handshake_us", LatencyJson(t.handshake_us)}};
+    if (!t.first_error.empty()) tls["first_error"] = t.first_error;
+    j["tls"] = tls;
+  }
   j["mix_sent"] = result.mix_sent;
   j["worker_cpus"] = result.worker_cpus;
   j["per_second"] = result.per_second_requests;

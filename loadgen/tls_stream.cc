@@ -2,6 +2,7 @@
 #include "loadgen/tls_stream.h"
 
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
 #include <algorithm>
@@ -33,6 +34,24 @@ std::string AlpnWire(const std::vector<std::string>& protocols) {
   return wire;
 }
 
+// Adds every certificate of a PEM text to the context's trust store.
+Status LoadCaPem(SSL_CTX* ctx, const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  if (bio == nullptr) return Status::Internal("tls.ca_pem: " + TlsErrorQueue());
+  X509_STORE* store = SSL_CTX_get_cert_store(ctx);
+  int added = 0;
+  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    if (X509_STORE_add_cert(store, cert) == 1) ++added;
+    X509_free(cert);
+  }
+  BIO_free(bio);
+  ERR_clear_error();  // the read that ended the loop
+  if (added == 0) {
+    return Status::InvalidArgument("tls.ca_pem: expected PEM certificates, found none");
+  }
+  return Status::Ok();
+}
+
 int TlsClientIndex() {
   static const int index = SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
   return index;
@@ -52,6 +71,13 @@ Status ValidateTlsOptions(const TlsLoadOptions& o) {
     if (p.empty() || p.size() > 255) {
       return Status::InvalidArgument("tls.alpn: expected protocol names of 1 to 255 bytes");
     }
+  }
+  // The generator speaks HTTP/1.1 only: a list without it would let the server pick a protocol
+  // whose bytes the response parser cannot read.
+  if (!o.alpn.empty() && std::find(o.alpn.begin(), o.alpn.end(), "http/1.1") == o.alpn.end()) {
+    return Status::InvalidArgument(
+        "tls.alpn: expected a list that offers \"http/1.1\" (the protocol the load generator "
+        "speaks), or an empty list for no ALPN");
   }
   return Status::Ok();
 }
@@ -78,10 +104,12 @@ Result<std::unique_ptr<TlsClient>> TlsClient::Create(const TlsLoadOptions& o,
   }
   if (o.verify) {
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
-    const int loaded = o.ca_file.empty()
-                           ? SSL_CTX_set_default_verify_paths(ctx)
-                           : SSL_CTX_load_verify_locations(ctx, o.ca_file.c_str(), nullptr);
-    if (loaded != 1) {
+    if (o.ca_file.empty() && !o.ca_pem.empty()) {
+      BENCHLAB_RETURN_IF_ERROR(LoadCaPem(ctx, o.ca_pem));
+    } else if (const int loaded = o.ca_file.empty() ? SSL_CTX_set_default_verify_paths(ctx)
+                                                    : SSL_CTX_load_verify_locations(
+                                                          ctx, o.ca_file.c_str(), nullptr);
+               loaded != 1) {
       return Status::InvalidArgument("tls.ca: cannot load \"" + o.ca_file +
                                      "\": " + TlsErrorQueue());
     }
@@ -158,7 +186,13 @@ Status TlsStream::Begin(bool resume) {
   SSL_set_tlsext_host_name(ssl_, name.c_str());
   if (SSL_get_verify_mode(ssl_) != SSL_VERIFY_NONE) SSL_set1_host(ssl_, name.c_str());
   // SSL_clear keeps the last connection's session: a full handshake must drop it.
-  SSL_set_session(ssl_, resume ? client_.session() : nullptr);
+  // A connection resumes from its own copy: OpenSSL may mark the session of a connection it
+  // handled not resumable (against nginx, one resumption in eight fell back to a full
+  // handshake when connections shared it), and the worker's newest session must stay usable.
+  SSL_SESSION* session =
+      resume && client_.session() != nullptr ? SSL_SESSION_dup(client_.session()) : nullptr;
+  SSL_set_session(ssl_, session);
+  SSL_SESSION_free(session);  // the connection holds its own reference
   state_ = State::kHandshaking;
   const int rc = SSL_do_handshake(ssl_);
   if (rc <= 0 && SSL_get_error(ssl_, rc) != SSL_ERROR_WANT_READ) {
@@ -238,12 +272,13 @@ void TlsStream::Sent(size_t n) { flight_head_ = std::min(flight_.size(), flight_
 
 bool TlsStream::resumed() const { return ssl_ != nullptr && SSL_session_reused(ssl_) == 1; }
 
-std::string TlsStream::alpn() const {
-  if (ssl_ == nullptr) return "";
+std::string_view TlsStream::alpn() const {
+  if (ssl_ == nullptr) return {};
   const unsigned char* proto = nullptr;
   unsigned len = 0;
   SSL_get0_alpn_selected(ssl_, &proto, &len);
-  return proto == nullptr ? "" : std::string(reinterpret_cast<const char*>(proto), len);
+  return proto == nullptr ? std::string_view()
+                          : std::string_view(reinterpret_cast<const char*>(proto), len);
 }
 
 }  // namespace benchlab

@@ -16,22 +16,9 @@
 #include <vector>
 
 #include "common/status.h"
+#include "loadgen/load.h"
 
 namespace benchlab {
-
-struct TlsLoadOptions {
-  // The share of new connections that resume the worker's newest session (session tickets);
-  // the rest make a full handshake. The first connection of a worker is always full.
-  double resumption = 1.0;
-  std::string version = "1.3";                   // "1.3" or "1.2": the only version offered
-  std::vector<std::string> alpn = {"http/1.1"};  // offered in order; empty: no ALPN
-  bool verify = true;       // check the chain and that the certificate names server_name
-  std::string ca_file;      // verify against this PEM bundle; empty: the system's store
-  std::string server_name;  // SNI and the name verified; empty: the URL's host
-};
-
-// Checks the options' values: InvalidArgument naming the field.
-Status ValidateTlsOptions(const TlsLoadOptions& options);
 
 class TlsClient {
  public:
@@ -86,7 +73,7 @@ class TlsStream {
 
   State state() const { return state_; }
   bool resumed() const;
-  std::string alpn() const;  // the protocol the server chose, or ""
+  std::string_view alpn() const;  // the protocol the server chose, or ""
   const std::string& error() const { return error_; }
 
  private:

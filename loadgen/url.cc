@@ -1,4 +1,5 @@
-// ParseUrlInto: "http://host[:port][/path][?query]" into LoadOptions' host, port and path.
+// ParseUrlInto: "http[s]://host[:port][/path][?query]" into LoadOptions' host, port, path and
+// whether it is HTTPS.
 #include <cctype>
 #include <charconv>
 
@@ -15,9 +16,10 @@ Status ParseUrlInto(const std::string& url, LoadOptions& options) {
   if (sep == std::string::npos) return bad("missing \"http://\"");
   std::string scheme = url.substr(0, sep);
   for (char& ch : scheme) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (scheme != "http") {
-    return Status::InvalidArgument("only http:// URLs are supported (no TLS), got \"" + url + "\"");
+  if (scheme != "http" && scheme != "https") {
+    return Status::InvalidArgument("expected an http:// or https:// URL, got \"" + url + "\"");
   }
+  const bool https = scheme == "https";
   const std::string_view rest = std::string_view(url).substr(sep + 3);
   const size_t authority_end = rest.find_first_of("/?#");
   const std::string_view authority = rest.substr(0, authority_end);
@@ -44,7 +46,7 @@ Status ParseUrlInto(const std::string& url, LoadOptions& options) {
     if (port_text.empty()) return bad("empty port");
   }
   if (host.empty()) return bad("missing host");
-  int port = 80;
+  int port = https ? 443 : 80;
   if (!port_text.empty()) {
     auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
     if (ec != std::errc() || ptr != port_text.data() + port_text.size() || port < 1 ||
@@ -55,6 +57,9 @@ Status ParseUrlInto(const std::string& url, LoadOptions& options) {
   options.host = std::string(host);
   options.port = static_cast<uint16_t>(port);
   options.path = std::move(path);
+  // https keeps options the caller set before (a campaign's [load] tls); plain http has none.
+  if (https && !options.tls) options.tls.emplace();
+  if (!https) options.tls.reset();
   return Status::Ok();
 }
 

@@ -14,6 +14,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "loadgen/tls_stream.h"
+
 namespace benchlab {
 
 namespace {
@@ -90,6 +92,7 @@ Status Worker::Prepare() {
   }
   // Timers wake within a microsecond of the slot instead of the default 50 us slack.
   if (plan_.open_loop) ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  BENCHLAB_RETURN_IF_ERROR(PrepareTls());
   if (plan_.engine == IoEngine::kIoUring) return PrepareUring();
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) return Status::Internal(std::string("epoll_create1: ") + std::strerror(errno));
@@ -208,7 +211,10 @@ void Worker::HandleDueSlots(int64_t now) {
 Worker::Conn* Worker::TakeIdle() {
   while (!idle_.empty()) {
     Conn& c = conns_[idle_.back()];
-    if (c.fd >= 0 && !c.connecting && c.count < static_cast<uint32_t>(plan_.depth)) return &c;
+    if (c.fd >= 0 && !c.connecting && !c.handshaking && HasRoom(c) &&
+        c.count < static_cast<uint32_t>(plan_.depth)) {
+      return &c;
+    }
     c.idle_listed = false;
     idle_.pop_back();
   }
@@ -216,7 +222,8 @@ Worker::Conn* Worker::TakeIdle() {
 }
 
 void Worker::MarkIdle(Conn& c) {
-  if (!plan_.open_loop || c.idle_listed || c.fd < 0 || c.connecting) return;
+  if (!plan_.open_loop || c.idle_listed || c.fd < 0 || c.connecting || c.handshaking) return;
+  if (!HasRoom(c)) return;
   if (c.count >= static_cast<uint32_t>(plan_.depth)) return;
   c.idle_listed = true;
   idle_.push_back(static_cast<uint32_t>(&c - conns_.data()));
@@ -238,6 +245,7 @@ void Worker::Dispatch(Conn& c, int64_t intended_ns) {
   f.request = plan_.cycle[cycle_pos_];
   if (++cycle_pos_ == plan_.cycle.size()) cycle_pos_ = 0;
   f.counted = intended_ns >= plan_.measure_start_ns && intended_ns < plan_.end_ns;
+  ++c.served;
   if (++c.count == 1) PrepareParser(c);
   if (f.counted) {
     ++counted_in_flight_;
@@ -248,16 +256,18 @@ void Worker::Dispatch(Conn& c, int64_t intended_ns) {
 
 void Worker::Refill(Conn& c, int64_t now) {
   const uint32_t depth = static_cast<uint32_t>(plan_.depth);
+  // Every request the connection may carry is answered: a fresh one takes over.
+  if (c.count == 0 && !HasRoom(c)) return Reopen(c, now);
   if (plan_.open_loop) {
     // The queue holds only slots due inside the run, so it empties even while draining.
-    while (queue_len_ > 0 && c.count < depth) {
+    while (queue_len_ > 0 && c.count < depth && HasRoom(c)) {
       const int64_t slot = queue_[queue_head_];
       queue_head_ = (queue_head_ + 1) % queue_.size();
       --queue_len_;
       Dispatch(c, slot);
     }
   } else if (Sending(now)) {
-    while (c.count < depth) Dispatch(c, now);
+    while (c.count < depth && HasRoom(c)) Dispatch(c, now);
   }
   if (c.written < c.count) Flush(c, now);
   if (c.fd >= 0) MarkIdle(c);
@@ -360,6 +370,8 @@ void Worker::Sweep(int64_t now) {
       if (now >= c.retry_ns && Wanted(c, now)) Open(c, now);
     } else if (c.connecting) {
       if (now >= c.deadline_ns) Fail(c, Failure::kConnect, now);
+    } else if (c.handshaking) {
+      if (now >= c.deadline_ns) FailTls(c, "the TLS handshake timed out", now);
     } else if (c.count > 0) {
       const InFlight& oldest = c.ring[c.head];
       if (oldest.sent_ns != 0 && now - oldest.sent_ns >= plan_.timeout_ns) {

@@ -29,6 +29,9 @@
 
 namespace benchlab {
 
+class TlsClient;
+class TlsStream;
+
 // One request kind, built once: the bytes sent and how its response is checked.
 struct PlannedRequest {
   std::string bytes;     // one request
@@ -56,7 +59,10 @@ struct WorkerPlan {
   int workers = 1;
   int64_t timeout_ns = 0;
   int64_t spin_ns = 0;
-  uint64_t max_body = 0;  // bytes of a response body; 0: no limit
+  uint64_t max_body = 0;                 // bytes of a response body; 0: no limit
+  const TlsLoadOptions* tls = nullptr;   // https: the options; null: plain HTTP
+  std::string tls_host;                  // the URL's host, for SNI and verification
+  uint32_t requests_per_connection = 0;  // 0: connections are kept
   // The caller's LoadOptions::stop, or a flag never set: read relaxed once per loop iteration.
   const std::atomic<bool>* stop = nullptr;
   size_t seconds = 0;            // whole (or final partial) seconds in the measured interval
@@ -92,6 +98,13 @@ struct WorkerResult {
   std::vector<std::string> second_histograms;  // Histogram::Serialize() of each second
   std::vector<uint64_t> mix_sent;
   SyscallCounts syscalls;
+  // TLS handshakes that ended in the measured interval.
+  uint64_t handshakes_full = 0;
+  uint64_t handshakes_resumed = 0;
+  uint64_t handshakes_failed = 0;
+  Histogram handshake_us;
+  std::string tls_alpn;   // the first protocol a server chose
+  std::string tls_error;  // the first handshake failure
   double cpu_user_s = 0;
   double cpu_sys_s = 0;
   int peak_connections = 0;
@@ -143,7 +156,11 @@ class Worker {
     uint64_t response_bytes = 0;  // of the response being read
     int64_t deadline_ns = 0;      // of the connect attempt
     int64_t retry_ns = 0;         // when a failed connection may be reopened
+    uint32_t served = 0;          // requests dispatched since it was opened
     HttpResponseParser parser;
+    TlsStream* tls = nullptr;  // https: this slot's stream, reused across reconnects
+    bool handshaking = false;  // https: connected, and the TLS handshake not yet done
+    int64_t handshake_start_ns = 0;
   };
 
   // worker.cc: the loop, the schedule and the accounting.
@@ -181,6 +198,7 @@ class Worker {
   // Feeds n bytes read from the connection to its parser and settles the responses they
   // complete (n == 0: the server closed it).
   void Consume(Conn& c, const char* data, size_t n, int64_t now);
+  void ConsumePlain(Conn& c, const char* data, size_t n, int64_t now);  // HTTP bytes
   void Advance(Conn& c, size_t bytes);  // `bytes` more of the in-flight requests were written
   void OnEvent(uint64_t token, uint32_t events);
   bool SetInterest(Conn& c, bool want_out);
@@ -188,6 +206,21 @@ class Worker {
   void CloseGracefully(Conn& c, int64_t now);
   uint64_t Token(const Conn& c) const;
   size_t Index(const Conn& c) const { return static_cast<size_t>(&c - conns_.data()); }
+
+  // Whether another request may go on the connection (LoadOptions::requests_per_connection).
+  bool HasRoom(const Conn& c) const {
+    return plan_.requests_per_connection == 0 || c.served < plan_.requests_per_connection;
+  }
+
+  // worker_tls.cc: HTTPS over either engine (docs/load.md, "HTTPS").
+  Status PrepareTls();
+  void StartTls(Conn& c, int64_t now);  // the TCP connection is up: send the ClientHello
+  void ConsumeTls(Conn& c, const char* data, size_t n, int64_t now);
+  void FinishHandshake(Conn& c, int64_t now);
+  void FailTls(Conn& c, std::string_view why, int64_t now);
+  void FlushTls(Conn& c, int64_t now);  // encrypts the unwritten requests, then SendTls
+  void SendTls(Conn& c, int64_t now);   // writes the stream's ciphertext
+  void SendTlsUring(Conn& c, int64_t now);
 
   // worker_uring.cc: the io_uring engine (docs/load.md, "Engines").
   struct Uring;
@@ -238,6 +271,9 @@ class Worker {
   } run_;  // equal latencies not yet in the histograms
   int epoll_fd_ = -1;
   std::unique_ptr<Uring, UringDeleter> uring_;
+  std::unique_ptr<TlsClient> tls_client_;
+  std::vector<std::unique_ptr<TlsStream>> tls_streams_;  // one per connection slot
+  std::string tls_plain_;  // plaintext of one read, reused (its capacity stays)
   // One read buffer for the thread rather than one per connection: the parser is incremental,
   // so no bytes need to survive between reads, and a single buffer stays in cache.
   std::unique_ptr<char[]> read_buf_;

@@ -47,6 +47,7 @@ void Worker::Open(Conn& c, int64_t now) {
   if (c.opened_before && Counting(now)) ++result_.reconnects;
   c.opened_before = true;
   c.retry_ns = 0;
+  c.served = 0;
   const sockaddr* addr = reinterpret_cast<const sockaddr*>(&plan_.addr);
   // io_uring waits for a blocking socket's readiness itself; epoll needs it non-blocking.
   const int flags = SOCK_STREAM | SOCK_CLOEXEC | (uring_ ? 0 : SOCK_NONBLOCK);
@@ -81,6 +82,7 @@ void Worker::Open(Conn& c, int64_t now) {
 void Worker::Connected(Conn& c, int64_t now) {
   if (c.connecting) --connecting_;
   c.connecting = false;
+  if (c.tls != nullptr) return StartTls(c, now);
   Refill(c, now);
   if (c.fd >= 0 && c.out_armed && c.written == c.count && !SetInterest(c, false)) {
     Fail(c, Failure::kWrite, now);
@@ -98,6 +100,7 @@ void Worker::Close(Conn& c) {
   c.connecting = false;
   c.out_armed = false;
   c.send_queued = false;
+  c.handshaking = false;
   c.response_bytes = 0;
   c.parser.Reset();
 }
@@ -160,6 +163,7 @@ void Worker::PrepareParser(Conn& c) {
 }
 
 void Worker::Flush(Conn& c, int64_t now) {
+  if (c.tls != nullptr) return FlushTls(c, now);
   if (uring_) return FlushUring(c, now);
   const uint32_t depth = static_cast<uint32_t>(plan_.depth);
   for (uint32_t k = c.written; k < c.count; ++k) {
@@ -248,6 +252,11 @@ void Worker::Read(Conn& c) {
 }
 
 void Worker::Consume(Conn& c, const char* data, size_t n, int64_t now) {
+  if (c.tls != nullptr) return ConsumeTls(c, data, n, now);
+  ConsumePlain(c, data, n, now);
+}
+
+void Worker::ConsumePlain(Conn& c, const char* data, size_t n, int64_t now) {
   const uint32_t depth = static_cast<uint32_t>(plan_.depth);
   // io_uring: a send queued or in flight has left, as far as the server can tell.
   auto nothing_sent = [&c] { return c.written == 0 && c.partial == 0 && !c.send_queued; };

@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "loadgen/tls_stream.h"
 #include "loadgen/worker.h"
 
 namespace benchlab {
@@ -240,10 +241,28 @@ void Worker::FlushUring(Conn& c, int64_t now) {
 
 void Worker::SendDone(Conn& c, int res, int64_t now) {
   c.send_queued = false;
-  if (res == -EINTR || res == -EAGAIN) return FlushUring(c, now);
+  if (res == -EINTR || res == -EAGAIN) return Flush(c, now);
   if (res < 0) return Fail(c, Failure::kWrite, now);
+  if (c.tls != nullptr) {
+    c.tls->Sent(static_cast<size_t>(res));
+    return FlushTls(c, now);
+  }
   Advance(c, static_cast<size_t>(res));
   FlushUring(c, now);
+}
+
+void Worker::SendTlsUring(Conn& c, int64_t now) {
+  // The stream keeps the bytes in place until Sent() covers them, so the entry may point at
+  // them; one send in flight keeps the records in order.
+  if (c.fd < 0 || c.send_queued || c.connecting) return;
+  const std::string_view out = c.tls->Outgoing();
+  if (out.empty()) return;
+  io_uring_sqe* sqe = NextSqe(uring_->ring, result_.syscalls.ring_enters);
+  if (sqe == nullptr) return Fail(c, Failure::kWrite, now);
+  io_uring_prep_send(sqe, c.fd, out.data(), out.size(), MSG_NOSIGNAL);
+  io_uring_sqe_set_data64(sqe, UringData(UringOp::kSend, Index(c), c.generation));
+  ++result_.syscalls.writes;
+  c.send_queued = true;
 }
 
 void Worker::CloseUring(Conn& c) {

@@ -84,6 +84,22 @@ TEST_P(EngineBehaviorTest, CountsAreExactAgainstACountingServer) {
   EXPECT_EQ(r->bytes_read, r->requests * 43);
 }
 
+TEST_P(EngineBehaviorTest, RequestsPerConnectionOpensAFreshConnectionEveryNRequests) {
+  TestHttpServer server(Mode::kOk);
+  LoadOptions o = Options(server.port(), 1, 2);
+  o.depth = 2;
+  o.requests_per_connection = 5;
+  Result<LoadResult> r = GenerateLoad(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_GT(r->requests, 100u);
+  EXPECT_EQ(r->errors.Total(), 0u);
+  EXPECT_EQ(r->retries, 0u) << "the client closes only once every request is answered";
+  ExpectExactCounts(*r, server);
+  // Each connection carried five requests: two opened at start, one more per five requests.
+  EXPECT_NEAR(static_cast<double>(server.accepted()), static_cast<double>(r->sent) / 5.0, 3.0);
+  EXPECT_NEAR(static_cast<double>(r->reconnects), static_cast<double>(r->sent) / 5.0, 3.0);
+}
+
 TEST_P(EngineBehaviorTest, DepthOneCostsOneWriteAndOneReadPerRequest) {
   TestHttpServer server(Mode::kOk);
   Result<LoadResult> r = GenerateLoad(Options(server.port(), 1, 4));
