@@ -40,6 +40,15 @@ struct LoadArgs {
   int64_t queue = 0;
   std::string spin = "0s";
   std::string engine = "auto";
+  uint32_t requests_per_connection = 0;
+  // HTTPS; `tls_flags` counts those given, which need an https:// URL.
+  double tls_resumption = 1.0;
+  std::string tls_version = "1.3";
+  std::string alpn = "http/1.1";
+  bool insecure = false;
+  std::string cacert;
+  std::string server_name;
+  size_t tls_flags = 0;
   std::string mix_file;
   std::string expect_status;
   std::string expect_body;
@@ -71,6 +80,31 @@ std::string Trim(const std::string& s) {
   const size_t b = s.find_first_not_of(" \t");
   if (b == std::string::npos) return "";
   return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+// The --tls-* flags into o.tls (set by an https:// URL); 0 or the exit status for bad input.
+int BuildTlsOptions(const LoadArgs& args, LoadOptions& o) {
+  if (!o.tls) {
+    return args.tls_flags == 0
+               ? kExitOk
+               : BadInput("--tls-*", "TLS options need an https:// URL, got \"" + args.url + "\"");
+  }
+  TlsLoadOptions& t = *o.tls;
+  t.resumption = args.tls_resumption;
+  t.version = args.tls_version;
+  t.alpn.clear();
+  if (args.alpn != "none") {
+    for (size_t start = 0; start <= args.alpn.size();) {
+      const size_t comma = std::min(args.alpn.find(',', start), args.alpn.size());
+      t.alpn.push_back(Trim(args.alpn.substr(start, comma - start)));
+      start = comma + 1;
+    }
+  }
+  t.verify = !args.insecure;
+  t.ca_file = args.cacert;
+  t.server_name = args.server_name;
+  if (Status st = ValidateTlsOptions(t); !st.ok()) return BadInput("--tls", st.message());
+  return kExitOk;
 }
 
 // Turns the parsed flags into LoadOptions; returns 0 or the exit status for bad input.
@@ -171,6 +205,8 @@ int BuildOptions(const LoadArgs& args, LoadOptions& o) {
     return BadInput("--engine",
                     "expected \"auto\", \"io_uring\" or \"epoll\", got \"" + args.engine + "\"");
   }
+  o.requests_per_connection = args.requests_per_connection;
+  if (int rc = BuildTlsOptions(args, o); rc != 0) return rc;
   if (!args.mix_file.empty()) {
     std::string text;
     if (int rc = ReadOption("--mix", args.mix_file, text); rc != 0) return rc;
@@ -232,7 +268,8 @@ CommandRunner AddLoadCommand(CLI::App& root) {
       "load",
       "Generate HTTP/1.1 keep-alive load against one URL, closed loop (-c) or open loop (--rate), "
       "and report throughput, latency percentiles and errors (like wrk). See docs/load.md.");
-  cmd->add_option("url", args->url, "Target, e.g. http://127.0.0.1:8080/ (http only)")->required();
+  cmd->add_option("url", args->url, "Target, e.g. http://127.0.0.1:8080/ or https://host/")
+      ->required();
   cmd->add_option("-c,--connections", args->connections, "Open connections in total")
       ->capture_default_str();
   cmd->add_option("-t,--threads", args->threads, "Worker threads (at most one per connection)")
@@ -272,6 +309,28 @@ CommandRunner AddLoadCommand(CLI::App& root) {
   cmd->add_option("--engine", args->engine,
                   "I/O engine: io_uring, epoll, or auto (io_uring where the kernel allows it)")
       ->capture_default_str();
+  cmd->add_option("--requests-per-connection", args->requests_per_connection,
+                  "Close each connection and open a new one after this many requests, so "
+                  "connects and TLS handshakes are part of the load (0: keep connections)")
+      ->capture_default_str();
+  CLI::Option* tls_options[] = {
+      cmd->add_option("--tls-resumption", args->tls_resumption,
+                      "https: share of new connections that resume a session (0.0 to 1.0)")
+          ->capture_default_str(),
+      cmd->add_option("--tls-version", args->tls_version, "https: the TLS version, 1.3 or 1.2")
+          ->capture_default_str(),
+      cmd->add_option("--alpn", args->alpn,
+                      "https: ALPN protocols offered, comma-separated, with http/1.1; none: no "
+                      "ALPN")
+          ->capture_default_str(),
+      cmd->add_flag("-k,--insecure", args->insecure,
+                    "https: do not verify the server's certificate or name"),
+      cmd->add_option("--cacert", args->cacert,
+                      "https: verify against the CA certificates in this PEM file (default: the "
+                      "system's)"),
+      cmd->add_option("--server-name", args->server_name,
+                      "https: the name sent (SNI) and verified (default: the URL's host)"),
+  };
   cmd->add_option("--mix", args->mix_file,
                   "Request mix: a JSON Lines file of weighted requests (docs/load.md)");
   cmd->add_option("--expect-status", args->expect_status,
@@ -286,7 +345,10 @@ CommandRunner AddLoadCommand(CLI::App& root) {
                   "further and reopen its connection (0: no limit)")
       ->capture_default_str();
   cmd->add_option("--json", args->json_path, "Also write the result as JSON to this file");
-  return [args, expect_body] { return RunLoadCommand(*args, expect_body->count() > 0); };
+  return [args, expect_body, tls_options] {
+    for (CLI::Option* option : tls_options) args->tls_flags += option->count();
+    return RunLoadCommand(*args, expect_body->count() > 0);
+  };
 }
 
 }  // namespace benchlab
