@@ -341,10 +341,25 @@ void ReadTools(Table& table, const Value& v, Campaign& c) {
   c.load_tools = std::move(tools);
 }
 
+void ReadLoadTls(Table& load, const Value& v, Issues& issues, Campaign& c);
+
 void ReadLoad(const Value& v, Issues& issues, Campaign& c) {
-  Table load(v, "load", {"threads", "cpus", "depth", "arrival", "max_conns", "tool", "engine"},
+  Table load(v, "load",
+             {"threads", "cpus", "depth", "arrival", "max_conns", "tool", "engine", "tls",
+              "requests_per_connection"},
              issues);
+  if (const Value* x = load.Get("tls")) ReadLoadTls(load, *x, issues, c);
+  if (const Value* x = load.Get("requests_per_connection")) {
+    if (auto n = fields::ReadInt(load, "requests_per_connection", *x, 0, 1'000'000'000,
+                                 "0 (keep connections) or a number of requests")) {
+      c.load_requests_per_connection = static_cast<uint32_t>(*n);
+    }
+  }
   if (const Value* x = load.Get("tool")) ReadTools(load, *x, c);
+  if (const Value* x = load.Get("tls");
+      x != nullptr && c.load_tools != std::vector<std::string>{"benchlab"}) {
+    load.Fail(*x, "tls", "only tool \"benchlab\" drives the load over TLS; drop wrk and h2load");
+  }
   if (const Value* x = load.Get("depth")) {
     if (auto n = fields::ReadInt(load, "depth", *x, 1, 1024, "an integer from 1 to 1024")) {
       c.load_depth = *n;
@@ -427,6 +442,58 @@ std::optional<double> ReadFraction(Table& t, std::string_view key, const Value& 
     return std::nullopt;
   }
   return x;
+}
+
+// [load] tls = { resumption = 0.5, version = "1.3", alpn = ["http/1.1"], verify = true,
+// server_name = "..." }: checked here as the generator will (ValidateTlsOptions), so a bad value
+// fails the campaign before its first window.
+void ReadLoadTls(Table& load, const Value& v, Issues& issues, Campaign& c) {
+  if (!v.is_table()) {
+    return load.Expect(v, "tls", "a table such as { resumption = 1.0, version = \"1.3\" }");
+  }
+  Table tls(v, load.Path("tls"), {"resumption", "version", "alpn", "verify", "server_name"},
+            issues);
+  Campaign::LoadTls t;
+  if (const Value* x = tls.Get("resumption")) {
+    if (auto share = ReadFraction(tls, "resumption", *x, 0, 1, "a share from 0.0 to 1.0")) {
+      t.resumption = *share;
+    }
+  }
+  if (const Value* x = tls.Get("version")) {
+    if (x->is_string() && (x->as_string().str == "1.3" || x->as_string().str == "1.2")) {
+      t.version = x->as_string().str;
+    } else {
+      tls.Expect(*x, "version", "\"1.3\" or \"1.2\"");
+    }
+  }
+  if (const Value* x = tls.Get("alpn")) {
+    const char* form = "a list of protocol names holding \"http/1.1\", or []";
+    bool ok = x->is_array() && x->as_array().size() <= 8;
+    std::vector<std::string> alpn;
+    if (ok) {
+      for (const Value& p : x->as_array()) {
+        ok = ok && p.is_string() && !p.as_string().str.empty() && p.as_string().str.size() < 256;
+        if (ok) alpn.push_back(p.as_string().str);
+      }
+    }
+    ok = ok && (alpn.empty() || std::find(alpn.begin(), alpn.end(), "http/1.1") != alpn.end());
+    if (ok) {
+      t.alpn = std::move(alpn);
+    } else {
+      tls.Expect(*x, "alpn", form);
+    }
+  }
+  if (const Value* x = tls.Get("verify")) {
+    if (x->is_boolean()) {
+      t.verify = x->as_boolean();
+    } else {
+      tls.Expect(*x, "verify", "true or false");
+    }
+  }
+  if (const Value* x = tls.Get("server_name")) {
+    if (auto name = fields::ReadString(tls, "server_name", *x)) t.server_name = *name;
+  }
+  c.load_tls = std::move(t);
 }
 
 // The figures [stats] decide_on may name: the per-cell figures of a window.

@@ -116,6 +116,18 @@ struct Campaign {
   int load_max_conns = 0;      // open loop: connections may grow to this many; 0: no growth
   // benchlab's generator's I/O engine: "auto", "io_uring" or "epoll" (docs/load.md, "Engines").
   std::string load_engine = "auto";
+  // [load] tls: the load goes over TLS (docs/load.md, "HTTPS"; RunLoadRequest.tls). A target
+  // that serves TLS itself ([[target]] tls) has it without [load] tls, with its defaults.
+  struct LoadTls {
+    double resumption = 1.0;
+    std::string version = "1.3";
+    std::vector<std::string> alpn = {"http/1.1"};
+    bool verify = true;
+    std::string server_name;  // empty: the host the load agent dials
+  };
+  std::optional<LoadTls> load_tls;
+  // [load] requests_per_connection: reconnect after this many requests; 0 keeps connections.
+  uint32_t load_requests_per_connection = 0;
   // [load] tool: the generators that measure every closed-loop level, each a level of its own
   // ("c64", "c64@wrk"); benchlab alone by default (docs/load.md, "External tools").
   std::vector<std::string> load_tools = {"benchlab"};

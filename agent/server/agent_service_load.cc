@@ -13,6 +13,7 @@
 #include "agent/server/agent_service.h"
 #include "agent/window_token.h"
 #include "common/parse.h"
+#include "common/printable.h"
 #include "loadgen/load.h"
 #include "loadgen/request.h"
 #include "rpc/status.h"
@@ -103,6 +104,45 @@ grpc::Status AgentService::CheckConformance(grpc::ServerContext* ctx,
   return grpc::Status::OK;
 }
 
+namespace {
+
+// RunLoadRequest.tls into the generator's options, each field checked as it comes from the
+// network: bounded sizes, printable names, the values ValidateTlsOptions accepts.
+Result<TlsLoadOptions> TlsOptionsFor(const v1::TlsLoad& tls, const std::string& host) {
+  constexpr size_t kMaxCaPem = 256 * 1024;
+  constexpr int kMaxAlpn = 8;
+  TlsLoadOptions o;
+  o.resumption = tls.resumption();
+  o.version = tls.version().empty() ? "1.3" : tls.version();
+  if (tls.alpn_size() > kMaxAlpn) {
+    return Status::InvalidArgument("RunLoad: tls.alpn: at most " + std::to_string(kMaxAlpn) +
+                                   " protocols");
+  }
+  o.alpn.assign(tls.alpn().begin(), tls.alpn().end());
+  if (tls.alpn_size() == 0) o.alpn = {"http/1.1"};
+  o.verify = !tls.insecure();
+  if (tls.ca_pem().size() > kMaxCaPem) {
+    return Status::InvalidArgument("RunLoad: tls.ca_pem: at most " + std::to_string(kMaxCaPem) +
+                                   " bytes");
+  }
+  o.ca_pem = tls.ca_pem();
+  // The name the coordinator dialled, not the address it resolved to, unless one is given.
+  o.server_name = tls.server_name().empty() ? host : tls.server_name();
+  if (o.server_name.size() > 253 || FirstUnprintable(o.server_name) != std::string::npos) {
+    return Status::InvalidArgument("RunLoad: tls.server_name: expected a host name");
+  }
+  for (const std::string& p : o.alpn) {
+    if (FirstUnprintable(p) != std::string::npos)
+      return Status::InvalidArgument("RunLoad: tls.alpn: expected names");
+  }
+  if (Status st = ValidateTlsOptions(o); !st.ok()) {
+    return Status::InvalidArgument("RunLoad: " + st.message());
+  }
+  return o;
+}
+
+}  // namespace
+
 Result<LoadOptions> AgentService::LoadOptionsFor(const v1::RunLoadRequest& req) {
   BENCHLAB_RETURN_IF_ERROR(CheckPort(req.port()));
   BENCHLAB_RETURN_IF_ERROR(CheckLoadLimits(req, identity_.limits));
@@ -145,6 +185,10 @@ Result<LoadOptions> AgentService::LoadOptionsFor(const v1::RunLoadRequest& req) 
           req.engine().substr(0, 32) + "\"");
     }
     options.engine = *engine;
+  }
+  options.requests_per_connection = req.requests_per_connection();
+  if (req.has_tls()) {
+    BENCHLAB_ASSIGN_OR_RETURN(options.tls, TlsOptionsFor(req.tls(), req.host()));
   }
   options.expect_status.assign(req.expect_status().begin(), req.expect_status().end());
   if (req.check_body()) options.expect_body = req.expect_body();
@@ -203,6 +247,10 @@ Status LoadWithGenerator(const LoadOptions& options, const MeasureMarkFn& mark,
 
 // The wrk or h2load command a RunLoad request asks for (docs/load.md, "External tools").
 Result<ExternalLoadSpec> ToolSpecFor(const v1::RunLoadRequest& req, const LoadOptions& options) {
+  if (req.has_tls()) {
+    return Status::InvalidArgument("tls: " + req.tool() +
+                                   " is not driven over TLS here; tool \"benchlab\" is");
+  }
   if (req.tool() != "wrk" && req.tool() != "h2load") {
     return Status::InvalidArgument("tool: expected benchlab, wrk or h2load, got \"" + req.tool() +
                                    "\"");

@@ -48,6 +48,16 @@ v1::RunLoadRequest WindowProtocol::LoadRequest(const ScenarioDef& scenario,
   req.set_timeout_ms(2000);
   req.set_tool(planned_.tool);
   req.set_engine(campaign_.load_engine);
+  req.set_requests_per_connection(campaign_.load_requests_per_connection);
+  if (campaign_.load_tls) {
+    const Campaign::LoadTls& t = *campaign_.load_tls;
+    v1::TlsLoad* tls = req.mutable_tls();
+    tls->set_resumption(t.resumption);
+    tls->set_version(t.version);
+    for (const std::string& p : t.alpn) tls->add_alpn(p);
+    tls->set_insecure(!t.verify);
+    tls->set_server_name(t.server_name);
+  }
   req.set_spool_key(share.spool_key);
   req.set_window(window_);
   // Every response is checked against the scenario's expectation while measuring.

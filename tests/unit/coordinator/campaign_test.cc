@@ -754,6 +754,51 @@ TEST_F(CampaignTest, LoadEngine) {
       << error;
 }
 
+TEST_F(CampaignTest, LoadTlsAndRequestsPerConnection) {
+  auto plain = ParseCampaignText(kGood, "hello.toml", "/tmp");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->load_tls.has_value());
+  EXPECT_EQ(plain->load_requests_per_connection, 0u);
+  auto c = ParseCampaignText(
+      Edit(kGood, "threads = 1",
+           "threads = 1\nrequests_per_connection = 10\ntls = { resumption = 0.25, version = "
+           "\"1.2\", alpn = [], verify = false, server_name = \"localhost\" }"),
+      "hello.toml", "/tmp");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_TRUE(c->load_tls.has_value());
+  EXPECT_EQ(c->load_tls->resumption, 0.25);
+  EXPECT_EQ(c->load_tls->version, "1.2");
+  EXPECT_TRUE(c->load_tls->alpn.empty());
+  EXPECT_FALSE(c->load_tls->verify);
+  EXPECT_EQ(c->load_tls->server_name, "localhost");
+  EXPECT_EQ(c->load_requests_per_connection, 10u);
+
+  struct Bad {
+    const char* tls;
+    const char* error;
+  } bad[] = {
+      {"tls = { resumption = 1.5 }",
+       "load.tls.resumption: expected a share from 0.0 to 1.0, got 1.5"},
+      {"tls = { version = \"1.1\" }", "load.tls.version: expected \"1.3\" or \"1.2\", got \"1.1\""},
+      {"tls = { alpn = [\"h2\"] }",
+       "load.tls.alpn: expected a list of protocol names holding "
+       "\"http/1.1\", or [], got [\"h2\"]"},
+      {"tls = { verify = \"yes\" }", "load.tls.verify: expected true or false, got \"yes\""},
+      {"tls = { ciphers = \"x\" }", "load.tls.ciphers"},
+      {"tls = true", "load.tls: expected a table such as { resumption = 1.0, version = \"1.3\" }"},
+      {"tls = {}\ntool = [\"benchlab\", \"wrk\"]", "load.tls: only tool \"benchlab\" drives"},
+      {"requests_per_connection = -1",
+       "load.requests_per_connection: expected 0 (keep "
+       "connections) or a number of requests, got -1"},
+  };
+  for (const Bad& b : bad) {
+    const std::string error =
+        ErrorFor(Edit(kGood, "threads = 1", "threads = 1\n" + std::string(b.tls)));
+    EXPECT_NE(error.find("hello.toml:"), std::string::npos) << error;
+    EXPECT_NE(error.find(b.error), std::string::npos) << b.tls << "\n" << error;
+  }
+}
+
 TEST_F(CampaignTest, LoadTools) {
   auto one = ParseCampaignText(Edit(kGood, "threads = 1", "threads = 1\ntool = \"wrk\""),
                                "hello.toml", "/tmp");

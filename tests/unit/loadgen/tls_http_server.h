@@ -85,7 +85,8 @@ class TlsHttpServer {
       if (want.empty()) continue;
       for (unsigned i = 0; i < inlen;) {
         const unsigned n = in[i];
-        if (i + 1 + n <= inlen && std::string(reinterpret_cast<const char*>(in + i + 1), n) == want) {
+        if (i + 1 + n <= inlen &&
+            std::string(reinterpret_cast<const char*>(in + i + 1), n) == want) {
           *out = in + i + 1;
           *outlen = static_cast<unsigned char>(n);
           return SSL_TLSEXT_ERR_OK;

@@ -15,6 +15,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "agent/orphans.h"
@@ -357,6 +358,57 @@ TEST_F(AgentServiceTest, RunLoadUsesTheEngineAskedForAndRefusesAnUnknownOne) {
   EXPECT_EQ(bad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(bad.error_message(),
             "RunLoad: engine: expected \"auto\", \"io_uring\" or \"epoll\", got \"kqueue\"");
+}
+
+TEST_F(AgentServiceTest, RunLoadChecksItsTlsOptions) {
+  Serve(Identity());
+  struct Bad {
+    std::function<void(v1::TlsLoad&)> edit;
+    const char* error;
+  } bad[] = {
+      {[](v1::TlsLoad& t) { t.set_version("1.1"); }, "RunLoad: tls.version: expected"},
+      {[](v1::TlsLoad& t) { t.set_resumption(2); }, "RunLoad: tls.resumption: expected"},
+      {[](v1::TlsLoad& t) { t.add_alpn("h2"); }, "RunLoad: tls.alpn: expected a list that offers"},
+      {[](v1::TlsLoad& t) {
+         for (int i = 0; i < 9; ++i) t.add_alpn("http/1.1");
+       },
+       "RunLoad: tls.alpn: at most 8 protocols"},
+      {[](v1::TlsLoad& t) { t.set_ca_pem(std::string(300 * 1024, 'x')); },
+       "RunLoad: tls.ca_pem: at most"},
+      {[](v1::TlsLoad& t) { t.set_server_name("a\nb"); }, "RunLoad: tls.server_name: expected"},
+      {[](v1::TlsLoad& t) { t.set_ca_pem("not a certificate"); }, "tls.ca_pem: expected PEM"},
+  };
+  for (const Bad& b : bad) {
+    v1::RunLoadRequest load = Load(http_->port());
+    b.edit(*load.mutable_tls());
+    grpc::Status st = RunLoad(load);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << b.error;
+    EXPECT_NE(st.error_message().find(b.error), std::string::npos) << st.error_message();
+  }
+  // wrk and h2load are not driven over TLS.
+  v1::RunLoadRequest wrk = Load(http_->port());
+  wrk.set_tool("wrk");
+  wrk.mutable_tls();
+  grpc::Status st = RunLoad(wrk);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(st.error_message().find("tool \"benchlab\" is"), std::string::npos)
+      << st.error_message();
+}
+
+TEST_F(AgentServiceTest, RunLoadOverTlsToAPlainServerCountsFailedHandshakes) {
+  Serve(Identity());
+  // The plain server waits for a request head and never answers the ClientHello: each
+  // handshake fails at the timeout, and the connection is tried again.
+  v1::RunLoadRequest load = Load(http_->port(), 400);
+  load.set_timeout_ms(50);
+  load.mutable_tls()->set_insecure(true);
+  load.set_requests_per_connection(3);
+  v1::LoadResult result;
+  grpc::Status ok = RunLoad(load, &result);
+  ASSERT_TRUE(ok.ok()) << ok.error_message();
+  EXPECT_EQ(result.requests(), 0u);
+  EXPECT_GT(result.errors().connect(), 0u) << result.record_json();
+  EXPECT_TRUE(Contains(result.record_json(), "TLS handshake timed out")) << result.record_json();
 }
 
 TEST_F(AgentServiceTest, LoadStopsWithin100msOfItsCallerCancelling) {
