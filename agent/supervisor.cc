@@ -20,23 +20,18 @@
 #include <thread>
 
 #include "common/parse.h"
+#include "common/subprocess.h"
 
 namespace benchlab {
 namespace bp = boost::process::v2;
 
 namespace {
 
-// Pids of children that live TargetProcess objects will reap; ReapOrphans must leave them.
-// Spawn holds the lock from fork until the pid is registered, so a child that dies at once is
-// never mistaken for an orphan.
-std::mutex& OwnedMutex() {
-  static std::mutex m;
-  return m;
-}
-std::set<pid_t>& OwnedPids() {
-  static std::set<pid_t> pids;
-  return pids;
-}
+// Pids of children that live TargetProcess objects (and RunArgv, common/subprocess.h) will
+// reap; ReapOrphans must leave them. Spawn holds the lock from fork until the pid is registered,
+// so a child that dies at once is never mistaken for an orphan.
+std::mutex& OwnedMutex() { return OwnedChildrenMutex(); }
+std::set<pid_t>& OwnedPids() { return OwnedChildren(); }
 void Disown(pid_t pid) {
   std::lock_guard<std::mutex> lock(OwnedMutex());
   OwnedPids().erase(pid);

@@ -1,0 +1,190 @@
+#include "common/git_rev.h"
+
+#include <cstdlib>
+
+#include "common/printable.h"
+#include "common/subprocess.h"
+
+namespace benchlab {
+namespace {
+
+bool IsHexDigit(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+
+bool IsObjectId(std::string_view text) {
+  if (text.size() < 7 || text.size() > 40) return false;
+  for (char c : text) {
+    if (!IsHexDigit(c)) return false;
+  }
+  return true;
+}
+
+std::string RevisionRefusal(std::string_view rev, std::string_view why) {
+  return "revision \"" + PrintableText(rev) + "\" " + std::string(why) +
+         ": expected a commit id of 7 to 40 hex digits or a branch or tag name";
+}
+
+// Why `rev` is not a ref name git would take (check-ref-format --allow-onelevel); empty when it
+// is one.
+std::string RefNameProblem(std::string_view rev) {
+  if (rev.empty()) return "is empty";
+  if (rev.size() > kMaxRevisionBytes) {
+    return "is " + std::to_string(rev.size()) + " bytes long, over the limit of " +
+           std::to_string(kMaxRevisionBytes);
+  }
+  for (char c : rev) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) return "holds a control character";
+    if (c == ' ') return "holds a space";
+    if (std::string_view("~^:?*[\\").find(c) != std::string_view::npos) {
+      return std::string("holds '") + c + "'";
+    }
+  }
+  if (rev.front() == '-') return "starts with '-'";
+  if (rev == "@") return "is \"@\"";
+  if (rev.find("..") != std::string_view::npos) return "holds \"..\"";
+  if (rev.find("@{") != std::string_view::npos) return "holds \"@{\"";
+  if (rev.find("//") != std::string_view::npos) return "holds \"//\"";
+  if (rev.front() == '/' || rev.back() == '/') return "starts or ends with '/'";
+  if (rev.back() == '.') return "ends with '.'";
+  size_t start = 0;
+  while (start <= rev.size()) {
+    size_t slash = rev.find('/', start);
+    if (slash == std::string_view::npos) slash = rev.size();
+    std::string_view part = rev.substr(start, slash - start);
+    if (part.starts_with('.')) return "has a part starting with '.'";
+    if (part.ends_with(".lock")) return "has a part ending with \".lock\"";
+    start = slash + 1;
+  }
+  return "";
+}
+
+// git's environment: PATH only for finding it, no system or user configuration (no HOME), no
+// prompts on a terminal.
+std::map<std::string, std::string> GitEnvironment() {
+  const char* path = std::getenv("PATH");
+  return {{"PATH", path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin"},
+          {"GIT_CONFIG_NOSYSTEM", "1"},
+          {"GIT_TERMINAL_PROMPT", "0"},
+          {"LANG", "C"}};
+}
+
+// Runs git with `args` in `repo`; the outcome, or an error when git could not run.
+Result<RunOutcome> RunGitIn(const std::string& repo, std::vector<std::string> args,
+                            size_t max_output = 1 << 20) {
+  RunSpec spec;
+  spec.argv = {"git", "-C", repo};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.env = GitEnvironment();
+  spec.time_limit = kGitTimeLimit;
+  spec.max_output = max_output;
+  auto outcome = RunArgv(spec);
+  if (!outcome.ok()) return Status(outcome.status().code(), "git: " + outcome.status().message());
+  if (outcome->timed_out) {
+    return Status::DeadlineExceeded("git " + args.front() + " in " + PrintableText(repo) + " " +
+                                    outcome->Describe(kGitTimeLimit));
+  }
+  return outcome;
+}
+
+std::string FirstLineOf(const std::string& text) {
+  size_t nl = text.find('\n');
+  return PrintableText(Truncated(text.substr(0, nl), 300));
+}
+
+}  // namespace
+
+Status CheckRevisionText(std::string_view rev) {
+  if (IsObjectId(rev)) return Status::Ok();
+  std::string problem = RefNameProblem(rev);
+  if (problem.empty()) return Status::Ok();
+  return Status::InvalidArgument(RevisionRefusal(rev.substr(0, 2 * kMaxRevisionBytes), problem));
+}
+
+Result<std::string> ResolveCommit(const std::string& repo, std::string_view rev) {
+  BENCHLAB_RETURN_IF_ERROR(CheckRevisionText(rev));
+  BENCHLAB_ASSIGN_OR_RETURN(RunOutcome outcome,
+                            RunGitIn(repo, {"rev-parse", "--verify", "--quiet", "--end-of-options",
+                                            std::string(rev) + "^{commit}"}));
+  std::string out = outcome.output;
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  if (outcome.exit_code == 1 && out.empty()) {
+    return Status::NotFound("revision \"" + PrintableText(rev) + "\" names no commit in " +
+                            PrintableText(repo));
+  }
+  if (!outcome.ok()) {
+    return Status::FailedPrecondition("git rev-parse " + PrintableText(rev) + " in " +
+                                      PrintableText(repo) + ": " + outcome.Describe(kGitTimeLimit) +
+                                      ": " + FirstLineOf(out));
+  }
+  if (out.size() != 40 || !IsObjectId(out)) {
+    return Status::Internal("git rev-parse " + PrintableText(rev) + " answered \"" +
+                            FirstLineOf(out) + "\", not a commit id");
+  }
+  return out;
+}
+
+Result<std::vector<Commit>> FirstParentRange(const std::string& repo, std::string_view good_oid,
+                                             std::string_view bad_oid, size_t max_commits) {
+  BENCHLAB_ASSIGN_OR_RETURN(const std::string good, ResolveCommit(repo, good_oid));
+  BENCHLAB_ASSIGN_OR_RETURN(const std::string bad, ResolveCommit(repo, bad_oid));
+  BENCHLAB_ASSIGN_OR_RETURN(RunOutcome ancestry, RunGitIn(repo, {"merge-base", "--is-ancestor",
+                                                                 "--end-of-options", good, bad}));
+  if (ancestry.exit_code == 1) {
+    return Status::FailedPrecondition("good commit " + good + " is not an ancestor of bad commit " +
+                                      bad + " in " + PrintableText(repo));
+  }
+  if (!ancestry.ok()) {
+    return Status::FailedPrecondition("git merge-base --is-ancestor in " + PrintableText(repo) +
+                                      ": " + ancestry.Describe(kGitTimeLimit) + ": " +
+                                      FirstLineOf(ancestry.output));
+  }
+  // Counted first, so that a huge range is refused without reading its subjects.
+  BENCHLAB_ASSIGN_OR_RETURN(
+      RunOutcome count, RunGitIn(repo, {"rev-list", "--first-parent", "--count", "--end-of-options",
+                                        good + ".." + bad}));
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(count.output.c_str(), &end, 10);
+  if (!count.ok() || end == count.output.c_str()) {
+    return Status::FailedPrecondition("git rev-list --count in " + PrintableText(repo) + ": " +
+                                      count.Describe(kGitTimeLimit) + ": " +
+                                      FirstLineOf(count.output));
+  }
+  if (n > max_commits) {
+    return Status::ResourceExhausted("the range " + good.substr(0, 12) + ".." + bad.substr(0, 12) +
+                                     " holds " + std::to_string(n) +
+                                     " commits, over the limit of " + std::to_string(max_commits));
+  }
+  // Subjects are one line each; 1 KiB apiece is far more than any needs.
+  BENCHLAB_ASSIGN_OR_RETURN(RunOutcome log,
+                            RunGitIn(repo,
+                                     {"log", "--first-parent", "--reverse", "--no-color",
+                                      "--format=%H%x00%s", "--end-of-options", good + ".." + bad},
+                                     (max_commits + 1) * 1024 + 64 * 1024));
+  if (!log.ok()) {
+    return Status::FailedPrecondition("git log in " + PrintableText(repo) + ": " +
+                                      log.Describe(kGitTimeLimit) + ": " + FirstLineOf(log.output));
+  }
+  std::vector<Commit> commits;
+  size_t start = 0;
+  const std::string& text = log.output;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) nl = text.size();
+    std::string_view line(text.data() + start, nl - start);
+    start = nl + 1;
+    if (line.empty()) continue;
+    size_t nul = line.find('\0');
+    if (nul != 40 || !IsObjectId(line.substr(0, 40))) {
+      return Status::Internal("git log in " + PrintableText(repo) + " printed \"" +
+                              PrintableText(Truncated(line, 100)) + "\", not an id and subject");
+    }
+    commits.push_back(Commit{std::string(line.substr(0, 40)), std::string(line.substr(41))});
+  }
+  if (commits.size() != n) {
+    return Status::Internal("git log listed " + std::to_string(commits.size()) +
+                            " commits where rev-list counted " + std::to_string(n));
+  }
+  return commits;
+}
+
+}  // namespace benchlab

@@ -1,0 +1,45 @@
+// Git revisions named from outside benchlab (a command line, a request): their text checked
+// before git sees it, resolved to commit ids, and the first-parent range between two commits.
+// git runs by argv (common/subprocess.h), never through a shell, with stdin from /dev/null, an
+// environment of PATH and GIT_CONFIG_NOSYSTEM=1 only (no HOME, so no user configuration), and a
+// time limit of kGitTimeLimit per command. Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace benchlab {
+
+inline constexpr std::chrono::milliseconds kGitTimeLimit{10'000};
+inline constexpr size_t kMaxRevisionBytes = 200;
+
+// Accepts a hex object id of 7 to 40 digits, or a ref name as `git check-ref-format
+// --allow-onelevel` takes it (no "..", no control characters, space or any of ~^:?*[\, no
+// leading '-', no "@{", not "@", no component starting with '.' or ending with ".lock", no
+// "//", not ending with '/' or '.'), of at most kMaxRevisionBytes bytes. InvalidArgument naming
+// the text (escaped, common/printable.h) and what is wrong with it.
+Status CheckRevisionText(std::string_view rev);
+
+// The 40-hex id of the commit `rev` names in the repository (a work tree) at `repo`:
+// `git -C repo rev-parse --verify --quiet --end-of-options REV^{commit}`. rev is checked with
+// CheckRevisionText first. NotFound when it names no commit there.
+Result<std::string> ResolveCommit(const std::string& repo, std::string_view rev);
+
+struct Commit {
+  std::string oid;      // 40 hex digits
+  std::string subject;  // the first line of its message, as stored
+};
+
+// The commits after `good_oid` up to and including `bad_oid`, oldest first, following first
+// parents only (a merged branch's own commits are not in it). Both are resolved as commits.
+// FailedPrecondition when good is not an ancestor of bad; ResourceExhausted when the range holds
+// more than max_commits ("the range holds N commits, over the limit of M").
+Result<std::vector<Commit>> FirstParentRange(const std::string& repo, std::string_view good_oid,
+                                             std::string_view bad_oid, size_t max_commits);
+
+}  // namespace benchlab
