@@ -68,30 +68,29 @@ std::map<std::string, std::string> GitEnvironment() {
           {"LANG", "C"}};
 }
 
-// Runs git with `args` in `repo`; the outcome, or an error when git could not run.
-Result<RunOutcome> RunGitIn(const std::string& repo, std::vector<std::string> args,
-                            size_t max_output = 1 << 20) {
-  RunSpec spec;
-  spec.argv = {"git", "-C", repo};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.env = GitEnvironment();
-  spec.time_limit = kGitTimeLimit;
-  spec.max_output = max_output;
-  auto outcome = RunArgv(spec);
-  if (!outcome.ok()) return Status(outcome.status().code(), "git: " + outcome.status().message());
-  if (outcome->timed_out) {
-    return Status::DeadlineExceeded("git " + args.front() + " in " + PrintableText(repo) + " " +
-                                    outcome->Describe(kGitTimeLimit));
-  }
-  return outcome;
-}
-
 std::string FirstLineOf(const std::string& text) {
   size_t nl = text.find('\n');
   return PrintableText(Truncated(text.substr(0, nl), 300));
 }
 
 }  // namespace
+
+Result<RunOutcome> RunGit(const std::string& repo, const std::vector<std::string>& args,
+                          std::chrono::milliseconds limit, size_t max_output) {
+  RunSpec spec;
+  spec.argv = {"git", "-C", repo};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.env = GitEnvironment();
+  spec.time_limit = limit;
+  spec.max_output = max_output;
+  auto outcome = RunArgv(spec);
+  if (!outcome.ok()) return Status(outcome.status().code(), "git: " + outcome.status().message());
+  if (outcome->timed_out) {
+    return Status::DeadlineExceeded("git " + (args.empty() ? std::string() : args.front()) +
+                                    " in " + PrintableText(repo) + " " + outcome->Describe(limit));
+  }
+  return outcome;
+}
 
 Status CheckRevisionText(std::string_view rev) {
   if (IsObjectId(rev)) return Status::Ok();
@@ -103,8 +102,8 @@ Status CheckRevisionText(std::string_view rev) {
 Result<std::string> ResolveCommit(const std::string& repo, std::string_view rev) {
   BENCHLAB_RETURN_IF_ERROR(CheckRevisionText(rev));
   BENCHLAB_ASSIGN_OR_RETURN(RunOutcome outcome,
-                            RunGitIn(repo, {"rev-parse", "--verify", "--quiet", "--end-of-options",
-                                            std::string(rev) + "^{commit}"}));
+                            RunGit(repo, {"rev-parse", "--verify", "--quiet", "--end-of-options",
+                                          std::string(rev) + "^{commit}"}));
   std::string out = outcome.output;
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
   if (outcome.exit_code == 1 && out.empty()) {
@@ -127,8 +126,8 @@ Result<std::vector<Commit>> FirstParentRange(const std::string& repo, std::strin
                                              std::string_view bad_oid, size_t max_commits) {
   BENCHLAB_ASSIGN_OR_RETURN(const std::string good, ResolveCommit(repo, good_oid));
   BENCHLAB_ASSIGN_OR_RETURN(const std::string bad, ResolveCommit(repo, bad_oid));
-  BENCHLAB_ASSIGN_OR_RETURN(RunOutcome ancestry, RunGitIn(repo, {"merge-base", "--is-ancestor",
-                                                                 "--end-of-options", good, bad}));
+  BENCHLAB_ASSIGN_OR_RETURN(RunOutcome ancestry, RunGit(repo, {"merge-base", "--is-ancestor",
+                                                               "--end-of-options", good, bad}));
   if (ancestry.exit_code == 1) {
     return Status::FailedPrecondition("good commit " + good + " is not an ancestor of bad commit " +
                                       bad + " in " + PrintableText(repo));
@@ -140,8 +139,8 @@ Result<std::vector<Commit>> FirstParentRange(const std::string& repo, std::strin
   }
   // Counted first, so that a huge range is refused without reading its subjects.
   BENCHLAB_ASSIGN_OR_RETURN(
-      RunOutcome count, RunGitIn(repo, {"rev-list", "--first-parent", "--count", "--end-of-options",
-                                        good + ".." + bad}));
+      RunOutcome count, RunGit(repo, {"rev-list", "--first-parent", "--count", "--end-of-options",
+                                      good + ".." + bad}));
   char* end = nullptr;
   const unsigned long long n = std::strtoull(count.output.c_str(), &end, 10);
   if (!count.ok() || end == count.output.c_str()) {
@@ -156,10 +155,10 @@ Result<std::vector<Commit>> FirstParentRange(const std::string& repo, std::strin
   }
   // Subjects are one line each; 1 KiB apiece is far more than any needs.
   BENCHLAB_ASSIGN_OR_RETURN(RunOutcome log,
-                            RunGitIn(repo,
-                                     {"log", "--first-parent", "--reverse", "--no-color",
-                                      "--format=%H%x00%s", "--end-of-options", good + ".." + bad},
-                                     (max_commits + 1) * 1024 + 64 * 1024));
+                            RunGit(repo,
+                                   {"log", "--first-parent", "--reverse", "--no-color",
+                                    "--format=%H%x00%s", "--end-of-options", good + ".." + bad},
+                                   kGitTimeLimit, (max_commits + 1) * 1024 + 64 * 1024));
   if (!log.ok()) {
     return Status::FailedPrecondition("git log in " + PrintableText(repo) + ": " +
                                       log.Describe(kGitTimeLimit) + ": " + FirstLineOf(log.output));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/subprocess.h"
 
 namespace benchlab {
 
@@ -41,5 +42,11 @@ struct Commit {
 // more than max_commits ("the range holds N commits, over the limit of M").
 Result<std::vector<Commit>> FirstParentRange(const std::string& repo, std::string_view good_oid,
                                              std::string_view bad_oid, size_t max_commits);
+
+// Runs `git -C repo ARGS...` under the rules above, with `limit` as its time limit; an error
+// when git could not start or ran past the limit, else how it ended with its output.
+Result<RunOutcome> RunGit(const std::string& repo, const std::vector<std::string>& args,
+                          std::chrono::milliseconds limit = kGitTimeLimit,
+                          size_t max_output = 1 << 20);
 
 }  // namespace benchlab
