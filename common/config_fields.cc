@@ -178,6 +178,64 @@ void ReadEnv(Table& t, const Value& v, std::map<std::string, std::string>& out) 
   }
 }
 
+// source, build and build_timeout: how the agent builds a commit of the target (BuildRecipe).
+void ReadTargetRecipe(Table& t, BuildRecipe& out) {
+  const Value* source = t.Get("source");
+  const Value* build = t.Get("build");
+  const Value* timeout = t.Get("build_timeout");
+  if (source != nullptr) {
+    if (source->is_string() && source->as_string().str.starts_with('/')) {
+      out.source = source->as_string().str;
+      if (build == nullptr) {
+        t.Fail(*source, "source", "expected build too: the steps that build a commit of it");
+      }
+    } else {
+      t.Expect(*source, "source", "the absolute path of a git work tree");
+    }
+  }
+  if (build != nullptr) {
+    const char* form =
+        "a non-empty list of steps, each a non-empty list of strings (argv, no "
+        "shell) such as [[\"make\", \"-C\", \"{src}\", \"DESTDIR={out}\"]]";
+    if (!build->is_array() || build->as_array().empty()) return t.Expect(*build, "build", form);
+    std::vector<std::vector<std::string>> steps;
+    const auto& items = build->as_array();
+    for (size_t i = 0; i < items.size(); ++i) {
+      const std::string sub = "build[" + std::to_string(i) + "]";
+      if (!items[i].is_array() || items[i].as_array().empty()) {
+        return t.Expect(items[i], sub, "a non-empty list of strings (argv, no shell)");
+      }
+      std::vector<std::string>& argv = steps.emplace_back();
+      const auto& args = items[i].as_array();
+      for (size_t j = 0; j < args.size(); ++j) {
+        const std::string arg_sub = sub + "[" + std::to_string(j) + "]";
+        if (!args[j].is_string() || args[j].as_string().str.empty()) {
+          return t.Expect(args[j], arg_sub, "a non-empty string");
+        }
+        const std::string& text = args[j].as_string().str;
+        if (std::string unknown = UnknownBuildPlaceholder(text); !unknown.empty()) {
+          return t.Fail(args[j], arg_sub,
+                        "expected only the placeholders {src} and {out}, got " + Quote(unknown));
+        }
+        argv.push_back(text);
+      }
+    }
+    out.build = std::move(steps);
+    if (source == nullptr) {
+      t.Fail(*build, "build", "expected source too: the git work tree the steps build");
+    }
+  }
+  if (timeout != nullptr) {
+    if (build == nullptr) {
+      return t.Fail(*timeout, "build_timeout", "expected build too: it limits the build's steps");
+    }
+    // Rounded up so that "500us" does not become a zero limit.
+    if (auto d = ReadDuration(t, "build_timeout", *timeout, /*allow_zero=*/false)) {
+      out.time_limit = std::chrono::ceil<std::chrono::milliseconds>(*d);
+    }
+  }
+}
+
 }  // namespace
 
 // The request line and headers are built from these strings, so a space or a line break in them
@@ -204,10 +262,11 @@ void ReadTarget(const Value& item, std::string label, Issues& issues,
                 const std::string& campaign_dir, TargetDef& out) {
   Table t(item, std::move(label),
           {"name", "command", "port", "ready", "cpus", "cwd", "env", "templates", "ready_timeout",
-           "version", "services"},
+           "version", "services", "source", "build", "build_timeout"},
           issues);
   out.line = static_cast<int>(t.line());
   out.campaign_dir = campaign_dir;
+  ReadTargetRecipe(t, out.recipe);
   if (const Value* v = t.Require("name", "a name such as \"nginx\"")) {
     if (auto name = ReadName(t, "name", *v)) out.name = *name;
   }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common/build_recipe.h"
+
 namespace benchlab {
 
 struct TargetDef {
@@ -25,6 +27,9 @@ struct TargetDef {
   // {service.NAME.port}, {service.NAME.host} and {service.NAME.run_dir} in its command, cwd and
   // env values are filled from them.
   std::vector<std::string> services;
+  // How the agent builds a commit of the target's source (docs/agent.md, "Builds"): `source`,
+  // `build` and `build_timeout`; empty (no steps) when the target has none.
+  BuildRecipe recipe;
   std::string campaign_dir;  // fills {campaign_dir}: the directory of the file that defined it
   int line = 0;              // where [[target]] starts in its file
 };

@@ -110,12 +110,30 @@ void ReadMetricsListen(Table& root, const Value& v, AgentConfig& c) {
   c.metrics_listen = *hp;
 }
 
+// [build_cache] dir (absolute) and max_bytes.
+void ReadBuildCache(Table& root, const Value& v, Issues& issues, AgentConfig& c) {
+  if (!v.is_table()) return root.Expect(v, "build_cache", "a table such as [build_cache]");
+  Table t(v, "build_cache", {"dir", "max_bytes"}, issues);
+  if (const Value* x = t.Get("dir")) {
+    if (auto dir = ReadDir(t, "dir", *x)) c.build_cache_dir = *dir;
+  }
+  if (const Value* x = t.Get("max_bytes")) {
+    constexpr int64_t kMin = 1 << 20, kMax = int64_t{1} << 50;
+    if (x->is_integer() && x->as_integer() >= kMin && x->as_integer() <= kMax) {
+      c.build_cache_max_bytes = static_cast<uint64_t>(x->as_integer());
+    } else {
+      t.Expect(*x, "max_bytes", "a size in bytes from 1048576 to 2^50 such as 2147483648");
+    }
+  }
+}
+
 void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, AgentConfig& c) {
   Table root(doc, "",
              {"name",         "roles",     "labels",        "listen",          "advertise",
               "coordinator",  "state_dir", "run_root",      "service_dir",     "allowed_cpus",
               "agent_cpus",   "spool_dir", "sample_period", "allowed_targets", "limits",
-              "campaign_dir", "target",    "tls",           "metrics_listen",  "service"},
+              "campaign_dir", "target",    "tls",           "metrics_listen",  "service",
+              "build_cache"},
              issues);
   c.config_dir = config_dir;
   if (const Value* v = root.Require("name", "a name such as \"server-1\"")) {
@@ -176,6 +194,7 @@ void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, 
   if (const Value* v = root.Get("allowed_targets")) ReadAllowedTargets(root, *v, c.allowed_targets);
   if (const Value* v = root.Get("limits")) ReadLimits(root, *v, issues, c.limits);
   if (const Value* v = root.Get("tls")) ReadTls(root, *v, issues, config_dir, c);
+  if (const Value* v = root.Get("build_cache")) ReadBuildCache(root, *v, issues, c);
   if (const Value* v = root.Get("sample_period")) {
     auto period = config::ReadDuration(root, "sample_period", *v, /*allow_zero=*/false);
     if (period && *period >= std::chrono::milliseconds(10) && *period <= std::chrono::seconds(10)) {
@@ -295,6 +314,7 @@ Result<AgentConfig> ParseAgentConfigText(const std::string& text, const std::str
   }
   if (c.run_root.empty()) c.run_root = c.state_dir + "/run";
   if (c.spool_dir.empty()) c.spool_dir = c.state_dir + "/spool";
+  if (c.build_cache_dir.empty()) c.build_cache_dir = c.state_dir + "/builds";
   return c;
 }
 
@@ -340,6 +360,13 @@ Status WriteAgentConfig(const AgentConfig& config, const std::string& path) {
   if (!config.allowed_cpus.empty()) root["allowed_cpus"] = FormatCpuList(config.allowed_cpus);
   if (!config.agent_cpus.empty()) root["agent_cpus"] = FormatCpuList(config.agent_cpus);
   if (!config.spool_dir.empty()) root["spool_dir"] = config.spool_dir;
+  if (!config.build_cache_dir.empty() ||
+      config.build_cache_max_bytes != AgentConfig{}.build_cache_max_bytes) {
+    toml::table cache;
+    if (!config.build_cache_dir.empty()) cache["dir"] = config.build_cache_dir;
+    cache["max_bytes"] = static_cast<int64_t>(config.build_cache_max_bytes);
+    root["build_cache"] = cache;
+  }
   if (config.metrics_listen) root["metrics_listen"] = config.metrics_listen->ToString();
   if (!config.tls.empty() || config.insecure) {
     toml::table tls;
@@ -373,6 +400,13 @@ Status WriteAgentConfig(const AgentConfig& config, const std::string& path) {
         t["env"] = env;
       }
       if (!def.services.empty()) t["services"] = StringArray(def.services, "");
+      if (!def.recipe.empty()) {
+        t["source"] = def.recipe.source;
+        toml::array steps;
+        for (const auto& argv : def.recipe.build) steps.push_back(StringArray(argv, ""));
+        t["build"] = std::move(steps);
+        t["build_timeout"] = std::to_string(def.recipe.time_limit.count()) + "ms";
+      }
       targets.push_back(std::move(t));
     }
     root["target"] = std::move(targets);

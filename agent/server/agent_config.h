@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/build_cache.h"
 #include "agent/server/agent_state.h"
 #include "agent/server/allowed_targets.h"
 #include "agent/server/limits.h"
@@ -46,6 +47,10 @@ struct AgentConfig {
   std::vector<int> allowed_cpus;     // CPUs targets and load may use; empty: the agent's own
   // CPUs the agent's own threads run on, apart from allowed_cpus; empty: not pinned (PinAgent).
   std::vector<int> agent_cpus;
+  // [build_cache]: where builds of catalogue targets' commits are kept (agent/build_cache.h),
+  // default <state_dir>/builds, and their total size.
+  std::string build_cache_dir;
+  uint64_t build_cache_max_bytes = kDefaultBuildCacheBytes;
   std::string spool_dir;         // window results awaiting the coordinator's acknowledgement
   std::vector<pid_t> own_roots;  // other process trees whose CPU is not foreign (the lab's)
   std::string cgroup_parent;     // set at start by PrepareCgroupParent (agent/cgroup.h), not read

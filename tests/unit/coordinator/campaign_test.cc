@@ -646,7 +646,8 @@ TEST_F(CampaignTest, BadTargetFields) {
             "target's port");
   EXPECT_EQ(ErrorFor(Edit(kGood, "cpus = \"0\"", "cpus = \"0\"\ncommand2 = []")),
             "hello.toml:21: target \"nginx\".command2: unknown key (known: name, command, port, "
-            "ready, cpus, cwd, env, templates, ready_timeout, version, services)");
+            "ready, cpus, cwd, env, templates, ready_timeout, version, services, source, build, "
+            "build_timeout)");
 }
 
 TEST_F(CampaignTest, BadMatrixValues) {
@@ -1123,6 +1124,37 @@ TEST(RedactCampaignTest, PublicEnvIsAListOfVariableNames) {
   EXPECT_EQ(bad.status().message(),
             "min.toml:3: public_env: expected a list of variable names such as [\"NODE_ENV\"], "
             "got \"1X\"");
+}
+
+}  // namespace
+}  // namespace benchlab
+
+namespace benchlab {
+namespace {
+
+// The embedded lab's targets are its server agent's catalogue, so a campaign's [[target]] takes
+// a build recipe as an agent's does.
+TEST(CampaignBuildRecipeTest, TargetsTakeABuildRecipe) {
+  const std::string text = Edit(kMinimal, "name = \"a\"\n", R"(name = "a"
+source = "/src/app"
+build = [["make", "-C", "{src}", "PREFIX={out}"]]
+build_timeout = "2m"
+)");
+  auto parsed = ParseCampaignText(text, "t.toml", "/");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const BuildRecipe& r = parsed->targets[0].recipe;
+  EXPECT_EQ(r.source, "/src/app");
+  EXPECT_EQ(r.build,
+            (std::vector<std::vector<std::string>>{{"make", "-C", "{src}", "PREFIX={out}"}}));
+  EXPECT_EQ(r.time_limit, std::chrono::minutes(2));
+
+  const std::string typo = Edit(kMinimal, "name = \"a\"\n", R"(name = "a"
+source = "/src/app"
+build = [["make", "{run_dir}"]]
+)");
+  EXPECT_EQ(ParseCampaignText(typo, "t.toml", "/").status().message(),
+            "t.toml:8: target \"a\".build[0][1]: expected only the placeholders {src} and {out}, "
+            "got \"{run_dir}\"");
 }
 
 }  // namespace

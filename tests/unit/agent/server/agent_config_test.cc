@@ -463,3 +463,107 @@ TEST(PinAgentTest, RefusesCpusTheProcessMayNotUseOrThatLeaveNoneForTheBenchmark)
 
 }  // namespace
 }  // namespace benchlab
+
+namespace benchlab {
+namespace {
+
+constexpr const char* kBuildAgentHead =
+    "name = \"a\"\nroles = [\"server\"]\ncoordinator = \"h:1\"\nstate_dir = \"/srv/a\"\n";
+
+Status BuildConfigError(const std::string& text) {
+  auto config = ParseAgentConfigText(text, "agent.toml", "/etc/benchlab");
+  EXPECT_FALSE(config.ok());
+  return config.ok() ? Status::Ok() : config.status();
+}
+
+TEST(AgentConfigBuildTest, RecipesAndTheBuildCacheAreRead) {
+  const std::string text = std::string(kBuildAgentHead) +
+                           "[build_cache]\n"
+                           "dir = \"/var/cache/benchlab\"\n"
+                           "max_bytes = 1073741824\n"
+                           "[[target]]\n"
+                           "name = \"app\"\n"
+                           "command = [\"{campaign_dir}/app\"]\n"
+                           "source = \"/src/app\"\n"
+                           "build = [[\"make\", \"-C\", \"{src}\"], [\"cp\", \"{src}/app\", "
+                           "\"{out}/app\"]]\n"
+                           "build_timeout = \"90s\"\n"
+                           "[[target]]\n"
+                           "name = \"plain\"\n"
+                           "command = [\"true\"]\n";
+  auto config = ParseAgentConfigText(text, "agent.toml", "/etc/benchlab");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->build_cache_dir, "/var/cache/benchlab");
+  EXPECT_EQ(config->build_cache_max_bytes, 1073741824u);
+  ASSERT_EQ(config->catalogue.size(), 2u);
+  const BuildRecipe& r = config->catalogue[0].recipe;
+  EXPECT_EQ(r.source, "/src/app");
+  ASSERT_EQ(r.build.size(), 2u);
+  EXPECT_EQ(r.build[0], (std::vector<std::string>{"make", "-C", "{src}"}));
+  EXPECT_EQ(r.build[1], (std::vector<std::string>{"cp", "{src}/app", "{out}/app"}));
+  EXPECT_EQ(r.time_limit, std::chrono::seconds(90));
+  EXPECT_TRUE(CheckBuildRecipe(r).ok());
+  EXPECT_TRUE(config->catalogue[1].recipe.empty());
+
+  // Written and read back the same.
+  char tmpl[] = "/tmp/benchlab-agent-build-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string path = std::string(tmpl) + "/agent.toml";
+  ASSERT_TRUE(WriteAgentConfig(*config, path).ok());
+  auto again = LoadAgentConfig(path);
+  std::filesystem::remove_all(tmpl);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->build_cache_dir, "/var/cache/benchlab");
+  EXPECT_EQ(again->build_cache_max_bytes, 1073741824u);
+  EXPECT_EQ(CanonicalRecipeText(again->catalogue[0].recipe), CanonicalRecipeText(r));
+  EXPECT_EQ(again->catalogue[0].recipe.source, "/src/app");
+}
+
+TEST(AgentConfigBuildTest, DefaultsLiveUnderTheStateDirectory) {
+  auto config = ParseAgentConfigText(kBuildAgentHead, "agent.toml", "/etc/benchlab");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->build_cache_dir, "/srv/a/builds");
+  EXPECT_EQ(config->build_cache_max_bytes, 2ull << 30);
+}
+
+TEST(AgentConfigBuildTest, ErrorsNameFileLineKeyAndForm) {
+  const std::string target = std::string(kBuildAgentHead) +
+                             "[[target]]\n"
+                             "name = \"app\"\n"
+                             "command = [\"true\"]\n";  // lines 5-7
+  EXPECT_EQ(
+      BuildConfigError(target + "source = \"/src\"\nbuild = [[\"make\", \"{prot}\"]]\n").message(),
+      "agent.toml:9: target \"app\".build[0][1]: expected only the placeholders {src} and "
+      "{out}, got \"{prot}\"");
+  EXPECT_EQ(BuildConfigError(target + "source = \"src\"\nbuild = [[\"make\"]]\n").message(),
+            "agent.toml:8: target \"app\".source: expected the absolute path of a git work tree, "
+            "got \"src\"");
+  EXPECT_EQ(BuildConfigError(target + "source = \"/src\"\nbuild = [\"make\"]\n").message(),
+            "agent.toml:9: target \"app\".build[0]: expected a non-empty list of strings (argv, "
+            "no shell), got \"make\"");
+  EXPECT_EQ(BuildConfigError(target + "build = [[\"make\"]]\n").message(),
+            "agent.toml:8: target \"app\".build: expected source too: the git work tree the steps "
+            "build");
+  EXPECT_EQ(BuildConfigError(target + "source = \"/src\"\n").message(),
+            "agent.toml:8: target \"app\".source: expected build too: the steps that build a "
+            "commit of it");
+  EXPECT_EQ(BuildConfigError(target + "source = \"/src\"\nbuild = [[\"make\"]]\n"
+                                      "build_timeout = 10\n")
+                .message(),
+            "agent.toml:10: target \"app\".build_timeout: expected a duration such as \"500ms\" or "
+            "\"2s\", got 10");
+  EXPECT_EQ(
+      BuildConfigError(std::string(kBuildAgentHead) + "[build_cache]\ndir = \"cache\"\n").message(),
+      "agent.toml:6: build_cache.dir: expected an absolute directory path, got \"cache\"");
+  EXPECT_EQ(
+      BuildConfigError(std::string(kBuildAgentHead) + "[build_cache]\nmax_bytes = 10\n").message(),
+      "agent.toml:6: build_cache.max_bytes: expected a size in bytes from 1048576 to 2^50 "
+      "such as 2147483648, got 10");
+  EXPECT_EQ(BuildConfigError(std::string(kBuildAgentHead) + "[build_cache]\nsize = 10\n")
+                .message()
+                .find("agent.toml:6: build_cache.size: unknown key"),
+            0u);
+}
+
+}  // namespace
+}  // namespace benchlab
