@@ -509,7 +509,52 @@ CREATE TABLE window_profiles (
 );
 )sql";
 
-constexpr std::array<Migration, 13> kMigrations = {{
+// Version 14: bisections of confirmed regressions (docs/methodology.md, "Bisection"): one row
+// per search, and one per commit it decided, in order, so that a coordinator that restarts
+// replays the steps and goes on (analysis/bisect.h, ReplayBisect).
+constexpr const char* kV14 = R"sql(
+CREATE TABLE bisections (
+  id          INTEGER PRIMARY KEY,
+  created_at  TEXT NOT NULL,
+  good_oid    TEXT NOT NULL CHECK (good_oid != ''),
+  bad_oid     TEXT NOT NULL CHECK (bad_oid != ''),
+  target      TEXT NOT NULL,
+  cell        TEXT NOT NULL,
+  figure      TEXT NOT NULL,
+  commits     INTEGER NOT NULL CHECK (commits >= 2),
+  state       TEXT NOT NULL CHECK (state IN ('running', 'found', 'unsplittable', 'failed',
+                                             'cancelled')),
+  result      TEXT NOT NULL DEFAULT '',
+  culprit     TEXT NOT NULL DEFAULT '',
+  size        REAL,
+  size_low    REAL,
+  size_high   REAL,
+  confidence  REAL,
+  CHECK ((culprit != '') = (state = 'found'))
+);
+CREATE TABLE bisect_steps (
+  bisection_id INTEGER NOT NULL REFERENCES bisections (id) ON DELETE CASCADE,
+  step         INTEGER NOT NULL CHECK (step >= 1),
+  oid          TEXT NOT NULL CHECK (oid != ''),
+  subject      TEXT NOT NULL DEFAULT '',
+  build        TEXT NOT NULL CHECK (build IN ('built', 'failed')),
+  campaigns    TEXT NOT NULL DEFAULT '[]' CHECK (
+                 CASE WHEN json_valid(campaigns) THEN json_type(campaigns) = 'array' ELSE 0 END),
+  rounds       INTEGER NOT NULL DEFAULT 0 CHECK (rounds >= 0),
+  decision     TEXT NOT NULL CHECK (decision IN ('good', 'bad', 'build failed', 'undecided')),
+  estimate     REAL,
+  low          REAL,
+  high         REAL,
+  figures      TEXT NOT NULL DEFAULT '[]' CHECK (
+                 CASE WHEN json_valid(figures) THEN json_type(figures) = 'array' ELSE 0 END),
+  recorded_at  TEXT NOT NULL,
+  CHECK ((build = 'failed') = (decision = 'build failed')),
+  PRIMARY KEY (bisection_id, step),
+  UNIQUE (bisection_id, oid)
+);
+)sql";
+
+constexpr std::array<Migration, 14> kMigrations = {{
     {1, "campaigns, targets, scenarios, windows and samples", kV1},
     {2, "host figures, checks and self-test per window; host samples; spooled agent results", kV2},
     {3, "the load generator's record, load levels, window claims, re-runs and placement", kV3},
@@ -523,6 +568,7 @@ constexpr std::array<Migration, 13> kMigrations = {{
     {11, "re-measurements of suspected changes", kV11},
     {12, "the count of identical refusals per audit row", kV12},
     {13, "CPU profiles per window", kV13},
+    {14, "bisections of regressions and their steps", kV14},
 }};
 
 std::string Errmsg(sqlite3* db) { return sqlite3_errmsg(db); }

@@ -11,8 +11,10 @@
 //   store_claims.cc     window claims, re-run requests, agents' kept results
 //   store_audit.cc      the audit trail and the dashboard's tokens
 //   store_series.cc     a series' campaigns and its confirmations
+//   store_bisect.cc     bisections of regressions and their steps
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -311,6 +313,47 @@ struct ConfirmationRow {
   std::string recorded_at;  // ISO 8601 UTC; "" means now
 };
 
+// A bisection of a confirmed regression (the bisections table, docs/store.md; docs/methodology.md,
+// "Bisection"): the range (good and bad commits and how many commits from one to the other), what
+// it bisects (target, cell, figure), the regression's size bad / good with its interval, and
+// where the search is.
+struct BisectionRow {
+  int64_t id = 0;
+  std::string created_at;  // ISO 8601 UTC; "" means now
+  std::string good_oid;
+  std::string bad_oid;
+  std::string target;
+  std::string cell;    // "scenario/c64"
+  std::string figure;  // a MetricName: "cpu_us_per_request", "rps", ...
+  int commits = 0;     // in the range, both ends included
+  // "running" | "found" | "unsplittable" | "failed" | "cancelled"
+  std::string state = "running";
+  std::string result;   // one line: the search's result or why it stopped
+  std::string culprit;  // the first bad commit's oid; "found" only
+  std::optional<double> size, size_low, size_high;  // bad / good and its interval
+  std::optional<double> confidence;                 // the whole search's bound so far
+};
+
+// One decided commit of a bisection (the bisect_steps table), in the order decided.
+struct BisectStepRow {
+  int64_t bisection_id = 0;
+  int step = 0;  // 1-based; AppendBisectStep numbers it
+  std::string oid;
+  std::string subject;
+  std::string build = "built";                 // "built" | "failed"
+  std::vector<int64_t> campaigns;              // the campaigns that measured it
+  int rounds = 0;                              // rounds with all three figures
+  std::string decision;                        // "good" | "bad" | "build failed" | "undecided"
+  std::optional<double> estimate, low, high;   // candidate / midpoint of the ends, its interval
+  std::vector<std::array<double, 3>> figures;  // per round: candidate, good end, bad end
+  std::string recorded_at;                     // ISO 8601 UTC; "" means now
+};
+
+struct BisectionRecord {
+  BisectionRow bisection;
+  std::vector<BisectStepRow> steps;  // by step
+};
+
 class Store {
  public:
   // Opens or creates the database, sets WAL and applies pending migrations. A new database file
@@ -356,6 +399,18 @@ class Store {
   Result<std::vector<ConfirmationRow>> ListConfirmations(const std::string& series);
   // The rows a re-measurement campaign (by name) was run for, by id.
   Result<std::vector<ConfirmationRow>> ListConfirmationsBy(const std::string& campaign);
+  // Bisections (docs/methodology.md, "Bisection"). CreateBisection stores a new search and returns
+  // its id (InvalidArgument for a value its CHECKs refuse). AppendBisectStep adds the next step
+  // in one transaction and returns its number: NotFound without the bisection,
+  // FailedPrecondition when it is no longer running, AlreadyExists when the commit has a step.
+  // UpdateBisection sets state, result, culprit, size and confidence of row.id (NotFound when
+  // none). LoadBisection: the search with its steps, nullopt when none has the id.
+  Result<int64_t> CreateBisection(const BisectionRow& row);
+  Result<int> AppendBisectStep(const BisectStepRow& step);
+  Status UpdateBisection(const BisectionRow& row);
+  Result<std::optional<BisectionRecord>> LoadBisection(int64_t id);
+  // Every bisection, by id (without steps).
+  Result<std::vector<BisectionRow>> ListBisections();
   // A campaign's targets and scenarios in the order CreateCampaign was given them.
   Result<std::vector<TargetRow>> ListTargets(int64_t campaign_id);
   Result<std::vector<ScenarioRow>> ListScenarios(int64_t campaign_id);

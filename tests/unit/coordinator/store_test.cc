@@ -311,10 +311,10 @@ TEST_F(StoreOpenTest, CreatesTheFileAtTheLatestSchemaVersionInWalMode) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(fs::exists(path_));
-  EXPECT_EQ(schema::LatestVersion(), 13);
+  EXPECT_EQ(schema::LatestVersion(), 14);
   EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   RawDb raw(path_);
-  EXPECT_EQ(raw.One("PRAGMA user_version"), "13");
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "14");
   EXPECT_EQ(raw.One("PRAGMA journal_mode"), "wal");
 }
 
@@ -344,7 +344,7 @@ TEST_F(StoreOpenTest, RefusesANewerDatabaseAndLeavesItUntouched) {
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(store.status().message(),
             path_ +
-                ": database schema version 999 is newer than this benchlab (knows 13); "
+                ": database schema version 999 is newer than this benchlab (knows 14); "
                 "upgrade benchlab");
   RawDb raw(path_);
   EXPECT_EQ(raw.One("PRAGMA user_version"), "999");
@@ -482,7 +482,8 @@ TEST_F(StoreOpenTest, AVersionThreeDatabaseIsUpgradedKeepingItsRows) {
                        "DROP TABLE window_probes; DROP INDEX campaigns_by_series; ALTER TABLE "
                        "campaigns DROP COLUMN series; "
                        "DROP TABLE window_profiles; ALTER TABLE campaigns DROP COLUMN profile; "
-                       "DROP TABLE confirmations; PRAGMA user_version = 3"),
+                       "DROP TABLE confirmations; DROP TABLE bisect_steps; DROP TABLE bisections; "
+                       "PRAGMA user_version = 3"),
               "");
   }
   auto store = OpenStore();
@@ -513,7 +514,8 @@ TEST_F(StoreOpenTest, AVersionSixDatabaseGainsTheTokensTableAndKeepsItsAudit) {
         raw.Exec("DROP TABLE tokens; DROP TABLE selftest_calibrations; DROP TABLE window_services; "
                  "DROP TABLE window_probes; DROP INDEX campaigns_by_series; ALTER TABLE campaigns "
                  "DROP COLUMN series; "
-                 "DROP TABLE confirmations; ALTER TABLE audit DROP COLUMN count; "
+                 "DROP TABLE confirmations; DROP TABLE bisect_steps; DROP TABLE bisections; ALTER "
+                 "TABLE audit DROP COLUMN count; "
                  "DROP TABLE window_profiles; ALTER TABLE campaigns DROP COLUMN profile; "
                  "PRAGMA user_version = 6"),
         "");
@@ -567,7 +569,8 @@ TEST_F(StoreOpenTest, AVersionSevenDatabaseGainsTheCalibrationsTableAndKeepsItsC
     ASSERT_EQ(raw.Exec("DROP TABLE selftest_calibrations; DROP TABLE window_services; "
                        "DROP TABLE window_probes; DROP INDEX campaigns_by_series; ALTER TABLE "
                        "campaigns DROP COLUMN series; "
-                       "DROP TABLE confirmations; ALTER TABLE audit DROP COLUMN count; "
+                       "DROP TABLE confirmations; DROP TABLE bisect_steps; DROP TABLE bisections; "
+                       "ALTER TABLE audit DROP COLUMN count; "
                        "DROP TABLE window_profiles; ALTER TABLE campaigns DROP COLUMN profile; "
                        "PRAGMA user_version = 7"),
               "");
@@ -594,7 +597,8 @@ TEST_F(StoreOpenTest, AVersionNineDatabaseGivesEachCampaignItsOwnNameAsSeries) {
   {
     RawDb raw(path_);
     ASSERT_EQ(raw.Exec("DROP INDEX campaigns_by_series; ALTER TABLE campaigns DROP COLUMN series; "
-                       "DROP TABLE confirmations; ALTER TABLE audit DROP COLUMN count; "
+                       "DROP TABLE confirmations; DROP TABLE bisect_steps; DROP TABLE bisections; "
+                       "ALTER TABLE audit DROP COLUMN count; "
                        "DROP TABLE window_profiles; ALTER TABLE campaigns DROP COLUMN profile; "
                        "PRAGMA user_version = 9"),
               "");
@@ -701,7 +705,8 @@ TEST_F(StoreOpenTest, AVersionEightDatabaseGainsTheServiceTablesAndWindowsKeepTh
     RawDb raw(path_);
     ASSERT_EQ(raw.Exec("DROP TABLE window_services; DROP TABLE window_probes; "
                        "DROP INDEX campaigns_by_series; ALTER TABLE campaigns DROP COLUMN series; "
-                       "DROP TABLE confirmations; ALTER TABLE audit DROP COLUMN count; "
+                       "DROP TABLE confirmations; DROP TABLE bisect_steps; DROP TABLE bisections; "
+                       "ALTER TABLE audit DROP COLUMN count; "
                        "DROP TABLE window_profiles; ALTER TABLE campaigns DROP COLUMN profile; "
                        "PRAGMA user_version = 8"),
               "");
@@ -869,7 +874,8 @@ TEST_F(StoreOpenTest, AVersionFourDatabaseGetsEachWindowsOutcomeFromItsReasons) 
                  "DROP TABLE window_probes; DROP INDEX campaigns_by_series; ALTER TABLE campaigns "
                  "DROP COLUMN series; "
                  "DROP TABLE window_profiles; ALTER TABLE campaigns DROP COLUMN profile; "
-                 "DROP TABLE confirmations; PRAGMA user_version = 4"),
+                 "DROP TABLE confirmations; DROP TABLE bisect_steps; DROP TABLE bisections; PRAGMA "
+                 "user_version = 4"),
         "");
   }
   auto store = OpenStore();
