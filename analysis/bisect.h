@@ -1,9 +1,9 @@
 // Bisection of a confirmed regression to the commit that caused it (docs/methodology.md,
 // "Bisection"): the range of commits between a known good and a known bad build with what is
 // known of each commit, the commit to measure next, and the decision read from paired rounds at
-// a candidate. Pure functions and a plain value type, no I/O: the coordinator builds and
-// measures, stores every decision (the bisect_steps table, docs/store.md) and, after a restart,
-// rebuilds the range from them with ReplayBisect.
+// a candidate. Pure functions and a plain value type, no I/O: the caller builds and measures,
+// stores every decision (the bisect_steps table, docs/store.md) and, after a restart, rebuilds
+// the range from them with ReplayBisect.
 //
 // The decision rule (Decide): every round measures the candidate c, the good end g and the bad
 // end b interleaved, and gives the candidate's ratio to the geometric midpoint of the ends,
@@ -120,7 +120,7 @@ class BisectRange {
   std::vector<CommitState> states_;
 };
 
-// The range after `steps`, applied in order: what a coordinator that restarts goes on from.
+// The range after `steps`, applied in order: what a search whose process stopped goes on from.
 // InvalidArgument naming the step (1-based) whose oid is not in the range, or that Mark refuses.
 Result<BisectRange> ReplayBisect(std::vector<BisectCommit> commits,
                                  const std::vector<BisectStep>& steps);
