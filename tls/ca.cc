@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -225,7 +226,97 @@ bool ValidDnsName(const std::string& host) {
   return true;
 }
 
+// Appends ",IP:host" or ",DNS:host" to a subjectAltName value for each host; InvalidArgument
+// naming `field` for a host that is neither.
+Status AddHostNames(std::string& san, const std::vector<std::string>& hosts,
+                    const std::string& field) {
+  for (const std::string& host : hosts) {
+    unsigned char bytes[16];
+    if (IsIp(host, bytes)) {
+      san += ",IP:" + host;
+    } else if (ValidDnsName(host)) {
+      san += ",DNS:" + host;
+    } else {
+      return Status::InvalidArgument(field + ": expected a DNS name or an IP address, got \"" +
+                                     host + "\"");
+    }
+  }
+  return Status::Ok();
+}
+
+// A certificate for `key` named `subject`, signed by `issuer_key` (self-signed when `issuer` is
+// null), valid for `days`, with the extensions given as (nid, value).
+Result<X509Ptr> SignedCertificate(EVP_PKEY* key, const std::string& subject, X509* issuer,
+                                  EVP_PKEY* issuer_key, long days,
+                                  const std::vector<std::pair<int, std::string>>& extensions) {
+  X509Ptr cert(X509_new());
+  if (!cert || X509_set_version(cert.get(), 2) != 1) return OpensslError("making a certificate");
+  if (Status s = SetRandomSerial(cert.get()); !s.ok()) return s;
+  X509_NAME* name = X509_get_subject_name(cert.get());
+  if (Status s = SetName(name, {{"O", "benchlab"}, {"CN", subject}}); !s.ok()) return s;
+  X509* signer = issuer != nullptr ? issuer : cert.get();
+  if (X509_set_issuer_name(cert.get(), X509_get_subject_name(signer)) != 1 ||
+      X509_set_pubkey(cert.get(), key) != 1) {
+    return OpensslError("making a certificate");
+  }
+  if (Status s = SetValidity(cert.get(), days); !s.ok()) return s;
+  for (const auto& [nid, value] : extensions) {
+    if (Status s = AddExtension(cert.get(), signer, nid, value); !s.ok()) return s;
+  }
+  if (X509_sign(cert.get(), issuer_key, EVP_sha256()) == 0) {
+    return OpensslError("signing a certificate");
+  }
+  return cert;
+}
+
 }  // namespace
+
+TargetTlsFiles::TargetTlsFiles(const std::string& dir)
+    : ca(dir + "/tls_ca.pem"), cert(dir + "/tls_cert.pem"), key(dir + "/tls_key.pem") {}
+
+Result<std::string> MakeTargetTls(const std::string& dir, const std::vector<std::string>& hosts,
+                                  int days) {
+  if (days < 1 || days > 365) {
+    return Status::InvalidArgument("days: expected 1 to 365, got " + std::to_string(days));
+  }
+  std::string san = "DNS:localhost,IP:127.0.0.1";
+  std::vector<std::string> more;
+  for (const std::string& host : hosts) {
+    if (host != "localhost" && host != "127.0.0.1" &&
+        std::find(more.begin(), more.end(), host) == more.end()) {
+      more.push_back(host);
+    }
+  }
+  if (Status s = AddHostNames(san, more, "host"); !s.ok()) return s;
+  const TargetTlsFiles files(dir);
+  for (const std::string& path : {files.ca, files.cert, files.key}) {
+    if (Exists(path)) return Status::AlreadyExists(path + " exists; it is never overwritten");
+  }
+  auto ca_key = NewKey();
+  if (!ca_key.ok()) return ca_key.status();
+  auto ca = SignedCertificate(ca_key->get(), "benchlab target CA", nullptr, ca_key->get(), days,
+                              {{NID_basic_constraints, "critical,CA:TRUE,pathlen:0"},
+                               {NID_key_usage, "critical,keyCertSign"},
+                               {NID_subject_key_identifier, "hash"},
+                               {NID_authority_key_identifier, "keyid:always"}});
+  if (!ca.ok()) return ca.status();
+  auto key = NewKey();
+  if (!key.ok()) return key.status();
+  auto cert = SignedCertificate(key->get(), "localhost", ca->get(), ca_key->get(), days,
+                                {{NID_basic_constraints, "critical,CA:FALSE"},
+                                 {NID_key_usage, "critical,digitalSignature"},
+                                 {NID_ext_key_usage, "serverAuth"},
+                                 {NID_subject_key_identifier, "hash"},
+                                 {NID_authority_key_identifier, "keyid:always"},
+                                 {NID_subject_alt_name, san}});
+  if (!cert.ok()) return cert.status();
+  // The key first, so that a certificate on disk always has its key beside it.
+  if (Status s = WriteFile(files.key, KeyPem(key->get()), 0600, false); !s.ok()) return s;
+  if (Status s = WriteFile(files.cert, CertPem(cert->get()), 0644, false); !s.ok()) return s;
+  const std::string ca_pem = CertPem(ca->get());
+  if (Status s = WriteFile(files.ca, ca_pem, 0644, false); !s.ok()) return s;
+  return ca_pem;
+}
 
 CaPaths::CaPaths(std::string d)
     : dir(std::move(d)),
@@ -313,17 +404,7 @@ Result<CertificateInfo> IssueCertificate(const std::string& dir, const IssueRequ
                                    "), got " + std::to_string(request.days));
   }
   std::string san = "URI:" + IdentityUri(request.role, request.name);
-  for (const std::string& host : request.hosts) {
-    unsigned char bytes[16];
-    if (IsIp(host, bytes)) {
-      san += ",IP:" + host;
-    } else if (ValidDnsName(host)) {
-      san += ",DNS:" + host;
-    } else {
-      return Status::InvalidArgument("--host: expected a DNS name or an IP address, got \"" + host +
-                                     "\"");
-    }
-  }
+  if (Status s = AddHostNames(san, request.hosts, "--host"); !s.ok()) return s;
   for (const std::string& path : {paths.Cert(request.name), paths.Key(request.name)}) {
     if (Exists(path)) {
       return Status::AlreadyExists(path + " exists: \"" + request.name +

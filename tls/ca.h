@@ -44,6 +44,24 @@ struct IssueRequest {
 // name, host or days; AlreadyExists when NAME is already issued (revoke it first).
 Result<CertificateInfo> IssueCertificate(const std::string& dir, const IssueRequest& request);
 
+// The certificates of a target that serves HTTPS (`[[target]] tls = true`, docs/security.md,
+// "Targets that serve HTTPS"): made anew in the window's run directory, apart from the fleet's CA.
+//   tls_ca.pem    a private CA made for this one run directory; its key is never written
+//   tls_cert.pem  the server certificate it signed, for localhost, 127.0.0.1 and `hosts`
+//   tls_key.pem   that certificate's key (0600)
+// Keys are ECDSA P-256; both certificates are valid for `days` (from five minutes ago).
+struct TargetTlsFiles {
+  explicit TargetTlsFiles(const std::string& dir);
+  std::string ca, cert, key;  // DIR/tls_ca.pem, DIR/tls_cert.pem, DIR/tls_key.pem
+};
+
+// Writes the three files into DIR (which must exist) and returns the CA's certificate (PEM,
+// public). `hosts` are DNS names or IP addresses added to the server certificate beside
+// localhost and 127.0.0.1; InvalidArgument naming the host for anything else. AlreadyExists when
+// one of the files is there already: none is overwritten.
+Result<std::string> MakeTargetTls(const std::string& dir, const std::vector<std::string>& hosts,
+                                  int days = 2);
+
 // Adds NAME's certificate to the CRL (written anew, signed), moves NAME.pem to revoked/ and
 // deletes NAME.key. NotFound when NAME has no certificate in the directory.
 Result<CertificateInfo> RevokeCertificate(const std::string& dir, const std::string& name);
