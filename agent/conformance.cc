@@ -97,10 +97,11 @@ std::string DiffResponse(const ContractCase& c, const HttpResponse& response) {
 
 std::vector<std::string> CheckContract(const std::string& host, uint16_t port,
                                        const std::vector<ContractCase>& cases,
-                                       std::chrono::milliseconds timeout, uint64_t max_body) {
+                                       std::chrono::milliseconds timeout, uint64_t max_body,
+                                       const ProbeTls* tls) {
   std::vector<std::string> diffs;
   for (const auto& c : cases) {
-    auto response = HttpRoundTrip(host, port, c.request, timeout, max_body);
+    auto response = HttpRoundTrip(host, port, c.request, timeout, max_body, tls);
     if (!response.ok()) {
       diffs.push_back(Who(c) + Printable(response.status().message(), kMessageExcerpt));
       continue;

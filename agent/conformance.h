@@ -33,11 +33,14 @@ std::string DiffResponse(const ContractCase& c, const HttpResponse& response);
 
 // Runs every case against host:port; returns one diff line per failing case (empty: conformant).
 // A case whose request is malformed (CheckRequestParts) fails without reaching the network; a
-// response body over max_body bytes (0: no limit) is a difference, read no further.
+// response body over max_body bytes (0: no limit) is a difference, read no further. With `tls`
+// every case goes over HTTPS, the target's certificate verified (ProbeTls); a failed handshake is
+// each case's difference.
 std::vector<std::string> CheckContract(const std::string& host, uint16_t port,
                                        const std::vector<ContractCase>& cases,
                                        std::chrono::milliseconds timeout,
-                                       uint64_t max_body = LoadOptions::kDefaultMaxBody);
+                                       uint64_t max_body = LoadOptions::kDefaultMaxBody,
+                                       const ProbeTls* tls = nullptr);
 
 // Bytes as a short printable quote: "hello\n", with \n \r \t \" \\ and \xNN escapes, at most
 // `limit` characters between the quotes (escapes included), then "..." when cut.

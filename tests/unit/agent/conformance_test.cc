@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "tests/unit/loadgen/raw_http_server.h"
+#include "tests/unit/support/temp_dir.h"
+#include "tls/ca.h"
 
 namespace benchlab {
 namespace {
@@ -184,6 +186,38 @@ TEST(ConformanceTest, AMalformedRequestNeverReachesTheTarget) {
   EXPECT_EQ(server.accepted(), 1u);
   EXPECT_EQ(server.received().find("Injected"), std::string::npos);
   EXPECT_EQ(server.received().rfind("GET / HTTP/1.1\r\n", 0), 0u) << server.received();
+}
+
+TEST(ConformanceTest, OverTlsAPlainServerIsADifferenceAtTheDeadline) {
+  // A plain HTTP server waits for a request head that a ClientHello never completes: the
+  // handshake gives up at the case's timeout and says so, rather than hanging.
+  RawHttpServer server([](RawHttpServer& s, int fd) {
+    s.Send(fd, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nhello\n");
+    return false;
+  });
+  TempDir dir;
+  auto ca = MakeTargetTls(dir.path(), {});
+  ASSERT_TRUE(ca.ok()) << ca.status().ToString();
+  const ProbeTls tls{*ca, "localhost"};
+  const auto begin = std::chrono::steady_clock::now();
+  auto diffs = CheckContract("127.0.0.1", server.port(), {Hello()}, std::chrono::milliseconds(300),
+                             LoadOptions::kDefaultMaxBody, &tls);
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(2));
+  ASSERT_EQ(diffs.size(), 1u);
+  EXPECT_EQ(diffs[0], "scenario \"hello\": TLS handshake with 127.0.0.1:" +
+                          std::to_string(server.port()) + ": no handshake before the deadline");
+  // The same server over plain HTTP conforms: the difference is TLS's alone.
+  EXPECT_EQ(CheckContract("127.0.0.1", server.port(), {Hello()}, std::chrono::milliseconds(2000)),
+            std::vector<std::string>{});
+
+  // A CA that holds no certificate trusts nothing: refused before connecting.
+  const ProbeTls unusable{"-----BEGIN CERTIFICATE-----\n", "localhost"};
+  auto refused =
+      CheckContract("127.0.0.1", server.port(), {Hello()}, std::chrono::milliseconds(300),
+                    LoadOptions::kDefaultMaxBody, &unusable);
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_NE(refused[0].find("the CA given holds no PEM certificate"), std::string::npos)
+      << refused[0];
 }
 
 TEST(ConformanceTest, UnreachableTargetIsOneDiffPerCase) {
