@@ -20,6 +20,7 @@
 #include "common/parse.h"
 #include "common/printable.h"
 #include "loadgen/http_client.h"
+#include "tls/ca.h"
 
 namespace benchlab {
 namespace {
@@ -68,16 +69,32 @@ Result<std::string> ReadNoFollow(const std::string& path) {
   return text;
 }
 
+// A template's {tls_cert}, {tls_key} or {tls_ca} when its target has no tls: refused at its line.
+Status CheckTemplateTls(const std::string& source, const std::string& text,
+                        const std::string& target) {
+  for (const char* word : {"{tls_cert}", "{tls_key}", "{tls_ca}"}) {
+    const size_t at = text.find(word);
+    if (at == std::string::npos) continue;
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(at), '\n');
+    return Status::InvalidArgument("template " + source + ":" + std::to_string(line) + ": " + word +
+                                   " is filled only for a target with tls = true, and " +
+                                   "target \"" + target + "\" has none");
+  }
+  return Status::Ok();
+}
+
 Status RenderTemplate(const std::string& source, const std::vector<std::string>& dirs,
-                      uint16_t port, const std::string& run_dir, const std::string& campaign_dir) {
+                      uint16_t port, const std::string& run_dir, const TargetDef& def) {
   auto resolved = ResolveInside(source, dirs);
   if (!resolved.ok()) return resolved.status();
   auto text = ReadNoFollow(*resolved);
   if (!text.ok()) return text.status();
+  if (!def.tls) BENCHLAB_RETURN_IF_ERROR(CheckTemplateTls(source, *text, def.name));
   std::string name = fs::path(source).filename().string();
   if (name.size() > 3 && name.ends_with(".in")) name.resize(name.size() - 3);
   std::string dest = (fs::path(run_dir) / name).string();
-  Status written = WritePrivateFile(dest, FillPlaceholders(*text, port, run_dir, campaign_dir));
+  Status written =
+      WritePrivateFile(dest, FillPlaceholders(*text, port, run_dir, def.campaign_dir, def.tls));
   if (!written.ok()) return Status(written.code(), "template " + source + ": " + written.message());
   return Status::Ok();
 }
@@ -98,11 +115,17 @@ std::string JoinLines(const std::vector<std::string>& lines) {
 }
 
 std::string FillPlaceholders(const std::string& text, uint16_t port, const std::string& run_dir,
-                             const std::string& campaign_dir) {
+                             const std::string& campaign_dir, bool tls) {
   std::string out = text;
   ReplaceAll(out, "{port}", std::to_string(port));
   ReplaceAll(out, "{run_dir}", run_dir);
   ReplaceAll(out, "{campaign_dir}", campaign_dir);
+  if (tls) {
+    const TargetTlsFiles files(run_dir);
+    ReplaceAll(out, "{tls_cert}", files.cert);
+    ReplaceAll(out, "{tls_key}", files.key);
+    ReplaceAll(out, "{tls_ca}", files.ca);
+  }
   return out;
 }
 
@@ -216,18 +239,30 @@ Result<RunningTarget> LaunchTarget(SysEnv& env, const TargetDef& def, const std:
   auto resolved_port = ResolvePort(def.port);
   if (!resolved_port.ok()) return resolved_port.status();
   const uint16_t port = *resolved_port;
+  std::string tls_ca_pem;
+  if (def.tls) {
+    auto made = MakeTargetTls(run_dir, {options.ready_host});
+    if (!made.ok()) {
+      return Status(
+          made.status().code(),
+          "target \"" + def.name + "\": making its TLS certificate: " + made.status().message());
+    }
+    tls_ca_pem = std::move(made).value();
+  }
   std::vector<std::string> template_dirs = options.template_dirs;
   template_dirs.push_back(def.campaign_dir);
   for (const auto& tmpl : def.templates) {
-    BENCHLAB_RETURN_IF_ERROR(RenderTemplate(FillPlaceholders(tmpl, port, run_dir, def.campaign_dir),
-                                            template_dirs, port, run_dir, def.campaign_dir));
+    BENCHLAB_RETURN_IF_ERROR(
+        RenderTemplate(FillPlaceholders(tmpl, port, run_dir, def.campaign_dir, def.tls),
+                       template_dirs, port, run_dir, def));
   }
 
   SpawnSpec spec;
   for (const auto& arg : def.command) {
-    spec.argv.push_back(FillPlaceholders(arg, port, run_dir, def.campaign_dir));
+    spec.argv.push_back(FillPlaceholders(arg, port, run_dir, def.campaign_dir, def.tls));
   }
-  spec.cwd = def.cwd.empty() ? run_dir : FillPlaceholders(def.cwd, port, run_dir, def.campaign_dir);
+  spec.cwd = def.cwd.empty() ? run_dir
+                             : FillPlaceholders(def.cwd, port, run_dir, def.campaign_dir, def.tls);
   spec.env = def.env;
   spec.env.insert(options.tag_env.begin(), options.tag_env.end());
   spec.env["PORT"] = std::to_string(port);
@@ -249,9 +284,13 @@ Result<RunningTarget> LaunchTarget(SysEnv& env, const TargetDef& def, const std:
   running.run_dir = run_dir;
   running.port = port;
   running.cpus = spec.cpus;
+  running.tls_ca_pem = tls_ca_pem;
 
   HttpRequest probe;
   probe.path = def.ready;
+  // Over TLS the target's certificate is verified against its run directory's CA, for the name
+  // the certificate is made for whatever address the probe dials.
+  const ProbeTls probe_tls{tls_ca_pem, "localhost"};
   auto deadline = spawn_start + def.ready_timeout;
   std::string last_error = "no answer yet";
   while (true) {
@@ -266,7 +305,8 @@ Result<RunningTarget> LaunchTarget(SysEnv& env, const TargetDef& def, const std:
           "); last log lines: " + JoinLines(running.process->LastLogLines(5)));
     }
     auto sent = std::chrono::steady_clock::now();
-    auto reply = HttpRoundTrip(options.ready_host, port, probe, std::chrono::milliseconds(500));
+    auto reply = HttpRoundTrip(options.ready_host, port, probe, std::chrono::milliseconds(500),
+                               LoadOptions::kDefaultMaxBody, def.tls ? &probe_tls : nullptr);
     auto done = std::chrono::steady_clock::now();
     if (reply.ok() && reply->status >= 200 && reply->status < 300) {
       running.startup_ms = Ms(done - spawn_start).count();

@@ -33,6 +33,9 @@ struct RunningTarget {
   double first_request_ms = 0;  // latency of that first 2xx
   uint64_t idle_rss_kb = 0;     // the tree's RSS right after readiness
   std::vector<int> cpus;        // affinity read back after start
+  // tls = true: the certificate of the CA made in run_dir (PEM, public), which the target's
+  // certificate chains to; "" otherwise.
+  std::string tls_ca_pem;
 };
 
 // Replaces every `from` in text with `to`.
@@ -40,9 +43,11 @@ void ReplaceAll(std::string& text, const std::string& from, const std::string& t
 // A process's last log lines on one line, " | " between them; "(log empty)" when there are none.
 std::string JoinLines(const std::vector<std::string>& lines);
 
-// Replaces {port}, {run_dir} and {campaign_dir} in text.
+// Replaces {port}, {run_dir} and {campaign_dir} in text and, when `tls`, {tls_cert},
+// {tls_key} and {tls_ca} with the absolute paths of run_dir's certificate files (tls/ca.h,
+// TargetTlsFiles).
 std::string FillPlaceholders(const std::string& text, uint16_t port, const std::string& run_dir,
-                             const std::string& campaign_dir);
+                             const std::string& campaign_dir, bool tls = false);
 
 // Runs a catalogue entry's `version` command (no shell, the entry's environment, 5 s at most)
 // and returns the first line it printed; "unavailable" when the entry has none.
@@ -90,6 +95,10 @@ struct StartOptions {
   const CancelFlag* cancel = nullptr;
 };
 
+// With def.tls, run_dir gets a CA, a certificate for localhost, 127.0.0.1 and ready_host, and
+// its key (tls/ca.h, MakeTargetTls) before the templates are rendered, and readiness is probed
+// over TLS, the certificate verified against that CA for the name localhost; a template that
+// holds {tls_cert}, {tls_key} or {tls_ca} for a target without tls is refused (file:line).
 // Starts `def` with its pinning overridden by `cpus` when non-empty; a target with no pinning on
 // an agent with allowed CPUs is pinned to all of them, and pinning outside them is refused. After
 // readiness every thread of the target's tree is checked to run only on its CPUs. run_dir is

@@ -94,6 +94,9 @@ bool IsEnvName(std::string_view text) {
          });
 }
 
+constexpr std::array<std::string_view, 3> kTlsPlaceholders = {"{tls_cert}", "{tls_key}",
+                                                              "{tls_ca}"};
+
 // The agent replaces only these; any other {word} would reach the target verbatim, and is
 // almost always a typo such as {prot}.
 std::string UnknownPlaceholder(std::string_view text) {
@@ -106,30 +109,53 @@ std::string UnknownPlaceholder(std::string_view text) {
     }
     if (end == open + 1 || end >= text.size() || text[end] != '}') continue;
     std::string_view word = text.substr(open, end - open + 1);
-    if (std::find(kKnown.begin(), kKnown.end(), word) == kKnown.end()) return std::string(word);
+    if (std::find(kKnown.begin(), kKnown.end(), word) == kKnown.end() &&
+        std::find(kTlsPlaceholders.begin(), kTlsPlaceholders.end(), word) ==
+            kTlsPlaceholders.end()) {
+      return std::string(word);
+    }
   }
   return "";
 }
 
+// Where {tls_cert}, {tls_key} and {tls_ca} may stand: in a target's command, cwd and templates
+// when it has tls = true (kFilled); they are refused, saying why, anywhere else.
+enum class TlsPlaceholders { kElsewhere, kTlsOff, kFilled };
+
 std::optional<std::string> ReadTemplated(Table& t, std::string_view sub, const Value& v,
-                                         std::string_view form) {
+                                         std::string_view form,
+                                         TlsPlaceholders tls = TlsPlaceholders::kElsewhere) {
   if (!v.is_string() || v.as_string().str.empty()) {
     t.Expect(v, sub, form);
     return std::nullopt;
   }
-  std::string unknown = UnknownPlaceholder(v.as_string().str);
+  const std::string& text = v.as_string().str;
+  std::string unknown = UnknownPlaceholder(text);
   if (!unknown.empty()) {
     t.Fail(v, sub,
-           "expected only the placeholders {port}, {run_dir} and {campaign_dir}, got " +
+           "expected only the placeholders {port}, {run_dir}, {campaign_dir}, {tls_cert}, "
+           "{tls_key} and {tls_ca}, got " +
                Quote(unknown));
     return std::nullopt;
   }
-  return v.as_string().str;
+  if (tls != TlsPlaceholders::kFilled) {
+    for (std::string_view word : kTlsPlaceholders) {
+      if (text.find(word) == std::string::npos) continue;
+      t.Fail(v, sub,
+             std::string(word) + (tls == TlsPlaceholders::kTlsOff
+                                      ? " is filled only for a target with tls = true"
+                                      : " is filled only in a [[target]]'s command, cwd and "
+                                        "templates (with tls = true)"));
+      return std::nullopt;
+    }
+  }
+  return text;
 }
 
 // command and templates: lists of strings that may hold placeholders.
-std::optional<std::vector<std::string>> ReadTemplatedList(Table& t, std::string_view sub,
-                                                          const Value& v, std::string_view form) {
+std::optional<std::vector<std::string>> ReadTemplatedList(
+    Table& t, std::string_view sub, const Value& v, std::string_view form,
+    TlsPlaceholders tls = TlsPlaceholders::kElsewhere) {
   if (!v.is_array() || v.as_array().empty()) {
     t.Expect(v, sub, form);
     return std::nullopt;
@@ -138,7 +164,7 @@ std::optional<std::vector<std::string>> ReadTemplatedList(Table& t, std::string_
   const auto& items = v.as_array();
   for (size_t i = 0; i < items.size(); ++i) {
     std::string item_sub = std::string(sub) + "[" + std::to_string(i) + "]";
-    if (auto text = ReadTemplated(t, item_sub, items[i], "a non-empty string")) {
+    if (auto text = ReadTemplated(t, item_sub, items[i], "a non-empty string", tls)) {
       out.push_back(*text);
     }
   }
@@ -262,7 +288,7 @@ void ReadTarget(const Value& item, std::string label, Issues& issues,
                 const std::string& campaign_dir, TargetDef& out) {
   Table t(item, std::move(label),
           {"name", "command", "port", "ready", "cpus", "cwd", "env", "templates", "ready_timeout",
-           "version", "services", "source", "build", "build_timeout"},
+           "version", "services", "source", "build", "build_timeout", "tls"},
           issues);
   out.line = static_cast<int>(t.line());
   out.campaign_dir = campaign_dir;
@@ -270,8 +296,17 @@ void ReadTarget(const Value& item, std::string label, Issues& issues,
   if (const Value* v = t.Require("name", "a name such as \"nginx\"")) {
     if (auto name = ReadName(t, "name", *v)) out.name = *name;
   }
+  if (const Value* v = t.Get("tls")) {
+    if (v->is_boolean()) {
+      out.tls = v->as_boolean();
+    } else {
+      t.Expect(*v, "tls", "true (the target serves HTTPS) or false");
+    }
+  }
+  const TlsPlaceholders tls = out.tls ? TlsPlaceholders::kFilled : TlsPlaceholders::kTlsOff;
   if (const Value* v = t.Get("command")) {
-    auto argv = ReadTemplatedList(t, "command", *v, "a non-empty list of strings (argv, no shell)");
+    auto argv =
+        ReadTemplatedList(t, "command", *v, "a non-empty list of strings (argv, no shell)", tls);
     if (argv) out.command = *argv;
   }
   if (const Value* v = t.Get("port")) {
@@ -284,11 +319,11 @@ void ReadTarget(const Value& item, std::string label, Issues& issues,
     if (auto cpus = ReadCpus(t, "cpus", *v)) out.cpus = *cpus;
   }
   if (const Value* v = t.Get("cwd")) {
-    if (auto cwd = ReadTemplated(t, "cwd", *v, "a non-empty directory path")) out.cwd = *cwd;
+    if (auto cwd = ReadTemplated(t, "cwd", *v, "a non-empty directory path", tls)) out.cwd = *cwd;
   }
   if (const Value* v = t.Get("env")) ReadEnv(t, *v, out.env);
   if (const Value* v = t.Get("templates")) {
-    auto files = ReadTemplatedList(t, "templates", *v, "a non-empty list of file paths");
+    auto files = ReadTemplatedList(t, "templates", *v, "a non-empty list of file paths", tls);
     if (files) out.templates = *files;
   }
   if (const Value* v = t.Get("version")) {

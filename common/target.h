@@ -15,6 +15,7 @@ namespace benchlab {
 struct TargetDef {
   std::string name;                  // [a-z0-9-]+, unique in the campaign
   std::vector<std::string> command;  // argv, no shell; may hold {port}, {campaign_dir}, {run_dir}
+                                     // and, with tls, {tls_cert}, {tls_key}, {tls_ca}
   std::string port = "auto";         // "auto" or a decimal port number
   std::string ready = "/";           // GET until 2xx
   std::vector<int> cpus;             // CPUs the target is pinned to; empty: not pinned
@@ -23,6 +24,9 @@ struct TargetDef {
   std::vector<std::string> templates;      // files rendered into {run_dir} (placeholders filled)
   std::chrono::milliseconds ready_timeout{10000};
   std::vector<std::string> version;  // argv printing the target's version on its first line
+  // It serves HTTPS: the agent makes a CA, a certificate and its key in the run directory before
+  // the templates are rendered, and probes readiness over TLS (docs/security.md).
+  bool tls = false;
   // Side services it needs (common/service.h), by name: started before it on the same agent;
   // {service.NAME.port}, {service.NAME.host} and {service.NAME.run_dir} in its command, cwd and
   // env values are filled from them.

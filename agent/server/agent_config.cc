@@ -407,6 +407,7 @@ Status WriteAgentConfig(const AgentConfig& config, const std::string& path) {
         t["build"] = std::move(steps);
         t["build_timeout"] = std::to_string(def.recipe.time_limit.count()) + "ms";
       }
+      if (def.tls) t["tls"] = true;
       targets.push_back(std::move(t));
     }
     root["target"] = std::move(targets);

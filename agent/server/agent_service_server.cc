@@ -192,6 +192,7 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext* ctx, const v1::Start
   reply->set_startup_ms(active->target.startup_ms);
   reply->set_first_request_ms(active->target.first_request_ms);
   reply->set_idle_rss_kb(active->target.idle_rss_kb);
+  reply->set_tls_ca_pem(active->target.tls_ca_pem);
   for (int cpu : active->target.cpus) reply->add_cpus(cpu);
   if (auto scheduling = CheckScheduling(env_, active->target.process->pid()); scheduling.ok()) {
     if (scheduling->failed()) {

@@ -12,8 +12,11 @@
 #include <sstream>
 #include <thread>
 
+#include "agent/conformance.h"
 #include "common/parse.h"
 #include "tests/unit/support/eventually.h"
+#include "tests/unit/support/temp_dir.h"
+#include "tls/ca.h"
 
 namespace benchlab {
 namespace {
@@ -75,6 +78,103 @@ TEST(FillPlaceholdersTest, ReplacesEveryKnownPlaceholder) {
       FillPlaceholders("{campaign_dir}/x --port={port} {run_dir}/{port}", 8080, "/run", "/camp"),
       "/camp/x --port=8080 /run/8080");
   EXPECT_EQ(FillPlaceholders("{other} {port", 1, "/r", "/c"), "{other} {port");
+  // The certificate files' paths, for a TLS target only.
+  EXPECT_EQ(FillPlaceholders("{tls_cert} {tls_key} {tls_ca}", 1, "/run", "/c", /*tls=*/true),
+            "/run/tls_cert.pem /run/tls_key.pem /run/tls_ca.pem");
+  EXPECT_EQ(FillPlaceholders("{tls_cert}", 1, "/run", "/c"), "{tls_cert}");
+}
+
+// nginx with examples/nginx-tls.conf.in: a target with tls = true, as a campaign writes it.
+TargetDef NginxTls() {
+  TargetDef def;
+  def.name = "nginx-tls";
+  def.command = {"/usr/sbin/nginx",          "-p", "{run_dir}",  "-c",
+                 "{run_dir}/nginx-tls.conf", "-g", "daemon off;"};
+  def.templates = {"{campaign_dir}/nginx-tls.conf.in"};
+  def.campaign_dir = std::string(BENCHLAB_SOURCE_DIR) + "/examples";
+  def.ready_timeout = std::chrono::milliseconds(5000);
+  def.tls = true;
+  return def;
+}
+
+TEST_F(TargetRunnerTest, ATlsTargetGetsItsCertificatesAndIsProbedOverTls) {
+  if (!fs::exists("/usr/sbin/nginx")) GTEST_SKIP() << "needs nginx";
+  TargetDef def = NginxTls();
+  auto running = LaunchTarget(RealSysEnv(), def, {}, dir_ + "/tls");
+  ASSERT_TRUE(running.ok()) << running.status().ToString();
+  EXPECT_GT(running->startup_ms, 0);
+  EXPECT_EQ(running->tls_ca_pem, ReadAll(dir_ + "/tls/tls_ca.pem"));
+  EXPECT_NE(running->tls_ca_pem.find("BEGIN CERTIFICATE"), std::string::npos);
+  const std::string conf = ReadAll(dir_ + "/tls/nginx-tls.conf");
+  EXPECT_NE(conf.find("ssl_certificate " + dir_ + "/tls/tls_cert.pem;"), std::string::npos) << conf;
+  EXPECT_NE(conf.find("ssl_certificate_key " + dir_ + "/tls/tls_key.pem;"), std::string::npos);
+  struct stat st;
+  ASSERT_EQ(stat((dir_ + "/tls/tls_key.pem").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+  // The conformance check speaks TLS to it, verifying the certificate against the run
+  // directory's CA; plain HTTP and another CA's trust both fail, quickly and by name.
+  ContractCase hello;
+  hello.name = "hello";
+  hello.expect_body = "hello\n";
+  ContractCase missing;
+  missing.name = "missing";
+  missing.negative = true;
+  missing.request.path = "/nope";
+  missing.expect_status = 404;
+  const ProbeTls tls{running->tls_ca_pem, "localhost"};
+  const auto timeout = std::chrono::milliseconds(2000);
+  EXPECT_EQ(CheckContract("127.0.0.1", running->port, {hello, missing}, timeout,
+                          LoadOptions::kDefaultMaxBody, &tls),
+            std::vector<std::string>{});
+  auto plain = CheckContract("127.0.0.1", running->port, {hello}, timeout);
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_NE(plain[0].find("status: expected 200, got 400"), std::string::npos) << plain[0];
+  TempDir other;
+  auto other_ca = MakeTargetTls(other.path(), {});
+  ASSERT_TRUE(other_ca.ok());
+  const ProbeTls wrong_ca{*other_ca, "localhost"};
+  auto refused = CheckContract("127.0.0.1", running->port, {hello}, timeout,
+                               LoadOptions::kDefaultMaxBody, &wrong_ca);
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_NE(refused[0].find("TLS handshake with 127.0.0.1:" + std::to_string(running->port) +
+                            ": certificate refused"),
+            std::string::npos)
+      << refused[0];
+  const ProbeTls wrong_name{running->tls_ca_pem, "example.org"};
+  auto misnamed = CheckContract("127.0.0.1", running->port, {hello}, timeout,
+                                LoadOptions::kDefaultMaxBody, &wrong_name);
+  ASSERT_EQ(misnamed.size(), 1u);
+  EXPECT_NE(misnamed[0].find("certificate refused"), std::string::npos) << misnamed[0];
+  running->process->Stop(std::chrono::milliseconds(2000));
+}
+
+TEST_F(TargetRunnerTest, ATlsTargetThatServesPlainHttpIsNotReadyAndSaysWhy) {
+  TargetDef def = Hello();  // plain HTTP, whatever tls says
+  def.tls = true;
+  def.ready_timeout = std::chrono::milliseconds(1000);
+  const auto begin = std::chrono::steady_clock::now();
+  auto running = LaunchTarget(RealSysEnv(), def, {}, dir_ + "/plain");
+  const auto took = std::chrono::steady_clock::now() - begin;
+  ASSERT_FALSE(running.ok());
+  EXPECT_EQ(running.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(running.status().message().find("TLS handshake with 127.0.0.1:"), std::string::npos)
+      << running.status().message();
+  EXPECT_LT(took, std::chrono::seconds(3)) << "the ready timeout and a probe, no more";
+}
+
+TEST_F(TargetRunnerTest, TlsPlaceholdersInATemplateNeedTls) {
+  std::ofstream(dir_ + "/app.conf.in") << "listen {port}\ncert {tls_cert}\n";
+  TargetDef def = Hello();
+  def.templates = {"{campaign_dir}/app.conf.in"};
+  auto refused = LaunchTarget(RealSysEnv(), def, {}, dir_ + "/no-tls");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(),
+            "template " + dir_ +
+                "/app.conf.in:2: {tls_cert} is filled only for a target with "
+                "tls = true, and target \"hello\" has none");
+  EXPECT_FALSE(fs::exists(dir_ + "/no-tls/tls_key.pem"));
 }
 
 TEST_F(TargetRunnerTest, StartsPinnedInItsOwnGroupAndRendersTemplates) {

@@ -640,14 +640,57 @@ TEST_F(CampaignTest, BadTargetFields) {
             "spaces, got \"health\"");
   EXPECT_EQ(ErrorFor(Edit(kGood, "\"-p\", \"{run_dir}\"", "\"-p\", \"{rundir}\"")),
             "hello.toml:16: target \"nginx\".command[2]: expected only the placeholders {port}, "
-            "{run_dir} and {campaign_dir}, got \"{rundir}\"");
+            "{run_dir}, {campaign_dir}, {tls_cert}, {tls_key} and {tls_ca}, got \"{rundir}\"");
   EXPECT_EQ(ErrorFor(Edit(kGood, "cpus = \"0\"", "cpus = \"0\"\nenv = { PORT = \"80\" }")),
             "hello.toml:21: target \"nginx\".env.PORT: expected no PORT: the agent sets it to the "
             "target's port");
   EXPECT_EQ(ErrorFor(Edit(kGood, "cpus = \"0\"", "cpus = \"0\"\ncommand2 = []")),
             "hello.toml:21: target \"nginx\".command2: unknown key (known: name, command, port, "
             "ready, cpus, cwd, env, templates, ready_timeout, version, services, source, build, "
-            "build_timeout)");
+            "build_timeout, tls)");
+}
+
+TEST_F(CampaignTest, TlsPlaceholdersNeedATlsTarget) {
+  const std::string tls_command =
+      "command = [\"srv\", \"--cert\", \"{tls_cert}\", \"--key\", \"{tls_key}\"]";
+  const std::string cwd = "cwd = \"{tls_ca}\"";
+  const std::string with_tls = Edit(kGood, "cpus = \"0\"", "cpus = \"0\"\ntls = true");
+  auto parsed =
+      ParseCampaignText(Edit(Edit(with_tls,
+                                  "command = [\"nginx\", \"-p\", \"{run_dir}\", \"-c\", "
+                                  "\"{run_dir}/nginx.conf\", \"-g\", \"daemon off;\"]",
+                                  tls_command),
+                             "templates = [\"{campaign_dir}/nginx.conf.in\"]",
+                             "templates = [\"{campaign_dir}/nginx-tls.conf.in\"]\n" + cwd),
+                        "hello.toml", "/c");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  ASSERT_EQ(parsed->targets.size(), 1u);
+  EXPECT_TRUE(parsed->targets[0].tls);
+  EXPECT_EQ(parsed->targets[0].command[2], "{tls_cert}");
+  EXPECT_EQ(parsed->targets[0].cwd, "{tls_ca}");
+  auto plain = ParseCampaignText(kGood, "hello.toml", "/c");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_FALSE(plain->targets[0].tls);
+
+  // Without tls = true the files are not made: each place a placeholder stands is refused, at
+  // its line.
+  EXPECT_EQ(ErrorFor(Edit(kGood, "\"-c\", \"{run_dir}/nginx.conf\"", "\"-c\", \"{tls_key}\"")),
+            "hello.toml:16: target \"nginx\".command[4]: {tls_key} is filled only for a target "
+            "with tls = true");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "cpus = \"0\"", "cpus = \"0\"\ntls = false\n" + cwd)),
+            "hello.toml:22: target \"nginx\".cwd: {tls_ca} is filled only for a target with "
+            "tls = true");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "{campaign_dir}/nginx.conf.in", "{tls_cert}")),
+            "hello.toml:17: target \"nginx\".templates[0]: {tls_cert} is filled only for a "
+            "target with tls = true");
+  EXPECT_EQ(ErrorFor(Edit(kGood, "cpus = \"0\"", "cpus = \"0\"\ntls = \"yes\"")),
+            "hello.toml:21: target \"nginx\".tls: expected true (the target serves HTTPS) or "
+            "false, got \"yes\"");
+  // A version command runs before any run directory: never filled there.
+  EXPECT_EQ(
+      ErrorFor(Edit(with_tls, "cpus = \"0\"", "cpus = \"0\"\nversion = [\"v\", \"{tls_ca}\"]")),
+      "hello.toml:21: target \"nginx\".version[1]: {tls_ca} is filled only in a "
+      "[[target]]'s command, cwd and templates (with tls = true)");
 }
 
 TEST_F(CampaignTest, BadMatrixValues) {

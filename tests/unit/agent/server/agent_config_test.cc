@@ -216,6 +216,12 @@ TEST_F(AgentConfigTest, WrittenConfigReadsBackWithDirectoriesResolved) {
   t.ready_timeout = std::chrono::milliseconds(2500);
   t.env = {{"A", "b \"quoted\""}};
   config.catalogue.push_back(t);
+  TargetDef https = t;
+  https.name = "nginx-tls";
+  https.tls = true;
+  https.command = {"nginx", "-c", "{run_dir}/nginx-tls.conf", "-g", "daemon off;"};
+  https.templates = {"{campaign_dir}/nginx-tls.conf.in"};
+  config.catalogue.push_back(https);
   std::string path = dir_ + "/written.toml";
   ASSERT_TRUE(WriteAgentConfig(config, path).ok());
   auto back = LoadAgentConfig(path);
@@ -226,7 +232,9 @@ TEST_F(AgentConfigTest, WrittenConfigReadsBackWithDirectoriesResolved) {
   EXPECT_EQ(back->run_root, config.run_root);
   EXPECT_EQ(back->allowed_cpus, config.allowed_cpus);
   EXPECT_EQ(back->agent_cpus, config.agent_cpus);
-  ASSERT_EQ(back->catalogue.size(), 1u);
+  ASSERT_EQ(back->catalogue.size(), 2u);
+  EXPECT_FALSE(back->catalogue[0].tls);
+  EXPECT_TRUE(back->catalogue[1].tls) << "a TLS target stays one in the agent's catalogue";
   const TargetDef& b = back->catalogue[0];
   EXPECT_EQ(b.command, t.command);
   EXPECT_EQ(b.templates, std::vector<std::string>{"/src/examples/nginx.conf.in"});

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <thread>
 
 #include "agent/orphans.h"
@@ -487,8 +488,36 @@ TEST_F(AgentServiceTest, ATargetNeedsAWindowTokenAndGetsAnUnguessableHandle) {
   EXPECT_EQ(a.handle().size(), 32u) << "128 random bits in hex";
   EXPECT_EQ(a.handle().find_first_not_of("0123456789abcdef"), std::string::npos);
   EXPECT_NE(a.handle(), b.handle());
+  EXPECT_EQ(a.tls_ca_pem(), "") << "a plain target has no CA";
   EXPECT_TRUE(Stop(a.handle(), kWindowA).ok());
   EXPECT_TRUE(Stop(b.handle(), kWindowB).ok());
+}
+
+TEST_F(AgentServiceTest, ATlsTargetsStartReplyCarriesItsCaAndNoKey) {
+  if (!fs::exists("/usr/sbin/nginx")) GTEST_SKIP() << "needs nginx";
+  TargetDef def;
+  def.name = "hello";  // the name Start asks for
+  def.command = {"/usr/sbin/nginx",          "-p", "{run_dir}",  "-c",
+                 "{run_dir}/nginx-tls.conf", "-g", "daemon off;"};
+  def.templates = {"{campaign_dir}/nginx-tls.conf.in"};
+  def.campaign_dir = std::string(BENCHLAB_SOURCE_DIR) + "/examples";
+  def.ready_timeout = milliseconds(5000);
+  def.tls = true;
+  Serve(Identity(), {def});
+  v1::StartTargetReply reply;
+  grpc::Status started = Start(kWindowA, &reply);
+  ASSERT_TRUE(started.ok()) << started.error_message();
+  EXPECT_EQ(reply.tls_ca_pem().rfind("-----BEGIN CERTIFICATE-----", 0), 0u) << reply.tls_ca_pem();
+  EXPECT_FALSE(Contains(reply.tls_ca_pem(), "PRIVATE KEY"));
+  std::string on_disk;
+  for (const auto& run : fs::directory_iterator(dir_ + "/run")) {
+    if (fs::exists(run.path() / "tls_ca.pem")) {
+      std::ifstream in(run.path() / "tls_ca.pem");
+      on_disk.assign(std::istreambuf_iterator<char>(in), {});
+    }
+  }
+  EXPECT_EQ(reply.tls_ca_pem(), on_disk) << "the CA of the window's own run directory";
+  EXPECT_TRUE(Stop(reply.handle(), kWindowA).ok());
 }
 
 TEST_F(AgentServiceTest, AnotherWindowCannotStopOrMarkATarget) {
