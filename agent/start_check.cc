@@ -8,9 +8,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 
 #include "agent/supervisor.h"
+#include "agent/target_runner.h"
 #include "common/parse.h"
 
 namespace benchlab {
@@ -105,6 +108,12 @@ std::vector<std::string> TargetProblems(const TargetDef& def, const StartCheckOp
     if (AwaitsStart(path)) continue;
     if (!fs::is_regular_file(path) || access(path.c_str(), R_OK) != 0) {
       why.push_back("template \"" + path + "\" is not a readable file");
+    } else if (!def.tls) {
+      std::ifstream in(path, std::ios::binary);
+      const std::string text((std::istreambuf_iterator<char>(in)), {});
+      if (Status tls = CheckTemplateTls(path, text, def.name); !tls.ok()) {
+        why.push_back(tls.message());
+      }
     }
   }
   CheckPlacementOnHost(def.cpus, def.port, options, &why);

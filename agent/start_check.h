@@ -32,7 +32,8 @@ struct StartCheckOptions {
 // What keeps each definition from starting, in definition order, targets first:
 //  - its command's program, found as a spawn finds it (FindExecutable, agent/supervisor.h),
 //    with {campaign_dir} filled in;
-//  - its templates (targets), readable regular files; its cwd, a directory;
+//  - its templates (targets), readable regular files, without {tls_cert}, {tls_key} or
+//    {tls_ca} unless the target has tls (CheckTemplateTls); its cwd, a directory;
 //  - its CPUs, among options.cpus;
 //  - a fixed port, free on 127.0.0.1 (options.ports);
 //  - a target's side services, defined and startable themselves.

@@ -69,20 +69,6 @@ Result<std::string> ReadNoFollow(const std::string& path) {
   return text;
 }
 
-// A template's {tls_cert}, {tls_key} or {tls_ca} when its target has no tls: refused at its line.
-Status CheckTemplateTls(const std::string& source, const std::string& text,
-                        const std::string& target) {
-  for (const char* word : {"{tls_cert}", "{tls_key}", "{tls_ca}"}) {
-    const size_t at = text.find(word);
-    if (at == std::string::npos) continue;
-    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(at), '\n');
-    return Status::InvalidArgument("template " + source + ":" + std::to_string(line) + ": " + word +
-                                   " is filled only for a target with tls = true, and " +
-                                   "target \"" + target + "\" has none");
-  }
-  return Status::Ok();
-}
-
 Status RenderTemplate(const std::string& source, const std::vector<std::string>& dirs,
                       uint16_t port, const std::string& run_dir, const TargetDef& def) {
   auto resolved = ResolveInside(source, dirs);
@@ -112,6 +98,24 @@ std::string JoinLines(const std::vector<std::string>& lines) {
   std::string out;
   for (const auto& line : lines) out += (out.empty() ? "" : " | ") + line;
   return out.empty() ? "(log empty)" : out;
+}
+
+Status CheckTemplateTls(const std::string& source, const std::string& text,
+                        const std::string& target) {
+  size_t at = std::string::npos;
+  std::string word;
+  for (const char* placeholder : {"{tls_cert}", "{tls_key}", "{tls_ca}"}) {
+    const size_t found = text.find(placeholder);
+    if (found < at) {
+      at = found;
+      word = placeholder;
+    }
+  }
+  if (at == std::string::npos) return Status::Ok();
+  const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(at), '\n');
+  return Status::InvalidArgument("template " + source + ":" + std::to_string(line) + ": " + word +
+                                 " is filled only for a target with tls = true, and target \"" +
+                                 target + "\" has none");
 }
 
 std::string FillPlaceholders(const std::string& text, uint16_t port, const std::string& run_dir,

@@ -49,6 +49,13 @@ std::string JoinLines(const std::vector<std::string>& lines);
 std::string FillPlaceholders(const std::string& text, uint16_t port, const std::string& run_dir,
                              const std::string& campaign_dir, bool tls = false);
 
+// InvalidArgument at the template's line ("template PATH:LINE: {tls_cert} is filled only for a
+// target with tls = true, ...") when `text`, the template `source` of `target`, holds
+// {tls_cert}, {tls_key} or {tls_ca}; for a target without tls, whose templates have no files to
+// point at.
+Status CheckTemplateTls(const std::string& source, const std::string& text,
+                        const std::string& target);
+
 // Runs a catalogue entry's `version` command (no shell, the entry's environment, 5 s at most)
 // and returns the first line it printed; "unavailable" when the entry has none.
 Result<std::string> ReadTargetVersion(SysEnv& env, const TargetDef& def,

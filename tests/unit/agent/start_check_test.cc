@@ -93,6 +93,21 @@ TEST(StartCheckTest, TemplatesCwdAndCpus) {
   EXPECT_EQ(CheckStartable({def}, {}, options).size(), 1u);
 }
 
+TEST(StartCheckTest, ATemplatesTlsPlaceholdersNeedATlsTarget) {
+  TempDir dir;
+  std::ofstream(dir.path() + "/tls.conf.in") << "listen {port} ssl;\nkey {tls_key};\n"
+                                             << "cert {tls_cert};\n";
+  TargetDef def = StartableTarget("web", {"sh"});
+  def.campaign_dir = dir.path();
+  def.templates = {"{campaign_dir}/tls.conf.in"};
+  EXPECT_EQ(Whys(CheckStartable({def}, {}, {})),
+            (std::vector<std::string>{"target web: template " + dir.path() +
+                                      "/tls.conf.in:2: {tls_key} is filled only for a target "
+                                      "with tls = true, and target \"web\" has none"}));
+  def.tls = true;
+  EXPECT_EQ(Whys(CheckStartable({def}, {}, {})), std::vector<std::string>{});
+}
+
 TEST(StartCheckTest, AFixedPortTakenHereOnlyWhenAsked) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   ASSERT_GE(fd, 0);
