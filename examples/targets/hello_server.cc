@@ -3,15 +3,19 @@
 // object, anything else -> 404. It exists so that `make run` has a second real target beside
 // nginx without installing anything.
 //
-//   hello-server --port 8080 [--host 127.0.0.1] [--work-ns N]
+//   hello-server --port 8080 [--host 127.0.0.1] [--work-ns N] [--tls-cert FILE --tls-key FILE]
 //
 // The port also comes from $PORT when --port is absent. --work-ns N spends N ns of CPU (a
 // busy loop, see SpendCpu) on every request before it is answered: the same server
 // made slower per request by a known amount, for checking that a comparison finds it.
+// --tls-cert and --tls-key (PEM files, given together) serve HTTPS instead, TLS 1.2 and up
+// with OpenSSL's session tickets: a target with `tls = true` passes {tls_cert} and {tls_key}.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -44,8 +48,45 @@ constexpr std::string_view kBadRequest =
 struct Conn {
   std::string in;
   std::string out;
-  bool want_out = false;  // EPOLLOUT armed
+  bool want_out = false;         // EPOLLOUT armed
+  SSL* ssl = nullptr;            // HTTPS: the connection's TLS, over its socket
+  bool ssl_wants_write = false;  // TLS must write (a handshake message) before it goes on
 };
+
+// A TLS server context for --tls-cert and --tls-key; nullptr (after saying why) when they do not
+// load or do not match.
+SSL_CTX* ServerTls(const char* cert, const char* key) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+  if (ctx != nullptr) {
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    if (SSL_CTX_use_certificate_chain_file(ctx, cert) == 1 &&
+        SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) == 1 &&
+        SSL_CTX_check_private_key(ctx) == 1) {
+      return ctx;
+    }
+  }
+  char reason[256] = "";
+  ERR_error_string_n(ERR_get_error(), reason, sizeof(reason));
+  std::fprintf(stderr, "hello-server: --tls-cert %s --tls-key %s: %s\n", cert, key, reason);
+  SSL_CTX_free(ctx);
+  return nullptr;
+}
+
+// Reads what the connection has: > 0 bytes, 0 nothing more for now, -1 closed or failed.
+ssize_t ReadSome(int fd, Conn& c, char* buf, size_t size) {
+  if (c.ssl == nullptr) {
+    const ssize_t r = read(fd, buf, size);
+    if (r > 0) return r;
+    return r < 0 && errno == EAGAIN ? 0 : -1;
+  }
+  const int r = SSL_read(c.ssl, buf, static_cast<int>(size));
+  if (r > 0) return r;
+  const int err = SSL_get_error(c.ssl, r);
+  if (err == SSL_ERROR_WANT_WRITE) c.ssl_wants_write = true;
+  ERR_clear_error();
+  return err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE ? 0 : -1;
+}
 
 // Finds the end of a request head; requests with bodies are answered after Content-Length bytes.
 // Returns the request's total length, 0 when incomplete, -1 when malformed.
@@ -94,11 +135,28 @@ __attribute__((noinline)) void SpendCpu(long ns) {
 
 bool Flush(int fd, Conn& c) {
   while (!c.out.empty()) {
+    if (c.ssl != nullptr) {
+      const int n = SSL_write(c.ssl, c.out.data(), static_cast<int>(c.out.size()));
+      if (n <= 0) {
+        const int err = SSL_get_error(c.ssl, n);
+        ERR_clear_error();
+        if (err == SSL_ERROR_WANT_WRITE) c.ssl_wants_write = true;
+        return err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE;
+      }
+      c.out.erase(0, static_cast<size_t>(n));
+      continue;
+    }
     ssize_t n = write(fd, c.out.data(), c.out.size());
     if (n < 0) return errno == EAGAIN;
     c.out.erase(0, static_cast<size_t>(n));
   }
   return true;
+}
+
+void CloseConn(int fd, Conn& c) {
+  SSL_free(c.ssl);
+  c.ssl = nullptr;
+  close(fd);
 }
 
 }  // namespace
@@ -107,6 +165,8 @@ int main(int argc, char** argv) {
   int port = -1;
   long work_ns = 0;
   std::string host = "127.0.0.1";
+  const char* tls_cert = nullptr;
+  const char* tls_key = nullptr;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--port") == 0)
       port = std::atoi(argv[i + 1]);
@@ -114,7 +174,17 @@ int main(int argc, char** argv) {
       host = argv[i + 1];
     else if (std::strcmp(argv[i], "--work-ns") == 0)
       work_ns = std::atol(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--tls-cert") == 0)
+      tls_cert = argv[i + 1];
+    else if (std::strcmp(argv[i], "--tls-key") == 0)
+      tls_key = argv[i + 1];
   }
+  if ((tls_cert == nullptr) != (tls_key == nullptr)) {
+    std::fprintf(stderr, "hello-server: --tls-cert and --tls-key go together\n");
+    return 2;
+  }
+  SSL_CTX* tls = nullptr;
+  if (tls_cert != nullptr && (tls = ServerTls(tls_cert, tls_key)) == nullptr) return 2;
   if (work_ns < 0 || work_ns > 1000000000L) {
     std::fprintf(stderr, "hello-server: --work-ns: expected 0 to 1000000000 ns\n");
     return 2;
@@ -140,7 +210,8 @@ int main(int argc, char** argv) {
                  std::strerror(errno));
     return 1;
   }
-  std::fprintf(stderr, "hello-server: listening on %s:%d\n", host.c_str(), port);
+  std::fprintf(stderr, "hello-server: listening on %s:%d%s\n", host.c_str(), port,
+               tls != nullptr ? " (HTTPS)" : "");
 
   int ep = epoll_create1(EPOLL_CLOEXEC);
   epoll_event ev{};
@@ -164,19 +235,30 @@ int main(int argc, char** argv) {
           cev.events = EPOLLIN | EPOLLRDHUP;
           cev.data.fd = cfd;
           epoll_ctl(ep, EPOLL_CTL_ADD, cfd, &cev);
-          conns[cfd];
+          Conn& fresh = conns[cfd];
+          if (tls != nullptr) {
+            fresh.ssl = SSL_new(tls);
+            if (fresh.ssl == nullptr || SSL_set_fd(fresh.ssl, cfd) != 1) {
+              epoll_ctl(ep, EPOLL_CTL_DEL, cfd, nullptr);
+              CloseConn(cfd, fresh);
+              conns.erase(cfd);
+              continue;
+            }
+            SSL_set_accept_state(fresh.ssl);
+          }
         }
         continue;
       }
       Conn& c = conns[fd];
       bool close_conn = false;
+      c.ssl_wants_write = false;
       while (true) {
-        ssize_t r = read(fd, buf, sizeof(buf));
+        const ssize_t r = ReadSome(fd, c, buf, sizeof(buf));
         if (r > 0) {
           c.in.append(buf, static_cast<size_t>(r));
           continue;
         }
-        if (r == 0 || errno != EAGAIN) close_conn = true;
+        if (r < 0) close_conn = true;
         break;
       }
       bool peer_wants_close = false;
@@ -204,22 +286,24 @@ int main(int argc, char** argv) {
       }
       if (!Flush(fd, c)) close_conn = true;
       if (peer_wants_close && c.out.empty()) close_conn = true;
-      if (!close_conn && c.want_out != !c.out.empty()) {
+      const bool pending = !c.out.empty() || c.ssl_wants_write;
+      if (!close_conn && c.want_out != pending) {
         // Ask for writability only while output is pending.
-        c.want_out = !c.out.empty();
+        c.want_out = pending;
         epoll_event cev{};
-        cev.events = EPOLLIN | EPOLLRDHUP | (c.out.empty() ? 0u : static_cast<uint32_t>(EPOLLOUT));
+        cev.events = EPOLLIN | EPOLLRDHUP | (pending ? static_cast<uint32_t>(EPOLLOUT) : 0u);
         cev.data.fd = fd;
         epoll_ctl(ep, EPOLL_CTL_MOD, fd, &cev);
       }
       if (close_conn) {
         epoll_ctl(ep, EPOLL_CTL_DEL, fd, nullptr);
-        close(fd);
+        CloseConn(fd, c);
         conns.erase(fd);
       }
     }
   }
-  for (auto& [fd, c] : conns) close(fd);
+  for (auto& [fd, c] : conns) CloseConn(fd, c);
+  SSL_CTX_free(tls);
   close(lfd);
   close(ep);
   return 0;

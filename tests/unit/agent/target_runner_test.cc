@@ -149,6 +149,37 @@ TEST_F(TargetRunnerTest, ATlsTargetGetsItsCertificatesAndIsProbedOverTls) {
   running->process->Stop(std::chrono::milliseconds(2000));
 }
 
+TEST_F(TargetRunnerTest, HelloServerServesHttpsWithTheRunDirectorysCertificate) {
+  TargetDef def = Hello();
+  def.tls = true;
+  def.command = {std::string(BENCHLAB_BINARY_DIR) + "/bin/hello-server",
+                 "--port",
+                 "{port}",
+                 "--tls-cert",
+                 "{tls_cert}",
+                 "--tls-key",
+                 "{tls_key}"};
+  auto running = LaunchTarget(RealSysEnv(), def, {}, dir_ + "/hello-tls");
+  ASSERT_TRUE(running.ok()) << running.status().ToString();
+  ContractCase hello;
+  hello.name = "hello";
+  hello.expect_body = "hello\n";
+  ContractCase json;
+  json.name = "json";
+  json.request.path = "/json";
+  json.expect_body = "{\"message\":\"hello\"}\n";
+  const ProbeTls tls{running->tls_ca_pem, "localhost"};
+  EXPECT_EQ(CheckContract("127.0.0.1", running->port, {hello, json},
+                          std::chrono::milliseconds(2000), LoadOptions::kDefaultMaxBody, &tls),
+            std::vector<std::string>{});
+  // Plain HTTP to it gets no HTTP response at all, only a failed read.
+  auto plain = CheckContract("127.0.0.1", running->port, {hello}, std::chrono::milliseconds(500));
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_NE(plain[0].find(" from 127.0.0.1:" + std::to_string(running->port)), std::string::npos)
+      << plain[0];
+  running->process->Stop(std::chrono::milliseconds(2000));
+}
+
 TEST_F(TargetRunnerTest, ATlsTargetThatServesPlainHttpIsNotReadyAndSaysWhy) {
   TargetDef def = Hello();  // plain HTTP, whatever tls says
   def.tls = true;
