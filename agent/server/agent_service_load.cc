@@ -23,6 +23,9 @@
 namespace benchlab {
 namespace {
 
+// A target's CA bundle over the network: a few certificates, never more than this.
+constexpr size_t kMaxCaPemBytes = 256 * 1024;
+
 std::vector<std::pair<std::string, std::string>> Headers(
     const google::protobuf::RepeatedPtrField<v1::Header>& headers) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -90,12 +93,21 @@ grpc::Status AgentService::CheckConformance(grpc::ServerContext* ctx,
   if (!target.ok()) return rpc::ToGrpcStatus(target.status());
   for (ContractCase& c : cases) c.request.headers = WithHost(c.request.headers, *target, port);
   auto timeout = std::chrono::milliseconds(req->timeout_ms() > 0 ? req->timeout_ms() : 2000);
+  std::optional<ProbeTls> tls;
+  if (!req->tls_ca_pem().empty()) {
+    if (req->tls_ca_pem().size() > kMaxCaPemBytes) {
+      return rpc::ToGrpcStatus(Status::InvalidArgument("CheckConformance: tls_ca_pem: at most " +
+                                                       std::to_string(kMaxCaPemBytes) + " bytes"));
+    }
+    tls = ProbeTls{.ca_pem = req->tls_ca_pem(), .server_name = req->host()};
+  }
   std::vector<std::string> diffs;
   for (const ContractCase& c : cases) {
     if (call.cancel().cancelled()) {
       return rpc::ToGrpcStatus(Status::Cancelled("CheckConformance cancelled"));
     }
-    for (auto& d : CheckContract(target->address, port, {c}, timeout, identity_.limits.max_body)) {
+    for (auto& d : CheckContract(target->address, port, {c}, timeout, identity_.limits.max_body,
+                                 tls ? &*tls : nullptr)) {
       diffs.push_back(d);
     }
   }
@@ -109,7 +121,6 @@ namespace {
 // RunLoadRequest.tls into the generator's options, each field checked as it comes from the
 // network: bounded sizes, printable names, the values ValidateTlsOptions accepts.
 Result<TlsLoadOptions> TlsOptionsFor(const v1::TlsLoad& tls, const std::string& host) {
-  constexpr size_t kMaxCaPem = 256 * 1024;
   constexpr int kMaxAlpn = 8;
   TlsLoadOptions o;
   o.resumption = tls.resumption();
@@ -121,9 +132,9 @@ Result<TlsLoadOptions> TlsOptionsFor(const v1::TlsLoad& tls, const std::string& 
   o.alpn.assign(tls.alpn().begin(), tls.alpn().end());
   if (tls.alpn_size() == 0) o.alpn = {"http/1.1"};
   o.verify = !tls.insecure();
-  if (tls.ca_pem().size() > kMaxCaPem) {
-    return Status::InvalidArgument("RunLoad: tls.ca_pem: at most " + std::to_string(kMaxCaPem) +
-                                   " bytes");
+  if (tls.ca_pem().size() > kMaxCaPemBytes) {
+    return Status::InvalidArgument("RunLoad: tls.ca_pem: at most " +
+                                   std::to_string(kMaxCaPemBytes) + " bytes");
   }
   o.ca_pem = tls.ca_pem();
   // The name the coordinator dialled, not the address it resolved to, unless one is given.

@@ -49,9 +49,12 @@ v1::RunLoadRequest WindowProtocol::LoadRequest(const ScenarioDef& scenario,
   req.set_tool(planned_.tool);
   req.set_engine(campaign_.load_engine);
   req.set_requests_per_connection(campaign_.load_requests_per_connection);
-  if (campaign_.load_tls) {
-    const Campaign::LoadTls& t = *campaign_.load_tls;
+  // Over TLS when the campaign asks ([load] tls) or the target serves HTTPS ([[target]] tls);
+  // such a target is verified against its own CA, the defaults apply without [load] tls.
+  if (campaign_.load_tls || !target_ca_pem_.empty()) {
+    const Campaign::LoadTls t = campaign_.load_tls.value_or(Campaign::LoadTls{});
     v1::TlsLoad* tls = req.mutable_tls();
+    tls->set_ca_pem(target_ca_pem_);
     tls->set_resumption(t.resumption);
     tls->set_version(t.version);
     for (const std::string& p : t.alpn) tls->add_alpn(p);

@@ -146,6 +146,9 @@ class WindowProtocol {
   std::string handle_;
   std::string target_window_;  // the token handle_ was started with: StopTarget and Mark send it
   int port_ = 0;
+  // A target that serves HTTPS ([[target]] tls): its run directory's CA, from StartTarget, which
+  // conformance and load verify the target against; empty for a plain target.
+  std::string target_ca_pem_;
   bool target_died_ = false;
   uint64_t status_mismatches_ = 0;  // responses whose status was not the expected one
   uint64_t mismatches_ = 0;         // responses failing the expectation (status or body)

@@ -318,6 +318,7 @@ bool WindowProtocol::StartTargetProcess() {
   handle_ = reply.handle();
   target_window_ = window_;
   port_ = reply.port();
+  target_ca_pem_ = reply.tls_ca_pem();
   out_.row.target_version = reply.version();
   for (const auto& failure : reply.check_failures()) {
     measures_.scheduling_failures.push_back(failure);
@@ -345,6 +346,7 @@ bool WindowProtocol::CheckConformance() {
   req.set_host(placement_.server_host);
   req.set_port(port_);
   req.set_timeout_ms(2000);
+  req.set_tls_ca_pem(target_ca_pem_);
   for (const auto& s : campaign_.scenarios) AddCase(s, false, req);
   for (const auto& n : campaign_.negatives) AddCase(n, true, req);
   v1::CheckConformanceReply reply;
@@ -450,13 +452,14 @@ void WindowProtocol::Run() {
     handle_ = session_.handle;
     target_window_ = session_.window;
     port_ = session_.port;
+    target_ca_pem_ = session_.tls_ca_pem;
   } else {
     ready = StartTargetProcess() && CheckConformance();
   }
   const bool measured = ready && MeasureLoad();
   if (measured && out_.row.requests > 0 && !StepFailedSoFar() && !planned_.stop_process &&
       !target_died_) {
-    session_ = {planned_.target, handle_, port_, target_window_};
+    session_ = {planned_.target, handle_, port_, target_window_, target_ca_pem_};
   } else {
     StopTargetProcess();
     session_ = {};

@@ -125,6 +125,7 @@ struct TargetSession {
   std::string handle;
   int port = 0;
   std::string window;  // the token of the window that started it: its StopTarget and Mark send it
+  std::string tls_ca_pem;  // a target that serves HTTPS: its run directory's CA
 };
 
 // Runs one window. The target process is started unless `session` holds one of the same target
