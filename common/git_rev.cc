@@ -183,6 +183,20 @@ Result<std::vector<Commit>> FirstParentRange(const std::string& repo, std::strin
     return Status::Internal("git log listed " + std::to_string(commits.size()) +
                             " commits where rev-list counted " + std::to_string(n));
   }
+  // Each commit of the range is judged against the one before it, so the oldest must sit on
+  // good itself: a good commit reached only through a merge's other parent is refused.
+  if (!commits.empty()) {
+    BENCHLAB_ASSIGN_OR_RETURN(RunOutcome parent,
+                              RunGit(repo, {"rev-parse", "--verify", "--quiet", "--end-of-options",
+                                            commits.front().oid + "^1"}));
+    const std::string first_parent = FirstLineOf(parent.output);
+    if (!parent.ok() || first_parent != good) {
+      return Status::FailedPrecondition("good commit " + good + " is not on bad commit " + bad +
+                                        "'s first-parent line in " + PrintableText(repo) +
+                                        " (it is reached through a merge); " +
+                                        "give a good commit of that line");
+    }
+  }
   return commits;
 }
 

@@ -149,5 +149,19 @@ TEST_F(GitRangeTest, GoodMustBeAnAncestorOfBad) {
   EXPECT_EQ(sideways.status().code(), StatusCode::kFailedPrecondition);
 }
 
+TEST_F(GitRangeTest, GoodMustBeOnBadsFirstParentLine) {
+  // s2 is an ancestor of c3, through the merge's second parent: the first-parent range from it
+  // would start at c2, whose parent is c1, not s2, so c2 would be judged against a commit it
+  // does not contain.
+  auto merged = FirstParentRange(repo_.dir(), s2_, c3_, 100);
+  ASSERT_FALSE(merged.ok());
+  EXPECT_EQ(merged.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(merged.status().message().find("first-parent"), std::string::npos)
+      << merged.status().message();
+  auto line = FirstParentRange(repo_.dir(), c2_, c3_, 100);
+  ASSERT_TRUE(line.ok()) << line.status().ToString();
+  EXPECT_EQ(line->size(), 2u);
+}
+
 }  // namespace
 }  // namespace benchlab
