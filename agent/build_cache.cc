@@ -292,14 +292,14 @@ Status BuildCache::BuildEntry(const BuildRecipe& recipe, const std::string& comm
     }
     std::error_code ec;
     fs::remove_all(src, ec);
-    (void)RunGit(recipe.source, {"worktree", "prune"});
   };
 
   // The checkout: hooks off, so that checking out runs nothing of the repository's.
   {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    // No `git worktree prune`: it would also drop the metadata of the owner's own worktrees
+    // whose directories are absent (an unmounted disk); only this checkout is removed, by path.
     std::unique_lock<std::mutex> git_lock(git_mu_);
-    (void)RunGit(recipe.source, {"worktree", "prune"});
     auto added = RunGit(recipe.source,
                         {"-c", "core.hooksPath=/dev/null", "worktree", "add", "--detach", "--quiet",
                          src.string(), commit},

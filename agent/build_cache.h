@@ -11,7 +11,7 @@
 // it the step's whole process group is killed. The output directory's files, in all, must fit
 // the recipe's max_output_bytes. A failed build (a step's exit status or signal, the time limit,
 // the size) is recorded with why and the log's last lines, and is never built or measured again
-// by that key. The checkout is removed afterwards (git worktree remove, then prune).
+// by that key. The checkout is removed afterwards (git worktree remove, by its path).
 //
 // Entries are directories named by their key, the hex SHA-256 of the commit id and the recipe's
 // canonical text: `<dir>/<key>/` holds `result` (state, commit, bytes, failure), `build.log`,
