@@ -123,8 +123,10 @@ Result<int> Store::AppendBisectStep(const BisectStepRow& step) {
   BENCHLAB_RETURN_IF_ERROR(tx.Begin(what));
   Stmt state(db_,
              "SELECT b.state, (SELECT COALESCE(MAX(step), 0) FROM bisect_steps "
-             "WHERE bisection_id = b.id) FROM bisections b WHERE b.id = ?1");
+             "WHERE bisection_id = b.id), ?2 IN (b.good_oid, b.bad_oid) FROM bisections b "
+             "WHERE b.id = ?1");
   state.Bind(1, step.bisection_id);
+  state.Bind(2, step.oid);
   int rc = state.Step();
   if (rc == SQLITE_DONE) {
     return Status::NotFound(path_ + ": " + what + ": no bisection has id " +
@@ -136,6 +138,10 @@ Result<int> Store::AppendBisectStep(const BisectStepRow& step) {
   if (current != "running") {
     return Status::FailedPrecondition(path_ + ": " + what + ": the bisection is " + current +
                                       ", not running");
+  }
+  // The ends are known, never decided: a step for one would stop the search from replaying.
+  if (state.Int64(2) != 0) {
+    return Status::InvalidArgument(path_ + ": " + what + ": that commit is an end of the range");
   }
   Stmt insert(db_,
               "INSERT INTO bisect_steps (bisection_id, step, oid, subject, build, campaigns, "

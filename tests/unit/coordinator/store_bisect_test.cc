@@ -161,6 +161,11 @@ TEST_F(StoreBisectTest, RefusedWritesLeaveNothingBehind) {
   BisectStepRow built_but_failed = Step(id, "c16", "build failed");
   built_but_failed.build = "built";
   EXPECT_FALSE(store->AppendBisectStep(built_but_failed).ok());
+  // The ends are known, never decided by a step.
+  EXPECT_EQ(store->AppendBisectStep(Step(id, Bisection().good_oid, "good")).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(store->AppendBisectStep(Step(id, Bisection().bad_oid, "bad")).status().code(),
+            StatusCode::kInvalidArgument);
   // The refused steps took no number: the next is 2.
   EXPECT_EQ(*store->AppendBisectStep(Step(id, "c47", "bad")), 2);
 
