@@ -171,8 +171,9 @@ Result<std::unique_ptr<BuildCache>> BuildCache::Open(const std::string& dir, uin
   std::error_code ec;
   for (const auto& item : fs::directory_iterator(dir, ec)) {
     const std::string name = item.path().filename().string();
-    if (name.starts_with(kStagingPrefix)) {
-      // A build a previous process did not finish; its checkout is pruned at the next build.
+    if (name.starts_with(kStagingPrefix) ||
+        (IsEntryName(name) && !fs::exists(item.path() / "result"))) {
+      // A build a previous process did not finish: its staging, or an entry without a record.
       std::error_code rm_ec;
       fs::remove_all(item.path(), rm_ec);
     } else if (IsEntryName(name)) {
@@ -270,15 +271,26 @@ Status BuildCache::BuildEntry(const BuildRecipe& recipe, const std::string& comm
   if (mkdtemp(pattern.data()) == nullptr) {
     return Status::IoError("build directory " + pattern + ": " + std::strerror(errno));
   }
+  // The checkout and HOME are staged; the output is built where it stays, `{out}` =
+  // <dir>/<key>/out, so a build that bakes its prefix in (configure --prefix={out}, rpaths,
+  // shebangs) runs from there. The entry counts as built only once its `result` is renamed into
+  // place, last: an entry without one is a build that never ended, removed before a new try.
   const fs::path staging = pattern;
-  const fs::path src = staging / "src", out = staging / "out", home = staging / "home";
-  const fs::path log = staging / "build.log";
+  const fs::path src = staging / "src", home = staging / "home";
+  const fs::path entry = fs::path(dir_) / key;
+  const fs::path out = entry / "out", log = entry / "build.log";
   auto give_up = [&](Status st) {
     std::error_code ec;
     fs::remove_all(staging, ec);
+    fs::remove_all(entry, ec);
     return st;
   };
-  for (const fs::path& d : {out, home}) {
+  {
+    std::error_code ec;
+    fs::remove_all(entry, ec);
+    if (ec) return give_up(Status::IoError("build entry " + entry.string() + ": " + ec.message()));
+  }
+  for (const fs::path& d : {entry, out, home}) {
     if (Status st = MakePrivateDir(d.string()); !st.ok()) return give_up(st);
   }
   if (Status st = WritePrivateFile(log.string(), ""); !st.ok()) return give_up(st);
@@ -341,8 +353,11 @@ Status BuildCache::BuildEntry(const BuildRecipe& recipe, const std::string& comm
     spec.output_path = log.string();
     auto ran = RunArgv(spec);
     if (!ran.ok()) {
-      record.ok = false;
-      record.failure = step + ": " + PrintableText(ran.status().message());
+      // The step could not be started (fork refused, a full disk, a program missing from PATH):
+      // that says nothing of the commit, so nothing is recorded and a later call tries again.
+      remove_checkout();
+      return give_up(Status::Unavailable(
+          step + " could not be started: " + PrintableText(ran.status().message())));
     } else if (ran->timed_out) {
       record.ok = false;
       record.failure = step + ": over the build's time limit of " +
@@ -365,26 +380,21 @@ Status BuildCache::BuildEntry(const BuildRecipe& recipe, const std::string& comm
     }
   }
   std::error_code ec;
-  fs::remove_all(home, ec);
+  fs::remove_all(staging, ec);
   if (!record.ok) fs::remove_all(out, ec);
   AppendToLog(log, record.ok ? "# built" : "# failed: " + record.failure);
-  if (Status st = WritePrivateFile((staging / "result").string(), FormatBuildRecord(record));
-      !st.ok()) {
-    return give_up(st);
-  }
   if (Status st =
-          WritePrivateFile((staging / "recipe.json").string(), CanonicalRecipeText(recipe) + "\n");
+          WritePrivateFile((entry / "recipe.json").string(), CanonicalRecipeText(recipe) + "\n");
       !st.ok()) {
     return give_up(st);
   }
-  const fs::path entry = fs::path(dir_) / key;
-  if (std::rename(staging.c_str(), entry.c_str()) != 0) {
-    const int err = errno;
-    // Another process recorded it first (an entry is never replaced).
-    if ((err == EEXIST || err == ENOTEMPTY) && fs::exists(entry / "result")) {
-      return give_up(Status::Ok());
-    }
-    return give_up(Status::IoError("build entry " + entry.string() + ": " + std::strerror(err)));
+  // The record last, by rename: the entry is whole or it is not there.
+  const fs::path pending = entry / "result.pending";
+  if (Status st = WritePrivateFile(pending.string(), FormatBuildRecord(record)); !st.ok()) {
+    return give_up(st);
+  }
+  if (std::rename(pending.c_str(), (entry / "result").c_str()) != 0) {
+    return give_up(Status::IoError("build entry " + entry.string() + ": " + std::strerror(errno)));
   }
   if (record.ok) {
     spdlog::info("build cache: built {} ({} bytes) into {}", commit, record.bytes, entry.string());
@@ -405,7 +415,8 @@ void BuildCache::EvictLocked(const std::string& keep) {
   std::error_code ec;
   for (const auto& item : fs::directory_iterator(dir_, ec)) {
     const std::string name = item.path().filename().string();
-    if (!IsEntryName(name)) continue;
+    // An entry without its record is a build still running: never evicted.
+    if (!IsEntryName(name) || !fs::exists(item.path() / "result")) continue;
     const uint64_t bytes = BuildDirBytes(item.path());
     total += bytes;
     entries.push_back({ReadUseCount(item.path()), name, bytes});

@@ -15,9 +15,12 @@
 //
 // Entries are directories named by their key, the hex SHA-256 of the commit id and the recipe's
 // canonical text: `<dir>/<key>/` holds `result` (state, commit, bytes, failure), `build.log`,
-// `used` (a use counter for LRU) and, for a build that succeeded, `out/`. A build happens in
-// `<dir>/.staging-<key>-XXXXXX/` and is renamed into place whole once it ended, so an entry is
-// never half there. After a successful build the least recently used entries (Lookup and Build
+// `used` (a use counter for LRU) and, for a build that succeeded, `out/`. The checkout and HOME
+// are staged in `<dir>/.staging-<key>-XXXXXX/`; the output is built in place, `{out}` being
+// `<dir>/<key>/out`, so an output that bakes its own path in runs from there. `result` is renamed
+// into the entry last: an entry without it is a build that never ended (removed at Open and
+// before a new try, never evicted), so a recorded entry is never half there. After a successful
+// build the least recently used entries (Lookup and Build
 // count as uses) are removed until the cache fits max_bytes, never the one just built.
 //
 // Thread-safe: one build per key at a time (a second caller waits for the first's result);
@@ -56,8 +59,8 @@ struct CachedBuild {
 
 class BuildCache {
  public:
-  // Makes `dir` (0700, private: agent/private_dir.h) when missing and removes staging
-  // directories a previous process left behind.
+  // Makes `dir` (0700, private: agent/private_dir.h) when missing and removes the staging
+  // directories and unrecorded entries a previous process left behind.
   static Result<std::unique_ptr<BuildCache>> Open(const std::string& dir,
                                                   uint64_t max_bytes = kDefaultBuildCacheBytes);
 
@@ -71,7 +74,8 @@ class BuildCache {
   // As Lookup when the build is recorded (nothing runs again, a failure included); else builds
   // it and records the outcome. `commit` must be a full 40-hex commit id (common/git_rev.h,
   // ResolveCommit). Errors (not recorded) only when the build could not be tried: an invalid
-  // recipe or commit id, a commit the source does not hold, the cache directory unwritable.
+  // recipe or commit id, a commit the source does not hold, the cache directory unwritable, a
+  // step that could not be started (Unavailable: fork refused, its program missing).
   Result<CachedBuild> Build(const BuildRecipe& recipe, const std::string& commit);
 
   const std::string& dir() const { return dir_; }
@@ -89,7 +93,7 @@ class BuildCache {
 
   // Reads <dir>/<key>/result; NotFound when absent. Marks it used. mu_ held.
   Result<CachedBuild> ReadEntryLocked(const std::string& key);
-  // Builds into a staging directory and renames it into place; the outcome is in the entry.
+  // Builds into the entry (checkout and HOME staged), its `result` renamed in last.
   Status BuildEntry(const BuildRecipe& recipe, const std::string& commit, const std::string& key);
   // Removes least recently used entries but `keep` until the total fits max_bytes_. mu_ held.
   void EvictLocked(const std::string& keep);

@@ -103,6 +103,39 @@ TEST_F(BuildCacheTest, BuildsEachCommitFromItsOwnCheckout) {
   EXPECT_EQ(ReadText(repo_dir_ + "/version.txt"), "v4\n");
 }
 
+TEST_F(BuildCacheTest, OutIsWhereTheOutputStaysAndAnUnendedBuildIsRemoved) {
+  // A build that bakes {out} in (configure --prefix={out}) finds it where the output lives.
+  BuildRecipe recipe = CopyRecipe();
+  recipe.build.push_back({"/bin/sh", "-c", "echo {out} > {out}/prefix"});
+  const std::string key = BuildCache::Key(commits_[0], recipe);
+  // What a build killed with its agent leaves: an entry directory without its result.
+  fs::create_directories(cache_dir_ + "/" + key + "/out");
+  auto cache = OpenCache();
+  ASSERT_NE(cache, nullptr);
+  EXPECT_FALSE(fs::exists(cache_dir_ + "/" + key)) << "removed when the cache is opened";
+  auto built = cache->Build(recipe, commits_[0]);
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  ASSERT_TRUE(built->ok) << built->failure;
+  EXPECT_EQ(built->output_dir, cache_dir_ + "/" + key + "/out");
+  EXPECT_EQ(ReadText(built->output_dir + "/prefix"), built->output_dir + "\n");
+  EXPECT_FALSE(fs::exists(cache_dir_ + "/" + key + "/result.pending"));
+}
+
+TEST_F(BuildCacheTest, AStepThatCannotStartIsNotRecordedAsAFailedBuild) {
+  auto cache = OpenCache();
+  ASSERT_NE(cache, nullptr);
+  BuildRecipe recipe = CopyRecipe();
+  recipe.build.push_back({"/nonexistent/tool", "{out}"});
+  auto built = cache->Build(recipe, commits_[0]);
+  ASSERT_FALSE(built.ok());
+  EXPECT_EQ(built.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(built.status().message().find("could not be started"), std::string::npos)
+      << built.status().message();
+  // Nothing says the commit fails to build: a later call tries again.
+  EXPECT_EQ(cache->Lookup(recipe, commits_[0]).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(cache->TotalBytes(), 0u);
+}
+
 TEST_F(BuildCacheTest, ARecordedBuildIsNotRunAgain) {
   auto cache = OpenCache();
   ASSERT_NE(cache, nullptr);
