@@ -157,8 +157,8 @@ uint64_t ReadUseCount(const fs::path& entry) {
 
 }  // namespace
 
-BuildCache::BuildCache(std::string dir, uint64_t max_bytes, uint64_t next_use)
-    : dir_(std::move(dir)), max_bytes_(max_bytes), next_use_(next_use) {}
+BuildCache::BuildCache(std::string dir, uint64_t max_bytes, uint64_t next_use, OwnerLock lock)
+    : dir_(std::move(dir)), max_bytes_(max_bytes), lock_(std::move(lock)), next_use_(next_use) {}
 
 Result<std::unique_ptr<BuildCache>> BuildCache::Open(const std::string& dir, uint64_t max_bytes) {
   if (dir.empty() || dir.front() != '/') {
@@ -167,6 +167,11 @@ Result<std::unique_ptr<BuildCache>> BuildCache::Open(const std::string& dir, uin
   }
   if (max_bytes == 0) return Status::InvalidArgument("build_cache.max_bytes: expected 1 or more");
   BENCHLAB_RETURN_IF_ERROR(EnsurePrivateDir("build_cache.dir", dir));
+  // Before anything is removed: the staging and unrecorded entries below are another live
+  // cache's builds when it holds the directory.
+  BENCHLAB_ASSIGN_OR_RETURN(OwnerLock lock,
+                            OwnerLock::Acquire(dir + "/.lock", "build cache " + dir,
+                                               "pid " + std::to_string(::getpid())));
   uint64_t last_use = 0;
   std::error_code ec;
   for (const auto& item : fs::directory_iterator(dir, ec)) {
@@ -181,7 +186,7 @@ Result<std::unique_ptr<BuildCache>> BuildCache::Open(const std::string& dir, uin
     }
   }
   if (ec) return Status::IoError("build_cache.dir " + dir + ": " + ec.message());
-  return std::unique_ptr<BuildCache>(new BuildCache(dir, max_bytes, last_use + 1));
+  return std::unique_ptr<BuildCache>(new BuildCache(dir, max_bytes, last_use + 1, std::move(lock)));
 }
 
 std::string BuildCache::Key(const std::string& commit, const BuildRecipe& recipe) {

@@ -24,8 +24,8 @@
 // count as uses) are removed until the cache fits max_bytes, never the one just built.
 //
 // Thread-safe: one build per key at a time (a second caller waits for the first's result);
-// builds of different keys run at once. One BuildCache per directory (the agent's state
-// directory lock makes it so).
+// builds of different keys run at once. One BuildCache per directory: Open takes a lock on
+// `<dir>/.lock`, so a second one (another agent given the same dir) is refused.
 #pragma once
 
 #include <condition_variable>
@@ -36,6 +36,7 @@
 #include <string>
 
 #include "common/build_recipe.h"
+#include "common/owner_lock.h"
 #include "common/status.h"
 
 namespace benchlab {
@@ -84,7 +85,7 @@ class BuildCache {
   uint64_t TotalBytes() const;
 
  private:
-  BuildCache(std::string dir, uint64_t max_bytes, uint64_t next_use);
+  BuildCache(std::string dir, uint64_t max_bytes, uint64_t next_use, OwnerLock lock);
 
   struct InFlight {
     bool done = false;
@@ -100,6 +101,7 @@ class BuildCache {
 
   const std::string dir_;
   const uint64_t max_bytes_;
+  OwnerLock lock_;  // on <dir>/.lock: one BuildCache per directory, whichever process opens it
   std::mutex mu_;
   uint64_t next_use_;                                          // guarded by mu_
   std::map<std::string, std::shared_ptr<InFlight>> building_;  // guarded by mu_

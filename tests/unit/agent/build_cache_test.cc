@@ -136,6 +136,18 @@ TEST_F(BuildCacheTest, AStepThatCannotStartIsNotRecordedAsAFailedBuild) {
   EXPECT_EQ(cache->TotalBytes(), 0u);
 }
 
+TEST_F(BuildCacheTest, OneCachePerDirectory) {
+  auto first = OpenCache();
+  ASSERT_NE(first, nullptr);
+  auto second = BuildCache::Open(cache_dir_);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(second.status().message().find("in use by pid"), std::string::npos)
+      << second.status().message();
+  first.reset();
+  EXPECT_TRUE(BuildCache::Open(cache_dir_).ok()) << "free again once the first is gone";
+}
+
 TEST_F(BuildCacheTest, ARecordedBuildIsNotRunAgain) {
   auto cache = OpenCache();
   ASSERT_NE(cache, nullptr);
@@ -152,7 +164,9 @@ TEST_F(BuildCacheTest, ARecordedBuildIsNotRunAgain) {
   EXPECT_EQ(looked->output_dir, again->output_dir);
   EXPECT_EQ(LinesIn(runs_), 1u);
   // A reopened cache finds it too; another recipe is another key.
+  cache.reset();  // one cache per directory at a time
   cache = OpenCache();
+  ASSERT_NE(cache, nullptr);
   EXPECT_TRUE(cache->Lookup(recipe, commits_[1]).ok());
   EXPECT_EQ(cache->Lookup(CopyRecipe(" # other"), commits_[1]).status().code(),
             StatusCode::kNotFound);
@@ -263,7 +277,9 @@ TEST_F(BuildCacheTest, TheLeastRecentlyUsedEntriesGoFirst) {
   EXPECT_TRUE(present(2));
   EXPECT_TRUE(present(3));
   // The one just built stays even when it alone is over the limit.
+  cache.reset();  // one cache per directory at a time
   auto tiny = OpenCache(100);
+  ASSERT_NE(tiny, nullptr);
   auto r = tiny->Build(recipe, commits_[1]);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_TRUE(r->ok);
