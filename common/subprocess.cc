@@ -47,17 +47,23 @@ std::string ErrnoMessage(const std::string& what, int err) {
 [[noreturn]] void ExecChild(const char* exe, char* const* argv, char* const* envp, int in_fd,
                             int out_fd, const char* cwd, int error_fd) {
   setpgid(0, 0);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
+  // Handlers first, then the mask: an inherited handler must not run here once unblocked.
   struct sigaction dfl;
   std::memset(&dfl, 0, sizeof(dfl));
   dfl.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; ++sig) {
     if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, nullptr);
   }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
   int err = 0;
-  if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0) err = errno;
+  // dup2 onto the same number keeps close-on-exec: cleared by hand (an agent started with
+  // 0, 1 or 2 closed gets its pipes at those numbers).
+  auto to = [](int fd, int target) {
+    return fd == target ? fcntl(fd, F_SETFD, 0) : dup2(fd, target);
+  };
+  if (to(in_fd, 0) < 0 || to(out_fd, 1) < 0 || to(out_fd, 2) < 0) err = errno;
   if (err == 0 && cwd != nullptr && chdir(cwd) != 0) err = errno;
   if (err == 0) {
     execve(exe, argv, envp);
@@ -113,9 +119,12 @@ Result<std::string> FindProgram(const std::string& name, const std::string& path
   while (start <= path.size()) {
     size_t colon = std::min(path.find(':', start), path.size());
     std::string dir = path.substr(start, colon - start);
-    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
-    if (IsRunnableFile(candidate)) return candidate;
     start = colon + 1;
+    // Only absolute entries: the child changes directory before exec, so a relative one would
+    // name a different file there (a program of the same name in the checkout).
+    if (dir.empty() || dir.front() != '/') continue;
+    std::string candidate = dir + "/" + name;
+    if (IsRunnableFile(candidate)) return candidate;
   }
   return Status::NotFound("program \"" + name + "\" not found in PATH");
 }
@@ -215,9 +224,14 @@ Result<RunOutcome> RunArgv(const RunSpec& spec) {
       outcome.timed_out = true;
       break;
     }
-    if (pid_t r = ReapChild(pid, false, &status); r != 0) {
-      // -1 (ECHILD): something else reaped it, and its status is lost.
-      reaped = r == pid;
+    // Seen exited but not reaped (WNOWAIT): while it is a zombie its process group id cannot
+    // be reused, so what it left running in its group is killed before the reap, never after.
+    siginfo_t info{};
+    const int seen = waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+    if (seen < 0 && errno != EINTR) break;  // ECHILD: something else reaped it; status lost
+    if (seen == 0 && info.si_pid == pid) {
+      kill(-pid, SIGKILL);
+      reaped = ReapChild(pid, true, &status) == pid;
       break;
     }
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
@@ -238,8 +252,6 @@ Result<RunOutcome> RunArgv(const RunSpec& spec) {
     }
   }
   disown();
-  // Whatever the leader left running in its group goes with it.
-  kill(-pid, SIGKILL);
   if (out_read.get() >= 0) {
     // The group is gone, so the pipe ends soon; a process that left the group could hold it
     // open, so the rest is read for one second at most.

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -49,6 +50,50 @@ TEST(RunArgvTest, AMissingProgramIsAnError) {
   auto r = RunArgv(spec);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+}
+
+TEST(RunArgvTest, RelativePathEntriesAreNotSearched) {
+  // A relative PATH entry would name a different file once the child is in its cwd.
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() + "/bin");
+  const std::string prog = dir.path() + "/bin/only-here";
+  std::ofstream(prog) << "#!/bin/sh\necho ran\n";
+  std::filesystem::permissions(prog, std::filesystem::perms::owner_all);
+  RunSpec spec;
+  spec.argv = {"only-here"};
+  spec.env = {{"PATH", "bin:/usr/bin:/bin"}};
+  spec.cwd = dir.path();
+  auto r = RunArgv(spec);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  spec.env = {{"PATH", dir.path() + "/bin:/usr/bin:/bin"}};
+  r = RunArgv(spec);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->output, "ran\n");
+}
+
+TEST(RunArgvTest, WhatTheLeaderLeftInItsGroupIsKilledWhenItExits) {
+  TempDir dir;
+  const std::string pid_file = dir.path() + "/left";
+  RunSpec spec;
+  spec.argv = {"/bin/sh", "-c", "sleep 30 > /dev/null 2>&1 & echo $! > " + pid_file + "; exit 0"};
+  spec.env = PathOnly();
+  auto r = RunArgv(spec);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->exit_code, 0);
+  pid_t left = 0;
+  std::ifstream(pid_file) >> left;
+  ASSERT_GT(left, 0);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    // Gone, or a zombie waiting for whoever reaps orphans here.
+    std::ifstream stat("/proc/" + std::to_string(left) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    gone = line.empty() || line.find(") Z") != std::string::npos;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(gone) << "pid " << left << " outlived its group's leader";
 }
 
 TEST(RunArgvTest, TheTimeLimitKillsTheWholeGroup) {
