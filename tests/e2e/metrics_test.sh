@@ -49,11 +49,15 @@ check "before the campaign: no window counted, both agents ready and registered"
 # process's own (a start time in the last day, a CPU time, a resident size, open and maximum fds).
 for who in "coordinator $http" "server agent $server_metrics" "load agent $load_metrics"; do
   body=$(scrape "${who##* }")
-  for metric in process_cpu_seconds_total process_resident_memory_bytes \
-    process_virtual_memory_bytes process_open_fds process_max_fds; do
+  for metric in process_resident_memory_bytes process_virtual_memory_bytes process_open_fds \
+    process_max_fds; do
     awk -v v="$(value "$body" "$metric")" 'BEGIN { exit !(v > 0) }' ||
       fail "${who% *}: $metric is '$(value "$body" "$metric")', expected above 0"
   done
+  # Counted in whole clock ticks (10 ms): an agent just started may not have used one yet. It
+  # must be there; that it moves is checked once the load agent has made load.
+  awk -v v="$(value "$body" process_cpu_seconds_total)" 'BEGIN { exit !(v != "" && v >= 0) }' ||
+    fail "${who% *}: process_cpu_seconds_total is '$(value "$body" process_cpu_seconds_total)'"
   started=$(value "$body" process_start_time_seconds)
   awk -v s="$started" -v now="$(date +%s)" 'BEGIN { exit !(s > now - 86400 && s <= now + 1) }' ||
     fail "${who% *}: process_start_time_seconds is '$started', not within the last day"
@@ -109,6 +113,10 @@ promcheck "the load agent's body during a window" "$during_load"
 
 campaign_done() { [ "$(sql "select state from campaigns where name = 'metrics'")" = done ]; }
 wait_until 60 "the campaign to be done" campaign_done
+load_cpu=$(value "$(scrape "$load_metrics")" process_cpu_seconds_total)
+awk -v v="$load_cpu" 'BEGIN { exit !(v > 0) }' ||
+  fail "load agent: process_cpu_seconds_total is '$load_cpu' after 3 s of load, expected above 0"
+check "the load agent's process_cpu_seconds_total moved to $load_cpu with its load"
 stored=$(sql "select count(*) from windows")
 # The window is counted just after it is stored: poll for the last one.
 counted() { [ "$(windows_total "$(scrape "$http")")" = "$stored" ]; }
