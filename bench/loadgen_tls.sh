@@ -66,7 +66,7 @@ http {
     ssl_protocols TLSv1.3;
     ssl_session_tickets on;
     keepalive_requests 100000000;
-    location = /stub { stub_status; }
+    location = /nginx_status { stub_status; }
     location / { return 200 "hello\n"; }
   }
 }
@@ -79,19 +79,10 @@ for _ in $(seq 100); do
   curl -sf "${ca[@]}" "$url" >/dev/null && break
   sleep 0.05
 done
-accepts() { curl -s "${ca[@]}" "https://localhost:$port/stub" | awk 'NR == 3 {print $1}'; }
+accepts() { curl -s "${ca[@]}" "https://localhost:$port/nginx_status" | awk 'NR == 3 {print $1}'; }
 
-run_client() {
-  local name=$1; shift
-  /usr/bin/time -f "%U %S" -o "$work/time" taskset -c "$client_cpu" "$@" >"$work/$name.out" 2>&1 || {
-    echo "$0: $name failed:" >&2; cat "$work/$name.out" >&2; exit 1; }
-  rps=$(awk '/^Requests\/sec:/ {print $2}' "$work/$name.out")
-  requests=$(awk '/ requests in / {print $1}' "$work/$name.out")
-  cpu=$(awk 'END {print $1 + $2}' "$work/time")
-  cpu_per_req=$(awk -v c="$cpu" -v n="$requests" 'BEGIN {printf "%.3f", (n > 0 ? c * 1e6 / n : 0)}')
-}
-median() { sort -g | awk '{v[NR] = $1} END {m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; print m}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", (b > 0 ? a / b : 0)}'; }
+# run_client, median, ratio.
+. "$(dirname "$0")/client_lib.sh"
 
 echo "$(date -u +%FT%TZ) $(uptime)"
 echo "nginx $("$nginx" -v 2>&1 | sed 's/.*\///'), TLS 1.3, 1 worker on CPU $server_cpu; clients on CPU $client_cpu; ${seconds}s, ${pairs} rounds"
@@ -153,7 +144,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 t = r["tls"]
 done = t["handshakes_full"] + t["handshakes_resumed"]
-accepted = int(sys.argv[3]) - int(sys.argv[2]) - 1  # less the stub request itself
+accepted = int(sys.argv[3]) - int(sys.argv[2]) - 1  # less the nginx_status request itself
 cpu = float(sys.argv[4])
 print(f"  benchlab: {done} handshakes ({t['handshakes_full']} full), {t['handshakes_per_s']:.0f}/s, "
       f"mean {t['handshake_us']['mean']:.0f} us, p99 {t['handshake_us']['p99']} us; "

@@ -55,20 +55,8 @@ for _ in $(seq 100); do
   sleep 0.05
 done
 
-# Runs one client pinned to the client CPU and sets rps, requests and cpu (user+sys seconds).
-# Both tools print "N requests in ..." and "Requests/sec: X", so one parser reads both.
-run_client() {
-  local name=$1; shift
-  /usr/bin/time -f "%U %S" -o "$work/time" taskset -c "$client_cpu" "$@" >"$work/$name.out" 2>&1 || {
-    echo "$0: $name failed:" >&2; cat "$work/$name.out" >&2; exit 1; }
-  rps=$(awk '/^Requests\/sec:/ {print $2}' "$work/$name.out")
-  requests=$(awk '/ requests in / {print $1}' "$work/$name.out")
-  cpu=$(awk 'END {print $1 + $2}' "$work/time")
-  cpu_per_req=$(awk -v c="$cpu" -v n="$requests" 'BEGIN {printf "%.3f", (n > 0 ? c * 1e6 / n : 0)}')
-}
-
-median() { sort -g | awk '{v[NR] = $1} END {m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; print (m >= 1000 ? sprintf("%.0f", m) : m)}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", (b > 0 ? a / b : 0)}'; }
+# run_client, median, ratio.
+. "$(dirname "$0")/client_lib.sh"
 
 # Targets, benchlab/wrk CPU per response: io_uring at most 0.50 (depth 1) and 0.35 (depth 16);
 # epoll no worse than the releases before the io_uring engine (0.79 and 0.63).

@@ -39,14 +39,14 @@ http {
     ssl_protocols TLSv1.3;
     ssl_session_tickets on;
     keepalive_requests 1000000;
-    location = /stub { stub_status; }
+    location = /nginx_status { stub_status; }
     location / { return 200 "hello\n"; }
   }
 }
 CONF
 "$nginx" -c "$work/nginx.conf" -p "$work/nginx" > "$work/nginx.out.log" 2>&1 &
 track $!
-accepts() { curl -s --cacert "$work/ca/ca.pem" "https://localhost:$port/stub" | awk 'NR==3 {print $1}'; }
+accepts() { curl -s --cacert "$work/ca/ca.pem" "https://localhost:$port/nginx_status" | awk 'NR==3 {print $1}'; }
 wait_until 10 "nginx on $port" curl -sf --cacert "$work/ca/ca.pem" "https://localhost:$port/"
 
 url="https://localhost:$port/"
@@ -83,7 +83,7 @@ assert done > 50, t
 assert abs(r["requests"] / done - 5) < 0.5, (r["requests"], done)
 resumed = t["handshakes_resumed"] / done
 assert abs(resumed - share) < 0.05, (share, t)
-# nginx's own count: the connections it accepted during the run (the stub request is one more).
+# nginx's own count: the connections it accepted during the run (the nginx_status request is one more).
 server = after - before - 1
 assert 0 <= server - done <= 2, (server, done)
 assert abs(t["handshakes_per_s"] - done / r["duration_s"]) < 1e-6, t
