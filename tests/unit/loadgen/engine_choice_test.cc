@@ -54,8 +54,24 @@ LoadOptions Schedule(uint16_t port, IoEngine engine, int depth) {
   return o;
 }
 
+// The error counts by kind, for a failure's message.
+std::string Errors(const LoadResult& r) {
+  const ErrorCounts& e = r.errors;
+  char text[200];
+  std::snprintf(
+      text, sizeof text,
+      "connect %llu read %llu write %llu timeout %llu parse %llu mismatch %llu "
+      "reconnects %llu",
+      static_cast<unsigned long long>(e.connect), static_cast<unsigned long long>(e.read),
+      static_cast<unsigned long long>(e.write), static_cast<unsigned long long>(e.timeout),
+      static_cast<unsigned long long>(e.parse), static_cast<unsigned long long>(e.mismatch),
+      static_cast<unsigned long long>(r.reconnects));
+  return text;
+}
+
 // `same_bytes`: every response of the server has one length, so the bytes read must match too.
 void ExpectSameCounts(const LoadResult& epoll, const LoadResult& uring, bool same_bytes) {
+  SCOPED_TRACE("epoll: " + Errors(epoll) + "; io_uring: " + Errors(uring));
   EXPECT_EQ(epoll.engine, IoEngine::kEpoll);
   EXPECT_EQ(uring.engine, IoEngine::kIoUring);
   EXPECT_EQ(epoll.scheduled, 1000u);

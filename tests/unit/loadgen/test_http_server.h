@@ -99,6 +99,12 @@ class TestHttpServer {
     int fd;
     std::string in;
     int answered = 0;
+    // Closing in stages (RFC 9112 9.6): the write side is shut and what the client still sends
+    // is read and dropped until it closes or this time (steady clock) passes. An immediate
+    // close with requests unread would reset the connection, and a reset can discard the last
+    // response in the client's receive buffer or fail its next write, by timing.
+    std::chrono::steady_clock::time_point closing_until{};
+    bool closing = false;
   };
 
   // A HEAD request gets the head alone.
@@ -195,6 +201,12 @@ class TestHttpServer {
     return keep;
   }
 
+  void Drop(std::vector<Conn>& conns, size_t i) {
+    ::close(conns[i].fd);
+    conns.erase(conns.begin() + static_cast<long>(i));
+    --open_;
+  }
+
   void Loop() {
     std::vector<Conn> conns;
     std::vector<pollfd> pfds;
@@ -207,16 +219,20 @@ class TestHttpServer {
         if (pfds[i + 1].revents == 0) continue;
         const ssize_t n = ::recv(conns[i].fd, buf, sizeof(buf), MSG_DONTWAIT);
         bool keep = n > 0 || (n < 0 && errno == EAGAIN);
-        if (n > 0) {
+        if (n > 0 && !conns[i].closing) {
           bytes_received_ += static_cast<uint64_t>(n);
           conns[i].in.append(buf, static_cast<size_t>(n));
-          keep = Serve(conns[i]);
+          if (!Serve(conns[i])) {
+            ::shutdown(conns[i].fd, SHUT_WR);
+            conns[i].closing = true;
+            conns[i].closing_until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+          }
         }
-        if (!keep) {
-          ::close(conns[i].fd);
-          conns.erase(conns.begin() + static_cast<long>(i));
-          --open_;
-        }
+        if (!keep) Drop(conns, i);
+      }
+      const auto now = std::chrono::steady_clock::now();
+      for (size_t i = conns.size(); i-- > 0;) {
+        if (conns[i].closing && now >= conns[i].closing_until) Drop(conns, i);
       }
       if (pfds[0].revents & POLLIN) {
         int fd;
