@@ -286,6 +286,17 @@ std::string KeyForPath(std::string_view key) {
   return bare ? std::string(key) : Quote(key);
 }
 
+const Value* NamedTable(const Value& doc, const char* array, const std::string& name) {
+  if (!doc.is_table() || !doc.contains(array) || !doc.at(array).is_array()) return nullptr;
+  for (const Value& t : doc.at(array).as_array()) {
+    if (t.is_table() && t.contains("name") && t.at("name").is_string() &&
+        t.at("name").as_string().str == name) {
+      return &t;
+    }
+  }
+  return nullptr;
+}
+
 std::string Describe(const Value& v) {
   std::string source = SourceText(v);
   if (v.is_table()) return source.starts_with("{") ? Shorten(source) : "a table";

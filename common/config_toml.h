@@ -48,6 +48,10 @@ std::string OneLineSyntaxError(std::string_view what, const std::string& source_
 // rendering ("a table", "[1, 2]").
 std::string Describe(const Value& v);
 
+// The table of the array of tables `array` (a [[target]], a [[scenario]]) whose `name` is
+// `name`, or nullptr when `doc` has none.
+const Value* NamedTable(const Value& doc, const char* array, const std::string& name);
+
 // Problems found in one file. The earliest by position is reported, since that is the one a
 // person reading top to bottom fixes first; a missing key only when nothing else is wrong, since
 // a missing key is most often a misspelt one, reported as unknown where it stands.

@@ -11,18 +11,6 @@
 namespace benchlab {
 namespace {
 
-// The [[target]] table named `name` in `doc`, or nullptr.
-const toml::value* TargetTable(const toml::value& doc, const std::string& name) {
-  if (!doc.is_table() || !doc.contains("target") || !doc.at("target").is_array()) return nullptr;
-  for (const toml::value& t : doc.at("target").as_array()) {
-    if (t.is_table() && t.contains("name") && t.at("name").is_string() &&
-        t.at("name").as_string().str == name) {
-      return &t;
-    }
-  }
-  return nullptr;
-}
-
 Status Unplannable(const std::string& why) { return Status::FailedPrecondition(why); }
 
 }  // namespace
@@ -84,9 +72,9 @@ Result<ConfirmationPlan> PlanConfirmation(const SeriesChange& change, const Camp
   auto new_doc = config::ParseToml(newest.spec_toml, newest.source);
   auto old_doc = config::ParseToml(old_build.spec_toml, old_build.source);
   if (!new_doc.ok() || !old_doc.ok()) return Unplannable("a stored campaign file does not parse");
-  const toml::value* new_target = TargetTable(*new_doc, key.target);
+  const toml::value* new_target = config::NamedTable(*new_doc, "target", key.target);
   const toml::value* old_target =
-      catalogue != nullptr ? new_target : TargetTable(*old_doc, key.target);
+      catalogue != nullptr ? new_target : config::NamedTable(*old_doc, "target", key.target);
   if (new_target == nullptr || old_target == nullptr) {
     return Unplannable("target " + key.target + " is not a [[target]] table of both files");
   }
