@@ -38,7 +38,9 @@ std::string RemeasuredText(const SeriesChange& c) {
   std::string out =
       "re-measured by " + r.campaign + " over " + std::to_string(r.rounds) + " round(s)";
   if (std::isfinite(r.interval.estimate)) out += ": " + FormatChangeSize(r.interval);
-  return out + ", " + c.status + (r.detail.empty() ? "" : " (" + r.detail + ")");
+  out += ", " + c.status + (r.detail.empty() ? "" : " (" + r.detail + ")");
+  if (r.id > 0) out += "; change " + std::to_string(r.id);
+  return out;
 }
 
 }  // namespace
@@ -174,7 +176,8 @@ std::string FormatChangesJson(const std::string& series, const std::vector<Serie
     ojson remeasured = nullptr;
     if (c.remeasured) {
       const Remeasurement& r = *c.remeasured;
-      remeasured = {{"campaign", r.campaign.empty() ? ojson(nullptr) : ojson(r.campaign)},
+      remeasured = {{"id", r.id},
+                    {"campaign", r.campaign.empty() ? ojson(nullptr) : ojson(r.campaign)},
                     {"old_campaign_id", r.old_campaign_id},
                     {"new_campaign_id", r.new_campaign_id},
                     {"rounds", r.rounds},

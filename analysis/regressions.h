@@ -22,6 +22,7 @@ struct Remeasurement {
   int rounds = 0;
   RatioInterval interval;  // new / old at the level of its last look; NaN without two rounds
   std::string detail;      // the decision's reason, or why nothing was measured
+  int64_t id = 0;          // its confirmations row: `benchlab bisect --change ID`
 };
 
 // One change point on one line of a series.

@@ -232,6 +232,7 @@ void ApplyConfirmations(std::vector<SeriesChange>& changes,
       }
       c.status = r.status;
       Remeasurement m;
+      m.id = r.id;
       m.campaign = r.campaign;
       m.old_campaign_id = r.old_campaign_id;
       m.new_campaign_id = r.new_campaign_id;

@@ -144,6 +144,7 @@ TEST(RegressionsTest, EveryFormatShowsWhatReMeasurementShowed) {
   r.interval.low = 0.88;
   r.interval.high = 0.92;
   r.detail = "new/old excludes 1";
+  r.id = 31;
   changes[0].remeasured = r;
   EXPECT_TRUE(changes[0].ConfirmedRegression());
 
@@ -156,7 +157,7 @@ TEST(RegressionsTest, EveryFormatShowsWhatReMeasurementShowed) {
       << md;
   const std::string text = FormatChangesText("nightly", changes, 14, kMaxTextWidth);
   EXPECT_NE(text.find("re-measured by nightly-14-remeasure-1 over 9 round(s): -10.0% [-12.0%, "
-                      "-8.0%], confirmed (new/old excludes 1)"),
+                      "-8.0%], confirmed (new/old excludes 1); change 31"),
             std::string::npos)
       << text;
   // At the default width the same words, wrapped: no line over 100 columns, the lines after a
@@ -174,6 +175,7 @@ TEST(RegressionsTest, EveryFormatShowsWhatReMeasurementShowed) {
   const auto j = nlohmann::json::parse(FormatChangesJson("nightly", changes, 14));
   const auto& m = j["changes"][0]["remeasured"];
   EXPECT_EQ(m["campaign"], "nightly-14-remeasure-1");
+  EXPECT_EQ(m["id"], 31);  // what `benchlab bisect --change` takes
   EXPECT_EQ(m["rounds"], 9);
   EXPECT_EQ(m["old_campaign_id"], 6);
   EXPECT_DOUBLE_EQ(m["high"].get<double>(), 0.92);
