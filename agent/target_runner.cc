@@ -69,18 +69,30 @@ Result<std::string> ReadNoFollow(const std::string& path) {
   return text;
 }
 
+// FailedPrecondition when `text` holds {out} and no build's output directory fills it.
+Status CheckOutFilled(const std::string& text, const std::string& out_dir, const TargetDef& def) {
+  if (!out_dir.empty() || text.find("{out}") == std::string::npos) return Status::Ok();
+  return Status::FailedPrecondition("target \"" + def.name +
+                                    "\" uses {out} but no commit was asked for");
+}
+
 Status RenderTemplate(const std::string& source, const std::vector<std::string>& dirs,
-                      uint16_t port, const std::string& run_dir, const TargetDef& def) {
+                      uint16_t port, const std::string& run_dir, const TargetDef& def,
+                      const std::string& out_dir) {
   auto resolved = ResolveInside(source, dirs);
   if (!resolved.ok()) return resolved.status();
   auto text = ReadNoFollow(*resolved);
   if (!text.ok()) return text.status();
   if (!def.tls) BENCHLAB_RETURN_IF_ERROR(CheckTemplateTls(source, *text, def.name));
+  if (Status out = CheckOutFilled(*text, out_dir, def); !out.ok()) {
+    return Status(out.code(), "template " + source + ": " + out.message());
+  }
   std::string name = fs::path(source).filename().string();
   if (name.size() > 3 && name.ends_with(".in")) name.resize(name.size() - 3);
   std::string dest = (fs::path(run_dir) / name).string();
-  Status written =
-      WritePrivateFile(dest, FillPlaceholders(*text, port, run_dir, def.campaign_dir, def.tls));
+  std::string filled = FillPlaceholders(*text, port, run_dir, def.campaign_dir, def.tls);
+  if (!out_dir.empty()) ReplaceAll(filled, "{out}", out_dir);
+  Status written = WritePrivateFile(dest, filled);
   if (!written.ok()) return Status(written.code(), "template " + source + ": " + written.message());
   return Status::Ok();
 }
@@ -230,6 +242,22 @@ Result<Launched> LaunchInCgroup(SysEnv& env, SpawnSpec spec, bool use_cgroup,
 
 Result<RunningTarget> LaunchTarget(SysEnv& env, const TargetDef& def, const std::vector<int>& cpus,
                                    const std::string& run_dir, const StartOptions& options) {
+  // {out}: the build's output directory, known only when a commit was built for this start.
+  for (const std::string& text : def.command) {
+    BENCHLAB_RETURN_IF_ERROR(CheckOutFilled(text, options.out_dir, def));
+  }
+  for (const std::string& text : def.templates) {
+    BENCHLAB_RETURN_IF_ERROR(CheckOutFilled(text, options.out_dir, def));
+  }
+  for (const auto& [name, value] : def.env) {
+    BENCHLAB_RETURN_IF_ERROR(CheckOutFilled(value, options.out_dir, def));
+  }
+  BENCHLAB_RETURN_IF_ERROR(CheckOutFilled(def.cwd, options.out_dir, def));
+  auto fill = [&](const std::string& text, uint16_t port) {
+    std::string out = FillPlaceholders(text, port, run_dir, def.campaign_dir, def.tls);
+    if (!options.out_dir.empty()) ReplaceAll(out, "{out}", options.out_dir);
+    return out;
+  };
   auto pinned_cpus = PinnedCpus("target \"" + def.name + "\"", cpus.empty() ? def.cpus : cpus,
                                 options.allowed_cpus);
   if (!pinned_cpus.ok()) return pinned_cpus.status();
@@ -257,17 +285,16 @@ Result<RunningTarget> LaunchTarget(SysEnv& env, const TargetDef& def, const std:
   template_dirs.push_back(def.campaign_dir);
   for (const auto& tmpl : def.templates) {
     BENCHLAB_RETURN_IF_ERROR(
-        RenderTemplate(FillPlaceholders(tmpl, port, run_dir, def.campaign_dir, def.tls),
-                       template_dirs, port, run_dir, def));
+        RenderTemplate(fill(tmpl, port), template_dirs, port, run_dir, def, options.out_dir));
   }
 
   SpawnSpec spec;
-  for (const auto& arg : def.command) {
-    spec.argv.push_back(FillPlaceholders(arg, port, run_dir, def.campaign_dir, def.tls));
-  }
-  spec.cwd = def.cwd.empty() ? run_dir
-                             : FillPlaceholders(def.cwd, port, run_dir, def.campaign_dir, def.tls);
+  for (const auto& arg : def.command) spec.argv.push_back(fill(arg, port));
+  spec.cwd = def.cwd.empty() ? run_dir : fill(def.cwd, port);
   spec.env = def.env;
+  if (!options.out_dir.empty()) {
+    for (auto& [name, value] : spec.env) ReplaceAll(value, "{out}", options.out_dir);
+  }
   spec.env.insert(options.tag_env.begin(), options.tag_env.end());
   spec.env["PORT"] = std::to_string(port);
   spec.cpus = pinned;

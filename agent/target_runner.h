@@ -100,6 +100,10 @@ struct StartOptions {
   std::vector<std::string> template_dirs;
   // Set: the start is abandoned (Cancelled) at the next readiness probe, the process stopped.
   const CancelFlag* cancel = nullptr;
+  // The output directory of the commit built for this start (agent/build_cache.h): fills {out}
+  // in the command, cwd, env values, template paths and contents. Empty: no commit was asked
+  // for, and a target that holds {out} anywhere there is refused (FailedPrecondition).
+  std::string out_dir;
 };
 
 // With def.tls, run_dir gets a CA, a certificate for localhost, 127.0.0.1 and ready_host, and

@@ -132,6 +132,10 @@ Result<HostPort> AgentDaemon::Start() {
     if (!spool.ok()) return spool.status();
     service_.SetSpool(std::move(spool).value());
   }
+  // Opened at the first StartTarget with a commit (agent/server/agent_service.h).
+  if (!config_.build_cache_dir.empty()) {
+    service_.SetBuildCache(config_.build_cache_dir, config_.build_cache_max_bytes);
+  }
   if (config_.metrics_listen) {
     BENCHLAB_RETURN_IF_ERROR(metrics_.Start(*config_.metrics_listen).status());
   }

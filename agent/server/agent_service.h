@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "agent/build_cache.h"
 #include "agent/cancel.h"
 #include "agent/interval_sampler.h"
 #include "agent/server/allowed_targets.h"
@@ -109,6 +110,14 @@ class AgentService final : public v1::Agent::Service {
   // The spool (agent/spool.h); null until SetSpool. Results are written there before replying.
   void SetSpool(std::unique_ptr<Spool> spool) { spool_ = std::move(spool); }
   Spool* spool() { return spool_.get(); }
+  // Where StartTarget with a commit keeps its builds (agent/build_cache.h; docs/agent.md,
+  // "Builds"). The cache is opened at the first such start, so an agent that never builds never
+  // touches the directory; one that cannot be opened fails that start (FAILED_PRECONDITION,
+  // saying why) and is tried again at the next. Empty dir (the default): commits are refused.
+  void SetBuildCache(std::string dir, uint64_t max_bytes) {
+    build_cache_dir_ = std::move(dir);
+    build_cache_max_bytes_ = max_bytes;
+  }
 
   // Stops every target still running (agent shutdown, or a coordinator that restarted and so
   // no longer runs their windows), all at once, then every side service; returns how many
@@ -173,6 +182,11 @@ class AgentService final : public v1::Agent::Service {
   // The target `handle` when `window` is the token that started it: NotFound for no such
   // target, PermissionDenied for another token (saying nothing else about the target).
   Result<std::shared_ptr<Active>> Owned(const std::string& handle, const std::string& window);
+  // StartTarget's commit: `rev` of def's recipe's source resolved, and built by the recipe or
+  // found built in the build cache. FailedPrecondition for a target without a recipe, a cache
+  // that cannot be opened and a build that failed ("build of <oid12> failed: <why>");
+  // InvalidArgument for malformed revision text, NotFound for one that names no commit.
+  Result<CachedBuild> BuildCommit(const TargetDef& def, const std::string& rev);
 
   // The load role (agent_service_load.cc).
   // A RunLoad request checked (limits, request head, allowed target) and made load options.
@@ -200,6 +214,10 @@ class AgentService final : public v1::Agent::Service {
   SpawnThread spawner_;
   ServiceManager services_;
   std::unique_ptr<Spool> spool_;
+  std::string build_cache_dir_;
+  uint64_t build_cache_max_bytes_ = kDefaultBuildCacheBytes;
+  std::mutex build_mu_;                      // one build at a time; guards build_cache_
+  std::unique_ptr<BuildCache> build_cache_;  // opened by the first BuildCommit
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<Active>> active_;
   TlsContext* tls_ = nullptr;

@@ -12,6 +12,7 @@
 #include "agent/server/agent_service.h"
 #include "agent/window_token.h"
 #include "common/config_toml.h"
+#include "common/git_rev.h"
 #include "common/log.h"
 #include "common/parse.h"
 #include "rpc/status.h"
@@ -82,6 +83,47 @@ Result<std::shared_ptr<AgentService::Active>> AgentService::Owned(const std::str
   return it->second;
 }
 
+Result<CachedBuild> AgentService::BuildCommit(const TargetDef& def, const std::string& rev) {
+  if (def.recipe.empty()) {
+    return Status::FailedPrecondition("target \"" + def.name + "\" of agent \"" + identity_.name +
+                                      "\" has no build recipe (source and build) in its "
+                                      "catalogue, so no commit of it can be built");
+  }
+  if (Status text = CheckRevisionText(rev); !text.ok()) {
+    return Status::InvalidArgument("commit: " + text.message());
+  }
+  auto oid = ResolveCommit(def.recipe.source, rev);
+  if (!oid.ok()) {
+    return Status(oid.status().code(),
+                  "commit of target \"" + def.name + "\": " + oid.status().message());
+  }
+  std::lock_guard lock(build_mu_);
+  if (build_cache_ == nullptr) {
+    if (build_cache_dir_.empty()) {
+      return Status::FailedPrecondition("agent \"" + identity_.name +
+                                        "\" has no build cache directory ([build_cache] dir)");
+    }
+    auto opened = BuildCache::Open(build_cache_dir_, build_cache_max_bytes_);
+    if (!opened.ok()) {
+      spdlog::error("build cache {}: {}", build_cache_dir_, opened.status().message());
+      return Status::FailedPrecondition("agent \"" + identity_.name +
+                                        "\" cannot open its build cache " + build_cache_dir_ +
+                                        ": " + opened.status().message());
+    }
+    build_cache_ = std::move(opened).value();
+  }
+  // The recorded build when there is one (a failure included: it is never built again), else
+  // a build now.
+  auto built = build_cache_->Build(def.recipe, *oid);
+  if (!built.ok()) return built.status();
+  if (!built->ok) {
+    return Status::FailedPrecondition("build of " + oid->substr(0, 12) +
+                                      " failed: " + built->failure);
+  }
+  spdlog::info("target {}: commit {} built in {}", def.name, *oid, built->output_dir);
+  return built;
+}
+
 grpc::Status AgentService::StartTarget(grpc::ServerContext* ctx, const v1::StartTargetRequest* req,
                                        v1::StartTargetReply* reply) {
   if (grpc::Status allowed = RequireRole(*ctx, tls_, {Role::kCoordinator}); !allowed.ok()) {
@@ -110,6 +152,15 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext* ctx, const v1::Start
     return rpc::ToGrpcStatus(Status::InvalidArgument("profile_hz: 0 (no profile) to " +
                                                      std::to_string(kMaxProfileHz) + ", got " +
                                                      std::to_string(req->profile_hz())));
+  }
+  // A commit is built (or found built) before a slot of max_targets is taken: a build may take
+  // its recipe's whole time limit.
+  std::string out_dir;
+  if (!req->commit().empty()) {
+    auto built = BuildCommit(*def, req->commit());
+    if (!built.ok()) return rpc::ToGrpcStatus(built.status());
+    out_dir = built->output_dir;
+    reply->set_commit(built->commit);
   }
   std::vector<int> cpus(req->cpus().begin(), req->cpus().end());
   auto random = RandomHex(16);
@@ -154,6 +205,7 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext* ctx, const v1::Start
   options.ready_host = identity_.target_host;
   options.template_dirs = identity_.template_dirs;
   options.cancel = &call.cancel();
+  options.out_dir = out_dir;
   // Its side services first (docs/services.md): running for this campaign, reset when due.
   TargetDef launched = *def;
   if (!def->services.empty()) {
