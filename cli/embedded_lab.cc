@@ -188,7 +188,9 @@ int RunOnEmbeddedLab(const LabJob& job) {
       config.run_root = config.state_dir + "/run";
       config.spool_dir = config.state_dir + "/spool";
       if (std::string(role) == "server") {
-        config.catalogue = campaign.targets;
+        auto catalogue = EmbeddedCatalogue(campaign);
+        if (!catalogue.ok()) return fail(catalogue.status().message());
+        config.catalogue = std::move(catalogue).value();
         config.services = campaign.services;
       }
       config.tls = LabTls(ca, role);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "common/git_rev.h"
 #include "common/parse.h"
 
 namespace benchlab::config {
@@ -97,10 +98,12 @@ bool IsEnvName(std::string_view text) {
 constexpr std::array<std::string_view, 3> kTlsPlaceholders = {"{tls_cert}", "{tls_key}",
                                                               "{tls_ca}"};
 
-// The agent replaces only these; any other {word} would reach the target verbatim, and is
-// almost always a typo such as {prot}.
+// The agent replaces only these ({out} when the target has a build recipe, which ReadTemplated
+// checks); any other {word} would reach the target verbatim, and is almost always a typo such
+// as {prot}.
 std::string UnknownPlaceholder(std::string_view text) {
-  constexpr std::array<std::string_view, 3> kKnown = {"{port}", "{run_dir}", "{campaign_dir}"};
+  constexpr std::array<std::string_view, 4> kKnown = {"{port}", "{run_dir}", "{campaign_dir}",
+                                                      "{out}"};
   for (size_t open = text.find('{'); open != text.npos; open = text.find('{', open + 1)) {
     size_t end = open + 1;
     while (end < text.size() &&
@@ -122,9 +125,16 @@ std::string UnknownPlaceholder(std::string_view text) {
 // when it has tls = true (kFilled); they are refused, saying why, anywhere else.
 enum class TlsPlaceholders { kElsewhere, kTlsOff, kFilled };
 
+constexpr std::string_view kOutPlaceholder = "{out}";
+// Why {out} cannot stand in `sub`: filled only in a [[target]] with a build recipe.
+constexpr std::string_view kOutOnlyWithBuild =
+    "{out} is filled only for a target with a build recipe (source and build): the output "
+    "directory of the commit the agent built";
+
 std::optional<std::string> ReadTemplated(Table& t, std::string_view sub, const Value& v,
                                          std::string_view form,
-                                         TlsPlaceholders tls = TlsPlaceholders::kElsewhere) {
+                                         TlsPlaceholders tls = TlsPlaceholders::kElsewhere,
+                                         bool out_filled = false) {
   if (!v.is_string() || v.as_string().str.empty()) {
     t.Expect(v, sub, form);
     return std::nullopt;
@@ -134,8 +144,12 @@ std::optional<std::string> ReadTemplated(Table& t, std::string_view sub, const V
   if (!unknown.empty()) {
     t.Fail(v, sub,
            "expected only the placeholders {port}, {run_dir}, {campaign_dir}, {tls_cert}, "
-           "{tls_key} and {tls_ca}, got " +
+           "{tls_key}, {tls_ca} and {out}, got " +
                Quote(unknown));
+    return std::nullopt;
+  }
+  if (!out_filled && text.find(kOutPlaceholder) != std::string::npos) {
+    t.Fail(v, sub, kOutOnlyWithBuild);
     return std::nullopt;
   }
   if (tls != TlsPlaceholders::kFilled) {
@@ -155,7 +169,7 @@ std::optional<std::string> ReadTemplated(Table& t, std::string_view sub, const V
 // command and templates: lists of strings that may hold placeholders.
 std::optional<std::vector<std::string>> ReadTemplatedList(
     Table& t, std::string_view sub, const Value& v, std::string_view form,
-    TlsPlaceholders tls = TlsPlaceholders::kElsewhere) {
+    TlsPlaceholders tls = TlsPlaceholders::kElsewhere, bool out_filled = false) {
   if (!v.is_array() || v.as_array().empty()) {
     t.Expect(v, sub, form);
     return std::nullopt;
@@ -164,7 +178,7 @@ std::optional<std::vector<std::string>> ReadTemplatedList(
   const auto& items = v.as_array();
   for (size_t i = 0; i < items.size(); ++i) {
     std::string item_sub = std::string(sub) + "[" + std::to_string(i) + "]";
-    if (auto text = ReadTemplated(t, item_sub, items[i], "a non-empty string", tls)) {
+    if (auto text = ReadTemplated(t, item_sub, items[i], "a non-empty string", tls, out_filled)) {
       out.push_back(*text);
     }
   }
@@ -188,7 +202,7 @@ std::optional<std::string> ReadPort(Table& t, const Value& v) {
   return std::nullopt;
 }
 
-void ReadEnv(Table& t, const Value& v, std::map<std::string, std::string>& out) {
+void ReadEnv(Table& t, const Value& v, bool out_filled, std::map<std::string, std::string>& out) {
   if (!v.is_table())
     return t.Expect(v, "env", "a table of strings such as { NODE_ENV = \"production\" }");
   for (const auto& [name, value] : EntriesInFileOrder(v)) {
@@ -199,7 +213,11 @@ void ReadEnv(Table& t, const Value& v, std::map<std::string, std::string>& out) 
     } else if (name == "PORT") {
       t.Fail(*value, sub, "expected no PORT: the agent sets it to the target's port");
     } else if (auto text = ReadString(t, sub, *value)) {
-      out[name] = *text;
+      if (!out_filled && text->find(kOutPlaceholder) != std::string::npos) {
+        t.Fail(*value, sub, kOutOnlyWithBuild);
+      } else {
+        out[name] = *text;
+      }
     }
   }
 }
@@ -285,17 +303,35 @@ std::optional<std::string> ReadString(Table& t, std::string_view sub, const Valu
 }
 
 void ReadTarget(const Value& item, std::string label, Issues& issues,
-                const std::string& campaign_dir, TargetDef& out) {
-  Table t(item, std::move(label),
-          {"name", "command", "port", "ready", "cpus", "cwd", "env", "templates", "ready_timeout",
-           "version", "services", "source", "build", "build_timeout", "tls"},
-          issues);
+                const std::string& campaign_dir, TargetDef& out, TargetFile file) {
+  std::vector<std::string_view> keys = {"name",          "command",       "port",     "ready",
+                                        "cpus",          "cwd",           "env",      "templates",
+                                        "ready_timeout", "version",       "services", "source",
+                                        "build",         "build_timeout", "tls"};
+  if (file == TargetFile::kCampaign) {
+    keys.push_back("commit");
+    keys.push_back("of");
+  }
+  Table t(item, std::move(label), keys, issues);
   out.line = static_cast<int>(t.line());
   out.campaign_dir = campaign_dir;
   ReadTargetRecipe(t, out.recipe);
   if (const Value* v = t.Require("name", "a name such as \"nginx\"")) {
     if (auto name = ReadName(t, "name", *v)) out.name = *name;
   }
+  if (const Value* v = t.Get("commit")) {
+    if (!v->is_string()) {
+      t.Expect(*v, "commit", "a revision of the target's source such as \"v1.2\" or \"3f2a9c1\"");
+    } else if (Status checked = CheckRevisionText(v->as_string().str); !checked.ok()) {
+      t.Fail(*v, "commit", checked.message());
+    } else {
+      out.commit = v->as_string().str;
+    }
+  }
+  if (const Value* v = t.Get("of")) {
+    if (auto of = ReadName(t, "of", *v)) out.of = *of;
+  }
+  const bool out_filled = !out.recipe.empty();
   if (const Value* v = t.Get("tls")) {
     if (v->is_boolean()) {
       out.tls = v->as_boolean();
@@ -305,8 +341,8 @@ void ReadTarget(const Value& item, std::string label, Issues& issues,
   }
   const TlsPlaceholders tls = out.tls ? TlsPlaceholders::kFilled : TlsPlaceholders::kTlsOff;
   if (const Value* v = t.Get("command")) {
-    auto argv =
-        ReadTemplatedList(t, "command", *v, "a non-empty list of strings (argv, no shell)", tls);
+    auto argv = ReadTemplatedList(t, "command", *v, "a non-empty list of strings (argv, no shell)",
+                                  tls, out_filled);
     if (argv) out.command = *argv;
   }
   if (const Value* v = t.Get("port")) {
@@ -319,11 +355,14 @@ void ReadTarget(const Value& item, std::string label, Issues& issues,
     if (auto cpus = ReadCpus(t, "cpus", *v)) out.cpus = *cpus;
   }
   if (const Value* v = t.Get("cwd")) {
-    if (auto cwd = ReadTemplated(t, "cwd", *v, "a non-empty directory path", tls)) out.cwd = *cwd;
+    if (auto cwd = ReadTemplated(t, "cwd", *v, "a non-empty directory path", tls, out_filled)) {
+      out.cwd = *cwd;
+    }
   }
-  if (const Value* v = t.Get("env")) ReadEnv(t, *v, out.env);
+  if (const Value* v = t.Get("env")) ReadEnv(t, *v, out_filled, out.env);
   if (const Value* v = t.Get("templates")) {
-    auto files = ReadTemplatedList(t, "templates", *v, "a non-empty list of file paths", tls);
+    auto files =
+        ReadTemplatedList(t, "templates", *v, "a non-empty list of file paths", tls, out_filled);
     if (files) out.templates = *files;
   }
   if (const Value* v = t.Get("version")) {
@@ -435,7 +474,7 @@ void ReadService(const Value& item, std::string label, Issues& issues,
   if (const Value* v = t.Get("cpus")) {
     if (auto cpus = ReadCpus(t, "cpus", *v)) out.cpus = *cpus;
   }
-  if (const Value* v = t.Get("env")) ReadEnv(t, *v, out.env);
+  if (const Value* v = t.Get("env")) ReadEnv(t, *v, /*out_filled=*/false, out.env);
   if (const Value* v = t.Get("ready_command")) {
     auto argv =
         ReadTemplatedList(t, "ready_command", *v, "a non-empty list of strings (argv, no shell)");

@@ -45,9 +45,13 @@ bool IsPath(std::string_view text);
 std::optional<std::string> ReadPath(Table& t, std::string_view sub, const Value& v);
 std::optional<std::string> ReadString(Table& t, std::string_view sub, const Value& v);
 
+// Where a [[target]] table is: a campaign file's also takes `commit` and `of`; an agent's
+// catalogue's does not (a catalogue entry runs its own command).
+enum class TargetFile { kCampaign, kCatalogue };
+
 // A [[target]] table (common/target.h); campaign_dir fills {campaign_dir}.
 void ReadTarget(const Value& item, std::string label, Issues& issues,
-                const std::string& campaign_dir, TargetDef& out);
+                const std::string& campaign_dir, TargetDef& out, TargetFile file);
 
 // A [[service]] table (common/service.h) with its [[service.probe]] tables.
 void ReadService(const Value& item, std::string label, Issues& issues,

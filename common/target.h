@@ -15,7 +15,8 @@ namespace benchlab {
 struct TargetDef {
   std::string name;                  // [a-z0-9-]+, unique in the campaign
   std::vector<std::string> command;  // argv, no shell; may hold {port}, {campaign_dir}, {run_dir}
-                                     // and, with tls, {tls_cert}, {tls_key}, {tls_ca}
+                                     // and, with tls, {tls_cert}, {tls_key}, {tls_ca}; with a
+                                     // build recipe, {out} (the build's output directory)
   std::string port = "auto";         // "auto" or a decimal port number
   std::string ready = "/";           // GET until 2xx
   std::vector<int> cpus;             // CPUs the target is pinned to; empty: not pinned
@@ -34,6 +35,11 @@ struct TargetDef {
   // How the agent builds a commit of the target's source (docs/agent.md, "Builds"): `source`,
   // `build` and `build_timeout`; empty (no steps) when the target has none.
   BuildRecipe recipe;
+  // A campaign's target only (never an agent's catalogue): the revision of the catalogue
+  // target's source the agent builds and runs (StartTargetRequest.commit), empty for its
+  // catalogue command as it stands; and the catalogue target it runs, empty for `name`.
+  std::string commit;
+  std::string of;
   std::string campaign_dir;  // fills {campaign_dir}: the directory of the file that defined it
   int line = 0;              // where [[target]] starts in its file
 };

@@ -615,7 +615,8 @@ void ReadCampaignTable(const Value& doc, Issues& issues, Campaign& c) {
   NameBook target_names;
   if (const Value* v = root.Require("target", "one or more [[target]] tables")) {
     for (const auto& [label, item] : fields::TablesOf(root, *v, "target", target_names, issues)) {
-      fields::ReadTarget(*item, label, issues, c.campaign_dir, c.targets.emplace_back());
+      fields::ReadTarget(*item, label, issues, c.campaign_dir, c.targets.emplace_back(),
+                         fields::TargetFile::kCampaign);
     }
   }
   // Scenarios and negatives share one namespace: windows, diffs and reports name either.
@@ -961,14 +962,68 @@ std::map<std::string, std::string> CampaignTextLabels(const std::string& text) {
   return campaign.ok() ? campaign->labels : std::map<std::string, std::string>{};
 }
 
-Status RequireCommands(const Campaign& campaign) {
+Result<std::vector<TargetDef>> EmbeddedCatalogue(const Campaign& campaign) {
+  auto where = [&](const TargetDef& t) {
+    return campaign.source_name + ":" + std::to_string(t.line) + ": target " +
+           config::Quote(t.name);
+  };
+  auto entry_of = [](const TargetDef& t) { return t.of.empty() ? t.name : t.of; };
+  std::vector<TargetDef> catalogue;
+  std::vector<const TargetDef*> defined_by;  // the campaign target each entry is copied from
   for (const auto& t : campaign.targets) {
-    if (!t.command.empty()) continue;
-    return Status::InvalidArgument(
-        campaign.source_name + ":" + std::to_string(t.line) + ": target " + config::Quote(t.name) +
-        ".command: expected a list of strings (argv, no shell), " + "got nothing");
+    if (t.command.empty()) continue;
+    const std::string name = entry_of(t);
+    auto it = std::find_if(catalogue.begin(), catalogue.end(),
+                           [&](const TargetDef& e) { return e.name == name; });
+    if (it == catalogue.end()) {
+      TargetDef& entry = catalogue.emplace_back(t);
+      entry.name = name;
+      entry.commit.clear();
+      entry.of.clear();
+      defined_by.push_back(&t);
+      continue;
+    }
+    const TargetDef& first = *defined_by[static_cast<size_t>(it - catalogue.begin())];
+    if (t.command != it->command) {
+      return Status::InvalidArgument(
+          where(t) + ".command: differs from target " + config::Quote(first.name) + "'s (line " +
+          std::to_string(first.line) + "), which defines the lab's catalogue target " +
+          config::Quote(name) + ": give both the same command, or leave this one out");
+    }
   }
-  return Status::Ok();
+  for (const auto& t : campaign.targets) {
+    const std::string name = entry_of(t);
+    auto it = std::find_if(catalogue.begin(), catalogue.end(),
+                           [&](const TargetDef& e) { return e.name == name; });
+    if (it == catalogue.end()) {
+      if (t.of.empty() || t.of == t.name) {
+        return Status::InvalidArgument(where(t) +
+                                       ".command: expected a list of strings (argv, no shell), "
+                                       "got nothing");
+      }
+      return Status::InvalidArgument(where(t) +
+                                     ".of: no target of the campaign with a command "
+                                     "defines the lab's catalogue target " +
+                                     config::Quote(name));
+    }
+    if (!t.commit.empty() && it->recipe.empty()) {
+      return Status::InvalidArgument(where(t) + ".commit: catalogue target " + config::Quote(name) +
+                                     " has no build recipe (source and build) to build " +
+                                     config::Quote(t.commit) + " by");
+    }
+  }
+  return catalogue;
 }
+
+std::vector<std::string> CatalogueNames(const Campaign& campaign) {
+  std::vector<std::string> names;
+  for (const auto& t : campaign.targets) {
+    const std::string& name = t.of.empty() ? t.name : t.of;
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  return names;
+}
+
+Status RequireCommands(const Campaign& campaign) { return EmbeddedCatalogue(campaign).status(); }
 
 }  // namespace benchlab

@@ -204,8 +204,17 @@ Result<std::string> AddCampaignLabels(const Campaign& campaign, const std::strin
 // The [labels] of a stored campaign text; empty when it has none or does not parse.
 std::map<std::string, std::string> CampaignTextLabels(const std::string& text);
 
-// For the embedded lab, whose targets run from the campaign file itself: every target must have
-// a command. Same error form as parsing.
+// The embedded lab's server agent's catalogue, made from the campaign file itself: one entry per
+// distinct catalogue name a target runs (its `of`, else its name), copied from the first target
+// with a command that runs it, named by it and without commit or of. InvalidArgument (file:line,
+// the same form as parsing) for a target whose catalogue entry no target with a command defines,
+// a second command for one entry that differs from the first, or a `commit` of an entry without a
+// build recipe.
+Result<std::vector<TargetDef>> EmbeddedCatalogue(const Campaign& campaign);
+// The agents' catalogue targets the campaign's targets run (each one's `of`, else its name),
+// each once, in file order: what a server agent's catalogue must hold to be placed.
+std::vector<std::string> CatalogueNames(const Campaign& campaign);
+// EmbeddedCatalogue's status: whether the campaign's targets can run from the file itself.
 Status RequireCommands(const Campaign& campaign);
 
 // A target's env value as the store and reports keep it unless its name is in public_env:

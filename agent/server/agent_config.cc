@@ -224,7 +224,8 @@ void ReadAgent(const Value& doc, Issues& issues, const std::string& config_dir, 
   if (const Value* v = root.Get("target")) {
     NameBook names;
     for (const auto& [label, item] : config::TablesOf(root, *v, "target", names, issues)) {
-      config::ReadTarget(*item, label, issues, campaign_dir, c.catalogue.emplace_back());
+      config::ReadTarget(*item, label, issues, campaign_dir, c.catalogue.emplace_back(),
+                         config::TargetFile::kCatalogue);
     }
     if (issues.empty()) config::CheckServiceReferences(c.catalogue, c.services, issues);
     for (const auto& def : c.catalogue) {

@@ -114,8 +114,7 @@ Result<CampaignCheck> Scheduler::CheckParsed(const Campaign& campaign) {
   const std::string& source = campaign.source_name;
   CampaignCheck check;
   check.total_windows = static_cast<int>(SizeOfPlan(campaign).Total());
-  std::vector<std::string> targets;
-  for (const auto& t : campaign.targets) targets.push_back(t.name);
+  const std::vector<std::string> targets = CatalogueNames(campaign);
   bool all_await = true;
   for (const PlacementSpec& spec : FilePlacementSpecs(campaign)) {
     bool awaits = false;
@@ -490,8 +489,8 @@ void Scheduler::RunCampaign(const CampaignRow& row) {
   if (!campaign.ok()) return FailCampaign(row, campaign.status().message());
   const std::vector<PlannedWindow> plan = ExpandMatrix(*campaign);
 
-  std::vector<std::string> target_names;
-  for (const auto& t : campaign->targets) target_names.push_back(t.name);
+  // The catalogue targets a server agent must hold ([[target]] of, else the name).
+  const std::vector<std::string> target_names = CatalogueNames(*campaign);
   // Where it runs: the pairs it ran on before (a resume, a re-run), else what the file asks.
   const nlohmann::json placed = nlohmann::json::parse(row.placement, nullptr, false);
   bool all_pairs = false;

@@ -640,14 +640,15 @@ TEST_F(CampaignTest, BadTargetFields) {
             "spaces, got \"health\"");
   EXPECT_EQ(ErrorFor(Edit(kGood, "\"-p\", \"{run_dir}\"", "\"-p\", \"{rundir}\"")),
             "hello.toml:16: target \"nginx\".command[2]: expected only the placeholders {port}, "
-            "{run_dir}, {campaign_dir}, {tls_cert}, {tls_key} and {tls_ca}, got \"{rundir}\"");
+            "{run_dir}, {campaign_dir}, {tls_cert}, {tls_key}, {tls_ca} and {out}, got "
+            "\"{rundir}\"");
   EXPECT_EQ(ErrorFor(Edit(kGood, "cpus = \"0\"", "cpus = \"0\"\nenv = { PORT = \"80\" }")),
             "hello.toml:21: target \"nginx\".env.PORT: expected no PORT: the agent sets it to the "
             "target's port");
   EXPECT_EQ(ErrorFor(Edit(kGood, "cpus = \"0\"", "cpus = \"0\"\ncommand2 = []")),
             "hello.toml:21: target \"nginx\".command2: unknown key (known: name, command, port, "
             "ready, cpus, cwd, env, templates, ready_timeout, version, services, source, build, "
-            "build_timeout, tls)");
+            "build_timeout, tls, commit, of)");
 }
 
 TEST_F(CampaignTest, TlsPlaceholdersNeedATlsTarget) {
@@ -1198,6 +1199,119 @@ build = [["make", "{run_dir}"]]
   EXPECT_EQ(ParseCampaignText(typo, "t.toml", "/").status().message(),
             "t.toml:8: target \"a\".build[0][1]: expected only the placeholders {src} and {out}, "
             "got \"{run_dir}\"");
+}
+
+// {out}, the build's output directory, is filled only for a target with a build recipe.
+TEST(CampaignBuildRecipeTest, OutIsAPlaceholderOnlyWithABuildRecipe) {
+  const std::string with_recipe = Edit(kMinimal, "name = \"a\"\n", R"(name = "a"
+command = ["{out}/app", "--port", "{port}"]
+cwd = "{out}"
+env = { DATA = "{out}/data" }
+source = "/src/app"
+build = [["make", "-C", "{src}", "PREFIX={out}"]]
+)");
+  auto parsed = ParseCampaignText(with_recipe, "t.toml", "/");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->targets[0].command[0], "{out}/app");
+  EXPECT_EQ(parsed->targets[0].env.at("DATA"), "{out}/data");
+
+  const std::string why =
+      "{out} is filled only for a target with a build recipe (source and build): the output "
+      "directory of the commit the agent built";
+  EXPECT_EQ(ParseCampaignText(Edit(kMinimal, "name = \"a\"\n",
+                                   "name = \"a\"\ncommand = [\"app\", \"{out}/x\"]\n"),
+                              "t.toml", "/")
+                .status()
+                .message(),
+            "t.toml:7: target \"a\".command[1]: " + why);
+  EXPECT_EQ(ParseCampaignText(
+                Edit(kMinimal, "name = \"a\"\n", "name = \"a\"\nenv = { DATA = \"{out}\" }\n"),
+                "t.toml", "/")
+                .status()
+                .message(),
+            "t.toml:7: target \"a\".env.DATA: " + why);
+  EXPECT_EQ(ParseCampaignText(
+                Edit(kMinimal, "name = \"a\"\n", "name = \"a\"\ntemplates = [\"{out}/t\"]\n"),
+                "t.toml", "/")
+                .status()
+                .message(),
+            "t.toml:7: target \"a\".templates[0]: " + why);
+}
+
+// A campaign's [[target]] may run another catalogue target (`of`) at a commit (`commit`).
+TEST(CampaignBuildRecipeTest, CommitAndOfNameWhatTheAgentRuns) {
+  const std::string text = Edit(kMinimal, "name = \"a\"\n", R"(name = "a"
+commit = "v1.2"
+[[target]]
+name = "b"
+of = "a"
+commit = "3f2a9c1"
+)");
+  auto parsed = ParseCampaignText(text, "t.toml", "/");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->targets[0].commit, "v1.2");
+  EXPECT_EQ(parsed->targets[0].of, "");
+  EXPECT_EQ(parsed->targets[1].commit, "3f2a9c1");
+  EXPECT_EQ(parsed->targets[1].of, "a");
+  EXPECT_EQ(CatalogueNames(*parsed), std::vector<std::string>{"a"});
+
+  const std::string bad = ParseCampaignText(Edit(kMinimal, "name = \"a\"\n",
+                                                 "name = \"a\"\ncommit = \"main..topic\"\n"),
+                                            "t.toml", "/")
+                              .status()
+                              .message();
+  EXPECT_EQ(bad.rfind("t.toml:7: target \"a\".commit: ", 0), 0u) << bad;
+  EXPECT_NE(bad.find("main..topic"), std::string::npos) << bad;
+  EXPECT_EQ(ParseCampaignText(Edit(kMinimal, "name = \"a\"\n", "name = \"a\"\nof = \"A b\"\n"),
+                              "t.toml", "/")
+                .status()
+                .message()
+                .rfind("t.toml:7: target \"a\".of: expected a name", 0),
+            0u);
+}
+
+// The embedded lab's catalogue: one entry per catalogue name, from the first target with a
+// command; each commit's entry must have a recipe, and a second command must agree.
+TEST(CampaignBuildRecipeTest, TheEmbeddedLabsCatalogueAppliesOf) {
+  const std::string two = Edit(kMinimal, "name = \"a\"\n", R"(name = "a"
+command = ["{out}/app", "{port}"]
+source = "/src/app"
+build = [["make", "PREFIX={out}"]]
+commit = "v1"
+[[target]]
+name = "b"
+of = "a"
+commit = "v2"
+)");
+  auto parsed = ParseCampaignText(two, "t.toml", "/");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  auto catalogue = EmbeddedCatalogue(*parsed);
+  ASSERT_TRUE(catalogue.ok()) << catalogue.status().ToString();
+  ASSERT_EQ(catalogue->size(), 1u);
+  EXPECT_EQ((*catalogue)[0].name, "a");
+  EXPECT_EQ((*catalogue)[0].command, (std::vector<std::string>{"{out}/app", "{port}"}));
+  EXPECT_EQ((*catalogue)[0].commit, "") << "a catalogue entry holds no commit";
+  EXPECT_FALSE((*catalogue)[0].recipe.empty());
+
+  auto differs = ParseCampaignText(Edit(two, "of = \"a\"\n", "of = \"a\"\ncommand = [\"other\"]\n"),
+                                   "t.toml", "/");
+  ASSERT_TRUE(differs.ok()) << differs.status().ToString();
+  EXPECT_EQ(EmbeddedCatalogue(*differs).status().message(),
+            "t.toml:11: target \"b\".command: differs from target \"a\"'s (line 5), which defines "
+            "the lab's catalogue target \"a\": give both the same command, or leave this one out");
+
+  const std::string no_recipe = Edit(kMinimal, "name = \"a\"\n", R"(name = "a"
+command = ["app", "{port}"]
+[[target]]
+name = "b"
+of = "a"
+commit = "v2"
+)");
+  auto unbuildable = ParseCampaignText(no_recipe, "t.toml", "/");
+  ASSERT_TRUE(unbuildable.ok()) << unbuildable.status().ToString();
+  EXPECT_EQ(RequireCommands(*unbuildable).message(),
+            "t.toml:8: target \"b\".commit: catalogue target \"a\" has no build recipe (source "
+            "and build) to build \"v2\" by");
 }
 
 }  // namespace

@@ -534,6 +534,25 @@ TEST(AgentConfigBuildTest, DefaultsLiveUnderTheStateDirectory) {
   EXPECT_EQ(config->build_cache_max_bytes, 2ull << 30);
 }
 
+// A catalogue entry runs its own command: a campaign's commit and of are not its keys, and {out}
+// stands only in an entry with a build recipe.
+TEST(AgentConfigBuildTest, ACatalogueEntryTakesNoCommitAndOutOnlyWithARecipe) {
+  const std::string target = std::string(kBuildAgentHead) +
+                             "[[target]]\n"
+                             "name = \"app\"\n";  // lines 5-6
+  const std::string commit =
+      BuildConfigError(target + "command = [\"true\"]\ncommit = \"v1\"\n").message();
+  EXPECT_EQ(commit.rfind("agent.toml:8: target \"app\".commit: unknown key", 0), 0u) << commit;
+  EXPECT_EQ(BuildConfigError(target + "command = [\"{out}/app\"]\n").message(),
+            "agent.toml:7: target \"app\".command[0]: {out} is filled only for a target with a "
+            "build recipe (source and build): the output directory of the commit the agent built");
+  auto with_recipe = ParseAgentConfigText(
+      target + "command = [\"{out}/app\"]\nsource = \"/src\"\nbuild = [[\"make\"]]\n", "agent.toml",
+      "/etc/benchlab");
+  ASSERT_TRUE(with_recipe.ok()) << with_recipe.status().ToString();
+  EXPECT_EQ(with_recipe->catalogue[0].command[0], "{out}/app");
+}
+
 TEST(AgentConfigBuildTest, ErrorsNameFileLineKeyAndForm) {
   const std::string target = std::string(kBuildAgentHead) +
                              "[[target]]\n"
