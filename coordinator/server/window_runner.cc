@@ -299,9 +299,12 @@ bool WindowProtocol::CheckHosts() {
 bool WindowProtocol::StartTargetProcess() {
   const TargetDef* def = campaign_.FindTarget(planned_.target);
   v1::StartTargetRequest req;
-  req.set_target(planned_.target);
+  // The agent's catalogue target it runs ([[target]] of) and the commit of it ([[target]]
+  // commit), which the agent builds first or finds built.
+  req.set_target(def != nullptr && !def->of.empty() ? def->of : planned_.target);
   if (def != nullptr) {
     for (int cpu : def->cpus) req.add_cpus(cpu);
+    req.set_commit(def->commit);
   }
   req.set_window_label(WindowLabel(campaign_, planned_));
   req.set_window(window_);
@@ -311,6 +314,9 @@ bool WindowProtocol::StartTargetProcess() {
   v1::StartTargetReply reply;
   grpc::ClientContext ctx;
   auto ready_budget = def != nullptr ? def->ready_timeout : std::chrono::milliseconds(10000);
+  // A commit may be built first: the recipe's limit (the campaign's own, else the default 10
+  // minutes, as the agent's catalogue holds the recipe) on top.
+  if (def != nullptr && !def->commit.empty()) ready_budget += def->recipe.time_limit;
   SetDeadline(ctx, clock_, ready_budget + std::chrono::seconds(10));
   const auto called = clock_.Now();
   grpc::Status status = server_->StartTarget(&ctx, req, &reply);

@@ -185,6 +185,47 @@ TEST_F(WindowProtocolTest, AHealthyWindowIsValidAndItsProcessStopped) {
   EXPECT_EQ(out.spooled.size(), 2u) << "the server's figures and the load result";
 }
 
+// [[target]] of and commit: the server agent is asked for the catalogue target `of` names at
+// that commit, with the recipe's build time (10 minutes by default) on top of the start's
+// deadline; a target without them asks for its own name and no commit.
+TEST_F(WindowProtocolTest, ACommitTargetAsksForItsCatalogueTargetAtThatCommit) {
+  for (const std::string& keys :
+       {std::string("of = \"app\"\ncommit = \"v2.1\"\n"), std::string()}) {
+    std::string text = kCampaign;
+    const std::string at = "name = \"t1\"\n";
+    text.replace(text.find(at), at.size(), at + keys);
+    auto campaign = ParseCampaignText(text, "mocked.toml", "");
+    ASSERT_TRUE(campaign.ok()) << campaign.status().ToString();
+    campaign_ = std::move(*campaign);
+    plan_ = ExpandMatrix(campaign_);
+    placement_ = {"srv", "127.0.0.1", "ld", {}};
+    v1::StartTargetRequest asked;
+    std::chrono::system_clock::duration budget{};
+    EXPECT_CALL(server(), StartTarget(_, _, _))
+        .WillOnce(Invoke([&](grpc::ClientContext* ctx, const v1::StartTargetRequest& req,
+                             v1::StartTargetReply* reply) {
+          asked = req;
+          budget = ctx->deadline() - clock_.WallNow();
+          reply->set_handle("h-" + req.window());
+          reply->set_port(8080);
+          reply->set_commit(req.commit().empty() ? "" : std::string(40, 'a'));
+          return grpc::Status::OK;
+        }));
+    WindowOutcome out = RunWindow(*registry_, placement_, campaign_, 1, plan_.front(), 1, "token-1",
+                                  calibration_, session_);
+    EXPECT_EQ(out.row.verdict, "valid") << out.row.reasons;
+    if (keys.empty()) {
+      EXPECT_EQ(asked.target(), "t1");
+      EXPECT_EQ(asked.commit(), "");
+      EXPECT_LT(budget, std::chrono::minutes(1));
+    } else {
+      EXPECT_EQ(asked.target(), "app");
+      EXPECT_EQ(asked.commit(), "v2.1");
+      EXPECT_GE(budget, std::chrono::minutes(10));
+    }
+  }
+}
+
 // [profile] asks the server agent for a profile at its frequency; END's profile is kept when it
 // parses, and a profile that does not is refused without touching the window's verdict.
 TEST_F(WindowProtocolTest, AProfiledWindowKeepsTheProfileItCanRead) {
