@@ -554,7 +554,12 @@ CREATE TABLE bisect_steps (
 );
 )sql";
 
-constexpr std::array<Migration, 14> kMigrations = {{
+// Version 15: the commit a window's target was built from ([[target]] commit).
+constexpr const char* kV15 = R"sql(
+ALTER TABLE windows ADD COLUMN target_commit TEXT NOT NULL DEFAULT '';
+)sql";
+
+constexpr std::array<Migration, 15> kMigrations = {{
     {1, "campaigns, targets, scenarios, windows and samples", kV1},
     {2, "host figures, checks and self-test per window; host samples; spooled agent results", kV2},
     {3, "the load generator's record, load levels, window claims, re-runs and placement", kV3},
@@ -569,6 +574,7 @@ constexpr std::array<Migration, 14> kMigrations = {{
     {12, "the count of identical refusals per audit row", kV12},
     {13, "CPU profiles per window", kV13},
     {14, "bisections of regressions and their steps", kV14},
+    {15, "the commit each window's target was built from", kV15},
 }};
 
 std::string Errmsg(sqlite3* db) { return sqlite3_errmsg(db); }

@@ -144,6 +144,9 @@ struct WindowRow {
   // Since schema version 2. A nullopt reading is stored as NULL: not measured, or not offered by
   // the machine ("unavailable"); never an invented 0.
   std::string target_version;
+  // Since schema version 15: the 40-hex commit the agent built the target from
+  // (StartTargetReply.commit, [[target]] commit); "" for a target run as its catalogue has it.
+  std::string target_commit;
   std::string cpu_accounting;  // "cgroup" or "proc": how server_cpu_s was measured
   int64_t threads = 0;
   uint64_t ctx_switches_voluntary = 0, ctx_switches_involuntary = 0;

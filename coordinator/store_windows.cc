@@ -95,6 +95,8 @@ const WindowColumn kWindowColumns[] = {
     {"errors_body_too_large", &WindowRow::errors_body_too_large},
     // Schema version 5.
     {"outcome", &WindowRow::outcome},
+    // Schema version 15.
+    {"target_commit", &WindowRow::target_commit},
 };
 // clang-format on
 

@@ -326,6 +326,7 @@ bool WindowProtocol::StartTargetProcess() {
   port_ = reply.port();
   target_ca_pem_ = reply.tls_ca_pem();
   out_.row.target_version = reply.version();
+  out_.row.target_commit = reply.commit();
   for (const auto& failure : reply.check_failures()) {
     measures_.scheduling_failures.push_back(failure);
   }

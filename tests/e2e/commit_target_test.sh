@@ -82,6 +82,11 @@ for path, good in zip(sys.argv[1:], ["alpha", "beta"]):
     valid = {w["target"] for w in r["windows"] if w["attempts"][-1]["verdict"] == "valid"}
     assert valid == {good}, (path, [(w["target"], w["attempts"][-1]["verdict"]) for w in r["windows"]])
 PY
+python3 - "$work/a.db" "$(g rev-parse v-alpha)" "$(g rev-parse v-beta)" <<'PY' || fail "windows.target_commit"
+import sqlite3, sys
+rows = dict(sqlite3.connect(sys.argv[1]).execute("SELECT target, target_commit FROM windows"))
+assert rows == {"alpha": sys.argv[2], "beta": sys.argv[3]}, rows
+PY
 check "two targets run one catalogue target at two commits, each from its own build"
 
 # A commit whose build fails: the window's start fails with the build's reason.

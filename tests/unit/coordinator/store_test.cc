@@ -158,6 +158,7 @@ class StoreTest : public ::testing::Test {
     w.align_error_ms = 0.75;
     w.histogram = "hdr1:AAECAwQ=";
     w.target_version = "nginx/1.22.1";
+    w.target_commit = "3f2a9c1d0e4b5a6978877665544332211000ffee";
     w.cpu_accounting = "cgroup";
     w.threads = 5;
     w.ctx_switches_voluntary = 1200;
@@ -218,6 +219,7 @@ void ExpectSameWindow(const WindowRow& got, const WindowRow& want) {
   EXPECT_EQ(got.histogram_uncorrected, want.histogram_uncorrected);
   EXPECT_EQ(got.load_record, want.load_record);
   EXPECT_EQ(got.target_version, want.target_version);
+  EXPECT_EQ(got.target_commit, want.target_commit);
   EXPECT_EQ(got.cpu_accounting, want.cpu_accounting);
   EXPECT_EQ(got.threads, want.threads);
   EXPECT_EQ(got.ctx_switches_voluntary, want.ctx_switches_voluntary);
@@ -311,10 +313,10 @@ TEST_F(StoreOpenTest, CreatesTheFileAtTheLatestSchemaVersionInWalMode) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(fs::exists(path_));
-  EXPECT_EQ(schema::LatestVersion(), 14);
+  EXPECT_EQ(schema::LatestVersion(), 15);
   EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   RawDb raw(path_);
-  EXPECT_EQ(raw.One("PRAGMA user_version"), "14");
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "15");
   EXPECT_EQ(raw.One("PRAGMA journal_mode"), "wal");
 }
 
@@ -344,7 +346,7 @@ TEST_F(StoreOpenTest, RefusesANewerDatabaseAndLeavesItUntouched) {
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(store.status().message(),
             path_ +
-                ": database schema version 999 is newer than this benchlab (knows 14); "
+                ": database schema version 999 is newer than this benchlab (knows 15); "
                 "upgrade benchlab");
   RawDb raw(path_);
   EXPECT_EQ(raw.One("PRAGMA user_version"), "999");
@@ -483,6 +485,7 @@ TEST_F(StoreOpenTest, AVersionThreeDatabaseIsUpgradedKeepingItsRows) {
                        "campaigns DROP COLUMN series; "
                        "DROP TABLE window_profiles; ALTER TABLE campaigns DROP COLUMN profile; "
                        "DROP TABLE confirmations; DROP TABLE bisect_steps; DROP TABLE bisections; "
+                       "ALTER TABLE windows DROP COLUMN target_commit; "
                        "PRAGMA user_version = 3"),
               "");
   }
@@ -515,6 +518,7 @@ TEST_F(StoreOpenTest, AVersionSixDatabaseGainsTheTokensTableAndKeepsItsAudit) {
                  "DROP TABLE window_probes; DROP INDEX campaigns_by_series; ALTER TABLE campaigns "
                  "DROP COLUMN series; "
                  "DROP TABLE confirmations; DROP TABLE bisect_steps; DROP TABLE bisections; ALTER "
+                 "TABLE windows DROP COLUMN target_commit; ALTER "
                  "TABLE audit DROP COLUMN count; "
                  "DROP TABLE window_profiles; ALTER TABLE campaigns DROP COLUMN profile; "
                  "PRAGMA user_version = 6"),
@@ -570,6 +574,7 @@ TEST_F(StoreOpenTest, AVersionSevenDatabaseGainsTheCalibrationsTableAndKeepsItsC
                        "DROP TABLE window_probes; DROP INDEX campaigns_by_series; ALTER TABLE "
                        "campaigns DROP COLUMN series; "
                        "DROP TABLE confirmations; DROP TABLE bisect_steps; DROP TABLE bisections; "
+                       "ALTER TABLE windows DROP COLUMN target_commit; "
                        "ALTER TABLE audit DROP COLUMN count; "
                        "DROP TABLE window_profiles; ALTER TABLE campaigns DROP COLUMN profile; "
                        "PRAGMA user_version = 7"),
@@ -598,6 +603,7 @@ TEST_F(StoreOpenTest, AVersionNineDatabaseGivesEachCampaignItsOwnNameAsSeries) {
     RawDb raw(path_);
     ASSERT_EQ(raw.Exec("DROP INDEX campaigns_by_series; ALTER TABLE campaigns DROP COLUMN series; "
                        "DROP TABLE confirmations; DROP TABLE bisect_steps; DROP TABLE bisections; "
+                       "ALTER TABLE windows DROP COLUMN target_commit; "
                        "ALTER TABLE audit DROP COLUMN count; "
                        "DROP TABLE window_profiles; ALTER TABLE campaigns DROP COLUMN profile; "
                        "PRAGMA user_version = 9"),
@@ -706,6 +712,7 @@ TEST_F(StoreOpenTest, AVersionEightDatabaseGainsTheServiceTablesAndWindowsKeepTh
     ASSERT_EQ(raw.Exec("DROP TABLE window_services; DROP TABLE window_probes; "
                        "DROP INDEX campaigns_by_series; ALTER TABLE campaigns DROP COLUMN series; "
                        "DROP TABLE confirmations; DROP TABLE bisect_steps; DROP TABLE bisections; "
+                       "ALTER TABLE windows DROP COLUMN target_commit; "
                        "ALTER TABLE audit DROP COLUMN count; "
                        "DROP TABLE window_profiles; ALTER TABLE campaigns DROP COLUMN profile; "
                        "PRAGMA user_version = 8"),
@@ -874,7 +881,8 @@ TEST_F(StoreOpenTest, AVersionFourDatabaseGetsEachWindowsOutcomeFromItsReasons) 
                  "DROP TABLE window_probes; DROP INDEX campaigns_by_series; ALTER TABLE campaigns "
                  "DROP COLUMN series; "
                  "DROP TABLE window_profiles; ALTER TABLE campaigns DROP COLUMN profile; "
-                 "DROP TABLE confirmations; DROP TABLE bisect_steps; DROP TABLE bisections; PRAGMA "
+                 "DROP TABLE confirmations; DROP TABLE bisect_steps; DROP TABLE bisections; ALTER "
+                 "TABLE windows DROP COLUMN target_commit; PRAGMA "
                  "user_version = 4"),
         "");
   }
@@ -1320,7 +1328,8 @@ TEST_F(StoreWindowTest, PublicColumnsHaveTheirDocumentedNames) {
                                             "noise",
                                             "pair",
                                             "errors_body_too_large",
-                                            "outcome"};
+                                            "outcome",
+                                            "target_commit"};
   EXPECT_EQ(columns, documented);
   EXPECT_EQ(raw.One("SELECT count(*) FROM pragma_index_list('windows') "
                     "WHERE name = 'windows_by_campaign'"),

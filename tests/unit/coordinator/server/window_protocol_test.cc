@@ -214,6 +214,7 @@ TEST_F(WindowProtocolTest, ACommitTargetAsksForItsCatalogueTargetAtThatCommit) {
     WindowOutcome out = RunWindow(*registry_, placement_, campaign_, 1, plan_.front(), 1, "token-1",
                                   calibration_, session_);
     EXPECT_EQ(out.row.verdict, "valid") << out.row.reasons;
+    EXPECT_EQ(out.row.target_commit, asked.commit().empty() ? "" : std::string(40, 'a'));
     if (keys.empty()) {
       EXPECT_EQ(asked.target(), "t1");
       EXPECT_EQ(asked.commit(), "");
