@@ -1,0 +1,57 @@
+// The campaigns of a bisection (docs/methodology.md, "Bisection"): each look at a candidate is
+// a campaign of its own in which three builds of one target, the good end, the candidate and
+// the bad end, run interleaved on one cell, round after round; and the rounds read back from
+// its windows for Decide (analysis/bisect.h). Pure functions; the store and the lab are the
+// caller's (cli/bisect_run.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/bisect.h"
+#include "analysis/figure.h"
+#include "analysis/stats.h"
+#include "common/status.h"
+#include "coordinator/campaign.h"
+
+namespace benchlab {
+
+// The cell a bisection measures: one scenario at one load level ("c64", "r5000").
+struct BisectCell {
+  std::string scenario;
+  std::string load_level;
+  std::string Label() const { return scenario + "/" + load_level; }
+};
+
+// The cell `text` names ("SCENARIO/LEVEL") in `campaign`; with `text` empty, its only cell.
+// InvalidArgument naming --cell and what the campaign has when it names none of them, or when
+// `text` is empty and the campaign has more than one cell.
+Result<BisectCell> ChooseBisectCell(const Campaign& campaign, const std::string& text);
+
+// The names of the three builds of `target` in a look's campaign.
+struct BisectTargetNames {
+  std::string good, candidate, bad;
+};
+BisectTargetNames BisectTargetsOf(const std::string& target);
+
+// One look's campaign: the campaign file `campaign_text` (read from `source_name`, its
+// {campaign_dir} `campaign_dir`) cut down to `cell`, with `target` three times, each a build of
+// one commit (`of` the catalogue target, `commit` its oid), the good end as the baseline, the
+// three in rotating order for `rounds` rounds, and a series of its own (`name`), so that it
+// never joins the history it bisects. FailedPrecondition, with a sentence a person can act on,
+// when the file does not have the target or the cell, or the result does not parse.
+Result<std::string> PlanBisectCampaign(const std::string& campaign_text,
+                                       const std::string& source_name,
+                                       const std::string& campaign_dir, const std::string& target,
+                                       const BisectCell& cell, const std::string& good_oid,
+                                       const std::string& candidate_oid,
+                                       const std::string& bad_oid, int rounds,
+                                       const std::string& name);
+
+// The rounds of a look's windows on `figure`: for each round of the cell with a valid newest
+// attempt of all three builds, their three figures (BisectRound), by round.
+std::vector<BisectRound> BisectRoundsOf(const std::vector<Measurement>& windows,
+                                        const std::string& target, const BisectCell& cell,
+                                        Metric figure);
+
+}  // namespace benchlab
