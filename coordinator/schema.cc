@@ -559,7 +559,17 @@ constexpr const char* kV15 = R"sql(
 ALTER TABLE windows ADD COLUMN target_commit TEXT NOT NULL DEFAULT '';
 )sql";
 
-constexpr std::array<Migration, 15> kMigrations = {{
+// Version 16: what a bisection goes on from after a stop (`benchlab bisect --resume`): the
+// change it bisects, the campaign file its looks are cut from and its decision rule.
+constexpr const char* kV16 = R"sql(
+ALTER TABLE bisections ADD COLUMN change_id INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE bisections ADD COLUMN campaign_toml TEXT NOT NULL DEFAULT '';
+ALTER TABLE bisections ADD COLUMN campaign_source TEXT NOT NULL DEFAULT '';
+ALTER TABLE bisections ADD COLUMN campaign_dir TEXT NOT NULL DEFAULT '';
+ALTER TABLE bisections ADD COLUMN rule TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(rule));
+)sql";
+
+constexpr std::array<Migration, 16> kMigrations = {{
     {1, "campaigns, targets, scenarios, windows and samples", kV1},
     {2, "host figures, checks and self-test per window; host samples; spooled agent results", kV2},
     {3, "the load generator's record, load levels, window claims, re-runs and placement", kV3},
@@ -575,6 +585,7 @@ constexpr std::array<Migration, 15> kMigrations = {{
     {13, "CPU profiles per window", kV13},
     {14, "bisections of regressions and their steps", kV14},
     {15, "the commit each window's target was built from", kV15},
+    {16, "what a bisection goes on from: its change, campaign file and rule", kV16},
 }};
 
 std::string Errmsg(sqlite3* db) { return sqlite3_errmsg(db); }

@@ -335,6 +335,12 @@ struct BisectionRow {
   std::string culprit;  // the first bad commit's oid; "found" only
   std::optional<double> size, size_low, size_high;  // bad / good and its interval
   std::optional<double> confidence;                 // the whole search's bound so far
+  // Since schema version 16: what a stopped search goes on from (`benchlab bisect --resume`).
+  int64_t change_id = 0;        // the confirmations row it bisects; 0: named by hand
+  std::string campaign_toml;    // the campaign file its looks are cut from, as read
+  std::string campaign_source;  // that file's name, for messages
+  std::string campaign_dir;     // what fills {campaign_dir} in it
+  std::string rule = "{}";      // its BisectRule as JSON (cli/bisect_run.cc BisectRuleJson)
 };
 
 // One decided commit of a bisection (the bisect_steps table), in the order decided.
@@ -402,6 +408,8 @@ class Store {
   Result<std::vector<ConfirmationRow>> ListConfirmations(const std::string& series);
   // The rows a re-measurement campaign (by name) was run for, by id.
   Result<std::vector<ConfirmationRow>> ListConfirmationsBy(const std::string& campaign);
+  // The re-measurement recorded with `id`; nullopt when none has it.
+  Result<std::optional<ConfirmationRow>> LoadConfirmation(int64_t id);
   // Bisections (docs/methodology.md, "Bisection"). CreateBisection stores a new search and returns
   // its id (InvalidArgument for a value its CHECKs refuse). AppendBisectStep adds the next step
   // in one transaction and returns its number: NotFound without the bisection,

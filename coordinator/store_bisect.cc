@@ -21,7 +21,8 @@ namespace {
 
 constexpr const char* kBisectionColumns =
     "id, created_at, good_oid, bad_oid, target, cell, figure, commits, state, result, culprit, "
-    "size, size_low, size_high, confidence";
+    "size, size_low, size_high, confidence, change_id, campaign_toml, campaign_source, "
+    "campaign_dir, rule";
 
 BisectionRow ReadBisectionRow(Stmt& s) {
   BisectionRow row;
@@ -40,6 +41,11 @@ BisectionRow ReadBisectionRow(Stmt& s) {
   s.Read(12, row.size_low);
   s.Read(13, row.size_high);
   s.Read(14, row.confidence);
+  s.Read(15, row.change_id);
+  s.Read(16, row.campaign_toml);
+  s.Read(17, row.campaign_source);
+  s.Read(18, row.campaign_dir);
+  s.Read(19, row.rule);
   return row;
 }
 
@@ -91,9 +97,11 @@ Result<int64_t> Store::CreateBisection(const BisectionRow& row) {
       "create the bisection of " + row.target + " " + row.good_oid + ".." + row.bad_oid;
   Stmt insert(db_,
               "INSERT INTO bisections (created_at, good_oid, bad_oid, target, cell, figure, "
-              "commits, state, result, culprit, size, size_low, size_high, confidence) VALUES "
+              "commits, state, result, culprit, size, size_low, size_high, confidence, "
+              "change_id, campaign_toml, campaign_source, campaign_dir, rule) VALUES "
               "(CASE WHEN ?1 = '' THEN strftime('%Y-%m-%dT%H:%M:%SZ', 'now') ELSE ?1 END, ?2, "
-              "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) RETURNING id");
+              "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19) "
+              "RETURNING id");
   insert.Bind(1, row.created_at);
   insert.Bind(2, row.good_oid);
   insert.Bind(3, row.bad_oid);
@@ -108,6 +116,11 @@ Result<int64_t> Store::CreateBisection(const BisectionRow& row) {
   insert.Bind(12, row.size_low);
   insert.Bind(13, row.size_high);
   insert.Bind(14, row.confidence);
+  insert.Bind(15, row.change_id);
+  insert.Bind(16, row.campaign_toml);
+  insert.Bind(17, row.campaign_source);
+  insert.Bind(18, row.campaign_dir);
+  insert.Bind(19, row.rule);
   const int rc = insert.Step();
   if (rc != SQLITE_ROW) return SqlError(db_, rc, path_, what);
   const int64_t id = insert.Int64(0);

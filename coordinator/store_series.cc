@@ -75,6 +75,13 @@ Result<std::vector<ConfirmationRow>> Store::ListConfirmationsBy(const std::strin
   return ListConfirmationsWhere("campaign", campaign);
 }
 
+Result<std::optional<ConfirmationRow>> Store::LoadConfirmation(int64_t id) {
+  BENCHLAB_ASSIGN_OR_RETURN(std::vector<ConfirmationRow> rows,
+                            ListConfirmationsWhere("id", std::to_string(id)));
+  if (rows.empty()) return std::optional<ConfirmationRow>();
+  return std::optional<ConfirmationRow>(std::move(rows.front()));
+}
+
 Result<std::vector<ConfirmationRow>> Store::ListConfirmationsWhere(const char* column,
                                                                    const std::string& value) {
   std::lock_guard lock(mu_);

@@ -47,6 +47,11 @@ class StoreBisectTest : public ::testing::Test {
     row.size = 1.1;
     row.size_low = 1.07;
     row.size_high = 1.13;
+    row.change_id = 12;
+    row.campaign_toml = "name = \"nightly\"\n";
+    row.campaign_source = "nightly.toml";
+    row.campaign_dir = "/srv/lab";
+    row.rule = R"({"confidence":0.95})";
     return row;
   }
 
@@ -106,6 +111,12 @@ TEST_F(StoreBisectTest, RoundTripOfABisectionAndItsSteps) {
   EXPECT_EQ(r.bisection.state, "found");
   EXPECT_EQ(r.bisection.culprit, "c48");
   EXPECT_EQ(r.bisection.result, "c48 is the first bad commit");
+  // What a stopped search goes on from (schema 16).
+  EXPECT_EQ(r.bisection.change_id, 12);
+  EXPECT_EQ(r.bisection.campaign_toml, "name = \"nightly\"\n");
+  EXPECT_EQ(r.bisection.campaign_source, "nightly.toml");
+  EXPECT_EQ(r.bisection.campaign_dir, "/srv/lab");
+  EXPECT_EQ(r.bisection.rule, R"({"confidence":0.95})");
   EXPECT_EQ(r.bisection.size, 1.1);
   EXPECT_EQ(r.bisection.size_low, 1.07);
   EXPECT_EQ(r.bisection.confidence, 0.975);

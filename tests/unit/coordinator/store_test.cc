@@ -313,10 +313,10 @@ TEST_F(StoreOpenTest, CreatesTheFileAtTheLatestSchemaVersionInWalMode) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(fs::exists(path_));
-  EXPECT_EQ(schema::LatestVersion(), 15);
+  EXPECT_EQ(schema::LatestVersion(), 16);
   EXPECT_EQ(store->SchemaVersion(), schema::LatestVersion());
   RawDb raw(path_);
-  EXPECT_EQ(raw.One("PRAGMA user_version"), "15");
+  EXPECT_EQ(raw.One("PRAGMA user_version"), "16");
   EXPECT_EQ(raw.One("PRAGMA journal_mode"), "wal");
 }
 
@@ -346,7 +346,7 @@ TEST_F(StoreOpenTest, RefusesANewerDatabaseAndLeavesItUntouched) {
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(store.status().message(),
             path_ +
-                ": database schema version 999 is newer than this benchlab (knows 15); "
+                ": database schema version 999 is newer than this benchlab (knows 16); "
                 "upgrade benchlab");
   RawDb raw(path_);
   EXPECT_EQ(raw.One("PRAGMA user_version"), "999");
@@ -692,6 +692,15 @@ TEST_F(StoreOpenTest, AChangesReMeasurementIsOneRowPerChangeReplacedWhenRecorded
   EXPECT_FALSE(got.recorded_at.empty());
   EXPECT_EQ((*rows)[1].figure, "cpu_us_per_request");
   EXPECT_FALSE((*rows)[1].estimate.has_value());
+  // By id, as `benchlab bisect --change ID` takes it.
+  auto by_id = store->LoadConfirmation((*rows)[1].id);
+  ASSERT_TRUE(by_id.ok()) << by_id.status().ToString();
+  ASSERT_TRUE(by_id->has_value());
+  EXPECT_EQ((*by_id)->figure, "cpu_us_per_request");
+  EXPECT_EQ((*by_id)->series, "nightly");
+  auto none = store->LoadConfirmation(9999);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
 
   ConfirmationRow bad = row;
   bad.status = "probably";
