@@ -13,7 +13,7 @@ DEB_PACKAGES := cmake ninja-build ccache g++ pkg-config \
   libboost1.81-dev libspdlog-dev libsqlite3-dev libssl-dev libgtest-dev \
   nlohmann-json3-dev libcli11-dev libtoml11-dev libcpp-httplib-dev sqlite3 \
   nginx-light wrk nghttp2-client procps prometheus-cpp-dev zlib1g-dev linux-perf \
-  golang-github-google-pprof-dev liburing-dev
+  golang-github-google-pprof-dev liburing-dev git jq
 
 .PHONY: all deps build build-all build-asan build-tsan test-tsan run dashboard frameworks frameworks-deps test test-unit check bench bench-coordinator clean format
 

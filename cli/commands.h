@@ -58,6 +58,7 @@ CommandRunner AddCompareCommand(CLI::App& root);      // two campaigns, cell by 
 CommandRunner AddHistoryCommand(CLI::App& root);      // a series of campaigns over time
 CommandRunner AddRegressionsCommand(CLI::App& root);  // a series' change points
 CommandRunner AddRemeasureCommand(CLI::App& root);    // re-measure a series' suspected changes
+CommandRunner AddBisectCommand(CLI::App& root);       // a regression's commit, by bisection
 CommandRunner AddCaCommand(CLI::App& root);           // the private CA: init, issue, revoke
 CommandRunner AddAuditCommand(CLI::App& root);        // who changed what, and who was refused
 CommandRunner AddTokenCommand(CLI::App& root);        // the dashboard's tokens

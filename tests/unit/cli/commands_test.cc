@@ -576,3 +576,61 @@ TEST(FailOnTest, InvalidIsAValueOfRunAndOfSubmitWithWait) {
 
 }  // namespace
 }  // namespace benchlab
+
+namespace benchlab {
+namespace {
+
+// `benchlab bisect` refuses, with exit 2 and what is wrong, what it cannot bisect before any lab
+// starts: a change that is not a confirmed regression, one whose builds recorded no revision,
+// an id the database lacks, and flags that contradict --change.
+TEST_F(CommandsTest, BisectRefusesWhatItCannotBisect) {
+  int64_t confirmed = 0, withdrawn = 0;
+  {
+    auto store = Store::Open(db_);
+    ASSERT_TRUE(store.ok());
+    auto first = (*store)->FindCampaign("nightly-1");
+    auto last = (*store)->FindCampaign("nightly-3");
+    ASSERT_TRUE(first.ok() && first->has_value() && last.ok() && last->has_value());
+    ConfirmationRow row;
+    row.series = "nightly";
+    row.scenario = "hello";
+    row.load_level = "c8";
+    row.target = "app";
+    row.figure = "rps";
+    row.after_campaign_id = (*last)->id;
+    row.old_campaign_id = (*first)->id;
+    row.new_campaign_id = (*last)->id;
+    row.campaign = "nightly-3-remeasure-1";
+    row.status = "confirmed";
+    auto id = (*store)->RecordConfirmation(row);
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    confirmed = *id;
+    row.figure = "cpu_us_per_request";
+    row.status = "false alarm";
+    id = (*store)->RecordConfirmation(row);
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    withdrawn = *id;
+  }
+  Ran ran = Benchlab({"bisect", "--change", std::to_string(confirmed), "--db", db_});
+  EXPECT_EQ(ran.status, kExitUsage) << ran.err;
+  // The windows recorded no version, so no revision names the builds.
+  EXPECT_NE(ran.err.find("recorded no version"), std::string::npos) << ran.err;
+  ran = Benchlab({"bisect", "--change", std::to_string(withdrawn), "--db", db_});
+  EXPECT_EQ(ran.status, kExitUsage);
+  EXPECT_NE(ran.err.find("the change is false alarm, not confirmed"), std::string::npos) << ran.err;
+  ran = Benchlab({"bisect", "--change", "999", "--db", db_});
+  EXPECT_EQ(ran.status, kExitUsage);
+  EXPECT_NE(ran.err.find("has no re-measured change of that id"), std::string::npos) << ran.err;
+  ran = Benchlab({"bisect", "--change", std::to_string(confirmed), "--db", db_, "--target", "x"});
+  EXPECT_EQ(ran.status, kExitUsage);
+  EXPECT_NE(ran.err.find("--target: not with --change"), std::string::npos) << ran.err;
+  ran = Benchlab({"bisect", "--status", "7", "--db", db_});
+  EXPECT_EQ(ran.status, kExitUsage);
+  EXPECT_NE(ran.err.find("has no bisection 7"), std::string::npos) << ran.err;
+  ran = Benchlab({"bisect", "--target", "app", "--db", db_});
+  EXPECT_EQ(ran.status, kExitUsage);
+  EXPECT_NE(ran.err.find("CAMPAIGN is required"), std::string::npos) << ran.err;
+}
+
+}  // namespace
+}  // namespace benchlab

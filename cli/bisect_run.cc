@@ -1,0 +1,628 @@
+#include "cli/bisect_run.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "analysis/bisect.h"
+#include "analysis/figure.h"
+#include "analysis/report_format.h"
+#include "cli/command_error.h"
+#include "cli/commands.h"
+#include "cli/embedded_lab.h"
+#include "common/git_rev.h"
+#include "common/parse.h"
+#include "coordinator/campaign.h"
+#include "coordinator/server/bisect_plan.h"
+#include "coordinator/server/confirmation.h"
+#include "coordinator/store.h"
+
+namespace benchlab {
+namespace {
+
+constexpr const char* kBisectCommand = "bisect";
+
+std::string Short(const std::string& oid) { return oid.substr(0, 12); }
+
+// Progress goes to stderr when stdout carries the JSON outcome.
+FILE* ProgressOut(const BisectJob& job) { return job.json ? stderr : stdout; }
+
+// While it lives, what is written to stdout goes to stderr: the embedded lab prints each
+// window on stdout, which with --format json carries the outcome alone.
+class StdoutToStderr {
+ public:
+  explicit StdoutToStderr(bool active) {
+    if (!active) return;
+    std::fflush(stdout);
+    saved_ = ::dup(STDOUT_FILENO);
+    if (saved_ >= 0) ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  }
+  ~StdoutToStderr() {
+    if (saved_ < 0) return;
+    std::fflush(stdout);
+    ::dup2(saved_, STDOUT_FILENO);
+    ::close(saved_);
+  }
+  StdoutToStderr(const StdoutToStderr&) = delete;
+  StdoutToStderr& operator=(const StdoutToStderr&) = delete;
+
+ private:
+  int saved_ = -1;
+};
+
+CommitState CommitStateOfDecision(BisectDecision d) {
+  switch (d) {
+    case BisectDecision::kLikeGood:
+      return CommitState::kGood;
+    case BisectDecision::kLikeBad:
+      return CommitState::kBad;
+    default:
+      return CommitState::kUndecided;
+  }
+}
+
+// Whether every window of `target`'s candidate build in the look failed because its commit
+// did not build (the agent's StartTarget says "build of <oid> failed: ...", docs/agent.md).
+bool CandidateBuildFailed(const std::vector<WindowRow>& windows, const std::string& name,
+                          std::string* why) {
+  bool any = false;
+  for (const WindowRow& w : windows) {
+    if (w.target != name) continue;
+    if (w.verdict != "failed" || w.reasons.find("build of ") == std::string::npos) return false;
+    any = true;
+    if (why->empty()) {
+      auto reasons = nlohmann::json::parse(w.reasons, nullptr, false);
+      *why = reasons.is_array() && !reasons.empty() && reasons[0].is_string()
+                 ? reasons[0].get<std::string>()
+                 : w.reasons;
+    }
+  }
+  return any;
+}
+
+// The rule a search decides by, stored with it so that a search that goes on after a stop
+// decides as it began.
+nlohmann::json BisectRuleJson(const BisectRule& rule) {
+  return {{"confidence", rule.confidence}, {"margin", rule.margin},
+          {"min_rounds", rule.min_rounds}, {"max_rounds", rule.max_rounds},
+          {"better", rule.better == Better::kLower ? "lower" : "higher"},
+          {"planned_steps", rule.planned_steps}};
+}
+
+std::optional<BisectRule> BisectRuleFromJson(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) return std::nullopt;
+  BisectRule rule;
+  try {
+    rule.confidence = j.at("confidence").get<double>();
+    rule.margin = j.at("margin").get<double>();
+    rule.min_rounds = j.at("min_rounds").get<int>();
+    rule.max_rounds = j.at("max_rounds").get<int>();
+    rule.better = j.at("better").get<std::string>() == "lower" ? Better::kLower : Better::kHigher;
+    rule.planned_steps = j.at("planned_steps").get<int>();
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+  return rule;
+}
+
+nlohmann::json OptionalNumber(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json BisectionJson(const BisectionRecord& record) {
+  const BisectionRow& b = record.bisection;
+  nlohmann::json out = {{"id", b.id},
+                        {"created_at", b.created_at},
+                        {"target", b.target},
+                        {"cell", b.cell},
+                        {"figure", b.figure},
+                        {"good", b.good_oid},
+                        {"bad", b.bad_oid},
+                        {"commits", b.commits},
+                        {"state", b.state},
+                        {"result", b.result},
+                        {"culprit", b.culprit.empty() ? nlohmann::json(nullptr) : nlohmann::json(b.culprit)},
+                        {"size", OptionalNumber(b.size)},
+                        {"size_low", OptionalNumber(b.size_low)},
+                        {"size_high", OptionalNumber(b.size_high)},
+                        {"confidence", OptionalNumber(b.confidence)}};
+  nlohmann::json steps = nlohmann::json::array();
+  for (const BisectStepRow& s : record.steps) {
+    steps.push_back({{"step", s.step},
+                     {"oid", s.oid},
+                     {"subject", s.subject},
+                     {"build", s.build},
+                     {"campaigns", s.campaigns},
+                     {"rounds", s.rounds},
+                     {"decision", s.decision},
+                     {"estimate", OptionalNumber(s.estimate)},
+                     {"low", OptionalNumber(s.low)},
+                     {"high", OptionalNumber(s.high)}});
+  }
+  out["steps"] = steps;
+  return out;
+}
+
+void PrintBisectionText(const BisectionRecord& record) {
+  const BisectionRow& b = record.bisection;
+  std::printf("bisection %lld: %s on %s, %s, %s..%s (%d commits): %s\n",
+              static_cast<long long>(b.id), b.target.c_str(), b.cell.c_str(), b.figure.c_str(),
+              Short(b.good_oid).c_str(), Short(b.bad_oid).c_str(), b.commits, b.state.c_str());
+  for (const BisectStepRow& s : record.steps) {
+    std::string figures;
+    if (s.estimate && s.low && s.high) {
+      figures = StrFormat(", candidate/midpoint %.4f [%.4f, %.4f]", *s.estimate, *s.low, *s.high);
+    }
+    std::printf("  step %d: %s %s: %s after %d round(s)%s\n", s.step, Short(s.oid).c_str(),
+                s.subject.c_str(), s.decision.c_str(), s.rounds, figures.c_str());
+  }
+  if (!b.result.empty()) std::printf("%s\n", b.result.c_str());
+}
+
+class Bisection {
+ public:
+  explicit Bisection(const BisectJob& job) : job_(job) {}
+  int Run();
+
+ private:
+  // Fills campaign_text_, source_name_, campaign_dir_ and the line from the campaign file, or
+  // from the confirmed change; a usage error's exit status otherwise.
+  int LoadFromFile();
+  int LoadFromChange();
+  int LoadFromStored();
+  // A stored search's range after its decided steps, its rule and its windows so far.
+  int Replay();
+  // Measures range_.commit(i) look by look until decided; records the step.
+  int MeasureCandidate(size_t i);
+  // Opens the store (the lab's coordinator holds it while a look runs).
+  bool OpenStore();
+  int Finish(const std::string& state, const std::string& result);
+  int StoreFailed(const Status& status) {
+    return CommandError(kBisectCommand, kExitFailure, "the store: " + status.message());
+  }
+
+  BisectJob job_;  // with the line filled in from a change
+  std::unique_ptr<Store> store_;
+  Campaign campaign_;
+  std::string campaign_text_;
+  std::string source_name_;
+  std::string campaign_dir_;
+  BisectCell cell_;
+  Metric figure_{};
+  BisectRule rule_;
+  BisectRange range_;
+  BisectionRow row_;
+  std::vector<double> error_bounds_;
+  int looks_ = 0;
+  int windows_ = 0;
+  std::optional<BisectionRecord> resumed_;  // --resume: the stored search
+};
+
+bool Bisection::OpenStore() {
+  auto opened = Store::Open(job_.db);
+  if (!opened.ok()) {
+    CommandError(kBisectCommand, kExitFailure, "cannot open " + job_.db + ": " +
+                                                   opened.status().message());
+    return false;
+  }
+  store_ = std::move(opened).value();
+  return true;
+}
+
+int Bisection::LoadFromFile() {
+  if (!std::filesystem::exists(job_.campaign_path)) {
+    return CommandError(kBisectCommand, kExitUsage, "no campaign file " + job_.campaign_path);
+  }
+  auto campaign = ParseCampaignFile(job_.campaign_path);
+  if (!campaign.ok()) return CommandError(kBisectCommand, kExitUsage, campaign.status().message());
+  campaign_ = std::move(campaign).value();
+  std::ifstream in(job_.campaign_path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  campaign_text_ = text.str();
+  source_name_ = job_.campaign_path;
+  campaign_dir_ = std::filesystem::absolute(job_.campaign_path).parent_path().string();
+  return kExitOk;
+}
+
+int Bisection::LoadFromChange() {
+  if (!std::filesystem::exists(job_.db)) {
+    return CommandError(kBisectCommand, kExitUsage, "--db: no database at " + job_.db);
+  }
+  if (!OpenStore()) return kExitFailure;
+  const std::string change = "--change " + std::to_string(job_.change);
+  auto row = store_->LoadConfirmation(job_.change);
+  if (!row.ok()) return StoreFailed(row.status());
+  if (!row->has_value()) {
+    return CommandError(kBisectCommand, kExitUsage, change + ": " + job_.db +
+                                                        " has no re-measured change of that id "
+                                                        "(`benchlab regressions` lists them)");
+  }
+  const ConfirmationRow& c = **row;
+  if (c.status != "confirmed") {
+    return CommandError(kBisectCommand, kExitUsage,
+                        change + ": the change is " + c.status +
+                            ", not confirmed: only a confirmed regression is bisected");
+  }
+  if (!c.pair.empty()) {
+    return CommandError(kBisectCommand, kExitUsage,
+                        change + ": the line runs on the pair of " + c.pair +
+                            ", whose builds live in its agents' catalogues; the embedded lab "
+                            "cannot build them");
+  }
+  auto old_row = store_->FindCampaignById(c.old_campaign_id);
+  auto new_row = store_->FindCampaignById(c.new_campaign_id);
+  if (!old_row.ok()) return StoreFailed(old_row.status());
+  if (!new_row.ok()) return StoreFailed(new_row.status());
+  if (!old_row->has_value() || !new_row->has_value()) {
+    return CommandError(kBisectCommand, kExitUsage,
+                        change + ": its campaigns are no longer in " + job_.db);
+  }
+  std::string versions[2];
+  int k = 0;
+  for (const CampaignRow* campaign : {&**old_row, &**new_row}) {
+    auto input = LoadReportInput(*store_, campaign->name);
+    if (!input.ok()) return StoreFailed(input.status());
+    auto version = RecordedVersion(input->windows, c.target, c.pair, campaign->name);
+    if (!version.ok()) {
+      return CommandError(kBisectCommand, kExitUsage, change + ": " + version.status().message());
+    }
+    versions[k++] = *version;
+  }
+  job_.good = versions[0];
+  job_.bad = versions[1];
+  job_.target = c.target;
+  job_.cell = c.scenario + "/" + c.load_level;
+  job_.figure = c.figure;
+  const CampaignRow& newest = **new_row;
+  campaign_text_ = newest.spec_toml;
+  source_name_ = newest.source;
+  std::error_code ec;
+  campaign_dir_ = std::filesystem::absolute(job_.campaign_dir, ec).string();
+  auto campaign = ParseCampaignText(campaign_text_, source_name_, campaign_dir_);
+  if (!campaign.ok()) {
+    return CommandError(kBisectCommand, kExitUsage,
+                        change + ": campaign " + newest.name + ": " + campaign.status().message());
+  }
+  campaign_ = std::move(campaign).value();
+  std::fprintf(ProgressOut(job_),
+               "change %lld: %s on %s/%s by %s, from %s (campaign %s) to %s (campaign %s)\n",
+               static_cast<long long>(c.id), c.target.c_str(), c.scenario.c_str(),
+               c.load_level.c_str(), c.figure.c_str(), job_.good.c_str(),
+               (*old_row)->name.c_str(), job_.bad.c_str(), newest.name.c_str());
+  store_.reset();
+  return kExitOk;
+}
+
+int Bisection::LoadFromStored() {
+  if (!std::filesystem::exists(job_.db)) {
+    return CommandError(kBisectCommand, kExitUsage, "--db: no database at " + job_.db);
+  }
+  if (!OpenStore()) return kExitFailure;
+  auto record = store_->LoadBisection(job_.resume);
+  if (!record.ok()) return StoreFailed(record.status());
+  if (!record->has_value()) {
+    return CommandError(kBisectCommand, kExitUsage,
+                        "--resume: " + job_.db + " has no bisection " +
+                            std::to_string(job_.resume));
+  }
+  resumed_ = std::move(**record);
+  const BisectionRow& b = resumed_->bisection;
+  if (b.state != "running" && b.state != "cancelled") {
+    return CommandError(kBisectCommand, kExitUsage,
+                        "--resume: bisection " + std::to_string(b.id) + " has ended: " + b.state);
+  }
+  if (b.campaign_toml.empty()) {
+    return CommandError(kBisectCommand, kExitUsage,
+                        "--resume: bisection " + std::to_string(b.id) +
+                            " was stored without its campaign file and cannot go on");
+  }
+  campaign_text_ = b.campaign_toml;
+  source_name_ = b.campaign_source;
+  campaign_dir_ = b.campaign_dir;
+  job_.target = b.target;
+  job_.cell = b.cell;
+  job_.figure = b.figure;
+  job_.good = b.good_oid;
+  job_.bad = b.bad_oid;
+  auto campaign = ParseCampaignText(campaign_text_, source_name_, campaign_dir_);
+  if (!campaign.ok()) {
+    return CommandError(kBisectCommand, kExitUsage, "--resume: " + campaign.status().message());
+  }
+  campaign_ = std::move(campaign).value();
+  store_.reset();
+  return kExitOk;
+}
+
+int Bisection::Run() {
+  const int loaded = job_.resume > 0   ? LoadFromStored()
+                     : job_.change > 0 ? LoadFromChange()
+                                       : LoadFromFile();
+  if (loaded != kExitOk) return loaded;
+  const TargetDef* def = campaign_.FindTarget(job_.target);
+  if (def == nullptr) {
+    return CommandError(kBisectCommand, kExitUsage,
+                        "--target: campaign " + campaign_.name + " has no target " + job_.target);
+  }
+  if (def->recipe.empty()) {
+    return CommandError(kBisectCommand, kExitUsage,
+                        source_name_ + ":" + std::to_string(def->line) + ": target " +
+                            job_.target +
+                            " has no `source` and `build`: a bisection builds each commit "
+                            "(docs/agent.md, \"Builds\")");
+  }
+  auto cell = ChooseBisectCell(campaign_, job_.cell);
+  if (!cell.ok()) return CommandError(kBisectCommand, kExitUsage, cell.status().message());
+  cell_ = *cell;
+  auto figure = ParseFigure(job_.figure);
+  if (!figure) return CommandError(kBisectCommand, FigureError("--figure", job_.figure));
+  figure_ = *figure;
+
+  const std::string& source = def->recipe.source;
+  auto good = ResolveCommit(source, job_.good);
+  if (!good.ok()) return CommandError(kBisectCommand, kExitUsage, "--good: " + good.status().message());
+  auto bad = ResolveCommit(source, job_.bad);
+  if (!bad.ok()) return CommandError(kBisectCommand, kExitUsage, "--bad: " + bad.status().message());
+  auto range = FirstParentRange(source, *good, *bad, job_.max_commits);
+  if (!range.ok()) return CommandError(kBisectCommand, kExitUsage, range.status().message());
+  auto good_subject = RunGit(source, {"log", "-1", "--format=%s", *good});
+  std::vector<BisectCommit> commits;
+  std::string subject = good_subject.ok() ? good_subject->output : "";
+  while (!subject.empty() && subject.back() == '\n') subject.pop_back();
+  commits.push_back({*good, subject});
+  for (const Commit& c : *range) commits.push_back({c.oid, c.subject});
+  auto made = MakeBisectRange(std::move(commits));
+  if (!made.ok()) return CommandError(kBisectCommand, kExitUsage, made.status().message());
+  range_ = std::move(made).value();
+
+  if (!OpenStore()) return kExitFailure;
+  if (resumed_) {
+    if (const int replayed = Replay(); replayed != kExitOk) return replayed;
+  } else {
+    StatsOptions stats;
+    stats.rule.confidence = campaign_.stats.confidence;
+    stats.rule.margin = campaign_.stats.margin;
+    rule_ = BisectRuleFor(stats, range_.size(), MetricBetter(figure_));
+    rule_.max_rounds = std::max(rule_.min_rounds, job_.max_rounds);
+    row_.good_oid = *good;
+    row_.bad_oid = *bad;
+    row_.target = job_.target;
+    row_.cell = cell_.Label();
+    row_.figure = MetricName(figure_);
+    row_.commits = static_cast<int>(range_.size());
+    row_.change_id = job_.change;
+    row_.campaign_toml = campaign_text_;
+    row_.campaign_source = source_name_;
+    row_.campaign_dir = campaign_dir_;
+    row_.rule = BisectRuleJson(rule_).dump();
+    auto id = store_->CreateBisection(row_);
+    if (!id.ok()) return StoreFailed(id.status());
+    row_.id = *id;
+  }
+  std::fprintf(ProgressOut(job_),
+               "bisection %lld%s: %s on %s by %s, %zu commits from %s (good) to %s (bad); each "
+               "step decided at %.4g%% confidence, the search at %.4g%%\n",
+               static_cast<long long>(row_.id), resumed_ ? " (going on)" : "",
+               job_.target.c_str(), cell_.Label().c_str(), row_.figure.c_str(), range_.size(),
+               Short(*good).c_str(), Short(*bad).c_str(), rule_.StepConfidence() * 100,
+               rule_.confidence * 100);
+  std::fflush(ProgressOut(job_));
+
+  while (auto next = range_.Next()) {
+    const int status = MeasureCandidate(*next);
+    if (status != kExitOk) return status;
+    if (row_.state != "running") break;  // the ends did not differ
+  }
+  if (row_.state != "running") return kExitOk;
+  const BisectResult result = range_.Result();
+  const double confidence = SearchConfidence(error_bounds_);
+  row_.confidence = confidence;
+  std::string line;
+  if (result.outcome == BisectOutcome::kFound) {
+    const BisectCommit& c = range_.commit(*result.culprit);
+    row_.culprit = c.oid;
+    line = "first bad commit: " + c.oid + " " + c.subject + " (after " +
+           std::to_string(range_.Measured()) + " commits measured, " + std::to_string(windows_) +
+           " windows; the search is right with probability at least " +
+           StrFormat("%.4g%%", confidence * 100) + ")";
+    return Finish("found", line);
+  }
+  line = "unsplittable: " + result.reason;
+  return Finish("unsplittable", line);
+}
+
+int Bisection::Replay() {
+  row_ = resumed_->bisection;
+  auto rule = BisectRuleFromJson(row_.rule);
+  if (!rule) {
+    return CommandError(kBisectCommand, kExitUsage,
+                        "--resume: bisection " + std::to_string(row_.id) +
+                            " has no decision rule stored (" + row_.rule + ")");
+  }
+  rule_ = *rule;
+  std::vector<BisectStep> steps;
+  for (const BisectStepRow& s : resumed_->steps) {
+    auto state = ParseCommitState(s.decision);
+    if (!state) return StoreFailed(Status::Internal("bisection " + std::to_string(row_.id) + " stores a step decided \"" + s.decision + "\""));
+    steps.push_back({s.oid, *state});
+    if (*state == CommitState::kGood || *state == CommitState::kBad) {
+      error_bounds_.push_back(1 - rule_.StepConfidence());
+    }
+    for (int64_t id : s.campaigns) {
+      auto campaign = store_->FindCampaignById(id);
+      if (!campaign.ok() || !campaign->has_value()) continue;
+      auto input = LoadReportInput(*store_, (*campaign)->name);
+      if (input.ok()) windows_ += static_cast<int>(input->windows.size());
+    }
+  }
+  std::vector<BisectCommit> commits;
+  for (size_t i = 0; i < range_.size(); ++i) commits.push_back(range_.commit(i));
+  auto replayed = ReplayBisect(std::move(commits), steps);
+  if (!replayed.ok()) return StoreFailed(replayed.status());
+  range_ = std::move(replayed).value();
+  row_.state = "running";
+  row_.result = "";
+  if (Status updated = store_->UpdateBisection(row_); !updated.ok()) return StoreFailed(updated);
+  return kExitOk;
+}
+
+int Bisection::Finish(const std::string& state, const std::string& result) {
+  row_.state = state;
+  row_.result = result;
+  if (Status updated = store_->UpdateBisection(row_); !updated.ok()) return StoreFailed(updated);
+  if (job_.json) {
+    auto record = store_->LoadBisection(row_.id);
+    if (!record.ok() || !record->has_value()) {
+      return StoreFailed(record.ok() ? Status::NotFound("bisection vanished") : record.status());
+    }
+    std::printf("%s\n", BisectionJson(**record).dump(2).c_str());
+  } else {
+    std::printf("%s\n", result.c_str());
+  }
+  return kExitOk;
+}
+
+int Bisection::MeasureCandidate(size_t i) {
+  const BisectCommit& candidate = range_.commit(i);
+  const BisectTargetNames names = BisectTargetsOf(job_.target);
+  std::vector<BisectRound> rounds;
+  BisectStepRow step;
+  step.bisection_id = row_.id;
+  step.oid = candidate.oid;
+  step.subject = candidate.subject;
+  StepDecision d;
+  while (true) {
+    const int want = rounds.empty() ? rule_.min_rounds : 1;
+    const std::string name = "bisect-" + std::to_string(row_.id) + "-" + Short(candidate.oid) +
+                             "-" + std::to_string(++looks_);
+    auto text = PlanBisectCampaign(campaign_text_, source_name_, campaign_dir_, job_.target,
+                                   cell_, row_.good_oid, candidate.oid, row_.bad_oid, want, name);
+    if (!text.ok()) {
+      Finish("failed", text.status().message());
+      return kExitFailure;
+    }
+    auto lab_campaign = ParseCampaignText(*text, name + ".toml", campaign_dir_);
+    if (!lab_campaign.ok()) {
+      Finish("failed", lab_campaign.status().message());
+      return kExitFailure;
+    }
+    std::fprintf(ProgressOut(job_), "measuring %s %s: %d round(s), campaign %s\n",
+                 Short(candidate.oid).c_str(), candidate.subject.c_str(), want, name.c_str());
+    std::fflush(ProgressOut(job_));
+    LabJob lab;
+    lab.campaign = std::move(lab_campaign).value();
+    lab.submit_text = *text;
+    lab.db = job_.db;
+    lab.keep_work_dir = job_.keep_work_dir;
+    lab.verb = kBisectCommand;
+    lab.progress = job_.json ? ProgressMode::kOff : job_.progress;
+    store_.reset();  // the lab's coordinator writes the database meanwhile
+    int lab_status;
+    {
+      StdoutToStderr lab_output(job_.json);
+      lab_status = RunOnEmbeddedLab(lab);
+    }
+    if (!OpenStore()) return kExitFailure;
+    if (lab_status == kExitInterrupted) {
+      Finish("cancelled", "interrupted while measuring " + Short(candidate.oid));
+      return kExitInterrupted;
+    }
+    auto input = LoadReportInput(*store_, name);
+    if (!input.ok()) return StoreFailed(input.status());
+    step.campaigns.push_back(input->campaign.id);
+    windows_ += static_cast<int>(input->windows.size());
+    std::string why;
+    if (CandidateBuildFailed(input->windows, names.candidate, &why)) {
+      step.build = "failed";
+      step.decision = CommitStateName(CommitState::kBuildFailed);
+      break;
+    }
+    std::vector<Measurement> windows;
+    for (const WindowRow& w : input->windows) {
+      windows.push_back(ToMeasurement(w, ServicesCpuOf(*input, w.id)));
+    }
+    for (const BisectRound& r : BisectRoundsOf(windows, job_.target, cell_, figure_)) {
+      rounds.push_back(r);
+    }
+    d = Decide(rounds, rule_);
+    if (d.decision != BisectDecision::kMoreRounds) break;
+    if (static_cast<int>(rounds.size()) >= rule_.max_rounds || looks_ > 4 * rule_.max_rounds) {
+      d.decision = BisectDecision::kUndecided;
+      break;
+    }
+  }
+  if (step.build == "built") {
+    step.decision = CommitStateName(CommitStateOfDecision(d.decision));
+    step.rounds = d.rounds;
+    if (d.position.ok()) {
+      step.estimate = d.position.estimate;
+      step.low = d.position.low;
+      step.high = d.position.high;
+    }
+    for (const BisectRound& r : rounds) step.figures.push_back({r.candidate, r.good, r.bad});
+    if (d.step.ok()) {
+      row_.size = d.step.estimate;
+      row_.size_low = d.step.low;
+      row_.size_high = d.step.high;
+    }
+  }
+  // The ends no longer show the regression: nothing can be told by them (analysis/bisect.h).
+  const bool ends_equal =
+      d.decision == BisectDecision::kUndecided && d.reason.find("the ends differ") != std::string::npos;
+  if (!ends_equal) {
+    const CommitState state =
+        step.build == "failed" ? CommitState::kBuildFailed : CommitStateOfDecision(d.decision);
+    if (Status marked = range_.Mark(i, state); !marked.ok()) return StoreFailed(marked);
+    if (state == CommitState::kGood || state == CommitState::kBad) {
+      error_bounds_.push_back(d.error_bound);
+    }
+  }
+  auto number = store_->AppendBisectStep(step);
+  if (!number.ok()) return StoreFailed(number.status());
+  std::fprintf(ProgressOut(job_), "step %d: %s %s: %s (%s)\n", *number, Short(candidate.oid).c_str(),
+               candidate.subject.c_str(), step.decision.c_str(),
+               step.build == "failed" ? "its build failed" : d.reason.c_str());
+  std::fflush(ProgressOut(job_));
+  if (ends_equal) {
+    row_.confidence = SearchConfidence(error_bounds_);
+    Finish("failed", "the ends do not differ: " + d.reason);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunBisection(const BisectJob& job) {
+  Bisection bisection(job);
+  return bisection.Run();
+}
+
+int ShowBisection(const std::string& db, int64_t id, bool json) {
+  if (!std::filesystem::exists(db)) {
+    return CommandError(kBisectCommand, kExitUsage, "--db: no database at " + db);
+  }
+  auto store = Store::Open(db);
+  if (!store.ok()) return CommandError(kBisectCommand, kExitFailure, store.status().message());
+  auto record = (*store)->LoadBisection(id);
+  if (!record.ok()) return CommandError(kBisectCommand, kExitFailure, record.status().message());
+  if (!record->has_value()) {
+    return CommandError(kBisectCommand, kExitUsage,
+                        "--status: " + db + " has no bisection " + std::to_string(id));
+  }
+  if (json) {
+    std::printf("%s\n", BisectionJson(**record).dump(2).c_str());
+  } else {
+    PrintBisectionText(**record);
+  }
+  return kExitOk;
+}
+
+}  // namespace benchlab

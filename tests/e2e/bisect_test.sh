@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# End to end, with real processes (docs/methodology.md, "Bisection"; docs/agent.md, "Builds"):
+# a git repository of eight commits of a target whose "build" copies a start script that runs
+# the bundled hello-server; the sixth commit makes every request spend 40 us more CPU, and the
+# fourth does not build. `benchlab bisect` builds each commit it measures in the server agent's
+# build cache, measures it against both ends, skips the commit that does not build, and names
+# the sixth commit, with every step stored and shown again by `--status`. Bad input (a
+# revision that names nothing, a target without a build recipe) exits 2 saying what is wrong.
+# Usage: bisect_test.sh BIN_DIR SOURCE_DIR
+. "$(dirname "$0")/lib.sh"
+
+bin=$(cd "$1" && pwd)
+db="$work/lab.db"
+repo="$work/app"
+
+git init -q -b main "$repo"
+git -C "$repo" config user.email lab@example.invalid
+git -C "$repo" config user.name lab
+commit() {  # commit N WORK_NS [broken]
+  if [ "${3:-}" = broken ]; then
+    rm -f "$repo/start.sh"
+  else
+    printf '#!/bin/sh\nexec %s --port "$1" --work-ns %s\n' "$bin/hello-server" "$2" > "$repo/start.sh"
+  fi
+  echo "change $1" > "$repo/CHANGES"
+  git -C "$repo" add -A
+  git -C "$repo" commit -q -m "change $1"
+  git -C "$repo" rev-parse HEAD
+}
+oids=()
+for n in 0 1 2 3 4 5 6 7; do
+  ns=1000
+  [ "$n" -ge 5 ] && ns=41000
+  if [ "$n" -eq 3 ]; then oids+=("$(commit "$n" "$ns" broken)"); else oids+=("$(commit "$n" "$ns")"); fi
+done
+culprit=${oids[5]}
+
+cat > "$work/bisect.toml" <<TOML
+name = "bisect-e2e"
+baseline = "plain"
+[matrix]
+connections = [4]
+rounds = 3
+warmup = "100ms"
+duration = "300ms"
+[load]
+cpus = "1"
+# The plumbing is under test, not this machine's neighbours.
+[gates]
+mode = "warn"
+[[target]]
+name = "app"
+command = ["sh", "{out}/start.sh", "{port}"]
+cpus = "0"
+source = "$repo"
+build = [["cp", "{src}/start.sh", "{out}/start.sh"]]
+[[target]]
+name = "plain"
+command = ["$bin/hello-server", "--port", "{port}"]
+cpus = "0"
+[[scenario]]
+name = "hello"
+path = "/"
+expect = { status = 200, body = "hello\n" }
+TOML
+
+# --- bad input -----------------------------------------------------------------------------
+expect_status 2 "$bin/benchlab" bisect "$work/bisect.toml" --target app --good nosuchrev \
+  --bad main --db "$db"
+grep -q -- '--good' "$work/err" && grep -q 'nosuchrev' "$work/err" ||
+  { cat "$work/err"; fail "a revision that names no commit was not named"; }
+expect_status 2 "$bin/benchlab" bisect "$work/bisect.toml" --target plain --good main~7 \
+  --bad main --db "$db"
+grep -q 'no `source` and `build`' "$work/err" || { cat "$work/err"; fail "a target without a recipe"; }
+expect_status 2 "$bin/benchlab" bisect "$work/bisect.toml" --target app --good main \
+  --bad main~7 --db "$db"
+check "bad input exits 2 naming what is wrong"
+
+# --- the search ----------------------------------------------------------------------------
+"$bin/benchlab" bisect "$work/bisect.toml" --target app --good "${oids[0]}" --bad main \
+  --db "$db" --format json --progress off > "$work/bisect.json" 2> "$work/bisect.log" ||
+  { cat "$work/bisect.json"; fail "benchlab bisect"; }
+jq -e --arg c "$culprit" '.state == "found" and .culprit == $c' "$work/bisect.json" > /dev/null ||
+  { cat "$work/bisect.json"; fail "the culprit is not commit 6 ($culprit)"; }
+check "the bisection names the sixth commit"
+# Every measured step is right: commits before the sixth like good, from it on like bad; the
+# fourth, if measured, failed to build.
+jq -e --argjson oids "$(printf '%s\n' "${oids[@]}" | jq -R . | jq -s .)" '
+  [.steps[] | . as $s | ($oids | index($s.oid)) as $i |
+   if $i == 3 then $s.decision == "build failed" and $s.build == "failed"
+   elif $i < 5 then $s.decision == "good" else $s.decision == "bad" end] | all' \
+  "$work/bisect.json" > /dev/null || { cat "$work/bisect.json"; fail "a step decided wrongly"; }
+steps=$(jq '.steps | length' "$work/bisect.json")
+[ "$steps" -le 4 ] || { cat "$work/bisect.json"; fail "$steps steps for 8 commits"; }
+check "each of $steps steps decided the commit's side"
+id=$(jq .id "$work/bisect.json")
+[ "$(sqlite3 "$db" "select count(*) from bisect_steps where bisection_id = $id")" -eq "$steps" ] ||
+  fail "the store does not hold every step"
+"$bin/benchlab" bisect --status "$id" --db "$db" > "$work/status.out"
+grep -q "first bad commit: $culprit change 5" "$work/status.out" ||
+  { cat "$work/status.out"; fail "--status does not name the culprit"; }
+check "--status shows the stored search"
+
+# --- killed, and gone on with ----------------------------------------------------------------
+# The process is killed (SIGKILL: nothing of it runs any more) once one step is stored; the lab
+# it started goes with it, and --resume goes on from the decided step to the same culprit.
+"$bin/benchlab" bisect "$work/bisect.toml" --target app --good "${oids[0]}" --bad main \
+  --db "$db" --progress off > "$work/killed.out" 2>&1 &
+victim=$!
+track "$victim"
+second=$((id + 1))
+stored_steps() {  # stored_steps ID: at least one step of the bisection is stored
+  [ "$(sqlite3 -cmd ".timeout 2000" "$db" \
+    "select count(*) from bisect_steps where bisection_id = $1")" -ge 1 ]
+}
+wait_until 120 "a step of bisection $second" stored_steps "$second"
+leaves_lab_dir "$victim"
+kill -9 "$victim"
+wait "$victim" 2> /dev/null || true
+expect_none_left "after the bisection was killed"
+[ "$(sqlite3 "$db" "select state from bisections where id = $second")" = running ] ||
+  fail "a killed bisection is not left running"
+before=$(sqlite3 "$db" "select group_concat(oid) from bisect_steps where bisection_id = $second order by step")
+"$bin/benchlab" bisect --resume "$second" --db "$db" --format json --progress off \
+  > "$work/resumed.json" 2> "$work/resumed.log" || { cat "$work/resumed.log"; fail "--resume"; }
+jq -e --arg c "$culprit" '.state == "found" and .culprit == $c' "$work/resumed.json" > /dev/null ||
+  { cat "$work/resumed.json"; fail "the resumed search did not name commit 6"; }
+grep -q "bisection $second (going on)" "$work/resumed.log" || { cat "$work/resumed.log"; fail "not resumed"; }
+# The steps decided before the kill are kept, each commit decided once.
+jq -e --arg before "$before" '[.steps[].oid] | (.[0:($before | split(",") | length)] | join(",")) == $before
+  and (length == (unique | length))' "$work/resumed.json" > /dev/null ||
+  { cat "$work/resumed.json"; fail "the resumed search did not keep its steps ($before)"; }
+expect_status 2 "$bin/benchlab" bisect --resume "$second" --db "$db"
+grep -q "has ended: found" "$work/err" || { cat "$work/err"; fail "an ended search resumed"; }
+check "a killed bisection goes on from its last decided step with --resume"
+echo "PASS ($passed checks)"
