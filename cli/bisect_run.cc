@@ -1,15 +1,15 @@
 #include "cli/bisect_run.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
-
-#include <unistd.h>
 
 #include "analysis/bisect.h"
 #include "analysis/figure.h"
@@ -90,8 +90,10 @@ bool CandidateBuildFailed(const std::vector<WindowRow>& windows, const std::stri
 // The rule a search decides by, stored with it so that a search that goes on after a stop
 // decides as it began.
 nlohmann::json BisectRuleJson(const BisectRule& rule) {
-  return {{"confidence", rule.confidence}, {"margin", rule.margin},
-          {"min_rounds", rule.min_rounds}, {"max_rounds", rule.max_rounds},
+  return {{"confidence", rule.confidence},
+          {"margin", rule.margin},
+          {"min_rounds", rule.min_rounds},
+          {"max_rounds", rule.max_rounds},
           {"better", rule.better == Better::kLower ? "lower" : "higher"},
           {"planned_steps", rule.planned_steps}};
 }
@@ -119,21 +121,22 @@ nlohmann::json OptionalNumber(const std::optional<double>& v) {
 
 nlohmann::json BisectionJson(const BisectionRecord& record) {
   const BisectionRow& b = record.bisection;
-  nlohmann::json out = {{"id", b.id},
-                        {"created_at", b.created_at},
-                        {"target", b.target},
-                        {"cell", b.cell},
-                        {"figure", b.figure},
-                        {"good", b.good_oid},
-                        {"bad", b.bad_oid},
-                        {"commits", b.commits},
-                        {"state", b.state},
-                        {"result", b.result},
-                        {"culprit", b.culprit.empty() ? nlohmann::json(nullptr) : nlohmann::json(b.culprit)},
-                        {"size", OptionalNumber(b.size)},
-                        {"size_low", OptionalNumber(b.size_low)},
-                        {"size_high", OptionalNumber(b.size_high)},
-                        {"confidence", OptionalNumber(b.confidence)}};
+  nlohmann::json out = {
+      {"id", b.id},
+      {"created_at", b.created_at},
+      {"target", b.target},
+      {"cell", b.cell},
+      {"figure", b.figure},
+      {"good", b.good_oid},
+      {"bad", b.bad_oid},
+      {"commits", b.commits},
+      {"state", b.state},
+      {"result", b.result},
+      {"culprit", b.culprit.empty() ? nlohmann::json(nullptr) : nlohmann::json(b.culprit)},
+      {"size", OptionalNumber(b.size)},
+      {"size_low", OptionalNumber(b.size_low)},
+      {"size_high", OptionalNumber(b.size_high)},
+      {"confidence", OptionalNumber(b.confidence)}};
   nlohmann::json steps = nlohmann::json::array();
   for (const BisectStepRow& s : record.steps) {
     steps.push_back({{"step", s.step},
@@ -209,8 +212,8 @@ class Bisection {
 bool Bisection::OpenStore() {
   auto opened = Store::Open(job_.db);
   if (!opened.ok()) {
-    CommandError(kBisectCommand, kExitFailure, "cannot open " + job_.db + ": " +
-                                                   opened.status().message());
+    CommandError(kBisectCommand, kExitFailure,
+                 "cannot open " + job_.db + ": " + opened.status().message());
     return false;
   }
   store_ = std::move(opened).value();
@@ -242,9 +245,10 @@ int Bisection::LoadFromChange() {
   auto row = store_->LoadConfirmation(job_.change);
   if (!row.ok()) return StoreFailed(row.status());
   if (!row->has_value()) {
-    return CommandError(kBisectCommand, kExitUsage, change + ": " + job_.db +
-                                                        " has no re-measured change of that id "
-                                                        "(`benchlab regressions` lists them)");
+    return CommandError(kBisectCommand, kExitUsage,
+                        change + ": " + job_.db +
+                            " has no re-measured change of that id "
+                            "(`benchlab regressions` lists them)");
   }
   const ConfirmationRow& c = **row;
   if (c.status != "confirmed") {
@@ -296,8 +300,8 @@ int Bisection::LoadFromChange() {
   std::fprintf(ProgressOut(job_),
                "change %lld: %s on %s/%s by %s, from %s (campaign %s) to %s (campaign %s)\n",
                static_cast<long long>(c.id), c.target.c_str(), c.scenario.c_str(),
-               c.load_level.c_str(), c.figure.c_str(), job_.good.c_str(),
-               (*old_row)->name.c_str(), job_.bad.c_str(), newest.name.c_str());
+               c.load_level.c_str(), c.figure.c_str(), job_.good.c_str(), (*old_row)->name.c_str(),
+               job_.bad.c_str(), newest.name.c_str());
   store_.reset();
   return kExitOk;
 }
@@ -310,9 +314,9 @@ int Bisection::LoadFromStored() {
   auto record = store_->LoadBisection(job_.resume);
   if (!record.ok()) return StoreFailed(record.status());
   if (!record->has_value()) {
-    return CommandError(kBisectCommand, kExitUsage,
-                        "--resume: " + job_.db + " has no bisection " +
-                            std::to_string(job_.resume));
+    return CommandError(
+        kBisectCommand, kExitUsage,
+        "--resume: " + job_.db + " has no bisection " + std::to_string(job_.resume));
   }
   resumed_ = std::move(**record);
   const BisectionRow& b = resumed_->bisection;
@@ -354,8 +358,7 @@ int Bisection::Run() {
   }
   if (def->recipe.empty()) {
     return CommandError(kBisectCommand, kExitUsage,
-                        source_name_ + ":" + std::to_string(def->line) + ": target " +
-                            job_.target +
+                        source_name_ + ":" + std::to_string(def->line) + ": target " + job_.target +
                             " has no `source` and `build`: a bisection builds each commit "
                             "(docs/agent.md, \"Builds\")");
   }
@@ -368,9 +371,11 @@ int Bisection::Run() {
 
   const std::string& source = def->recipe.source;
   auto good = ResolveCommit(source, job_.good);
-  if (!good.ok()) return CommandError(kBisectCommand, kExitUsage, "--good: " + good.status().message());
+  if (!good.ok())
+    return CommandError(kBisectCommand, kExitUsage, "--good: " + good.status().message());
   auto bad = ResolveCommit(source, job_.bad);
-  if (!bad.ok()) return CommandError(kBisectCommand, kExitUsage, "--bad: " + bad.status().message());
+  if (!bad.ok())
+    return CommandError(kBisectCommand, kExitUsage, "--bad: " + bad.status().message());
   auto range = FirstParentRange(source, *good, *bad, job_.max_commits);
   if (!range.ok()) return CommandError(kBisectCommand, kExitUsage, range.status().message());
   auto good_subject = RunGit(source, {"log", "-1", "--format=%s", *good});
@@ -410,10 +415,9 @@ int Bisection::Run() {
   std::fprintf(ProgressOut(job_),
                "bisection %lld%s: %s on %s by %s, %zu commits from %s (good) to %s (bad); each "
                "step decided at %.4g%% confidence, the search at %.4g%%\n",
-               static_cast<long long>(row_.id), resumed_ ? " (going on)" : "",
-               job_.target.c_str(), cell_.Label().c_str(), row_.figure.c_str(), range_.size(),
-               Short(*good).c_str(), Short(*bad).c_str(), rule_.StepConfidence() * 100,
-               rule_.confidence * 100);
+               static_cast<long long>(row_.id), resumed_ ? " (going on)" : "", job_.target.c_str(),
+               cell_.Label().c_str(), row_.figure.c_str(), range_.size(), Short(*good).c_str(),
+               Short(*bad).c_str(), rule_.StepConfidence() * 100, rule_.confidence * 100);
   std::fflush(ProgressOut(job_));
 
   while (auto next = range_.Next()) {
@@ -451,7 +455,9 @@ int Bisection::Replay() {
   std::vector<BisectStep> steps;
   for (const BisectStepRow& s : resumed_->steps) {
     auto state = ParseCommitState(s.decision);
-    if (!state) return StoreFailed(Status::Internal("bisection " + std::to_string(row_.id) + " stores a step decided \"" + s.decision + "\""));
+    if (!state)
+      return StoreFailed(Status::Internal("bisection " + std::to_string(row_.id) +
+                                          " stores a step decided \"" + s.decision + "\""));
     steps.push_back({s.oid, *state});
     if (*state == CommitState::kGood || *state == CommitState::kBad) {
       error_bounds_.push_back(1 - rule_.StepConfidence());
@@ -499,12 +505,14 @@ int Bisection::MeasureCandidate(size_t i) {
   step.oid = candidate.oid;
   step.subject = candidate.subject;
   StepDecision d;
+  int looks = 0;  // at this candidate
   while (true) {
+    ++looks;
     const int want = rounds.empty() ? rule_.min_rounds : 1;
     const std::string name = "bisect-" + std::to_string(row_.id) + "-" + Short(candidate.oid) +
                              "-" + std::to_string(++looks_);
-    auto text = PlanBisectCampaign(campaign_text_, source_name_, campaign_dir_, job_.target,
-                                   cell_, row_.good_oid, candidate.oid, row_.bad_oid, want, name);
+    auto text = PlanBisectCampaign(campaign_text_, source_name_, campaign_dir_, job_.target, cell_,
+                                   row_.good_oid, candidate.oid, row_.bad_oid, want, name);
     if (!text.ok()) {
       Finish("failed", text.status().message());
       return kExitFailure;
@@ -524,6 +532,9 @@ int Bisection::MeasureCandidate(size_t i) {
     lab.keep_work_dir = job_.keep_work_dir;
     lab.verb = kBisectCommand;
     lab.progress = job_.json ? ProgressMode::kOff : job_.progress;
+    // One cache for the whole search, beside its database: the ends and each commit are built
+    // once, whatever the number of looks, and a resumed search finds them again.
+    lab.build_cache_dir = std::filesystem::absolute(job_.db).string() + ".builds";
     store_.reset();  // the lab's coordinator writes the database meanwhile
     int lab_status;
     {
@@ -554,7 +565,8 @@ int Bisection::MeasureCandidate(size_t i) {
     }
     d = Decide(rounds, rule_);
     if (d.decision != BisectDecision::kMoreRounds) break;
-    if (static_cast<int>(rounds.size()) >= rule_.max_rounds || looks_ > 4 * rule_.max_rounds) {
+    // A look whose windows the gates refused adds no round; the looks are bounded as well.
+    if (static_cast<int>(rounds.size()) >= rule_.max_rounds || looks > 2 * rule_.max_rounds) {
       d.decision = BisectDecision::kUndecided;
       break;
     }
@@ -575,8 +587,8 @@ int Bisection::MeasureCandidate(size_t i) {
     }
   }
   // The ends no longer show the regression: nothing can be told by them (analysis/bisect.h).
-  const bool ends_equal =
-      d.decision == BisectDecision::kUndecided && d.reason.find("the ends differ") != std::string::npos;
+  const bool ends_equal = d.decision == BisectDecision::kUndecided &&
+                          d.reason.find("the ends differ") != std::string::npos;
   if (!ends_equal) {
     const CommitState state =
         step.build == "failed" ? CommitState::kBuildFailed : CommitStateOfDecision(d.decision);
@@ -587,8 +599,8 @@ int Bisection::MeasureCandidate(size_t i) {
   }
   auto number = store_->AppendBisectStep(step);
   if (!number.ok()) return StoreFailed(number.status());
-  std::fprintf(ProgressOut(job_), "step %d: %s %s: %s (%s)\n", *number, Short(candidate.oid).c_str(),
-               candidate.subject.c_str(), step.decision.c_str(),
+  std::fprintf(ProgressOut(job_), "step %d: %s %s: %s (%s)\n", *number,
+               Short(candidate.oid).c_str(), candidate.subject.c_str(), step.decision.c_str(),
                step.build == "failed" ? "its build failed" : d.reason.c_str());
   std::fflush(ProgressOut(job_));
   if (ends_equal) {

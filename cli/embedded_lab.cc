@@ -192,6 +192,7 @@ int RunOnEmbeddedLab(const LabJob& job) {
         if (!catalogue.ok()) return fail(catalogue.status().message());
         config.catalogue = std::move(catalogue).value();
         config.services = campaign.services;
+        if (!job.build_cache_dir.empty()) config.build_cache_dir = job.build_cache_dir;
       }
       config.tls = LabTls(ca, role);
       std::string path = work_dir + "/agent-" + role + ".toml";

@@ -20,6 +20,10 @@ struct LabJob {
   bool profile = false;      // `--profile`: profile every window
   ProgressMode progress = ProgressMode::kAuto;  // how the watch shows progress on stdout
   bool fail_on_invalid = false;  // `--fail-on invalid`: kExitInvalid when a window is invalid
+  // The server agent's build cache ([build_cache] dir, docs/agent.md "Builds"): kept across
+  // labs when set, so a commit is built once for a whole bisection; empty: inside the lab's
+  // work directory, gone with it.
+  std::string build_cache_dir;
 };
 
 // Starts the lab, submits the campaign when asked, follows it to its end printing each window
