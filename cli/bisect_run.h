@@ -29,9 +29,9 @@ struct BisectJob {
   std::string cell;    // "SCENARIO/LEVEL"; empty: the campaign's only cell
   std::string figure;  // --figure text (analysis/figure.h ParseFigure)
   std::string db;
-  int max_rounds = 30;    // of one candidate
+  int max_rounds = 30;  // of one candidate
   size_t max_commits = 4096;
-  bool json = false;      // the outcome as one JSON object on stdout (progress on stderr)
+  bool json = false;  // the outcome as one JSON object on stdout (progress on stderr)
   bool keep_work_dir = false;
   ProgressMode progress = ProgressMode::kAuto;
 };

@@ -47,9 +47,9 @@ int RunBisectCommand(BisectArgs& args) {
           std::pair{"--good", &args.job.good}, std::pair{"--bad", &args.job.bad},
           std::pair{"--db", &args.job.db}}) {
       if (value->empty()) {
-        return CommandError("bisect", kExitUsage,
-                            std::string(flag) +
-                                " is required (or --change ID, or --status ID, with --db)");
+        return CommandError(
+            "bisect", kExitUsage,
+            std::string(flag) + " is required (or --change ID, or --status ID, with --db)");
       }
     }
   }

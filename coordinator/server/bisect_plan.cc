@@ -42,9 +42,8 @@ Result<std::string> PlanBisectCampaign(const std::string& campaign_text,
                                        const std::string& source_name,
                                        const std::string& campaign_dir, const std::string& target,
                                        const BisectCell& cell, const std::string& good_oid,
-                                       const std::string& candidate_oid,
-                                       const std::string& bad_oid, int rounds,
-                                       const std::string& name) {
+                                       const std::string& candidate_oid, const std::string& bad_oid,
+                                       int rounds, const std::string& name) {
   auto parsed = ParseCampaignText(campaign_text, source_name, campaign_dir);
   if (!parsed.ok()) return BisectUnplannable(parsed.status().message());
   const LoadLevel* level = nullptr;
@@ -74,9 +73,9 @@ Result<std::string> PlanBisectCampaign(const std::string& campaign_text,
   const BisectTargetNames names = BisectTargetsOf(target);
   root["baseline"] = names.good;
   toml::array targets;
-  for (const auto& [build_name, oid] : {std::pair{names.good, good_oid},
-                                        std::pair{names.candidate, candidate_oid},
-                                        std::pair{names.bad, bad_oid}}) {
+  for (const auto& [build_name, oid] :
+       {std::pair{names.good, good_oid}, std::pair{names.candidate, candidate_oid},
+        std::pair{names.bad, bad_oid}}) {
     toml::value copy = *table;
     copy.as_table()["name"] = build_name;
     copy.as_table()["of"] = target;
@@ -109,7 +108,8 @@ Result<std::string> PlanBisectCampaign(const std::string& campaign_text,
        << names.bad << " the bad end, " << names.candidate << " the commit measured.\n"
        << toml::format(out);
   auto check = ParseCampaignText(text.str(), name + ".toml", campaign_dir);
-  if (!check.ok()) return BisectUnplannable("the bisection's campaign: " + check.status().message());
+  if (!check.ok())
+    return BisectUnplannable("the bisection's campaign: " + check.status().message());
   return text.str();
 }
 

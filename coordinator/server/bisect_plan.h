@@ -44,9 +44,8 @@ Result<std::string> PlanBisectCampaign(const std::string& campaign_text,
                                        const std::string& source_name,
                                        const std::string& campaign_dir, const std::string& target,
                                        const BisectCell& cell, const std::string& good_oid,
-                                       const std::string& candidate_oid,
-                                       const std::string& bad_oid, int rounds,
-                                       const std::string& name);
+                                       const std::string& candidate_oid, const std::string& bad_oid,
+                                       int rounds, const std::string& name);
 
 // The rounds of a look's windows on `figure`: for each round of the cell with a valid newest
 // attempt of all three builds, their three figures (BisectRound), by round.

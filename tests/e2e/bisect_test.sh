@@ -69,11 +69,13 @@ expect_status 2 "$bin/benchlab" bisect "$work/bisect.toml" --target app --good n
   --bad main --db "$db"
 grep -q -- '--good' "$work/err" && grep -q 'nosuchrev' "$work/err" ||
   { cat "$work/err"; fail "a revision that names no commit was not named"; }
-expect_status 2 "$bin/benchlab" bisect "$work/bisect.toml" --target plain --good main~7 \
+expect_status 2 "$bin/benchlab" bisect "$work/bisect.toml" --target plain --good "${oids[0]}" \
   --bad main --db "$db"
 grep -q 'no `source` and `build`' "$work/err" || { cat "$work/err"; fail "a target without a recipe"; }
+# The ends the wrong way round: the bad commit is not after the good one.
 expect_status 2 "$bin/benchlab" bisect "$work/bisect.toml" --target app --good main \
-  --bad main~7 --db "$db"
+  --bad "${oids[0]}" --db "$db"
+grep -q 'not an ancestor' "$work/err" || { cat "$work/err"; fail "ends the wrong way round"; }
 check "bad input exits 2 naming what is wrong"
 
 # --- the search ----------------------------------------------------------------------------

@@ -78,8 +78,8 @@ TEST(BisectPlanTest, PlansThreeBuildsOfTheTargetOnTheCellAlone) {
 }
 
 TEST(BisectPlanTest, RefusesATargetOrCellTheFileLacks) {
-  auto target = PlanBisectCampaign(CampaignText(), "n.toml", "/tmp", "nope", {"json", "c64"},
-                                   kGood, kCandidate, kBad, 3, "bisect-1");
+  auto target = PlanBisectCampaign(CampaignText(), "n.toml", "/tmp", "nope", {"json", "c64"}, kGood,
+                                   kCandidate, kBad, 3, "bisect-1");
   ASSERT_FALSE(target.ok());
   EXPECT_NE(target.status().message().find("no [[target]] nope"), std::string::npos);
   auto cell = PlanBisectCampaign(CampaignText(), "n.toml", "/tmp", "app", {"json", "c32"}, kGood,
@@ -104,10 +104,15 @@ Measurement Window(const std::string& target, int round, double cpu, bool valid 
 
 TEST(BisectPlanTest, ReadsRoundsWithAllThreeBuildsValid) {
   std::vector<Measurement> windows = {
-      Window("app-good", 1, 10),      Window("app-candidate", 1, 15), Window("app-bad", 1, 20),
-      Window("app-good", 2, 11),      Window("app-candidate", 2, 16),
+      Window("app-good", 1, 10),
+      Window("app-candidate", 1, 15),
+      Window("app-bad", 1, 20),
+      Window("app-good", 2, 11),
+      Window("app-candidate", 2, 16),
       Window("app-bad", 2, 21, false),  // round 2 has no valid bad end
-      Window("app-good", 3, 12),      Window("app-candidate", 3, 17), Window("app-bad", 3, 22),
+      Window("app-good", 3, 12),
+      Window("app-candidate", 3, 17),
+      Window("app-bad", 3, 22),
       Window("app-good", 3, 99, true, "plain"),  // another cell
   };
   const auto rounds = BisectRoundsOf(windows, "app", {"json", "c64"}, Metric::kCpuUsPerRequest);
