@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "analysis/bisect.h"
+#include "analysis/bisect_report.h"
 #include "analysis/figure.h"
 #include "analysis/report_format.h"
 #include "cli/command_error.h"
@@ -113,61 +114,6 @@ std::optional<BisectRule> BisectRuleFromJson(const std::string& text) {
     return std::nullopt;
   }
   return rule;
-}
-
-nlohmann::json OptionalNumber(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-nlohmann::json BisectionJson(const BisectionRecord& record) {
-  const BisectionRow& b = record.bisection;
-  nlohmann::json out = {
-      {"id", b.id},
-      {"created_at", b.created_at},
-      {"target", b.target},
-      {"cell", b.cell},
-      {"figure", b.figure},
-      {"good", b.good_oid},
-      {"bad", b.bad_oid},
-      {"commits", b.commits},
-      {"state", b.state},
-      {"result", b.result},
-      {"culprit", b.culprit.empty() ? nlohmann::json(nullptr) : nlohmann::json(b.culprit)},
-      {"size", OptionalNumber(b.size)},
-      {"size_low", OptionalNumber(b.size_low)},
-      {"size_high", OptionalNumber(b.size_high)},
-      {"confidence", OptionalNumber(b.confidence)}};
-  nlohmann::json steps = nlohmann::json::array();
-  for (const BisectStepRow& s : record.steps) {
-    steps.push_back({{"step", s.step},
-                     {"oid", s.oid},
-                     {"subject", s.subject},
-                     {"build", s.build},
-                     {"campaigns", s.campaigns},
-                     {"rounds", s.rounds},
-                     {"decision", s.decision},
-                     {"estimate", OptionalNumber(s.estimate)},
-                     {"low", OptionalNumber(s.low)},
-                     {"high", OptionalNumber(s.high)}});
-  }
-  out["steps"] = steps;
-  return out;
-}
-
-void PrintBisectionText(const BisectionRecord& record) {
-  const BisectionRow& b = record.bisection;
-  std::printf("bisection %lld: %s on %s, %s, %s..%s (%d commits): %s\n",
-              static_cast<long long>(b.id), b.target.c_str(), b.cell.c_str(), b.figure.c_str(),
-              Short(b.good_oid).c_str(), Short(b.bad_oid).c_str(), b.commits, b.state.c_str());
-  for (const BisectStepRow& s : record.steps) {
-    std::string figures;
-    if (s.estimate && s.low && s.high) {
-      figures = StrFormat(", candidate/midpoint %.4f [%.4f, %.4f]", *s.estimate, *s.low, *s.high);
-    }
-    std::printf("  step %d: %s %s: %s after %d round(s)%s\n", s.step, Short(s.oid).c_str(),
-                s.subject.c_str(), s.decision.c_str(), s.rounds, figures.c_str());
-  }
-  if (!b.result.empty()) std::printf("%s\n", b.result.c_str());
 }
 
 class Bisection {
@@ -632,7 +578,7 @@ int ShowBisection(const std::string& db, int64_t id, bool json) {
   if (json) {
     std::printf("%s\n", BisectionJson(**record).dump(2).c_str());
   } else {
-    PrintBisectionText(**record);
+    std::fputs(FormatBisectionText(**record).c_str(), stdout);
   }
   return kExitOk;
 }
