@@ -46,6 +46,8 @@ nlohmann::json BisectionJson(const BisectionRecord& record) {
       {"size_low", OptionalNumber(b.size_low)},
       {"size_high", OptionalNumber(b.size_high)},
       {"confidence", OptionalNumber(b.confidence)},
+      {"culprit_campaign",
+       b.culprit_campaign.empty() ? nlohmann::json(nullptr) : nlohmann::json(b.culprit_campaign)},
       {"change", b.change_id > 0 ? nlohmann::json(b.change_id) : nlohmann::json(nullptr)}};
   nlohmann::json steps = nlohmann::json::array();
   for (const BisectStepRow& s : record.steps) {
@@ -53,17 +55,19 @@ nlohmann::json BisectionJson(const BisectionRecord& record) {
     for (const auto& f : s.figures) {
       figures.push_back({{"candidate", f[0]}, {"good", f[1]}, {"bad", f[2]}});
     }
-    steps.push_back({{"step", s.step},
-                     {"oid", s.oid},
-                     {"subject", s.subject},
-                     {"build", s.build},
-                     {"campaigns", s.campaigns},
-                     {"rounds", s.rounds},
-                     {"decision", s.decision},
-                     {"estimate", OptionalNumber(s.estimate)},
-                     {"low", OptionalNumber(s.low)},
-                     {"high", OptionalNumber(s.high)},
-                     {"figures", figures}});
+    steps.push_back(
+        {{"step", s.step},
+         {"position", s.position >= 0 ? nlohmann::json(s.position) : nlohmann::json(nullptr)},
+         {"oid", s.oid},
+         {"subject", s.subject},
+         {"build", s.build},
+         {"campaigns", s.campaigns},
+         {"rounds", s.rounds},
+         {"decision", s.decision},
+         {"estimate", OptionalNumber(s.estimate)},
+         {"low", OptionalNumber(s.low)},
+         {"high", OptionalNumber(s.high)},
+         {"figures", figures}});
   }
   out["steps"] = steps;
   return out;
@@ -80,9 +84,8 @@ std::string FormatBisectionText(const BisectionRecord& record) {
     if (s.estimate && s.low && s.high) {
       figures = StrFormat(", candidate/midpoint %.4f [%.4f, %.4f]", *s.estimate, *s.low, *s.high);
     }
-    out += StrFormat("  step %d: %s %s: %s after %d round(s)%s\n", s.step,
-                     ShortOid(s.oid).c_str(), s.subject.c_str(), s.decision.c_str(), s.rounds,
-                     figures.c_str());
+    out += StrFormat("  step %d: %s %s: %s after %d round(s)%s\n", s.step, ShortOid(s.oid).c_str(),
+                     s.subject.c_str(), s.decision.c_str(), s.rounds, figures.c_str());
   }
   if (!b.result.empty()) out += b.result + "\n";
   return out;

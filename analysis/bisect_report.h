@@ -11,9 +11,10 @@
 namespace benchlab {
 
 // {"id", "created_at", "target", "cell", "figure", "good", "bad", "commits", "state", "result",
-// "culprit", "culprit_subject", "size", "size_low", "size_high", "confidence", "change",
-// "steps": [{"step", "oid", "subject", "build", "campaigns", "rounds", "decision", "estimate",
-// "low", "high", "figures": [{"candidate", "good", "bad"}]}]}; absent numbers are null.
+// "culprit", "culprit_subject", "size", "size_low", "size_high", "confidence",
+// "culprit_campaign", "change", "steps": [{"step", "position", "oid", "subject", "build",
+// "campaigns", "rounds", "decision", "estimate", "low", "high", "figures": [{"candidate", "good",
+// "bad"}]}]}; absent numbers are null.
 nlohmann::json BisectionJson(const BisectionRecord& record);
 
 // The search's head line, a line per step and its result line.

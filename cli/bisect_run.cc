@@ -450,6 +450,7 @@ int Bisection::MeasureCandidate(size_t i) {
   step.bisection_id = row_.id;
   step.oid = candidate.oid;
   step.subject = candidate.subject;
+  step.position = static_cast<int>(i);
   StepDecision d;
   int looks = 0;  // at this candidate
   while (true) {

@@ -569,7 +569,14 @@ ALTER TABLE bisections ADD COLUMN campaign_dir TEXT NOT NULL DEFAULT '';
 ALTER TABLE bisections ADD COLUMN rule TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(rule));
 )sql";
 
-constexpr std::array<Migration, 16> kMigrations = {{
+// Version 17: where each step's commit lies in its range (the dashboard draws the range
+// shrinking), and the campaign that measured a found culprit against its parent.
+constexpr const char* kV17 = R"sql(
+ALTER TABLE bisect_steps ADD COLUMN position INTEGER NOT NULL DEFAULT -1 CHECK (position >= -1);
+ALTER TABLE bisections ADD COLUMN culprit_campaign TEXT NOT NULL DEFAULT '';
+)sql";
+
+constexpr std::array<Migration, 17> kMigrations = {{
     {1, "campaigns, targets, scenarios, windows and samples", kV1},
     {2, "host figures, checks and self-test per window; host samples; spooled agent results", kV2},
     {3, "the load generator's record, load levels, window claims, re-runs and placement", kV3},
@@ -586,6 +593,7 @@ constexpr std::array<Migration, 16> kMigrations = {{
     {14, "bisections of regressions and their steps", kV14},
     {15, "the commit each window's target was built from", kV15},
     {16, "what a bisection goes on from: its change, campaign file and rule", kV16},
+    {17, "each bisection step's position; the culprit's campaign against its parent", kV17},
 }};
 
 std::string Errmsg(sqlite3* db) { return sqlite3_errmsg(db); }

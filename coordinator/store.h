@@ -341,6 +341,9 @@ struct BisectionRow {
   std::string campaign_source;  // that file's name, for messages
   std::string campaign_dir;     // what fills {campaign_dir} in it
   std::string rule = "{}";      // its BisectRule as JSON (cli/bisect_run.cc BisectRuleJson)
+  // Since schema version 17: the campaign that measured a found culprit against its parent
+  // (its profile diff, docs/profiles.md); "" when none did.
+  std::string culprit_campaign;
 };
 
 // One decided commit of a bisection (the bisect_steps table), in the order decided.
@@ -356,6 +359,9 @@ struct BisectStepRow {
   std::optional<double> estimate, low, high;   // candidate / midpoint of the ends, its interval
   std::vector<std::array<double, 3>> figures;  // per round: candidate, good end, bad end
   std::string recorded_at;                     // ISO 8601 UTC; "" means now
+  // Since schema version 17: the commit's index in the range, the good end 0 and the bad end
+  // commits - 1; -1 for a step stored before.
+  int position = -1;
 };
 
 struct BisectionRecord {
@@ -414,8 +420,8 @@ class Store {
   // its id (InvalidArgument for a value its CHECKs refuse). AppendBisectStep adds the next step
   // in one transaction and returns its number: NotFound without the bisection,
   // FailedPrecondition when it is no longer running, AlreadyExists when the commit has a step.
-  // UpdateBisection sets state, result, culprit, size and confidence of row.id (NotFound when
-  // none). LoadBisection: the search with its steps, nullopt when none has the id.
+  // UpdateBisection sets state, result, culprit, size, confidence and culprit_campaign of row.id
+  // (NotFound when none). LoadBisection: the search with its steps, nullopt when none has the id.
   Result<int64_t> CreateBisection(const BisectionRow& row);
   Result<int> AppendBisectStep(const BisectStepRow& step);
   Status UpdateBisection(const BisectionRow& row);

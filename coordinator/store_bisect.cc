@@ -22,7 +22,7 @@ namespace {
 constexpr const char* kBisectionColumns =
     "id, created_at, good_oid, bad_oid, target, cell, figure, commits, state, result, culprit, "
     "size, size_low, size_high, confidence, change_id, campaign_toml, campaign_source, "
-    "campaign_dir, rule";
+    "campaign_dir, rule, culprit_campaign";
 
 BisectionRow ReadBisectionRow(Stmt& s) {
   BisectionRow row;
@@ -46,6 +46,7 @@ BisectionRow ReadBisectionRow(Stmt& s) {
   s.Read(17, row.campaign_source);
   s.Read(18, row.campaign_dir);
   s.Read(19, row.rule);
+  s.Read(20, row.culprit_campaign);
   return row;
 }
 
@@ -158,9 +159,9 @@ Result<int> Store::AppendBisectStep(const BisectStepRow& step) {
   }
   Stmt insert(db_,
               "INSERT INTO bisect_steps (bisection_id, step, oid, subject, build, campaigns, "
-              "rounds, decision, estimate, low, high, figures, recorded_at) VALUES (?1, ?2, ?3, "
-              "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, CASE WHEN ?13 = '' THEN "
-              "strftime('%Y-%m-%dT%H:%M:%SZ', 'now') ELSE ?13 END)");
+              "rounds, decision, estimate, low, high, figures, recorded_at, position) VALUES (?1, "
+              "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, CASE WHEN ?13 = '' THEN "
+              "strftime('%Y-%m-%dT%H:%M:%SZ', 'now') ELSE ?13 END, ?14)");
   insert.Bind(1, step.bisection_id);
   insert.Bind(2, number);
   insert.Bind(3, step.oid);
@@ -174,6 +175,7 @@ Result<int> Store::AppendBisectStep(const BisectStepRow& step) {
   insert.Bind(11, step.high);
   insert.Bind(12, BisectFiguresJson(step.figures));
   insert.Bind(13, step.recorded_at);
+  insert.Bind(14, step.position);
   BENCHLAB_RETURN_IF_ERROR(Run(db_, insert, path_, what));
   BENCHLAB_RETURN_IF_ERROR(tx.Commit(what));
   return number;
@@ -184,9 +186,10 @@ Status Store::UpdateBisection(const BisectionRow& row) {
   const std::string what = "update bisection " + std::to_string(row.id);
   Transaction tx(db_, path_);
   BENCHLAB_RETURN_IF_ERROR(tx.Begin(what));
-  Stmt update(db_,
-              "UPDATE bisections SET state = ?2, result = ?3, culprit = ?4, size = ?5, "
-              "size_low = ?6, size_high = ?7, confidence = ?8 WHERE id = ?1");
+  Stmt update(
+      db_,
+      "UPDATE bisections SET state = ?2, result = ?3, culprit = ?4, size = ?5, "
+      "size_low = ?6, size_high = ?7, confidence = ?8, culprit_campaign = ?9 WHERE id = ?1");
   update.Bind(1, row.id);
   update.Bind(2, row.state);
   update.Bind(3, row.result);
@@ -195,6 +198,7 @@ Status Store::UpdateBisection(const BisectionRow& row) {
   update.Bind(6, row.size_low);
   update.Bind(7, row.size_high);
   update.Bind(8, row.confidence);
+  update.Bind(9, row.culprit_campaign);
   BENCHLAB_RETURN_IF_ERROR(Run(db_, update, path_, what));
   if (sqlite3_changes(db_) == 0) {
     return Status::NotFound(path_ + ": " + what + ": no bisection has that id");
@@ -219,7 +223,7 @@ Result<std::optional<BisectionRecord>> Store::LoadBisection(int64_t id) {
     record->bisection = std::move(rows->front());
     Stmt steps(db_,
                "SELECT bisection_id, step, oid, subject, build, campaigns, rounds, decision, "
-               "estimate, low, high, figures, recorded_at FROM bisect_steps "
+               "estimate, low, high, figures, recorded_at, position FROM bisect_steps "
                "WHERE bisection_id = ?1 ORDER BY step");
     steps.Bind(1, id);
     Result<std::vector<BisectStepRow>> read =
@@ -238,6 +242,7 @@ Result<std::optional<BisectionRecord>> Store::LoadBisection(int64_t id) {
           s.Read(10, row.high);
           row.figures = ParseBisectFigures(s.Text(11));
           s.Read(12, row.recorded_at);
+          s.Read(13, row.position);
           return row;
         });
     if (!read.ok())

@@ -42,6 +42,7 @@ BisectionRecord FoundSearch() {
   failed.decision = "build failed";
   BisectStepRow bad;
   bad.step = 3;
+  bad.position = 40;
   bad.oid = b.culprit;
   bad.subject = "Parse headers twice";
   bad.decision = "bad";
@@ -79,6 +80,8 @@ TEST(BisectReportTest, JsonCarriesStepsFiguresAndNullsForWhatIsUnknown) {
   EXPECT_EQ(j["steps"][0]["figures"][0]["bad"], 10.7);
   EXPECT_TRUE(j["steps"][1]["estimate"].is_null());
   EXPECT_EQ(j["steps"][1]["build"], "failed");
+  EXPECT_TRUE(j["steps"][1]["position"].is_null());
+  EXPECT_EQ(j["steps"][2]["position"], 40);
   BisectionRecord by_hand = FoundSearch();
   by_hand.bisection.change_id = 0;
   by_hand.bisection.size.reset();
@@ -88,9 +91,10 @@ TEST(BisectReportTest, JsonCarriesStepsFiguresAndNullsForWhatIsUnknown) {
 
 TEST(BisectReportTest, TextHasALinePerStepAndTheResult) {
   const std::string text = FormatBisectionText(FoundSearch());
-  EXPECT_NE(text.find("bisection 4: app on plain/c16, cpu_us_per_request, aaaaaaaaaaaa..bbbbbbbbbbbb "
-                      "(64 commits): found\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("bisection 4: app on plain/c16, cpu_us_per_request, aaaaaaaaaaaa..bbbbbbbbbbbb "
+                "(64 commits): found\n"),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("  step 2: dddddddddddd Half a refactor: build failed after 0 round(s)\n"),
             std::string::npos)

@@ -86,7 +86,9 @@ TEST_F(StoreBisectTest, RoundTripOfABisectionAndItsSteps) {
   Result<int> first = store->AppendBisectStep(Step(*id, "c31", "good"));
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_EQ(*first, 1);
-  EXPECT_EQ(*store->AppendBisectStep(Step(*id, "c47", "build failed")), 2);
+  BisectStepRow placed = Step(*id, "c47", "build failed");
+  placed.position = 47;
+  EXPECT_EQ(*store->AppendBisectStep(placed), 2);
   EXPECT_EQ(*store->AppendBisectStep(Step(*id, "c48", "bad")), 3);
 
   BisectionRow done = Bisection();
@@ -95,6 +97,7 @@ TEST_F(StoreBisectTest, RoundTripOfABisectionAndItsSteps) {
   done.culprit = "c48";
   done.result = "c48 is the first bad commit";
   done.confidence = 0.975;
+  done.culprit_campaign = "bisect-1-culprit";
   ASSERT_TRUE(store->UpdateBisection(done).ok());
 
   Result<std::optional<BisectionRecord>> loaded = store->LoadBisection(*id);
@@ -117,11 +120,15 @@ TEST_F(StoreBisectTest, RoundTripOfABisectionAndItsSteps) {
   EXPECT_EQ(r.bisection.campaign_source, "nightly.toml");
   EXPECT_EQ(r.bisection.campaign_dir, "/srv/lab");
   EXPECT_EQ(r.bisection.rule, R"({"confidence":0.95})");
+  // Schema 17: the culprit against its parent, and where each step lies in the range.
+  EXPECT_EQ(r.bisection.culprit_campaign, "bisect-1-culprit");
   EXPECT_EQ(r.bisection.size, 1.1);
   EXPECT_EQ(r.bisection.size_low, 1.07);
   EXPECT_EQ(r.bisection.confidence, 0.975);
   ASSERT_EQ(r.steps.size(), 3u);
   EXPECT_EQ(r.steps[0].step, 1);
+  EXPECT_EQ(r.steps[0].position, -1);  // not given
+  EXPECT_EQ(r.steps[1].position, 47);
   EXPECT_EQ(r.steps[0].oid, "c31");
   EXPECT_EQ(r.steps[0].subject, "subject of c31");
   EXPECT_EQ(r.steps[0].decision, "good");
