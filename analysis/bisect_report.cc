@@ -108,7 +108,8 @@ std::string CulpritLine(const BisectionRecord& record) {
     }
     int measured = 0;
     for (const BisectStepRow& s : record.steps) measured += s.build == "built";
-    return line + " (" + id + ", " + std::to_string(measured) + " commits measured)";
+    return line + " (" + id + ", " + std::to_string(measured) +
+           (measured == 1 ? " commit" : " commits") + " measured)";
   }
   if (b.state == "running" || b.state == "cancelled") {
     return id + ": " + b.state + ", " + std::to_string(record.steps.size()) + " of " +

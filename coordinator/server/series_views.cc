@@ -1,9 +1,11 @@
 #include "coordinator/server/series_views.h"
 
+#include <algorithm>
 #include <deque>
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "analysis/bisect_report.h"
 #include "analysis/figure.h"
 #include "analysis/profile_report.h"
 #include "analysis/regressions.h"
@@ -104,6 +106,50 @@ std::string ConfirmedProfilesText(const std::vector<SeriesChange>& changes,
   return out;
 }
 
+// The newest bisection of each confirmed change that has one (`benchlab bisect --change ID`,
+// docs/methodology.md "Bisection"): where it stands, or the commit it found.
+struct ChangeBisection {
+  size_t change = 0;  // index into the changes
+  BisectionRecord record;
+};
+
+Result<std::vector<ChangeBisection>> BisectionsOfChanges(Store& store,
+                                                         const std::vector<SeriesChange>& changes) {
+  std::vector<ChangeBisection> out;
+  bool any = false;
+  for (const SeriesChange& c : changes) any = any || (c.remeasured && c.remeasured->id > 0);
+  if (!any) return out;
+  auto rows = store.ListBisections();
+  if (!rows.ok()) return rows.status();
+  for (size_t i = 0; i < changes.size(); ++i) {
+    const SeriesChange& c = changes[i];
+    if (!c.remeasured || c.remeasured->id <= 0) continue;
+    int64_t newest = 0;
+    for (const BisectionRow& row : *rows) {
+      if (row.change_id == c.remeasured->id) newest = std::max(newest, row.id);
+    }
+    if (newest == 0) continue;
+    auto record = store.LoadBisection(newest);
+    if (!record.ok()) return record.status();
+    if (record->has_value()) out.push_back({i, std::move(**record)});
+  }
+  return out;
+}
+
+std::string BisectionsText(const std::vector<SeriesChange>& changes,
+                           const std::vector<ChangeBisection>& bisections, bool markdown) {
+  if (bisections.empty()) return "";
+  std::string out = markdown ? "\n### Bisections\n\n" : "\nBisections\n\n";
+  for (const ChangeBisection& b : bisections) {
+    const SeriesChange& c = changes[b.change];
+    const std::string what = SeriesKeyLabel(c.key) + " (" + MetricName(c.metric) + "), change " +
+                             std::to_string(c.remeasured->id);
+    out += markdown ? "- **" + what + "**: " + CulpritLine(b.record) + "\n"
+                    : what + ": " + CulpritLine(b.record) + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 Status CheckHistoryQuery(const HistoryQuery& query, QueryFields fields) {
@@ -192,23 +238,34 @@ Result<RegressionsView> RegressionsText(Store& store, const RegressionsQuery& qu
   }
   const int campaigns = static_cast<int>(loaded->campaigns.size());
   const std::vector<ConfirmedChangeProfile> profiles = ProfilesOfConfirmedChanges(store, changes);
+  auto bisections = BisectionsOfChanges(store, changes);
+  if (!bisections.ok()) return bisections.status();
   RegressionsView view;
   if (query.format == "md") {
     view.text = FormatChangesMarkdown(query.series, changes, campaigns, query.dashboard) +
+                BisectionsText(changes, *bisections, true) +
                 ConfirmedProfilesText(changes, profiles, true);
   } else if (query.format == "json") {
     view.text = FormatChangesJson(query.series, changes, campaigns);
-    if (!profiles.empty()) {
+    if (!profiles.empty() || !bisections->empty()) {
       nlohmann::ordered_json j = nlohmann::ordered_json::parse(view.text);
       for (const ConfirmedChangeProfile& p : profiles) {
         j["changes"][p.change]["profile"] = {
             {"headline", ProfileHeadline(p.cells.front())},
             {"cells", nlohmann::ordered_json::parse(ProfileDiffJson(p.cells).dump())}};
       }
+      for (const ChangeBisection& b : *bisections) {
+        nlohmann::json record = BisectionJson(b.record);
+        record.erase("steps");
+        record["steps"] = b.record.steps.size();
+        record["line"] = CulpritLine(b.record);
+        j["changes"][b.change]["bisection"] = nlohmann::ordered_json::parse(record.dump());
+      }
       view.text = j.dump(2) + "\n";
     }
   } else {
     view.text = FormatChangesText(query.series, changes, campaigns, query.width) +
+                BisectionsText(changes, *bisections, false) +
                 ConfirmedProfilesText(changes, profiles, false);
   }
   for (const SeriesChange& c : changes) {

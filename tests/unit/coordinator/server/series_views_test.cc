@@ -226,7 +226,8 @@ TEST_F(SeriesViewsTest, ARegressionCountsAsConfirmedOnlyOnceItsReMeasurementSays
   row.high = 0.77;
   row.rounds = 6;
   row.detail = "decided";
-  ASSERT_TRUE(store_->RecordConfirmation(row).ok());
+  auto change_id = store_->RecordConfirmation(row);
+  ASSERT_TRUE(change_id.ok()) << change_id.status().message();
 
   auto confirmed = RegressionsText(*store_, query);
   ASSERT_TRUE(confirmed.ok()) << confirmed.status().message();
@@ -245,6 +246,92 @@ TEST_F(SeriesViewsTest, ARegressionCountsAsConfirmedOnlyOnceItsReMeasurementSays
   auto later = RegressionsText(*store_, query);
   ASSERT_TRUE(later.ok());
   EXPECT_FALSE(later->confirmed_regression) << later->text;
+}
+
+TEST_F(SeriesViewsTest, AConfirmedChangeShowsTheNewestBisectionOfIt) {
+  RegressionsQuery query;
+  query.series = "nightly";
+  query.figures = {"rps"};
+  query.format = "json";
+  auto stored = LoadStoredSeries(*store_, "nightly");
+  ASSERT_TRUE(stored.ok());
+  const Series series = BuildSeries("nightly", stored->inputs, Metric::kRps);
+  auto found = FindStoredSeriesChanges(*store_, series, {});
+  ASSERT_TRUE(found.ok());
+  ASSERT_EQ(found->size(), 1u);
+  const SeriesChange& change = found->front();
+  ConfirmationRow row;
+  row.series = "nightly";
+  row.pair = change.key.pair;
+  row.scenario = change.key.scenario;
+  row.load_level = change.key.load_level;
+  row.target = change.key.target;
+  row.figure = "rps";
+  row.after_campaign_id = change.after->id;
+  row.old_campaign_id = change.old_build->id;
+  row.new_campaign_id = stored->campaigns.back().id;
+  row.campaign = "nightly-10-remeasure-1";
+  row.status = "confirmed";
+  row.rounds = 6;
+  auto change_id = store_->RecordConfirmation(row);
+  ASSERT_TRUE(change_id.ok()) << change_id.status().message();
+
+  // Not bisected yet: no bisection in any form.
+  auto before = RegressionsText(*store_, query);
+  ASSERT_TRUE(before.ok());
+  EXPECT_FALSE(nlohmann::json::parse(before->text)["changes"][0].contains("bisection"));
+
+  // An older search that stopped, and a newer one that found the commit.
+  BisectionRow older;
+  older.good_oid = std::string(40, 'a');
+  older.bad_oid = std::string(40, 'b');
+  older.target = "app";
+  older.cell = "json/c64";
+  older.figure = "rps";
+  older.commits = 10;
+  older.change_id = *change_id;
+  ASSERT_TRUE(store_->CreateBisection(older).ok());
+  BisectionRow newer = older;
+  auto newer_id = store_->CreateBisection(newer);
+  ASSERT_TRUE(newer_id.ok()) << newer_id.status().message();
+  BisectStepRow step;
+  step.bisection_id = *newer_id;
+  step.oid = std::string(40, 'c');
+  step.subject = "Parse headers twice";
+  step.decision = "bad";
+  step.position = 5;
+  ASSERT_TRUE(store_->AppendBisectStep(step).ok());
+  newer.id = *newer_id;
+  newer.state = "found";
+  newer.culprit = step.oid;
+  newer.size = 0.8;
+  newer.size_low = 0.75;
+  newer.size_high = 0.85;
+  ASSERT_TRUE(store_->UpdateBisection(newer).ok());
+
+  const std::string line =
+      "culprit: cccccccccccc 'Parse headers twice', -20.0% [-25.0%, -15.0%] "
+      "req/s (bisection " +
+      std::to_string(*newer_id) + ", 1 commit measured)";
+  auto json = RegressionsText(*store_, query);
+  ASSERT_TRUE(json.ok()) << json.status().message();
+  const nlohmann::json b = nlohmann::json::parse(json->text)["changes"][0]["bisection"];
+  EXPECT_EQ(b["id"], *newer_id);
+  EXPECT_EQ(b["state"], "found");
+  EXPECT_EQ(b["culprit_subject"], "Parse headers twice");
+  EXPECT_EQ(b["steps"], 1);
+  EXPECT_EQ(b["line"], line);
+  query.format = "md";
+  auto md = RegressionsText(*store_, query);
+  ASSERT_TRUE(md.ok());
+  EXPECT_NE(md->text.find("### Bisections\n\n- **"), std::string::npos) << md->text;
+  EXPECT_NE(md->text.find("change " + std::to_string(*change_id) + "**: " + line),
+            std::string::npos)
+      << md->text;
+  query.format = "text";
+  auto text = RegressionsText(*store_, query);
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->text.find(": " + line + "\n"), std::string::npos) << text->text;
 }
 
 TEST_F(SeriesViewsTest, RegressionsErrorsNameTheOptionOrTheRequestsField) {
