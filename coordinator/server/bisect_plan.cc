@@ -43,7 +43,7 @@ Result<std::string> PlanBisectCampaign(const std::string& campaign_text,
                                        const std::string& campaign_dir, const std::string& target,
                                        const BisectCell& cell, const std::string& good_oid,
                                        const std::string& candidate_oid, const std::string& bad_oid,
-                                       int rounds, const std::string& name) {
+                                       int rounds, const std::string& name, bool profile) {
   auto parsed = ParseCampaignText(campaign_text, source_name, campaign_dir);
   if (!parsed.ok()) return BisectUnplannable(parsed.status().message());
   const LoadLevel* level = nullptr;
@@ -83,6 +83,21 @@ Result<std::string> PlanBisectCampaign(const std::string& campaign_text,
     targets.push_back(copy);
   }
   root["target"] = targets;
+  // Profiles of the builds as the file profiles its target; on for the culprit's look.
+  if (profile) {
+    toml::table on{{"enabled", true}, {"targets", toml::array{names.good, names.candidate}}};
+    if (auto given = root.find("profile"); given != root.end() && given->second.is_table()) {
+      const toml::table& was = given->second.as_table();
+      if (auto f = was.find("frequency"); f != was.end()) on["frequency"] = f->second;
+    }
+    root["profile"] = on;
+  } else if (parsed->Profiles(target)) {
+    if (root["profile"].as_table().count("targets") != 0) {
+      root["profile"].as_table()["targets"] = toml::array{names.good, names.candidate, names.bad};
+    }
+  } else {
+    root.erase("profile");
+  }
   root["scenario"] = toml::array{*scenario};
 
   toml::table& matrix = root["matrix"].as_table();
@@ -141,6 +156,21 @@ std::vector<BisectRound> BisectRoundsOf(const std::vector<Measurement>& windows,
     if (seen[round] == 3) rounds.push_back(r);
   }
   return rounds;
+}
+
+Result<std::vector<CellProfileDiff>> CulpritProfileDiff(Store& store,
+                                                        const BisectionRecord& record) {
+  const BisectionRow& b = record.bisection;
+  if (b.culprit_campaign.empty()) {
+    return Status::NotFound("bisection " + std::to_string(b.id) +
+                            " measured no culprit against its parent");
+  }
+  auto profiles = LoadCampaignProfiles(store, b.culprit_campaign);
+  if (!profiles.ok()) return profiles.status();
+  const BisectTargetNames names = BisectTargetsOf(b.target);
+  ProfileSelection cell;
+  BENCHLAB_RETURN_IF_ERROR(ParseCell(b.cell, cell));
+  return DiffTargets(*profiles, names.good, names.candidate, cell);
 }
 
 }  // namespace benchlab

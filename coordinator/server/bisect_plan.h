@@ -10,9 +10,11 @@
 
 #include "analysis/bisect.h"
 #include "analysis/figure.h"
+#include "analysis/profile_report.h"
 #include "analysis/stats.h"
 #include "common/status.h"
 #include "coordinator/campaign.h"
+#include "coordinator/store.h"
 
 namespace benchlab {
 
@@ -38,14 +40,24 @@ BisectTargetNames BisectTargetsOf(const std::string& target);
 // {campaign_dir} `campaign_dir`) cut down to `cell`, with `target` three times, each a build of
 // one commit (`of` the catalogue target, `commit` its oid), the good end as the baseline, the
 // three in rotating order for `rounds` rounds, and a series of its own (`name`), so that it
-// never joins the history it bisects. FailedPrecondition, with a sentence a person can act on,
-// when the file does not have the target or the cell, or the result does not parse.
+// never joins the history it bisects. The file's [profile] holds for the three builds when it
+// profiles `target` and is dropped otherwise; with `profile` the good end and the candidate are
+// profiled whatever the file says (the culprit against its parent, whose profile diff the
+// reports show). FailedPrecondition, with a sentence a person can act on, when the file does not
+// have the target or the cell, or the result does not parse.
 Result<std::string> PlanBisectCampaign(const std::string& campaign_text,
                                        const std::string& source_name,
                                        const std::string& campaign_dir, const std::string& target,
                                        const BisectCell& cell, const std::string& good_oid,
                                        const std::string& candidate_oid, const std::string& bad_oid,
-                                       int rounds, const std::string& name);
+                                       int rounds, const std::string& name, bool profile = false);
+
+// Where the CPU of a found culprit went: the profile diff of its parent (the good end of the
+// search's culprit campaign) against it, in the search's cell (analysis/profile_report.h,
+// DiffTargets). NotFound when the search has no culprit campaign or the campaign is gone;
+// InvalidArgument when its windows were not profiled in pairs (DiffTargets').
+Result<std::vector<CellProfileDiff>> CulpritProfileDiff(Store& store,
+                                                        const BisectionRecord& record);
 
 // The rounds of a look's windows on `figure`: for each round of the cell with a valid newest
 // attempt of all three builds, their three figures (BisectRound), by round.

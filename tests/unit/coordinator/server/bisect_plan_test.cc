@@ -77,6 +77,38 @@ TEST(BisectPlanTest, PlansThreeBuildsOfTheTargetOnTheCellAlone) {
   EXPECT_EQ(text->find("fixed"), std::string::npos);  // the builds take turns at going first
 }
 
+TEST(BisectPlanTest, ProfilesTheBuildsAsTheFileProfilesItsTarget) {
+  const auto plan = [](const std::string& profile, bool culprit) {
+    auto text =
+        PlanBisectCampaign(CampaignText() + profile, "n.toml", "/tmp", "app", {"json", "c64"},
+                           kGood, kCandidate, kBad, 3, "bisect-1", culprit);
+    EXPECT_TRUE(text.ok()) << text.status().ToString();
+    auto c = ParseCampaignText(text.ok() ? *text : "", "look.toml", "/tmp");
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? *c : Campaign{};
+  };
+  // Not profiled: the look is not either.
+  const Campaign plain = plan("", false);
+  EXPECT_FALSE(plain.Profiles("app-candidate"));
+  // Every target profiled: so are the three builds.
+  const Campaign all = plan("[profile]\nenabled = true\nfrequency = 49\n", false);
+  for (const char* t : {"app-good", "app-candidate", "app-bad"}) EXPECT_TRUE(all.Profiles(t)) << t;
+  EXPECT_EQ(all.profile_hz, 49);
+  // Only the bisected target profiled: its three builds are, under their names.
+  const Campaign only = plan("[profile]\nenabled = true\ntargets = [\"app\"]\n", false);
+  for (const char* t : {"app-good", "app-candidate", "app-bad"}) EXPECT_TRUE(only.Profiles(t)) << t;
+  // Another target profiled: the look profiles nothing (and still parses).
+  const Campaign other = plan("[profile]\nenabled = true\ntargets = [\"other\"]\n", false);
+  EXPECT_FALSE(other.Profiles("app-candidate"));
+  // The culprit's look profiles its parent and itself whatever the file says, at its frequency.
+  const Campaign culprit = plan("[profile]\nenabled = false\nfrequency = 199\n", true);
+  EXPECT_TRUE(culprit.Profiles("app-good"));
+  EXPECT_TRUE(culprit.Profiles("app-candidate"));
+  EXPECT_FALSE(culprit.Profiles("app-bad"));
+  EXPECT_EQ(culprit.profile_hz, 199);
+  EXPECT_TRUE(plan("", true).Profiles("app-candidate"));
+}
+
 TEST(BisectPlanTest, RefusesATargetOrCellTheFileLacks) {
   auto target = PlanBisectCampaign(CampaignText(), "n.toml", "/tmp", "nope", {"json", "c64"}, kGood,
                                    kCandidate, kBad, 3, "bisect-1");
