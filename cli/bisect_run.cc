@@ -14,6 +14,7 @@
 #include "analysis/bisect.h"
 #include "analysis/bisect_report.h"
 #include "analysis/figure.h"
+#include "analysis/profile_report.h"
 #include "analysis/report_format.h"
 #include "cli/command_error.h"
 #include "cli/commands.h"
@@ -116,6 +117,31 @@ std::optional<BisectRule> BisectRuleFromJson(const std::string& text) {
   return rule;
 }
 
+// Where a found culprit's CPU went (its look against its parent, profiled): the text after the
+// result line, or the JSON object's "culprit_profile" ({"campaign", "headline", "cells"}, or
+// {"campaign", "error"} when its windows have no paired profile).
+std::string CulpritProfileText(Store& store, const BisectionRecord& record) {
+  if (record.bisection.culprit_campaign.empty()) return "";
+  auto cells = CulpritProfileDiff(store, record);
+  const std::string head = "where the CPU went, parent against culprit (campaign " +
+                           record.bisection.culprit_campaign + ")";
+  if (!cells.ok()) return head + ": no profile diff: " + cells.status().message() + "\n";
+  return head + ": " + ProfileHeadline(cells->front()) + "\n" + FormatProfileDiffText(*cells, 10);
+}
+
+void AddCulpritProfileJson(Store& store, const BisectionRecord& record, nlohmann::json& out) {
+  if (record.bisection.culprit_campaign.empty()) return;
+  auto cells = CulpritProfileDiff(store, record);
+  nlohmann::json profile = {{"campaign", record.bisection.culprit_campaign}};
+  if (cells.ok()) {
+    profile["headline"] = ProfileHeadline(cells->front());
+    profile["cells"] = ProfileDiffJson(*cells);
+  } else {
+    profile["error"] = cells.status().message();
+  }
+  out["culprit_profile"] = profile;
+}
+
 class Bisection {
  public:
   explicit Bisection(const BisectJob& job) : job_(job) {}
@@ -131,6 +157,13 @@ class Bisection {
   int Replay();
   // Measures range_.commit(i) look by look until decided; records the step.
   int MeasureCandidate(size_t i);
+  // Runs one look's campaign `text` (named `name`) on an embedded lab and reopens the store:
+  // kExitOk, kExitInterrupted, or kExitFailure with `error` (empty when the store failed, whose
+  // error is printed).
+  int RunLook(const std::string& text, const std::string& name, std::string* error);
+  // The found culprit against its parent, profiled (row_.culprit_campaign): kExitOk also when
+  // no look could be planned, kExitInterrupted when interrupted.
+  int MeasureCulprit(const BisectResult& result);
   // Opens the store (the lab's coordinator holds it while a look runs).
   bool OpenStore();
   int Finish(const std::string& state, const std::string& result);
@@ -383,7 +416,10 @@ int Bisection::Run() {
            std::to_string(range_.Measured()) + " commits measured, " + std::to_string(windows_) +
            " windows; the search is right with probability at least " +
            StrFormat("%.4g%%", confidence * 100) + ")";
-    return Finish("found", line);
+    const int profiled = MeasureCulprit(result);
+    if (profiled == kExitFailure) return kExitFailure;
+    const int finished = Finish("found", line);
+    return profiled == kExitInterrupted ? kExitInterrupted : finished;
   }
   line = "unsplittable: " + result.reason;
   return Finish("unsplittable", line);
@@ -435,11 +471,69 @@ int Bisection::Finish(const std::string& state, const std::string& result) {
     if (!record.ok() || !record->has_value()) {
       return StoreFailed(record.ok() ? Status::NotFound("bisection vanished") : record.status());
     }
-    std::printf("%s\n", BisectionJson(**record).dump(2).c_str());
+    nlohmann::json out = BisectionJson(**record);
+    AddCulpritProfileJson(*store_, **record, out);
+    std::printf("%s\n", out.dump(2).c_str());
   } else {
     std::printf("%s\n", result.c_str());
+    BisectionRecord record;
+    record.bisection = row_;
+    std::fputs(CulpritProfileText(*store_, record).c_str(), stdout);
   }
   return kExitOk;
+}
+
+int Bisection::RunLook(const std::string& text, const std::string& name, std::string* error) {
+  auto lab_campaign = ParseCampaignText(text, name + ".toml", campaign_dir_);
+  if (!lab_campaign.ok()) {
+    *error = lab_campaign.status().message();
+    return kExitFailure;
+  }
+  LabJob lab;
+  lab.campaign = std::move(lab_campaign).value();
+  lab.submit_text = text;
+  lab.db = job_.db;
+  lab.keep_work_dir = job_.keep_work_dir;
+  lab.verb = kBisectCommand;
+  lab.progress = job_.json ? ProgressMode::kOff : job_.progress;
+  // One cache for the whole search, beside its database: the ends and each commit are built
+  // once, whatever the number of looks, and a resumed search finds them again.
+  lab.build_cache_dir = std::filesystem::absolute(job_.db).string() + ".builds";
+  store_.reset();  // the lab's coordinator writes the database meanwhile
+  int lab_status;
+  {
+    StdoutToStderr lab_output(job_.json);
+    lab_status = RunOnEmbeddedLab(lab);
+  }
+  if (!OpenStore()) return kExitFailure;
+  return lab_status == kExitInterrupted ? kExitInterrupted : kExitOk;
+}
+
+int Bisection::MeasureCulprit(const BisectResult& result) {
+  const BisectCommit& parent = range_.commit(result.last_good);
+  const BisectCommit& culprit = range_.commit(*result.culprit);
+  const std::string name = "bisect-" + std::to_string(row_.id) + "-culprit-" + Short(culprit.oid);
+  auto text = PlanBisectCampaign(campaign_text_, source_name_, campaign_dir_, job_.target, cell_,
+                                 parent.oid, culprit.oid, row_.bad_oid, rule_.min_rounds, name,
+                                 /*profile=*/true);
+  if (!text.ok()) {
+    std::fprintf(ProgressOut(job_), "no profile diff of the culprit: %s\n",
+                 text.status().message().c_str());
+    return kExitOk;
+  }
+  std::fprintf(ProgressOut(job_),
+               "profiling %s %s against its parent %s: %d round(s), campaign %s\n",
+               Short(culprit.oid).c_str(), culprit.subject.c_str(), Short(parent.oid).c_str(),
+               rule_.min_rounds, name.c_str());
+  std::fflush(ProgressOut(job_));
+  std::string error;
+  const int status = RunLook(*text, name, &error);
+  if (status == kExitOk) row_.culprit_campaign = name;
+  if (status == kExitFailure && !error.empty()) {
+    std::fprintf(ProgressOut(job_), "no profile diff of the culprit: %s\n", error.c_str());
+    return kExitOk;
+  }
+  return status;
 }
 
 int Bisection::MeasureCandidate(size_t i) {
@@ -464,31 +558,15 @@ int Bisection::MeasureCandidate(size_t i) {
       Finish("failed", text.status().message());
       return kExitFailure;
     }
-    auto lab_campaign = ParseCampaignText(*text, name + ".toml", campaign_dir_);
-    if (!lab_campaign.ok()) {
-      Finish("failed", lab_campaign.status().message());
-      return kExitFailure;
-    }
     std::fprintf(ProgressOut(job_), "measuring %s %s: %d round(s), campaign %s\n",
                  Short(candidate.oid).c_str(), candidate.subject.c_str(), want, name.c_str());
     std::fflush(ProgressOut(job_));
-    LabJob lab;
-    lab.campaign = std::move(lab_campaign).value();
-    lab.submit_text = *text;
-    lab.db = job_.db;
-    lab.keep_work_dir = job_.keep_work_dir;
-    lab.verb = kBisectCommand;
-    lab.progress = job_.json ? ProgressMode::kOff : job_.progress;
-    // One cache for the whole search, beside its database: the ends and each commit are built
-    // once, whatever the number of looks, and a resumed search finds them again.
-    lab.build_cache_dir = std::filesystem::absolute(job_.db).string() + ".builds";
-    store_.reset();  // the lab's coordinator writes the database meanwhile
-    int lab_status;
-    {
-      StdoutToStderr lab_output(job_.json);
-      lab_status = RunOnEmbeddedLab(lab);
+    std::string error;
+    const int lab_status = RunLook(*text, name, &error);
+    if (lab_status == kExitFailure) {
+      if (store_ && !error.empty()) Finish("failed", error);
+      return kExitFailure;
     }
-    if (!OpenStore()) return kExitFailure;
     if (lab_status == kExitInterrupted) {
       Finish("cancelled", "interrupted while measuring " + Short(candidate.oid));
       return kExitInterrupted;
@@ -577,9 +655,12 @@ int ShowBisection(const std::string& db, int64_t id, bool json) {
                         "--status: " + db + " has no bisection " + std::to_string(id));
   }
   if (json) {
-    std::printf("%s\n", BisectionJson(**record).dump(2).c_str());
+    nlohmann::json out = BisectionJson(**record);
+    AddCulpritProfileJson(**store, **record, out);
+    std::printf("%s\n", out.dump(2).c_str());
   } else {
     std::fputs(FormatBisectionText(**record).c_str(), stdout);
+    std::fputs(CulpritProfileText(**store, **record).c_str(), stdout);
   }
   return kExitOk;
 }

@@ -11,6 +11,7 @@
 #include "analysis/regressions.h"
 #include "analysis/series.h"
 #include "common/config_fields.h"
+#include "coordinator/server/bisect_plan.h"
 #include "coordinator/server/series_store.h"
 
 namespace benchlab {
@@ -136,7 +137,7 @@ Result<std::vector<ChangeBisection>> BisectionsOfChanges(Store& store,
   return out;
 }
 
-std::string BisectionsText(const std::vector<SeriesChange>& changes,
+std::string BisectionsText(Store& store, const std::vector<SeriesChange>& changes,
                            const std::vector<ChangeBisection>& bisections, bool markdown) {
   if (bisections.empty()) return "";
   std::string out = markdown ? "\n### Bisections\n\n" : "\nBisections\n\n";
@@ -146,6 +147,13 @@ std::string BisectionsText(const std::vector<SeriesChange>& changes,
                              std::to_string(c.remeasured->id);
     out += markdown ? "- **" + what + "**: " + CulpritLine(b.record) + "\n"
                     : what + ": " + CulpritLine(b.record) + "\n";
+    // The culprit against its parent, when that look was profiled.
+    auto cells = CulpritProfileDiff(store, b.record);
+    if (!cells.ok()) continue;
+    const std::string head =
+        "  where the CPU went, parent against culprit: " + ProfileHeadline(cells->front()) + "\n";
+    out += markdown ? "\n" + head.substr(2) + "\n" + FormatProfileDiffMarkdown(*cells, 10) + "\n"
+                    : head + FormatProfileDiffText(*cells, 10);
   }
   return out;
 }
@@ -243,7 +251,7 @@ Result<RegressionsView> RegressionsText(Store& store, const RegressionsQuery& qu
   RegressionsView view;
   if (query.format == "md") {
     view.text = FormatChangesMarkdown(query.series, changes, campaigns, query.dashboard) +
-                BisectionsText(changes, *bisections, true) +
+                BisectionsText(store, changes, *bisections, true) +
                 ConfirmedProfilesText(changes, profiles, true);
   } else if (query.format == "json") {
     view.text = FormatChangesJson(query.series, changes, campaigns);
@@ -259,13 +267,17 @@ Result<RegressionsView> RegressionsText(Store& store, const RegressionsQuery& qu
         record.erase("steps");
         record["steps"] = b.record.steps.size();
         record["line"] = CulpritLine(b.record);
+        if (auto cells = CulpritProfileDiff(store, b.record); cells.ok()) {
+          record["profile"] = {{"headline", ProfileHeadline(cells->front())},
+                               {"cells", ProfileDiffJson(*cells)}};
+        }
         j["changes"][b.change]["bisection"] = nlohmann::ordered_json::parse(record.dump());
       }
       view.text = j.dump(2) + "\n";
     }
   } else {
     view.text = FormatChangesText(query.series, changes, campaigns, query.width) +
-                BisectionsText(changes, *bisections, false) +
+                BisectionsText(store, changes, *bisections, false) +
                 ConfirmedProfilesText(changes, profiles, false);
   }
   for (const SeriesChange& c : changes) {

@@ -4,7 +4,8 @@
 # the bundled hello-server; the sixth commit makes every request spend 40 us more CPU, and the
 # fourth does not build. `benchlab bisect` builds each commit it measures in the server agent's
 # build cache, measures it against both ends, skips the commit that does not build, and names
-# the sixth commit, with every step stored and shown again by `--status`. Bad input (a
+# the sixth commit, with every step stored and shown again by `--status`, and the sixth commit
+# profiled against its parent shows the CPU it added. Bad input (a
 # revision that names nothing, a target without a build recipe) exits 2 saying what is wrong.
 # Usage: bisect_test.sh BIN_DIR SOURCE_DIR
 . "$(dirname "$0")/lib.sh"
@@ -102,6 +103,13 @@ id=$(jq .id "$work/bisect.json")
 grep -q "first bad commit: $culprit change 5" "$work/status.out" ||
   { cat "$work/status.out"; fail "--status does not name the culprit"; }
 check "--status shows the stored search"
+# The culprit against its parent, profiled: its 40 us of work per request is where the CPU went.
+jq -e '(.culprit_campaign | startswith("bisect-")) and
+  (.culprit_profile.headline | test("^CPU per request \\+[0-9]"))' "$work/bisect.json" > /dev/null ||
+  { jq .culprit_profile "$work/bisect.json"; fail "no profile diff of the culprit against its parent"; }
+grep -q "where the CPU went, parent against culprit (campaign bisect-$id-culprit-" "$work/status.out" ||
+  { cat "$work/status.out"; fail "--status does not show where the culprit's CPU went"; }
+check "the culprit's profile diff against its parent"
 
 # --- killed, and gone on with ----------------------------------------------------------------
 # The process is killed (SIGKILL: nothing of it runs any more) once one step is stored; the lab
