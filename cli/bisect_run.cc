@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -22,6 +23,7 @@
 #include "common/git_rev.h"
 #include "common/parse.h"
 #include "coordinator/campaign.h"
+#include "coordinator/outcome.h"
 #include "coordinator/server/bisect_plan.h"
 #include "coordinator/server/confirmation.h"
 #include "coordinator/store.h"
@@ -70,21 +72,21 @@ CommitState CommitStateOfDecision(BisectDecision d) {
   }
 }
 
-// Whether every window of `target`'s candidate build in the look failed because its commit
-// did not build (the agent's StartTarget says "build of <oid> failed: ...", docs/agent.md).
-bool CandidateBuildFailed(const std::vector<WindowRow>& windows, const std::string& name,
-                          std::string* why) {
+// Whether every window of build `name` in the look failed because its commit did not build:
+// the window's outcome names the step "build" (the agent answered StartTarget with a
+// BuildFailed, docs/store.md "windows"), whose text is `why`.
+bool BuildFailedIn(const std::vector<WindowRow>& windows, const std::string& name,
+                   std::string* why) {
   bool any = false;
   for (const WindowRow& w : windows) {
     if (w.target != name) continue;
-    if (w.verdict != "failed" || w.reasons.find("build of ") == std::string::npos) return false;
+    const std::vector<WindowReason> reasons = ParseOutcome(w.outcome, w.reasons);
+    auto build = std::find_if(reasons.begin(), reasons.end(), [](const WindowReason& r) {
+      return r.kind == ReasonKind::kStep && r.name == "build";
+    });
+    if (w.verdict != "failed" || build == reasons.end()) return false;
     any = true;
-    if (why->empty()) {
-      auto reasons = nlohmann::json::parse(w.reasons, nullptr, false);
-      *why = reasons.is_array() && !reasons.empty() && reasons[0].is_string()
-                 ? reasons[0].get<std::string>()
-                 : w.reasons;
-    }
+    if (why->empty()) *why = build->text;
   }
   return any;
 }
@@ -575,8 +577,18 @@ int Bisection::MeasureCandidate(size_t i) {
     if (!input.ok()) return StoreFailed(input.status());
     step.campaigns.push_back(input->campaign.id);
     windows_ += static_cast<int>(input->windows.size());
+    // An end that does not build leaves nothing to measure against: the search stops.
+    for (const auto& [end, oid] :
+         {std::pair{names.good, row_.good_oid}, std::pair{names.bad, row_.bad_oid}}) {
+      std::string end_why;
+      if (BuildFailedIn(input->windows, end, &end_why)) {
+        Finish("failed", "the " + std::string(end == names.good ? "good" : "bad") + " end " +
+                             Short(oid) + " does not build: " + end_why);
+        return kExitOk;
+      }
+    }
     std::string why;
-    if (CandidateBuildFailed(input->windows, names.candidate, &why)) {
+    if (BuildFailedIn(input->windows, names.candidate, &why)) {
       step.build = "failed";
       step.decision = CommitStateName(CommitState::kBuildFailed);
       break;

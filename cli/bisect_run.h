@@ -37,10 +37,10 @@ struct BisectJob {
 };
 
 // Runs the search and prints its steps and outcome. Returns kExitOk when it ended (found,
-// unsplittable, or the ends did not differ: the outcome says which), kExitUsage for bad input
-// (a revision that names no commit, a target without a build recipe, a cell the campaign lacks),
-// kExitInterrupted when interrupted (the search is then stored as cancelled), kExitFailure when
-// a lab or the store failed.
+// unsplittable, the ends did not differ or an end did not build: the outcome says which),
+// kExitUsage for bad input (a revision that names no commit, a target without a build recipe, a
+// cell the campaign lacks), kExitInterrupted when interrupted (the search is then stored as
+// cancelled), kExitFailure when a lab or the store failed.
 int RunBisection(const BisectJob& job);
 
 // Prints a stored bisection (text, or JSON with `json`). kExitUsage when the database has none

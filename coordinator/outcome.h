@@ -33,8 +33,8 @@ const char* ReasonKindName(ReasonKind kind);  // "gate", "step", "agent_lost", "
 struct WindowReason {
   ReasonKind kind = ReasonKind::kStep;
   // The gate ("foreign_cpu", "conformance", "target_exited") or the step ("check_host",
-  // "start_target", "conformance", "run_load", "mark_begin", "mark_end", "stop_target",
-  // "placement", "no_responses").
+  // "build" (a commit the agent could not build), "start_target", "conformance", "run_load",
+  // "mark_begin", "mark_end", "stop_target", "placement", "no_responses").
   std::string name;
   std::string code;             // a failed call's gRPC code ("DEADLINE_EXCEEDED"); "" for gates
   std::string host;             // the agent named by a step; "server" or "load" for a host's gate

@@ -68,6 +68,20 @@ grpc::Status ToGrpcStatus(const Status& status) {
   return grpc::Status(grpc::StatusCode::INTERNAL, message, std::string(kMark) + "internal");
 }
 
+grpc::Status ToGrpcStatus(const Status& status, std::string_view reason) {
+  grpc::Status plain = ToGrpcStatus(status);
+  if (plain.ok() || reason.empty()) return plain;
+  return grpc::Status(plain.error_code(), plain.error_message(),
+                      plain.error_details() + "/" + std::string(reason));
+}
+
+std::string HandlerReason(const grpc::Status& status) {
+  if (!FromHandler(status)) return "";
+  const std::string details = status.error_details();
+  const size_t slash = details.find('/', kMark.size());
+  return slash == std::string::npos ? "" : details.substr(slash + 1);
+}
+
 bool FromHandler(const grpc::Status& status) {
   return !status.ok() && std::string_view(status.error_details()).starts_with(kMark);
 }
@@ -81,7 +95,8 @@ Status FromGrpcStatus(const grpc::Status& status) {
   if (FromHandler(status)) {
     // error_details() returns a copy: keep it alive while `name` looks into it.
     const std::string details = status.error_details();
-    const std::string_view name = std::string_view(details).substr(kMark.size());
+    std::string_view name = std::string_view(details).substr(kMark.size());
+    name = name.substr(0, name.find('/'));  // without a reason
     for (const CodePair& c : kCodes) {
       if (name == c.name) return Status(c.ours, status.error_message());
     }

@@ -37,6 +37,15 @@ std::string BoundStatusMessage(std::string_view message, size_t limit = kMaxStat
 // BoundStatusMessage; every non-OK status gets the handler mark.
 grpc::Status ToGrpcStatus(const Status& status);
 
+// The same, its mark naming also `reason` ("benchlab:<code>/<reason>"): what the caller acts on
+// beyond the code, [a-z_]+. kBuildFailedReason: StartTarget's commit did not build
+// (docs/agent.md, "Builds"), which the coordinator records as the window's step "build".
+inline constexpr std::string_view kBuildFailedReason = "build_failed";
+grpc::Status ToGrpcStatus(const Status& status, std::string_view reason);
+
+// The reason a handler's mark names; "" when it names none or the status has no mark.
+std::string HandlerReason(const grpc::Status& status);
+
 // A status a call ended with, as a benchlab Status: the handler's own code when it carries the
 // mark, else the code mapped back from gRPC's (UNKNOWN and codes without a match: kInternal).
 Status FromGrpcStatus(const grpc::Status& status);

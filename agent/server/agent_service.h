@@ -183,9 +183,10 @@ class AgentService final : public v1::Agent::Service {
   // target, PermissionDenied for another token (saying nothing else about the target).
   Result<std::shared_ptr<Active>> Owned(const std::string& handle, const std::string& window);
   // StartTarget's commit: `rev` of def's recipe's source resolved, and built by the recipe or
-  // found built in the build cache. FailedPrecondition for a target without a recipe, a cache
-  // that cannot be opened and a build that failed ("build of <oid12> failed: <why>");
-  // InvalidArgument for malformed revision text, NotFound for one that names no commit.
+  // found built in the build cache; a build that failed is returned with ok false (StartTarget
+  // answers FAILED_PRECONDITION with rpc::kBuildFailedReason). FailedPrecondition for a
+  // target without a recipe and a cache that cannot be opened; InvalidArgument for malformed
+  // revision text, NotFound for one that names no commit.
   Result<CachedBuild> BuildCommit(const TargetDef& def, const std::string& rev);
 
   // The load role (agent_service_load.cc).

@@ -116,11 +116,8 @@ Result<CachedBuild> AgentService::BuildCommit(const TargetDef& def, const std::s
   // a build now.
   auto built = build_cache_->Build(def.recipe, *oid);
   if (!built.ok()) return built.status();
-  if (!built->ok) {
-    return Status::FailedPrecondition("build of " + oid->substr(0, 12) +
-                                      " failed: " + built->failure);
-  }
-  spdlog::info("target {}: commit {} built in {}", def.name, *oid, built->output_dir);
+  if (built->ok)
+    spdlog::info("target {}: commit {} built in {}", def.name, *oid, built->output_dir);
   return built;
 }
 
@@ -159,6 +156,12 @@ grpc::Status AgentService::StartTarget(grpc::ServerContext* ctx, const v1::Start
   if (!req->commit().empty()) {
     auto built = BuildCommit(*def, req->commit());
     if (!built.ok()) return rpc::ToGrpcStatus(built.status());
+    if (!built->ok) {
+      return rpc::ToGrpcStatus(
+          Status::FailedPrecondition("build of " + built->commit.substr(0, 12) +
+                                     " failed: " + built->failure),
+          rpc::kBuildFailedReason);
+    }
     out_dir = built->output_dir;
     reply->set_commit(built->commit);
   }

@@ -320,7 +320,13 @@ bool WindowProtocol::StartTargetProcess() {
   SetDeadline(ctx, clock_, ready_budget + std::chrono::seconds(10));
   const auto called = clock_.Now();
   grpc::Status status = server_->StartTarget(&ctx, req, &reply);
-  if (!status.ok()) return Failed(Failure("start_target", placement_.server_agent, status, called));
+  if (!status.ok()) {
+    // A commit that does not build is its own step: never measured, and told from a target
+    // that would not start (docs/store.md, "windows"; a bisection passes over it).
+    const bool build_failed = rpc::HandlerReason(status) == rpc::kBuildFailedReason;
+    return Failed(
+        Failure(build_failed ? "build" : "start_target", placement_.server_agent, status, called));
+  }
   handle_ = reply.handle();
   target_window_ = window_;
   port_ = reply.port();

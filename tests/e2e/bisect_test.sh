@@ -78,6 +78,15 @@ expect_status 2 "$bin/benchlab" bisect "$work/bisect.toml" --target app --good m
   --bad "${oids[0]}" --db "$db"
 grep -q 'not an ancestor' "$work/err" || { cat "$work/err"; fail "ends the wrong way round"; }
 check "bad input exits 2 naming what is wrong"
+# An end that does not build: the search stops at its first look, saying so.
+"$bin/benchlab" bisect "$work/bisect.toml" --target app --good "${oids[0]}" --bad "${oids[3]}" \
+  --db "$db" --format json --progress off > "$work/end.json" 2> "$work/end.log" ||
+  { cat "$work/end.log"; fail "a bisection whose bad end does not build"; }
+jq -e '.state == "failed" and (.result | test("^the bad end [0-9a-f]{12} does not build: build: "))
+  and (.steps | length) == 0' "$work/end.json" > /dev/null ||
+  { cat "$work/end.json"; fail "a bad end that does not build did not stop the search"; }
+[ "$(grep -c '^measuring' "$work/end.log")" -eq 1 ] || { cat "$work/end.log"; fail "more than one look"; }
+check "an end that does not build stops the search at its first look"
 
 # --- the search ----------------------------------------------------------------------------
 "$bin/benchlab" bisect "$work/bisect.toml" --target app --good "${oids[0]}" --bad main \

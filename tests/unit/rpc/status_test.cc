@@ -31,6 +31,23 @@ TEST(RpcStatus, EveryCodeGoesAndComesBack) {
   EXPECT_TRUE(FromGrpcStatus(grpc::Status::OK).ok());
 }
 
+TEST(RpcStatus, AReasonRidesWithTheMarkAndKeepsTheCode) {
+  grpc::Status sent =
+      ToGrpcStatus(Status::FailedPrecondition("build of abc failed"), kBuildFailedReason);
+  EXPECT_EQ(sent.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_TRUE(FromHandler(sent));
+  EXPECT_EQ(HandlerReason(sent), "build_failed");
+  EXPECT_EQ(FromGrpcStatus(sent).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(FromGrpcStatus(sent).message(), "build of abc failed");
+  // No reason, an unmarked status (a reason-looking text from elsewhere), OK: none.
+  EXPECT_EQ(HandlerReason(ToGrpcStatus(Status::FailedPrecondition("x"))), "");
+  EXPECT_EQ(HandlerReason(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "x",
+                                       "other:failed_precondition/build_failed")),
+            "");
+  EXPECT_TRUE(ToGrpcStatus(Status::Ok(), kBuildFailedReason).ok());
+  EXPECT_EQ(HandlerReason(grpc::Status::OK), "");
+}
+
 TEST(RpcStatus, GrpcCodesAreTheDocumentedOnes) {
   EXPECT_EQ(ToGrpcStatus(Status::Unavailable("x")).error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_EQ(ToGrpcStatus(Status::IoError("x")).error_code(), grpc::StatusCode::INTERNAL);

@@ -16,6 +16,7 @@
 #include "agent/orphans.h"
 #include "agent/server/agent_service.h"
 #include "loadgen/http_client.h"
+#include "rpc/status.h"
 
 namespace benchlab {
 namespace {
@@ -191,6 +192,8 @@ TEST_F(AgentServiceCommitTest, AFailedBuildIsRefusedWithItsReasonEveryTime) {
               0u)
         << refused.error_message();
     EXPECT_TRUE(HasText(refused.error_message(), "step 1 of 1 (cp")) << refused.error_message();
+    // Its mark says the build failed, for the coordinator's "build" step.
+    EXPECT_EQ(rpc::HandlerReason(refused), rpc::kBuildFailedReason);
     EXPECT_TRUE(reply.handle().empty());
   }
   EXPECT_TRUE(fs::is_empty(dir_ + "/run")) << "nothing was started";
@@ -222,6 +225,9 @@ TEST_F(AgentServiceCommitTest, OutWithoutACommitAndACommitWithoutARecipeAreRefus
   EXPECT_TRUE(HasText(no_recipe.error_message(), "target \"hello\"") &&
               HasText(no_recipe.error_message(), "has no build recipe"))
       << no_recipe.error_message();
+  // Refusals of the same code that are no failed build do not say so.
+  EXPECT_EQ(rpc::HandlerReason(no_commit), "");
+  EXPECT_EQ(rpc::HandlerReason(no_recipe), "");
 
   // The same target without a commit runs its catalogue command as before.
   grpc::Status plain = Start("hello", "", &reply);

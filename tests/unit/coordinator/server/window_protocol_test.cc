@@ -319,6 +319,28 @@ TEST_F(WindowProtocolTest, UnavailableFromTheAgentsOwnCodeIsTheWindowsFailure) {
   EXPECT_FALSE(MeasuredAgain(reasons));
 }
 
+TEST_F(WindowProtocolTest, ACommitThatDoesNotBuildFailsTheBuildStep) {
+  const Status failed = Status::FailedPrecondition("build of eeeeeeeeeeee failed: exit status 2");
+  EXPECT_CALL(server(), StartTarget(_, _, _))
+      .WillOnce(Return(rpc::ToGrpcStatus(failed, rpc::kBuildFailedReason)))
+      // The same code and message without the reason: a target that would not start.
+      .WillOnce(Return(rpc::ToGrpcStatus(failed)))
+      // Another reason: the same.
+      .WillOnce(Return(rpc::ToGrpcStatus(failed, "something_else")));
+  const char* expected[] = {"build", "start_target", "start_target"};
+  for (const char* step : expected) {
+    WindowOutcome out = Run();
+    EXPECT_EQ(out.row.verdict, "failed");
+    std::vector<WindowReason> reasons = Reasons(out);
+    ASSERT_EQ(reasons.size(), 1u) << out.row.reasons;
+    EXPECT_EQ(reasons[0].kind, ReasonKind::kStep);
+    EXPECT_EQ(reasons[0].name, step);
+    EXPECT_EQ(reasons[0].code, "FAILED_PRECONDITION");
+    EXPECT_EQ(reasons[0].text, std::string(step) + ": agent srv: " + failed.message());
+    EXPECT_FALSE(MeasuredAgain(reasons));
+  }
+}
+
 TEST_F(WindowProtocolTest, AnAgentTheTransportCannotReachIsLost) {
   EXPECT_CALL(server(), StartTarget(_, _, _))
       .WillOnce(Return(grpc::Status(grpc::StatusCode::UNAVAILABLE, "failed to connect")));
