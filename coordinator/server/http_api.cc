@@ -230,6 +230,8 @@ void HttpApi::Routes(const std::string& web_root) {
       {Method::kGet, R"(/api/v1/campaigns/([^/]+)/profile-diff)", &HttpApi::GetProfileDiff},
       {Method::kGet, R"(/api/v1/series/([^/]+))", &HttpApi::GetSeries},
       {Method::kGet, R"(/api/v1/windows/(\d{1,18}))", &HttpApi::GetWindow},
+      {Method::kGet, "/api/v1/bisections", &HttpApi::GetBisections},
+      {Method::kGet, R"(/api/v1/bisections/(\d{1,18}))", &HttpApi::GetBisection},
       {Method::kGet, "/api/v1/agents", &HttpApi::GetAgents},
       {Method::kGet, "/metrics", &HttpApi::GetMetrics},
       {Method::kGet, "/api/v1/session", &HttpApi::GetSession},
@@ -341,6 +343,14 @@ void HttpApi::GetSeries(const httplib::Request& req, httplib::Response& res) {
 
 void HttpApi::GetWindow(const httplib::Request& req, httplib::Response& res) {
   ReplyDoc(res, WindowDoc(store_, std::stoll(req.matches[1].str())));
+}
+
+void HttpApi::GetBisections(const httplib::Request&, httplib::Response& res) {
+  ReplyDoc(res, BisectionListDoc(store_));
+}
+
+void HttpApi::GetBisection(const httplib::Request& req, httplib::Response& res) {
+  ReplyDoc(res, BisectionDoc(store_, std::stoll(req.matches[1].str())));
 }
 
 void HttpApi::GetAgents(const httplib::Request&, httplib::Response& res) {

@@ -84,6 +84,15 @@ Result<nlohmann::ordered_json> ProfileDoc(Store& store, const std::string& name,
 Result<nlohmann::ordered_json> ProfileDiffDoc(Store& store, const std::string& name,
                                               const std::string& base, const std::string& next,
                                               const std::string& cell);
+// GET /api/v1/bisections: {"bisections": [...]}, newest first, each {"id", "created_at",
+// "target", "cell", "figure", "state", "commits", "culprit" (null unless found), "change" (the
+// confirmations row it bisects, null when named by hand), "steps" (how many), "line":
+// CulpritLine}.
+Result<nlohmann::ordered_json> BisectionListDoc(Store& store);
+// GET /api/v1/bisections/ID: BisectionJson of the search with its steps, each step also with
+// "campaign_names" (its campaigns' names, null for one no longer stored), and "line":
+// CulpritLine. NotFound naming the id when no bisection has it.
+Result<nlohmann::ordered_json> BisectionDoc(Store& store, int64_t id);
 // The Host header values the dashboard answers (lower case): the address it listens on as
 // HOST:PORT; with a loopback or wildcard address also 127.0.0.1:PORT, localhost:PORT and
 // [::1]:PORT; and each of `names` (`--http-host`) as given and, when it has no port, with
@@ -132,6 +141,8 @@ class HttpApi {
   void GetProfileDiff(const httplib::Request& req, httplib::Response& res);
   void GetSeries(const httplib::Request& req, httplib::Response& res);
   void GetWindow(const httplib::Request& req, httplib::Response& res);
+  void GetBisections(const httplib::Request& req, httplib::Response& res);
+  void GetBisection(const httplib::Request& req, httplib::Response& res);
   void GetAgents(const httplib::Request& req, httplib::Response& res);
   void GetMetrics(const httplib::Request& req, httplib::Response& res);
   void GetSession(const httplib::Request& req, httplib::Response& res);

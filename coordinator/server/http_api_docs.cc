@@ -5,8 +5,10 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <utility>
 
+#include "analysis/bisect_report.h"
 #include "analysis/figure.h"
 #include "analysis/profile_export.h"
 #include "analysis/profile_report.h"
@@ -442,6 +444,57 @@ Result<ojson> WindowDoc(Store& store, int64_t id) {
                {"probes", std::move(probe_docs)},
                {"profile", std::move(profile)},
                {"rerunnable", rerunnable}};
+}
+
+Result<ojson> BisectionListDoc(Store& store) {
+  auto rows = store.ListBisections();
+  if (!rows.ok()) return rows.status();
+  ojson list = ojson::array();
+  for (auto it = rows->rbegin(); it != rows->rend(); ++it) {
+    auto record = store.LoadBisection(it->id);
+    if (!record.ok()) return record.status();
+    if (!*record) continue;  // deleted between the two reads
+    const BisectionRow& b = (*record)->bisection;
+    const bool found = b.state == "found" && !b.culprit.empty();
+    list.push_back({{"id", b.id},
+                    {"created_at", b.created_at},
+                    {"target", b.target},
+                    {"cell", b.cell},
+                    {"figure", b.figure},
+                    {"state", b.state},
+                    {"commits", b.commits},
+                    {"culprit", found ? ojson(b.culprit) : ojson(nullptr)},
+                    {"change", b.change_id > 0 ? ojson(b.change_id) : ojson(nullptr)},
+                    {"steps", (*record)->steps.size()},
+                    {"line", CulpritLine(**record)}});
+  }
+  return ojson{{"bisections", std::move(list)}};
+}
+
+Result<ojson> BisectionDoc(Store& store, int64_t id) {
+  auto record = store.LoadBisection(id);
+  if (!record.ok()) return record.status();
+  if (!*record) return Status::NotFound("no bisection with id " + std::to_string(id));
+  ojson doc = ojson(BisectionJson(**record));
+  // Each step's campaigns by name, for links to their pages: null for one no longer stored.
+  std::map<int64_t, ojson> names;
+  for (const BisectStepRow& step : (*record)->steps) {
+    for (int64_t campaign : step.campaigns) {
+      if (names.count(campaign)) continue;
+      auto row = store.FindCampaignById(campaign);
+      if (!row.ok()) return row.status();
+      names[campaign] = *row ? ojson((*row)->name) : ojson(nullptr);
+    }
+  }
+  ojson& steps = doc["steps"];
+  for (size_t i = 0; i < steps.size(); ++i) {
+    ojson campaign_names = ojson::array();
+    for (int64_t campaign : (*record)->steps[i].campaigns)
+      campaign_names.push_back(names[campaign]);
+    steps[i]["campaign_names"] = std::move(campaign_names);
+  }
+  doc["line"] = CulpritLine(**record);
+  return doc;
 }
 
 Result<ojson> HistogramDoc(const std::string& serialized, size_t max_buckets) {

@@ -567,6 +567,157 @@ TEST_F(HttpApiTest, UnknownWindowIsNotFound) {
   EXPECT_EQ(doc.status().code(), StatusCode::kNotFound);
 }
 
+// Two bisections of "app" in plaintext/c64: a search that found its culprit over 16 commits
+// (good at position 7, a failed build at 11, bad at 9, bad at 8: the culprit; its steps measured
+// by the demo campaign and one no longer stored), then a running one over 8 commits with one step
+// decided. Returns their ids, oldest first.
+std::pair<int64_t, int64_t> AddBisections(Store& store, int64_t demo_campaign) {
+  BisectionRow found;
+  found.created_at = "2026-12-06T01:00:00Z";
+  found.good_oid = std::string(40, 'a');
+  found.bad_oid = std::string(40, 'f');
+  found.target = "app";
+  found.cell = "plaintext/c64";
+  found.figure = "cpu_us_per_request";
+  found.commits = 16;
+  found.change_id = 3;
+  auto found_id = store.CreateBisection(found);
+  EXPECT_TRUE(found_id.ok()) << found_id.status().message();
+  if (!found_id.ok()) return {0, 0};
+  auto step = [&](int64_t bisection, char oid, int position, const std::string& decision,
+                  const std::string& subject) {
+    BisectStepRow s;
+    s.bisection_id = bisection;
+    s.oid = std::string(40, oid);
+    s.subject = subject;
+    s.position = position;
+    s.decision = decision;
+    s.build = decision == "build failed" ? "failed" : "built";
+    if (s.build == "built") {
+      s.campaigns = {demo_campaign, 9999};
+      s.rounds = 3;
+      s.estimate = decision == "bad" ? 1.06 : 1.0;
+      s.low = *s.estimate - 0.02;
+      s.high = *s.estimate + 0.02;
+      s.figures = {{10.0, 10.0, 10.6}};
+    }
+    auto appended = store.AppendBisectStep(s);
+    EXPECT_TRUE(appended.ok()) << appended.status().message();
+  };
+  step(*found_id, '7', 7, "good", "Tidy the parser");
+  step(*found_id, 'b', 11, "build failed", "Half a refactor");
+  step(*found_id, '9', 9, "bad", "Cache the routes");
+  step(*found_id, '8', 8, "bad", "Parse headers twice");
+  found.id = *found_id;
+  found.state = "found";
+  found.culprit = std::string(40, '8');
+  found.size = 1.058;
+  found.size_low = 1.041;
+  found.size_high = 1.076;
+  found.result = "first bad commit: 888888888888";
+  EXPECT_TRUE(store.UpdateBisection(found).ok());
+
+  BisectionRow running = found;
+  running.created_at = "2026-12-06T02:00:00Z";
+  running.commits = 8;
+  running.change_id = 0;
+  running.state = "running";
+  running.culprit.clear();
+  running.result.clear();
+  running.size.reset();
+  auto running_id = store.CreateBisection(running);
+  EXPECT_TRUE(running_id.ok()) << running_id.status().message();
+  if (!running_id.ok()) return {*found_id, 0};
+  step(*running_id, '3', 3, "good", "Rename a field");
+  return {*found_id, *running_id};
+}
+
+TEST_F(HttpApiTest, BisectionListIsNewestFirstWithEachSearchsLine) {
+  const auto [found, running] = AddBisections(*store_, campaign_id_);
+  auto doc = BisectionListDoc(*store_);
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  const auto& list = (*doc)["bisections"];
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0]["id"], running);
+  EXPECT_EQ(list[1]["id"], found);
+
+  const auto& r = list[0];
+  EXPECT_EQ(r["state"], "running");
+  EXPECT_EQ(r["commits"], 8);
+  EXPECT_EQ(r["steps"], 1);
+  EXPECT_TRUE(r["culprit"].is_null());
+  EXPECT_TRUE(r["change"].is_null());  // named by hand
+  EXPECT_EQ(r["line"], "bisection " + std::to_string(running) +
+                           ": running, 1 of 6 commits between the ends decided");
+
+  const auto& f = list[1];
+  EXPECT_EQ(f["created_at"], "2026-12-06T01:00:00Z");
+  EXPECT_EQ(f["target"], "app");
+  EXPECT_EQ(f["cell"], "plaintext/c64");
+  EXPECT_EQ(f["figure"], "cpu_us_per_request");
+  EXPECT_EQ(f["state"], "found");
+  EXPECT_EQ(f["commits"], 16);
+  EXPECT_EQ(f["culprit"], std::string(40, '8'));
+  EXPECT_EQ(f["change"], 3);
+  EXPECT_EQ(f["steps"], 4);
+  EXPECT_EQ(f["line"],
+            "culprit: 888888888888 'Parse headers twice', +5.8% [+4.1%, +7.6%] CPU "
+            "µs/req (bisection " +
+                std::to_string(found) + ", 3 commits measured)");
+}
+
+TEST_F(HttpApiTest, BisectionListOfAStoreWithoutSearchesIsEmpty) {
+  auto doc = BisectionListDoc(*store_);
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  ASSERT_TRUE((*doc)["bisections"].is_array());
+  EXPECT_TRUE((*doc)["bisections"].empty());
+}
+
+TEST_F(HttpApiTest, BisectionDocHasItsStepsWithCampaignNamesAndItsLine) {
+  const auto [found, running] = AddBisections(*store_, campaign_id_);
+  auto doc = BisectionDoc(*store_, found);
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  EXPECT_EQ((*doc)["id"], found);
+  EXPECT_EQ((*doc)["state"], "found");
+  EXPECT_EQ((*doc)["culprit_subject"], "Parse headers twice");
+  EXPECT_EQ((*doc)["change"], 3);
+  const auto& steps = (*doc)["steps"];
+  ASSERT_EQ(steps.size(), 4u);
+  std::vector<int> positions;
+  std::vector<std::string> decisions;
+  for (const auto& s : steps) {
+    positions.push_back(s["position"].get<int>());
+    decisions.push_back(s["decision"].get<std::string>());
+  }
+  EXPECT_EQ(positions, (std::vector<int>{7, 11, 9, 8}));
+  EXPECT_EQ(decisions, (std::vector<std::string>{"good", "build failed", "bad", "bad"}));
+  EXPECT_EQ(steps[0]["campaigns"], ojson::array({campaign_id_, 9999}));
+  // The demo campaign by name; the one no longer stored is null.
+  EXPECT_EQ(steps[0]["campaign_names"], ojson::array({"demo", nullptr}));
+  EXPECT_EQ(steps[1]["campaign_names"], ojson::array());  // a failed build measured nothing
+  EXPECT_EQ(steps[3]["estimate"], 1.06);
+  EXPECT_EQ(steps[3]["figures"][0]["bad"], 10.6);
+  EXPECT_EQ(
+      (*doc)["line"].get<std::string>().rfind("culprit: 888888888888 'Parse headers twice'", 0), 0u)
+      << (*doc)["line"];
+
+  auto other = BisectionDoc(*store_, running);
+  ASSERT_TRUE(other.ok()) << other.status().message();
+  EXPECT_EQ((*other)["state"], "running");
+  EXPECT_TRUE((*other)["culprit"].is_null());
+  ASSERT_EQ((*other)["steps"].size(), 1u);
+  EXPECT_EQ((*other)["line"], "bisection " + std::to_string(running) +
+                                  ": running, 1 of 6 commits between the ends decided");
+}
+
+TEST_F(HttpApiTest, UnknownBisectionIsNotFoundNamingTheId) {
+  AddBisections(*store_, campaign_id_);
+  auto doc = BisectionDoc(*store_, 4242);
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(doc.status().message(), "no bisection with id 4242");
+}
+
 // Campaigns nightly-1 .. nightly-`count` of the series "nightly": one target, "app", five valid
 // rounds each, ±1% apart, with ±0.5% from campaign to campaign; from campaign `step` on its req/s
 // is 10% lower and its version "v2" instead of "v1". The campaigns numbered in `warn` ran with
@@ -962,6 +1113,42 @@ TEST_F(HttpServerTest, ServesASeriesAndSaysWhatIsWrongWithABadOne) {
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 404);
   EXPECT_EQ(ojson::parse(missing->body)["error"], "no series \"nighty\" (series: demo, nightly)");
+}
+
+TEST_F(HttpServerTest, ServesBisectionsAndA404ForAnUnknownOne) {
+  const auto [found, running] = AddBisections(*store_, campaign_id_);
+  Serve("");
+  auto list = client_->Get("/api/v1/bisections");
+  ASSERT_TRUE(list);
+  EXPECT_EQ(list->status, 200) << list->body;
+  EXPECT_EQ(list->get_header_value("Content-Type"), "application/json");
+  EXPECT_EQ(list->get_header_value("Cache-Control"), "no-store");
+  const ojson listed = ojson::parse(list->body);
+  ASSERT_EQ(listed["bisections"].size(), 2u);
+  EXPECT_EQ(listed["bisections"][0]["id"], running);
+  EXPECT_EQ(listed["bisections"][1]["culprit"], std::string(40, '8'));
+
+  auto one = client_->Get("/api/v1/bisections/" + std::to_string(found));
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->status, 200) << one->body;
+  const ojson doc = ojson::parse(one->body);
+  EXPECT_EQ(doc["steps"].size(), 4u);
+  EXPECT_EQ(doc["steps"][2]["campaign_names"][0], "demo");
+  EXPECT_EQ(doc["line"].get<std::string>().rfind("culprit: 888888888888", 0), 0u) << doc["line"];
+
+  auto missing = client_->Get("/api/v1/bisections/4242");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(missing->get_header_value("Content-Type"), "application/json");
+  EXPECT_EQ(ojson::parse(missing->body)["error"], "no bisection with id 4242");
+
+  // Not an id: no route of its own, so the API's unknown path.
+  auto word = client_->Get("/api/v1/bisections/latest");
+  ASSERT_TRUE(word);
+  EXPECT_EQ(word->status, 404);
+  EXPECT_NE(ojson::parse(word->body)["error"].get<std::string>().find("no such API path"),
+            std::string::npos)
+      << word->body;
 }
 
 TEST_F(HttpServerTest, AnUnchangedCampaignIsNotSentAgain) {
