@@ -80,6 +80,8 @@ export const api = {
     getJSON(`/api/v1/campaigns/${encodeURIComponent(name)}/profile-diff?${params(query)}`, opts),
   window: (id, opts) => getJSON(`/api/v1/windows/${encodeURIComponent(id)}`, opts),
   agents: (opts) => getJSON('/api/v1/agents', opts),
+  bisections: (opts) => getJSON('/api/v1/bisections', opts),
+  bisection: (id, opts) => getJSON(`/api/v1/bisections/${encodeURIComponent(id)}`, opts),
   rerun: (ids) => postJSON('/api/v1/rerun', { window_ids: ids }),
   // Who this page is: {name, role, reads_open, can_rerun} (the session cookie is HttpOnly).
   session: () => request('/api/v1/session', { cache: 'no-store' }),

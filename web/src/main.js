@@ -9,6 +9,7 @@ import { campaignPage } from './pages/campaign.js';
 import { windowPage } from './pages/window.js';
 import { seriesPage } from './pages/series.js';
 import { agentsPage } from './pages/agents.js';
+import { bisectionsPage, bisectionPage } from './pages/bisections.js';
 import { loginPage } from './pages/login.js';
 import { errorBox } from './ui.js';
 import { logOut, needsLogIn, onSessionChange, refreshSession, session } from './session.js';
@@ -35,6 +36,12 @@ const routes = [
     pattern: /^#\/windows\/(\d+)$/,
     nav: 'campaigns',
     mount: (el, m) => windowPage(el, Number(m[1])),
+  },
+  { pattern: /^#\/bisections\/?$/, nav: 'bisections', mount: (el) => bisectionsPage(el) },
+  {
+    pattern: /^#\/bisections\/(\d{1,18})$/,
+    nav: 'bisections',
+    mount: (el, m) => bisectionPage(el, m[1]),
   },
   { pattern: /^#\/agents\/?$/, nav: 'agents', mount: (el) => agentsPage(el) },
   { pattern: /^#\/login$/, nav: 'login', mount: (el) => loginPage(el, afterLogIn) },
@@ -111,6 +118,7 @@ function shell() {
           'nav',
           { 'aria-label': 'Sections' },
           h('a', { href: '#/', dataset: { nav: 'campaigns' } }, 'Campaigns'),
+          h('a', { href: '#/bisections', dataset: { nav: 'bisections' } }, 'Bisections'),
           h('a', { href: '#/agents', dataset: { nav: 'agents' } }, 'Agents'),
         ),
         h('div', { id: 'who', class: 'who' }),
