@@ -10,7 +10,9 @@
 // and agents pages list what the API lists, a profiled campaign's flame graph draws its frames,
 // highlights a search and diffs two targets with the grown frame marked "+", redraws one
 // window's profile from its Window choice, a profiled window's page draws that window's flame
-// graph, a change confirmed by a profiled re-measurement links to its profile diff, no request
+// graph, a change confirmed by a profiled re-measurement links to its profile diff, a found
+// bisection's page draws its range shrinking to the culprit and lists its steps as the API does,
+// no request
 // leaves the coordinator's origin, and its Content-Security-Policy refuses nothing the page does.
 // Run by dashboard_test.sh, which starts the lab and sets:
 //   BENCHLAB_URL        the coordinator's HTTPS address (https://127.0.0.1:PORT)
@@ -26,6 +28,8 @@
 //                       profiled (perf present); empty otherwise
 //   BENCHLAB_PROF_CAMPAIGN  a profiled campaign: hello-a, and hello-b slowed in SpendCpu (baseline
 //                       hello-a, one cell hello/c4); empty when perf is missing
+//   BENCHLAB_BISECTION  the id of a found bisection of 16 commits: good at 7, build failed at 11,
+//                       bad at 9, bad at 8 (the culprit, whose subject holds markup)
 //   BENCHLAB_AGENTS     the agents' names, comma-separated
 //   BENCHLAB_CHROMIUM   the browser (/usr/bin/chromium)
 //   BENCHLAB_PROFILE    an empty directory for the browser's profile
@@ -50,6 +54,7 @@ const seriesStep = process.env.BENCHLAB_SERIES_STEP;
 const modesSeries = process.env.BENCHLAB_MODES_SERIES;
 const seriesProfiled = Boolean(process.env.BENCHLAB_SERIES_PROFILED);
 const profCampaign = process.env.BENCHLAB_PROF_CAMPAIGN ?? "";
+const bisection = process.env.BENCHLAB_BISECTION;
 const agents = (process.env.BENCHLAB_AGENTS ?? "").split(",").filter(Boolean);
 const artifacts = process.env.BENCHLAB_ARTIFACTS;
 const origin = new URL(base).origin;
@@ -929,6 +934,67 @@ describe("dashboard", () => {
       assert.ok(state, `the API lists ${name}`);
     }
     await shot("agents");
+  });
+
+  it("lists the bisection and draws its range shrinking to the culprit", async () => {
+    const list = await api("/api/v1/bisections");
+    const doc = await api(`/api/v1/bisections/${bisection}`);
+    await open("#/bisections");
+    const row = page.locator(`#bisections tr[data-bisection="${bisection}"]`);
+    await row.waitFor();
+    assert.equal(await row.getAttribute("data-state"), "found");
+    assert.equal(
+      await page.locator("#bisections tbody tr").count(),
+      list.bisections.length,
+    );
+    assert.match(await row.innerText(), /culprit: 888888888888/);
+    await shot("bisections");
+
+    await row.locator("a[data-bisection-link]").first().click();
+    await page.locator("#bisect-steps").waitFor();
+    assert.equal(await page.locator("#culprit-line").innerText(), doc.line);
+    // The subject's markup is text, never elements.
+    assert.match(doc.line, /Parse <b>headers<\/b> twice/);
+    assert.equal(await page.locator("#culprit-line b").count(), 0);
+    assert.equal(await page.locator("#bisect-steps b").count(), 0);
+    const steps = page.locator("#bisect-steps tbody tr");
+    assert.equal(await steps.count(), doc.steps.length);
+    for (let i = 0; i < doc.steps.length; i++) {
+      assert.equal(
+        await steps.nth(i).getAttribute("data-decision"),
+        doc.steps[i].decision,
+      );
+      assert.equal(
+        await steps.nth(i).getAttribute("data-position"),
+        String(doc.steps[i].position),
+      );
+    }
+    // The measured steps link their stored campaign by name; the one not stored is its id.
+    const first = steps.nth(0);
+    assert.equal(
+      await first.locator('a[data-campaign-link="modes-1"]').count(),
+      1,
+    );
+    assert.match(await first.innerText(), /#9999/);
+    const band = JSON.parse(
+      await page.locator("#chart-range").getAttribute("data-band"),
+    );
+    assert.deepEqual(
+      band.map((b) => [b.step, b.low, b.high]),
+      [
+        [0, 0, 15],
+        [1, 7, 15],
+        [2, 7, 15],
+        [3, 7, 9],
+        [4, 7, 8],
+      ],
+    );
+    await shot("bisection");
+
+    await open("#/bisections/4242");
+    const error = page.locator("#error");
+    await error.waitFor();
+    assert.match(await error.innerText(), /no bisection with id 4242/);
   });
 
   it("shows the API's error for a campaign that does not exist", async () => {

@@ -7,7 +7,7 @@
 # a step (`benchlab run`, its last campaign and re-measurement profiled where perf is present),
 # for the series page, a series of three campaigns whose gate modes differ, and a profiled
 # campaign of two hello-servers, one slowed in SpendCpu (`benchlab run --profile`, where perf is
-# present), for the flame graphs; then
+# present), for the flame graphs, and a found bisection's rows; then
 # tests/browser/dashboard.test.mjs (node's test runner, playwright-core) drives the page.
 # Everything started here is stopped on exit.
 # Exit 77: skipped, when Chromium is missing and cannot be installed, or cannot start here.
@@ -154,6 +154,35 @@ for i in 1 2 3; do
     --no-remeasure "${gates[@]}" > "$work/modes-$i.log" 2>&1 || fail "campaign modes-$i (benchlab run)"
 done
 echo "ok: series modes measured"
+
+# --- a bisection -------------------------------------------------------------------------------
+# A found search of 16 commits, its rows written as `benchlab bisect` stores them (docs/store.md,
+# "bisections" and "bisect_steps"): good at 7, a failed build at 11, bad at 9, bad at 8 (the
+# culprit); its measured steps name modes-1's campaign and one not stored. The culprit's subject
+# holds markup, which the page must show as text.
+sqlite3 "$work/lab.db" <<'SQL' || fail "the bisection's rows (sqlite3)"
+INSERT INTO bisections (id, created_at, good_oid, bad_oid, target, cell, figure, commits, state,
+  result, culprit, size, size_low, size_high, confidence)
+VALUES (7, '2026-12-06T01:00:00Z', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+  'ffffffffffffffffffffffffffffffffffffffff', 'app', 'hello/c2', 'cpu_us_per_request', 16,
+  'found', 'first bad commit: 888888888888', '8888888888888888888888888888888888888888', 1.058,
+  1.041, 1.076, 0.95);
+INSERT INTO bisect_steps (bisection_id, step, oid, subject, build, campaigns, rounds, decision,
+  estimate, low, high, figures, recorded_at, position)
+VALUES
+  (7, 1, '7777777777777777777777777777777777777777', 'Tidy the parser', 'built',
+   json_array((SELECT id FROM campaigns WHERE name = 'modes-1'), 9999), 3, 'good', 1.0, 0.98,
+   1.02, '[[10.0,10.0,10.6]]', '2026-12-06T01:10:00Z', 7),
+  (7, 2, 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 'Half a refactor', 'failed', '[]', 0,
+   'build failed', NULL, NULL, NULL, '[]', '2026-12-06T01:20:00Z', 11),
+  (7, 3, '9999999999999999999999999999999999999999', 'Cache the routes', 'built',
+   json_array((SELECT id FROM campaigns WHERE name = 'modes-1')), 3, 'bad', 1.06, 1.04, 1.08,
+   '[[10.0,10.0,10.6]]', '2026-12-06T01:30:00Z', 9),
+  (7, 4, '8888888888888888888888888888888888888888', 'Parse <b>headers</b> twice', 'built',
+   json_array((SELECT id FROM campaigns WHERE name = 'modes-1')), 3, 'bad', 1.05, 1.03, 1.07,
+   '[[10.0,10.0,10.6]]', '2026-12-06T01:40:00Z', 8);
+SQL
+echo "ok: bisection 7 stored"
 
 # --- a profiled campaign ---------------------------------------------------------------------
 # CPU profiles for the flame graphs (docs/profiles.md), by `benchlab run --profile` before the
@@ -324,7 +353,7 @@ mkdir -p "$artifacts" "$work/profile"
 status=0
 BENCHLAB_URL="https://127.0.0.1:$http_port" BENCHLAB_CAMPAIGN=browser BENCHLAB_STATS_CAMPAIGN=browser-stats \
   BENCHLAB_SERIES=steps BENCHLAB_SERIES_STEP=steps-6 BENCHLAB_SERIES_PROFILED="$series_profiled" \
-  BENCHLAB_MODES_SERIES=modes \
+  BENCHLAB_MODES_SERIES=modes BENCHLAB_BISECTION=7 \
   BENCHLAB_PROF_CAMPAIGN="$prof_campaign" \
   BENCHLAB_VIEWER_TOKEN="$viewer_token" BENCHLAB_OPERATOR_TOKEN="$operator_token" \
   BENCHLAB_SPKI="$spki" NODE_EXTRA_CA_CERTS="$work/ca/ca.pem" \
