@@ -18,6 +18,7 @@ import {
   bisectionHash,
 } from '../bisect_model.js';
 import { ChartSet, chartBox } from '../charts.js';
+import { profileHash } from '../profile_model.js';
 import { errorBox, loading, Poller, section } from '../ui.js';
 
 const RUNNING_POLL_MS = 3000;
@@ -333,6 +334,21 @@ function renderOne(el, doc, status, charts) {
                   dataset: { campaignLink: doc.culprit_campaign },
                 },
                 doc.culprit_campaign,
+              ),
+              ', ',
+              // The look's builds are named T-good (the parent) and T-candidate (the culprit),
+              // coordinator/server/bisect_plan.h.
+              h(
+                'a',
+                {
+                  href: profileHash(doc.culprit_campaign, {
+                    target: `${doc.target}-candidate`,
+                    compare: `${doc.target}-good`,
+                    cell: doc.cell,
+                  }),
+                  dataset: { profileDiff: doc.culprit_campaign },
+                },
+                'where the CPU went',
               ),
               '.',
             ]
