@@ -527,10 +527,11 @@ SelftestCalibration CalibrateSelftest(const std::vector<double>& selftest_ms) {
 }
 
 AgentCalibration Calibrate(const std::vector<double>& selftest_ms) {
-  AgentCalibration c{CalibrateSelftest(selftest_ms), {}, {}};
+  AgentCalibration c{CalibrateSelftest(selftest_ms), {}};
   for (double ms : selftest_ms) {
-    if (ms > 0) c.recent.push_back(ms), c.accepted.push_back(ms);
+    if (ms > 0) c.accepted.push_back(ms);
   }
+  while (c.accepted.size() > kRecentSelftests) c.accepted.pop_front();
   return c;
 }
 
@@ -544,19 +545,16 @@ std::optional<double> HostSpread(const AgentCalibration& calibration) {
 std::optional<double> SelfTestDrift(Calibration& calibration, const std::string& agent,
                                     double selftest_ms, std::optional<double> refuse_above) {
   auto it = calibration.find(agent);
-  if (it == calibration.end() || it->second.recent.empty() || selftest_ms <= 0) {
+  if (it == calibration.end() || it->second.accepted.empty() || selftest_ms <= 0) {
     return std::nullopt;
   }
-  std::deque<double>& recent = it->second.recent;
-  const double median = Median({recent.begin(), recent.end()});
+  std::deque<double>& accepted = it->second.accepted;
+  const double median = Median({accepted.begin(), accepted.end()});
   if (median <= 0) return std::nullopt;
   const double drift = selftest_ms / median - 1;
   if (!refuse_above || drift <= *refuse_above) {
-    recent.push_back(selftest_ms);
-    while (recent.size() > kCalibrationSamples) recent.pop_front();
-    std::deque<double>& accepted = it->second.accepted;
     accepted.push_back(selftest_ms);
-    while (accepted.size() > kSpreadSamples) accepted.pop_front();
+    while (accepted.size() > kRecentSelftests) accepted.pop_front();
   }
   return drift;
 }

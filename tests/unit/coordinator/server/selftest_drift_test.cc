@@ -38,15 +38,15 @@ TEST(SelfTestCalibrationTest, TooFewRunsGiveNoSpreadAndRunsThatDidNotRunAreLeftO
   SelftestCalibration five = CalibrateSelftest({100, 0, 100, 100, 100, 100});
   EXPECT_EQ(five.runs, 5);
   EXPECT_EQ(five.spread, 0.0);
-  EXPECT_EQ(Calibrate({100, 0, 90}).recent, (std::deque<double>{100, 90}));
+  EXPECT_EQ(Calibrate({100, 0, 90}).accepted, (std::deque<double>{100, 90}));
 }
 
 TEST(SelfTestDriftTest, TheFirstWindowIsJudgedAgainstTheMedianOfEveryCalibrationRun) {
   Calibration calibration{{"load", Calibrate({100, 96, 104, 98, 103, 99, 160})}};
   EXPECT_NEAR(*SelfTestDrift(calibration, "load", 115), 0.15, 1e-12);
-  // Then only the most recent kCalibrationSamples count: 98 103 99 160 115, median 103.
-  EXPECT_EQ(calibration["load"].recent.size(), kCalibrationSamples);
-  EXPECT_NEAR(*SelfTestDrift(calibration, "load", 103), 0, 1e-12);
+  // Then the runs and the window's: 96 98 99 100 103 104 115 160, median 101.5.
+  EXPECT_EQ(calibration["load"].accepted.size(), 8u);
+  EXPECT_NEAR(*SelfTestDrift(calibration, "load", 103), 103 / 101.5 - 1, 1e-12);
 }
 
 TEST(SelfTestDriftTest, DriftIsFromTheMedianOfRecentSelfTests) {
@@ -55,17 +55,24 @@ TEST(SelfTestDriftTest, DriftIsFromTheMedianOfRecentSelfTests) {
   ASSERT_TRUE(drift.has_value());
   EXPECT_NEAR(*drift, 0.30, 1e-12);  // median 100
   // The window's self-test joins the calibration: 96 100 104 130, median 102.
-  EXPECT_EQ(calibration["load"].recent.size(), 4u);
+  EXPECT_EQ(calibration["load"].accepted.size(), 4u);
   EXPECT_NEAR(*SelfTestDrift(calibration, "load", 102), 0, 1e-12);
   // Faster is negative drift.
   EXPECT_NEAR(*SelfTestDrift(calibration, "load", 51), -0.5, 1e-12);  // median 102
 }
 
-TEST(SelfTestDriftTest, OnlyTheLastFiveCount) {
+TEST(SelfTestDriftTest, OnlyTheLastFifteenCount) {
   Calibration calibration{{"load", Calibrate({100, 100, 100})}};
-  for (int i = 0; i < 5; ++i) (void)SelfTestDrift(calibration, "load", 200);
-  EXPECT_EQ(calibration["load"].recent.size(), kCalibrationSamples);
-  EXPECT_NEAR(*SelfTestDrift(calibration, "load", 200), 0, 1e-12);  // the 100s are forgotten
+  for (int i = 0; i < 8; ++i) (void)SelfTestDrift(calibration, "load", 150);
+  for (int i = 0; i < 7; ++i) (void)SelfTestDrift(calibration, "load", 200);
+  EXPECT_EQ(calibration["load"].accepted.size(), kRecentSelftests);
+  // 8 x 150 and 7 x 200: the 100s are forgotten, the median is 150.
+  EXPECT_NEAR(*SelfTestDrift(calibration, "load", 150), 0, 1e-12);
+  EXPECT_EQ(calibration["load"].accepted.size(), kRecentSelftests);
+  // Still 8 x 150 and 7 x 200; one more 200 is judged against 150 and the oldest 150 leaves:
+  // 7 x 150 and 8 x 200, median 200.
+  EXPECT_NEAR(*SelfTestDrift(calibration, "load", 200), 200.0 / 150 - 1, 1e-12);
+  EXPECT_NEAR(*SelfTestDrift(calibration, "load", 200), 0, 1e-12);
 }
 
 TEST(SelfTestDriftTest, ADisturbedStartIsForgottenAfterAFewWindows) {
@@ -74,11 +81,12 @@ TEST(SelfTestDriftTest, ADisturbedStartIsForgottenAfterAFewWindows) {
   std::vector<double> drifts;
   for (int i = 0; i < 5; ++i) drifts.push_back(*SelfTestDrift(calibration, "load", 100));
   // Three windows are judged against the disturbed start (median 160: 100 is 37.5% faster),
-  // then the quiet runs are the majority of the last five (160 160 100 100 100: median 100).
+  // the fourth against 160 160 160 100 100 100 (median 130), then the quiet runs are the
+  // majority (median 100).
   EXPECT_NEAR(drifts[0], -0.375, 1e-12);
   EXPECT_NEAR(drifts[1], -0.375, 1e-12);
   EXPECT_NEAR(drifts[2], -0.375, 1e-12);
-  EXPECT_NEAR(drifts[3], 0, 1e-12);
+  EXPECT_NEAR(drifts[3], 100.0 / 130 - 1, 1e-12);
   EXPECT_NEAR(drifts[4], 0, 1e-12);
 }
 
@@ -98,8 +106,27 @@ TEST(SelfTestDriftTest, ALastingSlowdownBeyondTheThresholdNeverBecomesTheNorm) {
   EXPECT_NEAR(drifts.back(), 0, 1e-12);
   // A faster run always joins: a slow start is still forgotten with the threshold in place.
   Calibration slow_start{{"load", Calibrate({160, 160, 160})}};
-  for (int i = 0; i < 3; ++i) (void)SelfTestDrift(slow_start, "load", 100, 0.25);
+  for (int i = 0; i < 4; ++i) (void)SelfTestDrift(slow_start, "load", 100, 0.25);
   EXPECT_NEAR(*SelfTestDrift(slow_start, "load", 100, 0.25), 0, 1e-12);
+}
+
+// The load host's self-tests of an A/A campaign on the 2-core development VM, as stored
+// (tests: windows.selftest_load_ms): the self-test took 7.6-7.9 ms or 10-12.8 ms for minutes at
+// a time, and the windows' req/s and CPU per request did not follow. A norm of the last five
+// followed the fast speed down and refused 7 of these 30 windows at +51% to +61% against the
+// threshold's cap of 50%; the norm of the last fifteen refuses none. A process competing for
+// the CPU afterwards (twice as slow) is still refused, window after window.
+TEST(SelfTestDriftTest, AHostOfTwoSpeedsIsNotRefusedForEither) {
+  Calibration calibration{{"load", Calibrate({11.2, 11.6, 11.9, 12.0, 12.2, 12.5, 12.9})}};
+  const double load_ms[] = {12.04, 10.26, 10.41, 10.27, 9.88,  10.22, 11.37, 7.74,  10.61, 7.63,
+                            7.97,  7.60,  7.81,  10.68, 12.53, 12.41, 12.75, 12.62, 12.50, 11.96,
+                            7.66,  11.84, 11.60, 11.01, 12.20, 11.64, 11.34, 14.70, 12.10, 12.38};
+  for (double ms : load_ms) {
+    EXPECT_LE(*SelfTestDrift(calibration, "load", ms, 0.5), 0.5) << ms << " ms";
+  }
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_GT(*SelfTestDrift(calibration, "load", 24.0, 0.5), 0.5) << "window " << i;
+  }
 }
 
 TEST(SelfTestDriftTest, OneLuckyFastRunMovesNothing) {
@@ -113,8 +140,8 @@ TEST(SelfTestDriftTest, EachAgentHasItsOwn) {
                           {"load", Calibrate({100, 100, 100})}};
   EXPECT_NEAR(*SelfTestDrift(calibration, "server", 55), 0.10, 1e-12);
   EXPECT_NEAR(*SelfTestDrift(calibration, "load", 90), -0.10, 1e-12);
-  EXPECT_EQ(calibration["server"].recent.back(), 55);
-  EXPECT_EQ(calibration["load"].recent.back(), 90);
+  EXPECT_EQ(calibration["server"].accepted.back(), 55);
+  EXPECT_EQ(calibration["load"].accepted.back(), 90);
 }
 
 // Seven back-to-back start runs within 1%; then the host wanders by up to 15% from window to
@@ -128,8 +155,8 @@ TEST(HostSpreadTest, TheSpreadGrowsWithTheHostsWanderOverTheCampaign) {
                     88.0, 100.0, 106.0}) {
     (void)SelfTestDrift(calibration, "load", ms, 0.5);
   }
-  EXPECT_EQ(calibration["load"].accepted.size(), kSpreadSamples);
-  // The start runs have left the window of kSpreadSamples: median 100, median deviation 8%.
+  EXPECT_EQ(calibration["load"].accepted.size(), kRecentSelftests);
+  // The start runs have left the window of kRecentSelftests: median 100, median deviation 8%.
   EXPECT_NEAR(*HostSpread(calibration["load"]), 1.4826 * 0.08, 1e-12);
   EXPECT_GT(*HostSpread(calibration["load"]), start);
 }
