@@ -187,3 +187,14 @@ export function chartBox(id, label, height = 260) {
   box.appendChild(canvas);
   return { box, canvas };
 }
+
+// A legend below the chart, with each dataset's point style, listing only the datasets marked
+// `legendEntry` (bands and guide lines stay out of it).
+export const legendBelow = () => ({
+  display: true,
+  position: 'bottom',
+  labels: {
+    usePointStyle: true,
+    filter: (item, data) => data.datasets[item.datasetIndex].legendEntry,
+  },
+});

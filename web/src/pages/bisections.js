@@ -17,7 +17,7 @@ import {
   shortOid,
   bisectionHash,
 } from '../bisect_model.js';
-import { ChartSet, chartBox } from '../charts.js';
+import { ChartSet, chartBox, legendBelow } from '../charts.js';
 import { profileHash } from '../profile_model.js';
 import { errorBox, loading, Poller, section } from '../ui.js';
 
@@ -206,14 +206,7 @@ function rangeConfig(range) {
         },
       },
       plugins: {
-        legend: {
-          display: true,
-          position: 'bottom',
-          labels: {
-            usePointStyle: true,
-            filter: (item, data) => data.datasets[item.datasetIndex].legendEntry,
-          },
-        },
+        legend: legendBelow(),
         tooltip: {
           // A point's step, or the band where a step is (not where it is held past the last).
           filter: (item) =>

@@ -25,7 +25,7 @@ import {
 } from '../series_model.js';
 import { gateJudgement } from '../model.js';
 import { profileHash } from '../profile_model.js';
-import { ChartSet, chartBox, colourOf } from '../charts.js';
+import { ChartSet, chartBox, colourOf, legendBelow } from '../charts.js';
 import { errorBox, loading, Poller, section } from '../ui.js';
 
 const POLL_MS = 10000;
@@ -127,14 +127,7 @@ function cellConfig(doc, datasets, figure, markers, zoom) {
       },
       layout: { padding: { top: 40 } }, // room for the change points' labels
       plugins: {
-        legend: {
-          display: true,
-          position: 'bottom',
-          labels: {
-            usePointStyle: true,
-            filter: (item, data) => data.datasets[item.datasetIndex].legendEntry,
-          },
-        },
+        legend: legendBelow(),
         markers: { list: markers },
         tooltip: {
           callbacks: {

@@ -99,6 +99,36 @@ class SeriesViewsTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
+  // The re-measurement of the series' one change (rps), recorded as a coordinator records it:
+  // confirmed, new / old 0.75 [0.73, 0.77] over 6 rounds. Its confirmations row's id.
+  Result<int64_t> RecordConfirmedChange() {
+    auto stored = LoadStoredSeries(*store_, "nightly");
+    if (!stored.ok()) return stored.status();
+    const Series series = BuildSeries("nightly", stored->inputs, Metric::kRps);
+    auto found = FindStoredSeriesChanges(*store_, series, {});
+    if (!found.ok()) return found.status();
+    if (found->size() != 1) return Status::Internal("expected one change");
+    const SeriesChange& change = found->front();
+    ConfirmationRow row;
+    row.series = "nightly";
+    row.pair = change.key.pair;
+    row.scenario = change.key.scenario;
+    row.load_level = change.key.load_level;
+    row.target = change.key.target;
+    row.figure = "rps";
+    row.after_campaign_id = change.after->id;
+    row.old_campaign_id = change.old_build->id;
+    row.new_campaign_id = stored->campaigns.back().id;
+    row.campaign = "nightly-10-remeasure-1";
+    row.status = "confirmed";
+    row.estimate = 0.75;
+    row.low = 0.73;
+    row.high = 0.77;
+    row.rounds = 6;
+    row.detail = "decided";
+    return store_->RecordConfirmation(row);
+  }
+
   fs::path dir_;
   std::unique_ptr<Store> store_;
 };
@@ -202,31 +232,7 @@ TEST_F(SeriesViewsTest, ARegressionCountsAsConfirmedOnlyOnceItsReMeasurementSays
   EXPECT_FALSE(suspected->confirmed_regression);
 
   // The re-measurement of that change, recorded as a coordinator records it.
-  auto stored = LoadStoredSeries(*store_, "nightly");
-  ASSERT_TRUE(stored.ok());
-  const Series series = BuildSeries("nightly", stored->inputs, Metric::kRps);
-  auto found = FindStoredSeriesChanges(*store_, series, {});
-  ASSERT_TRUE(found.ok());
-  ASSERT_EQ(found->size(), 1u);
-  const SeriesChange& change = found->front();
-  ConfirmationRow row;
-  row.series = "nightly";
-  row.pair = change.key.pair;
-  row.scenario = change.key.scenario;
-  row.load_level = change.key.load_level;
-  row.target = change.key.target;
-  row.figure = "rps";
-  row.after_campaign_id = change.after->id;
-  row.old_campaign_id = change.old_build->id;
-  row.new_campaign_id = stored->campaigns.back().id;
-  row.campaign = "nightly-10-remeasure-1";
-  row.status = "confirmed";
-  row.estimate = 0.75;
-  row.low = 0.73;
-  row.high = 0.77;
-  row.rounds = 6;
-  row.detail = "decided";
-  auto change_id = store_->RecordConfirmation(row);
+  auto change_id = RecordConfirmedChange();
   ASSERT_TRUE(change_id.ok()) << change_id.status().message();
 
   auto confirmed = RegressionsText(*store_, query);
@@ -253,27 +259,7 @@ TEST_F(SeriesViewsTest, AConfirmedChangeShowsTheNewestBisectionOfIt) {
   query.series = "nightly";
   query.figures = {"rps"};
   query.format = "json";
-  auto stored = LoadStoredSeries(*store_, "nightly");
-  ASSERT_TRUE(stored.ok());
-  const Series series = BuildSeries("nightly", stored->inputs, Metric::kRps);
-  auto found = FindStoredSeriesChanges(*store_, series, {});
-  ASSERT_TRUE(found.ok());
-  ASSERT_EQ(found->size(), 1u);
-  const SeriesChange& change = found->front();
-  ConfirmationRow row;
-  row.series = "nightly";
-  row.pair = change.key.pair;
-  row.scenario = change.key.scenario;
-  row.load_level = change.key.load_level;
-  row.target = change.key.target;
-  row.figure = "rps";
-  row.after_campaign_id = change.after->id;
-  row.old_campaign_id = change.old_build->id;
-  row.new_campaign_id = stored->campaigns.back().id;
-  row.campaign = "nightly-10-remeasure-1";
-  row.status = "confirmed";
-  row.rounds = 6;
-  auto change_id = store_->RecordConfirmation(row);
+  auto change_id = RecordConfirmedChange();
   ASSERT_TRUE(change_id.ok()) << change_id.status().message();
 
   // Not bisected yet: no bisection in any form.
