@@ -1,10 +1,13 @@
 #include "cli/bisect_run.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -144,6 +147,49 @@ void AddCulpritProfileJson(Store& store, const BisectionRecord& record, nlohmann
   out["culprit_profile"] = profile;
 }
 
+// Who runs a stored search: an exclusive lock (flock) on <db>.bisect-<id>.lock, held for as
+// long as the process measures it, so that a second `--resume` of a search still running is
+// refused instead of measuring the same commits twice. The kernel drops the lock with the
+// process, so a search whose process was killed can be resumed at once.
+class SearchLock {
+ public:
+  SearchLock() = default;
+  SearchLock(const SearchLock&) = delete;
+  SearchLock& operator=(const SearchLock&) = delete;
+  ~SearchLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  // Ok, or FailedPrecondition when another process holds it, IoError when it cannot be made.
+  Status Take(const std::string& db, int64_t id) {
+    path_ = std::filesystem::absolute(db).string() + ".bisect-" + std::to_string(id) + ".lock";
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd_ < 0) return Status::IoError(path_ + ": " + std::strerror(errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      ::close(fd_);
+      fd_ = -1;
+      if (err == EWOULDBLOCK) {
+        return Status::FailedPrecondition("bisection " + std::to_string(id) +
+                                          " is being measured by another process (it holds " +
+                                          path_ + ")");
+      }
+      return Status::IoError(path_ + ": " + std::strerror(err));
+    }
+    return Status::Ok();
+  }
+  // Once the search has ended: the file goes (a later --resume is refused by the stored state).
+  void Release() {
+    if (fd_ < 0) return;
+    ::unlink(path_.c_str());
+    ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
 class Bisection {
  public:
   explicit Bisection(const BisectJob& job) : job_(job) {}
@@ -188,6 +234,7 @@ class Bisection {
   int looks_ = 0;
   int windows_ = 0;
   std::optional<BisectionRecord> resumed_;  // --resume: the stored search
+  SearchLock lock_;
 };
 
 bool Bisection::OpenStore() {
@@ -328,10 +375,19 @@ int Bisection::LoadFromStored() {
 }
 
 int Bisection::Run() {
+  // A search resumed is locked before its state is read: a second process sees it running.
+  if (job_.resume > 0 && std::filesystem::exists(job_.db)) {
+    if (Status locked = lock_.Take(job_.db, job_.resume); !locked.ok()) {
+      return CommandError(kBisectCommand, kExitFailure, "--resume: " + locked.message());
+    }
+  }
   const int loaded = job_.resume > 0   ? LoadFromStored()
                      : job_.change > 0 ? LoadFromChange()
                                        : LoadFromFile();
-  if (loaded != kExitOk) return loaded;
+  if (loaded != kExitOk) {
+    lock_.Release();  // a search that cannot go on is not being measured
+    return loaded;
+  }
   const TargetDef* def = campaign_.FindTarget(job_.target);
   if (def == nullptr) {
     return CommandError(kBisectCommand, kExitUsage,
@@ -392,6 +448,9 @@ int Bisection::Run() {
     auto id = store_->CreateBisection(row_);
     if (!id.ok()) return StoreFailed(id.status());
     row_.id = *id;
+    if (Status locked = lock_.Take(job_.db, row_.id); !locked.ok()) {
+      return CommandError(kBisectCommand, kExitFailure, locked.message());
+    }
   }
   std::fprintf(ProgressOut(job_),
                "bisection %lld%s: %s on %s by %s, %zu commits from %s (good) to %s (bad); each "
@@ -468,6 +527,7 @@ int Bisection::Finish(const std::string& state, const std::string& result) {
   row_.state = state;
   row_.result = result;
   if (Status updated = store_->UpdateBisection(row_); !updated.ok()) return StoreFailed(updated);
+  if (state != "cancelled") lock_.Release();  // ended: nothing to go on with
   if (job_.json) {
     auto record = store_->LoadBisection(row_.id);
     if (!record.ok() || !record->has_value()) {

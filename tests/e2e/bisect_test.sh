@@ -141,7 +141,17 @@ expect_none_left "after the bisection was killed"
   fail "a killed bisection is not left running"
 before=$(sqlite3 "$db" "select group_concat(oid) from bisect_steps where bisection_id = $second order by step")
 "$bin/benchlab" bisect --resume "$second" --db "$db" --format json --progress off \
-  > "$work/resumed.json" 2> "$work/resumed.log" || { cat "$work/resumed.log"; fail "--resume"; }
+  > "$work/resumed.json" 2> "$work/resumed.log" &
+resumer=$!
+track "$resumer"
+going_on() { grep -q "bisection $second (going on)" "$work/resumed.log"; }
+wait_until 60 "the search going on" going_on
+# While it measures, a second process may not resume the same search.
+expect_status 1 "$bin/benchlab" bisect --resume "$second" --db "$db"
+grep -q "bisection $second is being measured by another process" "$work/err" ||
+  { cat "$work/err"; fail "a second --resume of a running search was not refused"; }
+wait "$resumer" || { cat "$work/resumed.log"; fail "--resume"; }
+[ ! -e "$db.bisect-$second.lock" ] || fail "the ended search left its lock file"
 jq -e --arg c "$culprit" '.state == "found" and .culprit == $c' "$work/resumed.json" > /dev/null ||
   { cat "$work/resumed.json"; fail "the resumed search did not name commit 6"; }
 grep -q "bisection $second (going on)" "$work/resumed.log" || { cat "$work/resumed.log"; fail "not resumed"; }
@@ -151,5 +161,5 @@ jq -e --arg before "$before" '[.steps[].oid] | (.[0:($before | split(",") | leng
   { cat "$work/resumed.json"; fail "the resumed search did not keep its steps ($before)"; }
 expect_status 2 "$bin/benchlab" bisect --resume "$second" --db "$db"
 grep -q "has ended: found" "$work/err" || { cat "$work/err"; fail "an ended search resumed"; }
-check "a killed bisection goes on from its last decided step with --resume"
+check "a killed bisection goes on from its last decided step with --resume, one process at a time"
 echo "PASS ($passed checks)"
