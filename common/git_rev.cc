@@ -20,7 +20,8 @@ bool IsObjectId(std::string_view text) {
 
 std::string RevisionRefusal(std::string_view rev, std::string_view why) {
   return "revision \"" + PrintableText(rev) + "\" " + std::string(why) +
-         ": expected a commit id of 7 to 40 hex digits or a branch or tag name";
+         ": expected a commit id of 7 to 40 hex digits or a branch or tag name, optionally "
+         "followed by ~N or ^N";
 }
 
 // Why `rev` is not a ref name git would take (check-ref-format --allow-onelevel); empty when it
@@ -93,8 +94,26 @@ Result<RunOutcome> RunGit(const std::string& repo, const std::vector<std::string
 }
 
 Status CheckRevisionText(std::string_view rev) {
-  if (IsObjectId(rev)) return Status::Ok();
-  std::string problem = RefNameProblem(rev);
+  // Ancestry suffixes ("~3", "^", "^2") are taken off the end; what is left is judged alone.
+  std::string_view base = rev;
+  if (rev.size() <= kMaxRevisionBytes) {
+    while (!base.empty()) {
+      size_t digits = 0;
+      while (digits < base.size() && base[base.size() - 1 - digits] >= '0' &&
+             base[base.size() - 1 - digits] <= '9') {
+        ++digits;
+      }
+      if (digits == base.size() || digits > kMaxAncestryDigits) break;
+      const char mark = base[base.size() - 1 - digits];
+      if (mark != '~' && mark != '^') break;
+      base.remove_suffix(digits + 1);
+    }
+  }
+  if (base.size() < rev.size() && base.empty()) {
+    return Status::InvalidArgument(RevisionRefusal(rev, "has no commit before its '~' or '^'"));
+  }
+  if (IsObjectId(base)) return Status::Ok();
+  std::string problem = RefNameProblem(base);
   if (problem.empty()) return Status::Ok();
   return Status::InvalidArgument(RevisionRefusal(rev.substr(0, 2 * kMaxRevisionBytes), problem));
 }

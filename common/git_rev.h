@@ -19,11 +19,16 @@ namespace benchlab {
 inline constexpr std::chrono::milliseconds kGitTimeLimit{10'000};
 inline constexpr size_t kMaxRevisionBytes = 200;
 
+// The most digits of one ancestry suffix ("~999999").
+inline constexpr size_t kMaxAncestryDigits = 6;
+
 // Accepts a hex object id of 7 to 40 digits, or a ref name as `git check-ref-format
 // --allow-onelevel` takes it (no "..", no control characters, space or any of ~^:?*[\, no
 // leading '-', no "@{", not "@", no component starting with '.' or ending with ".lock", no
-// "//", not ending with '/' or '.'), of at most kMaxRevisionBytes bytes. InvalidArgument naming
-// the text (escaped, common/printable.h) and what is wrong with it.
+// "//", not ending with '/' or '.'), either followed by ancestry suffixes, each '~' or '^' with
+// at most kMaxAncestryDigits digits ("main~3", "v1.2^2", "abc1234^"); the whole of at most
+// kMaxRevisionBytes bytes. InvalidArgument naming the text (escaped, common/printable.h) and
+// what is wrong with it.
 Status CheckRevisionText(std::string_view rev);
 
 // The 40-hex id of the commit `rev` names in the repository (a work tree) at `repo`:

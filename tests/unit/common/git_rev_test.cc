@@ -13,7 +13,8 @@ namespace {
 
 TEST(CheckRevisionTextTest, AcceptsObjectIdsAndRefNames) {
   for (const char* rev : {"abc1234", "0123456789abcdef0123456789abcdef01234567", "main", "v1.2.3",
-                          "release/2024-06", "feature/x_y", "HEAD", "a.b/c-d"}) {
+                          "release/2024-06", "feature/x_y", "HEAD", "a.b/c-d", "HEAD~3", "main^",
+                          "v1.2^2", "abc1234~1^2~10", "release/2024-06~999999", "a~1~"}) {
     EXPECT_TRUE(CheckRevisionText(rev).ok()) << rev << ": " << CheckRevisionText(rev).message();
   }
 }
@@ -24,8 +25,12 @@ TEST(CheckRevisionTextTest, RefusesWhatGitWouldNotTakeNamingTheText) {
                                         "--upload-pack=x",
                                         "a..b",
                                         "a b",
-                                        "a~1",
-                                        "a^",
+                                        "~1",
+                                        "^",
+                                        "a~1234567",
+                                        "a^{commit}",
+                                        "-x~1",
+                                        "a..b~1",
                                         "a:b",
                                         "a?",
                                         "a*",
@@ -93,6 +98,15 @@ TEST_F(GitRangeTest, ResolvesBranchesAndIds) {
   auto short_id = ResolveCommit(repo_.dir(), c2_.substr(0, 10));
   ASSERT_TRUE(short_id.ok()) << short_id.status().message();
   EXPECT_EQ(*short_id, c2_);
+  // Ancestry: main~1 is the merge, main~2 its first parent c2, main~1^2 the merged side's tip.
+  const std::pair<const char*, std::string*> ancestry[] = {
+      {"main~1", &m_}, {"main~2", &c2_}, {"main~1^2", &s2_}, {"main^^", &c2_}};
+  for (const auto& [rev, want] : ancestry) {
+    auto got = ResolveCommit(repo_.dir(), rev);
+    ASSERT_TRUE(got.ok()) << rev << ": " << got.status().message();
+    EXPECT_EQ(*got, *want) << rev;
+  }
+  EXPECT_EQ(ResolveCommit(repo_.dir(), "main~9").status().code(), StatusCode::kNotFound);
 }
 
 TEST_F(GitRangeTest, AnUnknownRevisionIsNotFound) {
