@@ -76,8 +76,8 @@ CommitState CommitStateOfDecision(BisectDecision d) {
 }
 
 // Whether every window of build `name` in the look failed because its commit did not build:
-// the window's outcome names the step "build" (the agent answered StartTarget with a
-// BuildFailed, docs/store.md "windows"), whose text is `why`.
+// the window's outcome names the step "build" (the agent's StartTarget refusal was marked
+// rpc::kBuildFailedReason, docs/store.md "windows"), whose text is `why`.
 bool BuildFailedIn(const std::vector<WindowRow>& windows, const std::string& name,
                    std::string* why) {
   bool any = false;
