@@ -12,7 +12,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 bin=$(cd "${1:-$here/../build}/bin" && pwd)
 cases=${2:-"0.20:40 0.10:13 0.05:51"}
 work=$(mktemp -d /tmp/benchlab-bisect-bench-XXXXXX)
-trap 'rm -rf "$work"' EXIT
+# KEEP=1 keeps the repositories, databases and JSON records for `benchlab bisect --status`.
+trap '[ -n "${KEEP:-}" ] && echo "kept $work" >&2 || rm -rf "$work"' EXIT
 
 make_repo() {  # make_repo DIR SIZE POSITION: 64 commits; commit POSITION (0-based) is the step
   local repo=$1 size=$2 position=$3 base=20000
@@ -29,8 +30,8 @@ make_repo() {  # make_repo DIR SIZE POSITION: 64 commits; commit POSITION (0-bas
   done
 }
 
-printf '%-6s %-8s %-7s %-8s %-6s %-8s %-8s %-8s %-10s %s\n' size position found measured steps \
-  windows gated wall_s "windows/all" "bad/good"
+printf '%-6s %-8s %-7s %-13s %-8s %-6s %-8s %-8s %-8s %-10s %s\n' size position found state \
+  measured steps windows gated wall_s "windows/all" "bad/good"
 for c in $cases; do
   size=${c%%:*} position=${c##*:}
   repo="$work/repo-$size-$position"
@@ -63,8 +64,9 @@ expect = { status = 200 }
 TOML
   start=$(date +%s.%N)
   "$bin/benchlab" bisect "$work/campaign.toml" --target app --good "$(git -C "$repo" rev-list --max-parents=0 main)" --bad main \
-    --db "$work/$size-$position.db" --format json > "$work/out.json" 2> "$work/err" ||
-    { cat "$work/err"; exit 1; }
+    --db "$work/$size-$position.db" --format json > "$work/out-$size-$position.json" \
+    2> "$work/err-$size-$position" || { cat "$work/err-$size-$position"; exit 1; }
+  cp "$work/out-$size-$position.json" "$work/out.json"
   wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.0f", e - s }')
   want=$(git -C "$repo" rev-parse "main~$((63 - position))")
   found=$(jq -r --arg w "$want" 'if .culprit == $w then "yes" else "no" end' "$work/out.json")
@@ -77,6 +79,7 @@ TOML
   # Measuring every commit of the range with the rounds this search took per commit on average.
   all=$(awk -v w="$windows" -v m="$measured" 'BEGIN { printf "%.3f", w / (63 * w / m) }')
   size_ratio=$(jq -r '"\(.size|tostring|.[0:6]) [\(.size_low|tostring|.[0:6]), \(.size_high|tostring|.[0:6])]"' "$work/out.json")
-  printf '%-6s %-8s %-7s %-8s %-6s %-8s %-8s %-8s %-10s %s\n' "$size" "$position" "$found" \
-    "$measured" "$steps" "$windows" "$gated" "$wall" "$all" "$size_ratio"
+  state=$(jq -r .state "$work/out.json")
+  printf '%-6s %-8s %-7s %-13s %-8s %-6s %-8s %-8s %-8s %-10s %s\n' "$size" "$position" "$found" \
+    "$state" "$measured" "$steps" "$windows" "$gated" "$wall" "$all" "$size_ratio"
 done
