@@ -26,8 +26,8 @@
 #include "common/git_rev.h"
 #include "common/parse.h"
 #include "coordinator/campaign.h"
-#include "coordinator/outcome.h"
 #include "coordinator/server/bisect_plan.h"
+#include "coordinator/server/bisect_search.h"
 #include "coordinator/server/confirmation.h"
 #include "coordinator/store.h"
 
@@ -63,89 +63,6 @@ class StdoutToStderr {
  private:
   int saved_ = -1;
 };
-
-CommitState CommitStateOfDecision(BisectDecision d) {
-  switch (d) {
-    case BisectDecision::kLikeGood:
-      return CommitState::kGood;
-    case BisectDecision::kLikeBad:
-      return CommitState::kBad;
-    default:
-      return CommitState::kUndecided;
-  }
-}
-
-// Whether every window of build `name` in the look failed because its commit did not build:
-// the window's outcome names the step "build" (the agent's StartTarget refusal was marked
-// rpc::kBuildFailedReason, docs/store.md "windows"), whose text is `why`.
-bool BuildFailedIn(const std::vector<WindowRow>& windows, const std::string& name,
-                   std::string* why) {
-  bool any = false;
-  for (const WindowRow& w : windows) {
-    if (w.target != name) continue;
-    const std::vector<WindowReason> reasons = ParseOutcome(w.outcome, w.reasons);
-    auto build = std::find_if(reasons.begin(), reasons.end(), [](const WindowReason& r) {
-      return r.kind == ReasonKind::kStep && r.name == "build";
-    });
-    if (w.verdict != "failed" || build == reasons.end()) return false;
-    any = true;
-    if (why->empty()) *why = build->text;
-  }
-  return any;
-}
-
-// The rule a search decides by, stored with it so that a search that goes on after a stop
-// decides as it began.
-nlohmann::json BisectRuleJson(const BisectRule& rule) {
-  return {{"confidence", rule.confidence},
-          {"margin", rule.margin},
-          {"min_rounds", rule.min_rounds},
-          {"max_rounds", rule.max_rounds},
-          {"better", rule.better == Better::kLower ? "lower" : "higher"},
-          {"planned_steps", rule.planned_steps}};
-}
-
-std::optional<BisectRule> BisectRuleFromJson(const std::string& text) {
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (!j.is_object()) return std::nullopt;
-  BisectRule rule;
-  try {
-    rule.confidence = j.at("confidence").get<double>();
-    rule.margin = j.at("margin").get<double>();
-    rule.min_rounds = j.at("min_rounds").get<int>();
-    rule.max_rounds = j.at("max_rounds").get<int>();
-    rule.better = j.at("better").get<std::string>() == "lower" ? Better::kLower : Better::kHigher;
-    rule.planned_steps = j.at("planned_steps").get<int>();
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
-  }
-  return rule;
-}
-
-// Where a found culprit's CPU went (its look against its parent, profiled): the text after the
-// result line, or the JSON object's "culprit_profile" ({"campaign", "headline", "cells"}, or
-// {"campaign", "error"} when its windows have no paired profile).
-std::string CulpritProfileText(Store& store, const BisectionRecord& record) {
-  if (record.bisection.culprit_campaign.empty()) return "";
-  auto cells = CulpritProfileDiff(store, record);
-  const std::string head = "where the CPU went, parent against culprit (campaign " +
-                           record.bisection.culprit_campaign + ")";
-  if (!cells.ok()) return head + ": no profile diff: " + cells.status().message() + "\n";
-  return head + ": " + ProfileHeadline(cells->front()) + "\n" + FormatProfileDiffText(*cells, 10);
-}
-
-void AddCulpritProfileJson(Store& store, const BisectionRecord& record, nlohmann::json& out) {
-  if (record.bisection.culprit_campaign.empty()) return;
-  auto cells = CulpritProfileDiff(store, record);
-  nlohmann::json profile = {{"campaign", record.bisection.culprit_campaign}};
-  if (cells.ok()) {
-    profile["headline"] = ProfileHeadline(cells->front());
-    profile["cells"] = ProfileDiffJson(*cells);
-  } else {
-    profile["error"] = cells.status().message();
-  }
-  out["culprit_profile"] = profile;
-}
 
 // Who runs a stored search: an exclusive lock (flock) on <db>.bisect-<id>.lock, held for as
 // long as the process measures it, so that a second `--resume` of a search still running is
@@ -444,7 +361,7 @@ int Bisection::Run() {
     row_.campaign_toml = campaign_text_;
     row_.campaign_source = source_name_;
     row_.campaign_dir = campaign_dir_;
-    row_.rule = BisectRuleJson(rule_).dump();
+    row_.rule = BisectRuleJson(rule_);
     auto id = store_->CreateBisection(row_);
     if (!id.ok()) return StoreFailed(id.status());
     row_.id = *id;
@@ -473,10 +390,7 @@ int Bisection::Run() {
   if (result.outcome == BisectOutcome::kFound) {
     const BisectCommit& c = range_.commit(*result.culprit);
     row_.culprit = c.oid;
-    line = "first bad commit: " + c.oid + " " + c.subject + " (after " +
-           std::to_string(range_.Measured()) + " commits measured, " + std::to_string(windows_) +
-           " windows; the search is right with probability at least " +
-           StrFormat("%.4g%%", confidence * 100) + ")";
+    line = FoundLine(c, static_cast<int>(range_.Measured()), windows_, confidence);
     const int profiled = MeasureCulprit(result);
     if (profiled == kExitFailure) return kExitFailure;
     const int finished = Finish("found", line);
@@ -502,9 +416,6 @@ int Bisection::Replay() {
       return StoreFailed(Status::Internal("bisection " + std::to_string(row_.id) +
                                           " stores a step decided \"" + s.decision + "\""));
     steps.push_back({s.oid, *state});
-    if (*state == CommitState::kGood || *state == CommitState::kBad) {
-      error_bounds_.push_back(1 - rule_.StepConfidence());
-    }
     for (int64_t id : s.campaigns) {
       auto campaign = store_->FindCampaignById(id);
       if (!campaign.ok() || !campaign->has_value()) continue;
@@ -512,6 +423,7 @@ int Bisection::Replay() {
       if (input.ok()) windows_ += static_cast<int>(input->windows.size());
     }
   }
+  error_bounds_ = StoredErrorBounds(*resumed_, rule_);
   std::vector<BisectCommit> commits;
   for (size_t i = 0; i < range_.size(); ++i) commits.push_back(range_.commit(i));
   auto replayed = ReplayBisect(std::move(commits), steps);
@@ -600,18 +512,11 @@ int Bisection::MeasureCulprit(const BisectResult& result) {
 
 int Bisection::MeasureCandidate(size_t i) {
   const BisectCommit& candidate = range_.commit(i);
-  const BisectTargetNames names = BisectTargetsOf(job_.target);
-  std::vector<BisectRound> rounds;
-  BisectStepRow step;
-  step.bisection_id = row_.id;
-  step.oid = candidate.oid;
-  step.subject = candidate.subject;
-  step.position = static_cast<int>(i);
-  StepDecision d;
-  int looks = 0;  // at this candidate
-  while (true) {
-    ++looks;
-    const int want = rounds.empty() ? rule_.min_rounds : 1;
+  std::vector<ReportInput> looks;
+  std::vector<int64_t> campaign_ids;
+  CandidateJudgement judged;
+  while (judged.kind == CandidateJudgement::Kind::kMoreRounds) {
+    const int want = looks.empty() ? rule_.min_rounds : 1;
     const std::string name = "bisect-" + std::to_string(row_.id) + "-" + Short(candidate.oid) +
                              "-" + std::to_string(++looks_);
     auto text = PlanBisectCampaign(campaign_text_, source_name_, campaign_dir_, job_.target, cell_,
@@ -635,74 +540,25 @@ int Bisection::MeasureCandidate(size_t i) {
     }
     auto input = LoadReportInput(*store_, name);
     if (!input.ok()) return StoreFailed(input.status());
-    step.campaigns.push_back(input->campaign.id);
+    campaign_ids.push_back(input->campaign.id);
     windows_ += static_cast<int>(input->windows.size());
-    // An end that does not build leaves nothing to measure against: the search stops.
-    for (const auto& [end, oid] :
-         {std::pair{names.good, row_.good_oid}, std::pair{names.bad, row_.bad_oid}}) {
-      std::string end_why;
-      if (BuildFailedIn(input->windows, end, &end_why)) {
-        Finish("failed", "the " + std::string(end == names.good ? "good" : "bad") + " end " +
-                             Short(oid) + " does not build: " + end_why);
-        return kExitOk;
-      }
-    }
-    std::string why;
-    if (BuildFailedIn(input->windows, names.candidate, &why)) {
-      step.build = "failed";
-      step.decision = CommitStateName(CommitState::kBuildFailed);
-      break;
-    }
-    std::vector<Measurement> windows;
-    for (const WindowRow& w : input->windows) {
-      windows.push_back(ToMeasurement(w, ServicesCpuOf(*input, w.id)));
-    }
-    for (const BisectRound& r : BisectRoundsOf(windows, job_.target, cell_, figure_)) {
-      rounds.push_back(r);
-    }
-    d = Decide(rounds, rule_);
-    if (d.decision != BisectDecision::kMoreRounds) break;
-    // A look whose windows the gates refused adds no round; the looks are bounded as well.
-    if (static_cast<int>(rounds.size()) >= rule_.max_rounds || looks > 2 * rule_.max_rounds) {
-      d.decision = BisectDecision::kUndecided;
-      break;
-    }
+    looks.push_back(std::move(input).value());
+    judged = JudgeCandidate(looks, row_, cell_, figure_, rule_);
   }
-  if (step.build == "built") {
-    step.decision = CommitStateName(CommitStateOfDecision(d.decision));
-    step.rounds = d.rounds;
-    if (d.position.ok()) {
-      step.estimate = d.position.estimate;
-      step.low = d.position.low;
-      step.high = d.position.high;
-    }
-    for (const BisectRound& r : rounds) step.figures.push_back({r.candidate, r.good, r.bad});
-    if (d.step.ok()) {
-      row_.size = d.step.estimate;
-      row_.size_low = d.step.low;
-      row_.size_high = d.step.high;
-    }
+  if (judged.kind == CandidateJudgement::Kind::kEndFailed) {
+    Finish("failed", judged.why);
+    return kExitOk;
   }
-  // The ends no longer show the regression: nothing can be told by them (analysis/bisect.h).
-  const bool ends_equal = d.decision == BisectDecision::kUndecided &&
-                          d.reason.find("the ends differ") != std::string::npos;
-  if (!ends_equal) {
-    const CommitState state =
-        step.build == "failed" ? CommitState::kBuildFailed : CommitStateOfDecision(d.decision);
-    if (Status marked = range_.Mark(i, state); !marked.ok()) return StoreFailed(marked);
-    if (state == CommitState::kGood || state == CommitState::kBad) {
-      error_bounds_.push_back(d.error_bound);
-    }
-  }
-  auto number = store_->AppendBisectStep(step);
+  auto number = RecordCandidate(*store_, row_, range_, i, campaign_ids, judged, error_bounds_);
   if (!number.ok()) return StoreFailed(number.status());
   std::fprintf(ProgressOut(job_), "step %d: %s %s: %s (%s)\n", *number,
-               Short(candidate.oid).c_str(), candidate.subject.c_str(), step.decision.c_str(),
-               step.build == "failed" ? "its build failed" : d.reason.c_str());
+               Short(candidate.oid).c_str(), candidate.subject.c_str(),
+               judged.step.decision.c_str(),
+               judged.step.build == "failed" ? "its build failed" : judged.why.c_str());
   std::fflush(ProgressOut(job_));
-  if (ends_equal) {
+  if (judged.ends_equal) {
     row_.confidence = SearchConfidence(error_bounds_);
-    Finish("failed", "the ends do not differ: " + d.reason);
+    Finish("failed", "the ends do not differ: " + judged.why);
   }
   return kExitOk;
 }

@@ -43,7 +43,8 @@ Result<std::string> PlanBisectCampaign(const std::string& campaign_text,
                                        const std::string& campaign_dir, const std::string& target,
                                        const BisectCell& cell, const std::string& good_oid,
                                        const std::string& candidate_oid, const std::string& bad_oid,
-                                       int rounds, const std::string& name, bool profile) {
+                                       int rounds, const std::string& name, bool profile,
+                                       const BisectPair& pair) {
   auto parsed = ParseCampaignText(campaign_text, source_name, campaign_dir);
   if (!parsed.ok()) return BisectUnplannable(parsed.status().message());
   const LoadLevel* level = nullptr;
@@ -70,6 +71,7 @@ Result<std::string> PlanBisectCampaign(const std::string& campaign_text,
   }
   root["name"] = name;
   root["series"] = name;
+  if (!pair.empty()) root["placement"] = toml::table{{"server", pair.server}, {"load", pair.load}};
   const BisectTargetNames names = BisectTargetsOf(target);
   root["baseline"] = names.good;
   toml::array targets;
@@ -78,7 +80,7 @@ Result<std::string> PlanBisectCampaign(const std::string& campaign_text,
         std::pair{names.bad, bad_oid}}) {
     toml::value copy = *table;
     copy.as_table()["name"] = build_name;
-    copy.as_table()["of"] = target;
+    if (!copy.contains("of")) copy.as_table()["of"] = target;
     copy.as_table()["commit"] = oid;
     targets.push_back(copy);
   }
@@ -171,6 +173,36 @@ Result<std::vector<CellProfileDiff>> CulpritProfileDiff(Store& store,
   ProfileSelection cell;
   BENCHLAB_RETURN_IF_ERROR(ParseCell(b.cell, cell));
   return DiffTargets(*profiles, names.good, names.candidate, cell);
+}
+
+std::string CulpritProfileText(Store& store, const BisectionRecord& record, bool in_report,
+                               bool markdown) {
+  if (record.bisection.culprit_campaign.empty()) return "";
+  auto cells = CulpritProfileDiff(store, record);
+  const std::string head = "where the CPU went, parent against culprit";
+  if (!in_report) {
+    const std::string named = head + " (campaign " + record.bisection.culprit_campaign + ")";
+    if (!cells.ok()) return named + ": no profile diff: " + cells.status().message() + "\n";
+    return named + ": " + ProfileHeadline(cells->front()) + "\n" +
+           FormatProfileDiffText(*cells, 10);
+  }
+  if (!cells.ok()) return "";
+  const std::string line = head + ": " + ProfileHeadline(cells->front());
+  return markdown ? "\n" + line + "\n\n" + FormatProfileDiffMarkdown(*cells, 10) + "\n"
+                  : "  " + line + "\n" + FormatProfileDiffText(*cells, 10);
+}
+
+void AddCulpritProfileJson(Store& store, const BisectionRecord& record, nlohmann::json& out) {
+  if (record.bisection.culprit_campaign.empty()) return;
+  auto cells = CulpritProfileDiff(store, record);
+  nlohmann::json profile = {{"campaign", record.bisection.culprit_campaign}};
+  if (cells.ok()) {
+    profile["headline"] = ProfileHeadline(cells->front());
+    profile["cells"] = ProfileDiffJson(*cells);
+  } else {
+    profile["error"] = cells.status().message();
+  }
+  out["culprit_profile"] = profile;
 }
 
 }  // namespace benchlab

@@ -5,6 +5,7 @@
 // caller's (cli/bisect_run.h).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,14 @@ struct BisectTargetNames {
 };
 BisectTargetNames BisectTargetsOf(const std::string& target);
 
+// The agents a look runs on, on a coordinator ([placement] server and load); both empty: the
+// embedded lab's one pair.
+struct BisectPair {
+  std::string server, load;
+  bool empty() const { return server.empty(); }
+  std::string Label() const { return server + "/" + load; }
+};
+
 // One look's campaign: the campaign file `campaign_text` (read from `source_name`, its
 // {campaign_dir} `campaign_dir`) cut down to `cell`, with `target` three times, each a build of
 // one commit (`of` the catalogue target, `commit` its oid), the good end as the baseline, the
@@ -43,14 +52,17 @@ BisectTargetNames BisectTargetsOf(const std::string& target);
 // never joins the history it bisects. The file's [profile] holds for the three builds when it
 // profiles `target` and is dropped otherwise; with `profile` the good end and the candidate are
 // profiled whatever the file says (the culprit against its parent, whose profile diff the
-// reports show). FailedPrecondition, with a sentence a person can act on, when the file does not
-// have the target or the cell, or the result does not parse.
+// reports show). A target that runs a catalogue entry of another name (`of`) keeps it; with
+// `pair`, the look is placed on that pair of agents, else the file's [placement] goes.
+// FailedPrecondition, with a sentence a person can act on, when the file does not have the target
+// or the cell, or the result does not parse.
 Result<std::string> PlanBisectCampaign(const std::string& campaign_text,
                                        const std::string& source_name,
                                        const std::string& campaign_dir, const std::string& target,
                                        const BisectCell& cell, const std::string& good_oid,
                                        const std::string& candidate_oid, const std::string& bad_oid,
-                                       int rounds, const std::string& name, bool profile = false);
+                                       int rounds, const std::string& name, bool profile = false,
+                                       const BisectPair& pair = {});
 
 // Where the CPU of a found culprit went: the profile diff of its parent (the good end of the
 // search's culprit campaign) against it, in the search's cell (analysis/profile_report.h,
@@ -64,5 +76,17 @@ Result<std::vector<CellProfileDiff>> CulpritProfileDiff(Store& store,
 std::vector<BisectRound> BisectRoundsOf(const std::vector<Measurement>& windows,
                                         const std::string& target, const BisectCell& cell,
                                         Metric figure);
+
+// Where a found culprit's CPU went, parent against culprit: after a search's result (`benchlab
+// bisect`, its --status), the line naming the look's campaign and the diff, or why there is
+// none; `in_report`, under a change of `benchlab regressions` (Markdown with `markdown`), the
+// diff alone, nothing without one. "" when the search measured no culprit against its parent.
+std::string CulpritProfileText(Store& store, const BisectionRecord& record, bool in_report = false,
+                               bool markdown = false);
+
+// A found culprit's profile diff against its parent in a search's JSON: "culprit_profile"
+// ({"campaign", "headline", "cells"}, or {"campaign", "error"} when its windows have no paired
+// profile); nothing when the search measured no culprit against its parent.
+void AddCulpritProfileJson(Store& store, const BisectionRecord& record, nlohmann::json& out);
 
 }  // namespace benchlab

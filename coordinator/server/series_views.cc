@@ -148,12 +148,7 @@ std::string BisectionsText(Store& store, const std::vector<SeriesChange>& change
     out += markdown ? "- **" + what + "**: " + CulpritLine(b.record) + "\n"
                     : what + ": " + CulpritLine(b.record) + "\n";
     // The culprit against its parent, when that look was profiled.
-    auto cells = CulpritProfileDiff(store, b.record);
-    if (!cells.ok()) continue;
-    const std::string head =
-        "  where the CPU went, parent against culprit: " + ProfileHeadline(cells->front()) + "\n";
-    out += markdown ? "\n" + head.substr(2) + "\n" + FormatProfileDiffMarkdown(*cells, 10) + "\n"
-                    : head + FormatProfileDiffText(*cells, 10);
+    out += CulpritProfileText(store, b.record, /*in_report=*/true, markdown);
   }
   return out;
 }
