@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli/progress_mode.h"
+#include "common/git_rev.h"
 
 namespace benchlab {
 
@@ -30,7 +31,7 @@ struct BisectJob {
   std::string figure;  // --figure text (analysis/figure.h ParseFigure)
   std::string db;
   int max_rounds = 30;  // of one candidate
-  size_t max_commits = 4096;
+  size_t max_commits = kMaxRangeCommits;
   bool json = false;  // the outcome as one JSON object on stdout (progress on stderr)
   bool keep_work_dir = false;
   ProgressMode progress = ProgressMode::kAuto;

@@ -19,6 +19,11 @@ namespace benchlab {
 inline constexpr std::chrono::milliseconds kGitTimeLimit{10'000};
 inline constexpr size_t kMaxRevisionBytes = 200;
 
+// The most commits a bisection's range may hold (docs/security.md, "Builds"), and the most bytes
+// of a commit's subject that leave an agent (ListCommits).
+inline constexpr size_t kMaxRangeCommits = 4096;
+inline constexpr size_t kMaxCommitSubjectBytes = 256;
+
 // The most digits of one ancestry suffix ("~999999").
 inline constexpr size_t kMaxAncestryDigits = 6;
 

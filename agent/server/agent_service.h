@@ -101,6 +101,10 @@ class AgentService final : public v1::Agent::Service {
                     v1::MarkReply* reply) override;
   grpc::Status EndCampaign(grpc::ServerContext* ctx, const v1::EndCampaignRequest* req,
                            v1::EndCampaignReply* reply) override;
+  // The commits of a catalogue target's source for a bisection (docs/agent.md, "Builds"): both
+  // revisions checked and resolved in the agent's own source, at most max_commits listed.
+  grpc::Status ListCommits(grpc::ServerContext* ctx, const v1::ListCommitsRequest* req,
+                           v1::ListCommitsReply* reply) override;
   // The load role (agent_service_load.cc).
   grpc::Status CheckConformance(grpc::ServerContext* ctx, const v1::CheckConformanceRequest* req,
                                 v1::CheckConformanceReply* reply) override;

@@ -15,6 +15,7 @@
 #include "common/git_rev.h"
 #include "common/log.h"
 #include "common/parse.h"
+#include "common/printable.h"
 #include "rpc/status.h"
 #include "rpc/tls.h"
 #include "spdlog/spdlog.h"
@@ -470,6 +471,66 @@ grpc::Status AgentService::EndCampaign(grpc::ServerContext* ctx, const v1::EndCa
   const ServiceManager::Ended ended = services_.StopCampaign(req->campaign());
   reply->set_services_stopped(static_cast<int32_t>(ended.stopped));
   reply->set_services_in_use(static_cast<int32_t>(ended.in_use));
+  return grpc::Status::OK;
+}
+
+grpc::Status AgentService::ListCommits(grpc::ServerContext* ctx, const v1::ListCommitsRequest* req,
+                                       v1::ListCommitsReply* reply) {
+  if (grpc::Status allowed = RequireRole(*ctx, tls_, {Role::kCoordinator}); !allowed.ok()) {
+    return allowed;
+  }
+  CallWatch call(*this, ctx);
+  const TargetDef* def = nullptr;
+  for (const auto& entry : catalogue_) {
+    if (entry.name == req->target()) def = &entry;
+  }
+  if (def == nullptr) {
+    return rpc::ToGrpcStatus(Status::NotFound("agent \"" + identity_.name + "\" has no target " +
+                                              config::Quote(PrintableText(req->target())) +
+                                              " in its catalogue"));
+  }
+  if (def->recipe.empty()) {
+    return rpc::ToGrpcStatus(Status::FailedPrecondition(
+        "target \"" + def->name + "\" of agent \"" + identity_.name +
+        "\" has no build recipe (source and build) in its catalogue, so it cannot be bisected"));
+  }
+  if (req->max_commits() < 2 || req->max_commits() > static_cast<int>(kMaxRangeCommits)) {
+    return rpc::ToGrpcStatus(Status::InvalidArgument("max_commits: expected 2 to " +
+                                                     std::to_string(kMaxRangeCommits) + ", got " +
+                                                     std::to_string(req->max_commits())));
+  }
+  std::string oids[2];
+  int k = 0;
+  for (const auto& [field, rev] :
+       {std::pair{"good", &req->good()}, std::pair{"bad", &req->bad()}}) {
+    if (Status text = CheckRevisionText(*rev); !text.ok()) {
+      return rpc::ToGrpcStatus(Status::InvalidArgument(std::string(field) + ": " + text.message()));
+    }
+    auto oid = ResolveCommit(def->recipe.source, *rev);
+    if (!oid.ok()) {
+      return rpc::ToGrpcStatus(
+          Status(oid.status().code(), std::string(field) + ": " + oid.status().message()));
+    }
+    oids[k++] = *oid;
+  }
+  // max_commits counts both ends; the range after the good end holds one fewer.
+  auto range = FirstParentRange(def->recipe.source, oids[0], oids[1],
+                                static_cast<size_t>(req->max_commits()) - 1);
+  if (!range.ok()) return rpc::ToGrpcStatus(range.status());
+  auto good_subject = RunGit(def->recipe.source, {"log", "-1", "--format=%s", oids[0]});
+  // A subject is the repository's text: printable and bounded before it leaves the agent.
+  auto add = [reply](const std::string& oid, std::string subject) {
+    while (!subject.empty() && (subject.back() == '\n' || subject.back() == '\r')) {
+      subject.pop_back();
+    }
+    subject = PrintableText(subject);
+    if (subject.size() > kMaxCommitSubjectBytes) subject.resize(kMaxCommitSubjectBytes);
+    auto* c = reply->add_commits();
+    c->set_oid(oid);
+    c->set_subject(subject);
+  };
+  add(oids[0], good_subject.ok() ? good_subject->output : "");
+  for (const Commit& c : *range) add(c.oid, c.subject);
   return grpc::Status::OK;
 }
 

@@ -236,5 +236,60 @@ TEST_F(AgentServiceCommitTest, OutWithoutACommitAndACommitWithoutARecipeAreRefus
   EXPECT_TRUE(Stop(reply.handle()).ok());
 }
 
+// ListCommits: the range a coordinator bisects, from the agent's own source; both revisions are
+// checked and resolved there, and what cannot be listed is refused naming why.
+TEST_F(AgentServiceCommitTest, ListsTheFirstParentRangeFromItsOwnSource) {
+  Serve({Site(), Hello()});
+  auto list = [&](const std::string& target, const std::string& good, const std::string& bad,
+                  int max, v1::ListCommitsReply* reply) {
+    v1::ListCommitsRequest req;
+    req.set_target(target);
+    req.set_good(good);
+    req.set_bad(bad);
+    req.set_max_commits(max);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    return stub_->ListCommits(&ctx, req, reply);
+  };
+  v1::ListCommitsReply reply;
+  grpc::Status listed = list("site", "v-alpha", "HEAD", 4096, &reply);
+  ASSERT_TRUE(listed.ok()) << listed.error_message();
+  ASSERT_EQ(reply.commits_size(), 3);
+  EXPECT_EQ(reply.commits(0).oid(), oid_a_);  // the good end first, resolved
+  EXPECT_EQ(reply.commits(0).subject(), "alpha");
+  EXPECT_EQ(reply.commits(1).oid(), oid_b_);
+  EXPECT_EQ(reply.commits(1).subject(), "beta");
+  EXPECT_EQ(reply.commits(2).oid(), oid_gone_);  // the bad end last
+  EXPECT_EQ(reply.commits(2).subject(), "gone");
+
+  struct Refusal {
+    std::string target, good, bad;
+    int max;
+    grpc::StatusCode code;
+    std::string says;
+  };
+  for (const Refusal& r : std::vector<Refusal>{
+           {"site", "a..b", "HEAD", 4096, grpc::StatusCode::INVALID_ARGUMENT, "good: "},
+           {"site", "v-alpha", "-x", 4096, grpc::StatusCode::INVALID_ARGUMENT, "bad: "},
+           {"site", "no-such-tag", "HEAD", 4096, grpc::StatusCode::NOT_FOUND,
+            "no-such-tag\" names no commit"},
+           {"site", "HEAD", "v-alpha", 4096, grpc::StatusCode::FAILED_PRECONDITION,
+            "not an ancestor"},
+           {"site", "v-alpha", "HEAD", 2, grpc::StatusCode::RESOURCE_EXHAUSTED, "over the limit"},
+           {"site", "v-alpha", "HEAD", 4097, grpc::StatusCode::INVALID_ARGUMENT,
+            "max_commits: expected 2 to 4096"},
+           {"hello", "v-alpha", "HEAD", 4096, grpc::StatusCode::FAILED_PRECONDITION,
+            "has no build recipe"},
+           {"nginx", "v-alpha", "HEAD", 4096, grpc::StatusCode::NOT_FOUND,
+            "has no target \"nginx\""},
+       }) {
+    v1::ListCommitsReply refused_reply;
+    grpc::Status refused = list(r.target, r.good, r.bad, r.max, &refused_reply);
+    EXPECT_EQ(refused.error_code(), r.code) << r.says << ": " << refused.error_message();
+    EXPECT_TRUE(HasText(refused.error_message(), r.says)) << refused.error_message();
+    EXPECT_EQ(refused_reply.commits_size(), 0);
+  }
+}
+
 }  // namespace
 }  // namespace benchlab
