@@ -48,7 +48,8 @@ nlohmann::json BisectionJson(const BisectionRecord& record) {
       {"confidence", OptionalNumber(b.confidence)},
       {"culprit_campaign",
        b.culprit_campaign.empty() ? nlohmann::json(nullptr) : nlohmann::json(b.culprit_campaign)},
-      {"change", b.change_id > 0 ? nlohmann::json(b.change_id) : nlohmann::json(nullptr)}};
+      {"change", b.change_id > 0 ? nlohmann::json(b.change_id) : nlohmann::json(nullptr)},
+      {"pair", b.pair.empty() ? nlohmann::json(nullptr) : nlohmann::json(b.pair)}};
   nlohmann::json steps = nlohmann::json::array();
   for (const BisectStepRow& s : record.steps) {
     nlohmann::json figures = nlohmann::json::array();

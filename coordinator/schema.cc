@@ -576,7 +576,16 @@ ALTER TABLE bisect_steps ADD COLUMN position INTEGER NOT NULL DEFAULT -1 CHECK (
 ALTER TABLE bisections ADD COLUMN culprit_campaign TEXT NOT NULL DEFAULT '';
 )sql";
 
-constexpr std::array<Migration, 17> kMigrations = {{
+// Version 18: bisections on a coordinator (docs/methodology.md, "On a coordinator"): the pair
+// that measures them and the range its server agent listed, which the coordinator has no
+// checkout to list again after a restart.
+constexpr const char* kV18 = R"sql(
+ALTER TABLE bisections ADD COLUMN pair TEXT NOT NULL DEFAULT '';
+ALTER TABLE bisections ADD COLUMN range_json TEXT NOT NULL DEFAULT '[]' CHECK (
+  CASE WHEN json_valid(range_json) THEN json_type(range_json) = 'array' ELSE 0 END);
+)sql";
+
+constexpr std::array<Migration, 18> kMigrations = {{
     {1, "campaigns, targets, scenarios, windows and samples", kV1},
     {2, "host figures, checks and self-test per window; host samples; spooled agent results", kV2},
     {3, "the load generator's record, load levels, window claims, re-runs and placement", kV3},
@@ -594,6 +603,7 @@ constexpr std::array<Migration, 17> kMigrations = {{
     {15, "the commit each window's target was built from", kV15},
     {16, "what a bisection goes on from: its change, campaign file and rule", kV16},
     {17, "each bisection step's position; the culprit's campaign against its parent", kV17},
+    {18, "a bisection's pair and listed range, on a coordinator", kV18},
 }};
 
 std::string Errmsg(sqlite3* db) { return sqlite3_errmsg(db); }

@@ -344,6 +344,12 @@ struct BisectionRow {
   // Since schema version 17: the campaign that measured a found culprit against its parent
   // (its profile diff, docs/profiles.md); "" when none did.
   std::string culprit_campaign;
+  // Since schema version 18: a search the coordinator runs (docs/methodology.md, "On a
+  // coordinator"): its pair "SERVER/LOAD" ("" on the embedded lab) and its range as the server
+  // agent listed it, JSON [[oid, subject], ...] from the good end to the bad ("[]" on the
+  // embedded lab, which lists it again from the source).
+  std::string pair;
+  std::string range_json = "[]";
 };
 
 // One decided commit of a bisection (the bisect_steps table), in the order decided.

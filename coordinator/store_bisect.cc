@@ -22,7 +22,7 @@ namespace {
 constexpr const char* kBisectionColumns =
     "id, created_at, good_oid, bad_oid, target, cell, figure, commits, state, result, culprit, "
     "size, size_low, size_high, confidence, change_id, campaign_toml, campaign_source, "
-    "campaign_dir, rule, culprit_campaign";
+    "campaign_dir, rule, culprit_campaign, pair, range_json";
 
 BisectionRow ReadBisectionRow(Stmt& s) {
   BisectionRow row;
@@ -47,6 +47,8 @@ BisectionRow ReadBisectionRow(Stmt& s) {
   s.Read(18, row.campaign_dir);
   s.Read(19, row.rule);
   s.Read(20, row.culprit_campaign);
+  s.Read(21, row.pair);
+  s.Read(22, row.range_json);
   return row;
 }
 
@@ -96,13 +98,15 @@ Result<int64_t> Store::CreateBisection(const BisectionRow& row) {
   std::lock_guard lock(mu_);
   const std::string what =
       "create the bisection of " + row.target + " " + row.good_oid + ".." + row.bad_oid;
-  Stmt insert(db_,
-              "INSERT INTO bisections (created_at, good_oid, bad_oid, target, cell, figure, "
-              "commits, state, result, culprit, size, size_low, size_high, confidence, "
-              "change_id, campaign_toml, campaign_source, campaign_dir, rule) VALUES "
-              "(CASE WHEN ?1 = '' THEN strftime('%Y-%m-%dT%H:%M:%SZ', 'now') ELSE ?1 END, ?2, "
-              "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19) "
-              "RETURNING id");
+  Stmt insert(
+      db_,
+      "INSERT INTO bisections (created_at, good_oid, bad_oid, target, cell, figure, "
+      "commits, state, result, culprit, size, size_low, size_high, confidence, "
+      "change_id, campaign_toml, campaign_source, campaign_dir, rule, pair, range_json) VALUES "
+      "(CASE WHEN ?1 = '' THEN strftime('%Y-%m-%dT%H:%M:%SZ', 'now') ELSE ?1 END, ?2, "
+      "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
+      "?21) "
+      "RETURNING id");
   insert.Bind(1, row.created_at);
   insert.Bind(2, row.good_oid);
   insert.Bind(3, row.bad_oid);
@@ -122,6 +126,8 @@ Result<int64_t> Store::CreateBisection(const BisectionRow& row) {
   insert.Bind(17, row.campaign_source);
   insert.Bind(18, row.campaign_dir);
   insert.Bind(19, row.rule);
+  insert.Bind(20, row.pair);
+  insert.Bind(21, row.range_json);
   const int rc = insert.Step();
   if (rc != SQLITE_ROW) return SqlError(db_, rc, path_, what);
   const int64_t id = insert.Int64(0);

@@ -9,6 +9,7 @@
 #include "common/owner_lock.h"
 #include "coordinator/server/agent_registry.h"
 #include "coordinator/server/channel.h"
+#include "coordinator/server/coordinator_bisect.h"
 #include "coordinator/server/coordinator_service.h"
 #include "coordinator/server/http_api.h"
 #include "coordinator/server/metrics.h"
@@ -33,11 +34,16 @@ struct CoordinatorDaemon::Parts {
         metrics(db_path),
         scheduler(*store, agents, options.max_windows, &metrics),
         remeasure(*store, agents, scheduler, options.remeasure, options.remeasure_after_campaigns),
-        service(*store, agents, scheduler, options.tls.get(), &remeasure),
+        bisections(*store, agents, scheduler),
+        service(*store, agents, scheduler, options.tls.get(), &remeasure, &bisections),
         http(*store, agents, scheduler, metrics) {
     // Every campaign's end judges what it re-measured; with remeasure_after_campaigns it also
     // looks at its series, otherwise series are looked at when an operator asks (RemeasureSeries).
-    scheduler.OnCampaignEnded([this](int64_t id) { remeasure.CampaignEnded(id); });
+    // A look of a bisection that ends moves its search on (coordinator_bisect.h).
+    scheduler.OnCampaignEnded([this](int64_t id) {
+      remeasure.CampaignEnded(id);
+      bisections.CampaignEnded(id);
+    });
     if (auto tls = options.tls) {
       // Handshakes refused for their certificates are audited like refused calls
       // (docs/security.md, "Audit"), at most one row per kind per kRefusalWindow.
@@ -63,6 +69,7 @@ struct CoordinatorDaemon::Parts {
   CoordinatorMetrics metrics;  // /metrics (docs/metrics.md)
   Scheduler scheduler;
   SeriesRemeasure remeasure;
+  CoordinatorBisections bisections;
   CoordinatorService service;
   HttpApi http;
   std::unique_ptr<grpc::Server> server;
@@ -138,6 +145,9 @@ Result<HostPort> CoordinatorDaemon::Start(const HostPort& listen) {
     }
   }
   parts_->scheduler.Start();
+  // A search the coordinator was running when it stopped goes on from its store
+  // (coordinator_bisect.h): a look that ended meanwhile is judged, the next one queued.
+  parts_->bisections.ResumeAll();
   spdlog::info("coordinator listening on {} ({})", bound.ToString(),
                tls ? "mutual TLS as " + IdentityUri(tls->own().role, tls->own().name)
                    : std::string("plaintext"));

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "analysis/bisect_report.h"
 #include "analysis/report_format.h"
 #include "common/clock.h"
 #include "common/config_fields.h"
@@ -11,6 +12,8 @@
 #include "coordinator/rerun.h"
 #include "coordinator/server/agent_limits.h"
 #include "coordinator/server/audit_format.h"
+#include "coordinator/server/bisect_plan.h"
+#include "coordinator/server/coordinator_bisect.h"
 #include "coordinator/server/series_remeasure.h"
 #include "coordinator/server/series_views.h"
 #include "rpc/status.h"
@@ -185,8 +188,14 @@ void WindowToProto(const WindowRow& row, int total_windows, v1::Window* out) {
 }
 
 CoordinatorService::CoordinatorService(Store& store, AgentRegistry& agents, Scheduler& scheduler,
-                                       TlsContext* tls, SeriesRemeasure* remeasure)
-    : store_(store), agents_(agents), scheduler_(scheduler), tls_(tls), remeasure_(remeasure) {}
+                                       TlsContext* tls, SeriesRemeasure* remeasure,
+                                       CoordinatorBisections* bisections)
+    : store_(store),
+      agents_(agents),
+      scheduler_(scheduler),
+      tls_(tls),
+      remeasure_(remeasure),
+      bisections_(bisections) {}
 
 grpc::Status CoordinatorService::RegisterAgent(grpc::ServerContext* ctx,
                                                const v1::RegisterAgentRequest* req,
@@ -599,6 +608,88 @@ grpc::Status CoordinatorService::GetAudit(grpc::ServerContext* ctx, const v1::Ge
   auto text = AuditText(store_, query);
   if (!text.ok()) return rpc::ToGrpcStatus(text.status());
   reply->set_text(std::move(*text));
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::StartBisection(grpc::ServerContext* ctx,
+                                                const v1::StartBisectionRequest* req,
+                                                v1::StartBisectionReply* reply) {
+  const std::string subject = req->change() > 0 ? "change " + std::to_string(req->change())
+                                                : "target " + req->target().substr(0, 64) +
+                                                      " from " + req->good().substr(0, 64) +
+                                                      " to " + req->bad().substr(0, 64);
+  CallAudit audit(store_, tls_, ctx, "StartBisection", subject);
+  // Each step builds commits and measures them on the lab's machines: operators only.
+  if (grpc::Status allowed = audit.Allow(kOperators); !allowed.ok()) return allowed;
+  return audit.Done([&]() -> grpc::Status {
+    if (bisections_ == nullptr) {
+      return rpc::ToGrpcStatus(
+          Status::FailedPrecondition("this coordinator does not run bisections"));
+    }
+    if (req->change() < 0) {
+      return rpc::ToGrpcStatus(Status::InvalidArgument(
+          "change: expected a change's id (1 or more), or 0 with the search named by hand"));
+    }
+    BisectionRequest request;
+    request.change = req->change();
+    if (req->max_rounds() != 0) request.max_rounds = req->max_rounds();
+    if (req->change() > 0) {
+      for (const auto& [field, value] :
+           {std::pair{"spec_toml", &req->spec_toml()}, std::pair{"target", &req->target()},
+            std::pair{"good", &req->good()}, std::pair{"bad", &req->bad()},
+            std::pair{"cell", &req->cell()}}) {
+        if (!value->empty()) {
+          return rpc::ToGrpcStatus(
+              Status::InvalidArgument(std::string(field) + ": not with change, which names it"));
+        }
+      }
+    } else {
+      for (const auto& [field, value] :
+           {std::pair{"spec_toml", &req->spec_toml()}, std::pair{"target", &req->target()},
+            std::pair{"good", &req->good()}, std::pair{"bad", &req->bad()}}) {
+        if (value->empty()) {
+          return rpc::ToGrpcStatus(
+              Status::InvalidArgument(std::string(field) + ": required when no change is named"));
+        }
+      }
+      request.campaign_toml = req->spec_toml();
+      request.campaign_source = req->source();
+      request.target = req->target();
+      request.good = req->good();
+      request.bad = req->bad();
+      request.cell = req->cell();
+    }
+    request.figure = req->figure();
+    auto started = bisections_->Start(request);
+    if (!started.ok()) return rpc::ToGrpcStatus(started.status());
+    reply->set_id(started->id);
+    reply->set_commits(started->commits);
+    reply->set_summary(started->summary);
+    return grpc::Status::OK;
+  }());
+}
+
+grpc::Status CoordinatorService::GetBisection(grpc::ServerContext* ctx,
+                                              const v1::GetBisectionRequest* req,
+                                              v1::GetBisectionReply* reply) {
+  CallAudit audit(store_, tls_, ctx, "GetBisection", "bisection " + std::to_string(req->id()));
+  if (grpc::Status allowed = audit.Allow(kReaders); !allowed.ok()) return allowed;
+  if (req->format() != "" && req->format() != "text" && req->format() != "json") {
+    return rpc::ToGrpcStatus(Status::InvalidArgument("format: expected text or json"));
+  }
+  auto record = store_.LoadBisection(req->id());
+  if (!record.ok()) return rpc::ToGrpcStatus(record.status());
+  if (!record->has_value()) {
+    return rpc::ToGrpcStatus(Status::NotFound(std::string(kCoordinatorStoreName) +
+                                              " has no bisection " + std::to_string(req->id())));
+  }
+  if (req->format() == "json") {
+    nlohmann::json out = BisectionJson(**record);
+    AddCulpritProfileJson(store_, **record, out);
+    reply->set_text(out.dump(2) + "\n");
+  } else {
+    reply->set_text(FormatBisectionText(**record) + CulpritProfileText(store_, **record));
+  }
   return grpc::Status::OK;
 }
 

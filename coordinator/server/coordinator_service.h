@@ -15,17 +15,20 @@
 
 namespace benchlab {
 
-class SeriesRemeasure;  // coordinator/server/series_remeasure.h
-class TlsContext;       // rpc/tls.h
+class CoordinatorBisections;  // coordinator/server/coordinator_bisect.h
+class SeriesRemeasure;        // coordinator/server/series_remeasure.h
+class TlsContext;             // rpc/tls.h
 
 class CoordinatorService final : public v1::Coordinator::Service {
  public:
   // `tls`: the coordinator's mutual TLS, whose callers' certificates decide what they may call;
   // null on a plaintext (loopback) listener, where every caller may call everything.
   // `remeasure`: what RemeasureSeries asks to look at a series; null: that call is
+  // FAILED_PRECONDITION. `bisections`: what StartBisection starts; null: that call is
   // FAILED_PRECONDITION.
   CoordinatorService(Store& store, AgentRegistry& agents, Scheduler& scheduler,
-                     TlsContext* tls = nullptr, SeriesRemeasure* remeasure = nullptr);
+                     TlsContext* tls = nullptr, SeriesRemeasure* remeasure = nullptr,
+                     CoordinatorBisections* bisections = nullptr);
 
   grpc::Status RegisterAgent(grpc::ServerContext* ctx, const v1::RegisterAgentRequest* req,
                              v1::RegisterAgentReply* reply) override;
@@ -61,6 +64,12 @@ class CoordinatorService final : public v1::Coordinator::Service {
                               v1::GetRegressionsReply* reply) override;
   grpc::Status GetAudit(grpc::ServerContext* ctx, const v1::GetAuditRequest* req,
                         v1::GetAuditReply* reply) override;
+  // A bisection on a pair of agents (coordinator_bisect.h): started by operators, shown to
+  // viewers as `benchlab bisect --status` shows one (text or JSON).
+  grpc::Status StartBisection(grpc::ServerContext* ctx, const v1::StartBisectionRequest* req,
+                              v1::StartBisectionReply* reply) override;
+  grpc::Status GetBisection(grpc::ServerContext* ctx, const v1::GetBisectionRequest* req,
+                            v1::GetBisectionReply* reply) override;
 
  private:
   // RegisterAgent once the caller may: `certificate` is the agent's (nullopt in plaintext).
@@ -73,6 +82,7 @@ class CoordinatorService final : public v1::Coordinator::Service {
   Scheduler& scheduler_;
   TlsContext* const tls_;
   SeriesRemeasure* const remeasure_;
+  CoordinatorBisections* const bisections_;
   // Each WatchCampaign stream holds one of gRPC's threads while it runs.
   StreamSlots watches_{kMaxWatchStreamsPerCaller, kMaxWatchStreams};
 };
