@@ -141,9 +141,8 @@ Result<int> RecordCandidate(Store& store, BisectionRow& search, BisectRange& ran
     search.size_high = judged.d.step.high;
   }
   if (!judged.ends_equal) {
-    const CommitState state = step.build == "failed"
-                                  ? CommitState::kBuildFailed
-                                  : CommitStateOfDecision(judged.d.decision);
+    const CommitState state = step.build == "failed" ? CommitState::kBuildFailed
+                                                     : CommitStateOfDecision(judged.d.decision);
     BENCHLAB_RETURN_IF_ERROR(range.Mark(i, state));
     if (state == CommitState::kGood || state == CommitState::kBad) {
       error_bounds.push_back(judged.d.error_bound);

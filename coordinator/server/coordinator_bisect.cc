@@ -57,9 +57,8 @@ Result<std::vector<BisectCommit>> ParseRangeJson(const BisectionRow& row) {
     }
   }
   if (commits.size() < 2 || static_cast<int>(commits.size()) != row.commits) {
-    return Status::Internal("bisection " + std::to_string(row.id) +
-                            " stores no range of its " + std::to_string(row.commits) +
-                            " commits");
+    return Status::Internal("bisection " + std::to_string(row.id) + " stores no range of its " +
+                            std::to_string(row.commits) + " commits");
   }
   return commits;
 }
@@ -81,8 +80,8 @@ Result<BisectPair> PairOfCampaign(const Campaign& campaign) {
   auto named = [](const std::vector<std::string>& v) {
     return v.size() == 1 && v[0].rfind("label:", 0) != 0;
   };
-  if (campaign.placement_pairs.empty() && !campaign.all_pairs &&
-      named(campaign.placement_server) && named(campaign.placement_load)) {
+  if (campaign.placement_pairs.empty() && !campaign.all_pairs && named(campaign.placement_server) &&
+      named(campaign.placement_load)) {
     return BisectPair{campaign.placement_server[0], campaign.placement_load[0]};
   }
   return Status::InvalidArgument(
@@ -141,7 +140,8 @@ Result<StartedBisection> CoordinatorBisections::Start(const BisectionRequest& re
       auto input = LoadReportInput(store_, campaign->name);
       if (!input.ok()) return input.status();
       auto version = RecordedVersion(input->windows, c.target, c.pair, campaign->name);
-      if (!version.ok()) return Status::FailedPrecondition(change + ": " + version.status().message());
+      if (!version.ok())
+        return Status::FailedPrecondition(change + ": " + version.status().message());
       versions[k++] = *version;
     }
     const CampaignRow& newest = **new_row;
@@ -161,8 +161,7 @@ Result<StartedBisection> CoordinatorBisections::Start(const BisectionRequest& re
     r.campaign_toml = newest.spec_toml;
     r.campaign_source = newest.source;
   } else {
-    for (const auto& [field, value] :
-         {std::pair{"good", &r.good}, std::pair{"bad", &r.bad}}) {
+    for (const auto& [field, value] : {std::pair{"good", &r.good}, std::pair{"bad", &r.bad}}) {
       if (Status text = CheckRevisionText(*value); !text.ok()) {
         return Status::InvalidArgument(std::string(field) + ": " + text.message());
       }
@@ -172,8 +171,7 @@ Result<StartedBisection> CoordinatorBisections::Start(const BisectionRequest& re
           std::pair{"target", &r.target}, std::pair{"campaign_source", &r.campaign_source}}) {
       if (value->size() > kMaxFieldBytes || PrintableText(*value) != *value) {
         return Status::InvalidArgument(std::string(field) + ": expected at most " +
-                                       std::to_string(kMaxFieldBytes) +
-                                       " printable characters");
+                                       std::to_string(kMaxFieldBytes) + " printable characters");
       }
     }
     if (r.campaign_source.empty()) r.campaign_source = "bisect.toml";
@@ -464,9 +462,9 @@ Status CoordinatorBisections::AdvanceLocked(int64_t id) {
   } else if (profiled->second.Is(CampaignState::kDone)) {
     search.culprit_campaign = name;
   }
-  return Finish(search, "found",
-                FoundLine(culprit, static_cast<int>(range.Measured()), windows,
-                          *search.confidence));
+  return Finish(
+      search, "found",
+      FoundLine(culprit, static_cast<int>(range.Measured()), windows, *search.confidence));
 }
 
 }  // namespace benchlab

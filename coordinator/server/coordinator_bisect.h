@@ -22,8 +22,8 @@ class AgentRegistry;
 class Scheduler;
 
 struct BisectionRequest {
-  int64_t change = 0;  // a confirmed change: its line, figure, builds and pair; or by hand:
-  std::string campaign_toml;    // the campaign file whose [placement] names one pair
+  int64_t change = 0;         // a confirmed change: its line, figure, builds and pair; or by hand:
+  std::string campaign_toml;  // the campaign file whose [placement] names one pair
   std::string campaign_source;  // its name, for messages
   std::string target, good, bad, cell, figure;
   int max_rounds = 30;

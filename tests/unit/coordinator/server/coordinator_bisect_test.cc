@@ -59,8 +59,7 @@ class CommitsAgent final : public AnsweringAgent {
     for (int i = good; i <= bad; ++i) {
       auto* c = reply->add_commits();
       c->set_oid(Oid(i));
-      c->set_subject(subject_override_.empty() ? "change " + std::to_string(i)
-                                               : subject_override_);
+      c->set_subject(subject_override_.empty() ? "change " + std::to_string(i) : subject_override_);
     }
     return grpc::Status::OK;
   }
@@ -235,8 +234,8 @@ class CoordinatorBisectTest : public ::testing::Test {
     ASSERT_TRUE(b.size && b.size_low && b.size_high);
     EXPECT_LE(*b.size_low, 1.2);  // bad / good
     EXPECT_GE(*b.size_high, 1.2);
-    EXPECT_EQ(b.culprit_campaign, "bisect-" + std::to_string(b.id) + "-culprit-" +
-                                      Oid(kCulprit).substr(0, 12));
+    EXPECT_EQ(b.culprit_campaign,
+              "bisect-" + std::to_string(b.id) + "-culprit-" + Oid(kCulprit).substr(0, 12));
     std::set<std::string> decided;
     for (const BisectStepRow& s : record.steps) {
       EXPECT_TRUE(decided.insert(s.oid).second) << s.oid << " decided twice";
@@ -343,8 +342,7 @@ TEST_F(CoordinatorBisectTest, RefusesWhatItCannotBisectBeforeStoringAnything) {
   expect_refused(r, StatusCode::kInvalidArgument, "has no target \"other\"");
   r = ByHand();
   r.campaign_toml = std::string(kCampaign).replace(std::string(kCampaign).find("[placement]"),
-                                                   std::string("[placement]").size(),
-                                                   "[unplaced]");
+                                                   std::string("[placement]").size(), "[unplaced]");
   expect_refused(r, StatusCode::kInvalidArgument, "");
   r = ByHand();
   r.max_rounds = 2;
