@@ -14,27 +14,7 @@ bin=$(cd "$1" && pwd)
 db="$work/lab.db"
 repo="$work/app"
 
-git init -q -b main "$repo"
-git -C "$repo" config user.email lab@example.invalid
-git -C "$repo" config user.name lab
-commit() {  # commit N WORK_NS [broken]
-  if [ "${3:-}" = broken ]; then
-    rm -f "$repo/start.sh"
-  else
-    printf '#!/bin/sh\nexec %s --port "$1" --work-ns %s\n' "$bin/hello-server" "$2" > "$repo/start.sh"
-  fi
-  echo "change $1" > "$repo/CHANGES"
-  git -C "$repo" add -A
-  git -C "$repo" commit -q -m "change $1"
-  git -C "$repo" rev-parse HEAD
-}
-oids=()
-for n in 0 1 2 3 4 5 6 7; do
-  ns=1000
-  [ "$n" -ge 5 ] && ns=41000
-  if [ "$n" -eq 3 ]; then oids+=("$(commit "$n" "$ns" broken)"); else oids+=("$(commit "$n" "$ns")"); fi
-done
-culprit=${oids[5]}
+bisect_repo "$repo"
 
 cat > "$work/bisect.toml" <<TOML
 name = "bisect-e2e"

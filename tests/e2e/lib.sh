@@ -291,3 +291,32 @@ ns_count() {  # ns_count NS COMM
   done
   echo "$n"
 }
+
+# --- a repository to bisect ---------------------------------------------------------------------
+# bisect_repo DIR [HOST]: a git repository of eight commits of start.sh, which runs
+#   $bin/hello-server (listening on HOST, default its own) with 1,000 ns of work per request, and
+#   41,000 ns from the sixth commit on; the fourth commit has no start.sh, so its build (a copy of
+#   it) fails. Sets oids (the eight ids, oldest first) and culprit (the sixth).
+bisect_repo() {
+  local repo=$1 listen="" n ns
+  [ -z "${2:-}" ] || listen="--host $2 "
+  git init -q -b main "$repo"
+  git -C "$repo" config user.email lab@example.invalid
+  git -C "$repo" config user.name lab
+  oids=()
+  for n in 0 1 2 3 4 5 6 7; do
+    ns=1000
+    [ "$n" -ge 5 ] && ns=41000
+    if [ "$n" -eq 3 ]; then
+      rm -f "$repo/start.sh"
+    else
+      printf '#!/bin/sh\nexec %s %s--port "$1" --work-ns %s\n' "$bin/hello-server" "$listen" "$ns" \
+        > "$repo/start.sh"
+    fi
+    echo "change $n" > "$repo/CHANGES"
+    git -C "$repo" add -A
+    git -C "$repo" commit -q -m "change $n"
+    oids+=("$(git -C "$repo" rev-parse HEAD)")
+  done
+  culprit=${oids[5]}
+}
