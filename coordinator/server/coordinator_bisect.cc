@@ -362,7 +362,7 @@ Status CoordinatorBisections::AdvanceLocked(int64_t id) {
   // Its looks so far, by name; a look still queued or running is waited for.
   auto campaigns = store_.ListCampaigns();
   if (!campaigns.ok()) return campaigns.status();
-  std::map<std::string, CampaignRow> looks;
+  std::map<int64_t, CampaignRow> looks;  // by id: in the order they were made
   int windows = 0;
   for (CampaignRow& c : *campaigns) {
     if (c.name.rfind(LookPrefix(id), 0) != 0) continue;
@@ -371,12 +371,13 @@ Status CoordinatorBisections::AdvanceLocked(int64_t id) {
     if (auto counted = store_.CountWindows(c.id); counted.ok()) {
       windows += static_cast<int>(counted->first);
     }
-    looks.emplace(c.name, std::move(c));
+    looks.emplace(c.id, std::move(c));
   }
   int looks_made = static_cast<int>(looks.size());
   // A look cancelled by an operator stops the search; one that failed (it could not be placed,
   // say) stops it with the campaign's error.
-  for (const auto& [name, c] : looks) {
+  for (const auto& [look_id, c] : looks) {
+    const std::string& name = c.name;
     if (name.rfind(LookPrefix(id) + "culprit-", 0) == 0) continue;  // the culprit is known
     if (c.Is(CampaignState::kCancelled)) {
       return Finish(search, "cancelled", "its look " + name + " was cancelled");
@@ -389,35 +390,25 @@ Status CoordinatorBisections::AdvanceLocked(int64_t id) {
   while (auto next = range.Next()) {
     const BisectCommit& candidate = range.commit(*next);
     const std::string prefix = LookPrefix(id) + Short(candidate.oid) + "-";
-    std::vector<ReportInput> inputs;
-    std::vector<int64_t> ids;
-    for (const auto& [name, c] : looks) {
-      if (name.rfind(LookPrefix(id) + "culprit-", 0) == 0 ||
+    std::vector<ReportInput> inputs;  // the looks at this candidate, oldest first
+    std::vector<int64_t> input_ids;
+    for (const auto& [look_id, c] : looks) {
+      if (c.name.rfind(LookPrefix(id) + "culprit-", 0) == 0 ||
           LookCandidate(c, search.target) != candidate.oid) {
         continue;
       }
-      auto input = LoadReportInput(store_, name);
+      auto input = LoadReportInput(store_, c.name);
       if (!input.ok()) return input.status();
-      ids.push_back(c.id);
+      input_ids.push_back(look_id);
       inputs.push_back(std::move(input).value());
     }
-    // The looks in the order they were made: by campaign id.
-    std::vector<size_t> order(inputs.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ids[a] < ids[b]; });
-    std::vector<ReportInput> sorted;
-    std::vector<int64_t> sorted_ids;
-    for (size_t i : order) {
-      sorted.push_back(std::move(inputs[i]));
-      sorted_ids.push_back(ids[i]);
-    }
     CandidateJudgement judged;
-    if (!sorted.empty()) judged = JudgeCandidate(sorted, search, cell, *figure, *rule);
+    if (!inputs.empty()) judged = JudgeCandidate(inputs, search, cell, *figure, *rule);
     if (judged.kind == CandidateJudgement::Kind::kEndFailed) {
       return Finish(search, "failed", judged.why);
     }
     if (judged.kind == CandidateJudgement::Kind::kMoreRounds) {
-      const int want = sorted.empty() ? rule->min_rounds : 1;
+      const int want = inputs.empty() ? rule->min_rounds : 1;
       const std::string name = prefix + std::to_string(++looks_made);
       auto text = PlanBisectCampaign(search.campaign_toml, search.campaign_source, "",
                                      search.target, cell, search.good_oid, candidate.oid,
@@ -428,7 +419,7 @@ Status CoordinatorBisections::AdvanceLocked(int64_t id) {
       }
       return Status::Ok();
     }
-    auto number = RecordCandidate(store_, search, range, *next, sorted_ids, judged, error_bounds);
+    auto number = RecordCandidate(store_, search, range, *next, input_ids, judged, error_bounds);
     if (!number.ok()) return number.status();
     spdlog::info("bisection {}: step {}: {} {}: {} ({})", id, *number, Short(candidate.oid),
                  candidate.subject, judged.step.decision,
@@ -448,7 +439,8 @@ Status CoordinatorBisections::AdvanceLocked(int64_t id) {
   search.culprit = culprit.oid;
   // The culprit against its parent, profiled, once; then the search ends found.
   const std::string name = LookPrefix(id) + "culprit-" + Short(culprit.oid);
-  auto profiled = looks.find(name);
+  auto profiled = std::find_if(looks.begin(), looks.end(),
+                               [&](const auto& look) { return look.second.name == name; });
   if (profiled == looks.end()) {
     auto text = PlanBisectCampaign(search.campaign_toml, search.campaign_source, "", search.target,
                                    cell, parent.oid, culprit.oid, search.bad_oid, rule->min_rounds,
