@@ -20,6 +20,10 @@
 #include "loadgen/tls_stream.h"
 #include "loadgen/worker.h"
 
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#endif
+
 namespace benchlab {
 
 namespace {
@@ -60,6 +64,46 @@ int InitRing(io_uring& ring, unsigned entries) {
   return rc;
 }
 
+// ThreadSanitizer and the rings' memory. liburing maps and unmaps a ring's queues with its own
+// system calls (Debian's liburing 2.3 imports neither mmap nor munmap from libc), so TSan never
+// sees a ring's pages go: when another worker's ring is mapped later at the same address, TSan
+// takes its accesses for a race with the old ring's (seen in FleetTest, two load agents in one
+// process: io_uring_get_sqe in one worker against a finished worker's io_uring_prep_send, at the
+// same page). The kernel orders the two: an address is handed out again only after it was
+// unmapped. Each page of a ring is released before the ring is unmapped and acquired once a new
+// ring is mapped, which tells TSan that order and no other. Nothing outside TSan's build.
+#if defined(__SANITIZE_THREAD__)
+template <typename Fn>
+void ForEachRingPage(const io_uring& ring, Fn fn) {
+  constexpr uintptr_t kPage = 4096;
+  auto pages = [&](const void* start, size_t bytes) {
+    const auto first = reinterpret_cast<uintptr_t>(start) & ~(kPage - 1);
+    for (uintptr_t p = first; p < reinterpret_cast<uintptr_t>(start) + bytes; p += kPage) {
+      fn(reinterpret_cast<void*>(p));
+    }
+  };
+  // With one mapping for both queues (IORING_FEAT_SINGLE_MMAP), liburing gives both its size.
+  pages(ring.sq.ring_ptr, ring.sq.ring_sz);
+  if (ring.cq.ring_ptr != ring.sq.ring_ptr) pages(ring.cq.ring_ptr, ring.cq.ring_sz);
+  pages(ring.sq.sqes, sizeof(io_uring_sqe) * ring.sq.ring_entries *
+                          ((ring.flags & IORING_SETUP_SQE128) != 0 ? 2 : 1));
+}
+
+// io_uring_queue_exit, once TSan knows the ring's pages are done with.
+void ExitRing(io_uring& ring) {
+  ForEachRingPage(ring, [](void* page) { __tsan_release(page); });
+  io_uring_queue_exit(&ring);
+}
+
+// Once a ring is mapped: its pages come after whatever ring held their addresses before.
+void AcquireRingPages(const io_uring& ring) {
+  ForEachRingPage(ring, [](void* page) { __tsan_acquire(page); });
+}
+#else
+void ExitRing(io_uring& ring) { io_uring_queue_exit(&ring); }
+void AcquireRingPages(const io_uring&) {}
+#endif
+
 }  // namespace
 
 struct Worker::Uring {
@@ -75,7 +119,7 @@ struct Worker::Uring {
   std::vector<msghdr> msg;
 
   ~Uring() {
-    if (ring_ready) io_uring_queue_exit(&ring);  // cancels what is still in flight
+    if (ring_ready) ExitRing(ring);  // cancels what is still in flight
     if (buf_ring != nullptr) ::munmap(buf_ring, buf_ring_bytes);
   }
 
@@ -119,7 +163,7 @@ std::string IoUringUnavailableReason() {
       ::munmap(mem, bytes);
     }
   }
-  io_uring_queue_exit(&ring);
+  ExitRing(ring);
   return reason;
 }
 
@@ -136,6 +180,7 @@ Status Worker::PrepareUring() {
   if (int rc = InitRing(u->ring, entries); rc < 0) {
     return Status::Unavailable(UringError("io_uring_queue_init", rc));
   }
+  AcquireRingPages(u->ring);
   u->ring_ready = true;
   // Registered, the ring's own descriptor is not looked up on every io_uring_enter (5.18); an
   // older kernel just does without.
