@@ -219,4 +219,24 @@ Result<std::vector<Commit>> FirstParentRange(const std::string& repo, std::strin
   return commits;
 }
 
+std::string ListedSubject(std::string_view subject) {
+  while (!subject.empty() && (subject.back() == '\n' || subject.back() == '\r')) {
+    subject.remove_suffix(1);
+  }
+  std::string out = PrintableText(subject);
+  if (out.size() > kMaxCommitSubjectBytes) {
+    // PrintableText's output is well-formed UTF-8, so a character's first byte is at most three
+    // continuation bytes back.
+    size_t cut = kMaxCommitSubjectBytes;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
+    out.resize(cut);
+  }
+  return out;
+}
+
+bool IsListedSubject(std::string_view subject) {
+  return subject.size() <= kMaxCommitSubjectBytes &&
+         FirstUnprintable(subject) == std::string_view::npos;
+}
+
 }  // namespace benchlab

@@ -24,6 +24,16 @@ inline constexpr size_t kMaxRevisionBytes = 200;
 inline constexpr size_t kMaxRangeCommits = 4096;
 inline constexpr size_t kMaxCommitSubjectBytes = 256;
 
+// A commit's subject as it leaves an agent (ListCommits): its line ends cut, escaped as
+// PrintableText escapes it (common/printable.h), then cut between UTF-8 characters to at most
+// kMaxCommitSubjectBytes bytes. IsListedSubject holds for what it returns.
+std::string ListedSubject(std::string_view subject);
+
+// Whether `subject` could have come from ListedSubject: printable UTF-8 as it stands
+// (FirstUnprintable finds nothing; a backslash is the start of an escape, so allowed) and at
+// most kMaxCommitSubjectBytes bytes. The coordinator checks an agent's reply with it.
+bool IsListedSubject(std::string_view subject);
+
 // The most digits of one ancestry suffix ("~999999").
 inline constexpr size_t kMaxAncestryDigits = 6;
 

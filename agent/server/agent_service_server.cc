@@ -519,15 +519,10 @@ grpc::Status AgentService::ListCommits(grpc::ServerContext* ctx, const v1::ListC
   if (!range.ok()) return rpc::ToGrpcStatus(range.status());
   auto good_subject = RunGit(def->recipe.source, {"log", "-1", "--format=%s", oids[0]});
   // A subject is the repository's text: printable and bounded before it leaves the agent.
-  auto add = [reply](const std::string& oid, std::string subject) {
-    while (!subject.empty() && (subject.back() == '\n' || subject.back() == '\r')) {
-      subject.pop_back();
-    }
-    subject = PrintableText(subject);
-    if (subject.size() > kMaxCommitSubjectBytes) subject.resize(kMaxCommitSubjectBytes);
+  auto add = [reply](const std::string& oid, const std::string& subject) {
     auto* c = reply->add_commits();
     c->set_oid(oid);
-    c->set_subject(subject);
+    c->set_subject(ListedSubject(subject));
   };
   add(oids[0], good_subject.ok() ? good_subject->output : "");
   for (const Commit& c : *range) add(c.oid, c.subject);

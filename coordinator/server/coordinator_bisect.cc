@@ -217,8 +217,7 @@ Result<StartedBisection> CoordinatorBisections::Start(const BisectionRequest& re
   // The agent's reply is network input like any other.
   std::vector<BisectCommit> commits;
   for (const auto& c : listed.commits()) {
-    if (!IsFullOid(c.oid()) || c.subject().size() > kMaxCommitSubjectBytes ||
-        PrintableText(c.subject()) != c.subject()) {
+    if (!IsFullOid(c.oid()) || !IsListedSubject(c.subject())) {
       return Status::FailedPrecondition("agent " + pair->server +
                                         " listed a commit that is not a 40-hex id with a "
                                         "printable subject");

@@ -19,6 +19,34 @@ TEST(CheckRevisionTextTest, AcceptsObjectIdsAndRefNames) {
   }
 }
 
+// What an agent lists is what a coordinator takes (ListCommits): escaped subjects with
+// backslashes and tabs, and long ones cut between characters, all pass IsListedSubject.
+TEST(ListedSubjectTest, EscapesCutsBetweenCharactersAndIsAccepted) {
+  EXPECT_EQ(ListedSubject("fix: parse \"a\\b\"\r\n"), "fix: parse \"a\\\\b\"");
+  EXPECT_EQ(ListedSubject("tab\there\x1b[2J"), "tab\\there\\x1b[2J");
+  EXPECT_EQ(ListedSubject("bad \xff byte"), "bad \\xff byte");
+
+  // 1 + 150 two-byte characters: byte 256 is the second byte of the 128th.
+  std::string accents = "x";
+  for (int i = 0; i < 150; ++i) accents += "\u00e9";
+  const std::string cut = ListedSubject(accents);
+  EXPECT_EQ(cut.size(), 255u);
+  EXPECT_EQ(cut, accents.substr(0, 255));
+  // An escape near the end that does not fit is cut too, and the rest stays printable.
+  const std::string escapes = ListedSubject(std::string(250, 'a') + "\x01\x02");
+  EXPECT_EQ(escapes.size(), kMaxCommitSubjectBytes);
+
+  for (const std::string& listed : {ListedSubject("a\\b"), ListedSubject("tab\tx"), cut, escapes,
+                                    std::string("\u00e9t\u00e9")}) {
+    EXPECT_TRUE(IsListedSubject(listed)) << listed;
+  }
+  for (const std::string& refused :
+       {std::string("bad\x1b[2J"), std::string("two\nlines"), accents.substr(0, 256),
+        std::string(kMaxCommitSubjectBytes + 1, 'a'), std::string("rtl \u202e")}) {
+    EXPECT_FALSE(IsListedSubject(refused)) << refused;
+  }
+}
+
 TEST(CheckRevisionTextTest, RefusesWhatGitWouldNotTakeNamingTheText) {
   const std::vector<std::string> bad = {"",
                                         "-rf",

@@ -15,6 +15,7 @@
 
 #include "agent/orphans.h"
 #include "agent/server/agent_service.h"
+#include "common/git_rev.h"
 #include "loadgen/http_client.h"
 #include "rpc/status.h"
 
@@ -289,6 +290,34 @@ TEST_F(AgentServiceCommitTest, ListsTheFirstParentRangeFromItsOwnSource) {
     EXPECT_TRUE(HasText(refused.error_message(), r.says)) << refused.error_message();
     EXPECT_EQ(refused_reply.commits_size(), 0);
   }
+}
+
+// A repository's subjects are its authors' text: backslashes, tabs and control characters are
+// escaped and a long one is cut between characters, so that every subject listed passes the
+// coordinator's check of the reply (IsListedSubject), and a search is not refused for a subject.
+TEST_F(AgentServiceCommitTest, ListedSubjectsAreEscapedAndCutAsTheCoordinatorTakesThem) {
+  const std::string git = "git -C '" + repo_ + "' -c user.name=t -c user.email=t@example.org ";
+  std::string accents = "x";
+  for (int i = 0; i < 150; ++i) accents += "\u00e9";  // byte 256 is inside a character
+  for (const std::string& message : {std::string("tab\there back\\slash \x1b[2J"), accents}) {
+    std::ofstream(dir_ + "/message") << message << "\n";
+    Shell(git + "commit -q --allow-empty --cleanup=verbatim -F '" + dir_ + "/message'");
+  }
+  Serve({Site()});
+  v1::ListCommitsRequest req;
+  req.set_target("site");
+  req.set_good("v-alpha");
+  req.set_bad("HEAD");
+  req.set_max_commits(16);
+  v1::ListCommitsReply reply;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  grpc::Status listed = stub_->ListCommits(&ctx, req, &reply);
+  ASSERT_TRUE(listed.ok()) << listed.error_message();
+  ASSERT_EQ(reply.commits_size(), 5);
+  EXPECT_EQ(reply.commits(3).subject(), "tab\\there back\\\\slash \\x1b[2J");
+  EXPECT_EQ(reply.commits(4).subject(), accents.substr(0, 255));
+  for (const auto& c : reply.commits()) EXPECT_TRUE(IsListedSubject(c.subject())) << c.subject();
 }
 
 }  // namespace
