@@ -3,7 +3,7 @@
 // (tests/fuzz/service_input.h), each one request message of:
 //   0 DescribeHost  1 StartTarget  2 StopTarget  3 CheckConformance  4 RunLoad  5 Mark
 //   6 CheckHost     7 Acknowledge  8 EndCampaign
-//   9 (not an RPC) the loopback sink's response from now on
+//   9 (not an RPC) the loopback sink's response from now on      10 ListCommits
 // Unary RPCs are called directly with a default ServerContext; RunLoad, a server stream, goes
 // through an in-process gRPC channel (no port) to the same service. Every input gets a fresh
 // AgentService, whose targets are stopped and whose run directory and spool are emptied after it.
@@ -15,7 +15,10 @@
 // are scripts that print saved output (tests/unit/agent/testdata); writes under /proc and /sys
 // fail, so no cgroup is made. An input starts at most two targets, and RunLoad's durations,
 // connections, threads and rate are cut to bounds that keep a call under a second (ClampLoad).
-// CheckHost's self-test is refused its CPU pinning, so it stops there (FuzzEnv).
+// CheckHost's self-test is refused its CPU pinning, so it stops there (FuzzEnv). A third target,
+// "built", has a build recipe whose source is a repository of four commits made at start-up
+// (their subjects hold a tab, a backslash, an escape sequence and 300 bytes of two-byte
+// characters), so that ListCommits reaches git; no build cache is set, so nothing is built.
 //
 // BENCHLAB_FUZZ_VERBOSE=1 in the environment prints each call and what it returned, which is how
 // to see what an input does: `BENCHLAB_FUZZ_VERBOSE=1 agent_service_fuzz INPUT`.
@@ -28,7 +31,9 @@
 // and after EndCampaign of the campaign the input's last target was started for, that target's
 // next StartTarget starts its service afresh. A StopTarget or Mark whose handle
 // (or window token) is empty gets the handle (and token) of the input's last started target, so
-// that inputs reach a running target.
+// that inputs reach a running target. A ListCommits that succeeds lists 1 to max_commits commits
+// of 40 hex digits, oldest first from the good end, whose subjects the coordinator takes
+// (IsListedSubject, common/git_rev.h); and no call moves the repository's HEAD or its refs.
 #include <google/protobuf/stubs/logging.h>
 #include <grpcpp/grpcpp.h>
 #include <sched.h>
@@ -47,6 +52,7 @@
 
 #include "agent/server/agent_service.h"
 #include "agent/spool.h"
+#include "common/git_rev.h"
 #include "common/parse.h"
 #include "common/sysenv.h"
 #include "tests/fuzz/fuzz_check.h"
@@ -73,11 +79,12 @@ enum Rpc {
   kAcknowledge,
   kEndCampaign,
   kSinkResponse,
+  kListCommits,
   kRpcCount
 };
 constexpr const char* kRpcNames[kRpcCount] = {
-    "DescribeHost", "StartTarget", "StopTarget",  "CheckConformance", "RunLoad",
-    "Mark",         "CheckHost",   "Acknowledge", "EndCampaign",      "SinkResponse"};
+    "DescribeHost", "StartTarget", "StopTarget",  "CheckConformance", "RunLoad",    "Mark",
+    "CheckHost",    "Acknowledge", "EndCampaign", "SinkResponse",     "ListCommits"};
 
 // The real machine for reads and signals; writes under /proc and /sys are refused (no cgroups);
 // an affinity outside the agent's allowed CPUs fails the run, any other is refused.
@@ -158,7 +165,8 @@ struct Harness {
     }
   };
 
-  fs::path root, run_root, spool_dir;
+  fs::path root, run_root, spool_dir, repo;
+  std::string repo_refs;  // `git show-ref --head` of repo as made
   std::vector<int> allowed_cpus;
   std::unique_ptr<FuzzEnv> env;
   std::vector<TargetDef> catalogue;
@@ -209,11 +217,46 @@ struct Harness {
     db.campaign_dir = root.string();
     services.push_back(db);
 
+    repo = root / "src";
+    MakeRepository();
+    TargetDef built = noop;
+    built.name = "built";
+    built.recipe.source = repo.string();
+    built.recipe.build = {{"true"}};
+    catalogue.push_back(built);
+
     grpc::ServerBuilder builder;
     builder.RegisterService(&forwarder);
     server = builder.BuildAndStart();
     FUZZ_CHECK(server != nullptr, "in-process gRPC server");
     stub = v1::Agent::NewStub(server->InProcessChannel(grpc::ChannelArguments()));
+  }
+
+  // Four commits, tagged v1 to v4, whose subjects are authors' text at its worst.
+  void MakeRepository() {
+    fs::create_directories(repo);
+    auto git = [&](std::vector<std::string> args) {
+      args.insert(args.begin(), {"-c", "user.name=fuzz", "-c", "user.email=fuzz@example.org"});
+      auto ran = RunGit(repo.string(), args);
+      FUZZ_CHECK(ran.ok() && ran->ok(),
+                 "git " + args[4] + ": " + (ran.ok() ? ran->output : ran.status().ToString()));
+    };
+    std::string accents = "x";
+    for (int i = 0; i < 150; ++i) accents += "\u00e9";
+    const std::vector<std::string> subjects = {"first", "tab\there back\\slash",
+                                               "escape \x1b[2J here", accents};
+    git({"init", "-q"});
+    for (size_t i = 0; i < subjects.size(); ++i) {
+      git({"commit", "-q", "--allow-empty", "--cleanup=verbatim", "-m", subjects[i]});
+      git({"tag", "v" + std::to_string(i + 1)});
+    }
+    repo_refs = Refs();
+  }
+
+  std::string Refs() {
+    auto refs = RunGit(repo.string(), {"show-ref", "--head"});
+    FUZZ_CHECK(refs.ok() && refs->ok(), "git show-ref --head");
+    return refs->output;
   }
 
   std::unique_ptr<AgentService> NewService() {
@@ -284,6 +327,7 @@ struct Session {
   std::string last_campaign;    // of the last started target that has a side service
   bool campaign_ended = false;  // EndCampaign of last_campaign succeeded since its start
   int starts = 0;
+  bool listed = false;  // ListCommits was called
 
   // StopTarget and Mark name the last started target unless the input names one.
   template <typename Request>
@@ -397,13 +441,38 @@ struct Session {
         }
         return status;
       }
-      default:
+      case kSinkResponse:
         benchlab::fuzz::SetSinkResponse(std::string(message));
         return grpc::Status::OK;
+      default: {
+        v1::ListCommitsRequest req;
+        v1::ListCommitsReply reply;
+        if (!Parse(message, req)) return NotParsed();
+        grpc::Status status = service->ListCommits(&ctx, &req, &reply);
+        listed = true;
+        if (status.ok()) CheckListed(req, reply);
+        return status;
+      }
+    }
+  }
+
+  static void CheckListed(const v1::ListCommitsRequest& req, const v1::ListCommitsReply& reply) {
+    FUZZ_CHECK(reply.commits_size() >= 1 && reply.commits_size() <= req.max_commits(),
+               std::to_string(reply.commits_size()) + " commits listed, at most " +
+                   std::to_string(req.max_commits()) + " asked for");
+    for (const auto& c : reply.commits()) {
+      const bool hex =
+          c.oid().size() == 40 && std::all_of(c.oid().begin(), c.oid().end(), [](char x) {
+            return (x >= '0' && x <= '9') || (x >= 'a' && x <= 'f');
+          });
+      FUZZ_CHECK(hex, "listed commit id \"" + c.oid() + "\"");
+      FUZZ_CHECK(IsListedSubject(c.subject()),
+                 "listed subject \"" + c.subject() + "\" is one the coordinator refuses");
     }
   }
 
   void Finish() {
+    if (listed) FUZZ_CHECK(h.Refs() == h.repo_refs, "the repository's refs moved");
     service->StopAll();
     service.reset();
     h.Clean();

@@ -4,7 +4,7 @@
 //   0 RegisterAgent  1 Heartbeat      2 OfferResults  3 ListAgents     4 SubmitCampaign
 //   5 ListCampaigns  6 WatchCampaign  7 ListWindows   8 RerunWindows   9 CancelCampaign
 //   10 GetReport      11 RemeasureSeries 12 CheckCampaign 13 GetHistory     14 GetRegressions
-//   15 GetAudit
+//   15 GetAudit       16 StartBisection  17 GetBisection
 // Unary RPCs are called directly with a default ServerContext; WatchCampaign, a server stream,
 // goes through an in-process gRPC channel (no port) with a 20 ms deadline. Every input gets a
 // fresh world: a Store on its own copy of an empty database, an AgentRegistry, a Scheduler
@@ -19,7 +19,10 @@
 // default --max-windows) and is stored, queued, under the name and window count it replied with;
 // a campaign CheckCampaign checks is not stored (it stores as many campaigns as before, however
 // it ends); a registered agent is known; while an agent's lease is live (the whole input), a
-// registration or heartbeat of its name with another instance proof is refused.
+// registration or heartbeat of its name with another instance proof is refused; a
+// StartBisection that is refused stores no bisection (docs/security.md: a refused request leaves
+// nothing behind). No StartBisection can succeed here: the server agent's ListCommits reaches the
+// loopback sink, which answers no gRPC.
 #include <google/protobuf/stubs/logging.h>
 #include <grpcpp/grpcpp.h>
 #include <spdlog/spdlog.h>
@@ -32,6 +35,7 @@
 #include <string>
 
 #include "coordinator/server/agent_registry.h"
+#include "coordinator/server/coordinator_bisect.h"
 #include "coordinator/server/coordinator_service.h"
 #include "coordinator/server/scheduler.h"
 #include "coordinator/server/series_remeasure.h"
@@ -65,13 +69,15 @@ enum Rpc {
   kGetHistory,
   kGetRegressions,
   kGetAudit,
+  kStartBisection,
+  kGetBisection,
   kRpcCount
 };
 constexpr const char* kRpcNames[kRpcCount] = {
-    "RegisterAgent",  "Heartbeat",      "OfferResults",   "ListAgents",
-    "SubmitCampaign", "ListCampaigns",  "WatchCampaign",  "ListWindows",
-    "RerunWindows",   "CancelCampaign", "GetReport",      "RemeasureSeries",
-    "CheckCampaign",  "GetHistory",     "GetRegressions", "GetAudit"};
+    "RegisterAgent", "Heartbeat",       "OfferResults",  "ListAgents",   "SubmitCampaign",
+    "ListCampaigns", "WatchCampaign",   "ListWindows",   "RerunWindows", "CancelCampaign",
+    "GetReport",     "RemeasureSeries", "CheckCampaign", "GetHistory",   "GetRegressions",
+    "GetAudit",      "StartBisection",  "GetBisection"};
 
 // An empty store, made once: each input opens a copy of it, in a fifth of the time that applying
 // the schema's migrations to a new database takes.
@@ -103,7 +109,8 @@ struct World {
   AgentRegistry agents;
   Scheduler scheduler{*store, agents};
   SeriesRemeasure remeasure{*store, agents, scheduler, RemeasureSettings{}, false};
-  CoordinatorService service{*store, agents, scheduler, nullptr, &remeasure};
+  CoordinatorBisections bisections{*store, agents, scheduler};
+  CoordinatorService service{*store, agents, scheduler, nullptr, &remeasure, &bisections};
   std::map<std::string, std::string> proofs;
 };
 
@@ -175,6 +182,13 @@ size_t StoredCampaigns(Store& store) {
   auto campaigns = store.ListCampaigns();
   FUZZ_CHECK(campaigns.ok(), campaigns.status().ToString());
   return campaigns->size();
+}
+
+// How many bisections the store holds.
+size_t StoredBisections(Store& store) {
+  auto bisections = store.ListBisections();
+  FUZZ_CHECK(bisections.ok(), bisections.status().ToString());
+  return bisections->size();
 }
 
 // An agent's name, registered in this input (so its lease is live), answers only to the proof it
@@ -290,10 +304,25 @@ grpc::Status Dispatch(Harness& h, World& w, int rpc, std::string_view message) {
       v1::GetRegressionsReply reply;
       return Unary(s, &CoordinatorService::GetRegressions, message, req, reply);
     }
-    default: {
+    case kGetAudit: {
       v1::GetAuditRequest req;
       v1::GetAuditReply reply;
       return Unary(s, &CoordinatorService::GetAudit, message, req, reply);
+    }
+    case kStartBisection: {
+      v1::StartBisectionRequest req;
+      v1::StartBisectionReply reply;
+      const size_t before = StoredBisections(*w.store);
+      grpc::Status status = Unary(s, &CoordinatorService::StartBisection, message, req, reply);
+      FUZZ_CHECK(
+          status.ok() || StoredBisections(*w.store) == before,
+          "a StartBisection refused with \"" + status.error_message() + "\" stored a bisection");
+      return status;
+    }
+    default: {
+      v1::GetBisectionRequest req;
+      v1::GetBisectionReply reply;
+      return Unary(s, &CoordinatorService::GetBisection, message, req, reply);
     }
   }
 }

@@ -34,6 +34,7 @@ TARGETS = {
         ("Acknowledge", "AcknowledgeRequest"),
         ("EndCampaign", "EndCampaignRequest"),
         ("SinkResponse", None),
+        ("ListCommits", "ListCommitsRequest"),
     ],
     "coordinator_service": [
         ("RegisterAgent", "RegisterAgentRequest"),
@@ -52,6 +53,8 @@ TARGETS = {
         ("GetHistory", "GetHistoryRequest"),
         ("GetRegressions", "GetRegressionsRequest"),
         ("GetAudit", "GetAuditRequest"),
+        ("StartBisection", "StartBisectionRequest"),
+        ("GetBisection", "GetBisectionRequest"),
     ],
 }
 
