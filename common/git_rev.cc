@@ -219,6 +219,8 @@ Result<std::vector<Commit>> FirstParentRange(const std::string& repo, std::strin
   return commits;
 }
 
+bool IsFullObjectId(std::string_view text) { return text.size() == 40 && IsObjectId(text); }
+
 std::string ListedSubject(std::string_view subject) {
   while (!subject.empty() && (subject.back() == '\n' || subject.back() == '\r')) {
     subject.remove_suffix(1);

@@ -24,6 +24,9 @@ inline constexpr size_t kMaxRevisionBytes = 200;
 inline constexpr size_t kMaxRangeCommits = 4096;
 inline constexpr size_t kMaxCommitSubjectBytes = 256;
 
+// Whether `text` is a full commit id as git prints it: 40 lowercase hex digits.
+bool IsFullObjectId(std::string_view text);
+
 // A commit's subject as it leaves an agent (ListCommits): its line ends cut, escaped as
 // PrintableText escapes it (common/printable.h), then cut between UTF-8 characters to at most
 // kMaxCommitSubjectBytes bytes. IsListedSubject holds for what it returns.

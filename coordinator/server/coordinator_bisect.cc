@@ -35,12 +35,6 @@ std::string Short(const std::string& oid) { return oid.substr(0, 12); }
 
 std::string LookPrefix(int64_t id) { return "bisect-" + std::to_string(id) + "-"; }
 
-bool IsFullOid(const std::string& oid) {
-  return oid.size() == 40 && std::all_of(oid.begin(), oid.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
-}
-
 std::string RangeJson(const std::vector<BisectCommit>& commits) {
   nlohmann::json out = nlohmann::json::array();
   for (const BisectCommit& c : commits) out.push_back({c.oid, c.subject});
@@ -217,7 +211,7 @@ Result<StartedBisection> CoordinatorBisections::Start(const BisectionRequest& re
   // The agent's reply is network input like any other.
   std::vector<BisectCommit> commits;
   for (const auto& c : listed.commits()) {
-    if (!IsFullOid(c.oid()) || !IsListedSubject(c.subject())) {
+    if (!IsFullObjectId(c.oid()) || !IsListedSubject(c.subject())) {
       return Status::FailedPrecondition("agent " + pair->server +
                                         " listed a commit that is not a 40-hex id with a "
                                         "printable subject");

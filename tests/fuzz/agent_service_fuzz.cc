@@ -461,11 +461,7 @@ struct Session {
                std::to_string(reply.commits_size()) + " commits listed, at most " +
                    std::to_string(req.max_commits()) + " asked for");
     for (const auto& c : reply.commits()) {
-      const bool hex =
-          c.oid().size() == 40 && std::all_of(c.oid().begin(), c.oid().end(), [](char x) {
-            return (x >= '0' && x <= '9') || (x >= 'a' && x <= 'f');
-          });
-      FUZZ_CHECK(hex, "listed commit id \"" + c.oid() + "\"");
+      FUZZ_CHECK(IsFullObjectId(c.oid()), "listed commit id \"" + c.oid() + "\"");
       FUZZ_CHECK(IsListedSubject(c.subject()),
                  "listed subject \"" + c.subject() + "\" is one the coordinator refuses");
     }
